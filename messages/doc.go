@@ -1,0 +1,15 @@
+// Package messages holds troupe's protobuf messages: the domain objects
+// (jobs, allocations, evaluations, nodes) in Nomad's JSON shape, the raft
+// commands that change replicated state, and the messages actors exchange.
+//
+// Field names are PascalCase on purpose: protoc-gen-go keeps them and writes
+// them into the json struct tags, so encoding/json of these structs speaks
+// Nomad's /v1 JSON and github.com/hashicorp/nomad/api can decode it.
+// Durations are int64 nanoseconds; times a Nomad client decodes as time.Time
+// are RFC 3339 strings.
+//
+// Regenerate with `go generate ./messages` (needs protoc and protoc-gen-go;
+// scripts/setup.sh -proto installs them).
+package messages
+
+//go:generate protoc -I . --go_out=. --go_opt=paths=source_relative job.proto eval.proto node.proto alloc.proto raft.proto actors.proto
