@@ -230,6 +230,151 @@ func (x *AllocUpdated) GetAlloc() *Allocation {
 	return nil
 }
 
+// UpdateAlloc hands an alloc actor the server's newest view of its
+// allocation (desired status changes, a new job version).
+type UpdateAlloc struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Alloc         *Allocation            `protobuf:"bytes,1,opt,name=Alloc,proto3" json:"Alloc,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateAlloc) Reset() {
+	*x = UpdateAlloc{}
+	mi := &file_actors_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateAlloc) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateAlloc) ProtoMessage() {}
+
+func (x *UpdateAlloc) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateAlloc.ProtoReflect.Descriptor instead.
+func (*UpdateAlloc) Descriptor() ([]byte, []int) {
+	return file_actors_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *UpdateAlloc) GetAlloc() *Allocation {
+	if x != nil {
+		return x.Alloc
+	}
+	return nil
+}
+
+// KillTask asks a task actor to stop its task (signal, then SIGKILL after
+// the task's kill_timeout).
+type KillTask struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reason        string                 `protobuf:"bytes,1,opt,name=Reason,proto3" json:"Reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KillTask) Reset() {
+	*x = KillTask{}
+	mi := &file_actors_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KillTask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KillTask) ProtoMessage() {}
+
+func (x *KillTask) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KillTask.ProtoReflect.Descriptor instead.
+func (*KillTask) Descriptor() ([]byte, []int) {
+	return file_actors_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *KillTask) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// TaskStateChanged is a task actor's report to its alloc actor.
+type TaskStateChanged struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          string                 `protobuf:"bytes,1,opt,name=Task,proto3" json:"Task,omitempty"`
+	State         *TaskState             `protobuf:"bytes,2,opt,name=State,proto3" json:"State,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskStateChanged) Reset() {
+	*x = TaskStateChanged{}
+	mi := &file_actors_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskStateChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskStateChanged) ProtoMessage() {}
+
+func (x *TaskStateChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskStateChanged.ProtoReflect.Descriptor instead.
+func (*TaskStateChanged) Descriptor() ([]byte, []int) {
+	return file_actors_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *TaskStateChanged) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *TaskStateChanged) GetState() *TaskState {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
 var File_actors_proto protoreflect.FileDescriptor
 
 const file_actors_proto_rawDesc = "" +
@@ -245,7 +390,14 @@ const file_actors_proto_rawDesc = "" +
 	"\x05Index\x18\x02 \x01(\x04R\x05Index\x12*\n" +
 	"\x06Allocs\x18\x03 \x03(\v2\x12.troupe.AllocationR\x06Allocs\"8\n" +
 	"\fAllocUpdated\x12(\n" +
-	"\x05Alloc\x18\x01 \x01(\v2\x12.troupe.AllocationR\x05AllocB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x05Alloc\x18\x01 \x01(\v2\x12.troupe.AllocationR\x05Alloc\"7\n" +
+	"\vUpdateAlloc\x12(\n" +
+	"\x05Alloc\x18\x01 \x01(\v2\x12.troupe.AllocationR\x05Alloc\"\"\n" +
+	"\bKillTask\x12\x16\n" +
+	"\x06Reason\x18\x01 \x01(\tR\x06Reason\"O\n" +
+	"\x10TaskStateChanged\x12\x12\n" +
+	"\x04Task\x18\x01 \x01(\tR\x04Task\x12'\n" +
+	"\x05State\x18\x02 \x01(\v2\x11.troupe.TaskStateR\x05StateB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_actors_proto_rawDescOnce sync.Once
@@ -259,22 +411,28 @@ func file_actors_proto_rawDescGZIP() []byte {
 	return file_actors_proto_rawDescData
 }
 
-var file_actors_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_actors_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_actors_proto_goTypes = []any{
 	(*EvalReady)(nil),         // 0: troupe.EvalReady
 	(*NodeAllocsChanged)(nil), // 1: troupe.NodeAllocsChanged
 	(*SetClientAllocs)(nil),   // 2: troupe.SetClientAllocs
 	(*AllocUpdated)(nil),      // 3: troupe.AllocUpdated
-	(*Allocation)(nil),        // 4: troupe.Allocation
+	(*UpdateAlloc)(nil),       // 4: troupe.UpdateAlloc
+	(*KillTask)(nil),          // 5: troupe.KillTask
+	(*TaskStateChanged)(nil),  // 6: troupe.TaskStateChanged
+	(*Allocation)(nil),        // 7: troupe.Allocation
+	(*TaskState)(nil),         // 8: troupe.TaskState
 }
 var file_actors_proto_depIdxs = []int32{
-	4, // 0: troupe.SetClientAllocs.Allocs:type_name -> troupe.Allocation
-	4, // 1: troupe.AllocUpdated.Alloc:type_name -> troupe.Allocation
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	7, // 0: troupe.SetClientAllocs.Allocs:type_name -> troupe.Allocation
+	7, // 1: troupe.AllocUpdated.Alloc:type_name -> troupe.Allocation
+	7, // 2: troupe.UpdateAlloc.Alloc:type_name -> troupe.Allocation
+	8, // 3: troupe.TaskStateChanged.State:type_name -> troupe.TaskState
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_actors_proto_init() }
@@ -289,7 +447,7 @@ func file_actors_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actors_proto_rawDesc), len(file_actors_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

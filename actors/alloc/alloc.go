@@ -1,0 +1,298 @@
+package alloc
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/clientstate"
+	"github.com/troupe-dev/troupe/runtime/driver"
+)
+
+// Spec is everything an alloc actor needs.
+type Spec struct {
+	// Alloc is the allocation as first received, with its Job.
+	Alloc     *messages.Allocation
+	Drivers   map[string]driver.Driver
+	DB        *clientstate.DB
+	Clock     actors.Clock
+	AllocRoot string
+	// Hooks run after the alloc dir hook, in order.
+	Hooks    []Hook
+	Registry *actors.Registry
+	Logger   *slog.Logger
+}
+
+// Alloc actor phases.
+const (
+	phaseLoading  = "loading"
+	phasePrerun   = "prerun"
+	phaseRunning  = "running"
+	phaseStopping = "stopping"
+	phasePostrun  = "postrun"
+	phaseTerminal = "terminal"
+)
+
+// Worker results.
+type (
+	loaded struct{ stored *clientstate.StoredAlloc }
+	hooksDone struct {
+		post bool
+		err  error
+	}
+	// crash makes the actor panic; tests use it to exercise supervision.
+	crash struct{}
+)
+
+// Actor runs one allocation on the client.
+type Actor struct {
+	spec   *Spec
+	alloc  *messages.Allocation
+	tasks  []string
+	states map[string]*messages.TaskState
+	phase  string
+	hooks  []Hook
+	log    *slog.Logger
+}
+
+// New returns a producer for an alloc actor.
+func New(spec *Spec) actor.Producer {
+	return func() actor.Actor {
+		hooks := append([]Hook{&AllocDirHook{Root: spec.AllocRoot}}, spec.Hooks...)
+		return &Actor{spec: spec, hooks: hooks, phase: phaseLoading,
+			log: spec.Logger.With("alloc", spec.Alloc.GetID())}
+	}
+}
+
+// Phase names the actor's state for the actor tree.
+func (a *Actor) Phase() string { return a.phase }
+
+// Receive dispatches.
+func (a *Actor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.onStarted(ctx)
+	case *loaded:
+		a.onLoaded(ctx, m)
+	case *hooksDone:
+		a.onHooksDone(ctx, m)
+	case *messages.TaskStateChanged:
+		a.onTaskState(ctx, m)
+	case *messages.UpdateAlloc:
+		a.onUpdate(ctx, m)
+	case *crash:
+		panic("alloc actor: crash requested")
+	case *actor.Stopping, *actor.Stopped, *actor.Restarting:
+	default:
+		a.log.Warn("alloc actor: unexpected message", "type", fmt.Sprintf("%T", m))
+	}
+}
+
+// onStarted loads the durable state: after a supervisor restart (or an
+// agent restart) the client state file is newer than the spawn spec.
+func (a *Actor) onStarted(ctx actor.Context) {
+	db, id := a.spec.DB, a.spec.Alloc.GetID()
+	actors.Go(ctx, func() any {
+		sa, err := db.Alloc(id)
+		if err != nil {
+			return &loaded{}
+		}
+		return &loaded{stored: sa}
+	})
+}
+
+func (a *Actor) onLoaded(ctx actor.Context, m *loaded) {
+	a.alloc = proto.Clone(a.spec.Alloc).(*messages.Allocation)
+	a.states = map[string]*messages.TaskState{}
+	if m.stored != nil {
+		st := m.stored.Alloc
+		a.alloc.ClientStatus, a.alloc.ClientDescription = st.GetClientStatus(), st.GetClientDescription()
+		if st.GetModifyIndex() > a.alloc.GetModifyIndex() {
+			a.alloc.DesiredStatus, a.alloc.DesiredDescription = st.GetDesiredStatus(), st.GetDesiredDescription()
+		}
+		a.states = m.stored.TaskStates
+	}
+	for _, t := range groupOf(a.alloc).GetTasks() {
+		a.tasks = append(a.tasks, t.GetName())
+	}
+	a.spec.DB.PutAlloc(a.alloc)
+	switch {
+	case Terminal(a.alloc.GetClientStatus()):
+		a.phase = phaseTerminal
+		a.report(ctx)
+	case len(a.tasks) == 0:
+		a.fail(ctx, "task group not found in job")
+	case a.stopWanted() && (m.stored == nil || len(m.stored.Handles) == 0):
+		a.setStatus(ctx, StatusComplete, "stopped before start")
+		a.phase = phaseTerminal
+	default:
+		a.phase = phasePrerun
+		a.runHooks(ctx, false)
+	}
+}
+
+func (a *Actor) runHooks(ctx actor.Context, post bool) {
+	hooks, al := a.hooks, proto.Clone(a.alloc).(*messages.Allocation)
+	actors.Go(ctx, func() any {
+		return &hooksDone{post: post, err: runHooks(context.Background(), hooks, al, post)}
+	})
+}
+
+func (a *Actor) onHooksDone(ctx actor.Context, m *hooksDone) {
+	if m.post {
+		if m.err != nil {
+			a.log.Error("postrun hooks failed", "error", m.err)
+		}
+		a.phase = phaseTerminal
+		a.report(ctx)
+		return
+	}
+	if m.err != nil {
+		a.fail(ctx, "setup failed: "+m.err.Error())
+		return
+	}
+	a.phase = phaseRunning
+	a.spawnTasks(ctx)
+	if a.stopWanted() {
+		a.killTasks(ctx, "allocation stopped")
+	}
+}
+
+func (a *Actor) spawnTasks(ctx actor.Context) {
+	jobType := a.alloc.GetJob().GetType()
+	for _, t := range groupOf(a.alloc).GetTasks() {
+		drv, ok := a.spec.Drivers[t.GetDriver()]
+		if !ok {
+			a.states[t.GetName()] = deadState(a.spec, fmt.Sprintf("%v: %q", ErrUnknownDriver, t.GetDriver()))
+			continue
+		}
+		spec := &TaskSpec{
+			AllocID: a.alloc.GetID(), JobType: jobType, Task: t, Driver: drv,
+			DB: a.spec.DB, Clock: a.spec.Clock, Logger: a.spec.Logger,
+			Start:    taskConfig(a.spec.AllocRoot, a.alloc, t),
+			Restored: a.states[t.GetName()],
+		}
+		props := a.spec.Registry.Props("task", NewTaskActor(spec))
+		if _, err := ctx.SpawnNamed(props, "tasks/"+t.GetName()); err != nil {
+			a.log.Error("spawn task actor", "task", t.GetName(), "error", err)
+		}
+	}
+	a.refresh(ctx)
+}
+
+func (a *Actor) onTaskState(ctx actor.Context, m *messages.TaskStateChanged) {
+	a.states[m.GetTask()] = m.GetState()
+	a.spec.DB.PutTaskState(a.alloc.GetID(), m.GetTask(), m.GetState())
+	if m.GetState().GetState() == TaskDead && a.phase == phaseRunning {
+		if m.GetState().GetFailed() {
+			a.killTasks(ctx, EventSiblingFailed+": "+m.GetTask())
+		} else if a.isLeader(m.GetTask()) {
+			a.killTasks(ctx, "leader task "+m.GetTask()+" is dead")
+		}
+	}
+	a.refresh(ctx)
+}
+
+func (a *Actor) onUpdate(ctx actor.Context, m *messages.UpdateAlloc) {
+	in := m.GetAlloc()
+	a.spec.Alloc = in // a restarted actor starts from the newest view
+	if a.alloc == nil {
+		return
+	}
+	a.alloc.DesiredStatus, a.alloc.DesiredDescription = in.GetDesiredStatus(), in.GetDesiredDescription()
+	a.alloc.ModifyIndex, a.alloc.DesiredTransition = in.GetModifyIndex(), in.GetDesiredTransition()
+	a.spec.DB.PutAlloc(a.alloc)
+	if a.stopWanted() && a.phase == phaseRunning {
+		a.killTasks(ctx, "allocation stopped: "+in.GetDesiredDescription())
+	}
+}
+
+func (a *Actor) killTasks(ctx actor.Context, reason string) {
+	for _, pid := range ctx.Children() {
+		ctx.Send(pid, &messages.KillTask{Reason: reason})
+	}
+	if a.phase == phaseRunning {
+		a.phase = phaseStopping
+	}
+}
+
+// refresh recomputes the client status; once every task is dead it runs the
+// postrun hooks.
+func (a *Actor) refresh(ctx actor.Context) {
+	status := ClientStatus(a.tasks, a.states)
+	desc := map[string]string{StatusPending: "No tasks have started", StatusRunning: "Tasks are running",
+		StatusComplete: "All tasks have completed", StatusFailed: "Failed tasks"}[status]
+	a.setStatus(ctx, status, desc)
+	allDead := true
+	for _, t := range a.tasks {
+		allDead = allDead && a.states[t].GetState() == TaskDead
+	}
+	if allDead && (a.phase == phaseRunning || a.phase == phaseStopping) {
+		a.phase = phasePostrun
+		a.runHooks(ctx, true)
+	}
+}
+
+func (a *Actor) setStatus(ctx actor.Context, status, desc string) {
+	a.alloc.ClientStatus, a.alloc.ClientDescription = status, desc
+	a.spec.DB.PutAlloc(a.alloc)
+	a.report(ctx)
+}
+
+func (a *Actor) fail(ctx actor.Context, why string) {
+	a.phase = phaseTerminal
+	a.setStatus(ctx, StatusFailed, why)
+}
+
+func (a *Actor) stopWanted() bool {
+	d := a.alloc.GetDesiredStatus()
+	return d == "stop" || d == "evict"
+}
+
+func (a *Actor) isLeader(task string) bool {
+	for _, t := range groupOf(a.alloc).GetTasks() {
+		if t.GetName() == task {
+			return t.GetLeader()
+		}
+	}
+	return false
+}
+
+// report tells the parent (the client's node actor) the allocation's
+// client-side status.
+func (a *Actor) report(ctx actor.Context) {
+	up := &messages.Allocation{
+		ID: a.alloc.GetID(), ClientStatus: a.alloc.GetClientStatus(),
+		ClientDescription: a.alloc.GetClientDescription(),
+		TaskStates:        map[string]*messages.TaskState{},
+		ModifyTime:        a.spec.Clock.Now().UnixNano(),
+	}
+	for _, t := range a.tasks {
+		if st := a.states[t]; st != nil {
+			up.TaskStates[t] = proto.Clone(st).(*messages.TaskState)
+		}
+	}
+	ctx.Send(ctx.Parent(), &messages.AllocUpdated{Alloc: up})
+}
+
+func deadState(spec *Spec, why string) *messages.TaskState {
+	st := &messages.TaskState{State: TaskDead, Failed: true}
+	appendEvent(st, newEvent(EventDriverFailure, why, spec.Clock.Now()))
+	return st
+}
+
+// Tasks lists the task names of an allocation's group, for callers that
+// need them without an actor.
+func Tasks(a *messages.Allocation) []string {
+	var out []string
+	for _, t := range groupOf(a).GetTasks() {
+		out = append(out, t.GetName())
+	}
+	return slices.Clip(out)
+}

@@ -1,0 +1,53 @@
+package alloc
+
+import "github.com/troupe-dev/troupe/messages"
+
+// Client statuses, as Nomad names them.
+const (
+	StatusPending  = "pending"
+	StatusRunning  = "running"
+	StatusComplete = "complete"
+	StatusFailed   = "failed"
+	StatusLost     = "lost"
+)
+
+// Task states.
+const (
+	TaskPending = "pending"
+	TaskRunning = "running"
+	TaskDead    = "dead"
+)
+
+// ClientStatus folds task states into the allocation's client status: failed
+// when a task failed, complete when all are dead, running when all started
+// ones run, else pending.
+func ClientStatus(tasks []string, states map[string]*messages.TaskState) string {
+	dead, running, failed := 0, 0, false
+	for _, name := range tasks {
+		st := states[name]
+		switch st.GetState() {
+		case TaskDead:
+			dead++
+			failed = failed || st.GetFailed()
+		case TaskRunning:
+			running++
+		}
+	}
+	switch {
+	case dead == len(tasks) && failed:
+		return StatusFailed
+	case dead == len(tasks):
+		return StatusComplete
+	case failed:
+		return StatusFailed
+	case running > 0 && running+dead == len(tasks):
+		return StatusRunning
+	default:
+		return StatusPending
+	}
+}
+
+// Terminal reports whether a client status is final.
+func Terminal(status string) bool {
+	return status == StatusComplete || status == StatusFailed || status == StatusLost
+}

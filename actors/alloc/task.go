@@ -1,0 +1,344 @@
+package alloc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/clientstate"
+	"github.com/troupe-dev/troupe/runtime/driver"
+)
+
+// TaskSpec is everything a task actor needs.
+type TaskSpec struct {
+	AllocID string
+	JobType string
+	Task    *messages.Task
+	Driver  driver.Driver
+	DB      *clientstate.DB
+	Clock   actors.Clock
+	Logger  *slog.Logger
+	// Start is the driver config of the task (dirs, env, resources).
+	Start *driver.TaskConfig
+	// Restored is the task's last stored state, nil for a new task.
+	Restored *messages.TaskState
+}
+
+// Worker results: messages a task actor sends itself.
+type (
+	handleLoaded  struct{ handle *driver.TaskHandle }
+	startResult   struct {
+		handle *driver.TaskHandle
+		err    error
+	}
+	recoverResult struct{ err error }
+	exitResult    struct {
+		gen int
+		res *driver.ExitResult
+	}
+	restartNow struct{ gen int }
+	stopResult struct{ err error }
+)
+
+// TaskActor runs one task.
+type TaskActor struct {
+	spec    *TaskSpec
+	phase   Phase
+	state   *messages.TaskState
+	tracker *RestartTracker
+	gen     int // bumps on every start, so stale exits are ignored
+	killing bool
+	timer   actors.Timer
+	ctx     context.Context
+	cancel  context.CancelFunc
+	log     *slog.Logger
+}
+
+// NewTaskActor returns a producer for the task's actor.
+func NewTaskActor(spec *TaskSpec) actor.Producer {
+	return func() actor.Actor {
+		st := &messages.TaskState{State: TaskPending}
+		if spec.Restored != nil {
+			st = proto.Clone(spec.Restored).(*messages.TaskState)
+		}
+		pol := spec.Task.GetRestartPolicy()
+		return &TaskActor{
+			spec: spec, state: st, tracker: NewRestartTracker(pol, spec.JobType),
+			log: spec.Logger.With("alloc", spec.AllocID, "task", spec.Task.GetName()),
+		}
+	}
+}
+
+// Phase names the actor's state for the actor tree.
+func (a *TaskActor) Phase() string { return a.phase.String() }
+
+// Receive dispatches.
+func (a *TaskActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.onStarted(ctx)
+	case *actor.Stopping:
+		a.onStopping()
+	case *handleLoaded:
+		a.onHandleLoaded(ctx, m)
+	case *startResult:
+		a.onStartResult(ctx, m)
+	case *recoverResult:
+		a.onRecoverResult(ctx, m)
+	case *exitResult:
+		a.onExit(ctx, m)
+	case *restartNow:
+		a.onRestartNow(ctx, m)
+	case *stopResult:
+		a.onStopResult(m)
+	case *messages.KillTask:
+		a.onKill(ctx, m)
+	case *actor.Stopped, *actor.Restarting:
+	default:
+		a.log.Warn("task actor: unexpected message", "type", fmt.Sprintf("%T", m))
+	}
+}
+
+func (a *TaskActor) become(ctx actor.Context, to Phase) {
+	if !CanTransition(a.phase, to) {
+		a.log.Error("illegal task transition", "from", a.phase, "to", to, "error", ErrIllegalTransition)
+		return
+	}
+	a.log.Debug("task phase", "from", a.phase, "to", to)
+	a.phase = to
+}
+
+func (a *TaskActor) onStarted(ctx actor.Context) {
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	if a.state.GetState() == TaskDead {
+		a.phase = PhaseDead
+		a.report(ctx)
+		return
+	}
+	db, alloc, task := a.spec.DB, a.spec.AllocID, a.spec.Task.GetName()
+	actors.Go(ctx, func() any {
+		raw, err := db.TaskHandle(alloc, task)
+		if err != nil || raw == nil {
+			return &handleLoaded{}
+		}
+		h := &driver.TaskHandle{}
+		if json.Unmarshal(raw, h) != nil {
+			return &handleLoaded{}
+		}
+		return &handleLoaded{handle: h}
+	})
+}
+
+func (a *TaskActor) onStopping() {
+	if a.cancel != nil {
+		a.cancel()
+	}
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+}
+
+func (a *TaskActor) onHandleLoaded(ctx actor.Context, m *handleLoaded) {
+	if a.killing {
+		a.finish(ctx, false, newEvent(EventKilled, "", a.spec.Clock.Now()))
+		return
+	}
+	if m.handle == nil {
+		if len(a.state.Events) == 0 {
+			appendEvent(a.state, newEvent(EventReceived, "", a.spec.Clock.Now()))
+		}
+		a.start(ctx)
+		return
+	}
+	a.become(ctx, PhaseRecovering)
+	drv, h, c := a.spec.Driver, m.handle, a.ctx
+	actors.Go(ctx, func() any { return &recoverResult{err: drv.RecoverTask(c, h)} })
+}
+
+func (a *TaskActor) onRecoverResult(ctx actor.Context, m *recoverResult) {
+	if m.err != nil {
+		a.log.Info("task not recovered, starting it again", "error", m.err)
+		a.start(ctx)
+		return
+	}
+	a.become(ctx, PhaseRunning)
+	appendEvent(a.state, newEvent(EventReattached, "Task re-attached after agent restart", a.spec.Clock.Now()))
+	a.state.State = TaskRunning
+	a.report(ctx)
+	a.wait(ctx)
+	if a.killing {
+		a.stop(ctx)
+	}
+}
+
+func (a *TaskActor) start(ctx actor.Context) {
+	a.become(ctx, PhaseStarting)
+	a.gen++
+	drv, cfg, db, c := a.spec.Driver, a.spec.Start, a.spec.DB, a.ctx
+	alloc, task := a.spec.AllocID, a.spec.Task.GetName()
+	actors.Go(ctx, func() any {
+		h, err := drv.StartTask(c, cfg)
+		if err != nil {
+			return &startResult{err: err}
+		}
+		raw, _ := json.Marshal(h)
+		if err := db.PutTaskHandle(alloc, task, raw); err != nil {
+			return &startResult{handle: h, err: fmt.Errorf("persist handle: %w", err)}
+		}
+		return &startResult{handle: h}
+	})
+}
+
+func (a *TaskActor) onStartResult(ctx actor.Context, m *startResult) {
+	now := a.spec.Clock.Now()
+	if m.err != nil && m.handle == nil {
+		a.log.Warn("task failed to start", "error", m.err)
+		ev := newEvent(EventDriverFailure, m.err.Error(), now)
+		ev.DriverError = m.err.Error()
+		appendEvent(a.state, ev)
+		a.afterExit(ctx, nil)
+		return
+	}
+	a.become(ctx, PhaseRunning)
+	a.state.State = TaskRunning
+	a.state.StartedAt = rfc3339(now)
+	appendEvent(a.state, newEvent(EventStarted, "", now))
+	a.report(ctx)
+	a.wait(ctx)
+	if a.killing {
+		a.stop(ctx)
+	}
+}
+
+func (a *TaskActor) wait(ctx actor.Context) {
+	drv, id, gen, c := a.spec.Driver, a.spec.Start.ID, a.gen, a.ctx
+	actors.Go(ctx, func() any {
+		ch, err := drv.WaitTask(c, id)
+		if err != nil {
+			return &exitResult{gen: gen, res: &driver.ExitResult{ExitCode: -1, Err: err}}
+		}
+		res, ok := <-ch
+		if !ok || res == nil {
+			res = &driver.ExitResult{ExitCode: -1, Err: errors.New("wait channel closed")}
+		}
+		if c.Err() != nil {
+			return nil // the actor is stopping; the task keeps running
+		}
+		return &exitResult{gen: gen, res: res}
+	})
+}
+
+func (a *TaskActor) onExit(ctx actor.Context, m *exitResult) {
+	if m.gen != a.gen || a.phase == PhaseDead {
+		return
+	}
+	appendEvent(a.state, exitEvent(m.res, a.spec.Clock.Now()))
+	if a.killing {
+		a.finish(ctx, false, newEvent(EventKilled, "", a.spec.Clock.Now()))
+		return
+	}
+	a.afterExit(ctx, m.res)
+}
+
+// afterExit applies the restart policy after the task ended (res nil: it
+// never started).
+func (a *TaskActor) afterExit(ctx actor.Context, res *driver.ExitResult) {
+	now := a.spec.Clock.Now()
+	d := a.tracker.Next(res, now)
+	switch {
+	case d.Restart:
+		a.become(ctx, PhaseRestarting)
+		ev := newEvent(EventRestarting, fmt.Sprintf("Restart within policy: %s, restarting in %s", d.Reason, d.Delay), now)
+		ev.StartDelay = int64(d.Delay)
+		appendEvent(a.state, ev)
+		a.state.State = TaskPending
+		a.state.Restarts++
+		a.state.LastRestart = rfc3339(now.Add(d.Delay))
+		a.report(ctx)
+		self, root, gen := ctx.Self(), ctx.ActorSystem().Root, a.gen
+		a.timer = a.spec.Clock.AfterFunc(d.Delay, func() { root.Send(self, &restartNow{gen: gen}) })
+	case d.Failed:
+		a.finish(ctx, true, newEvent(EventNotRestarting, d.Reason, now))
+	default:
+		a.finish(ctx, false, nil)
+	}
+}
+
+func (a *TaskActor) onRestartNow(ctx actor.Context, m *restartNow) {
+	if m.gen != a.gen || a.phase != PhaseRestarting {
+		return
+	}
+	a.start(ctx)
+}
+
+func (a *TaskActor) onKill(ctx actor.Context, m *messages.KillTask) {
+	if a.killing || a.phase == PhaseDead {
+		return
+	}
+	a.killing = true
+	appendEvent(a.state, newEvent(EventKilling, m.GetReason(), a.spec.Clock.Now()))
+	switch a.phase {
+	case PhaseRunning:
+		a.stop(ctx)
+	case PhaseRestarting, PhasePending:
+		if a.timer != nil {
+			a.timer.Stop()
+		}
+		a.finish(ctx, false, newEvent(EventKilled, "", a.spec.Clock.Now()))
+	default:
+		// starting or recovering: stopped once the driver answers
+		a.report(ctx)
+	}
+}
+
+func (a *TaskActor) stop(ctx actor.Context) {
+	a.become(ctx, PhaseStopping)
+	a.report(ctx)
+	timeout := time.Duration(a.spec.Task.GetKillTimeout())
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	drv, id, sig := a.spec.Driver, a.spec.Start.ID, a.spec.Task.GetKillSignal()
+	actors.Go(ctx, func() any {
+		c, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
+		defer cancel()
+		return &stopResult{err: drv.StopTask(c, id, timeout, sig)}
+	})
+}
+
+func (a *TaskActor) onStopResult(m *stopResult) {
+	if m.err != nil && !errors.Is(m.err, driver.ErrTaskNotFound) {
+		a.log.Error("stopping task failed", "error", m.err)
+	}
+}
+
+// finish makes the task dead for good.
+func (a *TaskActor) finish(ctx actor.Context, failed bool, ev *messages.TaskEvent) {
+	a.become(ctx, PhaseDead)
+	if ev != nil {
+		appendEvent(a.state, ev)
+	}
+	a.state.State = TaskDead
+	a.state.Failed = failed
+	a.state.FinishedAt = rfc3339(a.spec.Clock.Now())
+	a.report(ctx)
+	drv, id := a.spec.Driver, a.spec.Start.ID
+	actors.Go(ctx, func() any {
+		_ = drv.DestroyTask(context.Background(), id, false)
+		return nil
+	})
+}
+
+// report sends the task's state to the alloc actor.
+func (a *TaskActor) report(ctx actor.Context) {
+	st := proto.Clone(a.state).(*messages.TaskState)
+	ctx.Send(ctx.Parent(), &messages.TaskStateChanged{Task: a.spec.Task.GetName(), State: st})
+}

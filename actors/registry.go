@@ -1,0 +1,159 @@
+package actors
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// Phaser is implemented by actors that have a named state (a phase).
+type Phaser interface {
+	Phase() string
+}
+
+// Info is one actor as the tree shows it.
+type Info struct {
+	Path          string
+	Kind          string
+	Parent        string
+	Children      []string
+	Phase         string
+	MailboxLen    int
+	Restarts      int
+	LastMessage   string
+	LastMessageAt int64 // unix nanos
+	Messages      uint64
+}
+
+// entry is what an actor's middleware reports; fields are atomics because
+// the tree is read from HTTP handlers while the actor runs.
+type entry struct {
+	kind     string
+	parent   string
+	mailbox  *mailboxCounter
+	phase    atomic.Value // string
+	last     atomic.Value // string
+	lastAt   atomic.Int64
+	messages atomic.Uint64
+	restarts atomic.Int64
+}
+
+// Registry records what each live actor reports about itself. It is an
+// observability side table: the set of actors comes from protoactor's
+// process registry, so the tree cannot list an actor that is gone.
+type Registry struct {
+	mu      sync.RWMutex
+	entries map[string]*entry
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{entries: map[string]*entry{}}
+}
+
+// Props builds props for one actor of kind, with the reporting middleware
+// and a counting mailbox.
+func (r *Registry) Props(kind string, producer actor.Producer, opts ...actor.PropsOption) *actor.Props {
+	mb := &mailboxCounter{}
+	e := &entry{kind: kind, mailbox: mb}
+	all := append([]actor.PropsOption{
+		actor.WithMailbox(actor.Unbounded(mb)),
+		actor.WithReceiverMiddleware(r.middleware(e)),
+	}, opts...)
+	return actor.PropsFromProducer(producer, all...)
+}
+
+func (r *Registry) middleware(e *entry) actor.ReceiverMiddleware {
+	return func(next actor.ReceiverFunc) actor.ReceiverFunc {
+		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
+			switch env.Message.(type) {
+			case *actor.Started:
+				if p := c.Parent(); p != nil {
+					e.parent = p.Id
+				}
+				r.mu.Lock()
+				r.entries[c.Self().Id] = e
+				r.mu.Unlock()
+			case *actor.Restarting:
+				e.restarts.Add(1)
+			}
+			e.messages.Add(1)
+			e.last.Store(typeName(env.Message))
+			e.lastAt.Store(time.Now().UnixNano())
+			next(c, env)
+			if ph, ok := c.Actor().(Phaser); ok {
+				e.phase.Store(ph.Phase())
+			}
+			if _, ok := env.Message.(*actor.Stopped); ok {
+				r.mu.Lock()
+				delete(r.entries, c.Self().Id)
+				r.mu.Unlock()
+			}
+		}
+	}
+}
+
+// Tree lists every live actor of sys that reported through this registry,
+// with parent and children, sorted by path.
+func (r *Registry) Tree(sys *actor.ActorSystem) []*Info {
+	live := map[string]bool{}
+	for _, bucket := range sys.ProcessRegistry.LocalPIDs.LocalPIDs {
+		for _, id := range bucket.Keys() {
+			live[id] = true
+		}
+	}
+	r.mu.RLock()
+	out := make([]*Info, 0, len(r.entries))
+	byPath := map[string]*Info{}
+	for id, e := range r.entries {
+		if !live[id] {
+			continue
+		}
+		in := &Info{
+			Path:          id,
+			Kind:          e.kind,
+			Parent:        e.parent,
+			MailboxLen:    e.mailbox.len(),
+			Restarts:      int(e.restarts.Load()),
+			LastMessageAt: e.lastAt.Load(),
+			Messages:      e.messages.Load(),
+		}
+		in.Phase, _ = e.phase.Load().(string)
+		in.LastMessage, _ = e.last.Load().(string)
+		out = append(out, in)
+		byPath[id] = in
+	}
+	r.mu.RUnlock()
+	for _, in := range out {
+		if p := byPath[in.Parent]; p != nil {
+			p.Children = append(p.Children, in.Path)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	for _, in := range out {
+		sort.Strings(in.Children)
+	}
+	return out
+}
+
+func typeName(m any) string {
+	s := fmt.Sprintf("%T", m)
+	s = strings.TrimPrefix(s, "*")
+	return s
+}
+
+// mailboxCounter counts messages posted to and taken from a mailbox.
+type mailboxCounter struct {
+	posted, received atomic.Int64
+}
+
+func (m *mailboxCounter) MailboxStarted()     {}
+func (m *mailboxCounter) MessagePosted(any)   { m.posted.Add(1) }
+func (m *mailboxCounter) MessageReceived(any) { m.received.Add(1) }
+func (m *mailboxCounter) MailboxEmpty()       {}
+func (m *mailboxCounter) len() int            { return int(m.posted.Load() - m.received.Load()) }

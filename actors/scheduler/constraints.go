@@ -1,0 +1,251 @@
+package scheduler
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/go-version"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// Constraint operands, spelled as Nomad's job specification spells them.
+const (
+	OpEqual            = "="
+	OpEqualEqual       = "=="
+	OpIs               = "is"
+	OpNotEqual         = "!="
+	OpNot              = "not"
+	OpLess             = "<"
+	OpLessEqual        = "<="
+	OpGreater          = ">"
+	OpGreaterEqual     = ">="
+	OpRegexp           = "regexp"
+	OpVersion          = "version"
+	OpSemver           = "semver"
+	OpSetContains      = "set_contains"
+	OpSetContainsAll   = "set_contains_all"
+	OpSetContainsAny   = "set_contains_any"
+	OpIsSet            = "is_set"
+	OpIsNotSet         = "is_not_set"
+	OpDistinctHosts    = "distinct_hosts"
+	OpDistinctProperty = "distinct_property"
+)
+
+// ConstraintString prints a constraint as Nomad does in AllocMetric keys:
+// "${attr.kernel.name} = linux".
+func ConstraintString(c *messages.Constraint) string {
+	return c.LTarget + " " + c.Operand + " " + c.RTarget
+}
+
+// isDynamic reports whether a constraint depends on other placements
+// (and so cannot be memoised per node).
+func isDynamic(c *messages.Constraint) bool {
+	return c.Operand == OpDistinctHosts || c.Operand == OpDistinctProperty
+}
+
+// resolveTarget turns a constraint target into its value on node. A literal
+// resolves to itself; an unknown interpolation is not found.
+func resolveTarget(target string, node *messages.Node) (string, bool) {
+	if !strings.HasPrefix(target, "${") {
+		return target, true
+	}
+	switch target {
+	case "${node.unique.id}":
+		return node.ID, true
+	case "${node.unique.name}":
+		return node.Name, true
+	case "${node.datacenter}":
+		return node.Datacenter, true
+	case "${node.class}":
+		return node.NodeClass, true
+	case "${node.region}":
+		return node.Region, true
+	case "${node.pool}":
+		return node.NodePool, true
+	}
+	if !strings.HasSuffix(target, "}") {
+		return "", false
+	}
+	if k, ok := strings.CutPrefix(target, "${attr."); ok {
+		v, found := node.Attributes[k[:len(k)-1]]
+		return v, found
+	}
+	if k, ok := strings.CutPrefix(target, "${meta."); ok {
+		v, found := node.Meta[k[:len(k)-1]]
+		return v, found
+	}
+	return "", false
+}
+
+// matcher checks constraints, caching compiled regexps and version
+// constraints for the duration of one Process call.
+type matcher struct {
+	regexps  map[string]*regexp.Regexp
+	versions map[string]version.Constraints
+}
+
+func newMatcher() *matcher {
+	return &matcher{
+		regexps:  map[string]*regexp.Regexp{},
+		versions: map[string]version.Constraints{},
+	}
+}
+
+// checkNode resolves both sides of c on node and checks the operand.
+// distinct_hosts and distinct_property always pass here: they are checked
+// against the plan elsewhere.
+func (m *matcher) checkNode(c *messages.Constraint, node *messages.Node) bool {
+	if isDynamic(c) {
+		return true
+	}
+	l, lok := resolveTarget(c.LTarget, node)
+	r, rok := resolveTarget(c.RTarget, node)
+	return m.check(c.Operand, l, r, lok, rok)
+}
+
+// check applies operand to resolved values, following Nomad's
+// checkConstraint.
+func (m *matcher) check(op, l, r string, lok, rok bool) bool {
+	both := lok && rok
+	switch op {
+	case OpEqual, OpEqualEqual, OpIs:
+		return both && l == r
+	case OpNotEqual, OpNot:
+		return lok != rok || l != r
+	case OpLess, OpLessEqual, OpGreater, OpGreaterEqual:
+		return both && checkOrder(op, l, r)
+	case OpIsSet:
+		return lok
+	case OpIsNotSet:
+		return !lok
+	case OpVersion:
+		return both && m.checkVersion(l, r, false)
+	case OpSemver:
+		return both && m.checkVersion(l, r, true)
+	case OpRegexp:
+		return both && m.checkRegexp(l, r)
+	case OpSetContains, OpSetContainsAll:
+		return both && setContainsAll(l, r)
+	case OpSetContainsAny:
+		return both && setContainsAny(l, r)
+	case OpDistinctHosts, OpDistinctProperty:
+		return true
+	default:
+		return false
+	}
+}
+
+// checkOrder compares numerically when both sides parse as numbers, else
+// lexically.
+func checkOrder(op, l, r string) bool {
+	if li, err := strconv.ParseInt(l, 10, 64); err == nil {
+		if ri, err := strconv.ParseInt(r, 10, 64); err == nil {
+			return order(op, cmpInt(li, ri))
+		}
+	}
+	if lf, err := strconv.ParseFloat(l, 64); err == nil {
+		if rf, err := strconv.ParseFloat(r, 64); err == nil {
+			return order(op, cmpFloat(lf, rf))
+		}
+	}
+	return order(op, strings.Compare(l, r))
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func order(op string, c int) bool {
+	switch op {
+	case OpLess:
+		return c < 0
+	case OpLessEqual:
+		return c <= 0
+	case OpGreater:
+		return c > 0
+	default:
+		return c >= 0
+	}
+}
+
+func (m *matcher) checkRegexp(l, r string) bool {
+	re, ok := m.regexps[r]
+	if !ok {
+		re, _ = regexp.Compile(r) // nil on a bad pattern: never matches
+		m.regexps[r] = re
+	}
+	return re != nil && re.MatchString(l)
+}
+
+func (m *matcher) checkVersion(l, r string, semver bool) bool {
+	var v *version.Version
+	var err error
+	if semver {
+		v, err = version.NewSemver(l)
+	} else {
+		v, err = version.NewVersion(l)
+	}
+	if err != nil {
+		return false
+	}
+	cs, ok := m.versions[r]
+	if !ok {
+		cs, _ = version.NewConstraint(r) // nil on a bad constraint
+		m.versions[r] = cs
+	}
+	return cs != nil && cs.Check(v)
+}
+
+func splitSet(s string) []string {
+	parts := strings.Split(s, ",")
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p)
+	}
+	return parts
+}
+
+func setContainsAll(l, r string) bool {
+	have := splitSet(l)
+	for _, want := range splitSet(r) {
+		if !contains(have, want) {
+			return false
+		}
+	}
+	return true
+}
+
+func setContainsAny(l, r string) bool {
+	have := splitSet(l)
+	for _, want := range splitSet(r) {
+		if contains(have, want) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(set []string, s string) bool {
+	for _, x := range set {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

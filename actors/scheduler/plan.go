@@ -1,0 +1,286 @@
+package scheduler
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/troupe-dev/troupe/messages"
+	"google.golang.org/protobuf/proto"
+)
+
+// Snapshot is the read view of cluster state the scheduler plans against
+// (the state store's read transaction implements it). Nodes must come back
+// in a stable order for Process to be deterministic for a given Rand seed.
+type Snapshot interface {
+	JobByID(namespace, id string) *messages.Job // current version; nil if unknown/purged
+	Nodes() []*messages.Node                    // all nodes
+	NodeByID(id string) *messages.Node
+	AllocsByJob(namespace, jobID string) []*messages.Allocation
+	AllocsByNode(nodeID string) []*messages.Allocation
+}
+
+// NodeUsageSource may be implemented by a Snapshot that keeps running
+// totals of the resources its non-terminal allocations use on each node.
+// Process then reads the totals instead of summing AllocsByNode.
+type NodeUsageSource interface {
+	NodeUsage(nodeID string) (cpuShares, memoryMB, diskMB int64)
+}
+
+// Options are the effects Process needs, injected so that it stays pure.
+type Options struct {
+	Now   time.Time
+	NewID func() string
+	Rand  *rand.Rand // seeded by the caller
+}
+
+// Job types.
+const (
+	JobTypeService  = "service"
+	JobTypeBatch    = "batch"
+	JobTypeSystem   = "system"
+	JobTypeSysBatch = "sysbatch"
+)
+
+// Status values the scheduler reads and writes.
+const (
+	DesiredRun         = "run"
+	DesiredStop        = "stop"
+	DesiredEvict       = "evict"
+	ClientPending      = "pending"
+	ClientRunning      = "running"
+	ClientComplete     = "complete"
+	ClientFailed       = "failed"
+	ClientLost         = "lost"
+	EvalPending        = "pending"
+	EvalComplete       = "complete"
+	EvalBlocked        = "blocked"
+	TriggerQueued      = "queued-allocs"
+	TriggerAllocFail   = "alloc-failure"
+	NodeReady          = "ready"
+	NodeDown           = "down"
+	NodeDisconnected   = "disconnected"
+	NodeEligible       = "eligible"
+	blockedDescription = "created due to placement conflicts"
+	delayedDescription = "created for delayed rescheduling"
+)
+
+// Descriptions of stopped allocations, as Nomad words them.
+const (
+	DescNotNeeded   = "alloc not needed due to job update"
+	DescUpdating    = "alloc is being updated due to job update"
+	DescMigrating   = "alloc is being migrated"
+	DescLost        = "alloc is lost since its node is down"
+	DescRescheduled = "alloc was rescheduled because it failed"
+	DescNodeTainted = "alloc not needed as node is tainted"
+)
+
+// Process computes the plan for one evaluation. It reads snap, never
+// writes it, and does no I/O: the caller proposes the returned plan.
+func Process(snap Snapshot, eval *messages.Evaluation, opts Options) (*messages.ApplyPlan, error) {
+	switch {
+	case snap == nil:
+		return nil, ErrNilSnapshot
+	case eval == nil:
+		return nil, ErrNilEval
+	case opts.NewID == nil:
+		return nil, ErrMissingNewID
+	case opts.Rand == nil:
+		return nil, ErrMissingRand
+	}
+	p := newPlanner(snap, eval, opts)
+	if err := p.run(); err != nil {
+		return nil, fmt.Errorf("eval %s: %w", eval.ID, err)
+	}
+	return p.finish(), nil
+}
+
+// planner holds the state of one Process call.
+type planner struct {
+	snap      Snapshot
+	eval      *messages.Evaluation
+	job       *messages.Job
+	opts      Options
+	plan      *messages.ApplyPlan
+	match     *matcher
+	jobAllocs []*messages.Allocation
+	nodes     map[string]*messages.Node // NodeByID cache
+	stopped   map[string]bool           // alloc IDs this plan stops
+	groups    map[string]*groupState
+	failed    map[string]*messages.AllocMetric
+	queued    map[string]int32
+	deferred  []*messages.AllocStopUpdate // conditional stops that took effect
+
+	pool   []*messages.Node // candidate nodes, shuffled for generic jobs
+	index  map[string]int32 // node ID -> position in pool
+	usage  []nodeUsage
+	cursor int
+	limit  int
+	pre    prefilter
+	metric selectMetric
+}
+
+func newPlanner(snap Snapshot, eval *messages.Evaluation, opts Options) *planner {
+	return &planner{
+		snap:    snap,
+		eval:    eval,
+		opts:    opts,
+		plan:    &messages.ApplyPlan{EvalID: eval.ID},
+		match:   newMatcher(),
+		nodes:   map[string]*messages.Node{},
+		stopped: map[string]bool{},
+		groups:  map[string]*groupState{},
+		failed:  map[string]*messages.AllocMetric{},
+		queued:  map[string]int32{},
+	}
+}
+
+func (p *planner) run() error {
+	p.job = p.snap.JobByID(p.eval.Namespace, p.eval.JobID)
+	p.jobAllocs = sortedAllocs(p.snap.AllocsByJob(p.eval.Namespace, p.eval.JobID))
+	if p.job != nil {
+		for _, tg := range p.job.TaskGroups {
+			p.queued[tg.Name] = 0
+		}
+	}
+	if p.job == nil || p.job.Stop {
+		p.stopAll()
+		return nil
+	}
+	switch p.job.Type {
+	case JobTypeService, JobTypeBatch, "":
+		p.runGeneric()
+	case JobTypeSystem, JobTypeSysBatch:
+		p.runSystem()
+	default:
+		return fmt.Errorf("%w: %q", ErrUnknownJobType, p.job.Type)
+	}
+	return nil
+}
+
+// sortedAllocs copies allocs ordered by group, name index and ID so that
+// plans do not depend on the snapshot's iteration order.
+func sortedAllocs(in []*messages.Allocation) []*messages.Allocation {
+	out := slices.Clone(in)
+	slices.SortFunc(out, func(a, b *messages.Allocation) int {
+		return cmp.Or(cmp.Compare(a.TaskGroup, b.TaskGroup),
+			cmp.Compare(a.Index, b.Index), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// stopAll stops every non-terminal allocation of a stopped or purged job.
+func (p *planner) stopAll() {
+	for _, a := range p.jobAllocs {
+		if terminal(a) {
+			continue
+		}
+		cs := ""
+		if p.nodeLost(a.NodeID, nil) {
+			cs = ClientLost
+		}
+		p.stop(a, DescNotNeeded, cs)
+	}
+}
+
+// node returns a node by ID through a per-call cache.
+func (p *planner) node(id string) *messages.Node {
+	if n, ok := p.nodes[id]; ok {
+		return n
+	}
+	n := p.snap.NodeByID(id)
+	p.nodes[id] = n
+	return n
+}
+
+// nodeLost reports whether allocations on node id are lost: the node is
+// gone, down, or disconnected without a disconnect window in tg.
+func (p *planner) nodeLost(id string, tg *messages.TaskGroup) bool {
+	n := p.node(id)
+	switch {
+	case n == nil || n.Status == NodeDown:
+		return true
+	case n.Status == NodeDisconnected:
+		return tg == nil || tg.Disconnect == nil || tg.Disconnect.LostAfter <= 0
+	}
+	return false
+}
+
+// stop adds an unconditional stop to the plan and releases the alloc.
+func (p *planner) stop(a *messages.Allocation, desc, clientStatus string) {
+	p.plan.Stop = append(p.plan.Stop, stopUpdate(a, desc, clientStatus))
+	p.release(a)
+}
+
+func stopUpdate(a *messages.Allocation, desc, clientStatus string) *messages.AllocStopUpdate {
+	return &messages.AllocStopUpdate{
+		AllocID:            a.ID,
+		DesiredStatus:      DesiredStop,
+		DesiredDescription: desc,
+		ClientStatus:       clientStatus,
+	}
+}
+
+// finish builds the eval update and the blocked eval.
+func (p *planner) finish() *messages.ApplyPlan {
+	p.plan.Stop = append(p.plan.Stop, p.deferred...)
+	upd := proto.Clone(p.eval).(*messages.Evaluation)
+	upd.Status = EvalComplete
+	upd.ModifyTime = p.opts.Now.UnixNano()
+	upd.QueuedAllocations = p.queued
+	if len(p.failed) > 0 {
+		upd.FailedTGAllocs = p.failed
+		if p.eval.Status == EvalBlocked {
+			upd.Status = EvalBlocked // reblock: still waiting for capacity
+		} else {
+			b := p.blockedEval()
+			upd.BlockedEval = b.ID
+			p.plan.NewEvals = append(p.plan.NewEvals, b)
+		}
+	}
+	p.plan.EvalUpdate = upd
+	return p.plan
+}
+
+func (p *planner) blockedEval() *messages.Evaluation {
+	now := p.opts.Now.UnixNano()
+	failed := make(map[string]*messages.AllocMetric, len(p.failed))
+	for k, v := range p.failed {
+		failed[k] = proto.Clone(v).(*messages.AllocMetric)
+	}
+	return &messages.Evaluation{
+		ID:                p.opts.NewID(),
+		Namespace:         p.eval.Namespace,
+		Priority:          p.eval.Priority,
+		Type:              p.eval.Type,
+		TriggeredBy:       TriggerQueued,
+		JobID:             p.eval.JobID,
+		JobModifyIndex:    p.eval.JobModifyIndex,
+		Status:            EvalBlocked,
+		StatusDescription: blockedDescription,
+		PreviousEval:      p.eval.ID,
+		FailedTGAllocs:    failed,
+		CreateTime:        now,
+		ModifyTime:        now,
+	}
+}
+
+// terminal is Nomad's TerminalStatus: stopped by the server or finished on
+// the client.
+func terminal(a *messages.Allocation) bool {
+	return serverTerminal(a) || clientTerminal(a)
+}
+
+func serverTerminal(a *messages.Allocation) bool {
+	return a.DesiredStatus == DesiredStop || a.DesiredStatus == DesiredEvict
+}
+
+func clientTerminal(a *messages.Allocation) bool {
+	switch a.ClientStatus {
+	case ClientComplete, ClientFailed, ClientLost:
+		return true
+	}
+	return false
+}
