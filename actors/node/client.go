@@ -1,0 +1,185 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cenkalti/backoff/v4"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/clientstate"
+	"github.com/troupe-dev/troupe/runtime/driver"
+)
+
+// ServerConn is how a client reaches the servers: in-process in -dev, over
+// the remote transport in a cluster. Calls block; the client actor makes
+// them from workers.
+type ServerConn interface {
+	RegisterNode(ctx context.Context, n *messages.Node) error
+	UpdateAllocs(ctx context.Context, allocs []*messages.Allocation) error
+}
+
+// ClientSpec is everything the client actor needs.
+type ClientSpec struct {
+	Node    *messages.Node
+	Server  ServerConn
+	Drivers map[string]driver.Driver
+	DB      *clientstate.DB
+	Clock   actors.Clock
+	// AllocProps builds the props of an alloc actor for an allocation
+	// (injected: the node package does not import the alloc package).
+	AllocProps func(a *messages.Allocation) *actor.Props
+	// BatchInterval is how long alloc updates gather before one is sent.
+	BatchInterval time.Duration
+	// Retry is the backoff for failed server calls.
+	Retry  func() backoff.BackOff
+	Logger *slog.Logger
+}
+
+// Client actor phases.
+const (
+	clientRestoring   = "restoring"
+	clientRegistering = "registering"
+	clientReady       = "ready"
+)
+
+// Worker results and timers.
+type (
+	restoredAllocs struct{ allocs []*clientstate.StoredAlloc }
+	registered     struct{ err error }
+	retryRegister  struct{}
+	flushNow       struct{}
+	flushed        struct {
+		batch []*messages.Allocation
+		err   error
+	}
+)
+
+// Client is the client's node actor.
+type Client struct {
+	spec      *ClientSpec
+	phase     string
+	known     map[string]*actor.PID // alloc actors by alloc ID
+	last      map[string]string     // last reported client status per alloc
+	desired   map[string]bool       // allocs in the server's last push
+	pending   map[string]*messages.Allocation
+	timer     actors.Timer
+	inFlight  bool
+	regBack   backoff.BackOff
+	flushBack backoff.BackOff
+	log       *slog.Logger
+}
+
+// NewClient returns a producer for the client actor.
+func NewClient(spec *ClientSpec) actor.Producer {
+	if spec.BatchInterval <= 0 {
+		spec.BatchInterval = 50 * time.Millisecond
+	}
+	if spec.Retry == nil {
+		spec.Retry = func() backoff.BackOff {
+			b := backoff.NewExponentialBackOff()
+			b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = 200*time.Millisecond, 10*time.Second, 0
+			return b
+		}
+	}
+	return func() actor.Actor {
+		return &Client{spec: spec, phase: clientRestoring, known: map[string]*actor.PID{},
+			last: map[string]string{}, desired: map[string]bool{}, pending: map[string]*messages.Allocation{},
+			log: spec.Logger.With("node", spec.Node.GetID())}
+	}
+}
+
+// Phase names the actor's state for the actor tree.
+func (c *Client) Phase() string { return c.phase }
+
+// Receive dispatches.
+func (c *Client) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		c.onStarted(ctx)
+	case *restoredAllocs:
+		c.onRestored(ctx, m)
+	case *registered:
+		c.onRegistered(ctx, m)
+	case *retryRegister:
+		c.register(ctx)
+	case *messages.SetClientAllocs:
+		c.onSetAllocs(ctx, m)
+	case *messages.AllocUpdated:
+		c.onAllocUpdated(ctx, m)
+	case *flushNow:
+		c.flush(ctx)
+	case *flushed:
+		c.onFlushed(ctx, m)
+	case *actor.Stopping:
+		if c.timer != nil {
+			c.timer.Stop()
+		}
+	case *actor.Stopped, *actor.Restarting:
+	default:
+		c.log.Warn("client actor: unexpected message", "type", fmt.Sprintf("%T", m))
+	}
+}
+
+func (c *Client) onStarted(ctx actor.Context) {
+	db := c.spec.DB
+	actors.Go(ctx, func() any {
+		all, err := db.Allocs()
+		if err != nil {
+			return &restoredAllocs{}
+		}
+		return &restoredAllocs{allocs: all}
+	})
+}
+
+// onRestored respawns the alloc actors of a previous run: they re-attach to
+// their tasks through the stored handles.
+func (c *Client) onRestored(ctx actor.Context, m *restoredAllocs) {
+	for _, sa := range m.allocs {
+		a := sa.Alloc
+		if a.GetJob() == nil {
+			continue
+		}
+		c.last[a.GetID()] = a.GetClientStatus()
+		c.spawn(ctx, a)
+	}
+	if len(m.allocs) > 0 {
+		c.log.Info("restored allocations from the client state", "count", len(m.allocs))
+	}
+	c.phase = clientRegistering
+	c.regBack = c.spec.Retry()
+	c.register(ctx)
+}
+
+func (c *Client) register(ctx actor.Context) {
+	n := proto.Clone(c.spec.Node).(*messages.Node)
+	srv, drivers, now := c.spec.Server, c.spec.Drivers, c.spec.Clock.Now()
+	actors.Go(ctx, func() any {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		Fingerprint(cctx, n, drivers, now)
+		n.Status = "ready"
+		return &registered{err: srv.RegisterNode(cctx, n)}
+	})
+}
+
+func (c *Client) onRegistered(ctx actor.Context, m *registered) {
+	if m.err != nil {
+		d := c.regBack.NextBackOff()
+		c.log.Warn("node registration failed, retrying", "error", m.err, "in", d)
+		c.after(ctx, d, &retryRegister{})
+		return
+	}
+	c.log.Info("node registered", "name", c.spec.Node.GetName())
+	c.phase = clientReady
+}
+
+func (c *Client) after(ctx actor.Context, d time.Duration, msg any) actors.Timer {
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	return c.spec.Clock.AfterFunc(d, func() { root.Send(self, msg) })
+}

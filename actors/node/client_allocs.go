@@ -1,0 +1,118 @@
+package node
+
+import (
+	"context"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+func (c *Client) spawn(ctx actor.Context, a *messages.Allocation) {
+	pid, err := ctx.SpawnNamed(c.spec.AllocProps(a), "allocs/"+a.GetID())
+	if err != nil {
+		c.log.Error("spawn alloc actor", "alloc", a.GetID(), "error", err)
+		return
+	}
+	c.known[a.GetID()] = pid
+}
+
+// onSetAllocs diffs the server's full set for this node against the alloc
+// actors it runs. It is idempotent: a re-sent set changes nothing.
+func (c *Client) onSetAllocs(ctx actor.Context, m *messages.SetClientAllocs) {
+	c.desired = map[string]bool{}
+	for _, a := range m.GetAllocs() {
+		c.desired[a.GetID()] = true
+		if pid, ok := c.known[a.GetID()]; ok {
+			ctx.Send(pid, &messages.UpdateAlloc{Alloc: a})
+			continue
+		}
+		if a.GetDesiredStatus() != "run" || terminal(a.GetClientStatus()) {
+			continue
+		}
+		c.spawn(ctx, a)
+	}
+	for id, pid := range c.known {
+		if c.desired[id] {
+			continue
+		}
+		if terminal(c.last[id]) {
+			c.forget(ctx, id, pid)
+			continue
+		}
+		ctx.Send(pid, &messages.UpdateAlloc{Alloc: &messages.Allocation{ID: id, DesiredStatus: "stop",
+			DesiredDescription: "allocation no longer assigned to this node"}})
+	}
+}
+
+// forget stops a finished alloc actor the server no longer lists and drops
+// its local state (its alloc dir, with the logs, stays).
+func (c *Client) forget(ctx actor.Context, id string, pid *actor.PID) {
+	ctx.Stop(pid)
+	delete(c.known, id)
+	delete(c.last, id)
+	c.spec.DB.DeleteAlloc(id)
+}
+
+func (c *Client) onAllocUpdated(ctx actor.Context, m *messages.AllocUpdated) {
+	a := m.GetAlloc()
+	c.last[a.GetID()] = a.GetClientStatus()
+	c.pending[a.GetID()] = a
+	if c.timer == nil && !c.inFlight {
+		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
+	}
+}
+
+// flush sends the gathered updates in one call; one call is in flight at a
+// time, so updates reach the server in order.
+func (c *Client) flush(ctx actor.Context) {
+	c.timer = nil
+	if c.inFlight || len(c.pending) == 0 {
+		return
+	}
+	batch := make([]*messages.Allocation, 0, len(c.pending))
+	for _, a := range c.pending {
+		batch = append(batch, a)
+	}
+	c.pending = map[string]*messages.Allocation{}
+	c.inFlight = true
+	srv := c.spec.Server
+	sendable := make([]*messages.Allocation, len(batch))
+	for i, a := range batch {
+		sendable[i] = proto.Clone(a).(*messages.Allocation)
+	}
+	actors.Go(ctx, func() any {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return &flushed{batch: batch, err: srv.UpdateAllocs(cctx, sendable)}
+	})
+}
+
+func (c *Client) onFlushed(ctx actor.Context, m *flushed) {
+	c.inFlight = false
+	if m.err != nil {
+		for _, a := range m.batch {
+			if _, newer := c.pending[a.GetID()]; !newer {
+				c.pending[a.GetID()] = a
+			}
+		}
+		if c.flushBack == nil {
+			c.flushBack = c.spec.Retry()
+		}
+		d := c.flushBack.NextBackOff()
+		c.log.Warn("alloc update failed, retrying", "error", m.err, "in", d)
+		c.timer = c.after(ctx, d, &flushNow{})
+		return
+	}
+	c.flushBack = nil
+	if len(c.pending) > 0 && c.timer == nil {
+		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
+	}
+}
+
+func terminal(status string) bool {
+	return status == "complete" || status == "failed" || status == "lost"
+}

@@ -1,0 +1,252 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/hashicorp/go-uuid"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// StateView is what the scheduler actor reads: the planning snapshot plus
+// evaluations.
+type StateView interface {
+	Snapshot
+	EvalByID(id string) *messages.Evaluation
+	EvalsByStatus(status string) []*messages.Evaluation
+}
+
+// Proposer commits a raft command through the leader.
+type Proposer interface {
+	Apply(ctx context.Context, cmd *messages.Command) (any, uint64, error)
+}
+
+// Spec is everything the scheduler actor needs.
+type Spec struct {
+	State    func() StateView
+	Proposer Proposer
+	Clock    actors.Clock
+	Logger   *slog.Logger
+	// Seed seeds node shuffling; tests fix it.
+	Seed uint64
+}
+
+// CapacityChanged tells the scheduler that room may have appeared (a node
+// joined or became eligible, allocations ended): blocked evaluations are
+// retried.
+type CapacityChanged struct{}
+
+// Worker results.
+type planApplied struct {
+	eval   *messages.Evaluation
+	placed int
+	result *messages.ApplyPlanResult
+	err    error
+}
+
+// Actor is the scheduler actor ("scheduler" on the leader). It plans one
+// evaluation at a time and commits each plan through raft; evaluations that
+// arrive meanwhile wait in order.
+type Actor struct {
+	spec    *Spec
+	queue   []string
+	queued  map[string]bool
+	busy    bool
+	timers  map[string]actors.Timer
+	rand    *rand.Rand
+	planned uint64
+	log     *slog.Logger
+}
+
+// New returns a producer for the scheduler actor.
+func New(spec *Spec) actor.Producer {
+	return func() actor.Actor {
+		return &Actor{spec: spec, queued: map[string]bool{}, timers: map[string]actors.Timer{},
+			rand: rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15)), log: spec.Logger}
+	}
+}
+
+// Phase names the actor's state for the actor tree.
+func (a *Actor) Phase() string {
+	if a.busy {
+		return fmt.Sprintf("planning (%d queued)", len(a.queue))
+	}
+	return "idle"
+}
+
+// Receive dispatches.
+func (a *Actor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.onStarted(ctx)
+	case *messages.EvalReady:
+		a.enqueue(ctx, m.GetEvalID())
+	case *planApplied:
+		a.onPlanApplied(ctx, m)
+	case *CapacityChanged:
+		a.onCapacityChanged(ctx)
+	case *actor.Stopping:
+		for _, t := range a.timers {
+			t.Stop()
+		}
+	case *actor.Stopped, *actor.Restarting:
+	default:
+		a.log.Warn("scheduler: unexpected message", "type", fmt.Sprintf("%T", m))
+	}
+}
+
+// onStarted picks up every evaluation left pending: after a leader change
+// or an agent restart the new scheduler carries on where the old one was.
+func (a *Actor) onStarted(ctx actor.Context) {
+	for _, e := range a.spec.State().EvalsByStatus("pending") {
+		a.enqueue(ctx, e.GetID())
+	}
+}
+
+func (a *Actor) enqueue(ctx actor.Context, id string) {
+	if a.queued[id] {
+		return
+	}
+	a.queued[id] = true
+	a.queue = append(a.queue, id)
+	a.next(ctx)
+}
+
+// next starts planning the oldest queued evaluation unless a plan is in
+// flight.
+func (a *Actor) next(ctx actor.Context) {
+	for !a.busy && len(a.queue) > 0 {
+		id := a.queue[0]
+		a.queue = a.queue[1:]
+		delete(a.queued, id)
+		a.plan(ctx, id)
+	}
+}
+
+func (a *Actor) plan(ctx actor.Context, id string) {
+	view := a.spec.State()
+	eval := view.EvalByID(id)
+	if eval == nil || eval.GetStatus() != "pending" {
+		return
+	}
+	now := a.spec.Clock.Now()
+	if wait := time.Unix(0, eval.GetWaitUntil()).Sub(now); eval.GetWaitUntil() > 0 && wait > 0 {
+		a.delay(ctx, id, wait)
+		return
+	}
+	plan, err := Process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand})
+	if err != nil {
+		a.log.Error("scheduling failed", "eval", id, "error", err)
+		return
+	}
+	a.busy = true
+	prop := a.spec.Proposer
+	cmd := &messages.Command{Time: now.UnixNano(), Cmd: &messages.Command_ApplyPlan{ApplyPlan: plan}}
+	placed := len(plan.GetPlace())
+	actors.Go(ctx, func() any {
+		c, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		resp, _, err := prop.Apply(c, cmd)
+		res, _ := resp.(*messages.ApplyPlanResult)
+		return &planApplied{eval: eval, placed: placed, result: res, err: err}
+	})
+}
+
+func (a *Actor) delay(ctx actor.Context, id string, wait time.Duration) {
+	if _, ok := a.timers[id]; ok {
+		return
+	}
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	a.timers[id] = a.spec.Clock.AfterFunc(wait, func() { root.Send(self, &messages.EvalReady{EvalID: id}) })
+}
+
+func (a *Actor) onPlanApplied(ctx actor.Context, m *planApplied) {
+	a.busy = false
+	delete(a.timers, m.eval.GetID())
+	switch {
+	case m.err != nil:
+		a.log.Error("committing plan failed", "eval", m.eval.GetID(), "error", m.err)
+	case len(m.result.GetRefused()) > 0:
+		a.log.Info("plan partly refused, re-evaluating", "eval", m.eval.GetID(), "refused", len(m.result.GetRefused()))
+		a.retry(ctx, m.eval)
+	default:
+		a.planned += uint64(m.placed)
+	}
+	a.next(ctx)
+}
+
+// retry queues a fresh evaluation of the same job after a refused plan.
+func (a *Actor) retry(ctx actor.Context, prev *messages.Evaluation) {
+	now := a.spec.Clock.Now()
+	ev := &messages.Evaluation{ID: newID(), Namespace: prev.GetNamespace(), Priority: prev.GetPriority(),
+		Type: prev.GetType(), TriggeredBy: "plan-refused", JobID: prev.GetJobID(), Status: "pending",
+		PreviousEval: prev.GetID(), CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}
+	a.propose(ctx, &messages.UpsertEvals{Evals: []*messages.Evaluation{ev}})
+}
+
+// onCapacityChanged moves blocked evaluations back to pending (the newest
+// per job), so they are planned again.
+func (a *Actor) onCapacityChanged(ctx actor.Context) {
+	latest := map[string]*messages.Evaluation{}
+	var stale []*messages.Evaluation
+	for _, e := range a.spec.State().EvalsByStatus("blocked") {
+		key := e.GetNamespace() + "/" + e.GetJobID()
+		if old := latest[key]; old != nil {
+			if old.GetCreateIndex() > e.GetCreateIndex() {
+				stale = append(stale, e)
+				continue
+			}
+			stale = append(stale, old)
+		}
+		latest[key] = e
+	}
+	if len(latest) == 0 {
+		return
+	}
+	now := a.spec.Clock.Now().UnixNano()
+	up := &messages.UpsertEvals{}
+	for _, e := range latest {
+		c := cloneEval(e)
+		c.Status, c.StatusDescription, c.ModifyTime = "pending", "unblocked: capacity changed", now
+		up.Evals = append(up.Evals, c)
+	}
+	for _, e := range stale {
+		c := cloneEval(e)
+		c.Status, c.StatusDescription, c.ModifyTime = "canceled", "superseded by a newer blocked evaluation", now
+		up.Evals = append(up.Evals, c)
+	}
+	a.propose(ctx, up)
+}
+
+func (a *Actor) propose(ctx actor.Context, up *messages.UpsertEvals) {
+	prop := a.spec.Proposer
+	cmd := &messages.Command{Time: a.spec.Clock.Now().UnixNano(), Cmd: &messages.Command_UpsertEvals{UpsertEvals: up}}
+	log := a.log
+	actors.Go(ctx, func() any {
+		c, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, _, err := prop.Apply(c, cmd); err != nil {
+			log.Error("updating evaluations failed", "error", err)
+		}
+		return nil
+	})
+}
+
+func cloneEval(e *messages.Evaluation) *messages.Evaluation {
+	return proto.Clone(e).(*messages.Evaluation)
+}
+
+func newID() string {
+	id, err := uuid.GenerateUUID()
+	if err != nil {
+		panic(err)
+	}
+	return id
+}

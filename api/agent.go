@@ -1,0 +1,86 @@
+package api
+
+// Agent is the /v1/agent family.
+type Agent struct{ c *Client }
+
+// Agent returns the agent endpoints.
+func (c *Client) Agent() *Agent { return &Agent{c: c} }
+
+// Self describes the agent answering (GET /v1/agent/self).
+func (a *Agent) Self() (*AgentSelf, error) {
+	var out AgentSelf
+	if _, err := a.c.query("/v1/agent/self", &out, nil); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Members lists the gossip members of the servers (GET /v1/agent/members).
+func (a *Agent) Members() (*ServerMembers, error) {
+	var out ServerMembers
+	if _, err := a.c.query("/v1/agent/members", &out, nil); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Status is the /v1/status family.
+type Status struct{ c *Client }
+
+// Status returns the status endpoints.
+func (c *Client) Status() *Status { return &Status{c: c} }
+
+// Leader is the raft leader's RPC address, "" when none is known
+// (GET /v1/status/leader).
+func (s *Status) Leader() (string, error) {
+	var out string
+	if _, err := s.c.query("/v1/status/leader", &out, nil); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// Peers lists the raft peers' addresses (GET /v1/status/peers).
+func (s *Status) Peers() ([]string, error) {
+	var out []string
+	if _, err := s.c.query("/v1/status/peers", &out, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Operator is the /v1/operator family.
+type Operator struct{ c *Client }
+
+// Operator returns the operator endpoints.
+func (c *Client) Operator() *Operator { return &Operator{c: c} }
+
+// RaftGetConfiguration lists the raft servers
+// (GET /v1/operator/raft/configuration).
+func (o *Operator) RaftGetConfiguration(q *QueryOptions) (*RaftConfiguration, error) {
+	var out RaftConfiguration
+	if _, err := o.c.query("/v1/operator/raft/configuration", &out, q); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Actors is the /v1/actors endpoint.
+type Actors struct{ c *Client }
+
+// Actors returns the actor-tree endpoint.
+func (c *Client) Actors() *Actors { return &Actors{c: c} }
+
+// Tree lists the live actors of a node (GET /v1/actors?node=ID); nodeID ""
+// means the agent answering.
+func (a *Actors) Tree(nodeID string) (*ActorTree, error) {
+	q := &QueryOptions{}
+	if nodeID != "" {
+		q.Params = map[string]string{"node": nodeID}
+	}
+	var out ActorTree
+	if _, err := a.c.query("/v1/actors", &out, q); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

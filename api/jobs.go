@@ -1,0 +1,98 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// Jobs is the /v1/jobs and /v1/job/:id family.
+type Jobs struct{ c *Client }
+
+// Jobs returns the jobs endpoints.
+func (c *Client) Jobs() *Jobs { return &Jobs{c: c} }
+
+// Register submits a job (PUT /v1/jobs); the answer names its evaluation.
+func (j *Jobs) Register(job *messages.Job, w *WriteOptions) (*JobRegisterResponse, *WriteMeta, error) {
+	var out JobRegisterResponse
+	wm, err := j.c.write(http.MethodPut, "/v1/jobs", &JobRegisterRequest{Job: job}, &out, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &out, wm, nil
+}
+
+// List lists jobs (GET /v1/jobs).
+func (j *Jobs) List(q *QueryOptions) ([]*JobListStub, *QueryMeta, error) {
+	var out []*JobListStub
+	qm, err := j.c.query("/v1/jobs", &out, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, qm, nil
+}
+
+// Info reads one job (GET /v1/job/:id).
+func (j *Jobs) Info(id string, q *QueryOptions) (*messages.Job, *QueryMeta, error) {
+	var out messages.Job
+	qm, err := j.c.query("/v1/job/"+escape(id), &out, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &out, qm, nil
+}
+
+// Deregister stops a job (DELETE /v1/job/:id), purging it when purge.
+func (j *Jobs) Deregister(id string, purge bool, w *WriteOptions) (*JobDeregisterResponse, *WriteMeta, error) {
+	var params url.Values
+	if purge {
+		params = url.Values{"purge": {"true"}}
+	}
+	var out JobDeregisterResponse
+	wm, err := j.c.writeParams(http.MethodDelete, "/v1/job/"+escape(id), params, nil, &out, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &out, wm, nil
+}
+
+// Allocations lists a job's allocations (GET /v1/job/:id/allocations).
+func (j *Jobs) Allocations(id string, q *QueryOptions) ([]*AllocListStub, *QueryMeta, error) {
+	var out []*AllocListStub
+	qm, err := j.c.query("/v1/job/"+escape(id)+"/allocations", &out, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, qm, nil
+}
+
+// Evaluations lists a job's evaluations (GET /v1/job/:id/evaluations).
+func (j *Jobs) Evaluations(id string, q *QueryOptions) ([]*messages.Evaluation, *QueryMeta, error) {
+	var out []*messages.Evaluation
+	qm, err := j.c.query("/v1/job/"+escape(id)+"/evaluations", &out, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, qm, nil
+}
+
+// Summary reads a job's per-group alloc counts (GET /v1/job/:id/summary).
+func (j *Jobs) Summary(id string, q *QueryOptions) (*JobSummary, *QueryMeta, error) {
+	var out JobSummary
+	qm, err := j.c.query("/v1/job/"+escape(id)+"/summary", &out, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &out, qm, nil
+}
+
+// ParseHCL turns a job file into a job (POST /v1/jobs/parse).
+func (j *Jobs) ParseHCL(src string, canonicalize bool) (*messages.Job, error) {
+	var out messages.Job
+	req := &JobsParseRequest{JobHCL: src, Canonicalize: canonicalize}
+	if _, err := j.c.write(http.MethodPost, "/v1/jobs/parse", req, &out, nil); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -1,0 +1,30 @@
+// Package jobspec turns job files into *messages.Job: HCL files in a
+// Nomad-like subset (hashicorp/hcl/v2) and JSON in the shape of Nomad's
+// /v1/jobs API. It also fills Nomad's defaults and validates jobs.
+//
+// The usual sequence, for the CLI and the HTTP API alike:
+//
+//	job, err := jobspec.Parse("web.hcl", src) // or jobspec.ParseJSON(body)
+//	if err != nil { ... }                     // *ParseError: file:line:col: what is wrong
+//	jobspec.Canonicalize(job)                 // namespace, region, policies, resources...
+//	if err := jobspec.Validate(job); err != nil {
+//		// *ValidationError: every problem, one per line, each with its path
+//	}
+//
+// Runtime interpolations ("${attr.kernel.name}", "${node.unique.name}",
+// "${meta.rack}", "${device.model}", "${env.X}", "${NOMAD_ALLOC_ID}",
+// "${TROUPE_...}") are not evaluated: the parser returns them verbatim for
+// the scheduler and the client to resolve. Other variables and function
+// calls are errors.
+//
+// Presence matters for a few defaults that a proto field cannot express (an
+// absent group count is 1, an explicit 0 stays 0; a restart block that sets
+// only some fields keeps the defaults for the others). The parsers apply
+// those right after decoding; Canonicalize fills the rest and is
+// idempotent. A job built in code should set Count itself. To send a parsed
+// job to the HTTP API, use EncodeJSON, not json.Marshal: the generated
+// struct tags drop zero values (count = 0, attempts = 0) that ParseJSON
+// would then read as absent.
+//
+// Errors wrap ErrParse or ErrInvalid.
+package jobspec

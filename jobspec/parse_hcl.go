@@ -1,0 +1,170 @@
+package jobspec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+var (
+	jobAttrs = []attrSpec{
+		{name: "name", field: "Name"}, {name: "namespace", field: "Namespace"},
+		{name: "region", field: "Region"}, {name: "datacenters", field: "Datacenters"},
+		{name: "type", field: "Type"}, {name: "priority", field: "Priority"},
+	}
+	groupAttrs = []attrSpec{
+		{name: "count", field: "Count"},
+		{name: "stop_after_client_disconnect", field: "StopAfterClientDisconnect", dur: true},
+	}
+	taskAttrs = []attrSpec{
+		{name: "driver", field: "Driver"}, {name: "user", field: "User"},
+		{name: "leader", field: "Leader"}, {name: "kill_signal", field: "KillSignal"},
+		{name: "kill_timeout", field: "KillTimeout", dur: true},
+	}
+
+	fileSchema  = schemaOf(nil, blockSpec{"job", []string{"name"}})
+	jobSchema   = schemaOf(jobAttrs, blockSpec{name: "meta"}, blockSpec{name: "constraint"}, blockSpec{"group", []string{"name"}})
+	groupSchema = schemaOf(groupAttrs,
+		blockSpec{name: "constraint"}, blockSpec{name: "restart"}, blockSpec{name: "reschedule"},
+		blockSpec{name: "migrate"}, blockSpec{name: "disconnect"}, blockSpec{name: "network"},
+		blockSpec{"volume", []string{"name"}}, blockSpec{name: "meta"}, blockSpec{"task", []string{"name"}})
+	taskSchema = schemaOf(taskAttrs,
+		blockSpec{name: "config"}, blockSpec{name: "env"}, blockSpec{name: "resources"},
+		blockSpec{name: "restart"}, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
+		blockSpec{name: "volume_mount"}, blockSpec{name: "logs"})
+)
+
+// Parse decodes an HCL job file (a Nomad-like subset) into a job. filename
+// is used in error positions. Runtime interpolations such as
+// "${attr.kernel.name}" or "${NOMAD_ALLOC_ID}" are kept verbatim. Groups
+// without count get 1, and partial restart/reschedule/migrate blocks are
+// merged over the job type's defaults; call Canonicalize for the rest.
+// Errors are *ParseError.
+func Parse(filename string, src []byte) (*messages.Job, error) {
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.Pos{Line: 1, Column: 1})
+	if diags.HasErrors() {
+		return nil, parseErrorOf(filename, diags)
+	}
+	d := &hclDecoder{ev: evaluator{src: src}}
+	c := d.content(file.Body, fileSchema)
+	jobs := c.Blocks.OfType("job")
+	if len(jobs) == 0 && !d.diags.HasErrors() {
+		d.errorf(file.Body.MissingItemRange(), "Missing job block", "A job file must contain one job block.")
+	}
+	var job *messages.Job
+	var pres []groupPresence
+	if len(jobs) > 0 {
+		job, pres = d.job(jobs[0])
+	}
+	d.single(c, "job")
+	if d.diags.HasErrors() {
+		return nil, parseErrorOf(filename, d.diags)
+	}
+	applyPresence(job, pres)
+	return job, nil
+}
+
+func (d *hclDecoder) job(b *hcl.Block) (*messages.Job, []groupPresence) {
+	job := &messages.Job{ID: b.Labels[0]}
+	c := d.content(b.Body, jobSchema)
+	d.decodeAttrs(c.Attributes, jobAttrs, job)
+	if m := d.single(c, "meta"); m != nil {
+		job.Meta = d.stringMap(m)
+	}
+	job.Constraints = d.constraints(c.Blocks.OfType("constraint"))
+	var pres []groupPresence
+	for _, gb := range c.Blocks.OfType("group") {
+		g, p := d.group(gb)
+		job.TaskGroups = append(job.TaskGroups, g)
+		pres = append(pres, p)
+	}
+	return job, pres
+}
+
+func (d *hclDecoder) group(b *hcl.Block) (*messages.TaskGroup, groupPresence) {
+	g := &messages.TaskGroup{Name: b.Labels[0]}
+	c := d.content(b.Body, groupSchema)
+	var p groupPresence
+	p.count = d.decodeAttrs(c.Attributes, groupAttrs, g).has("Count")
+	g.Constraints = d.constraints(c.Blocks.OfType("constraint"))
+	if m := d.single(c, "meta"); m != nil {
+		g.Meta = d.stringMap(m)
+	}
+	g.RestartPolicy, p.restart = d.restart(d.single(c, "restart"))
+	g.ReschedulePolicy, p.reschedule = d.reschedule(d.single(c, "reschedule"))
+	g.Migrate, p.migrate = d.migrate(d.single(c, "migrate"))
+	g.Disconnect, p.disconnect = d.disconnect(d.single(c, "disconnect"))
+	if nb := d.single(c, "network"); nb != nil {
+		g.Networks = []*messages.NetworkResource{d.network(nb)}
+	}
+	g.Volumes = d.volumes(c.Blocks.OfType("volume"))
+	for _, tb := range c.Blocks.OfType("task") {
+		t, tp := d.task(tb)
+		g.Tasks = append(g.Tasks, t)
+		p.tasks = append(p.tasks, tp)
+	}
+	return g, p
+}
+
+func (d *hclDecoder) task(b *hcl.Block) (*messages.Task, taskPresence) {
+	t := &messages.Task{Name: b.Labels[0]}
+	c := d.content(b.Body, taskSchema)
+	var p taskPresence
+	d.decodeAttrs(c.Attributes, taskAttrs, t)
+	if cb := d.single(c, "config"); cb != nil {
+		t.Config = d.config(cb)
+	}
+	if eb := d.single(c, "env"); eb != nil {
+		t.Env = d.stringMap(eb)
+	}
+	if m := d.single(c, "meta"); m != nil {
+		t.Meta = d.stringMap(m)
+	}
+	t.Resources, p.resources = d.resources(d.single(c, "resources"))
+	t.RestartPolicy, p.restart = d.restart(d.single(c, "restart"))
+	t.Constraints = d.constraints(c.Blocks.OfType("constraint"))
+	for _, vb := range c.Blocks.OfType("volume_mount") {
+		t.VolumeMounts = append(t.VolumeMounts, d.volumeMount(vb))
+	}
+	if lb := d.single(c, "logs"); lb != nil {
+		t.LogConfig = d.logs(lb)
+	}
+	return t, p
+}
+
+// parseErrorOf converts hcl diagnostics into a *ParseError positioned at
+// the first error; Detail lists every error diagnostic.
+func parseErrorOf(filename string, diags hcl.Diagnostics) *ParseError {
+	pe := &ParseError{Filename: filename}
+	var lines []string
+	for _, diag := range diags {
+		if diag.Severity != hcl.DiagError {
+			continue
+		}
+		text := diag.Summary
+		if diag.Detail != "" {
+			text += "; " + diag.Detail
+		}
+		if len(lines) == 0 {
+			if diag.Subject != nil {
+				pe.Line, pe.Column = diag.Subject.Start.Line, diag.Subject.Start.Column
+			}
+			lines = append(lines, text)
+			continue
+		}
+		lines = append(lines, diagPos(diag)+text)
+	}
+	pe.Detail = strings.Join(lines, "\n")
+	return pe
+}
+
+func diagPos(diag *hcl.Diagnostic) string {
+	if diag.Subject == nil {
+		return ""
+	}
+	s := diag.Subject.Start
+	return fmt.Sprintf("%s:%d:%d: ", diag.Subject.Filename, s.Line, s.Column)
+}

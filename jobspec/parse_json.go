@@ -1,0 +1,145 @@
+package jobspec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// ParseJSON decodes a job in Nomad's JSON API form: either a register body
+// {"Job": {...}} or a bare job object, with PascalCase fields and durations
+// in nanoseconds. Unknown fields are ignored. As with Parse, groups without
+// a Count key (or with "Count": null) get 1 and partial policies are merged
+// over the job type's defaults. Errors are *ParseError with the line and
+// column of the offending byte.
+func ParseJSON(src []byte) (*messages.Job, error) {
+	var top any
+	if err := json.Unmarshal(src, &top); err != nil {
+		return nil, jsonError(src, err)
+	}
+	obj, ok := top.(map[string]any)
+	if !ok {
+		return nil, &ParseError{Line: 1, Column: 1, Detail: "a job must be a JSON object"}
+	}
+	jobObj := obj
+	var body struct{ Job *messages.Job }
+	target := any(&body)
+	if inner, wrapped := lookup(obj, "Job"); wrapped {
+		if jobObj, ok = inner.(map[string]any); !ok {
+			return nil, &ParseError{Line: 1, Column: 1, Detail: "Job must be a JSON object"}
+		}
+	} else {
+		body.Job = &messages.Job{}
+		target = body.Job
+	}
+	if err := checkConfigs(jobObj); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(src, target); err != nil {
+		return nil, jsonError(src, err)
+	}
+	applyPresence(body.Job, jsonPresence(jobObj))
+	return body.Job, nil
+}
+
+// jsonError converts encoding/json errors into a *ParseError with a line and
+// column computed from the byte offset.
+func jsonError(src []byte, err error) *ParseError {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	pe := &ParseError{Detail: err.Error()}
+	switch {
+	case errors.As(err, &syn):
+		// Offset counts the bytes read, the offending one included; at the
+		// end of the input there is no offending byte, so point past it.
+		at := int(syn.Offset) - 1
+		if strings.HasPrefix(syn.Error(), "unexpected end") {
+			at = len(src)
+		}
+		pe.Line, pe.Column = lineCol(src, at)
+		pe.Detail = "invalid JSON: " + syn.Error()
+	case errors.As(err, &typ):
+		pe.Line, pe.Column = lineCol(src, int(typ.Offset)-1)
+		pe.Detail = fmt.Sprintf("field %s: cannot use a JSON %s as %s", typ.Field, typ.Value, typ.Type)
+	}
+	return pe
+}
+
+// jsonPresence records which fields the JSON job set, for applyPresence.
+func jsonPresence(job map[string]any) []groupPresence {
+	groups, _ := lookupValue(job, "TaskGroups").([]any)
+	out := make([]groupPresence, len(groups))
+	for i, gv := range groups {
+		g, _ := gv.(map[string]any)
+		_, out[i].count = lookup(g, "Count")
+		out[i].restart = keysOf(g, "RestartPolicy")
+		out[i].reschedule = keysOf(g, "ReschedulePolicy")
+		out[i].migrate = keysOf(g, "Migrate")
+		out[i].disconnect = keysOf(g, "Disconnect")
+		tasks, _ := lookupValue(g, "Tasks").([]any)
+		out[i].tasks = make([]taskPresence, len(tasks))
+		for j, tv := range tasks {
+			t, _ := tv.(map[string]any)
+			out[i].tasks[j].restart = keysOf(t, "RestartPolicy")
+			out[i].tasks[j].resources = keysOf(t, "Resources")
+		}
+	}
+	return out
+}
+
+// lookup finds key as encoding/json would (exact, then case-insensitive);
+// a null value counts as absent.
+func lookup(obj map[string]any, key string) (any, bool) {
+	if v, ok := obj[key]; ok {
+		return v, v != nil
+	}
+	for k, v := range obj {
+		if strings.EqualFold(k, key) {
+			return v, v != nil
+		}
+	}
+	return nil, false
+}
+
+func lookupValue(obj map[string]any, key string) any {
+	v, _ := lookup(obj, key)
+	return v
+}
+
+// keysOf returns the non-null keys of the object at obj[key], or nil when
+// it is absent.
+func keysOf(obj map[string]any, key string) fieldSet {
+	inner, ok := lookupValue(obj, key).(map[string]any)
+	if !ok {
+		return nil
+	}
+	fs := fieldSet{}
+	for k, v := range inner {
+		if v != nil {
+			fs.add(k)
+		}
+	}
+	return fs
+}
+
+// checkConfigs rejects a task Config that is not an object; its decoder
+// (protojson) would report a position relative to the Config value only.
+func checkConfigs(job map[string]any) error {
+	groups, _ := lookupValue(job, "TaskGroups").([]any)
+	for i, gv := range groups {
+		g, _ := gv.(map[string]any)
+		tasks, _ := lookupValue(g, "Tasks").([]any)
+		for j, tv := range tasks {
+			t, _ := tv.(map[string]any)
+			if cfg, ok := lookup(t, "Config"); ok {
+				if _, isObj := cfg.(map[string]any); !isObj {
+					return &ParseError{Detail: fmt.Sprintf("TaskGroups[%d].Tasks[%d].Config must be a JSON object", i, j)}
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package jobspec
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// KnownDrivers are the task drivers troupe has.
+var KnownDrivers = []string{"exec", "raw_exec", "containerd"}
+
+const maxIDLength = 128
+
+// checker collects problems, each prefixed with the path of what it is in.
+type checker struct {
+	problems *[]string
+	prefix   string
+}
+
+// at returns a checker for a nested element, e.g. at("group %q", name).
+func (c checker) at(format string, args ...any) checker {
+	return checker{c.problems, c.prefix + fmt.Sprintf(format, args...) + ": "}
+}
+
+func (c checker) addf(format string, args ...any) {
+	*c.problems = append(*c.problems, c.prefix+fmt.Sprintf(format, args...))
+}
+
+// Validate checks a job, normally after Canonicalize, and returns nil or a
+// *ValidationError listing every problem found, each naming its field path
+// (`group "web": task "server": resources.memory must be greater than 0`).
+func Validate(job *messages.Job) error {
+	var problems []string
+	c := checker{problems: &problems}
+	if job == nil {
+		c.addf("job is missing")
+	} else {
+		validateJob(c, job)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: problems}
+}
+
+func validateJob(c checker, job *messages.Job) {
+	validateID(c, job.ID)
+	for _, f := range [][2]string{{"name", job.Name}, {"namespace", job.Namespace}, {"region", job.Region}} {
+		if f[1] == "" {
+			c.addf("%s must not be empty", f[0])
+		}
+	}
+	if !slices.Contains([]string{TypeService, TypeBatch, TypeSystem}, job.Type) {
+		c.addf("type %q is not one of service, batch, system", job.Type)
+	}
+	if job.Priority < 1 || job.Priority > 100 {
+		c.addf("priority %d must be between 1 and 100", job.Priority)
+	}
+	if len(job.Datacenters) == 0 {
+		c.addf("datacenters must list at least one datacenter")
+	}
+	for i, dc := range job.Datacenters {
+		if dc == "" {
+			c.addf("datacenters[%d] must not be empty", i)
+		}
+	}
+	validateConstraints(c, "constraint", job.Constraints)
+	if len(job.TaskGroups) == 0 {
+		c.addf("job must have at least one group")
+	}
+	seen := map[string]bool{}
+	for i, g := range job.TaskGroups {
+		if g == nil {
+			c.addf("group[%d] is missing", i)
+			continue
+		}
+		gc := c.at("group %q", g.Name)
+		if g.Name == "" {
+			gc = c.at("group[%d]", i)
+			gc.addf("name must not be empty")
+		} else if seen[g.Name] {
+			gc.addf("group name is not unique")
+		}
+		seen[g.Name] = true
+		validateGroup(gc, job.Type, g)
+	}
+}
+
+func validateID(c checker, id string) {
+	switch {
+	case id == "":
+		c.addf("id must not be empty")
+	case strings.Contains(id, " "):
+		c.addf("id %q must not contain spaces", id)
+	case strings.ContainsRune(id, 0):
+		c.addf("id must not contain a NUL character")
+	}
+	if len(id) > maxIDLength {
+		c.addf("id must be at most %d characters (got %d)", maxIDLength, len(id))
+	}
+}
+
+func validateGroup(c checker, typ string, g *messages.TaskGroup) {
+	if g.Count < 0 {
+		c.addf("count %d must not be negative", g.Count)
+	}
+	if typ == TypeSystem && g.Count > 1 {
+		c.addf("count %d: system jobs run at most one allocation per node; count must be 0 or 1", g.Count)
+	}
+	if typ == TypeSystem && g.ReschedulePolicy != nil {
+		c.addf("reschedule: system jobs are not rescheduled; remove the reschedule block")
+	}
+	if g.StopAfterClientDisconnect < 0 {
+		c.addf("stop_after_client_disconnect must not be negative")
+	}
+	validateConstraints(c, "constraint", g.Constraints)
+	validateRestart(c.at("restart"), g.RestartPolicy)
+	validateReschedule(c.at("reschedule"), g.ReschedulePolicy)
+	validateMigrate(c.at("migrate"), g.Migrate)
+	validateDisconnect(c.at("disconnect"), g.Disconnect)
+	validateNetworks(c, g.Networks)
+	validateVolumes(c, g.Volumes)
+	if len(g.Tasks) == 0 {
+		c.addf("group must have at least one task")
+	}
+	seen := map[string]bool{}
+	for i, t := range g.Tasks {
+		if t == nil {
+			c.addf("task[%d] is missing", i)
+			continue
+		}
+		tc := c.at("task %q", t.Name)
+		if t.Name == "" {
+			tc = c.at("task[%d]", i)
+			tc.addf("name must not be empty")
+		} else if seen[t.Name] {
+			tc.addf("task name is not unique")
+		}
+		seen[t.Name] = true
+		validateTask(tc, g, t)
+	}
+}
+
+func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
+	if !slices.Contains(KnownDrivers, t.Driver) {
+		c.addf("driver: unknown driver %q (known: %s)", t.Driver, strings.Join(KnownDrivers, ", "))
+	}
+	if t.Driver == "exec" || t.Driver == "raw_exec" {
+		if cmd := t.Config.GetFields()["command"]; cmd.GetStringValue() == "" {
+			c.addf("config.command must be set to a non-empty string for the %s driver", t.Driver)
+		}
+	}
+	if t.KillTimeout < 0 {
+		c.addf("kill_timeout must not be negative")
+	}
+	validateResources(c, t.Resources)
+	validateConstraints(c, "constraint", t.Constraints)
+	validateRestart(c.at("restart"), t.RestartPolicy)
+	if lc := t.LogConfig; lc != nil {
+		if lc.MaxFiles < 1 {
+			c.addf("logs.max_files must be at least 1")
+		}
+		if lc.MaxFileSizeMB < 1 {
+			c.addf("logs.max_file_size must be at least 1")
+		}
+	}
+	for i, vm := range t.VolumeMounts {
+		validateVolumeMount(c.at("volume_mount[%d]", i), g, vm)
+	}
+}
+
+func validateResources(c checker, r *messages.Resources) {
+	if r == nil {
+		c.addf("resources must be set")
+		return
+	}
+	if r.CPU <= 0 {
+		c.addf("resources.cpu must be greater than 0")
+	}
+	if r.MemoryMB <= 0 {
+		c.addf("resources.memory must be greater than 0")
+	}
+	if r.MemoryMaxMB != 0 && r.MemoryMaxMB < r.MemoryMB {
+		c.addf("resources.memory_max (%d) must be 0 or at least resources.memory (%d)", r.MemoryMaxMB, r.MemoryMB)
+	}
+	if r.DiskMB < 0 {
+		c.addf("resources.disk must not be negative")
+	}
+	validateNetworks(c.at("resources"), r.Networks)
+	for i, dev := range r.Devices {
+		if dev == nil || dev.Name == "" {
+			c.at("resources.device[%d]", i).addf("name must not be empty")
+			continue
+		}
+		validateDevice(c.at("resources.device %q", dev.Name), dev)
+	}
+}

@@ -1,0 +1,8 @@
+// Package runtime holds troupe's host adapters: the code that touches the
+// machine an agent runs on. Its sub-packages are task drivers
+// (runtime/driver, runtime/driver/exec, later containerd) and, later, CNI
+// networking, CSI plugin clients and GPU devices. Each adapter is a small
+// interface with a real implementation and an in-memory fake for actor tests.
+// Packages under runtime may import messages, never actors or cluster: the
+// actors call into runtime, never the other way round.
+package runtime

@@ -1,0 +1,22 @@
+// Package driver defines the task-driver interface that the alloc actor uses
+// to run a task on the host, and an in-memory Fake of it for actor tests.
+//
+// A driver starts a task from a TaskConfig and returns a TaskHandle. The
+// handle is JSON-serialisable: the client stores it in its state file, and
+// after an agent restart passes it to RecoverTask on a fresh driver to
+// re-attach. WaitTask yields one ExitResult per call, also for recovered
+// tasks. StopTask signals the task's process group and escalates to SIGKILL
+// after a timeout; DestroyTask forgets a task.
+//
+// Implementations: runtime/driver/exec (plain processes supervised by an
+// executor process that outlives the agent) and Fake:
+//
+//	f := driver.NewFake()
+//	f.NextStartErr = errors.New("boom")  // the next StartTask fails
+//	h, _ := f.StartTask(ctx, cfg)       // fails with boom
+//	h, _ = f.StartTask(ctx, cfg)        // starts
+//	f.Exit(cfg.ID, 3)                   // WaitTask yields ExitCode 3
+//	f.Calls(driver.MethodStartTask)     // 2
+//
+// ParseSignal turns "SIGTERM", "TERM", "sigterm" or "15" into a signal.
+package driver
