@@ -1,0 +1,238 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/hashicorp/go-uuid"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/cluster"
+	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/clientstate"
+	"github.com/troupe-dev/troupe/runtime/driver"
+)
+
+// Agent is one running troupe agent.
+type Agent struct {
+	cfg     *Config
+	log     *slog.Logger
+	dataDir string
+	clock   actors.Clock
+	started time.Time
+
+	store  *state.Store
+	fsm    *state.FSM
+	raft   *cluster.Raft
+	raftID string
+
+	sys       *actors.System
+	serverPID *actor.PID
+	clientPID *actor.PID
+
+	db      *clientstate.DB
+	drivers map[string]driver.Driver
+	node    *messages.Node
+
+	ln   net.Listener
+	http *http.Server
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// New builds an agent from cfg; Start runs it.
+func New(cfg *Config) (*Agent, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	a := &Agent{cfg: cfg, log: cfg.Logger, clock: actors.RealClock{}, stop: make(chan struct{})}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	a.dataDir = cfg.DataDir
+	if cfg.Dev && a.dataDir == "" {
+		dir, err := os.MkdirTemp("", "troupe-dev-")
+		if err != nil {
+			return nil, fmt.Errorf("agent: temp data dir: %w", err)
+		}
+		a.dataDir = dir
+	}
+	for _, d := range []string{"server", "client", "alloc"} {
+		if err := os.MkdirAll(filepath.Join(a.dataDir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("agent: data dir: %w", err)
+		}
+	}
+	return a, nil
+}
+
+// DataDir is where the agent keeps its state.
+func (a *Agent) DataDir() string { return a.dataDir }
+
+// AllocDir is the root of the allocation directories.
+func (a *Agent) AllocDir() string { return filepath.Join(a.dataDir, "alloc") }
+
+// Start brings up raft, the actors and the HTTP API.
+func (a *Agent) Start() error {
+	a.started = time.Now()
+	a.sys = actors.NewSystem(a.log)
+	if err := a.startServer(); err != nil {
+		a.Shutdown()
+		return err
+	}
+	if a.cfg.Client {
+		if err := a.startClient(); err != nil {
+			a.Shutdown()
+			return err
+		}
+	}
+	if err := a.startHTTP(); err != nil {
+		a.Shutdown()
+		return err
+	}
+	return nil
+}
+
+func (a *Agent) startServer() error {
+	a.store = state.NewStore()
+	a.fsm = state.NewFSM(a.store, a.log)
+	id, err := persistentID(filepath.Join(a.dataDir, "server", "server-id"))
+	if err != nil {
+		return err
+	}
+	a.raftID = id
+	props := a.sys.Props("server", newServerActor(a))
+	a.serverPID, err = a.sys.Root.SpawnNamed(props, "server")
+	if err != nil {
+		return fmt.Errorf("agent: spawn server actor: %w", err)
+	}
+	a.fsm.OnApply(func(ev state.Event) {
+		a.sys.Root.Send(a.serverPID, &ev)
+	})
+	a.raft, err = cluster.NewRaft(cluster.RaftConfig{
+		NodeID: id, DataDir: filepath.Join(a.dataDir, "server"), Bootstrap: true,
+		SnapshotThreshold: a.cfg.SnapshotThreshold, SnapshotInterval: a.cfg.SnapshotInterval,
+		HeartbeatTimeout: 500 * time.Millisecond, ElectionTimeout: 500 * time.Millisecond,
+		LeaderLeaseTimeout: 250 * time.Millisecond, Logger: a.log,
+	}, a.fsm)
+	if err != nil {
+		return err
+	}
+	a.wg.Add(1)
+	go a.watchLeadership()
+	return nil
+}
+
+// watchLeadership tells the server actor when this server gains or loses
+// raft leadership.
+func (a *Agent) watchLeadership() {
+	defer a.wg.Done()
+	ch := a.raft.LeaderCh()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case isLeader, ok := <-ch:
+			if !ok {
+				return
+			}
+			a.sys.Root.Send(a.serverPID, &leadership{leader: isLeader})
+		}
+	}
+}
+
+// Apply proposes a raft command through this server.
+func (a *Agent) Apply(ctx context.Context, cmd *messages.Command) (any, uint64, error) {
+	if cmd.Time == 0 {
+		cmd.Time = a.clock.Now().UnixNano()
+	}
+	return a.raft.Apply(ctx, cmd)
+}
+
+// Store is the local replica of the state.
+func (a *Agent) Store() *state.Store { return a.store }
+
+// Raft is the agent's raft server.
+func (a *Agent) Raft() *cluster.Raft { return a.raft }
+
+// System is the agent's actor system.
+func (a *Agent) System() *actors.System { return a.sys }
+
+// Node is the client's node, nil on a server-only agent.
+func (a *Agent) Node() *messages.Node { return a.node }
+
+// WaitLeader waits until this server leads (single-server agents elect
+// themselves within a second or two).
+func (a *Agent) WaitLeader(ctx context.Context) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for !a.raft.IsLeader() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("agent: no leader: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// Shutdown stops the agent. Tasks keep running: a restarted agent with the
+// same data dir re-attaches to them. A -dev agent, whose state dies with
+// it, stops its tasks first.
+func (a *Agent) Shutdown() error {
+	select {
+	case <-a.stop:
+		return nil
+	default:
+	}
+	close(a.stop)
+	var errs []error
+	if a.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		errs = append(errs, a.http.Shutdown(ctx))
+		cancel()
+	}
+	if a.cfg.Dev && a.db != nil {
+		a.stopAllTasks()
+	}
+	if a.sys != nil {
+		a.sys.Shutdown()
+	}
+	if a.raft != nil {
+		errs = append(errs, a.raft.Shutdown())
+	}
+	a.wg.Wait()
+	if a.db != nil {
+		errs = append(errs, a.db.Close())
+	}
+	if a.cfg.Dev && a.cfg.DataDir == "" {
+		errs = append(errs, os.RemoveAll(a.dataDir))
+	}
+	return errors.Join(errs...)
+}
+
+// persistentID reads an ID from path, creating it on first use.
+func persistentID(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	id, err := uuid.GenerateUUID()
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("agent: write %s: %w", path, err)
+	}
+	return id, nil
+}

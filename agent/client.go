@@ -1,0 +1,116 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/actors/alloc"
+	"github.com/troupe-dev/troupe/actors/node"
+	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/clientstate"
+	"github.com/troupe-dev/troupe/runtime/driver"
+	"github.com/troupe-dev/troupe/runtime/driver/exec"
+)
+
+func (a *Agent) startClient() error {
+	var err error
+	a.db, err = clientstate.Open(filepath.Join(a.dataDir, "client", "state.db"), a.log)
+	if err != nil {
+		return err
+	}
+	id, err := persistentID(filepath.Join(a.dataDir, "client", "node-id"))
+	if err != nil {
+		return err
+	}
+	name := a.cfg.NodeName
+	if name == "" {
+		name, _ = os.Hostname()
+	}
+	a.node = &messages.Node{
+		ID: id, Name: name, Datacenter: a.cfg.Datacenter, Region: a.cfg.Region,
+		NodeClass: a.cfg.NodeClass, NodePool: "default", Meta: a.cfg.Meta,
+		HTTPAddr: a.cfg.HTTPAddr, Status: "initializing", SchedulingEligibility: "eligible",
+		Version: node.Version,
+	}
+	a.drivers = map[string]driver.Driver{
+		"exec": exec.New(exec.Config{ExecutorPath: a.cfg.ExecutorPath, ExecutorArgs: a.cfg.ExecutorArgs,
+			ExecutorEnv: a.cfg.ExecutorEnv, Logger: a.log}),
+	}
+	spec := &node.ClientSpec{
+		Node: a.node, Server: &localServer{a: a}, Drivers: a.drivers, DB: a.db, Clock: a.clock,
+		AllocProps: a.allocProps, BatchInterval: a.cfg.ClientBatch, Logger: a.log.With("actor", "client"),
+	}
+	a.clientPID, err = a.sys.Root.SpawnNamed(a.sys.Props("client", node.NewClient(spec),
+		actor.WithSupervisor(actors.DefaultSupervision.Strategy())), "client")
+	if err != nil {
+		return fmt.Errorf("agent: spawn client actor: %w", err)
+	}
+	return nil
+}
+
+// allocProps builds the props of one alloc actor.
+func (a *Agent) allocProps(al *messages.Allocation) *actor.Props {
+	spec := &alloc.Spec{
+		Alloc: al, Drivers: a.drivers, DB: a.db, Clock: a.clock, AllocRoot: a.AllocDir(),
+		Registry: a.sys.Registry, Logger: a.log.With("actor", "alloc"),
+	}
+	return a.sys.Props("alloc", alloc.New(spec), actor.WithSupervisor(actors.DefaultSupervision.Strategy()))
+}
+
+// TaskLogPath is the file holding a task's stdout or stderr.
+func (a *Agent) TaskLogPath(allocID, task, logType string) (string, error) {
+	if a.db == nil {
+		return "", ErrNotClient
+	}
+	if logType != "stdout" && logType != "stderr" {
+		return "", fmt.Errorf("agent: log type %q: want stdout or stderr", logType)
+	}
+	dir := alloc.TaskDir(a.AllocDir(), allocID, task)
+	if filepath.Dir(filepath.Dir(dir)) != a.AllocDir() {
+		return "", fmt.Errorf("%w: %q", ErrUnknownAlloc, allocID)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("%w: no task %q in allocation %q", ErrUnknownAlloc, task, allocID)
+	}
+	return filepath.Join(dir, logType), nil
+}
+
+// stopAllTasks stops every task this client runs, in parallel (a -dev
+// agent does this on exit: its state dies with it).
+func (a *Agent) stopAllTasks() {
+	all, err := a.db.Allocs()
+	if err != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, sa := range all {
+		for _, raw := range sa.Handles {
+			h := &driver.TaskHandle{}
+			if json.Unmarshal(raw, h) != nil {
+				continue
+			}
+			d, ok := a.drivers[h.Driver]
+			if !ok {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if d.RecoverTask(ctx, h) == nil {
+					_ = d.StopTask(ctx, h.TaskID, 3*time.Second, "SIGTERM")
+				}
+			}()
+		}
+	}
+	wg.Wait()
+}

@@ -1,0 +1,12 @@
+package agent
+
+import "errors"
+
+var (
+	// ErrConfig is returned for an invalid agent configuration.
+	ErrConfig = errors.New("agent: invalid configuration")
+	// ErrNotClient is returned for client calls on an agent without a client.
+	ErrNotClient = errors.New("agent: this agent runs no client")
+	// ErrUnknownAlloc is returned for an allocation the client does not know.
+	ErrUnknownAlloc = errors.New("agent: unknown allocation")
+)

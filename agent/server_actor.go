@@ -1,0 +1,141 @@
+package agent
+
+import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/actors/node"
+	"github.com/troupe-dev/troupe/actors/scheduler"
+	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// leadership says this server gained or lost raft leadership.
+type leadership struct{ leader bool }
+
+// capacityChanged asks the scheduler to retry blocked evaluations.
+type capacityChanged struct{}
+
+// serverActor ("server") owns the leader's actors: while this server leads
+// it runs the scheduler and one node actor per node, rebuilt from the
+// replicated state, and routes the FSM's events to them.
+type serverActor struct {
+	a      *Agent
+	leader bool
+	sched  *actor.PID
+	nodes  map[string]*actor.PID
+}
+
+func newServerActor(a *Agent) actor.Producer {
+	return func() actor.Actor { return &serverActor{a: a, nodes: map[string]*actor.PID{}} }
+}
+
+// Phase names the actor's state for the actor tree.
+func (s *serverActor) Phase() string {
+	if s.leader {
+		return "leader"
+	}
+	return "follower"
+}
+
+// Receive dispatches.
+func (s *serverActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *leadership:
+		s.onLeadership(ctx, m)
+	case *state.Event:
+		s.onEvent(ctx, m)
+	case *capacityChanged:
+		if s.sched != nil {
+			ctx.Send(s.sched, &scheduler.CapacityChanged{})
+		}
+	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
+	default:
+		s.a.log.Warn("server actor: unexpected message", "type", fmt.Sprintf("%T", m))
+	}
+}
+
+func (s *serverActor) onLeadership(ctx actor.Context, m *leadership) {
+	if m.leader == s.leader {
+		return
+	}
+	s.leader = m.leader
+	if !m.leader {
+		s.a.log.Info("lost leadership: stopping leader actors")
+		for _, pid := range ctx.Children() {
+			ctx.Stop(pid)
+		}
+		s.sched, s.nodes = nil, map[string]*actor.PID{}
+		return
+	}
+	s.a.log.Info("gained leadership: starting scheduler and node actors")
+	spec := &scheduler.Spec{
+		State:    func() scheduler.StateView { return s.a.store.Snapshot() },
+		Proposer: s.a, Clock: s.a.clock, Logger: s.a.log.With("actor", "scheduler"),
+		Seed: uint64(s.a.clock.Now().UnixNano()),
+	}
+	pid, err := ctx.SpawnNamed(s.a.sys.Props("scheduler", scheduler.New(spec),
+		actor.WithSupervisor(actors.DefaultSupervision.Strategy())), "scheduler")
+	if err != nil {
+		s.a.log.Error("spawn scheduler", "error", err)
+		return
+	}
+	s.sched = pid
+	for _, n := range s.a.store.Snapshot().Nodes() {
+		s.ensureNode(ctx, n.GetID())
+	}
+}
+
+func (s *serverActor) ensureNode(ctx actor.Context, id string) *actor.PID {
+	if pid, ok := s.nodes[id]; ok {
+		return pid
+	}
+	spec := &node.ServerSpec{
+		NodeID:    id,
+		State:     func() node.StateView { return s.a.store.Snapshot() },
+		ClientPID: s.a.clientPIDFor,
+		Logger:    s.a.log.With("actor", "node"),
+	}
+	pid, err := ctx.SpawnNamed(s.a.sys.Props("node", node.NewServer(spec)), "nodes/"+id)
+	if err != nil {
+		s.a.log.Error("spawn node actor", "node", id, "error", err)
+		return nil
+	}
+	s.nodes[id] = pid
+	return pid
+}
+
+// onEvent routes what the FSM applied to the leader's actors.
+func (s *serverActor) onEvent(ctx actor.Context, ev *state.Event) {
+	if !s.leader {
+		return
+	}
+	for _, id := range ev.NodeUpdated {
+		s.ensureNode(ctx, id)
+	}
+	for _, id := range ev.NodesChanged {
+		if pid := s.ensureNode(ctx, id); pid != nil {
+			ctx.Send(pid, &messages.NodeAllocsChanged{NodeID: id, Index: ev.Index})
+		}
+	}
+	for _, id := range ev.EvalsReady {
+		ctx.Send(s.sched, &messages.EvalReady{EvalID: id})
+	}
+	for _, e := range ev.DelayedEvals {
+		ctx.Send(s.sched, &messages.EvalReady{EvalID: e.GetID()})
+	}
+	if len(ev.NodeUpdated) > 0 {
+		ctx.Send(s.sched, &scheduler.CapacityChanged{})
+	}
+}
+
+// clientPIDFor says where a node's client actor lives: this process for
+// its own node.
+func (a *Agent) clientPIDFor(n *messages.Node) *actor.PID {
+	if a.node != nil && n.GetID() == a.node.GetID() {
+		return a.clientPID
+	}
+	return actor.NewPID(n.GetRPCAddr(), "client")
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// allocStatusCommand is `troupe alloc status [-json] [-verbose] ID`.
+func allocStatusCommand(args []string, stdout, stderr io.Writer) int {
+	m := newMeta("alloc status", stdout, stderr, true)
+	verbose := m.fs.Bool("verbose", false, "show full IDs")
+	rest, code, ok := m.parse(args)
+	if !ok {
+		return code
+	}
+	if len(rest) != 1 {
+		return m.usageError("ID")
+	}
+	c, err := m.client()
+	if err != nil {
+		return m.fail("creating the API client", err)
+	}
+	alloc, err := lookupAlloc(c, rest[0])
+	if err != nil {
+		return m.fail("querying allocation", err)
+	}
+	if m.json {
+		return m.printJSON(alloc)
+	}
+	writeAllocHeader(m.stdout, alloc, *verbose)
+	for _, task := range allocTasks(alloc) {
+		writeTaskStatus(m.stdout, alloc, task)
+	}
+	return exitOK
+}
+
+func writeAllocHeader(w io.Writer, a *messages.Allocation, verbose bool) {
+	writeKV(w, []kv{
+		{"ID", a.ID},
+		{"Eval ID", idOrShort(a.EvalID, verbose)},
+		{"Name", a.Name},
+		{"Node ID", idOrShort(a.NodeID, verbose)},
+		{"Node Name", a.NodeName},
+		{"Job ID", a.JobID},
+		{"Job Version", strconv.FormatUint(a.JobVersion, 10)},
+		{"Client Status", a.ClientStatus},
+		{"Client Description", orNone(a.ClientDescription)},
+		{"Desired Status", a.DesiredStatus},
+		{"Desired Description", orNone(a.DesiredDescription)},
+		{"Created", timeAgo(a.CreateTime)},
+		{"Modified", timeAgo(a.ModifyTime)},
+	})
+}
+
+// writeTaskStatus writes one task's state, resources and recent events.
+func writeTaskStatus(w io.Writer, a *messages.Allocation, task string) {
+	st := a.TaskStates[task]
+	state := st.GetState()
+	if state == "" {
+		state = "pending"
+	}
+	fmt.Fprintf(w, "\nTask %q is %q\n", task, state)
+	if res := a.GetAllocatedResources().GetTasks()[task]; res != nil {
+		fmt.Fprintln(w, "Task Resources:")
+		writeTable(w, []string{"CPU", "Memory"}, [][]string{{
+			fmt.Sprintf("%d MHz", res.GetCpu().GetCpuShares()),
+			fmt.Sprintf("%d MiB", res.GetMemory().GetMemoryMB()),
+		}})
+	}
+	if len(st.GetEvents()) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nRecent Events:")
+	writeEvents(w, "", lastEvents(st.GetEvents(), 10), true)
+}
+
+// allocTasks names the allocation's tasks: from its job's group, its task
+// states and its allocated resources, sorted.
+func allocTasks(a *messages.Allocation) []string {
+	set := map[string]bool{}
+	for _, tg := range a.GetJob().GetTaskGroups() {
+		if tg.GetName() != a.TaskGroup {
+			continue
+		}
+		for _, t := range tg.GetTasks() {
+			set[t.GetName()] = true
+		}
+	}
+	for name := range a.TaskStates {
+		set[name] = true
+	}
+	for name := range a.GetAllocatedResources().GetTasks() {
+		set[name] = true
+	}
+	return sortedKeys(set)
+}
+
+// allocStopCommand is `troupe alloc stop [-detach] ID`.
+func allocStopCommand(args []string, stdout, stderr io.Writer) int {
+	m := newMeta("alloc stop", stdout, stderr, false)
+	detach := m.fs.Bool("detach", false, "print the evaluation ID and exit without monitoring")
+	timeout := m.fs.Duration("timeout", defaultMonitorTimeout, "give up monitoring after this long")
+	rest, code, ok := m.parse(args)
+	if !ok {
+		return code
+	}
+	if len(rest) != 1 {
+		return m.usageError("ID")
+	}
+	c, err := m.client()
+	if err != nil {
+		return m.fail("creating the API client", err)
+	}
+	alloc, err := lookupAlloc(c, rest[0])
+	if err != nil {
+		return m.fail("querying allocation", err)
+	}
+	resp, err := c.Allocations().Stop(alloc.ID, nil)
+	if err != nil {
+		return m.fail("stopping allocation", err)
+	}
+	return followEval(m, c, resp.EvalID, *detach, *timeout, false, "Allocation stop successful")
+}

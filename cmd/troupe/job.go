@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// defaultMonitorTimeout bounds how long run and stop watch the cluster.
+const defaultMonitorTimeout = 5 * time.Minute
+
+// jobRunCommand is `troupe job run [-detach] [-json-file] [-timeout D] FILE`.
+func jobRunCommand(args []string, stdout, stderr io.Writer) int {
+	m := newMeta("job run", stdout, stderr, false)
+	detach := m.fs.Bool("detach", false, "print the evaluation ID and exit without monitoring")
+	jsonFile := m.fs.Bool("json-file", false, "the file is a JSON job (default: by the .json extension)")
+	timeout := m.fs.Duration("timeout", defaultMonitorTimeout, "give up monitoring after this long")
+	rest, code, ok := m.parse(args)
+	if !ok {
+		return code
+	}
+	if len(rest) != 1 {
+		return m.usageError("FILE")
+	}
+	c, err := m.client()
+	if err != nil {
+		return m.fail("creating the API client", err)
+	}
+	job, err := readJobFile(c, rest[0], *jsonFile || strings.EqualFold(filepath.Ext(rest[0]), ".json"))
+	if err != nil {
+		return m.fail("parsing job file from "+rest[0], err)
+	}
+	resp, _, err := c.Jobs().Register(job, nil)
+	if err != nil {
+		return m.fail("submitting job", err)
+	}
+	return followEval(m, c, resp.EvalID, *detach, *timeout, true, "Job registration successful")
+}
+
+// followEval prints the evaluation ID when detach, else monitors it.
+func followEval(m *meta, c *api.Client, evalID string, detach bool, timeout time.Duration, waitAllocs bool, done string) int {
+	if evalID == "" {
+		fmt.Fprintln(m.stdout, done)
+		return exitOK
+	}
+	if detach {
+		fmt.Fprintln(m.stdout, done)
+		fmt.Fprintf(m.stdout, "Evaluation ID: %s\n", evalID)
+		return exitOK
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	code, err := newMonitor(c, m.stdout, waitAllocs).run(ctx, evalID)
+	if err != nil {
+		return m.fail("monitoring evaluation "+shortID(evalID), err)
+	}
+	return code
+}
+
+// readJobFile decodes a job file: JSON (a job, or {"Job": job}) when
+// asJSON, else HCL parsed by the agent (POST /v1/jobs/parse).
+func readJobFile(c *api.Client, path string, asJSON bool) (*messages.Job, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadJobFile, err)
+	}
+	if !asJSON {
+		return c.Jobs().ParseHCL(string(src), true)
+	}
+	// Unknown fields are ignored, so Nomad's own job JSON is accepted.
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(src, &top); err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadJobFile, err)
+	}
+	if raw, ok := top["Job"]; ok && len(top) == 1 {
+		src = raw
+	}
+	job := &messages.Job{}
+	if err := json.Unmarshal(src, job); err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadJobFile, err)
+	}
+	return job, nil
+}
+
+// jobStopCommand is `troupe job stop [-purge] [-detach] ID`.
+func jobStopCommand(args []string, stdout, stderr io.Writer) int {
+	m := newMeta("job stop", stdout, stderr, false)
+	purge := m.fs.Bool("purge", false, "remove the job from the state, not just stop it")
+	detach := m.fs.Bool("detach", false, "print the evaluation ID and exit without monitoring")
+	timeout := m.fs.Duration("timeout", defaultMonitorTimeout, "give up monitoring after this long")
+	rest, code, ok := m.parse(args)
+	if !ok {
+		return code
+	}
+	if len(rest) != 1 {
+		return m.usageError("ID")
+	}
+	c, err := m.client()
+	if err != nil {
+		return m.fail("creating the API client", err)
+	}
+	job, err := lookupJob(c, rest[0])
+	if err != nil {
+		return m.fail("looking up job", err)
+	}
+	resp, _, err := c.Jobs().Deregister(job.ID, *purge, nil)
+	if err != nil {
+		return m.fail("deregistering job", err)
+	}
+	return followEval(m, c, resp.EvalID, *detach, *timeout, false, "Job stop successful")
+}
+
+// jobInspectCommand is `troupe job inspect ID`: the job as {"Job": ...},
+// which `troupe job run` accepts back.
+func jobInspectCommand(args []string, stdout, stderr io.Writer) int {
+	m := newMeta("job inspect", stdout, stderr, false)
+	rest, code, ok := m.parse(args)
+	if !ok {
+		return code
+	}
+	if len(rest) != 1 {
+		return m.usageError("ID")
+	}
+	c, err := m.client()
+	if err != nil {
+		return m.fail("creating the API client", err)
+	}
+	job, err := lookupJob(c, rest[0])
+	if err != nil {
+		return m.fail("inspecting job", err)
+	}
+	return m.printJSON(map[string]*messages.Job{"Job": job})
+}

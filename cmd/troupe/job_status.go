@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// jobStatusCommand is `troupe job status [-json] [ID]`.
+func jobStatusCommand(args []string, stdout, stderr io.Writer) int {
+	m := newMeta("job status", stdout, stderr, true)
+	rest, code, ok := m.parse(args)
+	if !ok {
+		return code
+	}
+	if len(rest) > 1 {
+		return m.usageError("[ID]")
+	}
+	c, err := m.client()
+	if err != nil {
+		return m.fail("creating the API client", err)
+	}
+	if len(rest) == 0 {
+		return jobList(m, c)
+	}
+	job, err := lookupJob(c, rest[0])
+	if err != nil {
+		return m.fail("querying job", err)
+	}
+	if m.json {
+		return m.printJSON(job)
+	}
+	return jobDetail(m, c, job)
+}
+
+func jobList(m *meta, c *api.Client) int {
+	jobs, _, err := c.Jobs().List(nil)
+	if err != nil {
+		return m.fail("querying jobs", err)
+	}
+	if m.json {
+		return m.printJSON(jobs)
+	}
+	if len(jobs) == 0 {
+		fmt.Fprintln(m.stdout, "No running jobs")
+		return exitOK
+	}
+	sort.Slice(jobs, func(i, j int) bool { return jobs[i].ID < jobs[j].ID })
+	rows := make([][]string, 0, len(jobs))
+	for _, j := range jobs {
+		rows = append(rows, []string{j.ID, j.Type, strconv.Itoa(j.Priority), j.Status, formatTime(j.SubmitTime)})
+	}
+	writeTable(m.stdout, []string{"ID", "Type", "Priority", "Status", "Submit Date"}, rows)
+	return exitOK
+}
+
+func jobDetail(m *meta, c *api.Client, job *messages.Job) int {
+	writeKV(m.stdout, []kv{
+		{"ID", job.ID},
+		{"Name", job.Name},
+		{"Submit Date", formatTime(job.SubmitTime)},
+		{"Type", job.Type},
+		{"Priority", strconv.Itoa(int(job.Priority))},
+		{"Datacenters", strings.Join(job.Datacenters, ",")},
+		{"Namespace", job.Namespace},
+		{"Status", job.Status},
+	})
+	summary, _, err := c.Jobs().Summary(job.ID, nil)
+	if err != nil {
+		return m.fail("querying job summary", err)
+	}
+	fmt.Fprintln(m.stdout, "\nSummary")
+	writeSummary(m.stdout, summary)
+	allocs, _, err := c.Jobs().Allocations(job.ID, nil)
+	if err != nil {
+		return m.fail("querying job allocations", err)
+	}
+	fmt.Fprintln(m.stdout, "\nAllocations")
+	writeAllocTable(m.stdout, allocs, false)
+	return exitOK
+}
+
+func writeSummary(w io.Writer, s *api.JobSummary) {
+	rows := make([][]string, 0, len(s.Summary))
+	for _, tg := range sortedKeys(s.Summary) {
+		g := s.Summary[tg]
+		rows = append(rows, []string{tg, strconv.Itoa(g.Queued), strconv.Itoa(g.Starting),
+			strconv.Itoa(g.Running), strconv.Itoa(g.Failed), strconv.Itoa(g.Complete),
+			strconv.Itoa(g.Lost), strconv.Itoa(g.Unknown)})
+	}
+	writeTable(w, []string{"Task Group", "Queued", "Starting", "Running", "Failed", "Complete", "Lost", "Unknown"}, rows)
+}
+
+// writeAllocTable writes allocations newest first.
+func writeAllocTable(w io.Writer, allocs []*api.AllocListStub, verbose bool) {
+	if len(allocs) == 0 {
+		fmt.Fprintln(w, "No allocations placed")
+		return
+	}
+	sorted := append([]*api.AllocListStub(nil), allocs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].CreateIndex > sorted[j].CreateIndex })
+	rows := make([][]string, 0, len(sorted))
+	for _, a := range sorted {
+		rows = append(rows, []string{idOrShort(a.ID, verbose), idOrShort(a.NodeID, verbose), a.TaskGroup,
+			strconv.FormatUint(a.JobVersion, 10), a.DesiredStatus, a.ClientStatus,
+			timeAgo(a.CreateTime), timeAgo(a.ModifyTime)})
+	}
+	writeTable(w, []string{"ID", "Node ID", "Task Group", "Version", "Desired", "Status", "Created", "Modified"}, rows)
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// version is the build's version; set with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// getenv and nowFunc are how commands read the environment and the clock;
+// tests replace them.
+var (
+	getenv  = os.Getenv
+	nowFunc = time.Now
+)
+
+// command is one CLI command: it parses args, writes to stdout and
+// stderr, and returns the exit code.
+type command func(args []string, stdout, stderr io.Writer) int
+
+// cmdNode is a command or a group of subcommands.
+type cmdNode struct {
+	synopsis string
+	run      command
+	subs     map[string]*cmdNode
+	hidden   bool
+}
+
+// withoutIO adapts the commands that write to the process's own streams.
+func withoutIO(f func([]string) int) command {
+	return func(args []string, _, _ io.Writer) int { return f(args) }
+}
+
+// commandTree is the whole CLI.
+func commandTree() *cmdNode {
+	return &cmdNode{subs: map[string]*cmdNode{
+		"agent":    {synopsis: "Run a troupe agent (server and/or client)", run: withoutIO(agentCommand)},
+		"executor": {run: withoutIO(executorCommand), hidden: true},
+		"bench":    {synopsis: "Run the built-in benchmarks", run: withoutIO(benchCommand)},
+		"version":  {synopsis: "Print the troupe version", run: versionCommand},
+		"actors":   {synopsis: "Print the live actor tree of a node", run: actorsCommand},
+		"job": {synopsis: "Submit, inspect and stop jobs", subs: map[string]*cmdNode{
+			"run":     {synopsis: "Submit a job file and watch it start", run: jobRunCommand},
+			"status":  {synopsis: "List jobs or show one job", run: jobStatusCommand},
+			"stop":    {synopsis: "Stop a running job", run: jobStopCommand},
+			"inspect": {synopsis: "Print a job as JSON", run: jobInspectCommand},
+		}},
+		"alloc": {synopsis: "Inspect allocations", subs: map[string]*cmdNode{
+			"status": {synopsis: "Show an allocation", run: allocStatusCommand},
+			"logs":   {synopsis: "Stream a task's logs", run: allocLogsCommand},
+			"stop":   {synopsis: "Stop (and reschedule) an allocation", run: allocStopCommand},
+		}},
+		"node": {synopsis: "Inspect and manage client nodes", subs: map[string]*cmdNode{
+			"status":      {synopsis: "List nodes or show one node", run: nodeStatusCommand},
+			"eligibility": {synopsis: "Toggle a node's scheduling eligibility", run: nodeEligibilityCommand},
+		}},
+		"eval": {synopsis: "Inspect evaluations", subs: map[string]*cmdNode{
+			"status": {synopsis: "Show an evaluation", run: evalStatusCommand},
+		}},
+		"server": {synopsis: "Inspect servers", subs: map[string]*cmdNode{
+			"members": {synopsis: "List the server members", run: serverMembersCommand},
+		}},
+		"operator": {synopsis: "Cluster operator commands", subs: map[string]*cmdNode{
+			"raft": {synopsis: "Raft commands", subs: map[string]*cmdNode{
+				"list-peers": {synopsis: "List the raft peers", run: raftListPeersCommand},
+			}},
+		}},
+	}}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches `troupe <cmd> [<sub>...] [flags] args`.
+func run(args []string, stdout, stderr io.Writer) int {
+	node, path := commandTree(), []string{"troupe"}
+	for len(args) > 0 {
+		sub, ok := node.subs[args[0]]
+		if !ok {
+			break
+		}
+		node, path, args = sub, append(path, args[0]), args[1:]
+	}
+	if node.run != nil {
+		return node.run(args, stdout, stderr)
+	}
+	if len(args) > 0 && !isHelp(args[0]) {
+		fmt.Fprintf(stderr, "Error: unknown command %q for %q\n\n", args[0], strings.Join(path, " "))
+		printUsage(stderr, node, path)
+		return 1
+	}
+	if len(args) > 0 {
+		printUsage(stdout, node, path)
+		return 0
+	}
+	printUsage(stderr, node, path)
+	return 1
+}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
+}
+
+// printUsage lists the subcommands of node.
+func printUsage(w io.Writer, node *cmdNode, path []string) {
+	fmt.Fprintf(w, "Usage: %s <command> [flags] [args]\n\nCommands:\n", strings.Join(path, " "))
+	names := make([]string, 0, len(node.subs))
+	for name, sub := range node.subs {
+		if !sub.hidden {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
+	for _, name := range names {
+		fmt.Fprintf(tw, "    %s\t%s\n", name, node.subs[name].synopsis)
+	}
+	_ = tw.Flush()
+}
+
+// versionCommand prints the version.
+func versionCommand(_ []string, stdout, _ io.Writer) int {
+	fmt.Fprintf(stdout, "troupe v%s\n", version)
+	return 0
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/troupe-dev/troupe/api"
+)
+
+// meta holds what every command shares: its streams, its flag set with the
+// global -address flag and, where asked, -json.
+type meta struct {
+	stdout, stderr io.Writer
+	fs             *flag.FlagSet
+	address        string
+	json           bool
+}
+
+// newMeta builds the flag set of command name ("job status").
+func newMeta(name string, stdout, stderr io.Writer, withJSON bool) *meta {
+	m := &meta{stdout: stdout, stderr: stderr}
+	m.fs = flag.NewFlagSet("troupe "+name, flag.ContinueOnError)
+	m.fs.SetOutput(stderr)
+	m.fs.StringVar(&m.address, "address", "", "agent HTTP address (default $TROUPE_ADDR, else "+api.DefaultAddress+")")
+	if withJSON {
+		m.fs.BoolVar(&m.json, "json", false, "print the API object as JSON")
+	}
+	return m
+}
+
+// parse parses args. It returns the positional args, or ok=false and the
+// exit code (0 for -h, 1 for a bad flag).
+func (m *meta) parse(args []string) (rest []string, code int, ok bool) {
+	if err := m.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, 0, false
+		}
+		return nil, 1, false
+	}
+	return m.fs.Args(), 0, true
+}
+
+// usageError reports wrong positional arguments.
+func (m *meta) usageError(want string) int {
+	fmt.Fprintf(m.stderr, "Error: this command takes %s\nUsage: %s [flags] %s\n", want, m.fs.Name(), want)
+	return 1
+}
+
+// client builds an API client: -address, else $TROUPE_ADDR, else the
+// default address.
+func (m *meta) client() (*api.Client, error) {
+	addr := m.address
+	if addr == "" {
+		addr = getenv(api.AddressEnv)
+	}
+	if addr == "" {
+		addr = api.DefaultAddress
+	}
+	return api.NewClient(&api.Config{Address: addr})
+}
+
+// fail prints "Error <what>: <err>" to stderr and returns exit code 1.
+func (m *meta) fail(what string, err error) int {
+	fmt.Fprintf(m.stderr, "Error %s: %v\n", what, err)
+	return 1
+}
+
+// printJSON writes v as indented JSON.
+func (m *meta) printJSON(v any) int {
+	buf, err := json.MarshalIndent(v, "", "    ")
+	if err != nil {
+		return m.fail("encoding JSON", err)
+	}
+	fmt.Fprintln(m.stdout, string(buf))
+	return 0
+}

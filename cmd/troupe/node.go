@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// nodeStatusCommand is `troupe node status [-json] [-verbose] [ID]`.
+func nodeStatusCommand(args []string, stdout, stderr io.Writer) int {
+	m := newMeta("node status", stdout, stderr, true)
+	verbose := m.fs.Bool("verbose", false, "show full IDs and the node's attributes")
+	rest, code, ok := m.parse(args)
+	if !ok {
+		return code
+	}
+	if len(rest) > 1 {
+		return m.usageError("[ID]")
+	}
+	c, err := m.client()
+	if err != nil {
+		return m.fail("creating the API client", err)
+	}
+	if len(rest) == 0 {
+		return nodeList(m, c, *verbose)
+	}
+	node, err := lookupNode(c, rest[0])
+	if err != nil {
+		return m.fail("querying node", err)
+	}
+	if m.json {
+		return m.printJSON(node)
+	}
+	return nodeDetail(m, c, node, *verbose)
+}
+
+func nodeList(m *meta, c *api.Client, verbose bool) int {
+	nodes, _, err := c.Nodes().List(nil)
+	if err != nil {
+		return m.fail("querying nodes", err)
+	}
+	if m.json {
+		return m.printJSON(nodes)
+	}
+	if len(nodes) == 0 {
+		fmt.Fprintln(m.stdout, "No nodes registered")
+		return exitOK
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
+	rows := make([][]string, 0, len(nodes))
+	for _, n := range nodes {
+		rows = append(rows, []string{idOrShort(n.ID, verbose), orNone(n.NodePool), n.Datacenter, n.Name,
+			orNone(n.NodeClass), strconv.FormatBool(n.Drain), n.SchedulingEligibility, n.Status})
+	}
+	writeTable(m.stdout, []string{"ID", "Node Pool", "DC", "Name", "Class", "Drain", "Eligibility", "Status"}, rows)
+	return exitOK
+}
+
+func nodeDetail(m *meta, c *api.Client, n *messages.Node, verbose bool) int {
+	writeKV(m.stdout, []kv{
+		{"ID", n.ID},
+		{"Name", n.Name},
+		{"Node Pool", orNone(n.NodePool)},
+		{"Class", orNone(n.NodeClass)},
+		{"DC", n.Datacenter},
+		{"Drain", strconv.FormatBool(n.Drain)},
+		{"Eligibility", n.SchedulingEligibility},
+		{"Status", n.Status},
+		{"Drivers", orNone(strings.Join(healthyDrivers(n.Drivers), ","))},
+	})
+	fmt.Fprintln(m.stdout, "\nNode Resources")
+	res := n.GetNodeResources()
+	writeTable(m.stdout, []string{"CPU", "Cores", "Memory", "Disk"}, [][]string{{
+		fmt.Sprintf("%d MHz", res.GetCpu().GetCpuShares()),
+		strconv.Itoa(int(res.GetCpu().GetTotalCpuCores())),
+		fmt.Sprintf("%d MiB", res.GetMemory().GetMemoryMB()),
+		fmt.Sprintf("%d MiB", res.GetDisk().GetDiskMB()),
+	}})
+	allocs, _, err := c.Allocations().List(nil)
+	if err != nil {
+		return m.fail("querying allocations", err)
+	}
+	var mine []*api.AllocListStub
+	for _, a := range allocs {
+		if a.NodeID == n.ID {
+			mine = append(mine, a)
+		}
+	}
+	fmt.Fprintln(m.stdout, "\nAllocations")
+	writeAllocTable(m.stdout, mine, verbose)
+	if verbose {
+		fmt.Fprintln(m.stdout, "\nAttributes")
+		pairs := make([]kv, 0, len(n.Attributes))
+		for _, k := range sortedKeys(n.Attributes) {
+			pairs = append(pairs, kv{k, n.Attributes[k]})
+		}
+		writeKV(m.stdout, pairs)
+	}
+	return exitOK
+}
+
+// healthyDrivers names the detected, healthy drivers, sorted.
+func healthyDrivers(drivers map[string]*messages.DriverInfo) []string {
+	var out []string
+	for _, name := range sortedKeys(drivers) {
+		if d := drivers[name]; d.GetDetected() && d.GetHealthy() {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// nodeEligibilityCommand is `troupe node eligibility -enable|-disable ID`.
+func nodeEligibilityCommand(args []string, stdout, stderr io.Writer) int {
+	m := newMeta("node eligibility", stdout, stderr, false)
+	enable := m.fs.Bool("enable", false, "mark the node eligible for scheduling")
+	disable := m.fs.Bool("disable", false, "mark the node ineligible for scheduling")
+	rest, code, ok := m.parse(args)
+	if !ok {
+		return code
+	}
+	if len(rest) != 1 || *enable == *disable {
+		return m.usageError("-enable|-disable ID")
+	}
+	c, err := m.client()
+	if err != nil {
+		return m.fail("creating the API client", err)
+	}
+	node, err := lookupNode(c, rest[0])
+	if err != nil {
+		return m.fail("querying node", err)
+	}
+	if _, err := c.Nodes().ToggleEligibility(node.ID, *enable, nil); err != nil {
+		return m.fail("updating scheduling eligibility", err)
+	}
+	word := "eligible"
+	if *disable {
+		word = "ineligible"
+	}
+	fmt.Fprintf(m.stdout, "Node %q scheduling eligibility set: %s for scheduling\n", node.ID, word)
+	return exitOK
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"io"
+	"net"
+	"sort"
+	"strconv"
+
+	"github.com/troupe-dev/troupe/api"
+)
+
+// serverMembersCommand is `troupe server members [-json]`. It relies on
+// these member Tags: "region", "dc", "build", "raft_vsn" and "rpc_addr"
+// (host:port), which it compares with /v1/status/leader to mark the leader.
+func serverMembersCommand(args []string, stdout, stderr io.Writer) int {
+	m := newMeta("server members", stdout, stderr, true)
+	rest, code, ok := m.parse(args)
+	if !ok {
+		return code
+	}
+	if len(rest) != 0 {
+		return m.usageError("no arguments")
+	}
+	c, err := m.client()
+	if err != nil {
+		return m.fail("creating the API client", err)
+	}
+	members, err := c.Agent().Members()
+	if err != nil {
+		return m.fail("querying servers", err)
+	}
+	if m.json {
+		return m.printJSON(members)
+	}
+	leader, err := c.Status().Leader()
+	if err != nil {
+		return m.fail("querying the leader", err)
+	}
+	sort.Slice(members.Members, func(i, j int) bool { return members.Members[i].Name < members.Members[j].Name })
+	rows := make([][]string, 0, len(members.Members))
+	for _, mem := range members.Members {
+		rows = append(rows, []string{mem.Name, mem.Addr, strconv.Itoa(int(mem.Port)), mem.Status,
+			strconv.FormatBool(isLeader(mem, leader)), orNone(mem.Tags["raft_vsn"]), orNone(mem.Tags["build"]),
+			orNone(mem.Tags["dc"]), orNone(mem.Tags["region"])})
+	}
+	writeTable(m.stdout, []string{"Name", "Address", "Port", "Status", "Leader", "Raft Version", "Build", "Datacenter", "Region"}, rows)
+	return exitOK
+}
+
+// isLeader compares the member's RPC address (Tags "rpc_addr", else its
+// gossip address with Tags "port") with the leader's address.
+func isLeader(mem *api.AgentMember, leader string) bool {
+	if leader == "" {
+		return false
+	}
+	addr := mem.Tags["rpc_addr"]
+	if addr == "" && mem.Tags["port"] != "" {
+		addr = net.JoinHostPort(mem.Addr, mem.Tags["port"])
+	}
+	return addr == leader
+}

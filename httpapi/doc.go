@@ -1,0 +1,13 @@
+// Package httpapi is troupe's HTTP API: Nomad's /v1 endpoints and shapes
+// (jobs, allocations, evaluations, nodes, client logs, agent, status,
+// operator) plus GET /v1/actors, the live actor tree.
+//
+// Reads come from the local state store and support Nomad's blocking
+// queries (?index=&wait=, answered with X-Nomad-Index and X-Troupe-Index).
+// Writes are validated first (a bad request is a 4xx naming the problem and
+// changes nothing) and then become one raft command each, proposed through
+// Backend.Apply. Bodies over 4 MiB are refused with 413.
+//
+//	h := httpapi.New(agent, logger)
+//	http.ListenAndServe("127.0.0.1:4646", h)
+package httpapi

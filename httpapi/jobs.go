@@ -1,0 +1,201 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/go-uuid"
+
+	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/jobspec"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+var (
+	jobTables   = []string{"jobs"}
+	allocTables = []string{"allocs"}
+	evalTables  = []string{"evals"}
+	nodeTables  = []string{"nodes"}
+)
+
+func namespace(r *http.Request) string {
+	if ns := r.URL.Query().Get("namespace"); ns != "" && ns != "*" {
+		return ns
+	}
+	return "default"
+}
+
+// jobRegister handles PUT /v1/jobs: decode, canonicalize, validate, then
+// one raft command carrying the job and its evaluation.
+func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	job, err := jobspec.ParseJSON(body)
+	if err != nil {
+		return nil, codeErr(http.StatusBadRequest, "%v", err)
+	}
+	if job == nil {
+		return nil, codeErr(http.StatusBadRequest, "missing job")
+	}
+	if id := r.PathValue("id"); id != "" && id != job.GetID() {
+		return nil, codeErr(http.StatusBadRequest, "job ID %q does not match the URL's %q", job.GetID(), id)
+	}
+	jobspec.Canonicalize(job)
+	if err := jobspec.Validate(job); err != nil {
+		return nil, codeErr(http.StatusBadRequest, "%v", err)
+	}
+	eval := s.newEval(job, "job-register")
+	resp, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_RegisterJob{
+		RegisterJob: &messages.RegisterJob{Job: job, Eval: eval}}})
+	if err != nil {
+		return nil, err
+	}
+	out := &api.JobRegisterResponse{EvalID: eval.ID, EvalCreateIndex: index, JobModifyIndex: index, Index: index}
+	if res, ok := resp.(*state.RegisterJobResult); ok {
+		out.JobModifyIndex, out.EvalID = res.JobModifyIndex, res.EvalID
+	}
+	setIndex(w, index)
+	return out, nil
+}
+
+func (s *Server) newEval(job *messages.Job, trigger string) *messages.Evaluation {
+	id, _ := uuid.GenerateUUID()
+	now := s.b.Now().UnixNano()
+	return &messages.Evaluation{ID: id, Namespace: job.GetNamespace(), Priority: job.GetPriority(),
+		Type: job.GetType(), TriggeredBy: trigger, JobID: job.GetID(), Status: "pending",
+		CreateTime: now, ModifyTime: now}
+}
+
+// jobParse handles POST /v1/jobs/parse: HCL in, the job's JSON out.
+func (s *Server) jobParse(w http.ResponseWriter, r *http.Request) (any, error) {
+	var req api.JobsParseRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(req.JobHCL) == "" {
+		return nil, codeErr(http.StatusBadRequest, "JobHCL is empty")
+	}
+	job, err := jobspec.Parse("job.hcl", []byte(req.JobHCL))
+	if err != nil {
+		return nil, codeErr(http.StatusBadRequest, "%v", err)
+	}
+	if req.Canonicalize {
+		jobspec.Canonicalize(job)
+	}
+	return job, nil
+}
+
+func (s *Server) jobList(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.query(w, r, []string{"jobs", "allocs"}, func(snap *state.Snap) (any, error) {
+		out := []*api.JobListStub{}
+		for _, j := range snap.Jobs() {
+			if !matchPrefix(r, j.GetID()) {
+				continue
+			}
+			out = append(out, &api.JobListStub{ID: j.ID, Name: j.Name, Namespace: j.Namespace,
+				Datacenters: j.Datacenters, Type: j.Type, Priority: int(j.Priority), Stop: j.Stop,
+				Status: j.Status, StatusDescription: j.StatusDescription, JobSummary: summary(snap, j),
+				CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex, JobModifyIndex: j.JobModifyIndex,
+				SubmitTime: j.SubmitTime, Version: j.Version})
+		}
+		return out, nil
+	})
+}
+
+func (s *Server) jobGet(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.query(w, r, jobTables, func(snap *state.Snap) (any, error) {
+		j := snap.JobByID(namespace(r), r.PathValue("id"))
+		if j == nil {
+			return nil, codeErr(http.StatusNotFound, "job not found: %q", r.PathValue("id"))
+		}
+		return j, nil
+	})
+}
+
+func (s *Server) jobDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
+	id, ns := r.PathValue("id"), namespace(r)
+	j := s.b.Store().Snapshot().JobByID(ns, id)
+	if j == nil {
+		return nil, codeErr(http.StatusNotFound, "job not found: %q", id)
+	}
+	eval := s.newEval(j, "job-deregister")
+	resp, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_DeregisterJob{
+		DeregisterJob: &messages.DeregisterJob{Namespace: ns, JobID: id, Purge: boolParam(r, "purge"), Eval: eval}}})
+	if err != nil {
+		if errors.Is(err, state.ErrJobNotFound) {
+			return nil, codeErr(http.StatusNotFound, "job not found: %q", id)
+		}
+		return nil, err
+	}
+	out := &api.JobDeregisterResponse{EvalID: eval.ID, EvalCreateIndex: index, JobModifyIndex: index, Index: index}
+	if res, ok := resp.(*state.DeregisterJobResult); ok {
+		out.JobModifyIndex = res.JobModifyIndex
+	}
+	setIndex(w, index)
+	return out, nil
+}
+
+func (s *Server) jobAllocs(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.query(w, r, allocTables, func(snap *state.Snap) (any, error) {
+		out := []*api.AllocListStub{}
+		for _, a := range snap.AllocsByJob(namespace(r), r.PathValue("id")) {
+			out = append(out, allocStub(a))
+		}
+		return out, nil
+	})
+}
+
+func (s *Server) jobEvals(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.query(w, r, evalTables, func(snap *state.Snap) (any, error) {
+		out := snap.EvalsByJob(namespace(r), r.PathValue("id"))
+		if out == nil {
+			out = []*messages.Evaluation{}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].CreateIndex > out[j].CreateIndex })
+		return out, nil
+	})
+}
+
+func (s *Server) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.query(w, r, []string{"jobs", "allocs"}, func(snap *state.Snap) (any, error) {
+		j := snap.JobByID(namespace(r), r.PathValue("id"))
+		if j == nil {
+			return nil, codeErr(http.StatusNotFound, "job not found: %q", r.PathValue("id"))
+		}
+		return summary(snap, j), nil
+	})
+}
+
+// summary counts a job's allocations per group and client status.
+func summary(snap *state.Snap, j *messages.Job) *api.JobSummary {
+	out := &api.JobSummary{JobID: j.ID, Namespace: j.Namespace, Summary: map[string]api.TaskGroupSummary{},
+		CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex}
+	for _, g := range j.TaskGroups {
+		out.Summary[g.Name] = api.TaskGroupSummary{}
+	}
+	for _, a := range snap.AllocsByJob(j.Namespace, j.ID) {
+		sum := out.Summary[a.TaskGroup]
+		switch a.ClientStatus {
+		case "pending":
+			sum.Starting++
+		case "running":
+			sum.Running++
+		case "complete":
+			sum.Complete++
+		case "failed":
+			sum.Failed++
+		case "lost":
+			sum.Lost++
+		default:
+			sum.Unknown++
+		}
+		out.Summary[a.TaskGroup] = sum
+	}
+	return out
+}

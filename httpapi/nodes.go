@@ -1,0 +1,66 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+func (s *Server) nodeList(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.query(w, r, nodeTables, func(snap *state.Snap) (any, error) {
+		out := []*api.NodeListStub{}
+		for _, n := range snap.Nodes() {
+			if !matchPrefix(r, n.GetID()) {
+				continue
+			}
+			out = append(out, &api.NodeListStub{Address: n.HTTPAddr, ID: n.ID, Datacenter: n.Datacenter,
+				Name: n.Name, NodeClass: n.NodeClass, NodePool: n.NodePool, Version: n.Version, Drain: n.Drain,
+				SchedulingEligibility: n.SchedulingEligibility, Status: n.Status,
+				StatusDescription: n.StatusDescription, Drivers: n.Drivers, NodeResources: n.NodeResources,
+				CreateIndex: n.CreateIndex, ModifyIndex: n.ModifyIndex})
+		}
+		return out, nil
+	})
+}
+
+func (s *Server) nodeGet(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.query(w, r, nodeTables, func(snap *state.Snap) (any, error) {
+		n := snap.NodeByID(r.PathValue("id"))
+		if n == nil {
+			return nil, codeErr(http.StatusNotFound, "node not found: %q", r.PathValue("id"))
+		}
+		return n, nil
+	})
+}
+
+func (s *Server) nodeAllocs(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.query(w, r, allocTables, func(snap *state.Snap) (any, error) {
+		if snap.NodeByID(r.PathValue("id")) == nil {
+			return nil, codeErr(http.StatusNotFound, "node not found: %q", r.PathValue("id"))
+		}
+		return stubs(r, snap.AllocsByNode(r.PathValue("id"))), nil
+	})
+}
+
+func (s *Server) nodeEligibility(w http.ResponseWriter, r *http.Request) (any, error) {
+	var req api.NodeEligibilityUpdateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Eligibility != "eligible" && req.Eligibility != "ineligible" {
+		return nil, codeErr(http.StatusBadRequest, "invalid Eligibility %q: want \"eligible\" or \"ineligible\"", req.Eligibility)
+	}
+	id := r.PathValue("id")
+	if s.b.Store().Snapshot().NodeByID(id) == nil {
+		return nil, codeErr(http.StatusNotFound, "node not found: %q", id)
+	}
+	_, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_UpdateNodeEligibility{
+		UpdateNodeEligibility: &messages.UpdateNodeEligibility{NodeID: id, Eligibility: req.Eligibility}}})
+	if err != nil {
+		return nil, err
+	}
+	setIndex(w, index)
+	return &api.NodeEligibilityUpdateResponse{EvalIDs: []string{}, NodeModifyIndex: index, Index: index}, nil
+}

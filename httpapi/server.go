@@ -1,0 +1,232 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// MaxBodyBytes is the largest request body accepted.
+const MaxBodyBytes = 4 << 20
+
+// Backend is what the API needs from the agent.
+type Backend interface {
+	Store() *state.Store
+	Apply(ctx context.Context, cmd *messages.Command) (any, uint64, error)
+	ActorTree(ctx context.Context, nodeID string) (*api.ActorTree, error)
+	TaskLogPath(allocID, task, logType string) (string, error)
+	Self() *api.AgentSelf
+	Members() *api.ServerMembers
+	Leader() string
+	Peers() ([]string, error)
+	RaftConfiguration() (*api.RaftConfiguration, error)
+	Now() time.Time
+}
+
+// Server serves the API.
+type Server struct {
+	b   Backend
+	log *slog.Logger
+	mux *http.ServeMux
+}
+
+// New returns the API handler.
+func New(b Backend, logger *slog.Logger) *Server {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{b: b, log: logger, mux: http.NewServeMux()}
+	s.routes()
+	return s
+}
+
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("PUT /v1/jobs", s.wrap(s.jobRegister))
+	m.HandleFunc("POST /v1/jobs", s.wrap(s.jobRegister))
+	m.HandleFunc("GET /v1/jobs", s.wrap(s.jobList))
+	m.HandleFunc("POST /v1/jobs/parse", s.wrap(s.jobParse))
+	m.HandleFunc("PUT /v1/jobs/parse", s.wrap(s.jobParse))
+	m.HandleFunc("GET /v1/job/{id}", s.wrap(s.jobGet))
+	m.HandleFunc("PUT /v1/job/{id}", s.wrap(s.jobRegister))
+	m.HandleFunc("POST /v1/job/{id}", s.wrap(s.jobRegister))
+	m.HandleFunc("DELETE /v1/job/{id}", s.wrap(s.jobDeregister))
+	m.HandleFunc("GET /v1/job/{id}/allocations", s.wrap(s.jobAllocs))
+	m.HandleFunc("GET /v1/job/{id}/evaluations", s.wrap(s.jobEvals))
+	m.HandleFunc("GET /v1/job/{id}/summary", s.wrap(s.jobSummary))
+	m.HandleFunc("GET /v1/allocations", s.wrap(s.allocList))
+	m.HandleFunc("GET /v1/allocation/{id}", s.wrap(s.allocGet))
+	m.HandleFunc("POST /v1/allocation/{id}/stop", s.wrap(s.allocStop))
+	m.HandleFunc("PUT /v1/allocation/{id}/stop", s.wrap(s.allocStop))
+	m.HandleFunc("GET /v1/evaluations", s.wrap(s.evalList))
+	m.HandleFunc("GET /v1/evaluation/{id}", s.wrap(s.evalGet))
+	m.HandleFunc("GET /v1/evaluation/{id}/allocations", s.wrap(s.evalAllocs))
+	m.HandleFunc("GET /v1/nodes", s.wrap(s.nodeList))
+	m.HandleFunc("GET /v1/node/{id}", s.wrap(s.nodeGet))
+	m.HandleFunc("GET /v1/node/{id}/allocations", s.wrap(s.nodeAllocs))
+	m.HandleFunc("POST /v1/node/{id}/eligibility", s.wrap(s.nodeEligibility))
+	m.HandleFunc("PUT /v1/node/{id}/eligibility", s.wrap(s.nodeEligibility))
+	m.HandleFunc("GET /v1/client/fs/logs/{alloc}", s.logs)
+	m.HandleFunc("GET /v1/agent/self", s.wrap(s.agentSelf))
+	m.HandleFunc("GET /v1/agent/members", s.wrap(s.agentMembers))
+	m.HandleFunc("GET /v1/status/leader", s.wrap(s.statusLeader))
+	m.HandleFunc("GET /v1/status/peers", s.wrap(s.statusPeers))
+	m.HandleFunc("GET /v1/operator/raft/configuration", s.wrap(s.raftConfig))
+	m.HandleFunc("GET /v1/actors", s.wrap(s.actors))
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// HTTPError is an error with a status code.
+type HTTPError struct {
+	Code int
+	Msg  string
+}
+
+func (e *HTTPError) Error() string { return e.Msg }
+
+func codeErr(code int, format string, args ...any) error {
+	return &HTTPError{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// handler returns the response object, or an error.
+type handler func(w http.ResponseWriter, r *http.Request) (any, error)
+
+func (s *Server) wrap(h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		out, err := h(w, r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		if _, ok := r.URL.Query()["pretty"]; ok {
+			enc.SetIndent("", "    ")
+		}
+		if err := enc.Encode(out); err != nil {
+			s.log.Debug("http: write response", "error", err)
+		}
+	}
+}
+
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := http.StatusInternalServerError
+	var he *HTTPError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+		code = he.Code
+	case errors.As(err, &mbe):
+		code = http.StatusRequestEntityTooLarge
+		err = fmt.Errorf("request body too large: limit is %d bytes", mbe.Limit)
+	case errors.Is(err, state.ErrJobNotFound), errors.Is(err, state.ErrNodeNotFound), errors.Is(err, state.ErrAllocNotFound):
+		code = http.StatusNotFound
+	}
+	if code >= 500 {
+		s.log.Error("http request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	fmt.Fprintln(w, err.Error())
+}
+
+// decodeBody decodes a JSON body into v.
+func decodeBody(r *http.Request, v any) error {
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return codeErr(http.StatusBadRequest, "invalid request body: %v", err)
+	}
+	return nil
+}
+
+// query runs a read, as a blocking query when ?index= is given: it waits
+// until one of tables changes past index (or ?wait=, default 5m, passes),
+// then answers with X-Nomad-Index.
+func (s *Server) query(w http.ResponseWriter, r *http.Request, tables []string, read func(*state.Snap) (any, error)) (any, error) {
+	q := r.URL.Query()
+	store := s.b.Store()
+	if idx := q.Get("index"); idx != "" {
+		min, err := strconv.ParseUint(idx, 10, 64)
+		if err != nil {
+			return nil, codeErr(http.StatusBadRequest, "invalid index %q: %v", idx, err)
+		}
+		wait := 5 * time.Minute
+		if ws := q.Get("wait"); ws != "" {
+			if wait, err = parseWait(ws); err != nil {
+				return nil, codeErr(http.StatusBadRequest, "invalid wait %q: %v", ws, err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), min10(wait))
+		store.Wait(ctx, min, tables...)
+		cancel()
+	}
+	snap := store.Snapshot()
+	index := snap.Index(tables...)
+	if index == 0 {
+		index = 1
+	}
+	setIndex(w, index)
+	return read(snap)
+}
+
+func setIndex(w http.ResponseWriter, index uint64) {
+	v := strconv.FormatUint(index, 10)
+	w.Header().Set("X-Nomad-Index", v)
+	w.Header().Set("X-Troupe-Index", v)
+	w.Header().Set("X-Nomad-KnownLeader", "true")
+	w.Header().Set("X-Nomad-LastContact", "0")
+}
+
+func parseWait(s string) (time.Duration, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return d, nil
+	}
+	ms, err := strconv.ParseInt(s, 10, 64)
+	return time.Duration(ms) * time.Millisecond, err
+}
+
+func min10(d time.Duration) time.Duration {
+	if d <= 0 || d > 10*time.Minute {
+		return 10 * time.Minute
+	}
+	return d
+}
+
+// matchPrefix filters by ?prefix=.
+func matchPrefix(r *http.Request, id string) bool {
+	p := r.URL.Query().Get("prefix")
+	return p == "" || strings.HasPrefix(id, p)
+}
+
+func boolParam(r *http.Request, name string) bool {
+	v, _ := strconv.ParseBool(r.URL.Query().Get(name))
+	return v
+}
+
+// apply proposes a command; errors that name bad input become 4xx.
+func (s *Server) apply(r *http.Request, cmd *messages.Command) (any, uint64, error) {
+	if cmd.Time == 0 {
+		cmd.Time = s.b.Now().UnixNano()
+	}
+	return s.b.Apply(r.Context(), cmd)
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what troupe's build and tests need on a fresh Debian machine with Go.
+#   scripts/setup.sh          the runtime and test dependencies
+#   scripts/setup.sh -proto   also protoc and protoc-gen-go, to regenerate messages/*.pb.go
+set -euo pipefail
+
+need=(iproute2 procps util-linux ca-certificates)
+if [[ "${1:-}" == "-proto" ]]; then
+  need+=(protobuf-compiler)
+fi
+
+missing=()
+for p in "${need[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [[ "${1:-}" == "-proto" ]]; then
+  go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+fi
+
+go mod download
+echo "setup: done"
