@@ -132,10 +132,14 @@ func (s *serverActor) onEvent(ctx actor.Context, ev *state.Event) {
 }
 
 // clientPIDFor says where a node's client actor lives: this process for
-// its own node.
+// its own node, the node's RPC address otherwise; nil for a node that has
+// none (simulated nodes in benchmarks).
 func (a *Agent) clientPIDFor(n *messages.Node) *actor.PID {
 	if a.node != nil && n.GetID() == a.node.GetID() {
 		return a.clientPID
+	}
+	if n.GetRPCAddr() == "" {
+		return nil
 	}
 	return actor.NewPID(n.GetRPCAddr(), "client")
 }

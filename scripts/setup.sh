@@ -4,7 +4,7 @@
 #   scripts/setup.sh -proto   also protoc and protoc-gen-go, to regenerate messages/*.pb.go
 set -euo pipefail
 
-need=(iproute2 procps util-linux ca-certificates)
+need=(iproute2 iptables iputils-ping procps util-linux ca-certificates)
 if [[ "${1:-}" == "-proto" ]]; then
   need+=(protobuf-compiler)
 fi

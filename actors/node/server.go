@@ -23,7 +23,8 @@ type StateView interface {
 type ServerSpec struct {
 	NodeID string
 	State  func() StateView
-	// ClientPID says where the node's client actor lives.
+	// ClientPID says where the node's client actor lives; nil when the node
+	// has no client to push to.
 	ClientPID func(n *messages.Node) *actor.PID
 	Logger    *slog.Logger
 }
@@ -75,6 +76,10 @@ func (s *Server) push(ctx actor.Context, index uint64) {
 	if n == nil {
 		return
 	}
+	to := s.spec.ClientPID(n)
+	if to == nil {
+		return
+	}
 	out := &messages.SetClientAllocs{NodeID: s.spec.NodeID, Index: index}
 	for _, a := range view.AllocsByNode(s.spec.NodeID) {
 		if terminal(a.GetClientStatus()) {
@@ -90,5 +95,5 @@ func (s *Server) push(ctx actor.Context, index uint64) {
 	if index > s.pushed {
 		s.pushed = index
 	}
-	ctx.Send(s.spec.ClientPID(n), out)
+	ctx.Send(to, out)
 }
