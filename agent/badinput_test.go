@@ -29,7 +29,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"unknown driver", "PUT", "/v1/jobs", strings.Replace(valid, `"exec"`, `"warp"`, 1), 400, `unknown driver "warp"`},
 		{"memory zero", "PUT", "/v1/jobs", strings.Replace(valid, `"MemoryMB":32`, `"MemoryMB":0`, 1), 400, "memory"},
 		{"oversized body", "PUT", "/v1/jobs", `{"Job":{"ID":"` + strings.Repeat("x", 5<<20) + `"}}`, 413, "too large"},
-		{"malformed hcl", "POST", "/v1/jobs/parse", `{"JobHCL":"job \"x\" {\n  group \"g\" {\n    count = \n  }\n}","Canonicalize":true}`, 400, "job.hcl:4"},
+		{"malformed hcl", "POST", "/v1/jobs/parse", `{"JobHCL":"job \"x\" {\n  group \"g\" {\n    count = \n  }\n}","Canonicalize":true}`, 400, "job.hcl:3:13"},
 		{"unknown job", "GET", "/v1/job/nope", "", 404, "job not found"},
 		{"stop unknown job", "DELETE", "/v1/job/nope", "", 404, "job not found"},
 		{"unknown alloc", "GET", "/v1/allocation/nope", "", 404, "alloc not found"},

@@ -44,7 +44,7 @@ func TestNomadClientDrivesAgent(t *testing.T) {
 	require.Equal(t, "web", *full.Job.ID)
 	require.Equal(t, "running", full.TaskStates["t"].State)
 	require.False(t, full.TaskStates["t"].StartedAt.IsZero())
-	require.Equal(t, int64(64), *full.AllocatedResources.Tasks["t"].Memory.MemoryMB)
+	require.Equal(t, int64(64), full.AllocatedResources.Tasks["t"].Memory.MemoryMB)
 
 	stdout := filepath.Join(a.AllocDir(), alloc.ID, "t", "stdout")
 	require.Eventually(t, func() bool {

@@ -77,11 +77,12 @@ func TestRestartReattaches(t *testing.T) {
 		}
 		return false
 	}, 10*time.Second, 10*time.Millisecond, "the restored task actor never reached running")
-	full, _, err := c.Allocations().Info(alloc.ID, nil)
-	require.NoError(t, err)
-	require.Equal(t, "running", full.ClientStatus)
-	evs := full.TaskStates["t"].Events
-	require.Equal(t, "Reattached", evs[len(evs)-1].Type)
+	require.Eventually(t, func() bool {
+		full, _, err := c.Allocations().Info(alloc.ID, nil)
+		require.NoError(t, err)
+		evs := full.TaskStates["t"].Events
+		return full.ClientStatus == "running" && evs[len(evs)-1].Type == "Reattached"
+	}, 10*time.Second, 10*time.Millisecond, "the server never heard of the re-attach")
 	require.Equal(t, []int{pid}, readStarts(t, starts), "the task must not start twice")
 	require.True(t, alive(pid))
 
