@@ -44,38 +44,98 @@ func isDynamic(c *messages.Constraint) bool {
 	return c.Operand == OpDistinctHosts || c.Operand == OpDistinctProperty
 }
 
-// resolveTarget turns a constraint target into its value on node. A literal
-// resolves to itself; an unknown interpolation is not found.
-func resolveTarget(target string, node *messages.Node) (string, bool) {
-	if !strings.HasPrefix(target, "${") {
-		return target, true
+// targetKind says where a constraint target's value comes from.
+type targetKind uint8
+
+const (
+	targetLiteral targetKind = iota
+	targetAttr
+	targetMeta
+	targetNodeID
+	targetNodeName
+	targetDatacenter
+	targetClass
+	targetRegion
+	targetPool
+	targetUnknown
+)
+
+var nodeTargets = map[string]targetKind{
+	"${node.unique.id}":   targetNodeID,
+	"${node.unique.name}": targetNodeName,
+	"${node.datacenter}":  targetDatacenter,
+	"${node.class}":       targetClass,
+	"${node.region}":      targetRegion,
+	"${node.pool}":        targetPool,
+}
+
+// target is a parsed constraint target: resolving it on a node is one
+// switch and at most one map lookup.
+type target struct {
+	kind targetKind
+	key  string // the literal, or the attribute / meta key
+}
+
+func parseTarget(s string) target {
+	if !strings.HasPrefix(s, "${") {
+		return target{kind: targetLiteral, key: s}
 	}
-	switch target {
-	case "${node.unique.id}":
-		return node.ID, true
-	case "${node.unique.name}":
-		return node.Name, true
-	case "${node.datacenter}":
-		return node.Datacenter, true
-	case "${node.class}":
-		return node.NodeClass, true
-	case "${node.region}":
-		return node.Region, true
-	case "${node.pool}":
-		return node.NodePool, true
+	if k, ok := nodeTargets[s]; ok {
+		return target{kind: k}
 	}
-	if !strings.HasSuffix(target, "}") {
-		return "", false
+	if inner, ok := strings.CutSuffix(s, "}"); ok {
+		if k, ok := strings.CutPrefix(inner, "${attr."); ok {
+			return target{kind: targetAttr, key: k}
+		}
+		if k, ok := strings.CutPrefix(inner, "${meta."); ok {
+			return target{kind: targetMeta, key: k}
+		}
 	}
-	if k, ok := strings.CutPrefix(target, "${attr."); ok {
-		v, found := node.Attributes[k[:len(k)-1]]
-		return v, found
-	}
-	if k, ok := strings.CutPrefix(target, "${meta."); ok {
-		v, found := node.Meta[k[:len(k)-1]]
-		return v, found
+	return target{kind: targetUnknown}
+}
+
+// resolve returns the target's value on node; an unknown interpolation,
+// attribute or meta key is not found.
+func (t target) resolve(n *messages.Node) (string, bool) {
+	switch t.kind {
+	case targetLiteral:
+		return t.key, true
+	case targetAttr:
+		v, ok := n.Attributes[t.key]
+		return v, ok
+	case targetMeta:
+		v, ok := n.Meta[t.key]
+		return v, ok
+	case targetNodeID:
+		return n.ID, true
+	case targetNodeName:
+		return n.Name, true
+	case targetDatacenter:
+		return n.Datacenter, true
+	case targetClass:
+		return n.NodeClass, true
+	case targetRegion:
+		return n.Region, true
+	case targetPool:
+		return n.NodePool, true
 	}
 	return "", false
+}
+
+// resolveTarget turns a constraint target into its value on node.
+func resolveTarget(s string, node *messages.Node) (string, bool) {
+	return parseTarget(s).resolve(node)
+}
+
+// rule is a parsed per-node (memoisable) constraint and its reason key.
+type rule struct {
+	op     string
+	l, r   target
+	reason int
+}
+
+func newRule(c *messages.Constraint, reason int) rule {
+	return rule{op: c.Operand, l: parseTarget(c.LTarget), r: parseTarget(c.RTarget), reason: reason}
 }
 
 // matcher checks constraints, caching compiled regexps and version
@@ -99,9 +159,15 @@ func (m *matcher) checkNode(c *messages.Constraint, node *messages.Node) bool {
 	if isDynamic(c) {
 		return true
 	}
-	l, lok := resolveTarget(c.LTarget, node)
-	r, rok := resolveTarget(c.RTarget, node)
-	return m.check(c.Operand, l, r, lok, rok)
+	r := newRule(c, 0)
+	return m.checkRule(&r, node)
+}
+
+// checkRule resolves both sides of a parsed rule on node and checks it.
+func (m *matcher) checkRule(r *rule, node *messages.Node) bool {
+	l, lok := r.l.resolve(node)
+	rv, rok := r.r.resolve(node)
+	return m.check(r.op, l, rv, lok, rok)
 }
 
 // check applies operand to resolved values, following Nomad's

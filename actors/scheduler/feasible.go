@@ -23,6 +23,17 @@ const (
 type prefilter struct {
 	notReady, datacenter, ineligible, draining int32
 	byDC                                       map[string]int32
+	dcOK                                       map[string]bool
+}
+
+// inDatacenter is inDatacenters memoised per datacenter name.
+func (f *prefilter) inDatacenter(job *messages.Job, dc string) bool {
+	ok, seen := f.dcOK[dc]
+	if !seen {
+		ok = inDatacenters(job.Datacenters, dc)
+		f.dcOK[dc] = ok
+	}
+	return ok
 }
 
 // admit reports whether node joins a generic job's pool, counting why not.
@@ -30,7 +41,7 @@ func (f *prefilter) admit(job *messages.Job, n *messages.Node) bool {
 	switch {
 	case n.Status != NodeReady:
 		f.notReady++
-	case !inDatacenters(job.Datacenters, n.Datacenter):
+	case !f.inDatacenter(job, n.Datacenter):
 		f.datacenter++
 	case n.SchedulingEligibility != NodeEligible:
 		f.ineligible++
@@ -75,10 +86,10 @@ func inDatacenters(dcs []string, dc string) bool {
 // globMatch matches s against a pattern in which "*" is any run of
 // characters (ryanuber/go-glob semantics, as Nomad uses).
 func globMatch(pat, s string) bool {
-	parts := strings.Split(pat, "*")
-	if len(parts) == 1 {
+	if !strings.Contains(pat, "*") {
 		return pat == s
 	}
+	parts := strings.Split(pat, "*")
 	if !strings.HasPrefix(s, parts[0]) {
 		return false
 	}
@@ -94,15 +105,9 @@ func globMatch(pat, s string) bool {
 	return strings.HasSuffix(s, last)
 }
 
-// rule is a per-node (memoisable) constraint and its reason key.
-type rule struct {
-	c      *messages.Constraint
-	reason int
-}
-
 // propLimit is a distinct_property constraint and its running counts.
 type propLimit struct {
-	target   string
+	target   target
 	limit    int32
 	jobScope bool
 	counts   map[string]int32
@@ -170,11 +175,11 @@ func (f *groupFeas) addConstraints(cs []*messages.Constraint, jobScope bool) []r
 			if n, err := strconv.Atoi(c.RTarget); err == nil && n > 0 {
 				limit = int32(n)
 			}
-			f.props = append(f.props, &propLimit{target: c.LTarget, limit: limit,
+			f.props = append(f.props, &propLimit{target: parseTarget(c.LTarget), limit: limit,
 				jobScope: jobScope, counts: map[string]int32{},
 				reason: f.key(OpDistinctProperty + ": " + c.LTarget)})
 		default:
-			rules = append(rules, rule{c: c, reason: f.key(ConstraintString(c))})
+			rules = append(rules, newRule(c, f.key(ConstraintString(c))))
 		}
 	}
 	return rules
@@ -182,8 +187,9 @@ func (f *groupFeas) addConstraints(cs []*messages.Constraint, jobScope bool) []r
 
 // checkStatic returns the reason node is infeasible, or -1.
 func (f *groupFeas) checkStatic(m *matcher, n *messages.Node) int {
-	for _, r := range f.jobRules {
-		if !m.checkNode(r.c, n) {
+	for i := range f.jobRules {
+		r := &f.jobRules[i]
+		if !m.checkRule(r, n) {
 			return r.reason
 		}
 	}
@@ -193,8 +199,9 @@ func (f *groupFeas) checkStatic(m *matcher, n *messages.Node) int {
 			return reasonDrivers
 		}
 	}
-	for _, r := range f.groupRules {
-		if !m.checkNode(r.c, n) {
+	for i := range f.groupRules {
+		r := &f.groupRules[i]
+		if !m.checkRule(r, n) {
 			return r.reason
 		}
 	}
@@ -227,7 +234,7 @@ func (p *planner) dynamicReason(gs *groupState, idx int) int {
 		return f.hostReason
 	}
 	for _, pl := range f.props {
-		v, ok := resolveTarget(pl.target, p.pool[idx])
+		v, ok := pl.target.resolve(p.pool[idx])
 		if !ok || pl.counts[v] >= pl.limit {
 			return pl.reason
 		}

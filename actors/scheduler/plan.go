@@ -100,6 +100,7 @@ func Process(snap Snapshot, eval *messages.Evaluation, opts Options) (*messages.
 // planner holds the state of one Process call.
 type planner struct {
 	snap      Snapshot
+	usageSrc  NodeUsageSource // snap's usage totals, when it keeps them
 	eval      *messages.Evaluation
 	job       *messages.Job
 	opts      Options
@@ -114,6 +115,7 @@ type planner struct {
 	deferred  []*messages.AllocStopUpdate // conditional stops that took effect
 
 	pool   []*messages.Node // candidate nodes, shuffled for generic jobs
+	pooled bool
 	index  map[string]int32 // node ID -> position in pool
 	usage  []nodeUsage
 	cursor int
@@ -123,17 +125,19 @@ type planner struct {
 }
 
 func newPlanner(snap Snapshot, eval *messages.Evaluation, opts Options) *planner {
+	src, _ := snap.(NodeUsageSource)
 	return &planner{
-		snap:    snap,
-		eval:    eval,
-		opts:    opts,
-		plan:    &messages.ApplyPlan{EvalID: eval.ID},
-		match:   newMatcher(),
-		nodes:   map[string]*messages.Node{},
-		stopped: map[string]bool{},
-		groups:  map[string]*groupState{},
-		failed:  map[string]*messages.AllocMetric{},
-		queued:  map[string]int32{},
+		snap:     snap,
+		usageSrc: src,
+		eval:     eval,
+		opts:     opts,
+		plan:     &messages.ApplyPlan{EvalID: eval.ID},
+		match:    newMatcher(),
+		nodes:    map[string]*messages.Node{},
+		stopped:  map[string]bool{},
+		groups:   map[string]*groupState{},
+		failed:   map[string]*messages.AllocMetric{},
+		queued:   map[string]int32{},
 	}
 }
 
@@ -283,4 +287,8 @@ func clientTerminal(a *messages.Allocation) bool {
 		return true
 	}
 	return false
+}
+
+func cloneAlloc(a *messages.Allocation) *messages.Allocation {
+	return proto.Clone(a).(*messages.Allocation)
 }

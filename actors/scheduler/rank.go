@@ -96,8 +96,8 @@ func (p *planner) nodeUsage(idx int) *nodeUsage {
 	}
 	n := p.pool[idx]
 	u.cap = nodeCapacity(n)
-	if src, ok := p.snap.(NodeUsageSource); ok {
-		c, m, d := src.NodeUsage(n.ID)
+	if p.usageSrc != nil {
+		c, m, d := p.usageSrc.NodeUsage(n.ID)
 		u.used.add(resources{c, m, d}, 1)
 	} else {
 		for _, a := range p.snap.AllocsByNode(n.ID) {
@@ -126,8 +126,8 @@ func (u *nodeUsage) exhausted(ask resources) int {
 // binPackScore is Nomad's ScoreFitBinPack normalised to 0..1: fuller
 // nodes (after placing ask) score higher.
 func binPackScore(u *nodeUsage, ask resources) float64 {
-	total := math.Pow(10, freeFraction(u.used.cpu+ask.cpu, u.cap.cpu)) +
-		math.Pow(10, freeFraction(u.used.mem+ask.mem, u.cap.mem))
+	total := pow10(freeFraction(u.used.cpu+ask.cpu, u.cap.cpu)) +
+		pow10(freeFraction(u.used.mem+ask.mem, u.cap.mem))
 	score := 20.0 - total
 	switch {
 	case score > binPackMaxScore:
@@ -137,6 +137,9 @@ func binPackScore(u *nodeUsage, ask resources) float64 {
 	}
 	return score / binPackMaxScore
 }
+
+// pow10 is 10^x, computed as e^(x ln 10): cheaper than math.Pow.
+func pow10(x float64) float64 { return math.Exp(x * math.Ln10) }
 
 func freeFraction(used, capacity int64) float64 {
 	if capacity <= 0 {

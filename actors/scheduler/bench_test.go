@@ -1,0 +1,112 @@
+package scheduler
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+const (
+	benchNodes = 10000
+	benchCount = 1000
+)
+
+func benchJob() *messages.Job {
+	job := testJob("bench", JobTypeService, benchCount)
+	job.Constraints = []*messages.Constraint{{LTarget: "${attr.kernel.name}", Operand: "=", RTarget: "linux"}}
+	return job
+}
+
+// BenchmarkProcess10kNodes plans one eval placing 1000 allocs over 10,000
+// nodes (the snapshot is not changed, so every iteration plans the same).
+func BenchmarkProcess10kNodes(b *testing.B) {
+	job := benchJob()
+	snap := NewMemSnapshot(SimulatedNodes(benchNodes, 1), job)
+	eval := testEval(job)
+	n := 0
+	opts := Options{Now: testNow, Rand: rand.New(rand.NewPCG(1, 2)),
+		NewID: func() string { n++; return strconv.Itoa(n) }}
+	b.ReportAllocs()
+	b.ResetTimer()
+	evaluated := 0
+	for range b.N {
+		plan, err := Process(snap, eval, opts)
+		if err != nil || len(plan.Place) != benchCount {
+			b.Fatalf("placed %d: %v", len(plan.GetPlace()), err)
+		}
+		for _, a := range plan.Place {
+			evaluated += int(a.Metrics.NodesEvaluated)
+		}
+	}
+	b.ReportMetric(float64(benchCount*b.N)/b.Elapsed().Seconds(), "allocs/s")
+	b.ReportMetric(float64(evaluated)/float64(benchCount*b.N), "nodes/alloc")
+}
+
+// BenchmarkBareBinPack10kNodes is the floor Process is measured against:
+// for each of the same 1000 placements, scan the same number of candidate
+// nodes, score them with the bin-pack formula and take the best; no
+// feasibility, no plan. Like Process it reads each node's capacity on
+// its first visit.
+func BenchmarkBareBinPack10kNodes(b *testing.B) {
+	nodes := SimulatedNodes(benchNodes, 1)
+	order := rand.New(rand.NewPCG(1, 2)).Perm(len(nodes))
+	limit := logLimit(len(nodes))
+	ask := groupAsk(benchJob().TaskGroups[0])
+	usage := make([]nodeUsage, len(nodes))
+	b.ResetTimer()
+	for range b.N {
+		clear(usage)
+		cursor := 0
+		for range benchCount {
+			best, bestScore := -1, 0.0
+			for range limit {
+				idx := order[cursor]
+				if cursor++; cursor == len(order) {
+					cursor = 0
+				}
+				u := &usage[idx]
+				if !u.ready {
+					u.cap, u.ready = nodeCapacity(nodes[idx]), true
+				}
+				if s := binPackScore(u, ask); best < 0 || s > bestScore {
+					best, bestScore = idx, s
+				}
+			}
+			usage[best].used.add(ask, 1)
+		}
+	}
+	b.ReportMetric(float64(benchCount*b.N)/b.Elapsed().Seconds(), "allocs/s")
+}
+
+// BenchmarkProcess10kNodesLoaded plans the same eval on a cluster that
+// already runs 100,000 allocs of other jobs: with usage totals
+// (NodeUsageSource) and with usage summed from AllocsByNode.
+func BenchmarkProcess10kNodesLoaded(b *testing.B) {
+	job := benchJob()
+	nodes := SimulatedNodes(benchNodes, 1)
+	snap := NewMemSnapshot(nodes, job)
+	other := testJob("other", JobTypeService, 1)
+	for i := range 10 * benchNodes {
+		a := testAlloc(other, nodes[i%benchNodes].ID, uint32(i))
+		a.ID = "other-" + strconv.Itoa(i)
+		snap.AddAlloc(a)
+	}
+	for _, bc := range []struct {
+		name string
+		snap Snapshot
+	}{{"totals", snap}, {"summed", hideUsage{snap}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			n := 0
+			opts := Options{Now: testNow, Rand: rand.New(rand.NewPCG(1, 2)),
+				NewID: func() string { n++; return strconv.Itoa(n) }}
+			for range b.N {
+				if _, err := Process(bc.snap, testEval(job), opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(benchCount*b.N)/b.Elapsed().Seconds(), "allocs/s")
+		})
+	}
+}

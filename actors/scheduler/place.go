@@ -1,0 +1,277 @@
+package scheduler
+
+import (
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// groupState is a task group's placement state within one Process call.
+type groupState struct {
+	tg         *messages.TaskGroup
+	ask        resources
+	desired    int32
+	feas       groupFeas
+	collisions []int32 // proposed allocs of this group per pool node
+}
+
+func newGroupState(job *messages.Job, tg *messages.TaskGroup, poolSize int, memo bool) *groupState {
+	gs := &groupState{
+		tg:         tg,
+		ask:        groupAsk(tg),
+		desired:    max(1, tg.Count),
+		feas:       newGroupFeas(job, tg),
+		collisions: make([]int32, poolSize),
+	}
+	if memo {
+		gs.feas.cache = make([]uint16, poolSize)
+	}
+	return gs
+}
+
+// groupAsk is the sum of the group's task resources.
+func groupAsk(tg *messages.TaskGroup) resources {
+	var r resources
+	for _, t := range tg.Tasks {
+		r.cpu += int64(t.GetResources().GetCPU())
+		r.mem += int64(t.GetResources().GetMemoryMB())
+		r.disk += int64(t.GetResources().GetDiskMB())
+	}
+	return r
+}
+
+// allocated is the AllocatedResources of a new alloc of tg.
+func allocated(tg *messages.TaskGroup) *messages.AllocatedResources {
+	tasks := make(map[string]*messages.AllocatedTaskResources, len(tg.Tasks))
+	var disk int64
+	for _, t := range tg.Tasks {
+		r := t.GetResources()
+		tasks[t.Name] = &messages.AllocatedTaskResources{
+			Cpu: &messages.AllocatedCpuResources{CpuShares: int64(r.GetCPU())},
+			Memory: &messages.AllocatedMemoryResources{MemoryMB: int64(r.GetMemoryMB()),
+				MemoryMaxMB: int64(r.GetMemoryMaxMB())},
+		}
+		disk += int64(r.GetDiskMB())
+	}
+	ar := &messages.AllocatedResources{Tasks: tasks}
+	if disk > 0 {
+		ar.Shared = &messages.AllocatedSharedResources{DiskMB: disk}
+	}
+	return ar
+}
+
+// buildPool reads the nodes once: for generic jobs the ready, eligible
+// nodes in the job's datacenters, shuffled; for system jobs every node in
+// snapshot order. It then counts the job's existing allocs per node.
+func (p *planner) buildPool(generic bool) {
+	nodes := p.snap.Nodes()
+	p.pre.byDC = map[string]int32{}
+	p.pre.dcOK = map[string]bool{}
+	if generic {
+		pool := make([]*messages.Node, 0, len(nodes))
+		for _, n := range nodes {
+			if p.pre.admit(p.job, n) {
+				pool = append(pool, n)
+			}
+		}
+		p.opts.Rand.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+		p.pool = pool
+	} else {
+		p.pool = nodes
+	}
+	p.pooled = true
+	p.limit = logLimit(len(p.pool))
+	p.usage = make([]nodeUsage, len(p.pool))
+	for _, tg := range p.job.TaskGroups {
+		p.groups[tg.Name] = newGroupState(p.job, tg, len(p.pool), generic)
+	}
+	for _, a := range p.jobAllocs {
+		switch {
+		case terminal(a):
+		case p.stopped[a.ID]:
+			p.addUsage(a, -1) // stopped by this plan before the pool existed
+		default:
+			p.account(a, 1)
+		}
+	}
+}
+
+// poolIndex maps a node ID to its pool position (-1 when not in the pool),
+// building the map on first use.
+func (p *planner) poolIndex(id string) int {
+	if p.index == nil {
+		p.index = make(map[string]int32, len(p.pool))
+		for i, n := range p.pool {
+			p.index[n.ID] = int32(i)
+		}
+	}
+	if i, ok := p.index[id]; ok {
+		return int(i)
+	}
+	return -1
+}
+
+func (p *planner) addUsage(a *messages.Allocation, sign int64) {
+	if i := p.poolIndex(a.NodeID); i >= 0 {
+		p.usage[i].used.add(allocResources(a), sign)
+	}
+}
+
+// account adds (sign 1) or removes (-1) a proposed alloc of the job from
+// the anti-affinity and distinct_property counts.
+func (p *planner) account(a *messages.Allocation, sign int32) {
+	p.accountAt(a, p.poolIndex(a.NodeID), sign)
+}
+
+func (p *planner) accountAt(a *messages.Allocation, idx int, sign int32) {
+	if gs := p.groups[a.TaskGroup]; gs != nil && idx >= 0 {
+		gs.collisions[idx] += sign
+	}
+	var node *messages.Node
+	for _, gs := range p.groups {
+		for _, pl := range gs.feas.props {
+			if !pl.jobScope && gs.tg.Name != a.TaskGroup {
+				continue
+			}
+			if node == nil {
+				if node = p.allocNode(a, idx); node == nil {
+					return
+				}
+			}
+			if v, ok := pl.target.resolve(node); ok {
+				pl.counts[v] += sign
+			}
+		}
+	}
+}
+
+func (p *planner) allocNode(a *messages.Allocation, idx int) *messages.Node {
+	if idx >= 0 {
+		return p.pool[idx]
+	}
+	return p.node(a.NodeID)
+}
+
+// release takes an alloc this plan stops out of the node's usage and the
+// job's counts; unrelease undoes it when a conditional stop is dropped.
+func (p *planner) release(a *messages.Allocation) {
+	p.stopped[a.ID] = true
+	if p.pooled && !terminal(a) {
+		p.account(a, -1)
+		p.addUsage(a, -1)
+	}
+}
+
+func (p *planner) unrelease(a *messages.Allocation) {
+	delete(p.stopped, a.ID)
+	if p.pooled && !terminal(a) {
+		p.account(a, 1)
+		p.addUsage(a, 1)
+	}
+}
+
+// runGeneric plans a service or batch job.
+func (p *planner) runGeneric() {
+	byGroup := map[string][]*messages.Allocation{}
+	for _, a := range p.jobAllocs {
+		byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], a)
+	}
+	batch := p.job.Type == JobTypeBatch
+	plans := make([]groupPlan, len(p.job.TaskGroups))
+	need := false
+	for i, tg := range p.job.TaskGroups {
+		plans[i] = p.reconcile(tg, byGroup[tg.Name], batch)
+		need = need || len(plans[i].places) > 0
+		delete(byGroup, tg.Name)
+	}
+	for _, a := range p.jobAllocs {
+		if _, gone := byGroup[a.TaskGroup]; gone && !terminal(a) {
+			p.stop(a, DescNotNeeded, "")
+		}
+	}
+	if need {
+		p.buildPool(true)
+	}
+	var later []delayed
+	for i, tg := range p.job.TaskGroups {
+		p.placeGeneric(p.groups[tg.Name], plans[i].places)
+		later = append(later, plans[i].later...)
+	}
+	p.followups(later)
+}
+
+// placeGeneric places a group's requests one at a time. After the first
+// failure the rest are only counted (Nomad's coalesced failures).
+func (p *planner) placeGeneric(gs *groupState, reqs []placeReq) {
+	for i := range reqs {
+		req := &reqs[i]
+		if m := p.failed[gs.tg.Name]; m != nil {
+			m.CoalescedFailures++
+			p.queued[gs.tg.Name]++
+			continue
+		}
+		if req.stopPrev != nil {
+			p.release(req.prev)
+		}
+		var penalty []string
+		if req.reschedule {
+			penalty = penaltyNodes(req.prev)
+		}
+		idx := p.selectNode(gs, penalty)
+		if idx < 0 {
+			if req.stopPrev != nil {
+				p.unrelease(req.prev)
+			}
+			p.failPlacement(gs)
+			continue
+		}
+		p.placeAt(gs, req, idx)
+	}
+}
+
+func (p *planner) failPlacement(gs *groupState) {
+	m := p.metric.allocMetric(gs.feas.keys)
+	m.NodesInPool = int32(len(p.pool))
+	p.pre.into(m)
+	p.failed[gs.tg.Name] = m
+	p.queued[gs.tg.Name]++
+}
+
+// placeAt adds an alloc for req on pool node idx, whose usage is loaded.
+func (p *planner) placeAt(gs *groupState, req *placeReq, idx int) {
+	a := p.newAlloc(gs, req, p.pool[idx])
+	p.plan.Place = append(p.plan.Place, a)
+	p.usage[idx].used.add(gs.ask, 1)
+	p.accountAt(a, idx, 1)
+	if req.stopPrev != nil {
+		p.deferred = append(p.deferred, req.stopPrev)
+	}
+}
+
+func (p *planner) newAlloc(gs *groupState, req *placeReq, node *messages.Node) *messages.Allocation {
+	now := p.opts.Now.UnixNano()
+	a := &messages.Allocation{
+		ID:                 p.opts.NewID(),
+		Namespace:          p.job.Namespace,
+		EvalID:             p.eval.ID,
+		Name:               req.name,
+		NodeID:             node.ID,
+		NodeName:           node.Name,
+		JobID:              p.job.ID,
+		JobVersion:         p.job.Version,
+		TaskGroup:          gs.tg.Name,
+		AllocatedResources: allocated(gs.tg),
+		DesiredStatus:      DesiredRun,
+		ClientStatus:       ClientPending,
+		Metrics: &messages.AllocMetricRef{NodesEvaluated: p.metric.evaluated,
+			NodesFiltered: p.metric.filtered},
+		CreateTime: now,
+		ModifyTime: now,
+		Index:      req.index,
+	}
+	if req.prev != nil {
+		a.PreviousAllocation = req.prev.ID
+	}
+	if req.reschedule {
+		a.RescheduleTracker = nextTracker(req.prev, gs.tg.ReschedulePolicy, p.opts.Now)
+	}
+	return a
+}

@@ -1,0 +1,127 @@
+package scheduler
+
+import (
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// runSystem plans a system (or sysbatch) job: one alloc of each group on
+// every ready, eligible, feasible node, in node order, with no ranking.
+func (p *planner) runSystem() {
+	p.buildPool(false)
+	sysbatch := p.job.Type == JobTypeSysBatch
+	byGroup := map[string]map[string][]*messages.Allocation{}
+	for _, a := range p.jobAllocs {
+		if !systemHeld(a, sysbatch) {
+			continue
+		}
+		if byGroup[a.TaskGroup] == nil {
+			byGroup[a.TaskGroup] = map[string][]*messages.Allocation{}
+		}
+		byGroup[a.TaskGroup][a.NodeID] = append(byGroup[a.TaskGroup][a.NodeID], a)
+	}
+	for _, tg := range p.job.TaskGroups {
+		gs := p.groups[tg.Name]
+		byNode := byGroup[tg.Name]
+		for idx, n := range p.pool {
+			p.systemNode(gs, idx, byNode[n.ID])
+		}
+	}
+	for _, a := range p.jobAllocs {
+		if terminal(a) {
+			continue
+		}
+		switch {
+		case p.groups[a.TaskGroup] == nil:
+			p.stop(a, DescNotNeeded, "")
+		case p.poolIndex(a.NodeID) < 0: // the node is gone
+			p.stop(a, DescLost, ClientLost)
+		}
+	}
+}
+
+// systemHeld: the allocs that stand for a group on their node. Failed or
+// lost ones do not, so they are replaced; a sysbatch alloc that completed
+// does, so it is not run again.
+func systemHeld(a *messages.Allocation, sysbatch bool) bool {
+	if sysbatch && a.ClientStatus == ClientComplete {
+		return true
+	}
+	return !terminal(a)
+}
+
+// systemNode reconciles one group on one node.
+func (p *planner) systemNode(gs *groupState, idx int, allocs []*messages.Allocation) {
+	n := p.pool[idx]
+	switch {
+	case n.Status == NodeDown || (n.Status == NodeDisconnected && p.nodeLost(n.ID, gs.tg)):
+		p.stopLive(allocs, DescLost, ClientLost)
+		return
+	case n.Status != NodeReady:
+		return
+	case !inDatacenters(p.job.Datacenters, n.Datacenter):
+		p.stopLive(allocs, DescNotNeeded, "")
+		return
+	case n.SchedulingEligibility != NodeEligible || n.Drain:
+		for _, a := range allocs {
+			if n.Drain && !terminal(a) && a.GetDesiredTransition().GetMigrate() {
+				p.stop(a, DescMigrating, "")
+			}
+		}
+		return
+	case p.staticReason(gs, idx) >= 0:
+		p.stopLive(allocs, DescNodeTainted, "")
+		return
+	}
+	if len(allocs) == 0 {
+		p.placeOnNode(gs, idx, &placeReq{name: allocName(p.job.ID, gs.tg.Name, 0)})
+		return
+	}
+	p.stopLive(allocs[1:], DescNotNeeded, "")
+	keep := allocs[0]
+	if !terminal(keep) && keep.JobVersion != p.job.Version {
+		p.placeOnNode(gs, idx, &placeReq{name: keep.Name, index: keep.Index,
+			prev: keep, stopPrev: stopUpdate(keep, DescUpdating, "")})
+	}
+}
+
+func (p *planner) stopLive(allocs []*messages.Allocation, desc, clientStatus string) {
+	for _, a := range allocs {
+		if !terminal(a) {
+			p.stop(a, desc, clientStatus)
+		}
+	}
+}
+
+// placeOnNode places req on pool node idx if it fits there.
+func (p *planner) placeOnNode(gs *groupState, idx int, req *placeReq) {
+	if req.stopPrev != nil {
+		p.release(req.prev)
+	}
+	p.metric.reset(len(gs.feas.keys))
+	p.metric.evaluated = 1
+	if d := p.nodeUsage(idx).exhausted(gs.ask); d >= 0 {
+		if req.stopPrev != nil {
+			p.unrelease(req.prev)
+		}
+		p.failOnNode(gs, d)
+		return
+	}
+	p.placeAt(gs, req, idx)
+}
+
+// failOnNode records a system placement that did not fit, coalescing the
+// failures of a group into one metric.
+func (p *planner) failOnNode(gs *groupState, dim int) {
+	m := p.failed[gs.tg.Name]
+	if m == nil {
+		m = &messages.AllocMetric{NodesInPool: int32(len(p.pool)),
+			ConstraintFiltered: map[string]int32{}, DimensionExhausted: map[string]int32{}}
+		p.failed[gs.tg.Name] = m
+	} else {
+		m.CoalescedFailures++
+	}
+	m.NodesEvaluated++
+	m.NodesExhausted++
+	m.DimensionExhausted[dimNames[dim]]++
+	p.queued[gs.tg.Name]++
+}
