@@ -46,6 +46,10 @@ type RaftConfig struct {
 // devTimeout is the default timeout with the in-memory transport.
 const devTimeout = 100 * time.Millisecond
 
+// logCacheSize is how many recent log entries stay in memory for
+// replication; plan entries can be hundreds of KB each, so it is small.
+const logCacheSize = 64
+
 // snapshotsRetained is how many snapshots the file store keeps.
 const snapshotsRetained = 2
 
@@ -151,7 +155,7 @@ func openStores(dataDir string, hlog hclog.Logger) (stores, error) {
 	if err != nil {
 		return stores{}, errors.Join(fmt.Errorf("cluster: snapshot store: %w", err), bolt.Close())
 	}
-	logs, err := raft.NewLogCache(512, bolt)
+	logs, err := raft.NewLogCache(logCacheSize, bolt)
 	if err != nil {
 		return stores{}, errors.Join(err, bolt.Close())
 	}

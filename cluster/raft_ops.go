@@ -28,6 +28,9 @@ type Peer struct {
 // ctx ends first, Apply returns ctx.Err() and the command may still commit.
 // A zero cmd.Time is stamped with the current time (cmd is modified).
 func (r *Raft) Apply(ctx context.Context, cmd *messages.Command) (any, uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
 	if cmd.Time == 0 {
 		cmd.Time = time.Now().UnixNano()
 	}

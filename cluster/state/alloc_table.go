@@ -1,0 +1,68 @@
+package state
+
+import "github.com/troupe-dev/troupe/messages"
+
+// allocTable holds the allocations and their indexes (by ID; by job; by
+// node; by eval, each sorted by alloc ID) plus the per-node usage of
+// non-terminal allocations. A published allocTable is immutable; a write
+// transaction edits a copy (edit) and the store publishes it on commit,
+// together with the go-memdb commit, so a Snap sees both at one moment.
+type allocTable struct {
+	gen    uint64
+	byID   *pmap[*messages.Allocation]
+	byJob  *pmap[*pmap[*messages.Allocation]] // key: allocJobKey
+	byNode *pmap[*pmap[*messages.Allocation]]
+	byEval *pmap[*pmap[*messages.Allocation]]
+	usage  *pmap[*nodeUsage]
+}
+
+func newAllocTable() *allocTable {
+	return &allocTable{
+		byID:   newPmap[*messages.Allocation](0),
+		byJob:  newPmap[*pmap[*messages.Allocation]](0),
+		byNode: newPmap[*pmap[*messages.Allocation]](0),
+		byEval: newPmap[*pmap[*messages.Allocation]](0),
+		usage:  newPmap[*nodeUsage](0),
+	}
+}
+
+// edit returns a copy of t that transaction gen may change.
+func (t *allocTable) edit(gen uint64) *allocTable {
+	if t.gen == gen {
+		return t
+	}
+	return &allocTable{
+		gen:    gen,
+		byID:   t.byID.edit(gen),
+		byJob:  t.byJob.edit(gen),
+		byNode: t.byNode.edit(gen),
+		byEval: t.byEval.edit(gen),
+		usage:  t.usage.edit(gen),
+	}
+}
+
+func allocJobKey(ns, jobID string) string { return ns + "\x00" + jobID }
+
+// put stores a, replacing old (the stored allocation with that ID, or
+// nil) in every index. t must be owned by the caller's transaction.
+func (t *allocTable) put(old, a *messages.Allocation) {
+	if old != nil {
+		if old.Namespace != a.Namespace || old.JobID != a.JobID {
+			nestedDelete(t.byJob, allocJobKey(old.Namespace, old.JobID), old.ID)
+		}
+		if old.NodeID != a.NodeID && old.NodeID != "" {
+			nestedDelete(t.byNode, old.NodeID, old.ID)
+		}
+		if old.EvalID != a.EvalID && old.EvalID != "" {
+			nestedDelete(t.byEval, old.EvalID, old.ID)
+		}
+	}
+	t.byID.Set(a.ID, a)
+	nestedSet(t.byJob, allocJobKey(a.Namespace, a.JobID), a.ID, a)
+	if a.NodeID != "" {
+		nestedSet(t.byNode, a.NodeID, a.ID, a)
+	}
+	if a.EvalID != "" {
+		nestedSet(t.byEval, a.EvalID, a.ID, a)
+	}
+}

@@ -1,0 +1,34 @@
+package state
+
+import "github.com/troupe-dev/troupe/messages"
+
+// applyClientAllocs merges what clients own of their allocations (status,
+// description, task states, network status) and stores follow-up evals.
+// Unknown allocation IDs are skipped, so a re-sent batch is harmless.
+func applyClientAllocs(w *writeTxn, c *messages.UpdateAllocsFromClient) any {
+	for _, upd := range c.GetAllocs() {
+		old := w.read().AllocByID(upd.ID)
+		if old == nil {
+			continue
+		}
+		a := copyAlloc(old)
+		if upd.ClientStatus != "" {
+			a.ClientStatus = upd.ClientStatus
+		}
+		a.ClientDescription = upd.ClientDescription
+		if upd.TaskStates != nil {
+			a.TaskStates = upd.TaskStates
+		}
+		if upd.NetworkStatus != nil {
+			a.NetworkStatus = upd.NetworkStatus
+		}
+		a.ModifyTime = upd.ModifyTime
+		if a.ModifyTime == 0 {
+			a.ModifyTime = w.now
+		}
+		a.ModifyIndex = w.index
+		w.putAlloc(old, a)
+	}
+	w.putEvals(c.GetEvals())
+	return nil
+}

@@ -1,0 +1,124 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// applyPlan commits a scheduler's plan: stops first (what they free counts
+// for the placements), then every placement that still fits its node,
+// then the evaluation update and the new evaluations.
+func applyPlan(w *writeTxn, c *messages.ApplyPlan) any {
+	res := &messages.ApplyPlanResult{Index: w.index}
+	for _, s := range c.GetStop() {
+		w.stopAlloc(s)
+	}
+	nodes := map[string]*messages.Node{}
+	for _, a := range c.GetPlace() {
+		old := w.read().AllocByID(a.ID)
+		if err := w.fits(a, old, nodes); err != nil {
+			w.log.Debug("plan placement refused", "alloc", a.ID, "eval", c.EvalID, "err", err)
+			res.Refused = append(res.Refused, a.ID)
+			continue
+		}
+		w.placeAlloc(a, old)
+		res.Placed = append(res.Placed, a.ID)
+	}
+	w.putEval(c.GetEvalUpdate())
+	w.putEvals(c.GetNewEvals())
+	return res
+}
+
+// fits checks a placement against its node as the store has it now; old
+// is the stored allocation with the same ID, if any. nodes caches lookups.
+func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.Node) error {
+	n, ok := nodes[a.NodeID]
+	if !ok {
+		n = w.read().NodeByID(a.NodeID)
+		nodes[a.NodeID] = n
+	}
+	switch {
+	case n == nil:
+		return fmt.Errorf("%w: %q", ErrNodeNotFound, a.NodeID)
+	case n.Status != NodeStatusReady:
+		return fmt.Errorf("%w: node %s is %s", ErrPlacementRefused, n.ID, n.Status)
+	case n.SchedulingEligibility == NodeIneligible:
+		return fmt.Errorf("%w: node %s is ineligible", ErrPlacementRefused, n.ID)
+	}
+	fillAllocatedResources(a)
+	capCPU, capMem, capDisk := NodeCapacity(n)
+	u := w.nodeUsage(n.ID)
+	usedCPU, usedMem, usedDisk := u.CPU, u.MemoryMB, u.DiskMB
+	if old != nil && old.NodeID == n.ID && !AllocTerminal(old) {
+		oldCPU, oldMem, oldDisk := AllocResources(old) // replaced in place: its share is freed
+		usedCPU, usedMem, usedDisk = usedCPU-oldCPU, usedMem-oldMem, usedDisk-oldDisk
+	}
+	cpu, mem, disk := AllocResources(a)
+	// Disk counts only when the alloc asks for some, as in the scheduler.
+	if usedCPU+cpu > capCPU || usedMem+mem > capMem || (disk > 0 && usedDisk+disk > capDisk) {
+		return fmt.Errorf("%w: node %s has %d MHz/%d MB/%d MB disk free, alloc needs %d/%d/%d",
+			ErrPlacementRefused, n.ID, capCPU-usedCPU, capMem-usedMem, capDisk-usedDisk, cpu, mem, disk)
+	}
+	return nil
+}
+
+// placeAlloc stores a placement; one with the ID of a stored allocation
+// replaces it (an in-place update) and keeps its creation and client side.
+func (w *writeTxn) placeAlloc(a, old *messages.Allocation) {
+	if a.Job != nil {
+		a.JobVersion = a.Job.Version
+		a.Job = nil
+	}
+	if a.DesiredStatus == "" {
+		a.DesiredStatus = AllocDesiredRun
+	}
+	a.CreateIndex, a.ModifyIndex, a.AllocModifyIndex = w.index, w.index, w.index
+	if a.CreateTime == 0 {
+		a.CreateTime = w.now
+	}
+	a.ModifyTime = w.now
+	if old != nil {
+		inheritAlloc(a, old)
+		w.ev.nodeChanged(old.NodeID)
+	}
+	if a.ClientStatus == "" {
+		a.ClientStatus = AllocClientPending
+	}
+	w.putAlloc(old, a)
+	w.ev.nodeChanged(a.NodeID)
+}
+
+// inheritAlloc keeps what an in-place update does not own.
+func inheritAlloc(a, old *messages.Allocation) {
+	a.CreateIndex, a.CreateTime = old.CreateIndex, old.CreateTime
+	if a.ClientStatus == "" {
+		a.ClientStatus, a.ClientDescription = old.ClientStatus, old.ClientDescription
+	}
+	if a.TaskStates == nil {
+		a.TaskStates = old.TaskStates
+	}
+	if a.NetworkStatus == nil {
+		a.NetworkStatus = old.NetworkStatus
+	}
+}
+
+// stopAlloc applies one stop update; an unknown allocation is skipped.
+func (w *writeTxn) stopAlloc(s *messages.AllocStopUpdate) {
+	old := w.read().AllocByID(s.AllocID)
+	if old == nil {
+		return
+	}
+	a := copyAlloc(old)
+	a.DesiredStatus = s.DesiredStatus
+	if a.DesiredStatus == "" {
+		a.DesiredStatus = AllocDesiredStop
+	}
+	a.DesiredDescription = s.DesiredDescription
+	if s.ClientStatus != "" {
+		a.ClientStatus = s.ClientStatus
+	}
+	a.ModifyIndex, a.AllocModifyIndex, a.ModifyTime = w.index, w.index, w.now
+	w.putAlloc(old, a)
+	w.ev.nodeChanged(a.NodeID)
+}

@@ -1,0 +1,41 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// applyRegisterNode upserts a node. Re-registering keeps the CreateIndex,
+// and the drain and eligibility the operator set unless the node sends
+// its own.
+func applyRegisterNode(w *writeTxn, c *messages.RegisterNode) any {
+	n := c.GetNode()
+	if n == nil || n.ID == "" {
+		return fmt.Errorf("%w: RegisterNode without a node ID", ErrBadCommand)
+	}
+	old := w.read().NodeByID(n.ID)
+	n.CreateIndex = w.index
+	if old != nil {
+		n.CreateIndex = old.CreateIndex
+		if n.SchedulingEligibility == "" {
+			n.SchedulingEligibility = old.SchedulingEligibility
+		}
+		if !n.Drain && n.DrainStrategy == nil {
+			n.Drain, n.DrainStrategy = old.Drain, old.DrainStrategy
+		}
+		if n.StatusUpdatedAt == 0 && n.Status == old.Status {
+			n.StatusUpdatedAt = old.StatusUpdatedAt
+		}
+	}
+	if n.SchedulingEligibility == "" {
+		n.SchedulingEligibility = NodeEligible
+	}
+	if n.StatusUpdatedAt == 0 {
+		n.StatusUpdatedAt = w.now / 1e9
+	}
+	n.ModifyIndex = w.index
+	w.putNode(n)
+	w.putEval(c.GetEval())
+	return nil
+}

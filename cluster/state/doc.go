@@ -1,0 +1,58 @@
+// Package state is troupe's replicated cluster state: an in-memory,
+// indexed store of jobs (and their last versions), evaluations,
+// allocations and nodes, and the raft FSM that is its only writer.
+//
+// # Store
+//
+// NewStore returns an empty Store. Readers take a Snapshot, a consistent
+// read view that costs nothing to make and never changes:
+//
+//	snap := store.Snapshot()
+//	job := snap.JobByID("default", "web")
+//	allocs := snap.AllocsByJob("default", "web")
+//
+// Snap methods return the stored objects themselves: never mutate them
+// (proto.Clone first). Lists are sorted by ID (jobs by namespace, then
+// ID). Stored allocations carry no Job; join it with
+// snap.JobVersion(ns, id, alloc.JobVersion). *Snap satisfies the
+// scheduler's snapshot interface (JobByID, Nodes, NodeByID, AllocsByJob,
+// AllocsByNode).
+//
+// Blocking queries use the raft index of the last change to each table:
+//
+//	idx := store.Wait(ctx, lastSeen, state.TableAllocs) // blocks until allocs change or ctx ends
+//
+// Jobs, versions, evaluations, nodes and the table indexes are go-memdb
+// tables. Allocations, which count in millions, live in a purpose-built
+// persistent structure (pmap: sorted chunks, copied on write per
+// transaction) with indexes by ID, job, node and eval, and per-node usage
+// of non-terminal allocations, so committing a 1000-allocation plan costs
+// O(1000 log n) and checking a node's free resources never scans.
+//
+// # FSM
+//
+// NewFSM(store, logger) is the raft.FSM. Each log entry is a proto-encoded
+// messages.Command; Apply runs one handler (apply_*.go, one per command)
+// in one write transaction and answers its result: *RegisterJobResult,
+// *DeregisterJobResult, *messages.ApplyPlanResult, nil, or an error value
+// (ErrJobNotFound, ErrNodeNotFound, ErrAllocNotFound, ErrBadCommand) in
+// which case nothing changed. After each commit, the callbacks registered
+// with OnApply receive an Event naming the evaluations that are ready or
+// delayed, the nodes whose allocations or records changed and the jobs
+// that changed; the leader's actors subscribe through it. Callbacks run on
+// raft's FSM goroutine: they must only hand the event on.
+//
+// ApplyPlan re-checks every placement at apply time: the node must exist,
+// be ready and eligible, and still have room (capacity minus reserved
+// minus the non-terminal allocations on it, counting those the same plan
+// stops as freed). What no longer fits is listed in the result's Refused.
+//
+// Job status is derived as Nomad does (see jobStatus) and recomputed
+// whenever a job's allocations or evaluations change.
+//
+// Snapshot writes the whole state as a stream of varint-length-prefixed
+// messages.Snapshot records of at most 1024 objects each (the first
+// carries the raft index), so memory stays bounded with a million
+// allocations; Restore rebuilds a fresh store from it and publishes an
+// Event naming every pending evaluation, node and job.
+package state

@@ -1,0 +1,98 @@
+package state
+
+import (
+	"slices"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// Event tells the actors what one applied command (or a Restore) changed.
+// It is built by the FSM and handed to the OnApply callbacks; they must not
+// mutate it or the evaluations it points to.
+type Event struct {
+	// Index is the raft index of the change.
+	Index uint64
+	// EvalsReady are IDs of evaluations now pending whose WaitUntil has
+	// passed or is 0: the scheduler should process them.
+	EvalsReady []string
+	// DelayedEvals are pending evaluations whose WaitUntil is in the future.
+	DelayedEvals []*messages.Evaluation
+	// NodesChanged are IDs of nodes whose allocations changed on the
+	// desired side (placed, stopped).
+	NodesChanged []string
+	// NodeUpdated are IDs of nodes whose node record changed.
+	NodeUpdated []string
+	// JobsChanged are the jobs whose record changed, as JobKey(ns, id).
+	JobsChanged []string
+}
+
+// Empty reports whether the event says nothing changed.
+func (e *Event) Empty() bool {
+	return len(e.EvalsReady)+len(e.DelayedEvals)+len(e.NodesChanged)+len(e.NodeUpdated)+len(e.JobsChanged) == 0
+}
+
+type eventBuilder struct {
+	index   uint64
+	ready   map[string]bool
+	delayed map[string]*messages.Evaluation
+	nodes   map[string]bool
+	updated map[string]bool
+	jobs    map[string]bool
+}
+
+func newEventBuilder(index uint64) *eventBuilder {
+	return &eventBuilder{
+		index: index, ready: map[string]bool{}, delayed: map[string]*messages.Evaluation{},
+		nodes: map[string]bool{}, updated: map[string]bool{}, jobs: map[string]bool{},
+	}
+}
+
+// eval records a pending evaluation as ready or delayed relative to now.
+func (b *eventBuilder) eval(e *messages.Evaluation, now int64) {
+	if e.Status != EvalStatusPending {
+		return
+	}
+	if e.WaitUntil == 0 || e.WaitUntil <= now {
+		b.ready[e.ID] = true
+		delete(b.delayed, e.ID)
+		return
+	}
+	b.delayed[e.ID] = e
+	delete(b.ready, e.ID)
+}
+
+func (b *eventBuilder) nodeChanged(id string) {
+	if id != "" {
+		b.nodes[id] = true
+	}
+}
+
+func (b *eventBuilder) nodeUpdated(id string) { b.updated[id] = true }
+
+func (b *eventBuilder) job(key string) { b.jobs[key] = true }
+
+func (b *eventBuilder) build() Event {
+	ev := Event{
+		Index:        b.index,
+		EvalsReady:   sortedKeys(b.ready),
+		NodesChanged: sortedKeys(b.nodes),
+		NodeUpdated:  sortedKeys(b.updated),
+		JobsChanged:  sortedKeys(b.jobs),
+	}
+	for _, id := range sortedKeys(b.delayed) {
+		ev.DelayedEvals = append(ev.DelayedEvals, b.delayed[id])
+	}
+	return ev
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

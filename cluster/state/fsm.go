@@ -1,0 +1,129 @@
+package state
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// RegisterJobResult is the FSM's answer to RegisterJob.
+type RegisterJobResult struct {
+	Index          uint64
+	JobModifyIndex uint64
+	EvalID         string
+}
+
+// DeregisterJobResult is the FSM's answer to DeregisterJob.
+type DeregisterJobResult struct {
+	Index          uint64
+	JobModifyIndex uint64
+	EvalID         string
+}
+
+// FSM applies raft log entries (proto-encoded messages.Command) to a Store.
+// It implements raft.FSM. Apply's response is the handler's result value, an
+// error value (ErrJobNotFound, ErrNodeNotFound, ErrAllocNotFound,
+// ErrBadCommand) that changed nothing, or nil.
+type FSM struct {
+	store     *Store
+	logger    *slog.Logger
+	now       func() time.Time
+	lastIndex atomic.Uint64
+
+	mu        sync.Mutex
+	callbacks []func(Event)
+}
+
+var _ raft.FSM = (*FSM)(nil)
+
+// NewFSM returns an FSM writing to store. A nil logger discards.
+func NewFSM(store *Store, logger *slog.Logger) *FSM {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &FSM{store: store, logger: logger, now: time.Now}
+}
+
+// Store returns the store the FSM writes to.
+func (f *FSM) Store() *Store { return f.store }
+
+// SetClock replaces the clock Restore uses to tell ready evaluations from
+// delayed ones (Apply uses the command's own time). For tests.
+func (f *FSM) SetClock(now func() time.Time) { f.now = now }
+
+// OnApply registers fn to be called synchronously, on the FSM goroutine,
+// after each applied command and after a Restore. fn must be quick and
+// must not block (hand the event to a mailbox).
+func (f *FSM) OnApply(fn func(ev Event)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.callbacks = append(f.callbacks, fn)
+}
+
+func (f *FSM) publish(ev Event) {
+	f.mu.Lock()
+	cbs := f.callbacks
+	f.mu.Unlock()
+	for _, fn := range cbs {
+		fn(ev)
+	}
+}
+
+// Apply applies one committed log entry.
+func (f *FSM) Apply(l *raft.Log) any {
+	f.lastIndex.Store(l.Index)
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	cmd := &messages.Command{}
+	if err := proto.Unmarshal(l.Data, cmd); err != nil {
+		f.logger.Error("raft log entry does not decode", "index", l.Index, "err", err)
+		return fmt.Errorf("%w: index %d: %w", ErrBadCommand, l.Index, err)
+	}
+	return f.applyCommand(l.Index, cmd)
+}
+
+func (f *FSM) applyCommand(index uint64, cmd *messages.Command) any {
+	switch c := cmd.Cmd.(type) {
+	case *messages.Command_RegisterJob:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyRegisterJob(w, c.RegisterJob) })
+	case *messages.Command_DeregisterJob:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyDeregisterJob(w, c.DeregisterJob) })
+	case *messages.Command_UpsertEvals:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyUpsertEvals(w, c.UpsertEvals) })
+	case *messages.Command_ApplyPlan:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyPlan(w, c.ApplyPlan) })
+	case *messages.Command_UpdateAllocsFromClient:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyClientAllocs(w, c.UpdateAllocsFromClient) })
+	case *messages.Command_RegisterNode:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyRegisterNode(w, c.RegisterNode) })
+	case *messages.Command_UpdateNodeStatus:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyNodeStatus(w, c.UpdateNodeStatus) })
+	case *messages.Command_UpdateNodeEligibility:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyNodeEligibility(w, c.UpdateNodeEligibility) })
+	case *messages.Command_StopAlloc:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyStopAlloc(w, c.StopAlloc) })
+	}
+	f.logger.Error("raft log entry carries no known command", "index", index)
+	return fmt.Errorf("%w: index %d: no known command", ErrBadCommand, index)
+}
+
+// run executes one handler in a write transaction. An error result aborts
+// the transaction; anything else commits it and publishes the event.
+func (f *FSM) run(index uint64, now int64, h func(w *writeTxn) any) any {
+	w := newWriteTxn(f.store, index, now, f.logger)
+	resp := h(w)
+	if err, ok := resp.(error); ok {
+		w.txn.Abort()
+		return err
+	}
+	f.publish(w.commit())
+	return resp
+}

@@ -1,0 +1,98 @@
+package state
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPmapMatchesModel runs random inserts, updates and deletes over many
+// transactions and checks every published version still holds exactly
+// what it held when published (copy-on-write never leaks).
+func TestPmapMatchesModel(t *testing.T) {
+	tests := []struct {
+		name string
+		key  func(r *rand.Rand) string
+	}{
+		{"random keys", func(r *rand.Rand) string { return fmt.Sprintf("%016x", r.Uint64()%5000) }},
+		{"shared prefixes", func(r *rand.Rand) string { return fmt.Sprintf("alloc-000000-%05d", r.IntN(5000)) }},
+		{"short keys", func(r *rand.Rand) string { return fmt.Sprint(r.IntN(300)) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, 2))
+			m := newPmap[int](0)
+			model := map[string]int{}
+			type version struct {
+				m     *pmap[int]
+				model map[string]int
+			}
+			var versions []version
+			for gen := uint64(1); gen <= 60; gen++ {
+				m = m.edit(gen)
+				for range 400 {
+					k := tt.key(r)
+					if r.IntN(4) == 0 {
+						m.Delete(k)
+						delete(model, k)
+						continue
+					}
+					v := r.Int()
+					m.Set(k, v)
+					model[k] = v
+				}
+				versions = append(versions, version{m, maps.Clone(model)})
+			}
+			for i, v := range versions {
+				requirePmapEqual(t, v.model, v.m, "version %d", i)
+			}
+		})
+	}
+}
+
+func requirePmapEqual(t *testing.T, model map[string]int, m *pmap[int], msgAndArgs ...any) {
+	t.Helper()
+	require.Equal(t, len(model), m.Len(), msgAndArgs...)
+	keys := slices.Sorted(maps.Keys(model))
+	want := make([]int, 0, len(keys))
+	for _, k := range keys {
+		want = append(want, model[k])
+		got, ok := m.Get(k)
+		require.True(t, ok, msgAndArgs...)
+		require.Equal(t, model[k], got, msgAndArgs...)
+	}
+	if len(want) == 0 {
+		want = nil
+	}
+	require.Equal(t, want, m.Values(), msgAndArgs...)
+	_, ok := m.Get("absent-key")
+	require.False(t, ok)
+}
+
+func TestNestedPmapDropsEmptyInner(t *testing.T) {
+	outer := newPmap[*pmap[int]](1)
+	nestedSet(outer, "a", "x", 1)
+	nestedSet(outer, "a", "y", 2)
+	nestedSet(outer, "b", "z", 3)
+	published := outer
+	outer = outer.edit(2)
+	nestedDelete(outer, "a", "x")
+	nestedDelete(outer, "b", "z")
+	nestedDelete(outer, "missing", "z")
+	require.Equal(t, []int{2}, nestedValues(outer, "a"))
+	require.Nil(t, nestedValues(outer, "b"))
+	require.Equal(t, 1, outer.Len())
+	require.Equal(t, []int{1, 2}, nestedValues(published, "a"), "published version unchanged")
+	require.Equal(t, []int{3}, nestedValues(published, "b"))
+}
+
+func TestKeyPrefixOrdersLikeKeys(t *testing.T) {
+	keys := []string{"", "a", "a\x00", "ab", "abcdefgh", "abcdefghi", "abcdefgi", "b", "\xff\xff\xff\xff\xff\xff\xff\xff\xff"}
+	for i := 1; i < len(keys); i++ {
+		require.LessOrEqual(t, keyPrefix(keys[i-1]), keyPrefix(keys[i]), "%q < %q", keys[i-1], keys[i])
+	}
+}

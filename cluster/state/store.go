@@ -1,0 +1,124 @@
+package state
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	memdb "github.com/hashicorp/go-memdb"
+)
+
+// Store is the in-memory, indexed cluster state. The FSM is its only
+// writer; any number of goroutines read it through Snapshot and Wait.
+//
+// Jobs, job versions, evaluations, nodes and the table indexes live in
+// go-memdb; allocations live in an allocTable (persistent sorted maps) that
+// is published together with each memdb commit.
+type Store struct {
+	mu     sync.RWMutex
+	db     *memdb.MemDB
+	allocs *allocTable
+	reset  chan struct{} // closed when Restore replaces db
+	gen    atomic.Uint64 // write transaction generations
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store {
+	return &Store{db: newDB(), allocs: newAllocTable(), reset: make(chan struct{})}
+}
+
+func newDB() *memdb.MemDB {
+	db, err := memdb.NewMemDB(schema())
+	if err != nil {
+		panic(err) // the schema is static; an error is a programming bug
+	}
+	txn := db.Txn(true)
+	for _, t := range watchedTables {
+		if err := txn.Insert(tableIndex, &indexEntry{Table: t}); err != nil {
+			panic(err)
+		}
+	}
+	txn.Commit()
+	return db
+}
+
+func (s *Store) current() (*memdb.MemDB, chan struct{}) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.db, s.reset
+}
+
+// begin opens the single write transaction.
+func (s *Store) begin() (*memdb.Txn, *allocTable, uint64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.db.Txn(true), s.allocs, s.gen.Add(1)
+}
+
+// commit publishes a write transaction: the memdb commit and the new
+// allocation table become visible to Snapshot together.
+func (s *Store) commit(txn *memdb.Txn, allocs *allocTable) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	txn.Commit()
+	s.allocs = allocs
+}
+
+// replace swaps in a freshly built state (Restore) and wakes every waiter
+// of the old one.
+func (s *Store) replace(db *memdb.MemDB, allocs *allocTable) {
+	s.mu.Lock()
+	old := s.reset
+	s.db, s.allocs, s.reset = db, allocs, make(chan struct{})
+	s.mu.Unlock()
+	close(old)
+}
+
+// Snapshot returns a consistent read view of the store. It is cheap (no
+// copy) and never goes stale: later writes are not visible through it.
+func (s *Store) Snapshot() *Snap {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return &Snap{txn: s.db.Txn(false), allocs: s.allocs}
+}
+
+// Wait is a blocking query: it returns as soon as Index(tables...) is
+// greater than minIndex, or when ctx ends, and answers the index at that
+// time. With no tables it watches jobs, evals, allocs and nodes.
+func (s *Store) Wait(ctx context.Context, minIndex uint64, tables ...string) uint64 {
+	if len(tables) == 0 {
+		tables = watchedTables
+	}
+	for {
+		db, reset := s.current()
+		txn := db.Txn(false)
+		ws := memdb.NewWatchSet()
+		ws.Add(reset)
+		idx := maxIndex(txn, ws, tables)
+		if idx > minIndex {
+			return idx
+		}
+		if err := ws.WatchCtx(ctx); err != nil {
+			return s.Snapshot().Index(tables...)
+		}
+	}
+}
+
+// maxIndex reads the last-change index of the tables, adding each entry's
+// watch channel to ws when ws is not nil.
+func maxIndex(txn *memdb.Txn, ws memdb.WatchSet, tables []string) uint64 {
+	var max uint64
+	for _, t := range tables {
+		ch, raw, err := txn.FirstWatch(tableIndex, idxID, t)
+		if err != nil {
+			continue
+		}
+		if ws != nil {
+			ws.Add(ch)
+		}
+		if e, ok := raw.(*indexEntry); ok && e.Value > max {
+			max = e.Value
+		}
+	}
+	return max
+}
