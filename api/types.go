@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/troupe-dev/troupe/jobspec"
+
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -298,4 +300,11 @@ func (w *WriteOptions) Context() context.Context {
 		return context.Background()
 	}
 	return w.ctx
+}
+
+// MarshalJSON writes the request with jobspec.EncodeJSON, which keeps the
+// zero values (count = 0, restart attempts = 0) that the generated struct
+// tags would drop and the server would then fill with defaults.
+func (r *JobRegisterRequest) MarshalJSON() ([]byte, error) {
+	return jobspec.EncodeJSON(r.Job)
 }

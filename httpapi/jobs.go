@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -88,7 +89,17 @@ func (s *Server) jobParse(w http.ResponseWriter, r *http.Request) (any, error) {
 	if req.Canonicalize {
 		jobspec.Canonicalize(job)
 	}
-	return job, nil
+	// Answer with every zero value kept (count = 0 stays 0 when the job
+	// comes back to PUT /v1/jobs).
+	full, err := jobspec.EncodeJSON(job)
+	if err != nil {
+		return nil, err
+	}
+	var wrapped struct{ Job json.RawMessage }
+	if err := json.Unmarshal(full, &wrapped); err != nil {
+		return nil, err
+	}
+	return wrapped.Job, nil
 }
 
 func (s *Server) jobList(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -10,21 +10,26 @@ export TROUPE_ADDR="${TROUPE_ADDR:-http://127.0.0.1:4646}"
 
 bin/troupe agent -dev -log-level "${LOG_LEVEL:-info}" 2>dev-agent.log &
 agent=$!
-trap 'kill -INT $agent 2>/dev/null; wait $agent 2>/dev/null' INT TERM EXIT
+trap 'kill -INT $agent 2>/dev/null || true; wait $agent 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM
 
-for _ in $(seq 1 100); do
-  bin/troupe node status >/dev/null 2>&1 && [[ -n "$(bin/troupe node status 2>/dev/null | grep ready)" ]] && break
-  kill -0 $agent 2>/dev/null || { echo "agent exited; see dev-agent.log" >&2; exit 1; }
+# Wait (at most 30 s) for the agent's node to be ready.
+for _ in $(seq 1 150); do
+  kill -0 $agent 2>/dev/null || { echo "the agent exited; see dev-agent.log" >&2; exit 1; }
+  bin/troupe node status 2>/dev/null | grep -q ' ready$' && break
   sleep 0.2
 done
 
 bin/troupe job run examples/hello.hcl
-bin/troupe job status hello
-alloc=$(bin/troupe job status -json hello | sed -n 's/.*"ID": *"\([0-9a-f-]\{36\}\)".*/\1/p' | tail -1 || true)
-sleep 2
-bin/troupe alloc logs "$(bin/troupe job allocs hello 2>/dev/null | awk 'NR==2{print $1}')" 2>/dev/null || true
 echo
-echo "troupe dev agent is running (logs: dev-agent.log). Try:"
-echo "  bin/troupe job status hello    bin/troupe actors    bin/troupe node status"
-echo "Ctrl-C stops it."
+bin/troupe job status hello
+alloc=$(bin/troupe job status hello | awk '/^Allocations/ {getline; getline; print $1; exit}')
+sleep 3
+echo
+echo "==> bin/troupe alloc logs $alloc"
+bin/troupe alloc logs "$alloc"
+echo
+echo "The dev agent runs (its log: dev-agent.log). In another shell, try:"
+echo "  bin/troupe actors    bin/troupe alloc logs -f $alloc    bin/troupe node status -verbose"
+echo "Ctrl-C stops the agent and its tasks."
 wait $agent
