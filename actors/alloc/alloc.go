@@ -41,7 +41,7 @@ const (
 
 // Worker results.
 type (
-	loaded struct{ stored *clientstate.StoredAlloc }
+	loaded    struct{ stored *clientstate.StoredAlloc }
 	hooksDone struct {
 		post bool
 		err  error

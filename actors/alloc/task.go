@@ -34,8 +34,8 @@ type TaskSpec struct {
 
 // Worker results: messages a task actor sends itself.
 type (
-	handleLoaded  struct{ handle *driver.TaskHandle }
-	startResult   struct {
+	handleLoaded struct{ handle *driver.TaskHandle }
+	startResult  struct {
 		handle *driver.TaskHandle
 		err    error
 	}
