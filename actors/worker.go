@@ -17,3 +17,17 @@ func Go(ctx actor.Context, fn func() any) {
 		}
 	}()
 }
+
+// Reply runs fn outside the actor's mailbox and sends its result to the
+// sender of the message being handled (a request from another actor, a
+// future, or a remote peer), so an actor answers a slow request without
+// blocking.
+func Reply(ctx actor.Context, fn func() any) {
+	sender := ctx.Sender()
+	root := ctx.ActorSystem().Root
+	go func() {
+		if msg := fn(); msg != nil && sender != nil {
+			root.Send(sender, msg)
+		}
+	}()
+}

@@ -18,6 +18,8 @@ import (
 
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/cluster"
+	"github.com/troupe-dev/troupe/cluster/membership"
+	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
@@ -40,6 +42,8 @@ type Agent struct {
 	sys       *actors.System
 	serverPID *actor.PID
 	clientPID *actor.PID
+	transport *remote.Transport
+	members   *membership.Membership
 
 	db      *clientstate.DB
 	drivers map[string]driver.Driver
@@ -86,20 +90,29 @@ func (a *Agent) AllocDir() string { return filepath.Join(a.dataDir, "alloc") }
 // Start brings up raft, the actors and the HTTP API.
 func (a *Agent) Start() error {
 	a.started = time.Now()
-	a.sys = actors.NewSystem(a.log)
-	if err := a.startServer(); err != nil {
-		a.Shutdown()
-		return err
+	a.sys = actors.NewSystem(remote.QuietLogger(a.log))
+	if _, err := a.sys.Root.SpawnNamed(a.sys.Props("agent", func() actor.Actor { return &agentActor{a: a} }), "agent"); err != nil {
+		return fmt.Errorf("agent: spawn agent actor: %w", err)
+	}
+	steps := []func() error{}
+	if a.cfg.Clustered() {
+		steps = append(steps, a.startRemote)
+	}
+	if a.cfg.Server {
+		steps = append(steps, a.startServer)
 	}
 	if a.cfg.Client {
-		if err := a.startClient(); err != nil {
+		steps = append(steps, a.startClient)
+	}
+	steps = append(steps, a.startHTTP)
+	if a.cfg.Clustered() {
+		steps = append(steps, a.startMembership)
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
 			a.Shutdown()
 			return err
 		}
-	}
-	if err := a.startHTTP(); err != nil {
-		a.Shutdown()
-		return err
 	}
 	return nil
 }
@@ -120,12 +133,21 @@ func (a *Agent) startServer() error {
 	a.fsm.OnApply(func(ev state.Event) {
 		a.sys.Root.Send(a.serverPID, &ev)
 	})
-	a.raft, err = cluster.NewRaft(cluster.RaftConfig{
+	rc := cluster.RaftConfig{
 		NodeID: id, DataDir: filepath.Join(a.dataDir, "server"), Bootstrap: true,
 		SnapshotThreshold: a.cfg.SnapshotThreshold, SnapshotInterval: a.cfg.SnapshotInterval,
 		HeartbeatTimeout: 500 * time.Millisecond, ElectionTimeout: 500 * time.Millisecond,
 		LeaderLeaseTimeout: 250 * time.Millisecond, Logger: a.log,
-	}, a.fsm)
+	}
+	if a.cfg.Clustered() {
+		rc.BindAddr = a.cfg.addr(a.cfg.RaftPort)
+		rc.Bootstrap = a.cfg.BootstrapExpect == 1
+		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = time.Second, time.Second, 500*time.Millisecond
+		if d := a.cfg.RaftTimeout; d > 0 {
+			rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = d, d, d/2
+		}
+	}
+	a.raft, err = cluster.NewRaft(rc, a.fsm)
 	if err != nil {
 		return err
 	}
@@ -152,12 +174,19 @@ func (a *Agent) watchLeadership() {
 	}
 }
 
-// Apply proposes a raft command through this server.
+// Apply proposes a raft command: through this server when it leads, else
+// forwarded to the leader over the actor transport.
 func (a *Agent) Apply(ctx context.Context, cmd *messages.Command) (any, uint64, error) {
 	if cmd.Time == 0 {
 		cmd.Time = a.clock.Now().UnixNano()
 	}
-	return a.raft.Apply(ctx, cmd)
+	if a.raft == nil {
+		return nil, 0, ErrNotServer
+	}
+	if a.raft.IsLeader() || a.transport == nil {
+		return a.raft.Apply(ctx, cmd)
+	}
+	return a.forwardApply(ctx, cmd)
 }
 
 // Store is the local replica of the state.
@@ -175,6 +204,9 @@ func (a *Agent) Node() *messages.Node { return a.node }
 // WaitLeader waits until this server leads (single-server agents elect
 // themselves within a second or two).
 func (a *Agent) WaitLeader(ctx context.Context) error {
+	if a.raft == nil {
+		return ErrNotServer
+	}
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for !a.raft.IsLeader() {
@@ -206,6 +238,13 @@ func (a *Agent) Shutdown() error {
 	if a.cfg.Dev && a.db != nil {
 		a.stopAllTasks()
 	}
+	if a.members != nil {
+		_ = a.members.Leave(time.Second)
+		errs = append(errs, a.members.Shutdown())
+	}
+	if a.transport != nil {
+		a.transport.Shutdown(true)
+	}
 	if a.sys != nil {
 		a.sys.Shutdown()
 	}
@@ -220,6 +259,11 @@ func (a *Agent) Shutdown() error {
 		errs = append(errs, os.RemoveAll(a.dataDir))
 	}
 	return errors.Join(errs...)
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
 }
 
 // persistentID reads an ID from path, creating it on first use.

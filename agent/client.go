@@ -45,7 +45,7 @@ func (a *Agent) startClient() error {
 			ExecutorEnv: a.cfg.ExecutorEnv, Logger: a.log}),
 	}
 	spec := &node.ClientSpec{
-		Node: a.node, Server: &localServer{a: a}, Drivers: a.drivers, DB: a.db, Clock: a.clock,
+		Node: a.node, Server: newServerConn(a), Drivers: a.drivers, DB: a.db, Clock: a.clock,
 		AllocProps: a.allocProps, BatchInterval: a.cfg.ClientBatch, Logger: a.log.With("actor", "client"),
 	}
 	a.clientPID, err = a.sys.Root.SpawnNamed(a.sys.Props("client", node.NewClient(spec),
@@ -113,4 +113,32 @@ func (a *Agent) stopAllTasks() {
 		}
 	}
 	wg.Wait()
+}
+
+// AllocForLogs finds an allocation whose logs are asked for: in this
+// client's state when it runs here, else in the replicated state, pointing
+// at the agent of the node that runs it.
+func (a *Agent) AllocForLogs(allocID string) (*messages.Allocation, *messages.Job, string, error) {
+	if a.db != nil {
+		if sa, err := a.db.Alloc(allocID); err == nil && sa != nil {
+			return sa.Alloc, sa.Alloc.GetJob(), "", nil
+		}
+	}
+	if a.store == nil {
+		return nil, nil, "", fmt.Errorf("%w: %q", ErrUnknownAlloc, allocID)
+	}
+	snap := a.store.Snapshot()
+	al := snap.AllocByID(allocID)
+	if al == nil {
+		return nil, nil, "", fmt.Errorf("alloc not found: %q", allocID)
+	}
+	job := snap.JobVersion(al.GetNamespace(), al.GetJobID(), al.GetJobVersion())
+	if a.node != nil && al.GetNodeID() == a.node.GetID() {
+		return al, job, "", nil
+	}
+	n := snap.NodeByID(al.GetNodeID())
+	if n.GetHTTPAddr() == "" {
+		return nil, nil, "", fmt.Errorf("%w: node %q of allocation %q has no HTTP address", ErrUnknownAlloc, al.GetNodeID(), allocID)
+	}
+	return al, job, n.GetHTTPAddr(), nil
 }

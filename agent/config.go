@@ -3,6 +3,8 @@ package agent
 import (
 	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 	"time"
 )
 
@@ -28,7 +30,25 @@ type Config struct {
 	SnapshotInterval  time.Duration
 	// ClientBatch is how long a client gathers alloc updates.
 	ClientBatch time.Duration
-	Logger      *slog.Logger
+
+	// Cluster mode (BindAddr set): the RPC (gRPC actor transport), gossip
+	// and raft listen on BindAddr at these ports.
+	BindAddr        string
+	RPCPort         int
+	GossipPort      int
+	RaftPort        int
+	BootstrapExpect int
+	// Join lists gossip addresses of agents to join (servers).
+	Join []string
+	// Servers lists the RPC addresses of servers (clients).
+	Servers []string
+	// Failure detection and heartbeats.
+	HeartbeatTTL   time.Duration // the least TTL handed to a client
+	HeartbeatGrace time.Duration
+	GossipInterval time.Duration // 0 = memberlist's LAN defaults
+	RaftTimeout    time.Duration // raft heartbeat and election timeouts
+
+	Logger *slog.Logger
 }
 
 // DefaultConfig returns Nomad's defaults.
@@ -38,7 +58,17 @@ func DefaultConfig() *Config {
 		HTTPAddr: "127.0.0.1:4646", Datacenter: "dc1", Region: "global",
 		SnapshotThreshold: 8192, SnapshotInterval: 2 * time.Minute,
 		ClientBatch: 50 * time.Millisecond,
+		RPCPort:     4647, GossipPort: 4648, RaftPort: 4649,
+		HeartbeatTTL: 10 * time.Second, HeartbeatGrace: 10 * time.Second,
 	}
+}
+
+// Clustered reports whether the agent talks to other agents (it has a
+// bind address for its RPC, gossip and raft listeners).
+func (c *Config) Clustered() bool { return c.BindAddr != "" }
+
+func (c *Config) addr(port int) string {
+	return net.JoinHostPort(c.BindAddr, strconv.Itoa(port))
 }
 
 // Validate checks the configuration.
@@ -48,8 +78,14 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: neither server nor client enabled", ErrConfig)
 	case c.DataDir == "" && !c.Dev:
 		return fmt.Errorf("%w: -data-dir is required unless -dev", ErrConfig)
-	case c.Client && !c.Server:
-		return fmt.Errorf("%w: client-only agents join a cluster (not yet supported)", ErrConfig)
+	case c.Client && !c.Server && (!c.Clustered() || len(c.Servers) == 0):
+		return fmt.Errorf("%w: a client-only agent needs -bind and -servers", ErrConfig)
+	case c.Server && c.Clustered() && c.BootstrapExpect < 1 && len(c.Join) == 0:
+		return fmt.Errorf("%w: a clustered server needs -bootstrap-expect or -join", ErrConfig)
+	case c.BootstrapExpect < 0:
+		return fmt.Errorf("%w: -bootstrap-expect must not be negative", ErrConfig)
+	case c.Dev && c.Clustered():
+		return fmt.Errorf("%w: -dev runs alone; drop -bind", ErrConfig)
 	}
 	return nil
 }

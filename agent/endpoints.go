@@ -9,38 +9,36 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// localServer is the client's connection to the server in the same process.
-type localServer struct{ a *Agent }
-
-// RegisterNode commits the node and an evaluation for every system job, so
-// that system jobs land on the new node.
-func (l *localServer) RegisterNode(ctx context.Context, n *messages.Node) error {
+// registerNode commits a node and an evaluation for every system job, so
+// that system jobs land on the new node. It runs on the leader.
+func (a *Agent) registerNode(ctx context.Context, n *messages.Node) (uint64, error) {
 	cmd := &messages.RegisterNode{Node: n}
 	var evals []*messages.Evaluation
-	for _, j := range l.a.store.Snapshot().Jobs() {
+	for _, j := range a.store.Snapshot().Jobs() {
 		if j.GetType() == "system" && !j.GetStop() {
-			evals = append(evals, l.a.newEval(j, "node-update", n.GetID()))
+			evals = append(evals, a.newEval(j, "node-update", n.GetID()))
 		}
 	}
 	if len(evals) > 0 {
 		cmd.Eval = evals[0]
 	}
-	if _, _, err := l.a.Apply(ctx, &messages.Command{Cmd: &messages.Command_RegisterNode{RegisterNode: cmd}}); err != nil {
-		return err
+	_, index, err := a.raft.Apply(ctx, &messages.Command{Cmd: &messages.Command_RegisterNode{RegisterNode: cmd}})
+	if err != nil {
+		return 0, err
 	}
 	if len(evals) > 1 {
 		up := &messages.UpsertEvals{Evals: evals[1:]}
-		_, _, err := l.a.Apply(ctx, &messages.Command{Cmd: &messages.Command_UpsertEvals{UpsertEvals: up}})
-		return err
+		_, index, err = a.raft.Apply(ctx, &messages.Command{Cmd: &messages.Command_UpsertEvals{UpsertEvals: up}})
 	}
-	return nil
+	return index, err
 }
 
-// UpdateAllocs commits client status updates. An allocation that newly
-// failed gets an evaluation (the scheduler decides whether to reschedule
-// it); one that ended frees capacity, so blocked evaluations are retried.
-func (l *localServer) UpdateAllocs(ctx context.Context, allocs []*messages.Allocation) error {
-	snap := l.a.store.Snapshot()
+// updateAllocs commits client status updates. It runs on the leader. An
+// allocation that newly failed gets an evaluation (the scheduler decides
+// whether to reschedule it); one that ended frees capacity, so blocked
+// evaluations are retried.
+func (a *Agent) updateAllocs(ctx context.Context, allocs []*messages.Allocation) (uint64, error) {
+	snap := a.store.Snapshot()
 	cmd := &messages.UpdateAllocsFromClient{Allocs: allocs}
 	freed := false
 	seen := map[string]bool{}
@@ -56,17 +54,18 @@ func (l *localServer) UpdateAllocs(ctx context.Context, allocs []*messages.Alloc
 		if up.GetClientStatus() == "failed" && old.GetDesiredStatus() == "run" && !seen[key] {
 			if j := snap.JobByID(old.GetNamespace(), old.GetJobID()); j != nil && !j.GetStop() {
 				seen[key] = true
-				cmd.Evals = append(cmd.Evals, l.a.newEval(j, "alloc-failure", ""))
+				cmd.Evals = append(cmd.Evals, a.newEval(j, "alloc-failure", ""))
 			}
 		}
 	}
-	if _, _, err := l.a.Apply(ctx, &messages.Command{Cmd: &messages.Command_UpdateAllocsFromClient{UpdateAllocsFromClient: cmd}}); err != nil {
-		return fmt.Errorf("agent: update allocs: %w", err)
+	_, index, err := a.raft.Apply(ctx, &messages.Command{Cmd: &messages.Command_UpdateAllocsFromClient{UpdateAllocsFromClient: cmd}})
+	if err != nil {
+		return 0, fmt.Errorf("agent: update allocs: %w", err)
 	}
 	if freed {
-		l.a.sys.Root.Send(l.a.serverPID, &capacityChanged{})
+		a.sys.Root.Send(a.serverPID, &capacityChanged{})
 	}
-	return nil
+	return index, nil
 }
 
 // newEval builds a pending evaluation of a job.

@@ -7,6 +7,10 @@ var (
 	ErrConfig = errors.New("agent: invalid configuration")
 	// ErrNotClient is returned for client calls on an agent without a client.
 	ErrNotClient = errors.New("agent: this agent runs no client")
+	// ErrNotServer is returned for server calls on a client-only agent.
+	ErrNotServer = errors.New("agent: this agent runs no server")
+	// ErrNoLeader is returned when no raft leader is known.
+	ErrNoLeader = errors.New("agent: no cluster leader")
 	// ErrUnknownAlloc is returned for an allocation the client does not know.
 	ErrUnknownAlloc = errors.New("agent: unknown allocation")
 )

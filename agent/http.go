@@ -6,14 +6,19 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/actors/node"
 	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/cluster/membership"
+	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/httpapi"
+	"github.com/troupe-dev/troupe/messages"
 )
 
 func (a *Agent) startHTTP() error {
@@ -22,7 +27,11 @@ func (a *Agent) startHTTP() error {
 		return fmt.Errorf("agent: http listen on %s: %w", a.cfg.HTTPAddr, err)
 	}
 	a.ln = ln
-	a.http = &http.Server{Handler: httpapi.New(a, a.log), ReadHeaderTimeout: 10 * time.Second}
+	var h http.Handler = httpapi.New(a, a.log)
+	if !a.cfg.Server {
+		h = a.clientOnlyHandler(h)
+	}
+	a.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
@@ -32,6 +41,29 @@ func (a *Agent) startHTTP() error {
 	}()
 	a.log.Info("http api listening", "addr", ln.Addr().String())
 	return nil
+}
+
+// clientOnlyHandler serves what a client knows itself (its logs, its actor
+// tree, itself) and forwards every other request to a server's HTTP API.
+func (a *Agent) clientOnlyHandler(local http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if strings.HasPrefix(p, "/v1/client/") || p == "/v1/agent/self" || (p == "/v1/actors" && r.URL.Query().Get("node") == "") {
+			local.ServeHTTP(w, r)
+			return
+		}
+		if a.members == nil {
+			http.Error(w, "no server known yet", http.StatusServiceUnavailable)
+			return
+		}
+		for _, m := range a.members.Servers() {
+			if m.Meta.HTTPAddr != "" {
+				httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: m.Meta.HTTPAddr}).ServeHTTP(w, r)
+				return
+			}
+		}
+		http.Error(w, "no server known yet", http.StatusServiceUnavailable)
+	})
 }
 
 // HTTPAddr is the address the API listens on (with the real port when the
@@ -47,38 +79,46 @@ func (a *Agent) HTTPAddr() string {
 func (a *Agent) Now() time.Time { return a.clock.Now() }
 
 // ActorTree returns this agent's live actor tree.
-func (a *Agent) ActorTree(_ context.Context, nodeID string) (*api.ActorTree, error) {
+func (a *Agent) ActorTree(ctx context.Context, nodeID string) (*api.ActorTree, error) {
 	self := ""
 	if a.node != nil {
 		self = a.node.GetID()
 	}
+	msg := a.actorTreeMessage()
 	if nodeID != "" && nodeID != self {
-		return nil, fmt.Errorf("%w: %q (remote trees need the cluster transport)", httpapi.ErrUnknownNode, nodeID)
+		n := a.store.Snapshot().NodeByID(nodeID)
+		if n == nil || n.GetRPCAddr() == "" || a.transport == nil {
+			return nil, fmt.Errorf("%w: %q", httpapi.ErrUnknownNode, nodeID)
+		}
+		var err error
+		msg, err = remote.Request[*messages.ActorTreeResponse](ctx, a.sys.Root, n.GetRPCAddr(), "agent", &messages.GetActorTree{})
+		if err != nil {
+			return nil, fmt.Errorf("agent: actor tree of node %s at %s: %w", nodeID, n.GetRPCAddr(), err)
+		}
 	}
-	out := &api.ActorTree{Node: self}
-	for _, in := range a.sys.Tree() {
-		out.Actors = append(out.Actors, toAPI(in))
+	out := &api.ActorTree{Node: msg.GetNode()}
+	for _, in := range msg.GetActors() {
+		out.Actors = append(out.Actors, &api.ActorInfo{Path: in.Path, Kind: in.Kind, Parent: in.Parent,
+			Children: in.Children, Phase: in.Phase, MailboxLen: int(in.MailboxLen), Restarts: int(in.Restarts),
+			LastMessage: in.LastMessage, LastMessageAt: in.LastMessageAt, Messages: in.Messages})
 	}
 	return out, nil
-}
-
-func toAPI(in *actors.Info) *api.ActorInfo {
-	return &api.ActorInfo{Path: in.Path, Kind: in.Kind, Parent: in.Parent, Children: in.Children, Phase: in.Phase,
-		MailboxLen: in.MailboxLen, Restarts: in.Restarts, LastMessage: in.LastMessage,
-		LastMessageAt: in.LastMessageAt, Messages: in.Messages}
 }
 
 func (a *Agent) member() api.AgentMember {
 	host, port, _ := net.SplitHostPort(a.HTTPAddr())
 	p, _ := strconv.Atoi(port)
-	leaderAddr, _ := a.raft.Leader()
+	leaderAddr := ""
+	if a.raft != nil {
+		leaderAddr, _ = a.raft.Leader()
+	}
 	name := a.cfg.NodeName
 	if a.node != nil {
 		name = a.node.GetName()
 	}
 	return api.AgentMember{Name: name + "." + a.cfg.Region, Addr: host, Port: uint16(p), Status: "alive",
 		Tags: map[string]string{"role": "troupe", "region": a.cfg.Region, "dc": a.cfg.Datacenter,
-			"build": node.Version, "rpc_addr": a.raftAddr(), "raft_vsn": "3", "port": port,
+			"build": node.Version, "rpc_addr": a.RPCAddr(), "raft_addr": a.raftAddr(), "raft_vsn": "3", "port": port,
 			"leader": strconv.FormatBool(leaderAddr == a.raftAddr())},
 		ProtocolMin: 1, ProtocolMax: 5, ProtocolCur: 2, DelegateMin: 2, DelegateMax: 5, DelegateCur: 4}
 }
@@ -96,7 +136,6 @@ func (a *Agent) raftAddr() string {
 func (a *Agent) Self() *api.AgentSelf {
 	m := a.member()
 	stats := map[string]map[string]string{
-		"raft":    a.raft.Stats(),
 		"runtime": {"goroutines": strconv.Itoa(runtime.NumGoroutine()), "version": runtime.Version()},
 		"agent":   {"uptime": time.Since(a.started).Round(time.Second).String()},
 	}
@@ -104,6 +143,9 @@ func (a *Agent) Self() *api.AgentSelf {
 		"DevMode": a.cfg.Dev, "Server": map[string]any{"Enabled": a.cfg.Server},
 		"Client": map[string]any{"Enabled": a.cfg.Client}, "Addresses": map[string]any{"HTTP": a.HTTPAddr()},
 		"Version": map[string]any{"Version": node.Version}}
+	if a.raft != nil {
+		stats["raft"] = a.raft.Stats()
+	}
 	if a.node != nil {
 		cfg["NodeName"] = a.node.GetName()
 		stats["client"] = map[string]string{"node_id": a.node.GetID()}
@@ -111,11 +153,26 @@ func (a *Agent) Self() *api.AgentSelf {
 	return &api.AgentSelf{Config: cfg, Member: m, Stats: stats}
 }
 
-// Members answers /v1/agent/members.
+// Members answers /v1/agent/members: the servers of the gossip pool (Nomad
+// lists servers there), or this agent alone without gossip.
 func (a *Agent) Members() *api.ServerMembers {
 	m := a.member()
-	return &api.ServerMembers{ServerName: m.Name, ServerRegion: a.cfg.Region, ServerDC: a.cfg.Datacenter,
-		Members: []*api.AgentMember{&m}}
+	out := &api.ServerMembers{ServerName: m.Name, ServerRegion: a.cfg.Region, ServerDC: a.cfg.Datacenter}
+	if a.members == nil {
+		out.Members = []*api.AgentMember{&m}
+		return out
+	}
+	for _, mem := range a.members.Members() {
+		if mem.Meta.Role != membership.RoleServer {
+			continue
+		}
+		tags := mem.Meta.Tags()
+		tags["raft_vsn"], tags["port"] = "3", strconv.Itoa(int(mem.Port))
+		out.Members = append(out.Members, &api.AgentMember{Name: mem.Name + "." + mem.Meta.Region, Addr: mem.Addr,
+			Port: mem.Port, Status: mem.Status, Tags: tags, ProtocolMin: 1, ProtocolMax: 5, ProtocolCur: 2,
+			DelegateMin: 2, DelegateMax: 5, DelegateCur: 4})
+	}
+	return out
 }
 
 // Leader answers /v1/status/leader.
@@ -131,6 +188,9 @@ type peer struct {
 }
 
 func (a *Agent) peers() []peer {
+	if a.raft == nil {
+		return nil
+	}
 	ps, err := a.raft.Peers()
 	if err != nil {
 		return nil

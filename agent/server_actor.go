@@ -51,6 +51,16 @@ func (s *serverActor) Receive(ctx actor.Context) {
 		if s.sched != nil {
 			ctx.Send(s.sched, &scheduler.CapacityChanged{})
 		}
+	case *messages.ApplyRequest:
+		s.onApply(ctx, m)
+	case *messages.RegisterNodeRequest:
+		s.onRegisterNode(ctx, m)
+	case *nodeRegistered:
+		s.onNodeRegistered(ctx, m)
+	case *messages.NodeHeartbeat:
+		s.onHeartbeat(ctx, m)
+	case *messages.UpdateAllocsRequest:
+		s.onUpdateAllocs(ctx, m)
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
 	default:
 		s.a.log.Warn("server actor: unexpected message", "type", fmt.Sprintf("%T", m))
@@ -95,7 +105,12 @@ func (s *serverActor) ensureNode(ctx actor.Context, id string) *actor.PID {
 	spec := &node.ServerSpec{
 		NodeID:    id,
 		State:     func() node.StateView { return s.a.store.Snapshot() },
+		Proposer:  s.a,
+		Clock:     s.a.clock,
+		Heartbeat: s.a.heartbeatConfig(),
 		ClientPID: s.a.clientPIDFor,
+		Servers:   s.a.serverRPCAddrs,
+		Leader:    s.a.leaderRPCAddr,
 		Logger:    s.a.log.With("actor", "node"),
 	}
 	pid, err := ctx.SpawnNamed(s.a.sys.Props("node", node.NewServer(spec)), "nodes/"+id)
@@ -129,6 +144,14 @@ func (s *serverActor) onEvent(ctx actor.Context, ev *state.Event) {
 	if len(ev.NodeUpdated) > 0 {
 		ctx.Send(s.sched, &scheduler.CapacityChanged{})
 	}
+}
+
+// heartbeatConfig is the node status machine's configuration.
+func (a *Agent) heartbeatConfig() node.HeartbeatConfig {
+	c := node.DefaultHeartbeatConfig()
+	c.MinTTL, c.Grace = a.cfg.HeartbeatTTL, a.cfg.HeartbeatGrace
+	c.FailoverTTL = 6 * a.cfg.HeartbeatTTL
+	return c
 }
 
 // clientPIDFor says where a node's client actor lives: this process for

@@ -153,3 +153,28 @@ func (r *Raft) Snapshot() error { return r.raft.Snapshot().Error() }
 // Stats returns raft's own statistics (state, term, last_log_index,
 // applied_index, last_snapshot_index, ...).
 func (r *Raft) Stats() map[string]string { return r.raft.Stats() }
+
+// BootstrapServers forms a new cluster of peers, all voters. Every server
+// of a -bootstrap-expect group calls it with the same set once it sees them
+// all; on a server that already has raft state it does nothing.
+func (r *Raft) BootstrapServers(peers []Peer) error {
+	var conf raft.Configuration
+	for _, p := range peers {
+		conf.Servers = append(conf.Servers, raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Address), Suffrage: raft.Voter})
+	}
+	err := r.raft.BootstrapCluster(conf).Error()
+	if errors.Is(err, raft.ErrCantBootstrap) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: bootstrap %d servers: %w", len(peers), err)
+	}
+	return nil
+}
+
+// HasState reports whether this server belongs to a cluster yet (it was
+// bootstrapped, joined, or restored from disk).
+func (r *Raft) HasState() bool {
+	f := r.raft.GetConfiguration()
+	return f.Error() == nil && len(f.Configuration().Servers) > 0
+}

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/troupe-dev/troupe/api"
-	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/messages"
 )
 
 // logPoll is how often a followed log is checked for new bytes.
@@ -25,14 +27,18 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	if typ == "" {
 		typ = "stdout"
 	}
-	snap := s.b.Store().Snapshot()
-	a := snap.AllocByID(allocID)
-	if a == nil {
-		s.writeError(w, r, codeErr(http.StatusNotFound, "alloc not found: %q", allocID))
+	a, job, elsewhere, err := s.b.AllocForLogs(allocID)
+	if err != nil {
+		s.writeError(w, r, codeErr(http.StatusNotFound, "%v", err))
+		return
+	}
+	if elsewhere != "" {
+		// The allocation runs on another client: its agent serves the files.
+		proxyTo(elsewhere).ServeHTTP(w, r)
 		return
 	}
 	if task == "" {
-		task = onlyTask(snap, a.Namespace, a.JobID, a.JobVersion, a.TaskGroup)
+		task = onlyTask(job, a.GetTaskGroup())
 		if task == "" {
 			s.writeError(w, r, codeErr(http.StatusBadRequest, "task is required: allocation %q has several tasks", allocID))
 			return
@@ -123,12 +129,13 @@ func (s *Server) streamLog(w http.ResponseWriter, r *http.Request, f *os.File, p
 	}
 }
 
+// proxyTo forwards a request to another agent's HTTP API.
+func proxyTo(addr string) http.Handler {
+	return httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
+}
+
 // onlyTask names the task of a group that has exactly one.
-func onlyTask(snap *state.Snap, ns, jobID string, version uint64, group string) string {
-	j := snap.JobVersion(ns, jobID, version)
-	if j == nil {
-		j = snap.JobByID(ns, jobID)
-	}
+func onlyTask(j *messages.Job, group string) string {
 	for _, g := range j.GetTaskGroups() {
 		if g.GetName() == group && len(g.GetTasks()) == 1 {
 			return g.GetTasks()[0].GetName()

@@ -25,6 +25,9 @@ type Backend interface {
 	Apply(ctx context.Context, cmd *messages.Command) (any, uint64, error)
 	ActorTree(ctx context.Context, nodeID string) (*api.ActorTree, error)
 	TaskLogPath(allocID, task, logType string) (string, error)
+	// AllocForLogs finds an allocation and its job for its logs; elsewhere
+	// is the HTTP address of the agent that has them when it is not this one.
+	AllocForLogs(allocID string) (a *messages.Allocation, job *messages.Job, elsewhere string, err error)
 	Self() *api.AgentSelf
 	Members() *api.ServerMembers
 	Leader() string
@@ -138,6 +141,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		err = fmt.Errorf("request body too large: limit is %d bytes", mbe.Limit)
 	case errors.Is(err, state.ErrJobNotFound), errors.Is(err, state.ErrNodeNotFound), errors.Is(err, state.ErrAllocNotFound):
 		code = http.StatusNotFound
+	case isNotFound(err):
+		code = http.StatusNotFound
 	}
 	if code >= 500 {
 		s.log.Error("http request failed", "method", r.Method, "path", r.URL.Path, "error", err)
@@ -145,6 +150,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(code)
 	fmt.Fprintln(w, err.Error())
+}
+
+// isNotFound recognises errors that say so (a forwarded request the
+// leader answered with not_found).
+func isNotFound(err error) bool {
+	var nf interface{ NotFound() bool }
+	return errors.As(err, &nf) && nf.NotFound()
 }
 
 // decodeBody decodes a JSON body into v.

@@ -640,12 +640,135 @@ func (x *ActorInfo) GetMessages() uint64 {
 	return 0
 }
 
+// ApplyRequest forwards a raft command from a follower to the leader.
+type ApplyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Command       *Command               `protobuf:"bytes,1,opt,name=Command,proto3" json:"Command,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplyRequest) Reset() {
+	*x = ApplyRequest{}
+	mi := &file_cluster_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplyRequest) ProtoMessage() {}
+
+func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplyRequest.ProtoReflect.Descriptor instead.
+func (*ApplyRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ApplyRequest) GetCommand() *Command {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+type ApplyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Index uint64                 `protobuf:"varint,1,opt,name=Index,proto3" json:"Index,omitempty"`
+	// What the FSM answered, for the commands whose answer callers read.
+	EvalID         string           `protobuf:"bytes,2,opt,name=EvalID,proto3" json:"EvalID,omitempty"`
+	JobModifyIndex uint64           `protobuf:"varint,3,opt,name=JobModifyIndex,proto3" json:"JobModifyIndex,omitempty"`
+	PlanResult     *ApplyPlanResult `protobuf:"bytes,4,opt,name=PlanResult,proto3" json:"PlanResult,omitempty"`
+	Error          *Error           `protobuf:"bytes,5,opt,name=Error,proto3" json:"Error,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ApplyResponse) Reset() {
+	*x = ApplyResponse{}
+	mi := &file_cluster_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplyResponse) ProtoMessage() {}
+
+func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplyResponse.ProtoReflect.Descriptor instead.
+func (*ApplyResponse) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ApplyResponse) GetIndex() uint64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *ApplyResponse) GetEvalID() string {
+	if x != nil {
+		return x.EvalID
+	}
+	return ""
+}
+
+func (x *ApplyResponse) GetJobModifyIndex() uint64 {
+	if x != nil {
+		return x.JobModifyIndex
+	}
+	return 0
+}
+
+func (x *ApplyResponse) GetPlanResult() *ApplyPlanResult {
+	if x != nil {
+		return x.PlanResult
+	}
+	return nil
+}
+
+func (x *ApplyResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_cluster_proto protoreflect.FileDescriptor
 
 const file_cluster_proto_rawDesc = "" +
 	"\n" +
 	"\rcluster.proto\x12\x06troupe\x1a\valloc.proto\x1a\n" +
-	"node.proto\"[\n" +
+	"node.proto\x1a\n" +
+	"raft.proto\"[\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04Code\x18\x01 \x01(\tR\x04Code\x12\x18\n" +
 	"\aMessage\x18\x02 \x01(\tR\aMessage\x12$\n" +
@@ -689,7 +812,17 @@ const file_cluster_proto_rawDesc = "" +
 	"\vLastMessage\x18\b \x01(\tR\vLastMessage\x12$\n" +
 	"\rLastMessageAt\x18\t \x01(\x03R\rLastMessageAt\x12\x1a\n" +
 	"\bMessages\x18\n" +
-	" \x01(\x04R\bMessagesB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	" \x01(\x04R\bMessages\"9\n" +
+	"\fApplyRequest\x12)\n" +
+	"\aCommand\x18\x01 \x01(\v2\x0f.troupe.CommandR\aCommand\"\xc3\x01\n" +
+	"\rApplyResponse\x12\x14\n" +
+	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12\x16\n" +
+	"\x06EvalID\x18\x02 \x01(\tR\x06EvalID\x12&\n" +
+	"\x0eJobModifyIndex\x18\x03 \x01(\x04R\x0eJobModifyIndex\x127\n" +
+	"\n" +
+	"PlanResult\x18\x04 \x01(\v2\x17.troupe.ApplyPlanResultR\n" +
+	"PlanResult\x12#\n" +
+	"\x05Error\x18\x05 \x01(\v2\r.troupe.ErrorR\x05ErrorB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_cluster_proto_rawDescOnce sync.Once
@@ -703,7 +836,7 @@ func file_cluster_proto_rawDescGZIP() []byte {
 	return file_cluster_proto_rawDescData
 }
 
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_cluster_proto_goTypes = []any{
 	(*Error)(nil),                 // 0: troupe.Error
 	(*RegisterNodeRequest)(nil),   // 1: troupe.RegisterNodeRequest
@@ -715,21 +848,28 @@ var file_cluster_proto_goTypes = []any{
 	(*GetActorTree)(nil),          // 7: troupe.GetActorTree
 	(*ActorTreeResponse)(nil),     // 8: troupe.ActorTreeResponse
 	(*ActorInfo)(nil),             // 9: troupe.ActorInfo
-	(*Node)(nil),                  // 10: troupe.Node
-	(*Allocation)(nil),            // 11: troupe.Allocation
+	(*ApplyRequest)(nil),          // 10: troupe.ApplyRequest
+	(*ApplyResponse)(nil),         // 11: troupe.ApplyResponse
+	(*Node)(nil),                  // 12: troupe.Node
+	(*Allocation)(nil),            // 13: troupe.Allocation
+	(*Command)(nil),               // 14: troupe.Command
+	(*ApplyPlanResult)(nil),       // 15: troupe.ApplyPlanResult
 }
 var file_cluster_proto_depIdxs = []int32{
-	10, // 0: troupe.RegisterNodeRequest.Node:type_name -> troupe.Node
+	12, // 0: troupe.RegisterNodeRequest.Node:type_name -> troupe.Node
 	0,  // 1: troupe.RegisterNodeResponse.Error:type_name -> troupe.Error
 	0,  // 2: troupe.NodeHeartbeatResponse.Error:type_name -> troupe.Error
-	11, // 3: troupe.UpdateAllocsRequest.Allocs:type_name -> troupe.Allocation
+	13, // 3: troupe.UpdateAllocsRequest.Allocs:type_name -> troupe.Allocation
 	0,  // 4: troupe.UpdateAllocsResponse.Error:type_name -> troupe.Error
 	9,  // 5: troupe.ActorTreeResponse.Actors:type_name -> troupe.ActorInfo
-	6,  // [6:6] is the sub-list for method output_type
-	6,  // [6:6] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	14, // 6: troupe.ApplyRequest.Command:type_name -> troupe.Command
+	15, // 7: troupe.ApplyResponse.PlanResult:type_name -> troupe.ApplyPlanResult
+	0,  // 8: troupe.ApplyResponse.Error:type_name -> troupe.Error
+	9,  // [9:9] is the sub-list for method output_type
+	9,  // [9:9] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_cluster_proto_init() }
@@ -739,13 +879,14 @@ func file_cluster_proto_init() {
 	}
 	file_alloc_proto_init()
 	file_node_proto_init()
+	file_raft_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -20,8 +21,19 @@ import (
 // the remote transport in a cluster. Calls block; the client actor makes
 // them from workers.
 type ServerConn interface {
-	RegisterNode(ctx context.Context, n *messages.Node) error
+	// RegisterNode registers the node and returns its heartbeat TTL.
+	RegisterNode(ctx context.Context, n *messages.Node) (time.Duration, error)
+	// Heartbeat keeps the node alive and returns the next TTL; an error
+	// for which NodeUnknown is true asks the client to register again.
+	Heartbeat(ctx context.Context, nodeID string) (time.Duration, error)
 	UpdateAllocs(ctx context.Context, allocs []*messages.Allocation) error
+}
+
+// NodeUnknown reports whether err says the servers do not know the node
+// (it must register again).
+func NodeUnknown(err error) bool {
+	var nf interface{ NotFound() bool }
+	return errors.As(err, &nf) && nf.NotFound()
 }
 
 // ClientSpec is everything the client actor needs.
@@ -51,10 +63,18 @@ const (
 // Worker results and timers.
 type (
 	restoredAllocs struct{ allocs []*clientstate.StoredAlloc }
-	registered     struct{ err error }
-	retryRegister  struct{}
-	flushNow       struct{}
-	flushed        struct {
+	registered     struct {
+		ttl time.Duration
+		err error
+	}
+	retryRegister struct{}
+	heartbeatNow  struct{}
+	heartbeatDone struct {
+		ttl time.Duration
+		err error
+	}
+	flushNow struct{}
+	flushed  struct {
 		batch []*messages.Allocation
 		err   error
 	}
@@ -62,17 +82,20 @@ type (
 
 // Client is the client's node actor.
 type Client struct {
-	spec      *ClientSpec
-	phase     string
-	known     map[string]*actor.PID // alloc actors by alloc ID
-	last      map[string]string     // last reported client status per alloc
-	desired   map[string]bool       // allocs in the server's last push
-	pending   map[string]*messages.Allocation
-	timer     actors.Timer
-	inFlight  bool
-	regBack   backoff.BackOff
-	flushBack backoff.BackOff
-	log       *slog.Logger
+	spec        *ClientSpec
+	phase       string
+	known       map[string]*actor.PID // alloc actors by alloc ID
+	last        map[string]string     // last reported client status per alloc
+	desired     map[string]bool       // allocs in the server's last push
+	pending     map[string]*messages.Allocation
+	timer       actors.Timer
+	inFlight    bool
+	regBack     backoff.BackOff
+	flushBack   backoff.BackOff
+	hbTimer     actors.Timer
+	hbBack      backoff.BackOff
+	lastContact time.Time
+	log         *slog.Logger
 }
 
 // NewClient returns a producer for the client actor.
@@ -108,6 +131,10 @@ func (c *Client) Receive(ctx actor.Context) {
 		c.onRegistered(ctx, m)
 	case *retryRegister:
 		c.register(ctx)
+	case *heartbeatNow:
+		c.heartbeat(ctx)
+	case *heartbeatDone:
+		c.onHeartbeat(ctx, m)
 	case *messages.SetClientAllocs:
 		c.onSetAllocs(ctx, m)
 	case *messages.AllocUpdated:
@@ -117,8 +144,10 @@ func (c *Client) Receive(ctx actor.Context) {
 	case *flushed:
 		c.onFlushed(ctx, m)
 	case *actor.Stopping:
-		if c.timer != nil {
-			c.timer.Stop()
+		for _, t := range []actors.Timer{c.timer, c.hbTimer} {
+			if t != nil {
+				t.Stop()
+			}
 		}
 	case *actor.Stopped, *actor.Restarting:
 	default:
@@ -164,7 +193,8 @@ func (c *Client) register(ctx actor.Context) {
 		defer cancel()
 		Fingerprint(cctx, n, drivers, now)
 		n.Status = "ready"
-		return &registered{err: srv.RegisterNode(cctx, n)}
+		ttl, err := srv.RegisterNode(cctx, n)
+		return &registered{ttl: ttl, err: err}
 	})
 }
 
@@ -175,8 +205,56 @@ func (c *Client) onRegistered(ctx actor.Context, m *registered) {
 		c.after(ctx, d, &retryRegister{})
 		return
 	}
-	c.log.Info("node registered", "name", c.spec.Node.GetName())
+	c.log.Info("node registered", "name", c.spec.Node.GetName(), "ttl", m.ttl)
 	c.phase = clientReady
+	c.regBack.Reset()
+	c.lastContact = c.spec.Clock.Now()
+	c.scheduleHeartbeat(ctx, m.ttl)
+}
+
+// scheduleHeartbeat arms the next heartbeat at half the TTL, as Nomad's
+// clients do, so one lost heartbeat does not make the node miss.
+func (c *Client) scheduleHeartbeat(ctx actor.Context, ttl time.Duration) {
+	if ttl <= 0 {
+		ttl = 10 * time.Second
+	}
+	if c.hbTimer != nil {
+		c.hbTimer.Stop()
+	}
+	c.hbTimer = c.after(ctx, ttl/2, &heartbeatNow{})
+}
+
+func (c *Client) heartbeat(ctx actor.Context) {
+	srv, id := c.spec.Server, c.spec.Node.GetID()
+	actors.Go(ctx, func() any {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		ttl, err := srv.Heartbeat(cctx, id)
+		return &heartbeatDone{ttl: ttl, err: err}
+	})
+}
+
+func (c *Client) onHeartbeat(ctx actor.Context, m *heartbeatDone) {
+	switch {
+	case m.err == nil:
+		c.hbBack = nil
+		c.lastContact = c.spec.Clock.Now()
+		c.scheduleHeartbeat(ctx, m.ttl)
+	case NodeUnknown(m.err):
+		c.log.Warn("the servers do not know this node: registering again", "error", m.err)
+		c.phase = clientRegistering
+		c.register(ctx)
+	default:
+		if c.hbBack == nil {
+			c.hbBack = c.spec.Retry()
+		}
+		d := c.hbBack.NextBackOff()
+		c.log.Warn("heartbeat failed, retrying", "error", m.err, "in", d, "last_contact", c.lastContact)
+		if c.hbTimer != nil {
+			c.hbTimer.Stop()
+		}
+		c.hbTimer = c.after(ctx, d, &heartbeatNow{})
+	}
 }
 
 func (c *Client) after(ctx actor.Context, d time.Duration, msg any) actors.Timer {

@@ -2,5 +2,13 @@ package node
 
 import "errors"
 
-// ErrNoServer is returned when the client has no server to talk to.
-var ErrNoServer = errors.New("node: no server reachable")
+var (
+	// ErrNoServer is returned when the client has no server to talk to.
+	ErrNoServer = errors.New("node: no server reachable")
+	// ErrIllegalStatusTransition is returned by NodeStatus.Step when an input
+	// would move the node between two statuses that CanTransition forbids.
+	ErrIllegalStatusTransition = errors.New("node: illegal status transition")
+	// ErrInvalidStatusInput is returned by NodeStatus.Step for an input it
+	// cannot use (unknown type, zero time, negative window).
+	ErrInvalidStatusInput = errors.New("node: invalid status input")
+)

@@ -1,12 +1,16 @@
 package node
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/hashicorp/go-uuid"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -14,24 +18,55 @@ import (
 // reads (the state store's snapshot implements it).
 type StateView interface {
 	NodeByID(id string) *messages.Node
+	Nodes() []*messages.Node
 	AllocsByNode(nodeID string) []*messages.Allocation
 	JobVersion(namespace, id string, version uint64) *messages.Job
 	JobByID(namespace, id string) *messages.Job
 }
 
+// Proposer commits a raft command through the leader.
+type Proposer interface {
+	Apply(ctx context.Context, cmd *messages.Command) (any, uint64, error)
+}
+
 // ServerSpec is everything a server-side node actor needs.
 type ServerSpec struct {
-	NodeID string
-	State  func() StateView
+	NodeID   string
+	State    func() StateView
+	Proposer Proposer
+	Clock    actors.Clock
+	// Heartbeat sets the TTLs handed to the client and the grace after them.
+	Heartbeat HeartbeatConfig
 	// ClientPID says where the node's client actor lives; nil when the node
 	// has no client to push to.
 	ClientPID func(n *messages.Node) *actor.PID
-	Logger    *slog.Logger
+	// Servers and Leader tell clients where the servers are.
+	Servers func() []string
+	Leader  func() string
+	Logger  *slog.Logger
 }
 
-// Server is the leader's actor for one node ("nodes/<id>").
+// RegisterDone tells the node actor that its node's registration is
+// committed; it answers the client (the message's sender) with the TTL.
+type RegisterDone struct{ Index uint64 }
+
+// Worker results and timers.
+type (
+	statusTick      struct{}
+	statusCommitted struct {
+		status string
+		err    error
+	}
+)
+
+// Server is the leader's actor for one node ("server/nodes/<id>"): it
+// tracks the node's heartbeats with the status machine (NodeStatus),
+// commits status changes with evaluations for the node's jobs, and pushes
+// the node's allocations to its client.
 type Server struct {
 	spec   *ServerSpec
+	status *NodeStatus
+	timer  actors.Timer
 	pushed uint64
 	log    *slog.Logger
 }
@@ -45,22 +80,141 @@ func NewServer(spec *ServerSpec) actor.Producer {
 
 // Phase names the actor's state for the actor tree.
 func (s *Server) Phase() string {
-	if n := s.spec.State().NodeByID(s.spec.NodeID); n != nil {
-		return n.GetStatus()
+	if s.status == nil {
+		return "starting"
 	}
-	return "unknown"
+	return s.status.Status().String()
 }
 
 // Receive dispatches.
 func (s *Server) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		s.push(ctx, 0)
+		s.onStarted(ctx)
 	case *messages.NodeAllocsChanged:
-		s.push(ctx, m.GetIndex())
-	case *actor.Stopping, *actor.Stopped, *actor.Restarting:
+		s.onAllocsChanged(ctx, m)
+	case *RegisterDone:
+		s.onAlive(ctx, Registered{At: s.spec.Clock.Now(), Nodes: s.nodes()}, m.Index)
+		s.push(ctx, 0) // a (re)registered client learns its allocations at once
+	case *messages.NodeHeartbeat:
+		s.onAlive(ctx, Heartbeat{At: s.spec.Clock.Now(), Nodes: s.nodes()}, 0)
+	case *statusTick:
+		s.step(ctx, Tick{At: s.spec.Clock.Now()})
+	case *statusCommitted:
+		s.onCommitted(m)
+	case *actor.Stopping:
+		if s.timer != nil {
+			s.timer.Stop()
+		}
+	case *actor.Stopped, *actor.Restarting:
 	default:
 		s.log.Warn("node actor: unexpected message", "type", fmt.Sprintf("%T", m))
+	}
+}
+
+// onStarted rebuilds the status machine from the replicated state: a new
+// leader gives every node a failover TTL before it may count as missed.
+func (s *Server) onStarted(ctx actor.Context) {
+	n := s.spec.State().NodeByID(s.spec.NodeID)
+	s.status = NewNodeStatus(s.spec.Heartbeat, n.GetStatus())
+	s.window(ctx)
+	s.step(ctx, Tick{At: s.spec.Clock.Now()})
+	s.push(ctx, 0)
+}
+
+func (s *Server) nodes() int { return len(s.spec.State().Nodes()) }
+
+func (s *Server) onAllocsChanged(ctx actor.Context, m *messages.NodeAllocsChanged) {
+	s.window(ctx)
+	s.push(ctx, m.GetIndex())
+}
+
+// window feeds the longest disconnect window of the node's allocations to
+// the status machine.
+func (s *Server) window(ctx actor.Context) {
+	var w time.Duration
+	view := s.spec.State()
+	for _, a := range view.AllocsByNode(s.spec.NodeID) {
+		if terminal(a.GetClientStatus()) || a.GetDesiredStatus() != "run" {
+			continue
+		}
+		if d := disconnectWindow(view.JobVersion(a.GetNamespace(), a.GetJobID(), a.GetJobVersion()), a.GetTaskGroup()); d > w {
+			w = d
+		}
+	}
+	s.step(ctx, ClientDisconnectWindow{Window: w})
+}
+
+// onAlive handles a registration or heartbeat and answers the client.
+func (s *Server) onAlive(ctx actor.Context, in Input, index uint64) {
+	eff := s.step(ctx, in)
+	ttl := int64(eff.TTL)
+	servers, leader := s.spec.Servers(), s.spec.Leader()
+	if _, ok := in.(Registered); ok {
+		ctx.Respond(&messages.RegisterNodeResponse{Index: index, HeartbeatTTL: ttl, Servers: servers, LeaderRPCAddr: leader})
+		return
+	}
+	ctx.Respond(&messages.NodeHeartbeatResponse{HeartbeatTTL: ttl, Servers: servers, LeaderRPCAddr: leader})
+}
+
+// step runs the status machine and carries out its effects.
+func (s *Server) step(ctx actor.Context, in Input) Effects {
+	eff, err := s.status.Step(in)
+	if err != nil {
+		s.log.Error("node status", "input", fmt.Sprintf("%T", in), "error", err)
+		return eff
+	}
+	if !eff.ArmTimerAt.IsZero() {
+		if s.timer != nil {
+			s.timer.Stop()
+		}
+		self, root := ctx.Self(), ctx.ActorSystem().Root
+		d := max(eff.ArmTimerAt.Sub(s.spec.Clock.Now()), 0)
+		s.timer = s.spec.Clock.AfterFunc(d, func() { root.Send(self, &statusTick{}) })
+	}
+	if eff.NewStatus != "" {
+		s.log.Info("node status changed", "status", eff.NewStatus, "reason", eff.StatusDescription)
+		s.commit(ctx, eff)
+	}
+	return eff
+}
+
+// commit records the new status with an evaluation for every job that has
+// allocations on the node, so the scheduler marks them lost, replaces them
+// or reconciles them.
+func (s *Server) commit(ctx actor.Context, eff Effects) {
+	view := s.spec.State()
+	now := s.spec.Clock.Now().UnixNano()
+	seen := map[string]bool{}
+	up := &messages.UpdateNodeStatus{NodeID: s.spec.NodeID, Status: eff.NewStatus, StatusDescription: eff.StatusDescription}
+	for _, a := range view.AllocsByNode(s.spec.NodeID) {
+		key := a.GetNamespace() + "/" + a.GetJobID()
+		if seen[key] || terminal(a.GetClientStatus()) {
+			continue
+		}
+		seen[key] = true
+		j := view.JobByID(a.GetNamespace(), a.GetJobID())
+		if j == nil {
+			continue
+		}
+		id, _ := uuid.GenerateUUID()
+		up.Evals = append(up.Evals, &messages.Evaluation{ID: id, Namespace: j.GetNamespace(), Priority: j.GetPriority(),
+			Type: j.GetType(), TriggeredBy: "node-update", JobID: j.GetID(), NodeID: s.spec.NodeID, Status: "pending",
+			CreateTime: now, ModifyTime: now})
+	}
+	prop, status := s.spec.Proposer, eff.NewStatus
+	cmd := &messages.Command{Time: now, Cmd: &messages.Command_UpdateNodeStatus{UpdateNodeStatus: up}}
+	actors.Go(ctx, func() any {
+		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _, err := prop.Apply(c, cmd)
+		return &statusCommitted{status: status, err: err}
+	})
+}
+
+func (s *Server) onCommitted(m *statusCommitted) {
+	if m.err != nil {
+		s.log.Error("committing node status failed", "status", m.status, "error", m.err)
 	}
 }
 
@@ -96,4 +250,18 @@ func (s *Server) push(ctx actor.Context, index uint64) {
 		s.pushed = index
 	}
 	ctx.Send(to, out)
+}
+
+// disconnectWindow is how long a group's allocations may stay on a node
+// that stopped heartbeating before they count as lost.
+func disconnectWindow(j *messages.Job, group string) time.Duration {
+	for _, g := range j.GetTaskGroups() {
+		if g.GetName() != group {
+			continue
+		}
+		d := g.GetDisconnect()
+		w := max(time.Duration(d.GetLostAfter()), time.Duration(d.GetStopOnClientAfter()))
+		return max(w, time.Duration(g.GetStopAfterClientDisconnect()))
+	}
+	return 0
 }

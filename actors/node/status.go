@@ -1,21 +1,9 @@
 package node
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
-)
-
-// Status machine errors. They belong in errors.go; they live here until the
-// integrator moves them.
-var (
-	// ErrIllegalStatusTransition is returned by NodeStatus.Step when an input
-	// would move the node between two statuses that CanTransition forbids.
-	ErrIllegalStatusTransition = errors.New("node: illegal status transition")
-	// ErrInvalidStatusInput is returned by NodeStatus.Step for an input it
-	// cannot use (unknown type, zero time, negative window).
-	ErrInvalidStatusInput = errors.New("node: invalid status input")
 )
 
 // Status is a node's status as the leader sees it (Nomad's node statuses).

@@ -28,7 +28,8 @@ type Meta struct {
 	Datacenter string
 	NodeID     string // stable across restarts
 	NodeName   string
-	RPCAddr    string // host:port of the gRPC actor transport and raft
+	RPCAddr    string // host:port of the gRPC actor transport
+	RaftAddr   string // host:port of a server's raft transport
 	HTTPAddr   string // host:port of the HTTP API
 	Build      string // version of the agent
 	// Voter marks a server that takes part in raft votes.
@@ -47,6 +48,7 @@ type wireMeta struct {
 	NodeID     string `json:"id,omitempty"`
 	NodeName   string `json:"nm,omitempty"`
 	RPCAddr    string `json:"rpc,omitempty"`
+	RaftAddr   string `json:"raft,omitempty"`
 	HTTPAddr   string `json:"http,omitempty"`
 	Build      string `json:"b,omitempty"`
 	Voter      bool   `json:"vt,omitempty"`
@@ -106,6 +108,7 @@ func (m Meta) Tags() map[string]string {
 	put("id", m.NodeID)
 	put("name", m.NodeName)
 	put("rpc_addr", m.RPCAddr)
+	put("raft_addr", m.RaftAddr)
 	put("http_addr", m.HTTPAddr)
 	put("build", m.Build)
 	if m.Role == RoleServer {
@@ -119,7 +122,7 @@ func (m Meta) Tags() map[string]string {
 func encodeMeta(m Meta, leaving bool) ([]byte, error) {
 	buf, err := json.Marshal(wireMeta{
 		V: metaVersion, Role: m.Role, Region: m.Region, Datacenter: m.Datacenter,
-		NodeID: m.NodeID, NodeName: m.NodeName, RPCAddr: m.RPCAddr, HTTPAddr: m.HTTPAddr,
+		NodeID: m.NodeID, NodeName: m.NodeName, RPCAddr: m.RPCAddr, RaftAddr: m.RaftAddr, HTTPAddr: m.HTTPAddr,
 		Build: m.Build, Voter: m.Voter, Expect: m.BootstrapExpect, Leaving: leaving,
 	})
 	if err != nil {
@@ -154,7 +157,7 @@ func decodeMeta(buf []byte) (Meta, bool, error) {
 	}
 	m := Meta{
 		Role: w.Role, Region: w.Region, Datacenter: w.Datacenter, NodeID: w.NodeID,
-		NodeName: w.NodeName, RPCAddr: w.RPCAddr, HTTPAddr: w.HTTPAddr, Build: w.Build,
+		NodeName: w.NodeName, RPCAddr: w.RPCAddr, RaftAddr: w.RaftAddr, HTTPAddr: w.HTTPAddr, Build: w.Build,
 		Voter: w.Voter, BootstrapExpect: w.Expect,
 	}
 	return m, w.Leaving, nil

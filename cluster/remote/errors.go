@@ -90,3 +90,6 @@ func ReplyError(reply any, addr, actor string) *RemoteError {
 		LeaderRPCAddr: m.GetLeaderRPCAddr(),
 	}
 }
+
+// NotFound reports whether the remote side did not know what was named.
+func (e *RemoteError) NotFound() bool { return e.Code == CodeNotFound }

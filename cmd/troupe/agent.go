@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -33,6 +34,18 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.Datacenter, "dc", cfg.Datacenter, "datacenter")
 	fs.StringVar(&cfg.Region, "region", cfg.Region, "region")
 	fs.StringVar(&cfg.NodeClass, "node-class", "", "node class")
+	fs.StringVar(&cfg.BindAddr, "bind", "", "address the RPC (4647), gossip (4648) and raft (4649) listeners bind; enables cluster mode")
+	fs.IntVar(&cfg.BootstrapExpect, "bootstrap-expect", 0, "servers to wait for before bootstrapping raft")
+	var join, servers listFlag
+	fs.Var(&join, "join", "gossip address of an agent to join (repeatable, or comma-separated)")
+	fs.Var(&servers, "servers", "RPC addresses of the servers, comma-separated (clients)")
+	fs.IntVar(&cfg.RPCPort, "rpc-port", cfg.RPCPort, "RPC (gRPC actor transport) port")
+	fs.IntVar(&cfg.GossipPort, "gossip-port", cfg.GossipPort, "gossip (memberlist) port")
+	fs.IntVar(&cfg.RaftPort, "raft-port", cfg.RaftPort, "raft port")
+	fs.DurationVar(&cfg.HeartbeatTTL, "heartbeat-ttl", cfg.HeartbeatTTL, "the least heartbeat TTL handed to clients")
+	fs.DurationVar(&cfg.HeartbeatGrace, "heartbeat-grace", cfg.HeartbeatGrace, "extra time past a TTL before a node counts as missed")
+	fs.DurationVar(&cfg.GossipInterval, "gossip-interval", 0, "gossip and probe interval (0: memberlist's LAN defaults)")
+	fs.DurationVar(&cfg.RaftTimeout, "raft-timeout", 0, "raft heartbeat and election timeout (0: 1s)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
 	if err := fs.Parse(args); err != nil {
@@ -40,6 +53,12 @@ func runAgent(args []string, stderr io.Writer) int {
 	}
 	if *server || *client {
 		cfg.Server, cfg.Client = *server, *client
+	}
+	cfg.Join, cfg.Servers = join, servers
+	httpSet := false
+	fs.Visit(func(f *flag.Flag) { httpSet = httpSet || f.Name == "http-addr" })
+	if cfg.BindAddr != "" && !httpSet {
+		cfg.HTTPAddr = net.JoinHostPort(cfg.BindAddr, "4646")
 	}
 	logger, err := newLogger(stderr, *level, *jsonLogs)
 	if err != nil {
@@ -59,11 +78,13 @@ func runAgent(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Error starting agent:", err)
 		return 1
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	if err := a.WaitLeader(ctx); err != nil {
-		logger.Warn("no raft leader yet", "error", err)
+	if cfg.Server && !cfg.Clustered() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := a.WaitLeader(ctx); err != nil {
+			logger.Warn("no raft leader yet", "error", err)
+		}
+		cancel()
 	}
-	cancel()
 	logger.Info("troupe agent started", "http", a.HTTPAddr(), "data_dir", a.DataDir(), "dev", cfg.Dev)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
@@ -73,6 +94,20 @@ func runAgent(args []string, stderr io.Writer) int {
 		logger.Warn("shutdown", "error", err)
 	}
 	return 0
+}
+
+// listFlag collects repeated or comma-separated values.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
 }
 
 func newLogger(w io.Writer, level string, asJSON bool) (*slog.Logger, error) {

@@ -47,11 +47,15 @@ func serverMembersCommand(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// isLeader compares the member's RPC address (Tags "rpc_addr", else its
-// gossip address with Tags "port") with the leader's address.
+// isLeader compares the member's raft address (Tags "raft_addr"), else
+// its RPC address (Tags "rpc_addr", else its gossip address with Tags
+// "port") with the leader's address.
 func isLeader(mem *api.AgentMember, leader string) bool {
 	if leader == "" {
 		return false
+	}
+	if ra := mem.Tags["raft_addr"]; ra != "" {
+		return ra == leader
 	}
 	addr := mem.Tags["rpc_addr"]
 	if addr == "" && mem.Tags["port"] != "" {

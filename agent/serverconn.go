@@ -1,0 +1,162 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/cluster/remote"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// serverConn is a client's connection to the servers. Every call is a
+// request to a server actor: this agent's own when it is also a server,
+// else one of the known servers over the actor transport. A server that
+// does not lead answers not_leader with the leader's address, and the
+// call follows it; an unreachable server makes the call try the next one.
+type serverConn struct {
+	a       *Agent
+	mu      sync.Mutex
+	servers []string // RPC addresses; "" is this agent's own server actor
+	cur     int
+}
+
+func newServerConn(a *Agent) *serverConn {
+	c := &serverConn{a: a}
+	if a.cfg.Server {
+		c.servers = []string{""}
+	}
+	for _, s := range a.cfg.Servers {
+		c.servers = append(c.servers, rpcAddrOf(s, a.cfg.RPCPort))
+	}
+	return c
+}
+
+// call sends req to a server, following not_leader redirects and moving
+// past unreachable servers; every server is tried at most once per call.
+func (c *serverConn) call(ctx context.Context, req proto.Message) (proto.Message, error) {
+	c.mu.Lock()
+	order := append(c.servers[c.cur:], c.servers[:c.cur]...)
+	c.mu.Unlock()
+	var errs []error
+	tried := map[string]bool{}
+	for len(order) > 0 {
+		addr := order[0]
+		order = order[1:]
+		if tried[addr] {
+			continue
+		}
+		tried[addr] = true
+		resp, err := c.send(ctx, addr, req)
+		var re *remote.RemoteError
+		switch {
+		case err == nil:
+			c.prefer(addr)
+			return resp, nil
+		case errors.As(err, &re) && re.NotLeader() && re.LeaderRPCAddr != "":
+			order = append([]string{c.leaderAddr(re.LeaderRPCAddr)}, order...)
+		case errors.As(err, &re):
+			return resp, err
+		case ctx.Err() != nil:
+			return nil, err
+		}
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("agent: no server answered: %w", errors.Join(errs...))
+}
+
+// leaderAddr is "" (this agent) when the leader is this agent's server.
+func (c *serverConn) leaderAddr(addr string) string {
+	if addr == c.a.RPCAddr() && c.a.cfg.Server {
+		return ""
+	}
+	return addr
+}
+
+func (c *serverConn) send(ctx context.Context, addr string, req proto.Message) (proto.Message, error) {
+	if addr == "" {
+		d := 10 * time.Second
+		if dl, ok := ctx.Deadline(); ok {
+			d = time.Until(dl)
+		}
+		res, err := c.a.sys.Root.RequestFuture(c.a.serverPID, req, d).Result()
+		if err != nil {
+			return nil, fmt.Errorf("agent: local server: %w", err)
+		}
+		msg, _ := res.(proto.Message)
+		if re := remote.ReplyError(res, c.a.RPCAddr(), "server"); re != nil {
+			return msg, re
+		}
+		return msg, nil
+	}
+	return remote.Request[proto.Message](ctx, c.a.sys.Root, addr, "server", req)
+}
+
+// prefer remembers the server that answered, so the next call starts there.
+func (c *serverConn) prefer(addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, s := range c.servers {
+		if s == addr {
+			c.cur = i
+			return
+		}
+	}
+	c.servers = append(c.servers, addr)
+	c.cur = len(c.servers) - 1
+}
+
+// learn adds servers a response named.
+func (c *serverConn) learn(addrs []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range addrs {
+		a = c.leaderAddr(a)
+		known := false
+		for _, s := range c.servers {
+			known = known || s == a
+		}
+		if !known {
+			c.servers = append(c.servers, a)
+		}
+	}
+}
+
+// RegisterNode implements node.ServerConn.
+func (c *serverConn) RegisterNode(ctx context.Context, n *messages.Node) (time.Duration, error) {
+	n.RPCAddr = c.a.RPCAddr()
+	resp, err := c.call(ctx, &messages.RegisterNodeRequest{Node: n})
+	if err != nil {
+		return 0, err
+	}
+	r, ok := resp.(*messages.RegisterNodeResponse)
+	if !ok {
+		return 0, fmt.Errorf("agent: register: unexpected reply %T", resp)
+	}
+	c.learn(r.GetServers())
+	return time.Duration(r.GetHeartbeatTTL()), nil
+}
+
+// Heartbeat implements node.ServerConn.
+func (c *serverConn) Heartbeat(ctx context.Context, nodeID string) (time.Duration, error) {
+	resp, err := c.call(ctx, &messages.NodeHeartbeat{NodeID: nodeID})
+	if err != nil {
+		return 0, err
+	}
+	r, ok := resp.(*messages.NodeHeartbeatResponse)
+	if !ok {
+		return 0, fmt.Errorf("agent: heartbeat: unexpected reply %T", resp)
+	}
+	c.learn(r.GetServers())
+	return time.Duration(r.GetHeartbeatTTL()), nil
+}
+
+// UpdateAllocs implements node.ServerConn.
+func (c *serverConn) UpdateAllocs(ctx context.Context, allocs []*messages.Allocation) error {
+	_, err := c.call(ctx, &messages.UpdateAllocsRequest{Allocs: allocs})
+	return err
+}
