@@ -95,7 +95,10 @@ type Client struct {
 	hbTimer     actors.Timer
 	hbBack      backoff.BackOff
 	lastContact time.Time
-	log         *slog.Logger
+	// stopAfter is, per alloc, how long the client may be cut off from the
+	// servers before it stops the alloc itself (stop_on_client_after).
+	stopAfter map[string]time.Duration
+	log       *slog.Logger
 }
 
 // NewClient returns a producer for the client actor.
@@ -113,7 +116,8 @@ func NewClient(spec *ClientSpec) actor.Producer {
 	return func() actor.Actor {
 		return &Client{spec: spec, phase: clientRestoring, known: map[string]*actor.PID{},
 			last: map[string]string{}, desired: map[string]bool{}, pending: map[string]*messages.Allocation{},
-			log: spec.Logger.With("node", spec.Node.GetID())}
+			stopAfter: map[string]time.Duration{},
+			log:       spec.Logger.With("node", spec.Node.GetID())}
 	}
 }
 
@@ -250,6 +254,7 @@ func (c *Client) onHeartbeat(ctx actor.Context, m *heartbeatDone) {
 		}
 		d := c.hbBack.NextBackOff()
 		c.log.Warn("heartbeat failed, retrying", "error", m.err, "in", d, "last_contact", c.lastContact)
+		c.stopDisconnected(ctx)
 		if c.hbTimer != nil {
 			c.hbTimer.Stop()
 		}

@@ -18,6 +18,38 @@ func (c *Client) spawn(ctx actor.Context, a *messages.Allocation) {
 		return
 	}
 	c.known[a.GetID()] = pid
+	if d := stopOnClientAfter(a); d > 0 {
+		c.stopAfter[a.GetID()] = d
+	}
+}
+
+// stopOnClientAfter is how long a client cut off from the servers keeps
+// running an alloc of this group (disconnect.stop_on_client_after, or the
+// older stop_after_client_disconnect); 0 keeps it running.
+func stopOnClientAfter(a *messages.Allocation) time.Duration {
+	for _, g := range a.GetJob().GetTaskGroups() {
+		if g.GetName() == a.GetTaskGroup() {
+			return max(time.Duration(g.GetDisconnect().GetStopOnClientAfter()), time.Duration(g.GetStopAfterClientDisconnect()))
+		}
+	}
+	return 0
+}
+
+// stopDisconnected stops, on the client's own authority, every alloc whose
+// stop_on_client_after window has passed since the servers last answered:
+// the servers treat them as gone after the same window.
+func (c *Client) stopDisconnected(ctx actor.Context) {
+	cut := c.spec.Clock.Now().Sub(c.lastContact)
+	for id, d := range c.stopAfter {
+		pid, ok := c.known[id]
+		if !ok || cut < d || terminal(c.last[id]) {
+			continue
+		}
+		c.log.Warn("no server reached for the group's stop_on_client_after window: stopping the allocation", "alloc", id, "window", d)
+		ctx.Send(pid, &messages.UpdateAlloc{Alloc: &messages.Allocation{ID: id, DesiredStatus: "stop",
+			DesiredDescription: "client lost contact with the servers for " + d.String()}})
+		delete(c.stopAfter, id)
+	}
 }
 
 // onSetAllocs diffs the server's full set for this node against the alloc
@@ -53,6 +85,7 @@ func (c *Client) onSetAllocs(ctx actor.Context, m *messages.SetClientAllocs) {
 func (c *Client) forget(ctx actor.Context, id string, pid *actor.PID) {
 	ctx.Stop(pid)
 	delete(c.known, id)
+	delete(c.stopAfter, id)
 	delete(c.last, id)
 	c.spec.DB.DeleteAlloc(id)
 }
