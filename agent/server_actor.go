@@ -61,7 +61,7 @@ func (s *serverActor) Receive(ctx actor.Context) {
 		s.onHeartbeat(ctx, m)
 	case *messages.UpdateAllocsRequest:
 		s.onUpdateAllocs(ctx, m)
-	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
+	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
 		s.a.log.Warn("server actor: unexpected message", "type", fmt.Sprintf("%T", m))
 	}
@@ -128,7 +128,9 @@ func (s *serverActor) onEvent(ctx actor.Context, ev *state.Event) {
 		return
 	}
 	for _, id := range ev.NodeUpdated {
-		s.ensureNode(ctx, id)
+		if pid := s.ensureNode(ctx, id); pid != nil {
+			ctx.Send(pid, &node.NodeUpdated{})
+		}
 	}
 	for _, id := range ev.NodesChanged {
 		if pid := s.ensureNode(ctx, id); pid != nil {

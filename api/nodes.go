@@ -51,3 +51,15 @@ func (n *Nodes) ToggleEligibility(id string, eligible bool, w *WriteOptions) (*N
 	}
 	return &out, nil
 }
+
+// UpdateDrain starts (spec set) or ends (spec nil) a node's drain (POST
+// /v1/node/:id/drain). markEligible makes the node eligible again when
+// the drain ends.
+func (n *Nodes) UpdateDrain(id string, spec *DrainSpec, markEligible bool, w *WriteOptions) (*NodeDrainUpdateResponse, error) {
+	req := &NodeUpdateDrainRequest{NodeID: id, DrainSpec: spec, MarkEligible: markEligible}
+	var out NodeDrainUpdateResponse
+	if _, err := n.c.write(http.MethodPost, "/v1/node/"+escape(id)+"/drain", req, &out, w); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

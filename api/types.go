@@ -308,3 +308,26 @@ func (w *WriteOptions) Context() context.Context {
 func (r *JobRegisterRequest) MarshalJSON() ([]byte, error) {
 	return jobspec.EncodeJSON(r.Job)
 }
+
+// DrainSpec says how to drain a node: Deadline (nanoseconds; 0 = no
+// deadline, -1 = force now) and whether system jobs stay.
+type DrainSpec struct {
+	Deadline         int64
+	IgnoreSystemJobs bool
+}
+
+// NodeUpdateDrainRequest is the body of POST /v1/node/:id/drain; a nil
+// DrainSpec ends the drain.
+type NodeUpdateDrainRequest struct {
+	NodeID       string
+	DrainSpec    *DrainSpec
+	MarkEligible bool
+}
+
+// NodeDrainUpdateResponse answers POST /v1/node/:id/drain.
+type NodeDrainUpdateResponse struct {
+	EvalIDs         []string
+	EvalCreateIndex uint64
+	NodeModifyIndex uint64
+	Index           uint64
+}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/cluster/state"
@@ -63,4 +64,38 @@ func (s *Server) nodeEligibility(w http.ResponseWriter, r *http.Request) (any, e
 	}
 	setIndex(w, index)
 	return &api.NodeEligibilityUpdateResponse{EvalIDs: []string{}, NodeModifyIndex: index, Index: index}, nil
+}
+
+// nodeDrain starts or ends a node's drain; the leader's node actor drives
+// it from there (migrations through the scheduler, the deadline).
+func (s *Server) nodeDrain(w http.ResponseWriter, r *http.Request) (any, error) {
+	var req api.NodeUpdateDrainRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	if s.b.Store().Snapshot().NodeByID(id) == nil {
+		return nil, codeErr(http.StatusNotFound, "node not found: %q", id)
+	}
+	up := &messages.UpdateNodeDrain{NodeID: id, MarkEligible: req.MarkEligible}
+	if spec := req.DrainSpec; spec != nil {
+		if spec.Deadline < -1 {
+			return nil, codeErr(http.StatusBadRequest, "invalid DrainSpec.Deadline %d: want -1 (force now), 0 (none) or a duration", spec.Deadline)
+		}
+		now := s.b.Now()
+		ds := &messages.DrainStrategy{Deadline: spec.Deadline, IgnoreSystemJobs: spec.IgnoreSystemJobs, StartedAt: now.UnixNano()}
+		switch {
+		case spec.Deadline < 0:
+			ds.ForceDeadline = now.UnixNano()
+		case spec.Deadline > 0:
+			ds.ForceDeadline = now.Add(time.Duration(spec.Deadline)).UnixNano()
+		}
+		up.DrainStrategy = ds
+	}
+	_, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_UpdateNodeDrain{UpdateNodeDrain: up}})
+	if err != nil {
+		return nil, err
+	}
+	setIndex(w, index)
+	return &api.NodeDrainUpdateResponse{EvalIDs: []string{}, NodeModifyIndex: index, Index: index}, nil
 }

@@ -79,6 +79,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/node/{id}/allocations", s.wrap(s.nodeAllocs))
 	m.HandleFunc("POST /v1/node/{id}/eligibility", s.wrap(s.nodeEligibility))
 	m.HandleFunc("PUT /v1/node/{id}/eligibility", s.wrap(s.nodeEligibility))
+	m.HandleFunc("POST /v1/node/{id}/drain", s.wrap(s.nodeDrain))
+	m.HandleFunc("PUT /v1/node/{id}/drain", s.wrap(s.nodeDrain))
 	m.HandleFunc("GET /v1/client/fs/logs/{alloc}", s.logs)
 	m.HandleFunc("GET /v1/agent/self", s.wrap(s.agentSelf))
 	m.HandleFunc("GET /v1/agent/members", s.wrap(s.agentMembers))

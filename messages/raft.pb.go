@@ -40,6 +40,7 @@ type Command struct {
 	//	*Command_UpdateNodeStatus
 	//	*Command_UpdateNodeEligibility
 	//	*Command_StopAlloc
+	//	*Command_UpdateNodeDrain
 	Cmd           isCommand_Cmd `protobuf_oneof:"Cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -170,6 +171,15 @@ func (x *Command) GetStopAlloc() *StopAlloc {
 	return nil
 }
 
+func (x *Command) GetUpdateNodeDrain() *UpdateNodeDrain {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpdateNodeDrain); ok {
+			return x.UpdateNodeDrain
+		}
+	}
+	return nil
+}
+
 type isCommand_Cmd interface {
 	isCommand_Cmd()
 }
@@ -210,6 +220,10 @@ type Command_StopAlloc struct {
 	StopAlloc *StopAlloc `protobuf:"bytes,18,opt,name=StopAlloc,proto3,oneof"`
 }
 
+type Command_UpdateNodeDrain struct {
+	UpdateNodeDrain *UpdateNodeDrain `protobuf:"bytes,19,opt,name=UpdateNodeDrain,proto3,oneof"`
+}
+
 func (*Command_RegisterJob) isCommand_Cmd() {}
 
 func (*Command_DeregisterJob) isCommand_Cmd() {}
@@ -227,6 +241,8 @@ func (*Command_UpdateNodeStatus) isCommand_Cmd() {}
 func (*Command_UpdateNodeEligibility) isCommand_Cmd() {}
 
 func (*Command_StopAlloc) isCommand_Cmd() {}
+
+func (*Command_UpdateNodeDrain) isCommand_Cmd() {}
 
 // RegisterJob stores a job (a new version when it changed) and its eval.
 type RegisterJob struct {
@@ -843,6 +859,77 @@ func (x *UpdateNodeEligibility) GetEvals() []*Evaluation {
 	return nil
 }
 
+// UpdateNodeDrain starts (DrainStrategy set) or ends (nil) a node's drain.
+// Starting one makes the node ineligible; ending one makes it eligible
+// again only with MarkEligible.
+type UpdateNodeDrain struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NodeID        string                 `protobuf:"bytes,1,opt,name=NodeID,proto3" json:"NodeID,omitempty"`
+	DrainStrategy *DrainStrategy         `protobuf:"bytes,2,opt,name=DrainStrategy,proto3" json:"DrainStrategy,omitempty"`
+	MarkEligible  bool                   `protobuf:"varint,3,opt,name=MarkEligible,proto3" json:"MarkEligible,omitempty"`
+	Evals         []*Evaluation          `protobuf:"bytes,4,rep,name=Evals,proto3" json:"Evals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateNodeDrain) Reset() {
+	*x = UpdateNodeDrain{}
+	mi := &file_raft_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateNodeDrain) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateNodeDrain) ProtoMessage() {}
+
+func (x *UpdateNodeDrain) ProtoReflect() protoreflect.Message {
+	mi := &file_raft_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateNodeDrain.ProtoReflect.Descriptor instead.
+func (*UpdateNodeDrain) Descriptor() ([]byte, []int) {
+	return file_raft_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *UpdateNodeDrain) GetNodeID() string {
+	if x != nil {
+		return x.NodeID
+	}
+	return ""
+}
+
+func (x *UpdateNodeDrain) GetDrainStrategy() *DrainStrategy {
+	if x != nil {
+		return x.DrainStrategy
+	}
+	return nil
+}
+
+func (x *UpdateNodeDrain) GetMarkEligible() bool {
+	if x != nil {
+		return x.MarkEligible
+	}
+	return false
+}
+
+func (x *UpdateNodeDrain) GetEvals() []*Evaluation {
+	if x != nil {
+		return x.Evals
+	}
+	return nil
+}
+
 type StopAlloc struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	AllocID            string                 `protobuf:"bytes,1,opt,name=AllocID,proto3" json:"AllocID,omitempty"`
@@ -854,7 +941,7 @@ type StopAlloc struct {
 
 func (x *StopAlloc) Reset() {
 	*x = StopAlloc{}
-	mi := &file_raft_proto_msgTypes[11]
+	mi := &file_raft_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -866,7 +953,7 @@ func (x *StopAlloc) String() string {
 func (*StopAlloc) ProtoMessage() {}
 
 func (x *StopAlloc) ProtoReflect() protoreflect.Message {
-	mi := &file_raft_proto_msgTypes[11]
+	mi := &file_raft_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -879,7 +966,7 @@ func (x *StopAlloc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopAlloc.ProtoReflect.Descriptor instead.
 func (*StopAlloc) Descriptor() ([]byte, []int) {
-	return file_raft_proto_rawDescGZIP(), []int{11}
+	return file_raft_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StopAlloc) GetAllocID() string {
@@ -918,7 +1005,7 @@ type Snapshot struct {
 
 func (x *Snapshot) Reset() {
 	*x = Snapshot{}
-	mi := &file_raft_proto_msgTypes[12]
+	mi := &file_raft_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -930,7 +1017,7 @@ func (x *Snapshot) String() string {
 func (*Snapshot) ProtoMessage() {}
 
 func (x *Snapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_raft_proto_msgTypes[12]
+	mi := &file_raft_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -943,7 +1030,7 @@ func (x *Snapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
 func (*Snapshot) Descriptor() ([]byte, []int) {
-	return file_raft_proto_rawDescGZIP(), []int{12}
+	return file_raft_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Snapshot) GetIndex() uint64 {
@@ -995,7 +1082,7 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\"\xf0\x04\n" +
+	"node.proto\"\xb5\x05\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1007,7 +1094,8 @@ const file_raft_proto_rawDesc = "" +
 	"\fRegisterNode\x18\x0f \x01(\v2\x14.troupe.RegisterNodeH\x00R\fRegisterNode\x12F\n" +
 	"\x10UpdateNodeStatus\x18\x10 \x01(\v2\x18.troupe.UpdateNodeStatusH\x00R\x10UpdateNodeStatus\x12U\n" +
 	"\x15UpdateNodeEligibility\x18\x11 \x01(\v2\x1d.troupe.UpdateNodeEligibilityH\x00R\x15UpdateNodeEligibility\x121\n" +
-	"\tStopAlloc\x18\x12 \x01(\v2\x11.troupe.StopAllocH\x00R\tStopAllocB\x05\n" +
+	"\tStopAlloc\x18\x12 \x01(\v2\x11.troupe.StopAllocH\x00R\tStopAlloc\x12C\n" +
+	"\x0fUpdateNodeDrain\x18\x13 \x01(\v2\x17.troupe.UpdateNodeDrainH\x00R\x0fUpdateNodeDrainB\x05\n" +
 	"\x03Cmd\"T\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
@@ -1051,7 +1139,12 @@ const file_raft_proto_rawDesc = "" +
 	"\x15UpdateNodeEligibility\x12\x16\n" +
 	"\x06NodeID\x18\x01 \x01(\tR\x06NodeID\x12 \n" +
 	"\vEligibility\x18\x02 \x01(\tR\vEligibility\x12(\n" +
-	"\x05Evals\x18\x03 \x03(\v2\x12.troupe.EvaluationR\x05Evals\"}\n" +
+	"\x05Evals\x18\x03 \x03(\v2\x12.troupe.EvaluationR\x05Evals\"\xb4\x01\n" +
+	"\x0fUpdateNodeDrain\x12\x16\n" +
+	"\x06NodeID\x18\x01 \x01(\tR\x06NodeID\x12;\n" +
+	"\rDrainStrategy\x18\x02 \x01(\v2\x15.troupe.DrainStrategyR\rDrainStrategy\x12\"\n" +
+	"\fMarkEligible\x18\x03 \x01(\bR\fMarkEligible\x12(\n" +
+	"\x05Evals\x18\x04 \x03(\v2\x12.troupe.EvaluationR\x05Evals\"}\n" +
 	"\tStopAlloc\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12.\n" +
 	"\x12DesiredDescription\x18\x02 \x01(\tR\x12DesiredDescription\x12&\n" +
@@ -1076,7 +1169,7 @@ func file_raft_proto_rawDescGZIP() []byte {
 	return file_raft_proto_rawDescData
 }
 
-var file_raft_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_raft_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_raft_proto_goTypes = []any{
 	(*Command)(nil),                // 0: troupe.Command
 	(*RegisterJob)(nil),            // 1: troupe.RegisterJob
@@ -1089,12 +1182,14 @@ var file_raft_proto_goTypes = []any{
 	(*RegisterNode)(nil),           // 8: troupe.RegisterNode
 	(*UpdateNodeStatus)(nil),       // 9: troupe.UpdateNodeStatus
 	(*UpdateNodeEligibility)(nil),  // 10: troupe.UpdateNodeEligibility
-	(*StopAlloc)(nil),              // 11: troupe.StopAlloc
-	(*Snapshot)(nil),               // 12: troupe.Snapshot
-	(*Job)(nil),                    // 13: troupe.Job
-	(*Evaluation)(nil),             // 14: troupe.Evaluation
-	(*Allocation)(nil),             // 15: troupe.Allocation
-	(*Node)(nil),                   // 16: troupe.Node
+	(*UpdateNodeDrain)(nil),        // 11: troupe.UpdateNodeDrain
+	(*StopAlloc)(nil),              // 12: troupe.StopAlloc
+	(*Snapshot)(nil),               // 13: troupe.Snapshot
+	(*Job)(nil),                    // 14: troupe.Job
+	(*Evaluation)(nil),             // 15: troupe.Evaluation
+	(*Allocation)(nil),             // 16: troupe.Allocation
+	(*Node)(nil),                   // 17: troupe.Node
+	(*DrainStrategy)(nil),          // 18: troupe.DrainStrategy
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1105,32 +1200,35 @@ var file_raft_proto_depIdxs = []int32{
 	8,  // 5: troupe.Command.RegisterNode:type_name -> troupe.RegisterNode
 	9,  // 6: troupe.Command.UpdateNodeStatus:type_name -> troupe.UpdateNodeStatus
 	10, // 7: troupe.Command.UpdateNodeEligibility:type_name -> troupe.UpdateNodeEligibility
-	11, // 8: troupe.Command.StopAlloc:type_name -> troupe.StopAlloc
-	13, // 9: troupe.RegisterJob.Job:type_name -> troupe.Job
-	14, // 10: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	14, // 11: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	14, // 12: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	15, // 13: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 14: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	14, // 15: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	14, // 16: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	15, // 17: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	14, // 18: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	16, // 19: troupe.RegisterNode.Node:type_name -> troupe.Node
-	14, // 20: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	14, // 21: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	14, // 22: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	14, // 23: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	13, // 24: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	13, // 25: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	14, // 26: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	15, // 27: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	16, // 28: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	29, // [29:29] is the sub-list for method output_type
-	29, // [29:29] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	12, // 8: troupe.Command.StopAlloc:type_name -> troupe.StopAlloc
+	11, // 9: troupe.Command.UpdateNodeDrain:type_name -> troupe.UpdateNodeDrain
+	14, // 10: troupe.RegisterJob.Job:type_name -> troupe.Job
+	15, // 11: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	15, // 12: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	15, // 13: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	16, // 14: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 15: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	15, // 16: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	15, // 17: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	16, // 18: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	15, // 19: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	17, // 20: troupe.RegisterNode.Node:type_name -> troupe.Node
+	15, // 21: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	15, // 22: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	15, // 23: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	18, // 24: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	15, // 25: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	15, // 26: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	14, // 27: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	14, // 28: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	15, // 29: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	16, // 30: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	17, // 31: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	32, // [32:32] is the sub-list for method output_type
+	32, // [32:32] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1152,6 +1250,7 @@ func file_raft_proto_init() {
 		(*Command_UpdateNodeStatus)(nil),
 		(*Command_UpdateNodeEligibility)(nil),
 		(*Command_StopAlloc)(nil),
+		(*Command_UpdateNodeDrain)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1159,7 +1258,7 @@ func file_raft_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_raft_proto_rawDesc), len(file_raft_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

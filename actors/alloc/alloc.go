@@ -88,7 +88,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.onUpdate(ctx, m)
 	case *crash:
 		panic("alloc actor: crash requested")
-	case *actor.Stopping, *actor.Stopped, *actor.Restarting:
+	case *actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
 		a.log.Warn("alloc actor: unexpected message", "type", fmt.Sprintf("%T", m))
 	}

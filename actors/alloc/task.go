@@ -101,7 +101,7 @@ func (a *TaskActor) Receive(ctx actor.Context) {
 		a.onStopResult(m)
 	case *messages.KillTask:
 		a.onKill(ctx, m)
-	case *actor.Stopped, *actor.Restarting:
+	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
 		a.log.Warn("task actor: unexpected message", "type", fmt.Sprintf("%T", m))
 	}

@@ -153,7 +153,7 @@ func (c *Client) Receive(ctx actor.Context) {
 				t.Stop()
 			}
 		}
-	case *actor.Stopped, *actor.Restarting:
+	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
 		c.log.Warn("client actor: unexpected message", "type", fmt.Sprintf("%T", m))
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/hashicorp/go-uuid"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors"
@@ -22,6 +21,7 @@ type StateView interface {
 	AllocsByNode(nodeID string) []*messages.Allocation
 	JobVersion(namespace, id string, version uint64) *messages.Job
 	JobByID(namespace, id string) *messages.Job
+	EvalsByJob(namespace, id string) []*messages.Evaluation
 }
 
 // Proposer commits a raft command through the leader.
@@ -64,11 +64,12 @@ type (
 // commits status changes with evaluations for the node's jobs, and pushes
 // the node's allocations to its client.
 type Server struct {
-	spec   *ServerSpec
-	status *NodeStatus
-	timer  actors.Timer
-	pushed uint64
-	log    *slog.Logger
+	spec       *ServerSpec
+	status     *NodeStatus
+	timer      actors.Timer
+	drainTimer actors.Timer
+	pushed     uint64
+	log        *slog.Logger
 }
 
 // NewServer returns a producer for a server-side node actor.
@@ -102,11 +103,17 @@ func (s *Server) Receive(ctx actor.Context) {
 		s.step(ctx, Tick{At: s.spec.Clock.Now()})
 	case *statusCommitted:
 		s.onCommitted(m)
+	case *drainTick:
+		s.onDrainTick(ctx)
+	case *NodeUpdated:
+		s.drain(ctx)
 	case *actor.Stopping:
-		if s.timer != nil {
-			s.timer.Stop()
+		for _, t := range []actors.Timer{s.timer, s.drainTimer} {
+			if t != nil {
+				t.Stop()
+			}
 		}
-	case *actor.Stopped, *actor.Restarting:
+	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
 		s.log.Warn("node actor: unexpected message", "type", fmt.Sprintf("%T", m))
 	}
@@ -120,6 +127,7 @@ func (s *Server) onStarted(ctx actor.Context) {
 	s.window(ctx)
 	s.step(ctx, Tick{At: s.spec.Clock.Now()})
 	s.push(ctx, 0)
+	s.drain(ctx)
 }
 
 func (s *Server) nodes() int { return len(s.spec.State().Nodes()) }
@@ -127,7 +135,12 @@ func (s *Server) nodes() int { return len(s.spec.State().Nodes()) }
 func (s *Server) onAllocsChanged(ctx actor.Context, m *messages.NodeAllocsChanged) {
 	s.window(ctx)
 	s.push(ctx, m.GetIndex())
+	s.drain(ctx)
 }
+
+// NodeUpdated tells the node actor its node record changed (a drain
+// started, eligibility changed).
+type NodeUpdated struct{}
 
 // window feeds the longest disconnect window of the node's allocations to
 // the status machine.
@@ -197,10 +210,7 @@ func (s *Server) commit(ctx actor.Context, eff Effects) {
 		if j == nil {
 			continue
 		}
-		id, _ := uuid.GenerateUUID()
-		up.Evals = append(up.Evals, &messages.Evaluation{ID: id, Namespace: j.GetNamespace(), Priority: j.GetPriority(),
-			Type: j.GetType(), TriggeredBy: "node-update", JobID: j.GetID(), NodeID: s.spec.NodeID, Status: "pending",
-			CreateTime: now, ModifyTime: now})
+		up.Evals = append(up.Evals, newEval(j, "node-update", s.spec.NodeID, s.spec.Clock.Now()))
 	}
 	prop, status := s.spec.Proposer, eff.NewStatus
 	cmd := &messages.Command{Time: now, Cmd: &messages.Command_UpdateNodeStatus{UpdateNodeStatus: up}}

@@ -96,7 +96,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 		for _, t := range a.timers {
 			t.Stop()
 		}
-	case *actor.Stopped, *actor.Restarting:
+	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
 		a.log.Warn("scheduler: unexpected message", "type", fmt.Sprintf("%T", m))
 	}

@@ -106,6 +106,8 @@ func (f *FSM) applyCommand(index uint64, cmd *messages.Command) any {
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyRegisterNode(w, c.RegisterNode) })
 	case *messages.Command_UpdateNodeStatus:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyNodeStatus(w, c.UpdateNodeStatus) })
+	case *messages.Command_UpdateNodeDrain:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyNodeDrain(w, c.UpdateNodeDrain) })
 	case *messages.Command_UpdateNodeEligibility:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyNodeEligibility(w, c.UpdateNodeEligibility) })
 	case *messages.Command_StopAlloc:

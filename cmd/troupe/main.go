@@ -59,6 +59,7 @@ func commandTree() *cmdNode {
 		"node": {synopsis: "Inspect and manage client nodes", subs: map[string]*cmdNode{
 			"status":      {synopsis: "List nodes or show one node", run: nodeStatusCommand},
 			"eligibility": {synopsis: "Toggle a node's scheduling eligibility", run: nodeEligibilityCommand},
+			"drain":       {synopsis: "Drain a node's allocations (or stop draining)", run: nodeDrainCommand},
 		}},
 		"eval": {synopsis: "Inspect evaluations", subs: map[string]*cmdNode{
 			"status": {synopsis: "Show an evaluation", run: evalStatusCommand},
