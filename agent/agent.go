@@ -94,12 +94,13 @@ func (a *Agent) Start() error {
 	if _, err := a.sys.Root.SpawnNamed(a.sys.Props("agent", func() actor.Actor { return &agentActor{a: a} }), "agent"); err != nil {
 		return fmt.Errorf("agent: spawn agent actor: %w", err)
 	}
+	// Raft first: the transport delivers requests that need it.
 	steps := []func() error{}
-	if a.cfg.Clustered() {
-		steps = append(steps, a.startRemote)
-	}
 	if a.cfg.Server {
 		steps = append(steps, a.startServer)
+	}
+	if a.cfg.Clustered() {
+		steps = append(steps, a.startRemote)
 	}
 	if a.cfg.Client {
 		steps = append(steps, a.startClient)

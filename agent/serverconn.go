@@ -42,6 +42,7 @@ func (c *serverConn) call(ctx context.Context, req proto.Message) (proto.Message
 	c.mu.Lock()
 	order := append(c.servers[c.cur:], c.servers[:c.cur]...)
 	c.mu.Unlock()
+	order = c.aliveFirst(order)
 	var errs []error
 	tried := map[string]bool{}
 	for len(order) > 0 {
@@ -67,6 +68,27 @@ func (c *serverConn) call(ctx context.Context, req proto.Message) (proto.Message
 		errs = append(errs, err)
 	}
 	return nil, fmt.Errorf("agent: no server answered: %w", errors.Join(errs...))
+}
+
+// aliveFirst moves servers that gossip reports failed or gone to the end,
+// so a call does not wait on a dead leader's address.
+func (c *serverConn) aliveFirst(order []string) []string {
+	if c.a.members == nil {
+		return order
+	}
+	alive := map[string]bool{"": true}
+	for _, m := range c.a.members.Servers() {
+		alive[m.Meta.RPCAddr] = true
+	}
+	var up, down []string
+	for _, addr := range order {
+		if alive[addr] {
+			up = append(up, addr)
+		} else {
+			down = append(down, addr)
+		}
+	}
+	return append(up, down...)
 }
 
 // leaderAddr is "" (this agent) when the leader is this agent's server.
