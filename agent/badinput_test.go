@@ -38,6 +38,11 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"unknown node", "GET", "/v1/node/nope", "", 404, "node not found"},
 		{"bad eligibility", "POST", "/v1/node/" + a.Node().GetID() + "/eligibility", `{"Eligibility":"maybe"}`, 400, "Eligibility"},
 		{"bad index", "GET", "/v1/jobs?index=abc", "", 400, "invalid index"},
+		{"remove the last voter", "DELETE", "/v1/operator/raft/peer?id=" + a.raftID, "", 400, "last voter"},
+		{"remove an unknown peer", "DELETE", "/v1/operator/raft/peer?id=nope", "", 400, "nope"},
+		{"remove without an id", "DELETE", "/v1/operator/raft/peer", "", 400, "missing ?id="},
+		{"drain an unknown node", "POST", "/v1/node/nope/drain", `{"DrainSpec":{"Deadline":0}}`, 404, "node not found"},
+		{"drain with a bad deadline", "POST", "/v1/node/" + a.Node().GetID() + "/drain", `{"DrainSpec":{"Deadline":-5}}`, 400, "Deadline"},
 	}
 	before := a.Store().Snapshot().Index()
 	for _, c := range cases {

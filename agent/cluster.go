@@ -215,3 +215,26 @@ func (a *Agent) nodeName() string {
 	}
 	return hostname()
 }
+
+// RemoveRaftPeer removes a server from raft (the leader refuses to remove
+// the last voter).
+func (a *Agent) RemoveRaftPeer(id string) error {
+	if a.raft == nil {
+		return ErrNotServer
+	}
+	return a.raft.RemoveServer(id)
+}
+
+// LeaderHTTP is the leader's HTTP address when another server leads.
+func (a *Agent) LeaderHTTP() string {
+	if a.raft == nil || a.raft.IsLeader() || a.members == nil {
+		return ""
+	}
+	addr, _ := a.raft.Leader()
+	for _, m := range a.members.Servers() {
+		if m.Meta.RaftAddr == addr {
+			return m.Meta.HTTPAddr
+		}
+	}
+	return ""
+}

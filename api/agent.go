@@ -1,5 +1,10 @@
 package api
 
+import (
+	"net/http"
+	"net/url"
+)
+
 // Agent is the /v1/agent family.
 type Agent struct{ c *Client }
 
@@ -83,4 +88,10 @@ func (a *Actors) Tree(nodeID string) (*ActorTree, error) {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// RaftRemovePeer removes a raft peer by ID (DELETE /v1/operator/raft/peer).
+func (o *Operator) RaftRemovePeer(id string, w *WriteOptions) error {
+	_, err := o.c.writeParams(http.MethodDelete, "/v1/operator/raft/peer", url.Values{"id": {id}}, nil, nil, w)
+	return err
 }

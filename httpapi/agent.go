@@ -35,3 +35,24 @@ func (s *Server) actors(w http.ResponseWriter, r *http.Request) (any, error) {
 	}
 	return tree, err
 }
+
+// removePeer handles DELETE /v1/operator/raft/peer?id=: on the leader it
+// removes the server (never the last voter); a follower passes it on to
+// the leader.
+func (s *Server) removePeer(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("id")
+	if id == "" {
+		s.writeError(w, r, codeErr(http.StatusBadRequest, "missing ?id= of the raft peer to remove"))
+		return
+	}
+	if leader := s.b.LeaderHTTP(); leader != "" {
+		proxyTo(leader).ServeHTTP(w, r)
+		return
+	}
+	s.wrap(func(http.ResponseWriter, *http.Request) (any, error) {
+		if err := s.b.RemoveRaftPeer(id); err != nil {
+			return nil, codeErr(http.StatusBadRequest, "%v", err)
+		}
+		return map[string]string{"Removed": id}, nil
+	})(w, r)
+}

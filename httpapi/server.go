@@ -33,6 +33,11 @@ type Backend interface {
 	Leader() string
 	Peers() ([]string, error)
 	RaftConfiguration() (*api.RaftConfiguration, error)
+	// RemoveRaftPeer removes a server from raft; it must run on the leader.
+	RemoveRaftPeer(id string) error
+	// LeaderHTTP is the leader's HTTP address, "" when this server leads
+	// or none is known.
+	LeaderHTTP() string
 	Now() time.Time
 }
 
@@ -87,6 +92,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/status/leader", s.wrap(s.statusLeader))
 	m.HandleFunc("GET /v1/status/peers", s.wrap(s.statusPeers))
 	m.HandleFunc("GET /v1/operator/raft/configuration", s.wrap(s.raftConfig))
+	m.HandleFunc("DELETE /v1/operator/raft/peer", s.removePeer)
 	m.HandleFunc("GET /v1/actors", s.wrap(s.actors))
 }
 

@@ -69,7 +69,8 @@ func commandTree() *cmdNode {
 		}},
 		"operator": {synopsis: "Cluster operator commands", subs: map[string]*cmdNode{
 			"raft": {synopsis: "Raft commands", subs: map[string]*cmdNode{
-				"list-peers": {synopsis: "List the raft peers", run: raftListPeersCommand},
+				"list-peers":  {synopsis: "List the raft peers", run: raftListPeersCommand},
+				"remove-peer": {synopsis: "Remove a server from raft", run: raftRemovePeerCommand},
 			}},
 		}},
 	}}

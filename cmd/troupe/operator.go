@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"strconv"
 )
@@ -35,5 +36,27 @@ func raftListPeersCommand(args []string, stdout, stderr io.Writer) int {
 		rows = append(rows, []string{s.Node, s.ID, s.Address, state, strconv.FormatBool(s.Voter), s.RaftProtocol})
 	}
 	writeTable(m.stdout, []string{"Node", "ID", "Address", "State", "Voter", "RaftProtocol"}, rows)
+	return exitOK
+}
+
+// raftRemovePeerCommand is `troupe operator raft remove-peer -peer-id ID`.
+func raftRemovePeerCommand(args []string, stdout, stderr io.Writer) int {
+	m := newMeta("operator raft remove-peer", stdout, stderr, false)
+	id := m.fs.String("peer-id", "", "raft ID of the server to remove (see list-peers)")
+	rest, code, ok := m.parse(args)
+	if !ok {
+		return code
+	}
+	if len(rest) != 0 || *id == "" {
+		return m.usageError("-peer-id ID")
+	}
+	c, err := m.client()
+	if err != nil {
+		return m.fail("creating the API client", err)
+	}
+	if err := c.Operator().RaftRemovePeer(*id, nil); err != nil {
+		return m.fail("removing the peer", err)
+	}
+	fmt.Fprintf(m.stdout, "Removed peer with ID %q\n", *id)
 	return exitOK
 }
