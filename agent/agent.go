@@ -170,6 +170,13 @@ func (a *Agent) watchLeadership() {
 			if !ok {
 				return
 			}
+			if isLeader {
+				// Act only on a state that holds every committed entry.
+				if err := a.raft.Barrier(time.Minute); err != nil {
+					a.log.Warn("raft barrier failed after gaining leadership", "error", err)
+					continue
+				}
+			}
 			a.sys.Root.Send(a.serverPID, &leadership{leader: isLeader})
 		}
 	}
@@ -236,8 +243,23 @@ func (a *Agent) Shutdown() error {
 		errs = append(errs, a.http.Shutdown(ctx))
 		cancel()
 	}
+	// Stop the actors first (children before parents; task actors stop
+	// without killing their tasks), so nothing restarts a task or writes
+	// state while the rest shuts down.
+	if a.sys != nil {
+		for _, pid := range []*actor.PID{a.clientPID, a.serverPID} {
+			if pid != nil {
+				_ = a.sys.Root.StopFuture(pid).Wait()
+			}
+		}
+	}
 	if a.cfg.Dev && a.db != nil {
 		a.stopAllTasks()
+	}
+	for _, d := range a.drivers {
+		if s, ok := d.(interface{ Shutdown() }); ok {
+			s.Shutdown()
+		}
 	}
 	if a.members != nil {
 		_ = a.members.Leave(time.Second)

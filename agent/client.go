@@ -37,7 +37,7 @@ func (a *Agent) startClient() error {
 	a.node = &messages.Node{
 		ID: id, Name: name, Datacenter: a.cfg.Datacenter, Region: a.cfg.Region,
 		NodeClass: a.cfg.NodeClass, NodePool: "default", Meta: a.cfg.Meta,
-		HTTPAddr: a.cfg.HTTPAddr, Status: "initializing", SchedulingEligibility: "eligible",
+		HTTPAddr: a.cfg.HTTPAddr, Status: "initializing",
 		Version: node.Version,
 	}
 	a.drivers = map[string]driver.Driver{

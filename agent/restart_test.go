@@ -63,7 +63,8 @@ func TestRestartReattaches(t *testing.T) {
 	b := startAgent(t, testConfig(t, dir))
 	defer b.Shutdown()
 	require.Equal(t, nodeID, b.Node().GetID(), "the node keeps its ID")
-	require.NotNil(t, b.Store().Snapshot().JobByID("default", "loop"), "raft restored the job")
+	require.Eventually(t, func() bool { return b.Store().Snapshot().JobByID("default", "loop") != nil },
+		10*time.Second, 10*time.Millisecond, "raft restored the job")
 	c, err = nomad.NewClient(&nomad.Config{Address: "http://" + b.HTTPAddr()})
 	require.NoError(t, err)
 
@@ -72,6 +73,9 @@ func TestRestartReattaches(t *testing.T) {
 		require.NoError(t, err)
 		for _, in := range tree.Actors {
 			if in.Path == "client/allocs/"+alloc.ID+"/tasks/t" {
+				if in.Phase != "running" {
+					t.Logf("task actor phase %q, last %s", in.Phase, in.LastMessage)
+				}
 				return in.Phase == "running"
 			}
 		}

@@ -40,7 +40,8 @@ func newServerConn(a *Agent) *serverConn {
 // past unreachable servers; every server is tried at most once per call.
 func (c *serverConn) call(ctx context.Context, req proto.Message) (proto.Message, error) {
 	c.mu.Lock()
-	order := append(c.servers[c.cur:], c.servers[:c.cur]...)
+	order := make([]string, 0, len(c.servers))
+	order = append(append(order, c.servers[c.cur:]...), c.servers[:c.cur]...)
 	c.mu.Unlock()
 	order = c.aliveFirst(order)
 	var errs []error

@@ -178,3 +178,10 @@ func (r *Raft) HasState() bool {
 	f := r.raft.GetConfiguration()
 	return f.Error() == nil && len(f.Configuration().Servers) > 0
 }
+
+// Barrier waits until every entry committed before it is applied to the
+// FSM. A new leader calls it before acting on its state, which may lag the
+// log until then.
+func (r *Raft) Barrier(timeout time.Duration) error {
+	return mapRaftErr(r.raft.Barrier(timeout).Error())
+}

@@ -54,8 +54,12 @@ func (s *Server) nodeEligibility(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, codeErr(http.StatusBadRequest, "invalid Eligibility %q: want \"eligible\" or \"ineligible\"", req.Eligibility)
 	}
 	id := r.PathValue("id")
-	if s.b.Store().Snapshot().NodeByID(id) == nil {
+	n := s.b.Store().Snapshot().NodeByID(id)
+	if n == nil {
 		return nil, codeErr(http.StatusNotFound, "node not found: %q", id)
+	}
+	if n.GetDrain() && req.Eligibility == "eligible" {
+		return nil, codeErr(http.StatusBadRequest, "node %q is draining: end the drain (troupe node drain -disable) to make it eligible", id)
 	}
 	_, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_UpdateNodeEligibility{
 		UpdateNodeEligibility: &messages.UpdateNodeEligibility{NodeID: id, Eligibility: req.Eligibility}}})

@@ -201,7 +201,15 @@ func (a *Actor) onTaskState(ctx actor.Context, m *messages.TaskStateChanged) {
 
 func (a *Actor) onUpdate(ctx actor.Context, m *messages.UpdateAlloc) {
 	in := m.GetAlloc()
-	a.spec.Alloc = in // a restarted actor starts from the newest view
+	// A restarted actor starts from the newest view; an update without a
+	// job (a stop the client made up) changes only the desired status.
+	if in.GetJob() != nil {
+		a.spec.Alloc = in
+	} else {
+		c := proto.Clone(a.spec.Alloc).(*messages.Allocation)
+		c.DesiredStatus, c.DesiredDescription = in.GetDesiredStatus(), in.GetDesiredDescription()
+		a.spec.Alloc = c
+	}
 	if a.alloc == nil {
 		return
 	}

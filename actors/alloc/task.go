@@ -147,10 +147,12 @@ func (a *TaskActor) onStopping() {
 }
 
 func (a *TaskActor) onHandleLoaded(ctx actor.Context, m *handleLoaded) {
-	if a.killing {
+	if m.handle == nil && a.killing {
 		a.finish(ctx, false, newEvent(EventKilled, "", a.spec.Clock.Now()))
 		return
 	}
+	// With a handle the task may still run: recover it even when a kill
+	// is pending, so the kill reaches the process.
 	if m.handle == nil {
 		if len(a.state.Events) == 0 {
 			appendEvent(a.state, newEvent(EventReceived, "", a.spec.Clock.Now()))
@@ -164,6 +166,10 @@ func (a *TaskActor) onHandleLoaded(ctx actor.Context, m *handleLoaded) {
 }
 
 func (a *TaskActor) onRecoverResult(ctx actor.Context, m *recoverResult) {
+	if m.err != nil && a.killing {
+		a.finish(ctx, false, newEvent(EventKilled, "", a.spec.Clock.Now()))
+		return
+	}
 	if m.err != nil {
 		a.log.Info("task not recovered, starting it again", "error", m.err)
 		a.start(ctx)
@@ -199,6 +205,10 @@ func (a *TaskActor) start(ctx actor.Context) {
 
 func (a *TaskActor) onStartResult(ctx actor.Context, m *startResult) {
 	now := a.spec.Clock.Now()
+	if m.err != nil && m.handle == nil && a.killing {
+		a.finish(ctx, false, newEvent(EventKilled, "", now))
+		return
+	}
 	if m.err != nil && m.handle == nil {
 		a.log.Warn("task failed to start", "error", m.err)
 		ev := newEvent(EventDriverFailure, m.err.Error(), now)
@@ -288,13 +298,14 @@ func (a *TaskActor) onKill(ctx actor.Context, m *messages.KillTask) {
 	switch a.phase {
 	case PhaseRunning:
 		a.stop(ctx)
-	case PhaseRestarting, PhasePending:
+	case PhaseRestarting:
 		if a.timer != nil {
 			a.timer.Stop()
 		}
 		a.finish(ctx, false, newEvent(EventKilled, "", a.spec.Clock.Now()))
 	default:
-		// starting or recovering: stopped once the driver answers
+		// pending (its handle is loading), starting or recovering: stopped
+		// once that answers
 		a.report(ctx)
 	}
 }

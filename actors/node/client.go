@@ -98,7 +98,9 @@ type Client struct {
 	// stopAfter is, per alloc, how long the client may be cut off from the
 	// servers before it stops the alloc itself (stop_on_client_after).
 	stopAfter map[string]time.Duration
-	log       *slog.Logger
+	// reports is each alloc's newest report, re-sent after a reconnect.
+	reports map[string]*messages.Allocation
+	log     *slog.Logger
 }
 
 // NewClient returns a producer for the client actor.
@@ -116,8 +118,8 @@ func NewClient(spec *ClientSpec) actor.Producer {
 	return func() actor.Actor {
 		return &Client{spec: spec, phase: clientRestoring, known: map[string]*actor.PID{},
 			last: map[string]string{}, desired: map[string]bool{}, pending: map[string]*messages.Allocation{},
-			stopAfter: map[string]time.Duration{},
-			log:       spec.Logger.With("node", spec.Node.GetID())}
+			stopAfter: map[string]time.Duration{}, reports: map[string]*messages.Allocation{},
+			log: spec.Logger.With("node", spec.Node.GetID())}
 	}
 }
 
@@ -241,6 +243,9 @@ func (c *Client) heartbeat(ctx actor.Context) {
 func (c *Client) onHeartbeat(ctx actor.Context, m *heartbeatDone) {
 	switch {
 	case m.err == nil:
+		if c.hbBack != nil {
+			c.resendReports(ctx) // back in contact: the servers may have marked our allocs unknown
+		}
 		c.hbBack = nil
 		c.lastContact = c.spec.Clock.Now()
 		c.scheduleHeartbeat(ctx, m.ttl)

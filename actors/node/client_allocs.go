@@ -94,6 +94,7 @@ func (c *Client) onAllocUpdated(ctx actor.Context, m *messages.AllocUpdated) {
 	a := m.GetAlloc()
 	c.last[a.GetID()] = a.GetClientStatus()
 	c.pending[a.GetID()] = a
+	c.reports[a.GetID()] = a
 	if c.timer == nil && !c.inFlight {
 		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
 	}
@@ -142,6 +143,18 @@ func (c *Client) onFlushed(ctx actor.Context, m *flushed) {
 	}
 	c.flushBack = nil
 	if len(c.pending) > 0 && c.timer == nil {
+		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
+	}
+}
+
+// resendReports queues every alloc's newest report again.
+func (c *Client) resendReports(ctx actor.Context) {
+	for id, a := range c.reports {
+		if _, newer := c.pending[id]; !newer {
+			c.pending[id] = a
+		}
+	}
+	if len(c.pending) > 0 && c.timer == nil && !c.inFlight {
 		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
 	}
 }

@@ -212,13 +212,29 @@ func (s *Server) commit(ctx actor.Context, eff Effects) {
 		}
 		up.Evals = append(up.Evals, newEval(j, "node-update", s.spec.NodeID, s.spec.Clock.Now()))
 	}
+	cmds := []*messages.Command{{Time: now, Cmd: &messages.Command_UpdateNodeStatus{UpdateNodeStatus: up}}}
+	if eff.MarkAllocsUnknown {
+		// The node is cut off: its allocations may still run, but nobody
+		// knows; the client's next report (after it reconnects) says again.
+		unknown := &messages.UpdateAllocsFromClient{}
+		for _, a := range view.AllocsByNode(s.spec.NodeID) {
+			if !terminal(a.GetClientStatus()) && a.GetDesiredStatus() == "run" {
+				unknown.Allocs = append(unknown.Allocs, &messages.Allocation{ID: a.GetID(), ClientStatus: "unknown",
+					ClientDescription: "node " + s.spec.NodeID + " is disconnected", ModifyTime: now})
+			}
+		}
+		cmds = append(cmds, &messages.Command{Time: now, Cmd: &messages.Command_UpdateAllocsFromClient{UpdateAllocsFromClient: unknown}})
+	}
 	prop, status := s.spec.Proposer, eff.NewStatus
-	cmd := &messages.Command{Time: now, Cmd: &messages.Command_UpdateNodeStatus{UpdateNodeStatus: up}}
 	actors.Go(ctx, func() any {
 		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_, _, err := prop.Apply(c, cmd)
-		return &statusCommitted{status: status, err: err}
+		for _, cmd := range cmds {
+			if _, _, err := prop.Apply(c, cmd); err != nil {
+				return &statusCommitted{status: status, err: err}
+			}
+		}
+		return &statusCommitted{status: status}
 	})
 }
 

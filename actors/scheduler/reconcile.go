@@ -73,8 +73,9 @@ func (p *planner) reconcile(tg *messages.TaskGroup, allocs []*messages.Allocatio
 		case slotMigrate:
 			if budget > 0 {
 				budget--
-				p.stop(s.a, DescMigrating, "")
-				gp.replace(s.a, nil, false)
+				// Stopped only once its replacement is placed: a drain
+				// never takes down an allocation that has nowhere to go.
+				gp.replace(s.a, stopUpdate(s.a, DescMigrating, ""), false)
 			}
 		case slotFailed:
 			if s.later {

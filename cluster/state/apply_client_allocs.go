@@ -12,7 +12,10 @@ func applyClientAllocs(w *writeTxn, c *messages.UpdateAllocsFromClient) any {
 			continue
 		}
 		a := copyAlloc(old)
-		if upd.ClientStatus != "" {
+		// A lost allocation was replaced: a late report that it runs must
+		// not revive it (the client is told to stop it).
+		revive := old.ClientStatus == "lost" && !AllocTerminal(&messages.Allocation{ClientStatus: upd.ClientStatus, DesiredStatus: "run"})
+		if upd.ClientStatus != "" && !revive {
 			a.ClientStatus = upd.ClientStatus
 		}
 		a.ClientDescription = upd.ClientDescription
