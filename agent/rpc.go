@@ -72,6 +72,8 @@ func (a *Agent) forwardApply(ctx context.Context, cmd *messages.Command) (any, u
 	if err != nil {
 		return nil, 0, fmt.Errorf("agent: forward to leader %s: %w", addr, err)
 	}
+	// Read your writes: answer once this server's replica has the entry.
+	a.store.Wait(ctx, resp.Index-1, "jobs", "evals", "allocs", "nodes")
 	switch cmd.GetCmd().(type) {
 	case *messages.Command_RegisterJob:
 		return &state.RegisterJobResult{Index: resp.Index, JobModifyIndex: resp.JobModifyIndex, EvalID: resp.EvalID}, resp.Index, nil

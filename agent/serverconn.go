@@ -151,7 +151,7 @@ func (c *serverConn) learn(addrs []string) {
 
 // RegisterNode implements node.ServerConn.
 func (c *serverConn) RegisterNode(ctx context.Context, n *messages.Node) (time.Duration, error) {
-	n.RPCAddr = c.a.RPCAddr()
+	n.RPCAddr, n.HTTPAddr = c.a.RPCAddr(), c.a.HTTPAddr()
 	resp, err := c.call(ctx, &messages.RegisterNodeRequest{Node: n})
 	if err != nil {
 		return 0, err

@@ -60,6 +60,7 @@ type Actor struct {
 	queued  map[string]bool
 	busy    bool
 	timers  map[string]actors.Timer
+	retries map[string]int
 	rand    *rand.Rand
 	planned uint64
 	log     *slog.Logger
@@ -68,7 +69,7 @@ type Actor struct {
 // New returns a producer for the scheduler actor.
 func New(spec *Spec) actor.Producer {
 	return func() actor.Actor {
-		return &Actor{spec: spec, queued: map[string]bool{}, timers: map[string]actors.Timer{},
+		return &Actor{spec: spec, queued: map[string]bool{}, timers: map[string]actors.Timer{}, retries: map[string]int{},
 			rand: rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15)), log: spec.Logger}
 	}
 }
@@ -143,7 +144,11 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 	}
 	plan, err := Process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand})
 	if err != nil {
+		// A bad evaluation (unknown job type, ...) fails for good, visibly.
 		a.log.Error("scheduling failed", "eval", id, "error", err)
+		failed := cloneEval(eval)
+		failed.Status, failed.StatusDescription, failed.ModifyTime = "failed", err.Error(), now.UnixNano()
+		a.propose(ctx, &messages.UpsertEvals{Evals: []*messages.Evaluation{failed}})
 		return
 	}
 	a.busy = true
@@ -172,12 +177,17 @@ func (a *Actor) onPlanApplied(ctx actor.Context, m *planApplied) {
 	delete(a.timers, m.eval.GetID())
 	switch {
 	case m.err != nil:
-		a.log.Error("committing plan failed", "eval", m.eval.GetID(), "error", m.err)
+		// Try again later: the evaluation stays pending until a plan lands.
+		a.retries[m.eval.GetID()]++
+		wait := min(time.Duration(a.retries[m.eval.GetID()])*time.Second, 30*time.Second)
+		a.log.Error("committing plan failed, retrying", "eval", m.eval.GetID(), "error", m.err, "in", wait)
+		a.delay(ctx, m.eval.GetID(), wait)
 	case len(m.result.GetRefused()) > 0:
 		a.log.Info("plan partly refused, re-evaluating", "eval", m.eval.GetID(), "refused", len(m.result.GetRefused()))
 		a.retry(ctx, m.eval)
 	default:
 		a.planned += uint64(m.placed)
+		delete(a.retries, m.eval.GetID())
 	}
 	a.next(ctx)
 }
