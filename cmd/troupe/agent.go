@@ -46,6 +46,8 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.DurationVar(&cfg.HeartbeatGrace, "heartbeat-grace", cfg.HeartbeatGrace, "extra time past a TTL before a node counts as missed")
 	fs.DurationVar(&cfg.GossipInterval, "gossip-interval", 0, "gossip and probe interval (0: memberlist's LAN defaults)")
 	fs.DurationVar(&cfg.RaftTimeout, "raft-timeout", 0, "raft heartbeat and election timeout (0: 1s)")
+	fs.Uint64Var(&cfg.SnapshotThreshold, "raft-snapshot-threshold", cfg.SnapshotThreshold, "raft log entries between snapshots")
+	fs.DurationVar(&cfg.SnapshotInterval, "raft-snapshot-interval", cfg.SnapshotInterval, "how often raft checks whether to snapshot")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
 	if err := fs.Parse(args); err != nil {
