@@ -165,8 +165,8 @@ func (c *serverConn) RegisterNode(ctx context.Context, n *messages.Node) (time.D
 }
 
 // Heartbeat implements node.ServerConn.
-func (c *serverConn) Heartbeat(ctx context.Context, nodeID string) (time.Duration, error) {
-	resp, err := c.call(ctx, &messages.NodeHeartbeat{NodeID: nodeID})
+func (c *serverConn) Heartbeat(ctx context.Context, nodeID string, allocsIndex uint64) (time.Duration, error) {
+	resp, err := c.call(ctx, &messages.NodeHeartbeat{NodeID: nodeID, AllocsIndex: allocsIndex})
 	if err != nil {
 		return 0, err
 	}

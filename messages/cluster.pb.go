@@ -209,10 +209,13 @@ func (x *RegisterNodeResponse) GetError() *Error {
 	return nil
 }
 
-// NodeHeartbeat keeps a node alive.
+// NodeHeartbeat keeps a node alive. AllocsIndex is the index of the
+// newest allocation set the client received; the leader pushes the set
+// again when it has sent a newer one (a push may be lost on the wire).
 type NodeHeartbeat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	NodeID        string                 `protobuf:"bytes,1,opt,name=NodeID,proto3" json:"NodeID,omitempty"`
+	AllocsIndex   uint64                 `protobuf:"varint,2,opt,name=AllocsIndex,proto3" json:"AllocsIndex,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -252,6 +255,13 @@ func (x *NodeHeartbeat) GetNodeID() string {
 		return x.NodeID
 	}
 	return ""
+}
+
+func (x *NodeHeartbeat) GetAllocsIndex() uint64 {
+	if x != nil {
+		return x.AllocsIndex
+	}
+	return 0
 }
 
 type NodeHeartbeatResponse struct {
@@ -780,9 +790,10 @@ const file_cluster_proto_rawDesc = "" +
 	"\fHeartbeatTTL\x18\x02 \x01(\x03R\fHeartbeatTTL\x12\x18\n" +
 	"\aServers\x18\x03 \x03(\tR\aServers\x12$\n" +
 	"\rLeaderRPCAddr\x18\x04 \x01(\tR\rLeaderRPCAddr\x12#\n" +
-	"\x05Error\x18\x05 \x01(\v2\r.troupe.ErrorR\x05Error\"'\n" +
+	"\x05Error\x18\x05 \x01(\v2\r.troupe.ErrorR\x05Error\"I\n" +
 	"\rNodeHeartbeat\x12\x16\n" +
-	"\x06NodeID\x18\x01 \x01(\tR\x06NodeID\"\xb6\x01\n" +
+	"\x06NodeID\x18\x01 \x01(\tR\x06NodeID\x12 \n" +
+	"\vAllocsIndex\x18\x02 \x01(\x04R\vAllocsIndex\"\xb6\x01\n" +
 	"\x15NodeHeartbeatResponse\x12\"\n" +
 	"\fHeartbeatTTL\x18\x01 \x01(\x03R\fHeartbeatTTL\x12\x14\n" +
 	"\x05Index\x18\x02 \x01(\x04R\x05Index\x12\x18\n" +

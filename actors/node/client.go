@@ -25,7 +25,9 @@ type ServerConn interface {
 	RegisterNode(ctx context.Context, n *messages.Node) (time.Duration, error)
 	// Heartbeat keeps the node alive and returns the next TTL; an error
 	// for which NodeUnknown is true asks the client to register again.
-	Heartbeat(ctx context.Context, nodeID string) (time.Duration, error)
+	// allocsIndex is the newest allocation set the client holds, so the
+	// leader can push it again when one went missing.
+	Heartbeat(ctx context.Context, nodeID string, allocsIndex uint64) (time.Duration, error)
 	UpdateAllocs(ctx context.Context, allocs []*messages.Allocation) error
 }
 
@@ -98,6 +100,8 @@ type Client struct {
 	// stopAfter is, per alloc, how long the client may be cut off from the
 	// servers before it stops the alloc itself (stop_on_client_after).
 	stopAfter map[string]time.Duration
+	// setIndex is the index of the newest allocation set received.
+	setIndex uint64
 	// reports is each alloc's newest report, re-sent after a reconnect.
 	reports map[string]*messages.Allocation
 	log     *slog.Logger
@@ -231,11 +235,11 @@ func (c *Client) scheduleHeartbeat(ctx actor.Context, ttl time.Duration) {
 }
 
 func (c *Client) heartbeat(ctx actor.Context) {
-	srv, id := c.spec.Server, c.spec.Node.GetID()
+	srv, id, idx := c.spec.Server, c.spec.Node.GetID(), c.setIndex
 	actors.Go(ctx, func() any {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		ttl, err := srv.Heartbeat(cctx, id)
+		ttl, err := srv.Heartbeat(cctx, id, idx)
 		return &heartbeatDone{ttl: ttl, err: err}
 	})
 }

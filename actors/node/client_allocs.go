@@ -55,6 +55,11 @@ func (c *Client) stopDisconnected(ctx actor.Context) {
 // onSetAllocs diffs the server's full set for this node against the alloc
 // actors it runs. It is idempotent: a re-sent set changes nothing.
 func (c *Client) onSetAllocs(ctx actor.Context, m *messages.SetClientAllocs) {
+	if m.GetIndex() < c.setIndex {
+		c.log.Debug("ignoring an older allocation set", "index", m.GetIndex(), "have", c.setIndex)
+		return
+	}
+	c.setIndex = m.GetIndex()
 	c.desired = map[string]bool{}
 	for _, a := range m.GetAllocs() {
 		c.desired[a.GetID()] = true

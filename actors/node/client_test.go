@@ -33,7 +33,7 @@ func (f *fakeServer) RegisterNode(context.Context, *messages.Node) (time.Duratio
 	return 10 * time.Second, nil
 }
 
-func (f *fakeServer) Heartbeat(context.Context, string) (time.Duration, error) {
+func (f *fakeServer) Heartbeat(context.Context, string, uint64) (time.Duration, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return 10 * time.Second, f.heartbeatErr

@@ -22,6 +22,7 @@ type StateView interface {
 	JobVersion(namespace, id string, version uint64) *messages.Job
 	JobByID(namespace, id string) *messages.Job
 	EvalsByJob(namespace, id string) []*messages.Evaluation
+	Index(tables ...string) uint64
 }
 
 // Proposer commits a raft command through the leader.
@@ -96,9 +97,13 @@ func (s *Server) Receive(ctx actor.Context) {
 		s.onAllocsChanged(ctx, m)
 	case *RegisterDone:
 		s.onAlive(ctx, Registered{At: s.spec.Clock.Now(), Nodes: s.nodes()}, m.Index)
+		s.pushed = 0
 		s.push(ctx, 0) // a (re)registered client learns its allocations at once
 	case *messages.NodeHeartbeat:
 		s.onAlive(ctx, Heartbeat{At: s.spec.Clock.Now(), Nodes: s.nodes()}, 0)
+		if m.GetAllocsIndex() < s.pushed {
+			s.push(ctx, 0) // the client missed a push
+		}
 	case *statusTick:
 		s.step(ctx, Tick{At: s.spec.Clock.Now()})
 	case *statusCommitted:
@@ -252,6 +257,9 @@ func (s *Server) push(ctx actor.Context, index uint64) {
 		return
 	}
 	view := s.spec.State()
+	// Stamp the set with the allocations table's index: it grows across
+	// leaders, so the client can drop a late set from an old leader.
+	index = view.Index("allocs")
 	n := view.NodeByID(s.spec.NodeID)
 	if n == nil {
 		return
@@ -272,9 +280,7 @@ func (s *Server) push(ctx actor.Context, index uint64) {
 		}
 		out.Allocs = append(out.Allocs, c)
 	}
-	if index > s.pushed {
-		s.pushed = index
-	}
+	s.pushed = index
 	ctx.Send(to, out)
 }
 
