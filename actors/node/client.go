@@ -159,7 +159,9 @@ func (c *Client) Receive(ctx actor.Context) {
 				t.Stop()
 			}
 		}
-	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
+	case *actor.Terminated:
+		c.onChildTerminated(ctx, m)
+	case *actor.Stopped, *actor.Restarting:
 	default:
 		c.log.Warn("client actor: unexpected message", "type", fmt.Sprintf("%T", m))
 	}

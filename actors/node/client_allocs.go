@@ -152,6 +152,27 @@ func (c *Client) onFlushed(ctx actor.Context, m *flushed) {
 	}
 }
 
+// onChildTerminated notices an alloc actor that died (its supervisor gave
+// up after repeated crashes, or it was stopped): one still wanted is
+// reported failed, so the servers reschedule it, instead of being left as
+// a dead PID.
+func (c *Client) onChildTerminated(ctx actor.Context, m *actor.Terminated) {
+	for id, pid := range c.known {
+		if !pid.Equal(m.GetWho()) {
+			continue
+		}
+		delete(c.known, id)
+		delete(c.stopAfter, id)
+		if !terminal(c.last[id]) && c.desired[id] {
+			c.log.Error("alloc actor died; reporting the allocation failed", "alloc", id)
+			failed := &messages.Allocation{ID: id, ClientStatus: "failed", ClientDescription: "the allocation's actor crashed repeatedly",
+				ModifyTime: c.spec.Clock.Now().UnixNano()}
+			c.onAllocUpdated(ctx, &messages.AllocUpdated{Alloc: failed})
+		}
+		return
+	}
+}
+
 // resendReports queues every alloc's newest report again.
 func (c *Client) resendReports(ctx actor.Context) {
 	for id, a := range c.reports {

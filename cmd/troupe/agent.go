@@ -89,13 +89,21 @@ func runAgent(args []string, stderr io.Writer) int {
 	}
 	logger.Info("troupe agent started", "http", a.HTTPAddr(), "data_dir", a.DataDir(), "dev", cfg.Dev)
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	sig := <-sigs
-	logger.Info("shutting down", "signal", sig.String())
-	if err := a.Shutdown(); err != nil {
-		logger.Warn("shutdown", "error", err)
+	logger.Info("shutting down (a second signal exits at once)", "signal", sig.String())
+	done := make(chan error, 1)
+	go func() { done <- a.Shutdown() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			logger.Warn("shutdown", "error", err)
+		}
+		return 0
+	case sig := <-sigs:
+		logger.Warn("exiting without a clean shutdown", "signal", sig.String())
+		return 1
 	}
-	return 0
 }
 
 // listFlag collects repeated or comma-separated values.

@@ -110,15 +110,18 @@ func benchSchedule(nodes, allocs, count int, dir string, progress io.Writer) (*b
 			return nil, err
 		}
 	}
+	wait, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	defer cancel()
+	var index uint64
 	for {
 		placed := countPlaced(a)
 		if placed >= int64(allocs) {
 			return &benchResult{placed: int(placed), elapsed: time.Since(start), peakHeap: peak.Load()}, nil
 		}
-		if time.Since(start) > 30*time.Minute {
+		if wait.Err() != nil {
 			return nil, fmt.Errorf("gave up after 30m with %d of %d placed", placed, allocs)
 		}
-		time.Sleep(20 * time.Millisecond)
+		index = a.Store().Wait(wait, index, "allocs") // wakes on every committed plan
 	}
 }
 
