@@ -34,8 +34,8 @@ type Info struct {
 // the tree is read from HTTP handlers while the actor runs.
 type entry struct {
 	kind     string
-	parent   string
-	mailbox  *mailboxCounter
+	parent   atomic.Value // string
+	mailbox  atomic.Value // actor.Mailbox
 	phase    atomic.Value // string
 	last     atomic.Value // string
 	lastAt   atomic.Int64
@@ -59,10 +59,14 @@ func NewRegistry() *Registry {
 // Props builds props for one actor of kind, with the reporting middleware
 // and a counting mailbox.
 func (r *Registry) Props(kind string, producer actor.Producer, opts ...actor.PropsOption) *actor.Props {
-	mb := &mailboxCounter{}
-	e := &entry{kind: kind, mailbox: mb}
+	e := &entry{kind: kind}
+	unbounded := actor.Unbounded()
 	all := append([]actor.PropsOption{
-		actor.WithMailbox(actor.Unbounded(mb)),
+		actor.WithMailbox(func() actor.Mailbox {
+			mb := unbounded()
+			e.mailbox.Store(mb)
+			return mb
+		}),
 		actor.WithReceiverMiddleware(r.middleware(e)),
 	}, opts...)
 	return actor.PropsFromProducer(producer, all...)
@@ -74,7 +78,7 @@ func (r *Registry) middleware(e *entry) actor.ReceiverMiddleware {
 			switch env.Message.(type) {
 			case *actor.Started:
 				if p := c.Parent(); p != nil {
-					e.parent = p.Id
+					e.parent.Store(p.Id)
 				}
 				r.mu.Lock()
 				r.entries[c.Self().Id] = e
@@ -117,14 +121,13 @@ func (r *Registry) Tree(sys *actor.ActorSystem) []*Info {
 		in := &Info{
 			Path:          id,
 			Kind:          e.kind,
-			Parent:        e.parent,
-			MailboxLen:    e.mailbox.len(),
+			Parent:        loadString(&e.parent),
+			MailboxLen:    e.mailboxLen(),
 			Restarts:      int(e.restarts.Load()),
 			LastMessageAt: e.lastAt.Load(),
 			Messages:      e.messages.Load(),
 		}
-		in.Phase, _ = e.phase.Load().(string)
-		in.LastMessage, _ = e.last.Load().(string)
+		in.Phase, in.LastMessage = loadString(&e.phase), loadString(&e.last)
 		out = append(out, in)
 		byPath[id] = in
 	}
@@ -147,13 +150,15 @@ func typeName(m any) string {
 	return s
 }
 
-// mailboxCounter counts messages posted to and taken from a mailbox.
-type mailboxCounter struct {
-	posted, received atomic.Int64
+// mailboxLen is how many user messages wait in the actor's mailbox.
+func (e *entry) mailboxLen() int {
+	if mb, ok := e.mailbox.Load().(actor.Mailbox); ok {
+		return mb.UserMessageCount()
+	}
+	return 0
 }
 
-func (m *mailboxCounter) MailboxStarted()     {}
-func (m *mailboxCounter) MessagePosted(any)   { m.posted.Add(1) }
-func (m *mailboxCounter) MessageReceived(any) { m.received.Add(1) }
-func (m *mailboxCounter) MailboxEmpty()       {}
-func (m *mailboxCounter) len() int            { return int(m.posted.Load() - m.received.Load()) }
+func loadString(v *atomic.Value) string {
+	s, _ := v.Load().(string)
+	return s
+}
