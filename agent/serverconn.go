@@ -65,6 +65,8 @@ func (c *serverConn) call(ctx context.Context, req proto.Message) (proto.Message
 			return resp, err
 		case ctx.Err() != nil:
 			return nil, err
+		case errors.Is(err, remote.ErrNoActor):
+			err = fmt.Errorf("%s is not a troupe server (it runs no server actor): %w", addr, err)
 		}
 		errs = append(errs, err)
 	}
