@@ -12,18 +12,11 @@ import (
 func allocStatusCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("alloc status", stdout, stderr, true)
 	verbose := m.fs.Bool("verbose", false, "show full IDs")
-	rest, code, ok := m.parse(args)
+	id, c, code, ok := m.parseOne(args, "ID")
 	if !ok {
 		return code
 	}
-	if len(rest) != 1 {
-		return m.usageError("ID")
-	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
-	}
-	alloc, err := lookupAlloc(c, rest[0])
+	alloc, err := lookupAlloc(c, id)
 	if err != nil {
 		return m.fail("querying allocation", err)
 	}
@@ -103,18 +96,11 @@ func allocStopCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("alloc stop", stdout, stderr, false)
 	detach := m.fs.Bool("detach", false, "print the evaluation ID and exit without monitoring")
 	timeout := m.fs.Duration("timeout", defaultMonitorTimeout, "give up monitoring after this long")
-	rest, code, ok := m.parse(args)
+	id, c, code, ok := m.parseOne(args, "ID")
 	if !ok {
 		return code
 	}
-	if len(rest) != 1 {
-		return m.usageError("ID")
-	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
-	}
-	alloc, err := lookupAlloc(c, rest[0])
+	alloc, err := lookupAlloc(c, id)
 	if err != nil {
 		return m.fail("querying allocation", err)
 	}

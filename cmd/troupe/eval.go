@@ -9,18 +9,11 @@ import (
 // evalStatusCommand is `troupe eval status [-json] ID`.
 func evalStatusCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("eval status", stdout, stderr, true)
-	rest, code, ok := m.parse(args)
+	id, c, code, ok := m.parseOne(args, "ID")
 	if !ok {
 		return code
 	}
-	if len(rest) != 1 {
-		return m.usageError("ID")
-	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
-	}
-	eval, err := lookupEval(c, rest[0])
+	eval, err := lookupEval(c, id)
 	if err != nil {
 		return m.fail("querying evaluation", err)
 	}

@@ -23,20 +23,13 @@ func jobRunCommand(args []string, stdout, stderr io.Writer) int {
 	detach := m.fs.Bool("detach", false, "print the evaluation ID and exit without monitoring")
 	jsonFile := m.fs.Bool("json-file", false, "the file is a JSON job (default: by the .json extension)")
 	timeout := m.fs.Duration("timeout", defaultMonitorTimeout, "give up monitoring after this long")
-	rest, code, ok := m.parse(args)
+	id, c, code, ok := m.parseOne(args, "FILE")
 	if !ok {
 		return code
 	}
-	if len(rest) != 1 {
-		return m.usageError("FILE")
-	}
-	c, err := m.client()
+	job, err := readJobFile(c, id, *jsonFile || strings.EqualFold(filepath.Ext(id), ".json"))
 	if err != nil {
-		return m.fail("creating the API client", err)
-	}
-	job, err := readJobFile(c, rest[0], *jsonFile || strings.EqualFold(filepath.Ext(rest[0]), ".json"))
-	if err != nil {
-		return m.fail("parsing job file from "+rest[0], err)
+		return m.fail("parsing job file from "+id, err)
 	}
 	resp, _, err := c.Jobs().Register(job, nil)
 	if err != nil {
@@ -96,18 +89,11 @@ func jobStopCommand(args []string, stdout, stderr io.Writer) int {
 	purge := m.fs.Bool("purge", false, "remove the job from the state, not just stop it")
 	detach := m.fs.Bool("detach", false, "print the evaluation ID and exit without monitoring")
 	timeout := m.fs.Duration("timeout", defaultMonitorTimeout, "give up monitoring after this long")
-	rest, code, ok := m.parse(args)
+	id, c, code, ok := m.parseOne(args, "ID")
 	if !ok {
 		return code
 	}
-	if len(rest) != 1 {
-		return m.usageError("ID")
-	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
-	}
-	job, err := lookupJob(c, rest[0])
+	job, err := lookupJob(c, id)
 	if err != nil {
 		return m.fail("looking up job", err)
 	}
@@ -122,18 +108,11 @@ func jobStopCommand(args []string, stdout, stderr io.Writer) int {
 // which `troupe job run` accepts back.
 func jobInspectCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("job inspect", stdout, stderr, false)
-	rest, code, ok := m.parse(args)
+	id, c, code, ok := m.parseOne(args, "ID")
 	if !ok {
 		return code
 	}
-	if len(rest) != 1 {
-		return m.usageError("ID")
-	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
-	}
-	job, err := lookupJob(c, rest[0])
+	job, err := lookupJob(c, id)
 	if err != nil {
 		return m.fail("inspecting job", err)
 	}

@@ -77,3 +77,21 @@ func (m *meta) printJSON(v any) int {
 	fmt.Fprintln(m.stdout, string(buf))
 	return 0
 }
+
+// parseOne parses args that must leave exactly one positional argument (an
+// ID) and makes the API client: the common start of most commands. When ok
+// is false the command returns code.
+func (m *meta) parseOne(args []string, usage string) (arg string, c *api.Client, code int, ok bool) {
+	rest, code, ok := m.parse(args)
+	if !ok {
+		return "", nil, code, false
+	}
+	if len(rest) != 1 {
+		return "", nil, m.usageError(usage), false
+	}
+	c, err := m.client()
+	if err != nil {
+		return "", nil, m.fail("creating the API client", err), false
+	}
+	return rest[0], c, 0, true
+}
