@@ -51,10 +51,17 @@ func (a *Agent) updateAllocs(ctx context.Context, allocs []*messages.Allocation)
 			freed = true
 		}
 		key := old.GetNamespace() + "/" + old.GetJobID()
-		if up.GetClientStatus() == "failed" && old.GetDesiredStatus() == "run" && !seen[key] {
+		trigger := ""
+		switch {
+		case up.GetClientStatus() == "failed" && old.GetDesiredStatus() == "run":
+			trigger = "alloc-failure"
+		case old.GetClientStatus() == "unknown":
+			trigger = "reconnect" // the scheduler settles original vs replacement
+		}
+		if trigger != "" && !seen[key] {
 			if j := snap.JobByID(old.GetNamespace(), old.GetJobID()); j != nil && !j.GetStop() {
 				seen[key] = true
-				cmd.Evals = append(cmd.Evals, a.newEval(j, "alloc-failure", ""))
+				cmd.Evals = append(cmd.Evals, a.newEval(j, trigger, ""))
 			}
 		}
 	}

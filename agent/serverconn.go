@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/troupe-dev/troupe/actors/node"
 	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -167,17 +168,17 @@ func (c *serverConn) RegisterNode(ctx context.Context, n *messages.Node) (time.D
 }
 
 // Heartbeat implements node.ServerConn.
-func (c *serverConn) Heartbeat(ctx context.Context, nodeID string, allocsIndex uint64) (time.Duration, error) {
+func (c *serverConn) Heartbeat(ctx context.Context, nodeID string, allocsIndex uint64) (node.HeartbeatReply, error) {
 	resp, err := c.call(ctx, &messages.NodeHeartbeat{NodeID: nodeID, AllocsIndex: allocsIndex})
 	if err != nil {
-		return 0, err
+		return node.HeartbeatReply{}, err
 	}
 	r, ok := resp.(*messages.NodeHeartbeatResponse)
 	if !ok {
-		return 0, fmt.Errorf("agent: heartbeat: unexpected reply %T", resp)
+		return node.HeartbeatReply{}, fmt.Errorf("agent: heartbeat: unexpected reply %T", resp)
 	}
 	c.learn(r.GetServers())
-	return time.Duration(r.GetHeartbeatTTL()), nil
+	return node.HeartbeatReply{TTL: time.Duration(r.GetHeartbeatTTL()), Resend: r.GetResendAllocs()}, nil
 }
 
 // UpdateAllocs implements node.ServerConn.

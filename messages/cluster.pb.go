@@ -271,6 +271,9 @@ type NodeHeartbeatResponse struct {
 	Servers       []string               `protobuf:"bytes,3,rep,name=Servers,proto3" json:"Servers,omitempty"`
 	LeaderRPCAddr string                 `protobuf:"bytes,4,opt,name=LeaderRPCAddr,proto3" json:"LeaderRPCAddr,omitempty"`
 	Error         *Error                 `protobuf:"bytes,5,opt,name=Error,proto3" json:"Error,omitempty"`
+	// ResendAllocs asks the client to report every allocation again: the
+	// node was disconnected or down, and the servers marked them.
+	ResendAllocs  bool `protobuf:"varint,6,opt,name=ResendAllocs,proto3" json:"ResendAllocs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -338,6 +341,13 @@ func (x *NodeHeartbeatResponse) GetError() *Error {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *NodeHeartbeatResponse) GetResendAllocs() bool {
+	if x != nil {
+		return x.ResendAllocs
+	}
+	return false
 }
 
 // UpdateAllocsRequest carries a client's batched allocation updates.
@@ -793,13 +803,14 @@ const file_cluster_proto_rawDesc = "" +
 	"\x05Error\x18\x05 \x01(\v2\r.troupe.ErrorR\x05Error\"I\n" +
 	"\rNodeHeartbeat\x12\x16\n" +
 	"\x06NodeID\x18\x01 \x01(\tR\x06NodeID\x12 \n" +
-	"\vAllocsIndex\x18\x02 \x01(\x04R\vAllocsIndex\"\xb6\x01\n" +
+	"\vAllocsIndex\x18\x02 \x01(\x04R\vAllocsIndex\"\xda\x01\n" +
 	"\x15NodeHeartbeatResponse\x12\"\n" +
 	"\fHeartbeatTTL\x18\x01 \x01(\x03R\fHeartbeatTTL\x12\x14\n" +
 	"\x05Index\x18\x02 \x01(\x04R\x05Index\x12\x18\n" +
 	"\aServers\x18\x03 \x03(\tR\aServers\x12$\n" +
 	"\rLeaderRPCAddr\x18\x04 \x01(\tR\rLeaderRPCAddr\x12#\n" +
-	"\x05Error\x18\x05 \x01(\v2\r.troupe.ErrorR\x05Error\"Y\n" +
+	"\x05Error\x18\x05 \x01(\v2\r.troupe.ErrorR\x05Error\x12\"\n" +
+	"\fResendAllocs\x18\x06 \x01(\bR\fResendAllocs\"Y\n" +
 	"\x13UpdateAllocsRequest\x12\x16\n" +
 	"\x06NodeID\x18\x01 \x01(\tR\x06NodeID\x12*\n" +
 	"\x06Allocs\x18\x02 \x03(\v2\x12.troupe.AllocationR\x06Allocs\"Q\n" +

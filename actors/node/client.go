@@ -27,8 +27,16 @@ type ServerConn interface {
 	// for which NodeUnknown is true asks the client to register again.
 	// allocsIndex is the newest allocation set the client holds, so the
 	// leader can push it again when one went missing.
-	Heartbeat(ctx context.Context, nodeID string, allocsIndex uint64) (time.Duration, error)
+	Heartbeat(ctx context.Context, nodeID string, allocsIndex uint64) (HeartbeatReply, error)
 	UpdateAllocs(ctx context.Context, allocs []*messages.Allocation) error
+}
+
+// HeartbeatReply is what the servers answer a heartbeat.
+type HeartbeatReply struct {
+	TTL time.Duration
+	// Resend asks for every allocation's status again (the node was cut
+	// off and the servers marked its allocations).
+	Resend bool
 }
 
 // NodeUnknown reports whether err says the servers do not know the node
@@ -72,8 +80,8 @@ type (
 	retryRegister struct{}
 	heartbeatNow  struct{}
 	heartbeatDone struct {
-		ttl time.Duration
-		err error
+		reply HeartbeatReply
+		err   error
 	}
 	flushNow struct{}
 	flushed  struct {
@@ -241,20 +249,20 @@ func (c *Client) heartbeat(ctx actor.Context) {
 	actors.Go(ctx, func() any {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		ttl, err := srv.Heartbeat(cctx, id, idx)
-		return &heartbeatDone{ttl: ttl, err: err}
+		reply, err := srv.Heartbeat(cctx, id, idx)
+		return &heartbeatDone{reply: reply, err: err}
 	})
 }
 
 func (c *Client) onHeartbeat(ctx actor.Context, m *heartbeatDone) {
 	switch {
 	case m.err == nil:
-		if c.hbBack != nil {
-			c.resendReports(ctx) // back in contact: the servers may have marked our allocs unknown
+		if c.hbBack != nil || m.reply.Resend {
+			c.resendReports(ctx) // back in contact: the servers may have marked our allocs
 		}
 		c.hbBack = nil
 		c.lastContact = c.spec.Clock.Now()
-		c.scheduleHeartbeat(ctx, m.ttl)
+		c.scheduleHeartbeat(ctx, m.reply.TTL)
 	case NodeUnknown(m.err):
 		c.log.Warn("the servers do not know this node: registering again", "error", m.err)
 		c.phase = clientRegistering

@@ -33,10 +33,10 @@ func (f *fakeServer) RegisterNode(context.Context, *messages.Node) (time.Duratio
 	return 10 * time.Second, nil
 }
 
-func (f *fakeServer) Heartbeat(context.Context, string, uint64) (time.Duration, error) {
+func (f *fakeServer) Heartbeat(context.Context, string, uint64) (HeartbeatReply, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return 10 * time.Second, f.heartbeatErr
+	return HeartbeatReply{TTL: 10 * time.Second}, f.heartbeatErr
 }
 
 func (f *fakeServer) UpdateAllocs(_ context.Context, allocs []*messages.Allocation) error {

@@ -165,14 +165,18 @@ func (s *Server) window(ctx actor.Context) {
 
 // onAlive handles a registration or heartbeat and answers the client.
 func (s *Server) onAlive(ctx actor.Context, in Input, index uint64) {
+	was := s.status.Status()
 	eff := s.step(ctx, in)
+	// Back from disconnected or down: the servers marked the node's
+	// allocations, so the client reports them all again.
+	resend := (was == StatusDisconnected || was == StatusDown) && s.status.Status() == StatusReady
 	ttl := int64(eff.TTL)
 	servers, leader := s.spec.Servers(), s.spec.Leader()
 	if _, ok := in.(Registered); ok {
 		ctx.Respond(&messages.RegisterNodeResponse{Index: index, HeartbeatTTL: ttl, Servers: servers, LeaderRPCAddr: leader})
 		return
 	}
-	ctx.Respond(&messages.NodeHeartbeatResponse{HeartbeatTTL: ttl, Servers: servers, LeaderRPCAddr: leader})
+	ctx.Respond(&messages.NodeHeartbeatResponse{HeartbeatTTL: ttl, Servers: servers, LeaderRPCAddr: leader, ResendAllocs: resend})
 }
 
 // step runs the status machine and carries out its effects.

@@ -207,7 +207,7 @@ func (p *planner) nodeLost(id string, tg *messages.TaskGroup) bool {
 	case n == nil || n.Status == NodeDown:
 		return true
 	case n.Status == NodeDisconnected:
-		return tg == nil || tg.Disconnect == nil || tg.Disconnect.LostAfter <= 0
+		return tg == nil || !hasDisconnectWindow(tg)
 	}
 	return false
 }

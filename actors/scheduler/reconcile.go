@@ -12,17 +12,19 @@ import (
 type slotClass uint8
 
 const (
-	slotRun        slotClass = iota // healthy: keep (or update when outdated)
-	slotDone                        // batch alloc that completed: keep forever
-	slotMigrate                     // on a draining node or marked to migrate
-	slotLost                        // its node is down or gone
-	slotReschedule                  // failed and due for rescheduling now
-	slotFailed                      // failed: rescheduled later, or out of attempts
+	slotRun          slotClass = iota // healthy: keep (or update when outdated)
+	slotDone                          // batch alloc that completed: keep forever
+	slotMigrate                       // on a draining node or marked to migrate
+	slotLost                          // its node is down or gone
+	slotReschedule                    // failed and due for rescheduling now
+	slotFailed                        // failed: rescheduled later, or out of attempts
+	slotUnknown                       // cut off from the servers: kept as it is
+	slotDisconnected                  // cut off, to be replaced without a stop
 )
 
 // removal order when scaling down: lost first, running last.
 var removalRank = [...]int{slotLost: 0, slotReschedule: 1, slotFailed: 2,
-	slotMigrate: 3, slotRun: 4, slotDone: 5}
+	slotUnknown: 3, slotDisconnected: 3, slotMigrate: 4, slotRun: 5, slotDone: 6}
 
 type slot struct {
 	a     *messages.Allocation
@@ -52,13 +54,17 @@ func allocName(jobID, group string, index uint32) string {
 // reconcile decides, for one task group of a service or batch job, which
 // allocs to stop (applied to the plan at once) and which to place.
 func (p *planner) reconcile(tg *messages.TaskGroup, allocs []*messages.Allocation, batch bool) groupPlan {
+	lin := p.resolveLineages(tg, allocs)
 	var slots []slot
 	for _, a := range allocs {
+		if lin.skip[a.ID] {
+			continue
+		}
 		if s, ok := p.classify(tg, a, batch); ok {
 			slots = append(slots, s)
 		}
 	}
-	slots = p.scaleDown(slots, int(tg.Count))
+	slots = p.scaleDown(slots, int(tg.Count), lin.covers)
 	budget := migrateBudget(tg, allocs)
 	var gp groupPlan
 	used := make(map[uint32]bool, len(slots))
@@ -70,6 +76,9 @@ func (p *planner) reconcile(tg *messages.TaskGroup, allocs []*messages.Allocatio
 			gp.replace(s.a, nil, false)
 		case slotReschedule:
 			gp.replace(s.a, stopUpdate(s.a, DescRescheduled, ""), true)
+		case slotDisconnected:
+			// It may still run on the cut-off node: never stopped for this.
+			gp.replace(s.a, nil, false)
 		case slotMigrate:
 			if budget > 0 {
 				budget--
@@ -119,7 +128,11 @@ func (p *planner) classify(tg *messages.TaskGroup, a *messages.Allocation, batch
 	if p.nodeLost(a.NodeID, tg) {
 		return slot{a: a, class: slotLost}, true
 	}
-	if n := p.node(a.NodeID); n.Drain || a.GetDesiredTransition().GetMigrate() {
+	n := p.node(a.NodeID)
+	if a.ClientStatus == ClientUnknown || n.Status == NodeDisconnected {
+		return slot{a: a, class: cutOffClass(tg, n)}, true
+	}
+	if n.Drain || a.GetDesiredTransition().GetMigrate() {
 		return slot{a: a, class: slotMigrate}, true
 	}
 	return slot{a: a, class: slotRun}, true
@@ -140,9 +153,10 @@ func (p *planner) classifyFailed(tg *messages.TaskGroup, a *messages.Allocation)
 }
 
 // scaleDown stops the slots beyond count: duplicate names first, then
-// lost, failed, migrating and running allocs, highest index first.
-// Completed batch allocs are never stopped.
-func (p *planner) scaleDown(slots []slot, count int) []slot {
+// lost, failed, cut-off, migrating and running allocs, highest index
+// first, each with the cut-off members of its lineage. Completed batch
+// allocs are never stopped.
+func (p *planner) scaleDown(slots []slot, count int, covers map[string][]*messages.Allocation) []slot {
 	extra := len(slots) - count
 	if extra <= 0 {
 		return slots
@@ -176,6 +190,9 @@ func (p *planner) scaleDown(slots []slot, count int) []slot {
 			p.stop(s.a, DescLost, ClientLost)
 		} else {
 			p.stop(s.a, DescNotNeeded, "")
+		}
+		for _, c := range covers[s.a.ID] {
+			p.stop(c, DescNotNeeded, "")
 		}
 	}
 	kept := slots[:0:0]

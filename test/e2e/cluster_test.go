@@ -166,17 +166,43 @@ func TestClusterPartition(t *testing.T) {
 			require.NoError(t, victim.Host.Partition())
 			tc.waitNodeStatus(t, victim, tt.want, settleTimeout)
 			t.Logf("partition -> %s: %.1f s", tt.want, time.Since(cutAt).Seconds())
-			if all, err := tc.jobAllocs("spin"); err == nil {
-				t.Logf("while cut off: %s", describeAllocs(all))
+			// Either way the job runs its full count on the reachable
+			// client: replacements (disconnect.replace defaults to true)
+			// or lost allocations replaced.
+			onSurvivor := func(running, _ []*api.AllocListStub) (bool, string) {
+				n := perNode(running)
+				return n[ids["client1"]] >= spinAllocs/2 && len(running) >= spinAllocs, fmt.Sprintf("%d running on client1", n[ids["client1"]])
 			}
+			tc.eventually(t, settleTimeout, "replacements on the reachable client", func() (bool, string) {
+				all, err := tc.jobAllocs("spin")
+				if err != nil {
+					return false, err.Error()
+				}
+				ok, why := onSurvivor(running(all), all)
+				n := perNode(running(all))
+				return ok && n[ids["client1"]] == spinAllocs, why + ": " + describeAllocs(all)
+			})
+			t.Logf("partition -> replacements running: %.1f s", time.Since(cutAt).Seconds())
 
 			healedAt := time.Now()
 			require.NoError(t, victim.Host.Heal())
 			tc.waitNodeStatus(t, victim, "ready", settleTimeout)
 			t.Logf("heal -> ready: %.1f s", time.Since(healedAt).Seconds())
-			if all, err := tc.jobAllocs("spin"); err == nil {
-				t.Logf("after heal: %s", describeAllocs(all))
-			}
+			// Reconciled: no duplicates, exactly the job's count runs.
+			tc.waitRunning(t, "spin", spinAllocs, settleTimeout, nil)
+			tc.eventually(t, settleTimeout, "no duplicate allocations after the heal", func() (bool, string) {
+				all, err := tc.jobAllocs("spin")
+				if err != nil {
+					return false, err.Error()
+				}
+				live := 0
+				for _, a := range all {
+					if a.DesiredStatus == "run" && (a.ClientStatus == "running" || a.ClientStatus == "pending" || a.ClientStatus == "unknown") {
+						live++
+					}
+				}
+				return live == spinAllocs, describeAllocs(all)
+			})
 		})
 	}
 }
