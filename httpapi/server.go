@@ -119,9 +119,15 @@ func codeErr(code int, format string, args ...any) error {
 // handler returns the response object, or an error.
 type handler func(w http.ResponseWriter, r *http.Request) (any, error)
 
+// errProxied says the request was answered by another agent.
+var errProxied = errors.New("httpapi: proxied")
+
 func (s *Server) wrap(h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		out, err := h(w, r)
+		if errors.Is(err, errProxied) {
+			return
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -184,6 +190,14 @@ func decodeBody(r *http.Request, v any) error {
 // then answers with X-Nomad-Index.
 func (s *Server) query(w http.ResponseWriter, r *http.Request, tables []string, read func(*state.Snap) (any, error)) (any, error) {
 	q := r.URL.Query()
+	// Consistent reads come from the leader; ?stale lets this server
+	// answer from its own replica.
+	if _, stale := q["stale"]; !stale {
+		if leader := s.b.LeaderHTTP(); leader != "" {
+			proxyTo(leader).ServeHTTP(w, r)
+			return nil, errProxied
+		}
+	}
 	store := s.b.Store()
 	if idx := q.Get("index"); idx != "" {
 		min, err := strconv.ParseUint(idx, 10, 64)
