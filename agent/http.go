@@ -162,12 +162,19 @@ func (a *Agent) Members() *api.ServerMembers {
 		out.Members = []*api.AgentMember{&m}
 		return out
 	}
+	// Gossip and raft are different things: "voter" says whether raft
+	// counts the server as a voter now, whatever gossip says of it.
+	voters := map[string]bool{}
+	for _, p := range a.peers() {
+		voters[p.id] = p.voter
+	}
 	for _, mem := range a.members.Members() {
 		if mem.Meta.Role != membership.RoleServer {
 			continue
 		}
 		tags := mem.Meta.Tags()
 		tags["raft_vsn"], tags["port"] = "3", strconv.Itoa(int(mem.Port))
+		tags["voter"] = strconv.FormatBool(voters[mem.Meta.NodeID])
 		out.Members = append(out.Members, &api.AgentMember{Name: mem.Name + "." + mem.Meta.Region, Addr: mem.Addr,
 			Port: mem.Port, Status: mem.Status, Tags: tags, ProtocolMin: 1, ProtocolMax: 5, ProtocolCur: 2,
 			DelegateMin: 2, DelegateMax: 5, DelegateCur: 4})

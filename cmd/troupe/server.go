@@ -40,10 +40,10 @@ func serverMembersCommand(args []string, stdout, stderr io.Writer) int {
 	rows := make([][]string, 0, len(members.Members))
 	for _, mem := range members.Members {
 		rows = append(rows, []string{mem.Name, mem.Addr, strconv.Itoa(int(mem.Port)), mem.Status,
-			strconv.FormatBool(isLeader(mem, leader)), orNone(mem.Tags["raft_vsn"]), orNone(mem.Tags["build"]),
-			orNone(mem.Tags["dc"]), orNone(mem.Tags["region"])})
+			strconv.FormatBool(isLeader(mem, leader)), orNone(mem.Tags["voter"]), orNone(mem.Tags["raft_vsn"]),
+			orNone(mem.Tags["build"]), orNone(mem.Tags["dc"]), orNone(mem.Tags["region"])})
 	}
-	writeTable(m.stdout, []string{"Name", "Address", "Port", "Status", "Leader", "Raft Version", "Build", "Datacenter", "Region"}, rows)
+	writeTable(m.stdout, []string{"Name", "Address", "Port", "Status", "Leader", "Voter", "Raft Version", "Build", "Datacenter", "Region"}, rows)
 	return exitOK
 }
 

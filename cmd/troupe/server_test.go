@@ -12,7 +12,7 @@ import (
 func TestServerMembers(t *testing.T) {
 	f := newFakeAPI(t)
 	tags := func(rpc string) map[string]string {
-		return map[string]string{"region": "global", "dc": "dc1", "build": "0.1.0", "raft_vsn": "3", "rpc_addr": rpc}
+		return map[string]string{"region": "global", "dc": "dc1", "build": "0.1.0", "raft_vsn": "3", "rpc_addr": rpc, "voter": "true"}
 	}
 	f.members = &api.ServerMembers{ServerName: "s1", Members: []*api.AgentMember{
 		{Name: "s2.global", Addr: "10.0.0.2", Port: 4648, Status: "alive", Tags: tags("10.0.0.2:4647")},
@@ -23,9 +23,9 @@ func TestServerMembers(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 3)
-	require.Regexp(t, `^Name\s+Address\s+Port\s+Status\s+Leader\s+Raft Version\s+Build\s+Datacenter\s+Region$`, lines[0])
-	require.Regexp(t, `^s1\.global  10\.0\.0\.1  4648  alive   false   3\s+0\.1\.0\s+dc1\s+global$`, lines[1])
-	require.Regexp(t, `^s2\.global  10\.0\.0\.2  4648  alive   true    3`, lines[2])
+	require.Regexp(t, `^Name\s+Address\s+Port\s+Status\s+Leader\s+Voter\s+Raft Version\s+Build\s+Datacenter\s+Region$`, lines[0])
+	require.Regexp(t, `^s1\.global  10\.0\.0\.1  4648  alive   false   true   3\s+0\.1\.0\s+dc1\s+global$`, lines[1])
+	require.Regexp(t, `^s2\.global  10\.0\.0\.2  4648  alive   true    true   3`, lines[2])
 
 	code, out, _ = f.runCLI("server", "members", "-json")
 	require.Equal(t, 0, code)
