@@ -92,6 +92,8 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	mode := fs.String("mode", string(hostpath.ModeMonolith), "monolith, controller or node")
 	fs.StringVar(&opts.cfg.Name, "name", hostpath.DefaultName, "plugin name")
 	fs.Int64Var(&opts.cfg.MaxVolumesPerNode, "max-volumes", 0, "max volumes per node (0: no limit)")
+	fs.BoolVar(&opts.cfg.UnpublishUnknownOK, "unpublish-unknown-ok", false,
+		"ControllerUnpublish of an unknown volume succeeds instead of NotFound (for csi-sanity)")
 	fs.BoolVar(&opts.cfg.Symlinks, "symlinks", false, "publish with symlinks even as root")
 	fs.StringVar(&opts.control, "control", "", "unix socket for the fault control API")
 	fs.DurationVar(&opts.latency, "latency", 0, "latency added to every RPC")

@@ -1,0 +1,127 @@
+package csi
+
+import (
+	"fmt"
+	"slices"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+)
+
+// Access modes, as Nomad spells them in volume specs and job files.
+const (
+	AccessModeSingleNodeReader      = "single-node-reader-only"
+	AccessModeSingleNodeWriter      = "single-node-writer"
+	AccessModeMultiNodeReader       = "multi-node-reader-only"
+	AccessModeMultiNodeSingleWriter = "multi-node-single-writer"
+	AccessModeMultiNodeMultiWriter  = "multi-node-multi-writer"
+)
+
+// Attachment modes, as Nomad spells them.
+const (
+	AttachmentModeFilesystem  = "file-system"
+	AttachmentModeBlockDevice = "block-device"
+)
+
+var accessModes = map[string]csipb.VolumeCapability_AccessMode_Mode{
+	AccessModeSingleNodeReader:      csipb.VolumeCapability_AccessMode_SINGLE_NODE_READER_ONLY,
+	AccessModeSingleNodeWriter:      csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER,
+	AccessModeMultiNodeReader:       csipb.VolumeCapability_AccessMode_MULTI_NODE_READER_ONLY,
+	AccessModeMultiNodeSingleWriter: csipb.VolumeCapability_AccessMode_MULTI_NODE_SINGLE_WRITER,
+	AccessModeMultiNodeMultiWriter:  csipb.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER,
+}
+
+// AccessModes lists every access mode troupe knows, sorted.
+func AccessModes() []string { return sortedKeys(accessModes) }
+
+// AttachmentModes lists every attachment mode troupe knows, sorted.
+func AttachmentModes() []string {
+	return []string{AttachmentModeBlockDevice, AttachmentModeFilesystem}
+}
+
+// AccessModeToCSI maps a troupe access mode to the CSI enum.
+func AccessModeToCSI(mode string) (csipb.VolumeCapability_AccessMode_Mode, error) {
+	m, ok := accessModes[mode]
+	if !ok {
+		return csipb.VolumeCapability_AccessMode_UNKNOWN,
+			fmt.Errorf("%w %q (want one of %v)", ErrUnknownAccessMode, mode, AccessModes())
+	}
+	return m, nil
+}
+
+// AccessModeFromCSI maps a CSI access mode back to troupe's name. The CSI
+// 1.5 modes SINGLE_NODE_SINGLE_WRITER and SINGLE_NODE_MULTI_WRITER have no
+// troupe (or Nomad) name and are an error, as is UNKNOWN.
+func AccessModeFromCSI(m csipb.VolumeCapability_AccessMode_Mode) (string, error) {
+	for name, v := range accessModes {
+		if v == m {
+			return name, nil
+		}
+	}
+	return "", fmt.Errorf("%w: CSI mode %s", ErrUnknownAccessMode, m)
+}
+
+// VolumeCapability is how a volume is accessed: troupe's access and
+// attachment modes plus, for file-system attachments, the fs type and
+// mount flags.
+type VolumeCapability struct {
+	AccessMode     string
+	AttachmentMode string
+	FSType         string
+	MountFlags     []string
+}
+
+// ToCSI converts c to the CSI message. Unknown modes are an error naming
+// them; a nil c converts to nil.
+func (c *VolumeCapability) ToCSI() (*csipb.VolumeCapability, error) {
+	if c == nil {
+		return nil, nil
+	}
+	mode, err := AccessModeToCSI(c.AccessMode)
+	if err != nil {
+		return nil, err
+	}
+	out := &csipb.VolumeCapability{AccessMode: &csipb.VolumeCapability_AccessMode{Mode: mode}}
+	switch c.AttachmentMode {
+	case AttachmentModeFilesystem:
+		out.AccessType = &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{
+			FsType: c.FSType, MountFlags: slices.Clone(c.MountFlags)}}
+	case AttachmentModeBlockDevice:
+		out.AccessType = &csipb.VolumeCapability_Block{Block: &csipb.VolumeCapability_BlockVolume{}}
+	default:
+		return nil, fmt.Errorf("%w %q (want one of %v)", ErrUnknownAttachmentMode,
+			c.AttachmentMode, AttachmentModes())
+	}
+	return out, nil
+}
+
+// CapabilityFromCSI converts a CSI capability back to troupe's form.
+func CapabilityFromCSI(c *csipb.VolumeCapability) (*VolumeCapability, error) {
+	if c == nil {
+		return nil, nil
+	}
+	mode, err := AccessModeFromCSI(c.GetAccessMode().GetMode())
+	if err != nil {
+		return nil, err
+	}
+	out := &VolumeCapability{AccessMode: mode}
+	switch {
+	case c.GetMount() != nil:
+		out.AttachmentMode = AttachmentModeFilesystem
+		out.FSType = c.GetMount().GetFsType()
+		out.MountFlags = slices.Clone(c.GetMount().GetMountFlags())
+	case c.GetBlock() != nil:
+		out.AttachmentMode = AttachmentModeBlockDevice
+	default:
+		return nil, fmt.Errorf("%w: capability has no access type", ErrUnknownAttachmentMode)
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
