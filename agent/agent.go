@@ -95,7 +95,7 @@ func (a *Agent) Start() error {
 		return fmt.Errorf("agent: spawn agent actor: %w", err)
 	}
 	// Raft first: the transport delivers requests that need it.
-	steps := []func() error{}
+	steps := []func() error{a.listenHTTP}
 	if a.cfg.Server {
 		steps = append(steps, a.startServer)
 	}
@@ -242,6 +242,8 @@ func (a *Agent) Shutdown() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		errs = append(errs, a.http.Shutdown(ctx))
 		cancel()
+	} else if a.ln != nil {
+		errs = append(errs, a.ln.Close())
 	}
 	// Stop the actors first (children before parents; task actors stop
 	// without killing their tasks), so nothing restarts a task or writes

@@ -21,12 +21,20 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-func (a *Agent) startHTTP() error {
+// listenHTTP binds the API's address first thing, so that the address the
+// node registers is known before anything runs.
+func (a *Agent) listenHTTP() error {
 	ln, err := net.Listen("tcp", a.cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("agent: http listen on %s: %w", a.cfg.HTTPAddr, err)
 	}
 	a.ln = ln
+	return nil
+}
+
+// startHTTP serves the API once everything it reads is set up.
+func (a *Agent) startHTTP() error {
+	ln := a.ln
 	var h http.Handler = httpapi.New(a, a.log)
 	if !a.cfg.Server {
 		h = a.clientOnlyHandler(h)

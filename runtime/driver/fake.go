@@ -54,7 +54,7 @@ type fakeTask struct {
 	handle  *TaskHandle
 	result  *ExitResult // nil while running
 	signals []syscall.Signal
-	waiters []*waiter
+	waiters []*Waiter
 }
 
 // NewFake returns an empty Fake.
@@ -177,13 +177,13 @@ func (f *Fake) WaitTask(ctx context.Context, taskID string) (<-chan *ExitResult,
 	if err != nil {
 		return nil, err
 	}
-	w := newWaiter(ctx)
+	w := NewWaiter(ctx)
 	if t.result != nil {
-		w.deliver(t.result)
+		w.Deliver(t.result)
 	} else {
 		t.waiters = append(t.waiters, w)
 	}
-	return w.ch, nil
+	return w.C(), nil
 }
 
 // StopTask implements Driver: the task exits at once, killed by the signal.
@@ -264,7 +264,7 @@ func (t *fakeTask) finish(r *ExitResult) {
 	}
 	t.result = r
 	for _, w := range t.waiters {
-		w.deliver(r)
+		w.Deliver(r)
 	}
 	t.waiters = nil
 }

@@ -85,7 +85,7 @@ func (d *Driver) Shutdown() {
 	defer d.mu.Unlock()
 	for _, t := range d.tasks {
 		for _, w := range t.waiters {
-			w.deliver(&driver.ExitResult{ExitCode: -1, Err: driver.ErrShutdown})
+			w.Deliver(&driver.ExitResult{ExitCode: -1, Err: driver.ErrShutdown})
 		}
 		t.waiters = nil
 	}
@@ -102,13 +102,13 @@ func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *driver.Ex
 	if err != nil {
 		return nil, err
 	}
-	w := newWaiter(ctx)
+	w := driver.NewWaiter(ctx)
 	if t.result != nil {
-		w.deliver(t.result)
+		w.Deliver(t.result)
 	} else {
 		t.waiters = append(t.waiters, w)
 	}
-	return w.ch, nil
+	return w.C(), nil
 }
 
 // lookup finds a task; the caller holds d.mu.
@@ -160,7 +160,7 @@ func (d *Driver) finish(t *task, r *driver.ExitResult) {
 	}
 	t.result = r
 	for _, w := range t.waiters {
-		w.deliver(r)
+		w.Deliver(r)
 	}
 	t.waiters = nil
 	close(t.done)

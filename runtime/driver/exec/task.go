@@ -1,10 +1,6 @@
 package exec
 
 import (
-	"context"
-	"fmt"
-	"sync"
-
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
@@ -16,7 +12,7 @@ type task struct {
 	state   handleState
 	done    chan struct{}
 	result  *driver.ExitResult
-	waiters []*waiter
+	waiters []*driver.Waiter
 }
 
 func newTask(id string, st handleState) *task {
@@ -31,30 +27,4 @@ func (t *task) exited() bool {
 	default:
 		return false
 	}
-}
-
-// waiter is one WaitTask channel: it gets exactly one result, the task's or
-// the context's error, and then closes.
-type waiter struct {
-	ch   chan *driver.ExitResult
-	once sync.Once
-	stop func() bool
-}
-
-func newWaiter(ctx context.Context) *waiter {
-	w := &waiter{ch: make(chan *driver.ExitResult, 1)}
-	w.stop = context.AfterFunc(ctx, func() {
-		w.deliver(&driver.ExitResult{ExitCode: -1, Err: fmt.Errorf("exec: wait ended: %w", context.Cause(ctx))})
-	})
-	return w
-}
-
-// deliver sends a copy of r unless a result was already sent.
-func (w *waiter) deliver(r *driver.ExitResult) {
-	w.stop()
-	w.once.Do(func() {
-		c := *r
-		w.ch <- &c
-		close(w.ch)
-	})
 }

@@ -1,0 +1,67 @@
+package volume
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// testVolume is a registered volume with every access mode as capability.
+func testVolume(id string, controllerRequired bool) *messages.CSIVolume {
+	v := &messages.CSIVolume{ID: id, Name: id, Namespace: "default", ExternalID: "ext-" + id,
+		PluginID: "hostpath", ControllerRequired: controllerRequired, Schedulable: true}
+	for mode := range accessRules {
+		v.RequestedCapabilities = append(v.RequestedCapabilities,
+			&messages.CSIVolumeCapability{AccessMode: mode, AttachmentMode: AttachFilesystem})
+	}
+	return v
+}
+
+func testClaim(alloc, node, mode, access string) *messages.CSIVolumeClaim {
+	return &messages.CSIVolumeClaim{AllocationID: alloc, NodeID: node, ExternalNodeID: "ext-" + node,
+		Mode: mode, AccessMode: access, AttachmentMode: AttachFilesystem}
+}
+
+// step runs one input and fails the test on error.
+func step(t *testing.T, s *VolumeState, in Input) Effects {
+	t.Helper()
+	e, err := s.Step(in)
+	require.NoError(t, err, "%T", in)
+	return e
+}
+
+// states maps alloc -> claim state of s's volume.
+func states(s *VolumeState) map[string]string {
+	out := map[string]string{}
+	for _, c := range s.Volume().GetClaims() {
+		out[c.GetAllocationID()] = c.GetState()
+	}
+	return out
+}
+
+// proposedStates lists "alloc:state" for each proposal, in order.
+func proposedStates(e Effects) []string {
+	var out []string
+	for _, p := range e.Propose {
+		switch {
+		case p.Claim != nil:
+			out = append(out, p.Claim.GetClaim().GetAllocationID()+":claim")
+		case p.UpdateClaim != nil:
+			out = append(out, p.UpdateClaim.GetAllocationID()+":"+p.UpdateClaim.GetState())
+		case p.Deregister != nil:
+			out = append(out, "deregister")
+		}
+	}
+	return out
+}
+
+// opNames lists "kind alloc" for each op.
+func opNames(ops []*messages.ControllerOp) []string {
+	var out []string
+	for _, op := range ops {
+		out = append(out, op.GetKind()+" "+op.GetAllocationID())
+	}
+	return out
+}

@@ -1,0 +1,141 @@
+package volume
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// onClaim takes a new claim (or finds the allocation's existing one) and
+// answers when it is usable: at once, or after ControllerPublish.
+func (s *VolumeState) onClaim(e *Effects, req *messages.CSIVolumeClaim) error {
+	existing, err := ClaimsOf(s.vol).Check(req)
+	if err != nil {
+		return err
+	}
+	if existing != nil {
+		s.answerOrPublish(e, existing)
+		return nil
+	}
+	c := proto.Clone(req).(*messages.CSIVolumeClaim)
+	c.State, c.PublishContext, c.ControllerPublished, c.NodeAbandoned = StateTaken.String(), nil, false, false
+	if s.vol.GetControllerRequired() {
+		if sib := s.publishedSibling(c); sib != nil {
+			c.ControllerPublished, c.PublishContext = true, cloneContext(sib.GetPublishContext())
+		}
+	}
+	s.propose(e, Proposal{Claim: &messages.ClaimVolume{VolumeID: s.vol.GetID(), Claim: c}})
+	s.answerOrPublish(e, s.claim(c.GetAllocationID()))
+	return nil
+}
+
+// answerOrPublish replies with a usable claim, or starts (or waits on)
+// its ControllerPublish.
+func (s *VolumeState) answerOrPublish(e *Effects, c *messages.CSIVolumeClaim) {
+	s.waiting[c.GetAllocationID()] = true
+	if s.usable(c) {
+		s.reply(e, c.GetAllocationID(), c, nil)
+		return
+	}
+	if !s.pending(OpControllerPublish, c.GetAllocationID()) {
+		s.enqueue(e, s.op(OpControllerPublish, c))
+	}
+}
+
+// onRelease starts unpublishing the allocation's claim. Releasing a claim
+// that is already on its way (or gone) does nothing.
+func (s *VolumeState) onRelease(e *Effects, allocID string) error {
+	c := s.claim(allocID)
+	if c == nil || c.GetState() != StateTaken.String() {
+		return nil
+	}
+	return s.release(e, c)
+}
+
+// release moves a taken claim to unpublishing; a claim that never reached
+// its node goes on to node-detached and the controller step.
+func (s *VolumeState) release(e *Effects, c *messages.CSIVolumeClaim) error {
+	s.reply(e, c.GetAllocationID(), nil, fmt.Errorf("%w: volume %q, alloc %q",
+		ErrClaimReleasing, s.vol.GetID(), c.GetAllocationID()))
+	if err := s.move(e, c, StateUnpublishing, ReasonRelease); err != nil {
+		return err
+	}
+	if s.usable(c) {
+		return nil
+	}
+	if err := s.move(e, c, StateNodeDetached, ReasonNeverPublished); err != nil {
+		return err
+	}
+	return s.controllerStep(e, c)
+}
+
+// onNodeGone handles the node's report (ReasonNodeDetached) or the
+// server's verdict that the node plugin is abandoned (ReasonNodeAbandoned):
+// the claim reaches node-detached and goes on to the controller step.
+func (s *VolumeState) onNodeGone(e *Effects, allocID string, why Reason) error {
+	c := s.claim(allocID)
+	if c == nil {
+		return nil
+	}
+	if c.GetState() == StateTaken.String() {
+		if err := s.release(e, c); err != nil {
+			return err
+		}
+	}
+	if c.GetState() != StateUnpublishing.String() {
+		return nil
+	}
+	if err := s.move(e, c, StateNodeDetached, why); err != nil {
+		return err
+	}
+	return s.controllerStep(e, c)
+}
+
+// controllerStep runs for a node-detached claim: ControllerUnpublish,
+// unless the volume needs no controller or another claim on the same node
+// still uses the attachment; then the claim is freed.
+func (s *VolumeState) controllerStep(e *Effects, c *messages.CSIVolumeClaim) error {
+	if !s.vol.GetControllerRequired() || len(s.sameNode(c)) > 0 {
+		if err := s.move(e, c, StateControllerDetached, ReasonControllerNotNeeded); err != nil {
+			return err
+		}
+		return s.move(e, c, StateFreed, ReasonFree)
+	}
+	if !s.pending(OpControllerUnpublish, c.GetAllocationID()) && !s.retrying[c.GetAllocationID()] {
+		s.enqueue(e, s.op(OpControllerUnpublish, c))
+	}
+	return nil
+}
+
+// onResume re-drives every claim that is mid-way. Taken claims wait for
+// their allocation to claim again (claims are idempotent); unpublishing
+// claims wait for their node, unless they never reached it.
+func (s *VolumeState) onResume(e *Effects) error {
+	for _, c := range append([]*messages.CSIVolumeClaim(nil), s.vol.GetClaims()...) {
+		if err := s.resumeClaim(e, c); err != nil {
+			return err
+		}
+	}
+	s.next(e)
+	return nil
+}
+
+func (s *VolumeState) resumeClaim(e *Effects, c *messages.CSIVolumeClaim) error {
+	switch c.GetState() {
+	case StateUnpublishing.String():
+		if s.usable(c) {
+			return nil
+		}
+		if err := s.move(e, c, StateNodeDetached, ReasonNeverPublished); err != nil {
+			return err
+		}
+		return s.controllerStep(e, c)
+	case StateNodeDetached.String():
+		return s.controllerStep(e, c)
+	case StateControllerDetached.String():
+		return s.move(e, c, StateFreed, ReasonFree)
+	}
+	return nil
+}

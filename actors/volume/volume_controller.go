@@ -1,0 +1,196 @@
+package volume
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// finish checks that a result is for the op in flight and clears it.
+func (s *VolumeState) finish(kind, allocID string) (*messages.ControllerOp, error) {
+	op := s.inFlight
+	if op == nil || (kind != "" && op.GetKind() != kind) || op.GetAllocationID() != allocID {
+		return nil, fmt.Errorf("%w: volume %q: %s for alloc %q", ErrUnexpectedResult, s.vol.GetID(), kind, allocID)
+	}
+	s.inFlight = nil
+	return op, nil
+}
+
+func (s *VolumeState) onPublished(e *Effects, m ControllerPublished) error {
+	if _, err := s.finish(OpControllerPublish, m.AllocID); err != nil {
+		return err
+	}
+	if c := s.claim(m.AllocID); c != nil && c.GetState() == StateTaken.String() {
+		s.propose(e, Proposal{UpdateClaim: &messages.UpdateClaimState{
+			VolumeID: s.vol.GetID(), AllocationID: m.AllocID, State: StateTaken.String(),
+			PublishContext: cloneContext(m.PublishContext), ControllerPublished: true,
+		}})
+		s.reply(e, m.AllocID, s.claim(m.AllocID), nil)
+	}
+	s.next(e)
+	return nil
+}
+
+func (s *VolumeState) onDetached(e *Effects, allocID string) error {
+	if _, err := s.finish(OpControllerUnpublish, allocID); err != nil {
+		return err
+	}
+	if c := s.claim(allocID); c != nil && c.GetState() == StateNodeDetached.String() {
+		if err := s.move(e, c, StateControllerDetached, ReasonControllerDetached); err != nil {
+			return err
+		}
+		if err := s.move(e, c, StateFreed, ReasonFree); err != nil {
+			return err
+		}
+	}
+	s.next(e)
+	return nil
+}
+
+// onFailed handles a failed op. A failed publish answers the claim's
+// waiter; when it will not heal the claim is released. A failed unpublish
+// is retried with backoff when retryable, else reported and left in
+// node-detached until a Resume.
+func (s *VolumeState) onFailed(e *Effects, m ControllerFailed) error {
+	op, err := s.finish("", m.AllocID)
+	if err != nil {
+		return err
+	}
+	cerr := &ControllerError{Kind: op.GetKind(), VolumeID: s.vol.GetID(), AllocID: m.AllocID,
+		Message: m.Message, Retryable: m.Retryable}
+	switch op.GetKind() {
+	case OpControllerPublish:
+		s.reply(e, m.AllocID, nil, cerr)
+		if c := s.claim(m.AllocID); !m.Retryable && c != nil && c.GetState() == StateTaken.String() {
+			if err := s.release(e, c); err != nil {
+				return err
+			}
+		}
+	case OpControllerUnpublish:
+		if m.Retryable {
+			s.attempts[m.AllocID]++
+			s.retrying[m.AllocID] = true
+			e.Retry = append(e.Retry, Retry{AllocID: m.AllocID, Attempt: s.attempts[m.AllocID]})
+		} else {
+			e.Failures = append(e.Failures, cerr)
+		}
+	case OpDeleteVolume:
+		s.closing = false
+		s.reply(e, "", nil, cerr)
+	}
+	s.next(e)
+	return nil
+}
+
+func (s *VolumeState) onRetryDue(e *Effects, allocID string) error {
+	if !s.retrying[allocID] {
+		return nil
+	}
+	delete(s.retrying, allocID)
+	if c := s.claim(allocID); c != nil && c.GetState() == StateNodeDetached.String() {
+		return s.controllerStep(e, c)
+	}
+	return nil
+}
+
+func (s *VolumeState) onDeregister(e *Effects, force bool) error {
+	if err := s.checkUnused(force); err != nil {
+		return err
+	}
+	s.closing, s.queue = true, nil
+	e.Propose = append(e.Propose, Proposal{Deregister: &messages.DeregisterVolume{VolumeID: s.vol.GetID(), Force: force}})
+	return nil
+}
+
+// checkUnused refuses when claims remain (with force: taken claims).
+func (s *VolumeState) checkUnused(force bool) error {
+	var users []string
+	for _, c := range s.vol.GetClaims() {
+		if !force || c.GetState() == StateTaken.String() {
+			users = append(users, fmt.Sprintf("alloc %q (%s)", c.GetAllocationID(), c.GetState()))
+		}
+	}
+	if len(users) > 0 {
+		return fmt.Errorf("%w: volume %q is claimed by %s", ErrVolumeInUse, s.vol.GetID(), strings.Join(users, ", "))
+	}
+	return nil
+}
+
+func (s *VolumeState) onDelete(e *Effects) error {
+	if err := s.checkUnused(false); err != nil {
+		return err
+	}
+	s.closing = true
+	s.waiting[""] = true
+	s.enqueue(e, s.op(OpDeleteVolume, nil))
+	return nil
+}
+
+func (s *VolumeState) onDeleted(e *Effects) error {
+	if _, err := s.finish(OpDeleteVolume, ""); err != nil {
+		return err
+	}
+	e.Propose = append(e.Propose, Proposal{Deregister: &messages.DeregisterVolume{VolumeID: s.vol.GetID()}})
+	s.reply(e, "", nil, nil)
+	return nil
+}
+
+// op builds a controller op for claim c (nil for a volume-wide op).
+func (s *VolumeState) op(kind string, c *messages.CSIVolumeClaim) *messages.ControllerOp {
+	return &messages.ControllerOp{
+		Kind: kind, PluginID: s.vol.GetPluginID(), VolumeID: s.vol.GetID(),
+		ExternalVolumeID: s.vol.GetExternalID(), AllocationID: c.GetAllocationID(),
+		NodeID: c.GetNodeID(), ExternalNodeID: c.GetExternalNodeID(),
+	}
+}
+
+// pending reports whether an op of kind for allocID is in flight or queued.
+func (s *VolumeState) pending(kind, allocID string) bool {
+	match := func(op *messages.ControllerOp) bool {
+		return op != nil && op.GetKind() == kind && op.GetAllocationID() == allocID
+	}
+	if match(s.inFlight) {
+		return true
+	}
+	for _, op := range s.queue {
+		if match(op) {
+			return true
+		}
+	}
+	return false
+}
+
+// enqueue starts op when nothing is in flight, else queues it.
+func (s *VolumeState) enqueue(e *Effects, op *messages.ControllerOp) {
+	s.queue = append(s.queue, op)
+	s.next(e)
+}
+
+// next starts the first queued op that still has work to do, when
+// nothing is in flight.
+func (s *VolumeState) next(e *Effects) {
+	for s.inFlight == nil && len(s.queue) > 0 {
+		op := s.queue[0]
+		s.queue = s.queue[1:]
+		if s.stale(op) {
+			continue
+		}
+		s.inFlight = op
+		e.Controller = append(e.Controller, op)
+	}
+}
+
+// stale reports whether a queued op lost its reason to run.
+func (s *VolumeState) stale(op *messages.ControllerOp) bool {
+	c := s.claim(op.GetAllocationID())
+	switch op.GetKind() {
+	case OpControllerPublish:
+		return c == nil || c.GetState() != StateTaken.String() || c.GetControllerPublished()
+	case OpControllerUnpublish:
+		return c == nil || c.GetState() != StateNodeDetached.String()
+	case OpDeleteVolume:
+		return !s.closing
+	}
+	return false
+}

@@ -1,0 +1,187 @@
+package volume
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+func TestDeregister(t *testing.T) {
+	s := publishedState(t, "a1")
+	_, err := s.Step(DeregisterRequested{})
+	require.ErrorIs(t, err, ErrVolumeInUse)
+	require.ErrorContains(t, err, `"a1"`)
+	_, err = s.Step(DeregisterRequested{Force: true})
+	require.ErrorIs(t, err, ErrVolumeInUse, "force does not drop a taken claim")
+
+	step(t, s, ReleaseRequested{AllocID: "a1"})
+	e := step(t, s, DeregisterRequested{Force: true})
+	require.Equal(t, []string{"deregister"}, proposedStates(e))
+	require.True(t, e.Propose[0].Deregister.GetForce())
+
+	_, err = s.Step(ClaimRequested{Claim: testClaim("a2", "n1", ModeRead, AccessSingleNodeWriter)})
+	require.ErrorIs(t, err, ErrDeregistered)
+
+	free := NewVolumeState(testVolume("w", true))
+	e = step(t, free, DeregisterRequested{})
+	require.Equal(t, "w", e.Propose[0].Deregister.GetVolumeID())
+}
+
+func TestDelete(t *testing.T) {
+	_, err := publishedState(t, "a1").Step(DeleteRequested{})
+	require.ErrorIs(t, err, ErrVolumeInUse)
+
+	s := NewVolumeState(testVolume("v", true))
+	e := step(t, s, DeleteRequested{})
+	require.Equal(t, []string{"delete-volume "}, opNames(e.Controller))
+	_, err = s.Step(ClaimRequested{Claim: testClaim("a1", "n1", ModeRead, AccessMultiNodeReader)})
+	require.ErrorIs(t, err, ErrDeregistered)
+	e = step(t, s, VolumeDeleted{})
+	require.Equal(t, []string{"deregister"}, proposedStates(e))
+	require.Equal(t, []Reply{{AllocID: ""}}, e.Replies)
+
+	s = NewVolumeState(testVolume("v", true))
+	step(t, s, DeleteRequested{})
+	e = step(t, s, ControllerFailed{Message: "busy", Retryable: true})
+	require.ErrorIs(t, e.Replies[0].Err, ErrControllerFailed)
+	step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", ModeRead, AccessMultiNodeReader)})
+}
+
+// TestResumeRedrivesClaimsMidWay is a new leader's volume actor: every
+// claim that is mid-way moves on, one controller op at a time, and
+// resuming again adds nothing.
+func TestResumeRedrivesClaimsMidWay(t *testing.T) {
+	vol := testVolume("v", true)
+	vol.AccessMode, vol.AttachmentMode = AccessMultiNodeMultiWriter, AttachFilesystem
+	add := func(alloc, node, state string, published bool) {
+		c := testClaim(alloc, node, ModeWrite, AccessMultiNodeMultiWriter)
+		c.State, c.ControllerPublished = state, published
+		vol.Claims = append(vol.Claims, c)
+	}
+	add("taken", "n1", "taken", true)
+	add("unpub", "n2", "unpublishing", true)
+	add("never", "n3", "unpublishing", false)
+	add("nodedet", "n4", "node-detached", true)
+	add("ctrldet", "n5", "controller-detached", true)
+
+	s := NewVolumeState(vol)
+	e := step(t, s, Resume{})
+	require.Equal(t, []string{"never:node-detached", "ctrldet:freed"}, proposedStates(e))
+	require.Equal(t, []string{"controller-unpublish never"}, opNames(e.Controller))
+	require.Equal(t, []string{"controller-unpublish nodedet"}, opNames(s.Queued()))
+	require.Equal(t, map[string]string{"taken": "taken", "unpub": "unpublishing", "never": "node-detached",
+		"nodedet": "node-detached"}, states(s))
+
+	e = step(t, s, Resume{})
+	require.Empty(t, e.Propose)
+	require.Empty(t, e.Controller)
+	require.Len(t, s.Queued(), 1, "nothing queued twice")
+
+	e = step(t, s, ControllerDetached{AllocID: "never"})
+	require.Equal(t, []string{"controller-unpublish nodedet"}, opNames(e.Controller))
+}
+
+// TestControllerUnpublishOnlyAfterNodeDetached drives random input
+// sequences and checks the hard gate after every step: a ControllerUnpublish
+// for a claim is only ever emitted once the node reported it detached, the
+// node was declared abandoned, or the claim never reached the node.
+func TestControllerUnpublishOnlyAfterNodeDetached(t *testing.T) {
+	allocs := []string{"a1", "a2", "a3"}
+	nodes := map[string]string{"a1": "n1", "a2": "n2", "a3": "n1"}
+	rng := rand.New(rand.NewSource(1))
+	unpublishes := 0
+	for run := 0; run < 300; run++ {
+		s := NewVolumeState(testVolume("v", true))
+		nodeDone := map[string]bool{}  // node reported or abandoned
+		published := map[string]bool{} // claim handed to its node
+		for i := 0; i < 40; i++ {
+			a := allocs[rng.Intn(len(allocs))]
+			in := randomInput(rng, s, a, nodes[a])
+			e, err := s.Step(in)
+			if err != nil {
+				continue
+			}
+			switch in.(type) {
+			case NodeDetached, NodeAbandoned:
+				nodeDone[a] = true
+			}
+			for _, r := range e.Replies {
+				if r.Err == nil && r.Claim != nil {
+					published[r.AllocID] = true
+				}
+			}
+			for _, op := range e.Controller {
+				if op.GetKind() == OpControllerUnpublish {
+					unpublishes++
+					id := op.GetAllocationID()
+					require.True(t, nodeDone[id] || !published[id], "run %d step %d: unpublish %s before node detach", run, i, id)
+					require.Equal(t, "node-detached", states(s)[id])
+				}
+			}
+			for _, c := range s.Volume().GetClaims() {
+				if c.GetState() == "" {
+					continue
+				}
+				if st, _ := ParseClaimState(c.GetState()); st >= StateNodeDetached {
+					require.True(t, nodeDone[c.GetAllocationID()] || !published[c.GetAllocationID()])
+				}
+			}
+			for _, c := range s.Volume().GetClaims() { // a freed claim may come back as a new one
+				if c.GetState() == StateTaken.String() && !c.GetControllerPublished() {
+					delete(nodeDone, c.GetAllocationID())
+					delete(published, c.GetAllocationID())
+				}
+			}
+		}
+	}
+	require.Greater(t, unpublishes, 100, "the walk reaches the controller step often")
+}
+
+// randomInput picks an input for alloc a, with results only for the op in
+// flight (as the actor would deliver them).
+func randomInput(rng *rand.Rand, s *VolumeState, a, node string) Input {
+	if op := s.InFlight(); op != nil && rng.Intn(3) == 0 {
+		switch {
+		case rng.Intn(4) == 0:
+			return ControllerFailed{AllocID: op.GetAllocationID(), Retryable: rng.Intn(2) == 0}
+		case op.GetKind() == OpControllerPublish:
+			return ControllerPublished{AllocID: op.GetAllocationID()}
+		default:
+			return ControllerDetached{AllocID: op.GetAllocationID()}
+		}
+	}
+	switch rng.Intn(6) {
+	case 0:
+		return ClaimRequested{Claim: testClaim(a, node, ModeWrite, AccessMultiNodeMultiWriter)}
+	case 1:
+		return ReleaseRequested{AllocID: a}
+	case 2:
+		return NodeDetached{AllocID: a}
+	case 3:
+		if rng.Intn(3) == 0 {
+			return NodeAbandoned{AllocID: a}
+		}
+		return RetryDue{AllocID: a}
+	case 4:
+		return Resume{}
+	}
+	return ClaimRequested{Claim: testClaim(a, node, ModeWrite, AccessMultiNodeMultiWriter)}
+}
+
+func TestApplyIsWhatTheFSMWillStore(t *testing.T) {
+	vol := testVolume("v", true)
+	ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeRead, AccessMultiNodeReader)}, 7)
+	require.Equal(t, "taken", vol.Claims[0].GetState())
+	require.EqualValues(t, 7, vol.Claims[0].GetUpdatedAt())
+	require.True(t, ApplyUpdateClaimState(vol, &messages.UpdateClaimState{AllocationID: "a1", State: "unpublishing",
+		PublishContext: map[string]string{"k": "v"}, ControllerPublished: true}, 9))
+	require.EqualValues(t, 9, vol.Claims[0].GetUpdatedAt())
+	require.True(t, vol.Claims[0].GetControllerPublished())
+	require.Equal(t, "v", vol.Claims[0].GetPublishContext()["k"])
+	require.False(t, ApplyUpdateClaimState(vol, &messages.UpdateClaimState{AllocationID: "zz", State: "freed"}, 9))
+	require.True(t, ApplyUpdateClaimState(vol, &messages.UpdateClaimState{AllocationID: "a1", State: "freed"}, 9))
+	require.Empty(t, vol.Claims)
+}

@@ -1,0 +1,214 @@
+package volume
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// Controller operation kinds (ControllerOp.Kind).
+const (
+	OpControllerPublish   = "controller-publish"
+	OpControllerUnpublish = "controller-unpublish"
+	OpControllerExpand    = "controller-expand"
+	OpDeleteVolume        = "delete-volume"
+	OpCreateSnapshot      = "create-snapshot"
+	OpDeleteSnapshot      = "delete-snapshot"
+)
+
+// VolumeState is the volume actor's state: the stored volume as it will
+// be once this leader's proposals commit, plus what raft does not hold
+// (the controller op in flight and those queued behind it, the claims
+// waiting for a reply, retry counts).
+//
+// At most one controller op is in flight per volume: Step queues the
+// others and starts the next when the in-flight one's result comes in.
+// Step has no I/O and no clock. When it returns an error the input was
+// refused and nothing changed (unless the stored state is corrupt, e.g. a
+// claim with an unknown State).
+type VolumeState struct {
+	vol      *messages.CSIVolume
+	inFlight *messages.ControllerOp
+	queue    []*messages.ControllerOp
+	waiting  map[string]bool // allocations (and "" for delete) owed a reply
+	attempts map[string]int  // failed ControllerUnpublish attempts per alloc
+	retrying map[string]bool // allocations waiting for a RetryDue
+	closing  bool            // deregister or delete under way
+}
+
+// NewVolumeState starts from the stored volume (a copy is kept). Step it
+// a Resume to re-drive claims that are mid-way.
+func NewVolumeState(vol *messages.CSIVolume) *VolumeState {
+	return &VolumeState{
+		vol:      proto.Clone(vol).(*messages.CSIVolume),
+		waiting:  map[string]bool{},
+		attempts: map[string]int{},
+		retrying: map[string]bool{},
+	}
+}
+
+// Volume returns a copy of the volume, proposals included.
+func (s *VolumeState) Volume() *messages.CSIVolume {
+	return proto.Clone(s.vol).(*messages.CSIVolume)
+}
+
+// InFlight returns the controller op in flight, or nil.
+func (s *VolumeState) InFlight() *messages.ControllerOp { return s.inFlight }
+
+// Queued returns the controller ops waiting behind the one in flight.
+func (s *VolumeState) Queued() []*messages.ControllerOp { return slices.Clone(s.queue) }
+
+// Step applies one input and returns what the actor must do.
+func (s *VolumeState) Step(in Input) (Effects, error) {
+	if s.closing && !isResult(in) {
+		return Effects{}, fmt.Errorf("%w: %q", ErrDeregistered, s.vol.GetID())
+	}
+	var e Effects
+	if err := s.dispatch(&e, in); err != nil {
+		return Effects{}, err
+	}
+	return e, nil
+}
+
+func isResult(in Input) bool {
+	switch in.(type) {
+	case ControllerPublished, ControllerDetached, ControllerFailed, VolumeDeleted:
+		return true
+	}
+	return false
+}
+
+func (s *VolumeState) dispatch(e *Effects, in Input) error {
+	switch m := in.(type) {
+	case ClaimRequested:
+		return s.onClaim(e, m.Claim)
+	case ReleaseRequested:
+		return s.onRelease(e, m.AllocID)
+	case NodeDetached:
+		return s.onNodeGone(e, m.AllocID, ReasonNodeDetached)
+	case NodeAbandoned:
+		return s.onNodeGone(e, m.AllocID, ReasonNodeAbandoned)
+	case ControllerPublished:
+		return s.onPublished(e, m)
+	case ControllerDetached:
+		return s.onDetached(e, m.AllocID)
+	case ControllerFailed:
+		return s.onFailed(e, m)
+	case RetryDue:
+		return s.onRetryDue(e, m.AllocID)
+	case DeregisterRequested:
+		return s.onDeregister(e, m.Force)
+	case DeleteRequested:
+		return s.onDelete(e)
+	case VolumeDeleted:
+		return s.onDeleted(e)
+	case VolumeUpdated:
+		return s.onUpdated(m.Volume)
+	case Resume:
+		return s.onResume(e)
+	}
+	return fmt.Errorf("volume: unknown input %T", in)
+}
+
+// claim returns the allocation's claim, or nil.
+func (s *VolumeState) claim(allocID string) *messages.CSIVolumeClaim {
+	return ClaimsOf(s.vol).Get(allocID)
+}
+
+// usable reports whether a claim may be handed to its node: the volume
+// needs no controller, or ControllerPublish succeeded for it.
+func (s *VolumeState) usable(c *messages.CSIVolumeClaim) bool {
+	return !s.vol.GetControllerRequired() || c.GetControllerPublished()
+}
+
+// propose records a raft command and applies it to the cached volume
+// exactly as the FSM will.
+func (s *VolumeState) propose(e *Effects, p Proposal) {
+	e.Propose = append(e.Propose, p)
+	switch {
+	case p.Claim != nil:
+		ApplyClaimVolume(s.vol, p.Claim, 0)
+	case p.UpdateClaim != nil:
+		ApplyUpdateClaimState(s.vol, p.UpdateClaim, 0)
+	}
+}
+
+// move takes claim c along one edge of the transition table and proposes it.
+func (s *VolumeState) move(e *Effects, c *messages.CSIVolumeClaim, to ClaimState, why Reason) error {
+	from, err := ParseClaimState(c.GetState())
+	if err != nil {
+		return err
+	}
+	if !CanTransition(from, to, why) {
+		return fmt.Errorf("%w: volume %q alloc %q: %s -> %s (%s)", ErrIllegalTransition,
+			s.vol.GetID(), c.GetAllocationID(), from, to, why)
+	}
+	s.propose(e, Proposal{UpdateClaim: &messages.UpdateClaimState{
+		VolumeID: s.vol.GetID(), AllocationID: c.GetAllocationID(), State: to.String(),
+		NodeAbandoned: why == ReasonNodeAbandoned,
+	}})
+	e.Transitions = append(e.Transitions, Transition{AllocID: c.GetAllocationID(), From: from, To: to, Why: why})
+	if to == StateFreed {
+		delete(s.attempts, c.GetAllocationID())
+		delete(s.retrying, c.GetAllocationID())
+	}
+	return nil
+}
+
+// reply answers the allocation's waiter, if it has one.
+func (s *VolumeState) reply(e *Effects, allocID string, c *messages.CSIVolumeClaim, err error) {
+	if !s.waiting[allocID] {
+		return
+	}
+	delete(s.waiting, allocID)
+	if c != nil {
+		c = proto.Clone(c).(*messages.CSIVolumeClaim)
+	}
+	e.Replies = append(e.Replies, Reply{AllocID: allocID, Claim: c, Err: err})
+}
+
+// sameNode returns the other claims on c's node that still use the
+// volume there (taken or unpublishing).
+func (s *VolumeState) sameNode(c *messages.CSIVolumeClaim) []*messages.CSIVolumeClaim {
+	var out []*messages.CSIVolumeClaim
+	for _, o := range s.vol.GetClaims() {
+		st := o.GetState()
+		if o.GetAllocationID() != c.GetAllocationID() && o.GetNodeID() == c.GetNodeID() &&
+			(st == StateTaken.String() || st == StateUnpublishing.String()) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// publishedSibling returns a claim on c's node whose controller
+// attachment c can share, or nil.
+func (s *VolumeState) publishedSibling(c *messages.CSIVolumeClaim) *messages.CSIVolumeClaim {
+	for _, o := range s.sameNode(c) {
+		if o.GetControllerPublished() {
+			return o
+		}
+	}
+	return nil
+}
+
+func (s *VolumeState) onUpdated(v *messages.CSIVolume) error {
+	if v.GetID() != s.vol.GetID() {
+		return fmt.Errorf("volume: update for %q sent to %q", v.GetID(), s.vol.GetID())
+	}
+	nv := proto.Clone(v).(*messages.CSIVolume)
+	nv.Claims, nv.AccessMode, nv.AttachmentMode = s.vol.Claims, s.vol.AccessMode, s.vol.AttachmentMode
+	s.vol = nv
+	return nil
+}
+
+func cloneContext(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return maps.Clone(m)
+}
