@@ -28,6 +28,10 @@ const (
 	defaultOperand     = "="
 	defaultNetworkMode = "host"
 	defaultReconcile   = "best_score"
+
+	defaultCSIMountDir      = "/csi"
+	defaultCSIStageBaseDir  = "/local/csi"
+	defaultCSIHealthTimeout = int64(30 * time.Second)
 )
 
 func jobType(job *messages.Job) string {
@@ -156,6 +160,20 @@ func canonTask(g *messages.TaskGroup, t *messages.Task) {
 	}
 	if t.LogConfig.MaxFileSizeMB == 0 {
 		t.LogConfig.MaxFileSizeMB = defaultLogFileMB
+	}
+	canonCSIPlugin(t.CSIPluginConfig)
+}
+
+// canonCSIPlugin fills Nomad's csi_plugin defaults: mount_dir /csi,
+// stage_publish_base_dir /local/csi, health_timeout 30s.
+func canonCSIPlugin(pc *messages.CSIPluginConfig) {
+	if pc == nil {
+		return
+	}
+	setDefault(&pc.MountDir, defaultCSIMountDir)
+	setDefault(&pc.StagePublishBaseDir, defaultCSIStageBaseDir)
+	if pc.HealthTimeout == 0 {
+		pc.HealthTimeout = defaultCSIHealthTimeout
 	}
 }
 

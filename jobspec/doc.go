@@ -26,5 +26,19 @@
 // struct tags drop zero values (count = 0, attempts = 0) that ParseJSON
 // would then read as absent.
 //
+// A task's csi_plugin block (id, type monolith|controller|node, mount_dir,
+// stage_publish_base_dir, health_timeout) lands in Task.CSIPluginConfig;
+// Canonicalize fills Nomad's defaults (/csi, /local/csi, 30s).
+//
+// Volume specification files, for `troupe volume register|create`, have
+// their own parser (Nomad's format; type = "csi" only):
+//
+//	vol, err := jobspec.ParseVolume("vol.hcl", src) // or ParseVolumeJSON(body)
+//	jobspec.CanonicalizeVolume(vol)                 // namespace "default"
+//	err = jobspec.ValidateVolume(vol, create)       // create: external_id not needed
+//
+// ParseVolumesJSON reads Nomad's {"Volumes": [...]} bodies with several
+// volumes; ParseSize reads sizes such as "10GiB".
+//
 // Errors wrap ErrParse or ErrInvalid.
 package jobspec

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/troupe-dev/troupe/messages"
@@ -31,22 +32,60 @@ func loadExample(t *testing.T, name string) *messages.Job {
 	return job
 }
 
-func TestEveryExampleParsesAndValidates(t *testing.T) {
-	entries, err := os.ReadDir(examplesDir)
+// isVolumeSpec tells volume specification files (volume*.hcl, for troupe
+// volume create/register) from job files.
+func isVolumeSpec(name string) bool {
+	return strings.HasPrefix(filepath.Base(name), "volume") && strings.HasSuffix(name, ".hcl")
+}
+
+// loadVolumeExample parses, canonicalizes and validates a volume
+// specification: as a register when it names an external_id, else as a
+// create.
+func loadVolumeExample(t *testing.T, name string) *messages.CSIVolume {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(examplesDir, name))
 	require.NoError(t, err)
-	var n int
-	for _, e := range entries {
-		if e.IsDir() || !(strings.HasSuffix(e.Name(), ".hcl") || strings.HasSuffix(e.Name(), ".json")) {
-			continue
+	v, err := ParseVolume(name, src)
+	require.NoError(t, err)
+	CanonicalizeVolume(v)
+	require.NoError(t, ValidateVolume(v, v.ExternalID == ""))
+	return v
+}
+
+// exampleFiles lists the .hcl and .json files under examples/, with
+// paths relative to it.
+func exampleFiles(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(examplesDir, func(path string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
 		}
-		n++
-		t.Run(e.Name(), func(t *testing.T) {
-			job := loadExample(t, e.Name())
+		if strings.HasSuffix(path, ".hcl") || strings.HasSuffix(path, ".json") {
+			rel, err := filepath.Rel(examplesDir, path)
+			out = append(out, rel)
+			return err
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return out
+}
+
+func TestEveryExampleParsesAndValidates(t *testing.T) {
+	files := exampleFiles(t)
+	for _, name := range files {
+		t.Run(name, func(t *testing.T) {
+			if isVolumeSpec(name) {
+				require.NotEmpty(t, loadVolumeExample(t, name).ID)
+				return
+			}
+			job := loadExample(t, name)
 			require.NotEmpty(t, job.ID)
 			require.NotEmpty(t, job.TaskGroups)
 		})
 	}
-	require.GreaterOrEqual(t, n, 4, "examples/ lost files")
+	require.GreaterOrEqual(t, len(files), 7, "examples/ lost files")
 }
 
 func TestExampleContents(t *testing.T) {
@@ -80,7 +119,7 @@ func TestExampleShellScriptsAreValid(t *testing.T) {
 	if err != nil {
 		t.Skip("no sh on this host")
 	}
-	for _, name := range []string{"hello.hcl", "batch.hcl", "hello.json"} {
+	for _, name := range []string{"hello.hcl", "batch.hcl", "hello.json", "csi/app.hcl"} {
 		t.Run(name, func(t *testing.T) {
 			task := loadExample(t, name).TaskGroups[0].Tasks[0]
 			require.Equal(t, "/bin/sh", task.Config.Fields["command"].GetStringValue())
@@ -91,4 +130,29 @@ func TestExampleShellScriptsAreValid(t *testing.T) {
 			require.NoError(t, err, string(out))
 		})
 	}
+}
+
+// TestCSIExamplesFitTogether checks that the plugin, the volume and the
+// app name each other consistently.
+func TestCSIExamplesFitTogether(t *testing.T) {
+	plugin := loadExample(t, "csi/hostpath-plugin.hcl")
+	require.Equal(t, TypeSystem, plugin.Type)
+	task := plugin.TaskGroups[0].Tasks[0]
+	requireProto(t, &messages.CSIPluginConfig{ID: "hostpath", Type: PluginMonolith, MountDir: "/csi",
+		StagePublishBaseDir: "/local/csi", HealthTimeout: ns(30 * time.Second)}, task.CSIPluginConfig)
+	require.Equal(t, "troupe-csi-hostpath", task.Config.Fields["command"].GetStringValue())
+	require.Equal(t, []any{"-endpoint", "unix:///csi/csi.sock", "-root", "/var/lib/troupe-hostpath",
+		"-node-id", "${node.unique.id}", "-mode", "monolith"}, task.Config.AsMap()["args"])
+
+	vol := loadVolumeExample(t, "csi/volume.hcl")
+	require.Equal(t, task.CSIPluginConfig.ID, vol.PluginID)
+	requireProto(t, &messages.CSIVolumeCapability{AccessMode: AccessSingleNodeWriter, AttachmentMode: AttachFileSystem},
+		vol.RequestedCapabilities[0])
+
+	app := loadExample(t, "csi/app.hcl")
+	g := app.TaskGroups[0]
+	requireProto(t, &messages.VolumeRequest{Name: "data", Type: VolumeTypeCSI, Source: vol.ID,
+		AccessMode: AccessSingleNodeWriter, AttachmentMode: AttachFileSystem}, g.Volumes["data"])
+	requireProto(t, &messages.VolumeMount{Volume: "data", Destination: "/data"}, g.Tasks[0].VolumeMounts[0])
+	require.Contains(t, g.Tasks[0].Config.AsMap()["args"], any("-c"))
 }

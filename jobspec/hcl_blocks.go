@@ -49,6 +49,11 @@ var (
 		{name: "volume", field: "Volume"}, {name: "destination", field: "Destination"},
 		{name: "read_only", field: "ReadOnly"},
 	}
+	csiPluginAttrs = []attrSpec{
+		{name: "id", field: "ID"}, {name: "type", field: "Type"}, {name: "mount_dir", field: "MountDir"},
+		{name: "stage_publish_base_dir", field: "StagePublishBaseDir"},
+		{name: "health_timeout", field: "HealthTimeout", dur: true},
+	}
 	logsAttrs = []attrSpec{
 		{name: "max_files", field: "MaxFiles"}, {name: "max_file_size", field: "MaxFileSizeMB"},
 	}
@@ -180,6 +185,12 @@ func (d *hclDecoder) volumeMount(b *hcl.Block) *messages.VolumeMount {
 	vm := &messages.VolumeMount{}
 	d.decodeAttrs(d.content(b.Body, schemaOf(volumeMountAttrs)).Attributes, volumeMountAttrs, vm)
 	return vm
+}
+
+func (d *hclDecoder) csiPlugin(b *hcl.Block) *messages.CSIPluginConfig {
+	pc := &messages.CSIPluginConfig{}
+	d.decodeAttrs(d.content(b.Body, schemaOf(csiPluginAttrs)).Attributes, csiPluginAttrs, pc)
+	return pc
 }
 
 func (d *hclDecoder) logs(b *hcl.Block) *messages.LogConfig {

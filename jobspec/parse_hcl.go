@@ -34,7 +34,7 @@ var (
 	taskSchema = schemaOf(taskAttrs,
 		blockSpec{name: "config"}, blockSpec{name: "env"}, blockSpec{name: "resources"},
 		blockSpec{name: "restart"}, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
-		blockSpec{name: "volume_mount"}, blockSpec{name: "logs"})
+		blockSpec{name: "volume_mount"}, blockSpec{name: "logs"}, blockSpec{name: "csi_plugin"})
 )
 
 // Parse decodes an HCL job file (a Nomad-like subset) into a job. filename
@@ -131,6 +131,9 @@ func (d *hclDecoder) task(b *hcl.Block) (*messages.Task, taskPresence) {
 	}
 	if lb := d.single(c, "logs"); lb != nil {
 		t.LogConfig = d.logs(lb)
+	}
+	if cb := d.single(c, "csi_plugin"); cb != nil {
+		t.CSIPluginConfig = d.csiPlugin(cb)
 	}
 	return t, p
 }

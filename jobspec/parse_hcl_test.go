@@ -50,7 +50,7 @@ func TestParseFullJob(t *testing.T) {
 		ReservedPorts: []*messages.Port{{Label: "http", Value: 8080, To: 80}},
 		DynamicPorts:  []*messages.Port{{Label: "db", To: 5432}}}, g.Networks[0])
 	requireProto(t, &messages.VolumeRequest{Name: "data", Type: "csi", Source: "vol1",
-		AccessMode: "single-node-writer", AttachmentMode: "file-system"}, g.Volumes["data"])
+		AccessMode: "multi-node-multi-writer", AttachmentMode: "file-system"}, g.Volumes["data"])
 	require.Equal(t, map[string]string{"tier": "front"}, g.Meta)
 
 	task := g.Tasks[0]

@@ -121,7 +121,7 @@ func validateGroup(c checker, typ string, g *messages.TaskGroup) {
 	validateMigrate(c.at("migrate"), g.Migrate)
 	validateDisconnect(c.at("disconnect"), g.Disconnect)
 	validateNetworks(c, g.Networks)
-	validateVolumes(c, g.Volumes)
+	validateVolumes(c, g)
 	if len(g.Tasks) == 0 {
 		c.addf("group must have at least one task")
 	}
@@ -168,6 +168,9 @@ func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 	}
 	for i, vm := range t.VolumeMounts {
 		validateVolumeMount(c.at("volume_mount[%d]", i), g, vm)
+	}
+	if t.CSIPluginConfig != nil {
+		validateCSIPlugin(c.at("csi_plugin"), t.CSIPluginConfig)
 	}
 }
 

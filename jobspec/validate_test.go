@@ -11,7 +11,7 @@ import (
 
 func validJob(t *testing.T) *messages.Job {
 	t.Helper()
-	job := canonicalJob(t, "", "volume \"data\" {\n type = \"csi\"\n source = \"v\"\n}\n network {\n port \"http\" {}\n }",
+	job := canonicalJob(t, "", "volume \"data\" {\n type = \"csi\"\n source = \"v\"\n access_mode = \"single-node-writer\"\n attachment_mode = \"file-system\"\n}\n network {\n port \"http\" {}\n }",
 		"volume_mount {\n volume = \"data\"\n destination = \"/data\"\n}")
 	require.NoError(t, Validate(job))
 	return job

@@ -422,8 +422,10 @@ type Task struct {
 	VolumeMounts  []*VolumeMount         `protobuf:"bytes,12,rep,name=VolumeMounts,proto3" json:"VolumeMounts,omitempty"`
 	LogConfig     *LogConfig             `protobuf:"bytes,13,opt,name=LogConfig,proto3" json:"LogConfig,omitempty"`
 	Leader        bool                   `protobuf:"varint,14,opt,name=Leader,proto3" json:"Leader,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// CSIPluginConfig makes the task a CSI plugin (the csi_plugin block).
+	CSIPluginConfig *CSIPluginConfig `protobuf:"bytes,15,opt,name=CSIPluginConfig,proto3" json:"CSIPluginConfig,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -554,6 +556,90 @@ func (x *Task) GetLeader() bool {
 	return false
 }
 
+func (x *Task) GetCSIPluginConfig() *CSIPluginConfig {
+	if x != nil {
+		return x.CSIPluginConfig
+	}
+	return nil
+}
+
+// CSIPluginConfig is a task's csi_plugin block (Nomad's TaskCSIPluginConfig).
+type CSIPluginConfig struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	ID                  string                 `protobuf:"bytes,1,opt,name=ID,proto3" json:"ID,omitempty"`                                   // the plugin ID volumes name in plugin_id
+	Type                string                 `protobuf:"bytes,2,opt,name=Type,proto3" json:"Type,omitempty"`                               // monolith | controller | node
+	MountDir            string                 `protobuf:"bytes,3,opt,name=MountDir,proto3" json:"MountDir,omitempty"`                       // in the task, where the plugin puts csi.sock; default /csi
+	StagePublishBaseDir string                 `protobuf:"bytes,4,opt,name=StagePublishBaseDir,proto3" json:"StagePublishBaseDir,omitempty"` // in the task, base of staging/publish paths; default /local/csi
+	HealthTimeout       int64                  `protobuf:"varint,5,opt,name=HealthTimeout,proto3" json:"HealthTimeout,omitempty"`            // nanoseconds; default 30s
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *CSIPluginConfig) Reset() {
+	*x = CSIPluginConfig{}
+	mi := &file_job_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CSIPluginConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CSIPluginConfig) ProtoMessage() {}
+
+func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CSIPluginConfig.ProtoReflect.Descriptor instead.
+func (*CSIPluginConfig) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *CSIPluginConfig) GetID() string {
+	if x != nil {
+		return x.ID
+	}
+	return ""
+}
+
+func (x *CSIPluginConfig) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *CSIPluginConfig) GetMountDir() string {
+	if x != nil {
+		return x.MountDir
+	}
+	return ""
+}
+
+func (x *CSIPluginConfig) GetStagePublishBaseDir() string {
+	if x != nil {
+		return x.StagePublishBaseDir
+	}
+	return ""
+}
+
+func (x *CSIPluginConfig) GetHealthTimeout() int64 {
+	if x != nil {
+		return x.HealthTimeout
+	}
+	return 0
+}
+
 type Resources struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	CPU           int32                  `protobuf:"varint,1,opt,name=CPU,proto3" json:"CPU,omitempty"` // MHz
@@ -568,7 +654,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_job_proto_msgTypes[4]
+	mi := &file_job_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -580,7 +666,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[4]
+	mi := &file_job_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -593,7 +679,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{4}
+	return file_job_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Resources) GetCPU() int32 {
@@ -650,7 +736,7 @@ type RequestedDevice struct {
 
 func (x *RequestedDevice) Reset() {
 	*x = RequestedDevice{}
-	mi := &file_job_proto_msgTypes[5]
+	mi := &file_job_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -662,7 +748,7 @@ func (x *RequestedDevice) String() string {
 func (*RequestedDevice) ProtoMessage() {}
 
 func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[5]
+	mi := &file_job_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -675,7 +761,7 @@ func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestedDevice.ProtoReflect.Descriptor instead.
 func (*RequestedDevice) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{5}
+	return file_job_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RequestedDevice) GetName() string {
@@ -718,7 +804,7 @@ type Affinity struct {
 
 func (x *Affinity) Reset() {
 	*x = Affinity{}
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -730,7 +816,7 @@ func (x *Affinity) String() string {
 func (*Affinity) ProtoMessage() {}
 
 func (x *Affinity) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -743,7 +829,7 @@ func (x *Affinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Affinity.ProtoReflect.Descriptor instead.
 func (*Affinity) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{6}
+	return file_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Affinity) GetLTarget() string {
@@ -787,7 +873,7 @@ type NetworkResource struct {
 
 func (x *NetworkResource) Reset() {
 	*x = NetworkResource{}
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -799,7 +885,7 @@ func (x *NetworkResource) String() string {
 func (*NetworkResource) ProtoMessage() {}
 
 func (x *NetworkResource) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -812,7 +898,7 @@ func (x *NetworkResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkResource.ProtoReflect.Descriptor instead.
 func (*NetworkResource) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{7}
+	return file_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NetworkResource) GetMode() string {
@@ -862,7 +948,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -874,7 +960,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -887,7 +973,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{8}
+	return file_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Port) GetLabel() string {
@@ -930,7 +1016,7 @@ type RestartPolicy struct {
 
 func (x *RestartPolicy) Reset() {
 	*x = RestartPolicy{}
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -942,7 +1028,7 @@ func (x *RestartPolicy) String() string {
 func (*RestartPolicy) ProtoMessage() {}
 
 func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -955,7 +1041,7 @@ func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartPolicy.ProtoReflect.Descriptor instead.
 func (*RestartPolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{9}
+	return file_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RestartPolicy) GetAttempts() int32 {
@@ -1000,7 +1086,7 @@ type ReschedulePolicy struct {
 
 func (x *ReschedulePolicy) Reset() {
 	*x = ReschedulePolicy{}
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1012,7 +1098,7 @@ func (x *ReschedulePolicy) String() string {
 func (*ReschedulePolicy) ProtoMessage() {}
 
 func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1025,7 +1111,7 @@ func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReschedulePolicy.ProtoReflect.Descriptor instead.
 func (*ReschedulePolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{10}
+	return file_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ReschedulePolicy) GetAttempts() int32 {
@@ -1082,7 +1168,7 @@ type MigrateStrategy struct {
 
 func (x *MigrateStrategy) Reset() {
 	*x = MigrateStrategy{}
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1094,7 +1180,7 @@ func (x *MigrateStrategy) String() string {
 func (*MigrateStrategy) ProtoMessage() {}
 
 func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1107,7 +1193,7 @@ func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateStrategy.ProtoReflect.Descriptor instead.
 func (*MigrateStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{11}
+	return file_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *MigrateStrategy) GetMaxParallel() int32 {
@@ -1150,7 +1236,7 @@ type DisconnectStrategy struct {
 
 func (x *DisconnectStrategy) Reset() {
 	*x = DisconnectStrategy{}
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1162,7 +1248,7 @@ func (x *DisconnectStrategy) String() string {
 func (*DisconnectStrategy) ProtoMessage() {}
 
 func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1175,7 +1261,7 @@ func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectStrategy.ProtoReflect.Descriptor instead.
 func (*DisconnectStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{12}
+	return file_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DisconnectStrategy) GetLostAfter() int64 {
@@ -1221,7 +1307,7 @@ type VolumeRequest struct {
 
 func (x *VolumeRequest) Reset() {
 	*x = VolumeRequest{}
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1233,7 +1319,7 @@ func (x *VolumeRequest) String() string {
 func (*VolumeRequest) ProtoMessage() {}
 
 func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1246,7 +1332,7 @@ func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeRequest.ProtoReflect.Descriptor instead.
 func (*VolumeRequest) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{13}
+	return file_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *VolumeRequest) GetName() string {
@@ -1309,7 +1395,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1321,7 +1407,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1334,7 +1420,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{14}
+	return file_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *VolumeMount) GetVolume() string {
@@ -1368,7 +1454,7 @@ type LogConfig struct {
 
 func (x *LogConfig) Reset() {
 	*x = LogConfig{}
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1380,7 +1466,7 @@ func (x *LogConfig) String() string {
 func (*LogConfig) ProtoMessage() {}
 
 func (x *LogConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1393,7 +1479,7 @@ func (x *LogConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogConfig.ProtoReflect.Descriptor instead.
 func (*LogConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{15}
+	return file_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *LogConfig) GetMaxFiles() int32 {
@@ -1469,7 +1555,7 @@ const file_job_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xa5\x05\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xe8\x05\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -1487,13 +1573,20 @@ const file_job_proto_rawDesc = "" +
 	"\vConstraints\x18\v \x03(\v2\x12.troupe.ConstraintR\vConstraints\x127\n" +
 	"\fVolumeMounts\x18\f \x03(\v2\x13.troupe.VolumeMountR\fVolumeMounts\x12/\n" +
 	"\tLogConfig\x18\r \x01(\v2\x11.troupe.LogConfigR\tLogConfig\x12\x16\n" +
-	"\x06Leader\x18\x0e \x01(\bR\x06Leader\x1a6\n" +
+	"\x06Leader\x18\x0e \x01(\bR\x06Leader\x12A\n" +
+	"\x0fCSIPluginConfig\x18\x0f \x01(\v2\x17.troupe.CSIPluginConfigR\x0fCSIPluginConfig\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdb\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa9\x01\n" +
+	"\x0fCSIPluginConfig\x12\x0e\n" +
+	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
+	"\x04Type\x18\x02 \x01(\tR\x04Type\x12\x1a\n" +
+	"\bMountDir\x18\x03 \x01(\tR\bMountDir\x120\n" +
+	"\x13StagePublishBaseDir\x18\x04 \x01(\tR\x13StagePublishBaseDir\x12$\n" +
+	"\rHealthTimeout\x18\x05 \x01(\x03R\rHealthTimeout\"\xdb\x01\n" +
 	"\tResources\x12\x10\n" +
 	"\x03CPU\x18\x01 \x01(\x05R\x03CPU\x12\x1a\n" +
 	"\bMemoryMB\x18\x02 \x01(\x05R\bMemoryMB\x12 \n" +
@@ -1576,64 +1669,66 @@ func file_job_proto_rawDescGZIP() []byte {
 	return file_job_proto_rawDescData
 }
 
-var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_job_proto_goTypes = []any{
 	(*Job)(nil),                // 0: troupe.Job
 	(*Constraint)(nil),         // 1: troupe.Constraint
 	(*TaskGroup)(nil),          // 2: troupe.TaskGroup
 	(*Task)(nil),               // 3: troupe.Task
-	(*Resources)(nil),          // 4: troupe.Resources
-	(*RequestedDevice)(nil),    // 5: troupe.RequestedDevice
-	(*Affinity)(nil),           // 6: troupe.Affinity
-	(*NetworkResource)(nil),    // 7: troupe.NetworkResource
-	(*Port)(nil),               // 8: troupe.Port
-	(*RestartPolicy)(nil),      // 9: troupe.RestartPolicy
-	(*ReschedulePolicy)(nil),   // 10: troupe.ReschedulePolicy
-	(*MigrateStrategy)(nil),    // 11: troupe.MigrateStrategy
-	(*DisconnectStrategy)(nil), // 12: troupe.DisconnectStrategy
-	(*VolumeRequest)(nil),      // 13: troupe.VolumeRequest
-	(*VolumeMount)(nil),        // 14: troupe.VolumeMount
-	(*LogConfig)(nil),          // 15: troupe.LogConfig
-	nil,                        // 16: troupe.Job.MetaEntry
-	nil,                        // 17: troupe.TaskGroup.MetaEntry
-	nil,                        // 18: troupe.TaskGroup.VolumesEntry
-	nil,                        // 19: troupe.Task.EnvEntry
-	nil,                        // 20: troupe.Task.MetaEntry
-	(*structpb.Struct)(nil),    // 21: google.protobuf.Struct
+	(*CSIPluginConfig)(nil),    // 4: troupe.CSIPluginConfig
+	(*Resources)(nil),          // 5: troupe.Resources
+	(*RequestedDevice)(nil),    // 6: troupe.RequestedDevice
+	(*Affinity)(nil),           // 7: troupe.Affinity
+	(*NetworkResource)(nil),    // 8: troupe.NetworkResource
+	(*Port)(nil),               // 9: troupe.Port
+	(*RestartPolicy)(nil),      // 10: troupe.RestartPolicy
+	(*ReschedulePolicy)(nil),   // 11: troupe.ReschedulePolicy
+	(*MigrateStrategy)(nil),    // 12: troupe.MigrateStrategy
+	(*DisconnectStrategy)(nil), // 13: troupe.DisconnectStrategy
+	(*VolumeRequest)(nil),      // 14: troupe.VolumeRequest
+	(*VolumeMount)(nil),        // 15: troupe.VolumeMount
+	(*LogConfig)(nil),          // 16: troupe.LogConfig
+	nil,                        // 17: troupe.Job.MetaEntry
+	nil,                        // 18: troupe.TaskGroup.MetaEntry
+	nil,                        // 19: troupe.TaskGroup.VolumesEntry
+	nil,                        // 20: troupe.Task.EnvEntry
+	nil,                        // 21: troupe.Task.MetaEntry
+	(*structpb.Struct)(nil),    // 22: google.protobuf.Struct
 }
 var file_job_proto_depIdxs = []int32{
 	1,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
 	2,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
-	16, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
+	17, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
 	1,  // 3: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
 	3,  // 4: troupe.TaskGroup.Tasks:type_name -> troupe.Task
-	9,  // 5: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
-	10, // 6: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
-	17, // 7: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
-	11, // 8: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
-	12, // 9: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
-	7,  // 10: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
-	18, // 11: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
-	21, // 12: troupe.Task.Config:type_name -> google.protobuf.Struct
-	19, // 13: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	4,  // 14: troupe.Task.Resources:type_name -> troupe.Resources
-	9,  // 15: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	20, // 16: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	10, // 5: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
+	11, // 6: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
+	18, // 7: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
+	12, // 8: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
+	13, // 9: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
+	8,  // 10: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
+	19, // 11: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
+	22, // 12: troupe.Task.Config:type_name -> google.protobuf.Struct
+	20, // 13: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	5,  // 14: troupe.Task.Resources:type_name -> troupe.Resources
+	10, // 15: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	21, // 16: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
 	1,  // 17: troupe.Task.Constraints:type_name -> troupe.Constraint
-	14, // 18: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	15, // 19: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	7,  // 20: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	5,  // 21: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	1,  // 22: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	6,  // 23: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	8,  // 24: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	8,  // 25: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	13, // 26: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	27, // [27:27] is the sub-list for method output_type
-	27, // [27:27] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	15, // 18: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	16, // 19: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	4,  // 20: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	8,  // 21: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	6,  // 22: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	1,  // 23: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	7,  // 24: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	9,  // 25: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	9,  // 26: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	14, // 27: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	28, // [28:28] is the sub-list for method output_type
+	28, // [28:28] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -1647,7 +1742,7 @@ func file_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_job_proto_rawDesc), len(file_job_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 go build -o bin/troupe ./cmd/troupe
 export TROUPE_ADDR="${TROUPE_ADDR:-http://127.0.0.1:4646}"
 
-bin/troupe agent -dev -log-level "${LOG_LEVEL:-info}" 2>dev-agent.log &
+# Its own session: a Ctrl-C reaches only this script, which then asks the
+# agent once to shut down cleanly (a second signal would make it exit at once).
+setsid bin/troupe agent -dev -log-level "${LOG_LEVEL:-info}" 2>dev-agent.log &
 agent=$!
 trap 'kill -INT $agent 2>/dev/null || true; wait $agent 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM

@@ -108,6 +108,9 @@ type Client struct {
 	// stopAfter is, per alloc, how long the client may be cut off from the
 	// servers before it stops the alloc itself (stop_on_client_after).
 	stopAfter map[string]time.Duration
+	// stopping is set while the client actor itself stops (its children
+	// stop with it; that is no crash).
+	stopping bool
 	// setIndex is the index of the newest allocation set received.
 	setIndex uint64
 	// reports is each alloc's newest report, re-sent after a reconnect.
@@ -162,6 +165,7 @@ func (c *Client) Receive(ctx actor.Context) {
 	case *flushed:
 		c.onFlushed(ctx, m)
 	case *actor.Stopping:
+		c.stopping = true
 		for _, t := range []actors.Timer{c.timer, c.hbTimer} {
 			if t != nil {
 				t.Stop()

@@ -157,6 +157,9 @@ func (c *Client) onFlushed(ctx actor.Context, m *flushed) {
 // reported failed, so the servers reschedule it, instead of being left as
 // a dead PID.
 func (c *Client) onChildTerminated(ctx actor.Context, m *actor.Terminated) {
+	if c.stopping {
+		return
+	}
 	for id, pid := range c.known {
 		if !pid.Equal(m.GetWho()) {
 			continue

@@ -73,7 +73,7 @@ job "hello" {
     volume "data" {
       type            = "csi"
       source          = "vol1"
-      access_mode     = "single-node-writer"
+      access_mode     = "multi-node-multi-writer"
       attachment_mode = "file-system"
       read_only       = false
       per_alloc       = false

@@ -1,0 +1,101 @@
+package jobspec
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// CanonicalizeVolume fills a parsed volume's defaults (namespace
+// "default"). It is idempotent.
+func CanonicalizeVolume(v *messages.CSIVolume) {
+	if v != nil {
+		setDefault(&v.Namespace, defaultNamespace)
+	}
+}
+
+// ValidateVolume checks a volume specification, normally after
+// CanonicalizeVolume, and returns nil or a *ValidationError listing every
+// problem, each naming its field (`capability[0]: access_mode "rw" must
+// be one of ...`). create selects the rules of `volume create`, where the
+// plugin makes the volume and external_id is not needed; `volume
+// register` (create false) requires external_id.
+func ValidateVolume(v *messages.CSIVolume, create bool) error {
+	var problems []string
+	c := checker{problems: &problems}
+	if v == nil {
+		c.addf("volume is missing")
+	} else {
+		validateVolumeSpec(c, v, create)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: problems}
+}
+
+func validateVolumeSpec(c checker, v *messages.CSIVolume, create bool) {
+	validateID(c, v.ID)
+	if strings.Contains(v.ID, "/") {
+		c.addf("id %q must not contain a slash", v.ID)
+	}
+	for _, f := range [][2]string{{"name", v.Name}, {"namespace", v.Namespace}, {"plugin_id", v.PluginID}} {
+		if f[1] == "" {
+			c.addf("%s must not be empty", f[0])
+		}
+	}
+	if !create && v.ExternalID == "" {
+		c.addf("external_id must be set to register a volume (the storage provider's ID for it); use volume create to have the plugin make one")
+	}
+	validateCapabilities(c, v.RequestedCapabilities)
+	validateCapacity(c, v.RequestedCapacityMin, v.RequestedCapacityMax)
+	if v.SnapshotID != "" && v.CloneID != "" {
+		c.addf("only one of snapshot_id and clone_id may be set")
+	}
+	if tr := v.RequestedTopologies; tr != nil {
+		validateTopologies(c.at("topology_request.required"), tr.Required)
+		validateTopologies(c.at("topology_request.preferred"), tr.Preferred)
+	}
+}
+
+func validateCapabilities(c checker, caps []*messages.CSIVolumeCapability) {
+	if len(caps) == 0 {
+		c.addf("capability: at least one capability block is required")
+	}
+	for i, cp := range caps {
+		cc := c.at("capability[%d]", i)
+		if cp == nil {
+			cc.addf("is missing")
+			continue
+		}
+		switch {
+		case cp.AccessMode == "":
+			cc.addf("access_mode must be set (one of %s)", strings.Join(csiAccessModes, ", "))
+		case !slices.Contains(csiAccessModes, cp.AccessMode):
+			cc.addf("access_mode %q must be one of %s", cp.AccessMode, strings.Join(csiAccessModes, ", "))
+		}
+		switch {
+		case cp.AttachmentMode == "":
+			cc.addf("attachment_mode must be set (file-system or block-device)")
+		case !slices.Contains(csiAttachmentModes, cp.AttachmentMode):
+			cc.addf("attachment_mode %q must be file-system or block-device", cp.AttachmentMode)
+		}
+	}
+}
+
+func validateCapacity(c checker, minBytes, maxBytes int64) {
+	nonNegative(c, "capacity_min", minBytes)
+	nonNegative(c, "capacity_max", maxBytes)
+	if maxBytes > 0 && maxBytes < minBytes {
+		c.addf("capacity_max (%d bytes) must not be less than capacity_min (%d bytes)", maxBytes, minBytes)
+	}
+}
+
+func validateTopologies(c checker, ts []*messages.CSITopology) {
+	for i, t := range ts {
+		if len(t.GetSegments()) == 0 {
+			c.at("topology[%d]", i).addf("segments must not be empty")
+		}
+	}
+}
