@@ -94,6 +94,13 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/operator/raft/configuration", s.wrap(s.raftConfig))
 	m.HandleFunc("DELETE /v1/operator/raft/peer", s.removePeer)
 	m.HandleFunc("GET /v1/actors", s.wrap(s.actors))
+	m.HandleFunc("GET /v1/volumes", s.wrap(s.volumeList))
+	m.HandleFunc("GET /v1/volume/csi/{id}", s.wrap(s.volumeGet))
+	m.HandleFunc("PUT /v1/volume/csi/{id}", s.wrap(s.volumeRegister))
+	m.HandleFunc("POST /v1/volume/csi/{id}", s.wrap(s.volumeRegister))
+	m.HandleFunc("DELETE /v1/volume/csi/{id}", s.wrap(s.volumeDeregister))
+	m.HandleFunc("GET /v1/plugins", s.wrap(s.pluginList))
+	m.HandleFunc("GET /v1/plugin/csi/{id}", s.wrap(s.pluginGet))
 }
 
 // ServeHTTP implements http.Handler.

@@ -41,6 +41,11 @@ type Command struct {
 	//	*Command_UpdateNodeEligibility
 	//	*Command_StopAlloc
 	//	*Command_UpdateNodeDrain
+	//	*Command_RegisterVolume
+	//	*Command_DeregisterVolume
+	//	*Command_ClaimVolume
+	//	*Command_UpdateClaimState
+	//	*Command_UpsertPluginInstances
 	Cmd           isCommand_Cmd `protobuf_oneof:"Cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -180,6 +185,51 @@ func (x *Command) GetUpdateNodeDrain() *UpdateNodeDrain {
 	return nil
 }
 
+func (x *Command) GetRegisterVolume() *RegisterVolume {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_RegisterVolume); ok {
+			return x.RegisterVolume
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetDeregisterVolume() *DeregisterVolume {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_DeregisterVolume); ok {
+			return x.DeregisterVolume
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetClaimVolume() *ClaimVolume {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_ClaimVolume); ok {
+			return x.ClaimVolume
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetUpdateClaimState() *UpdateClaimState {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpdateClaimState); ok {
+			return x.UpdateClaimState
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetUpsertPluginInstances() *UpsertPluginInstances {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpsertPluginInstances); ok {
+			return x.UpsertPluginInstances
+		}
+	}
+	return nil
+}
+
 type isCommand_Cmd interface {
 	isCommand_Cmd()
 }
@@ -224,6 +274,27 @@ type Command_UpdateNodeDrain struct {
 	UpdateNodeDrain *UpdateNodeDrain `protobuf:"bytes,19,opt,name=UpdateNodeDrain,proto3,oneof"`
 }
 
+type Command_RegisterVolume struct {
+	// CSI volumes and plugins (their messages are in volume.proto).
+	RegisterVolume *RegisterVolume `protobuf:"bytes,20,opt,name=RegisterVolume,proto3,oneof"`
+}
+
+type Command_DeregisterVolume struct {
+	DeregisterVolume *DeregisterVolume `protobuf:"bytes,21,opt,name=DeregisterVolume,proto3,oneof"`
+}
+
+type Command_ClaimVolume struct {
+	ClaimVolume *ClaimVolume `protobuf:"bytes,22,opt,name=ClaimVolume,proto3,oneof"`
+}
+
+type Command_UpdateClaimState struct {
+	UpdateClaimState *UpdateClaimState `protobuf:"bytes,23,opt,name=UpdateClaimState,proto3,oneof"`
+}
+
+type Command_UpsertPluginInstances struct {
+	UpsertPluginInstances *UpsertPluginInstances `protobuf:"bytes,24,opt,name=UpsertPluginInstances,proto3,oneof"`
+}
+
 func (*Command_RegisterJob) isCommand_Cmd() {}
 
 func (*Command_DeregisterJob) isCommand_Cmd() {}
@@ -243,6 +314,16 @@ func (*Command_UpdateNodeEligibility) isCommand_Cmd() {}
 func (*Command_StopAlloc) isCommand_Cmd() {}
 
 func (*Command_UpdateNodeDrain) isCommand_Cmd() {}
+
+func (*Command_RegisterVolume) isCommand_Cmd() {}
+
+func (*Command_DeregisterVolume) isCommand_Cmd() {}
+
+func (*Command_ClaimVolume) isCommand_Cmd() {}
+
+func (*Command_UpdateClaimState) isCommand_Cmd() {}
+
+func (*Command_UpsertPluginInstances) isCommand_Cmd() {}
 
 // RegisterJob stores a job (a new version when it changed) and its eval.
 type RegisterJob struct {
@@ -999,6 +1080,8 @@ type Snapshot struct {
 	Evals         []*Evaluation          `protobuf:"bytes,4,rep,name=Evals,proto3" json:"Evals,omitempty"`
 	Allocs        []*Allocation          `protobuf:"bytes,5,rep,name=Allocs,proto3" json:"Allocs,omitempty"`
 	Nodes         []*Node                `protobuf:"bytes,6,rep,name=Nodes,proto3" json:"Nodes,omitempty"`
+	Volumes       []*CSIVolume           `protobuf:"bytes,7,rep,name=Volumes,proto3" json:"Volumes,omitempty"`
+	Plugins       []*CSIPlugin           `protobuf:"bytes,8,rep,name=Plugins,proto3" json:"Plugins,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1075,6 +1158,20 @@ func (x *Snapshot) GetNodes() []*Node {
 	return nil
 }
 
+func (x *Snapshot) GetVolumes() []*CSIVolume {
+	if x != nil {
+		return x.Volumes
+	}
+	return nil
+}
+
+func (x *Snapshot) GetPlugins() []*CSIPlugin {
+	if x != nil {
+		return x.Plugins
+	}
+	return nil
+}
+
 var File_raft_proto protoreflect.FileDescriptor
 
 const file_raft_proto_rawDesc = "" +
@@ -1082,7 +1179,7 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\"\xb5\x05\n" +
+	"node.proto\x1a\fvolume.proto\"\x97\b\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1095,7 +1192,12 @@ const file_raft_proto_rawDesc = "" +
 	"\x10UpdateNodeStatus\x18\x10 \x01(\v2\x18.troupe.UpdateNodeStatusH\x00R\x10UpdateNodeStatus\x12U\n" +
 	"\x15UpdateNodeEligibility\x18\x11 \x01(\v2\x1d.troupe.UpdateNodeEligibilityH\x00R\x15UpdateNodeEligibility\x121\n" +
 	"\tStopAlloc\x18\x12 \x01(\v2\x11.troupe.StopAllocH\x00R\tStopAlloc\x12C\n" +
-	"\x0fUpdateNodeDrain\x18\x13 \x01(\v2\x17.troupe.UpdateNodeDrainH\x00R\x0fUpdateNodeDrainB\x05\n" +
+	"\x0fUpdateNodeDrain\x18\x13 \x01(\v2\x17.troupe.UpdateNodeDrainH\x00R\x0fUpdateNodeDrain\x12@\n" +
+	"\x0eRegisterVolume\x18\x14 \x01(\v2\x16.troupe.RegisterVolumeH\x00R\x0eRegisterVolume\x12F\n" +
+	"\x10DeregisterVolume\x18\x15 \x01(\v2\x18.troupe.DeregisterVolumeH\x00R\x10DeregisterVolume\x127\n" +
+	"\vClaimVolume\x18\x16 \x01(\v2\x13.troupe.ClaimVolumeH\x00R\vClaimVolume\x12F\n" +
+	"\x10UpdateClaimState\x18\x17 \x01(\v2\x18.troupe.UpdateClaimStateH\x00R\x10UpdateClaimState\x12U\n" +
+	"\x15UpsertPluginInstances\x18\x18 \x01(\v2\x1d.troupe.UpsertPluginInstancesH\x00R\x15UpsertPluginInstancesB\x05\n" +
 	"\x03Cmd\"T\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
@@ -1148,14 +1250,16 @@ const file_raft_proto_rawDesc = "" +
 	"\tStopAlloc\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12.\n" +
 	"\x12DesiredDescription\x18\x02 \x01(\tR\x12DesiredDescription\x12&\n" +
-	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xea\x01\n" +
+	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xc4\x02\n" +
 	"\bSnapshot\x12\x14\n" +
 	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12\x1f\n" +
 	"\x04Jobs\x18\x02 \x03(\v2\v.troupe.JobR\x04Jobs\x12-\n" +
 	"\vJobVersions\x18\x03 \x03(\v2\v.troupe.JobR\vJobVersions\x12(\n" +
 	"\x05Evals\x18\x04 \x03(\v2\x12.troupe.EvaluationR\x05Evals\x12*\n" +
 	"\x06Allocs\x18\x05 \x03(\v2\x12.troupe.AllocationR\x06Allocs\x12\"\n" +
-	"\x05Nodes\x18\x06 \x03(\v2\f.troupe.NodeR\x05NodesB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x05Nodes\x18\x06 \x03(\v2\f.troupe.NodeR\x05Nodes\x12+\n" +
+	"\aVolumes\x18\a \x03(\v2\x11.troupe.CSIVolumeR\aVolumes\x12+\n" +
+	"\aPlugins\x18\b \x03(\v2\x11.troupe.CSIPluginR\aPluginsB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_raft_proto_rawDescOnce sync.Once
@@ -1185,11 +1289,18 @@ var file_raft_proto_goTypes = []any{
 	(*UpdateNodeDrain)(nil),        // 11: troupe.UpdateNodeDrain
 	(*StopAlloc)(nil),              // 12: troupe.StopAlloc
 	(*Snapshot)(nil),               // 13: troupe.Snapshot
-	(*Job)(nil),                    // 14: troupe.Job
-	(*Evaluation)(nil),             // 15: troupe.Evaluation
-	(*Allocation)(nil),             // 16: troupe.Allocation
-	(*Node)(nil),                   // 17: troupe.Node
-	(*DrainStrategy)(nil),          // 18: troupe.DrainStrategy
+	(*RegisterVolume)(nil),         // 14: troupe.RegisterVolume
+	(*DeregisterVolume)(nil),       // 15: troupe.DeregisterVolume
+	(*ClaimVolume)(nil),            // 16: troupe.ClaimVolume
+	(*UpdateClaimState)(nil),       // 17: troupe.UpdateClaimState
+	(*UpsertPluginInstances)(nil),  // 18: troupe.UpsertPluginInstances
+	(*Job)(nil),                    // 19: troupe.Job
+	(*Evaluation)(nil),             // 20: troupe.Evaluation
+	(*Allocation)(nil),             // 21: troupe.Allocation
+	(*Node)(nil),                   // 22: troupe.Node
+	(*DrainStrategy)(nil),          // 23: troupe.DrainStrategy
+	(*CSIVolume)(nil),              // 24: troupe.CSIVolume
+	(*CSIPlugin)(nil),              // 25: troupe.CSIPlugin
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1202,33 +1313,40 @@ var file_raft_proto_depIdxs = []int32{
 	10, // 7: troupe.Command.UpdateNodeEligibility:type_name -> troupe.UpdateNodeEligibility
 	12, // 8: troupe.Command.StopAlloc:type_name -> troupe.StopAlloc
 	11, // 9: troupe.Command.UpdateNodeDrain:type_name -> troupe.UpdateNodeDrain
-	14, // 10: troupe.RegisterJob.Job:type_name -> troupe.Job
-	15, // 11: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	15, // 12: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	15, // 13: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	16, // 14: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 15: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	15, // 16: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	15, // 17: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	16, // 18: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	15, // 19: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	17, // 20: troupe.RegisterNode.Node:type_name -> troupe.Node
-	15, // 21: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	15, // 22: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	15, // 23: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	18, // 24: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	15, // 25: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	15, // 26: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	14, // 27: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	14, // 28: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	15, // 29: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	16, // 30: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	17, // 31: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	14, // 10: troupe.Command.RegisterVolume:type_name -> troupe.RegisterVolume
+	15, // 11: troupe.Command.DeregisterVolume:type_name -> troupe.DeregisterVolume
+	16, // 12: troupe.Command.ClaimVolume:type_name -> troupe.ClaimVolume
+	17, // 13: troupe.Command.UpdateClaimState:type_name -> troupe.UpdateClaimState
+	18, // 14: troupe.Command.UpsertPluginInstances:type_name -> troupe.UpsertPluginInstances
+	19, // 15: troupe.RegisterJob.Job:type_name -> troupe.Job
+	20, // 16: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	20, // 17: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	20, // 18: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	21, // 19: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 20: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	20, // 21: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	20, // 22: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	21, // 23: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	20, // 24: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	22, // 25: troupe.RegisterNode.Node:type_name -> troupe.Node
+	20, // 26: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	20, // 27: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	20, // 28: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	23, // 29: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	20, // 30: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	20, // 31: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	19, // 32: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	19, // 33: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	20, // 34: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	21, // 35: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	22, // 36: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	24, // 37: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	25, // 38: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1240,6 +1358,7 @@ func file_raft_proto_init() {
 	file_eval_proto_init()
 	file_alloc_proto_init()
 	file_node_proto_init()
+	file_volume_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_RegisterJob)(nil),
 		(*Command_DeregisterJob)(nil),
@@ -1251,6 +1370,11 @@ func file_raft_proto_init() {
 		(*Command_UpdateNodeEligibility)(nil),
 		(*Command_StopAlloc)(nil),
 		(*Command_UpdateNodeDrain)(nil),
+		(*Command_RegisterVolume)(nil),
+		(*Command_DeregisterVolume)(nil),
+		(*Command_ClaimVolume)(nil),
+		(*Command_UpdateClaimState)(nil),
+		(*Command_UpsertPluginInstances)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -195,7 +196,7 @@ func PendingOps(vols []*messages.CSIVolume) []*messages.ControllerOp {
 			continue
 		}
 		for _, op := range e.Controller {
-			all = append(all, due{op: op, at: ClaimsOf(v).Get(op.GetAllocationID()).GetUpdatedAt()})
+			all = append(all, due{op: op, at: state.ClaimsOf(v).Get(op.GetAllocationID()).GetUpdatedAt()})
 		}
 	}
 	slices.SortStableFunc(all, func(a, b due) int {

@@ -5,15 +5,20 @@
 // pure: no I/O, no clock, no actor system; the actors (next to come) carry
 // out the effects.
 //
-// Claims (claims.go) apply the access modes. Every claim that is not
-// freed holds its slot: single-node-* modes keep all claims on one node,
-// *-single-writer and single-node-writer allow one writer, reader-only
-// modes refuse writers (ErrReadOnly); a conflict is a *ConflictError naming
-// the volume and the allocation in the way. Claiming again for the same
-// allocation returns the same claim.
+// The claim rules live in cluster/state, beside the FSM that applies the
+// volume commands with the same code; claims.go, claim_state.go and
+// errors.go give them this package's names (AccessSingleNodeWriter,
+// StateTaken, ErrClaimConflict, ConflictError are aliases).
+//
+// Claims (state.ClaimsOf(vol).Check) apply the access modes. Every claim
+// that is not freed holds its slot: single-node-* modes keep all claims on
+// one node, *-single-writer and single-node-writer allow one writer,
+// reader-only modes refuse writers (ErrReadOnly); a conflict is a
+// *ConflictError naming the volume and the allocation in the way.
+// Claiming again for the same allocation returns the same claim.
 //
 // A claim moves taken -> unpublishing -> node-detached ->
-// controller-detached -> freed (claim_state.go). Each edge accepts only
+// controller-detached -> freed (state.CanClaimTransition). Each edge accepts only
 // some Reasons: unpublishing -> node-detached needs the node's report, an
 // abandoned node plugin, or a claim that never reached its node, so a
 // failed node unmount is a hard gate before any controller detach.
@@ -29,8 +34,9 @@
 //	// log e.Transitions and e.Failures.
 //
 // At most one controller op per volume is in flight; Step queues the rest.
-// ApplyClaimVolume and ApplyUpdateClaimState (apply.go) are how the FSM
-// must apply the volume commands; VolumeState uses them on its own copy.
+// state.ApplyClaimVolume and state.ApplyUpdateClaimState are how the FSM
+// applies the volume commands; VolumeState applies each proposal with them
+// to its own copy, so it predicts exactly what raft will store.
 //
 // ControllerQueue.Step (controller_queue.go) serializes a plugin's
 // destructive controller ops across volumes, FIFO, one in flight, routed
@@ -38,8 +44,9 @@
 // only on Unavailable. A new leader rebuilds it with
 // RebuildControllerQueue(PendingOps(volumesOfPlugin)).
 //
-// ApplyUpsertPluginInstances, CountPlugin and WithPluginHealth (plugin.go)
-// keep plugin counts and a volume's Schedulable from client fingerprints.
+// state.ApplyUpsertPluginInstances, state.CountPlugin and
+// state.WithPluginHealth keep plugin counts and a volume's Schedulable
+// from client fingerprints (the FSM does it on UpsertPluginInstances).
 // RetryPolicy (retry.go) is the unpublish backoff (1 s doubling to 1 min,
 // 24 h deadline): Delay(attempt, elapsed) is pure, NewBackOff(clock) gives
 // a cenkalti/backoff ExponentialBackOff on an injected clock.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -12,7 +13,7 @@ import (
 func testVolume(id string, controllerRequired bool) *messages.CSIVolume {
 	v := &messages.CSIVolume{ID: id, Name: id, Namespace: "default", ExternalID: "ext-" + id,
 		PluginID: "hostpath", ControllerRequired: controllerRequired, Schedulable: true}
-	for mode := range accessRules {
+	for _, mode := range state.AccessModes() {
 		v.RequestedCapabilities = append(v.RequestedCapabilities,
 			&messages.CSIVolumeCapability{AccessMode: mode, AttachmentMode: AttachFilesystem})
 	}

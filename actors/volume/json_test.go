@@ -7,6 +7,7 @@ import (
 	nomad "github.com/hashicorp/nomad/api"
 	"github.com/stretchr/testify/require"
 
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -21,10 +22,10 @@ func TestCSIVolumeJSONDecodesIntoNomadAPI(t *testing.T) {
 	vol.RequestedCapacityMin, vol.Capacity = 1<<30, 2<<30
 	vol.ControllersHealthy, vol.NodesHealthy, vol.NodesExpected = 1, 2, 2
 	vol.CreateIndex, vol.ModifyIndex = 10, 12
-	ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeWrite, AccessMultiNodeSingleWriter)}, 5)
-	ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a2", "n2", ModeRead, AccessMultiNodeSingleWriter)}, 6)
-	ApplyUpdateClaimState(vol, &messages.UpdateClaimState{AllocationID: "a1", State: "taken",
-		PublishContext: map[string]string{"dev": "/dev/xvdf"}, ControllerPublished: true}, 7)
+	require.NoError(t, state.ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeWrite, AccessMultiNodeSingleWriter)}, 5))
+	require.NoError(t, state.ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a2", "n2", ModeRead, AccessMultiNodeSingleWriter)}, 6))
+	require.NoError(t, state.ApplyUpdateClaimState(vol, &messages.UpdateClaimState{AllocationID: "a1", State: "taken",
+		PublishContext: map[string]string{"dev": "/dev/xvdf"}, ControllerPublished: true}, 7))
 
 	raw, err := json.Marshal(vol)
 	require.NoError(t, err)
@@ -38,7 +39,7 @@ func TestCSIVolumeJSONDecodesIntoNomadAPI(t *testing.T) {
 	require.Equal(t, nomad.CSIVolumeAttachmentModeFilesystem, got.AttachmentMode)
 	require.Equal(t, "ext4", got.MountOptions.FSType)
 	require.Equal(t, "r1", got.Topologies[0].Segments["rack"])
-	require.Len(t, got.RequestedCapabilities, len(accessRules))
+	require.Len(t, got.RequestedCapabilities, len(state.AccessModes()))
 	require.EqualValues(t, 2<<30, got.Capacity)
 	require.Equal(t, 2, got.NodesExpected)
 	require.EqualValues(t, 12, got.ModifyIndex)

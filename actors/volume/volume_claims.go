@@ -5,13 +5,14 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
 
 // onClaim takes a new claim (or finds the allocation's existing one) and
 // answers when it is usable: at once, or after ControllerPublish.
 func (s *VolumeState) onClaim(e *Effects, req *messages.CSIVolumeClaim) error {
-	existing, err := ClaimsOf(s.vol).Check(req)
+	existing, err := state.ClaimsOf(s.vol).Check(req)
 	if err != nil {
 		return err
 	}
@@ -26,7 +27,9 @@ func (s *VolumeState) onClaim(e *Effects, req *messages.CSIVolumeClaim) error {
 			c.ControllerPublished, c.PublishContext = true, cloneContext(sib.GetPublishContext())
 		}
 	}
-	s.propose(e, Proposal{Claim: &messages.ClaimVolume{VolumeID: s.vol.GetID(), Claim: c}})
+	if err := s.propose(e, Proposal{Claim: &messages.ClaimVolume{VolumeID: s.vol.GetID(), Claim: c}}); err != nil {
+		return err
+	}
 	s.answerOrPublish(e, s.claim(c.GetAllocationID()))
 	return nil
 }

@@ -2,8 +2,8 @@ package volume
 
 import (
 	"fmt"
-	"strings"
 
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -22,10 +22,12 @@ func (s *VolumeState) onPublished(e *Effects, m ControllerPublished) error {
 		return err
 	}
 	if c := s.claim(m.AllocID); c != nil && c.GetState() == StateTaken.String() {
-		s.propose(e, Proposal{UpdateClaim: &messages.UpdateClaimState{
+		if err := s.propose(e, Proposal{UpdateClaim: &messages.UpdateClaimState{
 			VolumeID: s.vol.GetID(), AllocationID: m.AllocID, State: StateTaken.String(),
 			PublishContext: cloneContext(m.PublishContext), ControllerPublished: true,
-		}})
+		}}); err != nil {
+			return err
+		}
 		s.reply(e, m.AllocID, s.claim(m.AllocID), nil)
 	}
 	s.next(e)
@@ -103,18 +105,10 @@ func (s *VolumeState) onDeregister(e *Effects, force bool) error {
 	return nil
 }
 
-// checkUnused refuses when claims remain (with force: taken claims).
+// checkUnused refuses when claims remain (with force: taken claims), as
+// the FSM will.
 func (s *VolumeState) checkUnused(force bool) error {
-	var users []string
-	for _, c := range s.vol.GetClaims() {
-		if !force || c.GetState() == StateTaken.String() {
-			users = append(users, fmt.Sprintf("alloc %q (%s)", c.GetAllocationID(), c.GetState()))
-		}
-	}
-	if len(users) > 0 {
-		return fmt.Errorf("%w: volume %q is claimed by %s", ErrVolumeInUse, s.vol.GetID(), strings.Join(users, ", "))
-	}
-	return nil
+	return state.CheckVolumeUnused(s.vol, force)
 }
 
 func (s *VolumeState) onDelete(e *Effects) error {

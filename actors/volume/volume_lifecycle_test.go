@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -95,8 +97,9 @@ func TestControllerUnpublishOnlyAfterNodeDetached(t *testing.T) {
 	unpublishes := 0
 	for run := 0; run < 300; run++ {
 		s := NewVolumeState(testVolume("v", true))
-		nodeDone := map[string]bool{}  // node reported or abandoned
-		published := map[string]bool{} // claim handed to its node
+		stored := testVolume("v", true) // what the FSM stores from the proposals
+		nodeDone := map[string]bool{}   // node reported or abandoned
+		published := map[string]bool{}  // claim handed to its node
 		for i := 0; i < 40; i++ {
 			a := allocs[rng.Intn(len(allocs))]
 			in := randomInput(rng, s, a, nodes[a])
@@ -104,6 +107,8 @@ func TestControllerUnpublishOnlyAfterNodeDetached(t *testing.T) {
 			if err != nil {
 				continue
 			}
+			applyProposals(t, stored, e.Propose)
+			require.True(t, proto.Equal(stored, s.Volume()), "run %d step %d: the FSM stores what the state predicts", run, i)
 			switch in.(type) {
 			case NodeDetached, NodeAbandoned:
 				nodeDone[a] = true
@@ -125,7 +130,7 @@ func TestControllerUnpublishOnlyAfterNodeDetached(t *testing.T) {
 				if c.GetState() == "" {
 					continue
 				}
-				if st, _ := ParseClaimState(c.GetState()); st >= StateNodeDetached {
+				if st, _ := state.ParseClaimState(c.GetState()); st >= StateNodeDetached {
 					require.True(t, nodeDone[c.GetAllocationID()] || !published[c.GetAllocationID()])
 				}
 			}
@@ -171,17 +176,15 @@ func randomInput(rng *rand.Rand, s *VolumeState, a, node string) Input {
 	return ClaimRequested{Claim: testClaim(a, node, ModeWrite, AccessMultiNodeMultiWriter)}
 }
 
-func TestApplyIsWhatTheFSMWillStore(t *testing.T) {
-	vol := testVolume("v", true)
-	ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeRead, AccessMultiNodeReader)}, 7)
-	require.Equal(t, "taken", vol.Claims[0].GetState())
-	require.EqualValues(t, 7, vol.Claims[0].GetUpdatedAt())
-	require.True(t, ApplyUpdateClaimState(vol, &messages.UpdateClaimState{AllocationID: "a1", State: "unpublishing",
-		PublishContext: map[string]string{"k": "v"}, ControllerPublished: true}, 9))
-	require.EqualValues(t, 9, vol.Claims[0].GetUpdatedAt())
-	require.True(t, vol.Claims[0].GetControllerPublished())
-	require.Equal(t, "v", vol.Claims[0].GetPublishContext()["k"])
-	require.False(t, ApplyUpdateClaimState(vol, &messages.UpdateClaimState{AllocationID: "zz", State: "freed"}, 9))
-	require.True(t, ApplyUpdateClaimState(vol, &messages.UpdateClaimState{AllocationID: "a1", State: "freed"}, 9))
-	require.Empty(t, vol.Claims)
+// applyProposals applies proposals as the FSM does; it refuses none of them.
+func applyProposals(t *testing.T, vol *messages.CSIVolume, props []Proposal) {
+	t.Helper()
+	for _, p := range props {
+		switch {
+		case p.Claim != nil:
+			require.NoError(t, state.ApplyClaimVolume(vol, p.Claim, 0))
+		case p.UpdateClaim != nil:
+			require.NoError(t, state.ApplyUpdateClaimState(vol, p.UpdateClaim, 0))
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -116,7 +117,7 @@ func (s *VolumeState) dispatch(e *Effects, in Input) error {
 
 // claim returns the allocation's claim, or nil.
 func (s *VolumeState) claim(allocID string) *messages.CSIVolumeClaim {
-	return ClaimsOf(s.vol).Get(allocID)
+	return state.ClaimsOf(s.vol).Get(allocID)
 }
 
 // usable reports whether a claim may be handed to its node: the volume
@@ -126,31 +127,39 @@ func (s *VolumeState) usable(c *messages.CSIVolumeClaim) bool {
 }
 
 // propose records a raft command and applies it to the cached volume
-// exactly as the FSM will.
-func (s *VolumeState) propose(e *Effects, p Proposal) {
-	e.Propose = append(e.Propose, p)
+// exactly as the FSM will. The callers checked the claim or transition
+// first, so an error here means the cached volume is corrupt.
+func (s *VolumeState) propose(e *Effects, p Proposal) error {
+	var err error
 	switch {
 	case p.Claim != nil:
-		ApplyClaimVolume(s.vol, p.Claim, 0)
+		err = state.ApplyClaimVolume(s.vol, p.Claim, 0)
 	case p.UpdateClaim != nil:
-		ApplyUpdateClaimState(s.vol, p.UpdateClaim, 0)
+		err = state.ApplyUpdateClaimState(s.vol, p.UpdateClaim, 0)
 	}
+	if err != nil {
+		return err
+	}
+	e.Propose = append(e.Propose, p)
+	return nil
 }
 
 // move takes claim c along one edge of the transition table and proposes it.
 func (s *VolumeState) move(e *Effects, c *messages.CSIVolumeClaim, to ClaimState, why Reason) error {
-	from, err := ParseClaimState(c.GetState())
+	from, err := state.ParseClaimState(c.GetState())
 	if err != nil {
 		return err
 	}
-	if !CanTransition(from, to, why) {
+	if !state.CanClaimTransition(from, to, why) {
 		return fmt.Errorf("%w: volume %q alloc %q: %s -> %s (%s)", ErrIllegalTransition,
 			s.vol.GetID(), c.GetAllocationID(), from, to, why)
 	}
-	s.propose(e, Proposal{UpdateClaim: &messages.UpdateClaimState{
+	if err := s.propose(e, Proposal{UpdateClaim: &messages.UpdateClaimState{
 		VolumeID: s.vol.GetID(), AllocationID: c.GetAllocationID(), State: to.String(),
 		NodeAbandoned: why == ReasonNodeAbandoned,
-	}})
+	}}); err != nil {
+		return err
+	}
 	e.Transitions = append(e.Transitions, Transition{AllocID: c.GetAllocationID(), From: from, To: to, Why: why})
 	if to == StateFreed {
 		delete(s.attempts, c.GetAllocationID())

@@ -1,6 +1,7 @@
 // Package state is troupe's replicated cluster state: an in-memory,
 // indexed store of jobs (and their last versions), evaluations,
-// allocations and nodes, and the raft FSM that is its only writer.
+// allocations, nodes, CSI volumes and CSI plugins, and the raft FSM that
+// is its only writer.
 //
 // # Store
 //
@@ -22,7 +23,8 @@
 //
 //	idx := store.Wait(ctx, lastSeen, state.TableAllocs) // blocks until allocs change or ctx ends
 //
-// Jobs, versions, evaluations, nodes and the table indexes are go-memdb
+// Jobs, versions, evaluations, nodes, CSI volumes (by namespace and ID, by
+// ID alone, by plugin), CSI plugins and the table indexes are go-memdb
 // tables. Allocations, which count in millions, live in a purpose-built
 // persistent structure (pmap: sorted chunks, copied on write per
 // transaction) with indexes by ID, job, node and eval, and per-node usage
@@ -35,12 +37,30 @@
 // messages.Command; Apply runs one handler (apply_*.go, one per command)
 // in one write transaction and answers its result: *RegisterJobResult,
 // *DeregisterJobResult, *messages.ApplyPlanResult, nil, or an error value
-// (ErrJobNotFound, ErrNodeNotFound, ErrAllocNotFound, ErrBadCommand) in
-// which case nothing changed. After each commit, the callbacks registered
-// with OnApply receive an Event naming the evaluations that are ready or
-// delayed, the nodes whose allocations or records changed and the jobs
-// that changed; the leader's actors subscribe through it. Callbacks run on
-// raft's FSM goroutine: they must only hand the event on.
+// (ErrJobNotFound, ErrNodeNotFound, ErrAllocNotFound, ErrBadCommand, the
+// volume errors) in which case nothing changed. After each commit, the
+// callbacks registered with OnApply receive an Event naming the
+// evaluations that are ready or delayed, the nodes whose allocations or
+// records changed, and the jobs, volumes and plugins that changed; the
+// leader's actors subscribe through it. Callbacks run on raft's FSM
+// goroutine: they must only hand the event on.
+//
+// # CSI volumes and plugins
+//
+// RegisterVolume, DeregisterVolume, ClaimVolume, UpdateClaimState and
+// UpsertPluginInstances keep the csi_volumes and csi_plugins tables. The
+// claim rules are here, shared with the leader's volume actors
+// (actors/volume) so that both agree on every claim: access modes and
+// Claims.Check (volume_claims.go), the claim state table
+// (volume_claim_state.go), ApplyClaimVolume, ApplyUpdateClaimState and
+// CheckVolumeUnused (volume_apply.go), and ApplyUpsertPluginInstances,
+// CountPlugin and WithPluginHealth (volume_plugin.go). The FSM answers
+// their errors (*ClaimConflictError, ErrIllegalTransition...) as the Apply
+// response. Volume commands name a volume by ID alone, so a volume ID is
+// unique across namespaces (CSIVolumeAnyNamespace finds it). Every volume
+// of a plugin carries the plugin's counts and Schedulable, recomputed when
+// its instances change. Event.VolumesChanged and Event.PluginsChanged name
+// what changed.
 //
 // ApplyPlan re-checks every placement at apply time: the node must exist,
 // be ready and eligible, and still have room (capacity minus reserved
@@ -54,5 +74,5 @@
 // messages.Snapshot records of at most 1024 objects each (the first
 // carries the raft index), so memory stays bounded with a million
 // allocations; Restore rebuilds a fresh store from it and publishes an
-// Event naming every pending evaluation, node and job.
+// Event naming every pending evaluation, node, job, volume and plugin.
 package state

@@ -1,6 +1,9 @@
 package state
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrJobNotFound is the Apply response to a deregister of an unknown job.
@@ -23,3 +26,58 @@ var (
 // ErrPlacementRefused says why the FSM refused a plan's placement (logged;
 // the plan result lists the refused IDs).
 var ErrPlacementRefused = errors.New("state: placement refused")
+
+// CSI volume errors: the Apply response to a volume command that changed
+// nothing. The claim errors are also what the volume actor answers, as it
+// checks claims with the same code (Claims.Check).
+var (
+	// ErrVolumeNotFound: a command for a volume that is not registered.
+	ErrVolumeNotFound = errors.New("state: volume not found")
+	// ErrInvalidVolume: a volume to register without an ID or plugin ID,
+	// or with an unknown capability, or with an ID already used in another
+	// namespace (volume commands name volumes by ID alone).
+	ErrInvalidVolume = errors.New("state: invalid volume")
+	// ErrVolumeInUse: deregister of a volume that still has claims (with
+	// Force: taken claims), or a re-register that would change what its
+	// claims use (plugin, external ID, the capability in use).
+	ErrVolumeInUse = errors.New("state: volume in use")
+	// ErrClaimNotFound: a claim update for an allocation with no claim on
+	// the volume.
+	ErrClaimNotFound = errors.New("state: volume claim not found")
+	// ErrClaimConflict: the claim does not fit next to the volume's other
+	// claims (a second writer, a second node on a single-node volume, the
+	// same allocation asking for a different claim). See ClaimConflictError.
+	ErrClaimConflict = errors.New("state: volume claim conflict")
+	// ErrVolumeReadOnly: a write claim on a reader-only access mode.
+	ErrVolumeReadOnly = errors.New("state: volume is read-only")
+	// ErrInvalidClaim: a claim missing a field or with an unknown mode.
+	ErrInvalidClaim = errors.New("state: invalid volume claim")
+	// ErrUnsupportedCapability: the claim's access and attachment modes are
+	// not among the volume's requested capabilities.
+	ErrUnsupportedCapability = errors.New("state: capability not supported by the volume")
+	// ErrModeMismatch: the claim's modes differ from the ones in use.
+	ErrModeMismatch = errors.New("state: volume modes differ from the ones in use")
+	// ErrClaimReleasing: the allocation's claim is being released.
+	ErrClaimReleasing = errors.New("state: volume claim is being released")
+	// ErrIllegalTransition: a claim state change the table forbids.
+	ErrIllegalTransition = errors.New("state: illegal claim transition")
+	// ErrUnknownClaimState: a claim state that is not one of the five.
+	ErrUnknownClaimState = errors.New("state: unknown claim state")
+)
+
+// ClaimConflictError names the volume and the allocation whose claim is in
+// the way. It matches ErrClaimConflict.
+type ClaimConflictError struct {
+	VolumeID string
+	AllocID  string // the allocation holding the conflicting claim
+	NodeID   string // its node
+	Reason   string
+}
+
+func (e *ClaimConflictError) Error() string {
+	return fmt.Sprintf("%v: volume %q: %s (held by alloc %q on node %q)",
+		ErrClaimConflict, e.VolumeID, e.Reason, e.AllocID, e.NodeID)
+}
+
+// Is makes errors.Is(err, ErrClaimConflict) true.
+func (e *ClaimConflictError) Is(target error) bool { return target == ErrClaimConflict }

@@ -24,11 +24,19 @@ type Event struct {
 	NodeUpdated []string
 	// JobsChanged are the jobs whose record changed, as JobKey(ns, id).
 	JobsChanged []string
+	// VolumesChanged are IDs of CSI volumes registered, changed (claims,
+	// plugin health) or deregistered; look them up with
+	// CSIVolumeAnyNamespace (nil: deregistered).
+	VolumesChanged []string
+	// PluginsChanged are IDs of CSI plugins whose instances changed,
+	// created or deleted (CSIPluginByID nil: deleted).
+	PluginsChanged []string
 }
 
 // Empty reports whether the event says nothing changed.
 func (e *Event) Empty() bool {
-	return len(e.EvalsReady)+len(e.DelayedEvals)+len(e.NodesChanged)+len(e.NodeUpdated)+len(e.JobsChanged) == 0
+	return len(e.EvalsReady)+len(e.DelayedEvals)+len(e.NodesChanged)+len(e.NodeUpdated)+len(e.JobsChanged)+
+		len(e.VolumesChanged)+len(e.PluginsChanged) == 0
 }
 
 type eventBuilder struct {
@@ -38,12 +46,15 @@ type eventBuilder struct {
 	nodes   map[string]bool
 	updated map[string]bool
 	jobs    map[string]bool
+	volumes map[string]bool
+	plugins map[string]bool
 }
 
 func newEventBuilder(index uint64) *eventBuilder {
 	return &eventBuilder{
 		index: index, ready: map[string]bool{}, delayed: map[string]*messages.Evaluation{},
 		nodes: map[string]bool{}, updated: map[string]bool{}, jobs: map[string]bool{},
+		volumes: map[string]bool{}, plugins: map[string]bool{},
 	}
 }
 
@@ -71,6 +82,10 @@ func (b *eventBuilder) nodeUpdated(id string) { b.updated[id] = true }
 
 func (b *eventBuilder) job(key string) { b.jobs[key] = true }
 
+func (b *eventBuilder) volume(id string) { b.volumes[id] = true }
+
+func (b *eventBuilder) plugin(id string) { b.plugins[id] = true }
+
 func (b *eventBuilder) build() Event {
 	ev := Event{
 		Index:        b.index,
@@ -78,6 +93,9 @@ func (b *eventBuilder) build() Event {
 		NodesChanged: sortedKeys(b.nodes),
 		NodeUpdated:  sortedKeys(b.updated),
 		JobsChanged:  sortedKeys(b.jobs),
+
+		VolumesChanged: sortedKeys(b.volumes),
+		PluginsChanged: sortedKeys(b.plugins),
 	}
 	for _, id := range sortedKeys(b.delayed) {
 		ev.DelayedEvals = append(ev.DelayedEvals, b.delayed[id])

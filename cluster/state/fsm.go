@@ -30,7 +30,9 @@ type DeregisterJobResult struct {
 // FSM applies raft log entries (proto-encoded messages.Command) to a Store.
 // It implements raft.FSM. Apply's response is the handler's result value, an
 // error value (ErrJobNotFound, ErrNodeNotFound, ErrAllocNotFound,
-// ErrBadCommand) that changed nothing, or nil.
+// ErrBadCommand; for volume commands ErrVolumeNotFound, ErrInvalidVolume,
+// ErrVolumeInUse, the claim errors of ApplyClaimVolume and
+// ApplyUpdateClaimState) that changed nothing, or nil.
 type FSM struct {
 	store     *Store
 	logger    *slog.Logger
@@ -112,6 +114,23 @@ func (f *FSM) applyCommand(index uint64, cmd *messages.Command) any {
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyNodeEligibility(w, c.UpdateNodeEligibility) })
 	case *messages.Command_StopAlloc:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyStopAlloc(w, c.StopAlloc) })
+	default:
+		return f.applyVolumeCommand(index, cmd)
+	}
+}
+
+func (f *FSM) applyVolumeCommand(index uint64, cmd *messages.Command) any {
+	switch c := cmd.Cmd.(type) {
+	case *messages.Command_RegisterVolume:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyRegisterVolume(w, c.RegisterVolume) })
+	case *messages.Command_DeregisterVolume:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyDeregisterVolume(w, c.DeregisterVolume) })
+	case *messages.Command_ClaimVolume:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyClaimVolume(w, c.ClaimVolume) })
+	case *messages.Command_UpdateClaimState:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyUpdateClaimState(w, c.UpdateClaimState) })
+	case *messages.Command_UpsertPluginInstances:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyUpsertPlugins(w, c.UpsertPluginInstances) })
 	}
 	f.logger.Error("raft log entry carries no known command", "index", index)
 	return fmt.Errorf("%w: index %d: no known command", ErrBadCommand, index)

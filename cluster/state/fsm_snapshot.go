@@ -61,6 +61,12 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 			return each(txn, TableEvals, cw, func(r *messages.Snapshot, e *messages.Evaluation) { r.Evals = append(r.Evals, e) })
 		},
 		func() error { return eachAlloc(s.snap.allocs, cw) },
+		func() error {
+			return each(txn, TableCSIPlugins, cw, func(r *messages.Snapshot, p *messages.CSIPlugin) { r.Plugins = append(r.Plugins, p) })
+		},
+		func() error {
+			return each(txn, TableCSIVolumes, cw, func(r *messages.Snapshot, v *messages.CSIVolume) { r.Volumes = append(r.Volumes, v) })
+		},
 		cw.flush,
 	}
 	for _, step := range steps {
@@ -125,7 +131,8 @@ func eachAlloc(t *allocTable, cw *chunkWriter) error {
 }
 
 // Restore replaces the whole state with the snapshot read from rc, then
-// publishes an Event naming every pending evaluation, node and job.
+// publishes an Event naming every pending evaluation, node, job, volume
+// and plugin.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	fresh := NewStore()
@@ -171,6 +178,12 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 	for _, a := range rec.Allocs {
 		w.putAlloc(nil, a)
 	}
+	for _, p := range rec.Plugins {
+		w.insert(TableCSIPlugins, p)
+	}
+	for _, v := range rec.Volumes {
+		w.insert(TableCSIVolumes, v)
+	}
 }
 
 // commitRestore flushes the derived tables and sets every table's index
@@ -194,6 +207,12 @@ func restoreEvent(s *Snap, index uint64, now int64) Event {
 	}
 	for _, j := range s.Jobs() {
 		b.job(JobKey(j.Namespace, j.ID))
+	}
+	for _, v := range s.CSIVolumes() {
+		b.volume(v.ID)
+	}
+	for _, p := range s.CSIPlugins() {
+		b.plugin(p.ID)
 	}
 	return b.build()
 }

@@ -61,6 +61,11 @@ func requireSameState(t *testing.T, want, got *Snap) {
 	for _, e := range want.Evals() {
 		protoEqual("eval allocs", msgs(want.AllocsByEval(e.ID)), msgs(got.AllocsByEval(e.ID)))
 	}
+	protoEqual("volumes", msgs(want.CSIVolumes()), msgs(got.CSIVolumes()))
+	protoEqual("plugins", msgs(want.CSIPlugins()), msgs(got.CSIPlugins()))
+	for _, p := range want.CSIPlugins() {
+		protoEqual("plugin volumes", msgs(want.CSIVolumesByPlugin(p.ID)), msgs(got.CSIVolumesByPlugin(p.ID)))
+	}
 }
 
 func msgs[T proto.Message](in []T) []proto.Message {

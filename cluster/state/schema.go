@@ -9,14 +9,16 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// Table names. The first four are the ones Index and Wait understand
+// Table names. The exported ones are those Index and Wait understand
 // (allocations live outside memdb, in allocTable, but their last-change
 // index is recorded here like the others').
 const (
-	TableJobs   = "jobs"
-	TableEvals  = "evals"
-	TableAllocs = "allocs"
-	TableNodes  = "nodes"
+	TableJobs       = "jobs"
+	TableEvals      = "evals"
+	TableAllocs     = "allocs"
+	TableNodes      = "nodes"
+	TableCSIVolumes = "csi_volumes"
+	TableCSIPlugins = "csi_plugins"
 
 	tableJobVersions = "job_versions"
 	tableIndex       = "index"
@@ -24,7 +26,7 @@ const (
 )
 
 // watchedTables are the tables whose last-change index is recorded.
-var watchedTables = []string{TableJobs, TableEvals, TableAllocs, TableNodes}
+var watchedTables = []string{TableJobs, TableEvals, TableAllocs, TableNodes, TableCSIVolumes, TableCSIPlugins}
 
 // Index names.
 const (
@@ -32,6 +34,11 @@ const (
 	idxJob    = "job"
 	idxStatus = "status"
 	idxName   = "name"
+	// idxPlugin indexes volumes by PluginID.
+	idxPlugin = "plugin"
+	// idxVolumeID indexes volumes by ID alone: the volume commands name a
+	// volume without its namespace, so IDs are unique across namespaces.
+	idxVolumeID = "volume_id"
 )
 
 // indexEntry records the raft index of the last change to a table.
@@ -108,6 +115,7 @@ func schema() *memdb.DBSchema {
 	job := func(o any) *messages.Job { return o.(*messages.Job) }
 	eval := func(o any) *messages.Evaluation { return o.(*messages.Evaluation) }
 	node := func(o any) *messages.Node { return o.(*messages.Node) }
+	vol := func(o any) *messages.CSIVolume { return o.(*messages.CSIVolume) }
 	tables := []*memdb.TableSchema{
 		table(TableJobs, index(idxID, true, func(o any) []byte { return key2(job(o).Namespace, job(o).ID) })),
 		table(tableJobVersions, index(idxID, true, func(o any) []byte {
@@ -120,6 +128,11 @@ func schema() *memdb.DBSchema {
 		table(TableNodes,
 			index(idxID, true, func(o any) []byte { return key1(node(o).ID) }),
 			index(idxName, false, func(o any) []byte { return optKey1(node(o).Name) })),
+		table(TableCSIVolumes,
+			index(idxID, true, func(o any) []byte { return key2(vol(o).Namespace, vol(o).ID) }),
+			index(idxVolumeID, false, func(o any) []byte { return key1(vol(o).ID) }),
+			index(idxPlugin, false, func(o any) []byte { return optKey1(vol(o).PluginID) })),
+		table(TableCSIPlugins, index(idxID, true, func(o any) []byte { return key1(o.(*messages.CSIPlugin).ID) })),
 		table(tableIndex, index(idxID, true, func(o any) []byte { return key1(o.(*indexEntry).Table) })),
 		table(tableJobSummary, index(idxID, true, func(o any) []byte {
 			return key2(o.(*jobSummary).Namespace, o.(*jobSummary).JobID)

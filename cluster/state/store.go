@@ -11,8 +11,8 @@ import (
 // Store is the in-memory, indexed cluster state. The FSM is its only
 // writer; any number of goroutines read it through Snapshot and Wait.
 //
-// Jobs, job versions, evaluations, nodes and the table indexes live in
-// go-memdb; allocations live in an allocTable (persistent sorted maps) that
+// Jobs, job versions, evaluations, nodes, CSI volumes and plugins and the
+// table indexes live in go-memdb; allocations live in an allocTable (persistent sorted maps) that
 // is published together with each memdb commit.
 type Store struct {
 	mu     sync.RWMutex
@@ -84,7 +84,7 @@ func (s *Store) Snapshot() *Snap {
 
 // Wait is a blocking query: it returns as soon as Index(tables...) is
 // greater than minIndex, or when ctx ends, and answers the index at that
-// time. With no tables it watches jobs, evals, allocs and nodes.
+// time. With no tables it watches every table (as Index does).
 func (s *Store) Wait(ctx context.Context, minIndex uint64, tables ...string) uint64 {
 	if len(tables) == 0 {
 		tables = watchedTables

@@ -61,6 +61,14 @@ func commandTree() *cmdNode {
 			"eligibility": {synopsis: "Toggle a node's scheduling eligibility", run: nodeEligibilityCommand},
 			"drain":       {synopsis: "Drain a node's allocations (or stop draining)", run: nodeDrainCommand},
 		}},
+		"volume": {synopsis: "Register, inspect and remove CSI volumes", subs: map[string]*cmdNode{
+			"register":   {synopsis: "Register a volume from a spec file", run: volumeRegisterCommand},
+			"status":     {synopsis: "List volumes or show one volume and its claims", run: volumeStatusCommand},
+			"deregister": {synopsis: "Remove a volume", run: volumeDeregisterCommand},
+		}},
+		"plugin": {synopsis: "Inspect CSI plugins", subs: map[string]*cmdNode{
+			"status": {synopsis: "List plugins or show one plugin's instances", run: pluginStatusCommand},
+		}},
 		"eval": {synopsis: "Inspect evaluations", subs: map[string]*cmdNode{
 			"status": {synopsis: "Show an evaluation", run: evalStatusCommand},
 		}},

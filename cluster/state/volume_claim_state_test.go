@@ -1,4 +1,4 @@
-package volume
+package state
 
 import (
 	"fmt"
@@ -24,10 +24,10 @@ func TestClaimTransitionTable(t *testing.T) {
 	n := 0
 	for _, from := range ClaimStates() {
 		for _, to := range ClaimStates() {
-			for _, why := range Reasons() {
+			for _, why := range ClaimReasons() {
 				key := fmt.Sprintf("%s->%s (%s)", from, to, why)
 				t.Run(key, func(t *testing.T) {
-					require.Equal(t, legal[key], CanTransition(from, to, why))
+					require.Equal(t, legal[key], CanClaimTransition(from, to, why))
 				})
 				if legal[key] {
 					n++
@@ -41,29 +41,29 @@ func TestClaimTransitionTable(t *testing.T) {
 // The hard gate: nothing reaches the controller step from taken or
 // unpublishing, whatever the reason.
 func TestNoControllerStepBeforeNodeDetached(t *testing.T) {
-	for _, from := range []ClaimState{StateTaken, StateUnpublishing} {
-		for _, to := range []ClaimState{StateControllerDetached, StateFreed} {
-			for _, why := range Reasons() {
-				require.False(t, CanTransition(from, to, why), "%s->%s (%s)", from, to, why)
+	for _, from := range []ClaimState{ClaimTaken, ClaimUnpublishing} {
+		for _, to := range []ClaimState{ClaimControllerDetached, ClaimFreed} {
+			for _, why := range ClaimReasons() {
+				require.False(t, CanClaimTransition(from, to, why), "%s->%s (%s)", from, to, why)
 			}
 		}
 	}
 }
 
-func TestAdvance(t *testing.T) {
+func TestAdvanceClaimClaim(t *testing.T) {
 	c := &messages.CSIVolumeClaim{AllocationID: "a1", State: "taken"}
-	require.NoError(t, Advance(c, StateUnpublishing, ReasonRelease))
-	err := Advance(c, StateControllerDetached, ReasonControllerDetached)
+	require.NoError(t, AdvanceClaim(c, ClaimUnpublishing, ReasonRelease))
+	err := AdvanceClaim(c, ClaimControllerDetached, ReasonControllerDetached)
 	require.ErrorIs(t, err, ErrIllegalTransition)
 	require.ErrorContains(t, err, "unpublishing -> controller-detached")
 	require.Equal(t, "unpublishing", c.GetState(), "a refused transition changes nothing")
 	require.False(t, c.GetNodeAbandoned())
 
-	require.NoError(t, Advance(c, StateNodeDetached, ReasonNodeAbandoned))
+	require.NoError(t, AdvanceClaim(c, ClaimNodeDetached, ReasonNodeAbandoned))
 	require.True(t, c.GetNodeAbandoned())
 	require.Equal(t, "node-detached", c.GetState())
 
-	require.ErrorIs(t, Advance(&messages.CSIVolumeClaim{State: "lost"}, StateFreed, ReasonFree), ErrUnknownState)
+	require.ErrorIs(t, AdvanceClaim(&messages.CSIVolumeClaim{State: "lost"}, ClaimFreed, ReasonFree), ErrUnknownClaimState)
 }
 
 func TestClaimStateNames(t *testing.T) {
@@ -73,7 +73,7 @@ func TestClaimStateNames(t *testing.T) {
 		require.Equal(t, s, got)
 	}
 	require.Equal(t, "claim-state(9)", ClaimState(9).String())
-	require.Equal(t, "reason(-1)", Reason(-1).String())
+	require.Equal(t, "reason(-1)", ClaimReason(-1).String())
 	require.Equal(t, "alloc a: taken -> unpublishing (release)",
-		Transition{AllocID: "a", From: StateTaken, To: StateUnpublishing, Why: ReasonRelease}.String())
+		ClaimTransition{AllocID: "a", From: ClaimTaken, To: ClaimUnpublishing, Why: ReasonRelease}.String())
 }

@@ -1,4 +1,4 @@
-package volume
+package state
 
 import (
 	"maps"
@@ -13,7 +13,7 @@ import (
 // plugins (by ID): every instance on cmd.NodeID is replaced by cmd's, new
 // plugins are created, and plugins left with no instance are deleted. The
 // counts are recomputed (CountPlugin). It returns the IDs of the plugins
-// it touched, sorted. Like apply.go it imports only messages, for the FSM.
+// it touched, sorted. The FSM and the volume actors share it.
 func ApplyUpsertPluginInstances(plugins map[string]*messages.CSIPlugin, cmd *messages.UpsertPluginInstances) []string {
 	touched := map[string]bool{}
 	for id, p := range plugins {
