@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
@@ -66,7 +64,7 @@ func (a *Agent) clientOnlyHandler(local http.Handler) http.Handler {
 		}
 		for _, m := range a.members.Servers() {
 			if m.Meta.HTTPAddr != "" {
-				httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: m.Meta.HTTPAddr}).ServeHTTP(w, r)
+				httpapi.ProxyTo(m.Meta.HTTPAddr).ServeHTTP(w, r)
 				return
 			}
 		}

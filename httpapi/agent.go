@@ -46,7 +46,7 @@ func (s *Server) removePeer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if leader := s.b.LeaderHTTP(); leader != "" {
-		proxyTo(leader).ServeHTTP(w, r)
+		ProxyTo(leader).ServeHTTP(w, r)
 		return
 	}
 	s.wrap(func(http.ResponseWriter, *http.Request) (any, error) {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httputil"
@@ -27,6 +28,10 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	if typ == "" {
 		typ = "stdout"
 	}
+	if typ != "stdout" && typ != "stderr" {
+		s.writeError(w, r, codeErr(http.StatusBadRequest, "invalid type %q: want stdout or stderr", typ))
+		return
+	}
 	a, job, elsewhere, err := s.b.AllocForLogs(allocID)
 	if err != nil {
 		s.writeError(w, r, codeErr(http.StatusNotFound, "%v", err))
@@ -34,7 +39,7 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	}
 	if elsewhere != "" {
 		// The allocation runs on another client: its agent serves the files.
-		proxyTo(elsewhere).ServeHTTP(w, r)
+		ProxyTo(elsewhere).ServeHTTP(w, r)
 		return
 	}
 	if task == "" {
@@ -55,7 +60,13 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Close()
-	offset, _ := strconv.ParseInt(q.Get("offset"), 10, 64)
+	var offset int64
+	if o := q.Get("offset"); o != "" {
+		if offset, err = strconv.ParseInt(o, 10, 64); err != nil {
+			s.writeError(w, r, codeErr(http.StatusBadRequest, "invalid offset %q: %v", o, err))
+			return
+		}
+	}
 	if err := seekLog(f, q.Get("origin"), offset); err != nil {
 		s.writeError(w, r, codeErr(http.StatusBadRequest, "%v", err))
 		return
@@ -129,9 +140,26 @@ func (s *Server) streamLog(w http.ResponseWriter, r *http.Request, f *os.File, p
 	}
 }
 
-// proxyTo forwards a request to another agent's HTTP API.
-func proxyTo(addr string) http.Handler {
-	return httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
+// ProxiedHeader counts how many agents passed a request on, so that a
+// misconfigured address cannot make agents pass it around forever.
+const ProxiedHeader = "X-Troupe-Hops"
+
+// maxHops is how often a request may be passed on (client -> follower ->
+// leader -> the client with the logs).
+const maxHops = 3
+
+// ProxyTo forwards a request to another agent's HTTP API, counting hops.
+func ProxyTo(addr string) http.Handler {
+	p := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hops, _ := strconv.Atoi(r.Header.Get(ProxiedHeader))
+		if hops >= maxHops {
+			http.Error(w, fmt.Sprintf("request passed on %d times already; not passing it to %s", hops, addr), http.StatusLoopDetected)
+			return
+		}
+		r.Header.Set(ProxiedHeader, strconv.Itoa(hops+1))
+		p.ServeHTTP(w, r)
+	})
 }
 
 // onlyTask names the task of a group that has exactly one.

@@ -201,7 +201,7 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, tables []string, 
 	// answer from its own replica.
 	if _, stale := q["stale"]; !stale {
 		if leader := s.b.LeaderHTTP(); leader != "" {
-			proxyTo(leader).ServeHTTP(w, r)
+			ProxyTo(leader).ServeHTTP(w, r)
 			return nil, errProxied
 		}
 	}
