@@ -38,6 +38,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"unknown node", "GET", "/v1/node/nope", "", 404, "node not found"},
 		{"bad eligibility", "POST", "/v1/node/" + a.Node().GetID() + "/eligibility", `{"Eligibility":"maybe"}`, 400, "Eligibility"},
 		{"bad index", "GET", "/v1/jobs?index=abc", "", 400, "invalid index"},
+		{"bad log type", "GET", "/v1/client/fs/logs/nope?type=stdin", "", 400, "invalid type"},
+		{"logs of an unknown alloc", "GET", "/v1/client/fs/logs/nope", "", 404, "alloc not found"},
 		{"remove the last voter", "DELETE", "/v1/operator/raft/peer?id=" + a.raftID, "", 400, "last voter"},
 		{"remove an unknown peer", "DELETE", "/v1/operator/raft/peer?id=nope", "", 400, "nope"},
 		{"remove without an id", "DELETE", "/v1/operator/raft/peer", "", 400, "missing ?id="},
