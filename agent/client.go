@@ -47,6 +47,10 @@ func (a *Agent) startClient() error {
 	spec := &node.ClientSpec{
 		Node: a.node, Server: newServerConn(a), Drivers: a.drivers, DB: a.db, Clock: a.clock,
 		AllocProps: a.allocProps, BatchInterval: a.cfg.ClientBatch, Logger: a.log.With("actor", "client"),
+		PluginSocket: func(allocID, task, mountDir string) string {
+			return alloc.PluginSocketPath(a.AllocDir(), allocID, task, mountDir)
+		},
+		ProbeCSI: probeCSI, PluginProbeInterval: a.cfg.PluginProbeInterval, Registry: a.sys.Registry,
 	}
 	a.clientPID, err = a.sys.Root.SpawnNamed(a.sys.Props("client", node.NewClient(spec),
 		actor.WithSupervisor(actors.DefaultSupervision.Strategy())), "client")

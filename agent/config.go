@@ -30,6 +30,8 @@ type Config struct {
 	SnapshotInterval  time.Duration
 	// ClientBatch is how long a client gathers alloc updates.
 	ClientBatch time.Duration
+	// PluginProbeInterval is how often CSI plugin tasks are fingerprinted.
+	PluginProbeInterval time.Duration
 
 	// Cluster mode (BindAddr set): the RPC (gRPC actor transport), gossip
 	// and raft listen on BindAddr at these ports.

@@ -181,3 +181,21 @@ func (a *Agent) actorTreeMessage() *messages.ActorTreeResponse {
 	}
 	return out
 }
+
+// onUpsertPlugins commits the CSI plugin instances a client runs.
+func (s *serverActor) onUpsertPlugins(ctx actor.Context, m *messages.UpsertPluginInstances) {
+	a := s.a
+	if !a.raft.IsLeader() {
+		ctx.Respond(&messages.UpsertPluginInstancesResponse{Error: a.notLeader()})
+		return
+	}
+	actors.Reply(ctx, func() any {
+		c, cancel := context.WithTimeout(context.Background(), rpcTimeout)
+		defer cancel()
+		_, index, err := a.raft.Apply(c, &messages.Command{Cmd: &messages.Command_UpsertPluginInstances{UpsertPluginInstances: m}})
+		if err != nil {
+			return &messages.UpsertPluginInstancesResponse{Error: toError(err)}
+		}
+		return &messages.UpsertPluginInstancesResponse{Index: index}
+	})
+}

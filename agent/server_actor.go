@@ -61,6 +61,8 @@ func (s *serverActor) Receive(ctx actor.Context) {
 		s.onHeartbeat(ctx, m)
 	case *messages.UpdateAllocsRequest:
 		s.onUpdateAllocs(ctx, m)
+	case *messages.UpsertPluginInstances:
+		s.onUpsertPlugins(ctx, m)
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
 		s.a.log.Warn("server actor: unexpected message", "type", fmt.Sprintf("%T", m))

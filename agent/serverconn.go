@@ -186,3 +186,9 @@ func (c *serverConn) UpdateAllocs(ctx context.Context, allocs []*messages.Alloca
 	_, err := c.call(ctx, &messages.UpdateAllocsRequest{Allocs: allocs})
 	return err
 }
+
+// UpsertPlugins implements node.ServerConn.
+func (c *serverConn) UpsertPlugins(ctx context.Context, up *messages.UpsertPluginInstances) error {
+	_, err := c.call(ctx, up)
+	return err
+}

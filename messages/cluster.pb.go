@@ -782,6 +782,60 @@ func (x *ApplyResponse) GetError() *Error {
 	return nil
 }
 
+// UpsertPluginInstancesResponse answers a client's UpsertPluginInstances
+// (the full set of CSI plugin instances on its node).
+type UpsertPluginInstancesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Index         uint64                 `protobuf:"varint,1,opt,name=Index,proto3" json:"Index,omitempty"`
+	Error         *Error                 `protobuf:"bytes,2,opt,name=Error,proto3" json:"Error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpsertPluginInstancesResponse) Reset() {
+	*x = UpsertPluginInstancesResponse{}
+	mi := &file_cluster_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpsertPluginInstancesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpsertPluginInstancesResponse) ProtoMessage() {}
+
+func (x *UpsertPluginInstancesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpsertPluginInstancesResponse.ProtoReflect.Descriptor instead.
+func (*UpsertPluginInstancesResponse) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *UpsertPluginInstancesResponse) GetIndex() uint64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *UpsertPluginInstancesResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_cluster_proto protoreflect.FileDescriptor
 
 const file_cluster_proto_rawDesc = "" +
@@ -844,7 +898,10 @@ const file_cluster_proto_rawDesc = "" +
 	"\n" +
 	"PlanResult\x18\x04 \x01(\v2\x17.troupe.ApplyPlanResultR\n" +
 	"PlanResult\x12#\n" +
-	"\x05Error\x18\x05 \x01(\v2\r.troupe.ErrorR\x05ErrorB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x05Error\x18\x05 \x01(\v2\r.troupe.ErrorR\x05Error\"Z\n" +
+	"\x1dUpsertPluginInstancesResponse\x12\x14\n" +
+	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12#\n" +
+	"\x05Error\x18\x02 \x01(\v2\r.troupe.ErrorR\x05ErrorB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_cluster_proto_rawDescOnce sync.Once
@@ -858,40 +915,42 @@ func file_cluster_proto_rawDescGZIP() []byte {
 	return file_cluster_proto_rawDescData
 }
 
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_cluster_proto_goTypes = []any{
-	(*Error)(nil),                 // 0: troupe.Error
-	(*RegisterNodeRequest)(nil),   // 1: troupe.RegisterNodeRequest
-	(*RegisterNodeResponse)(nil),  // 2: troupe.RegisterNodeResponse
-	(*NodeHeartbeat)(nil),         // 3: troupe.NodeHeartbeat
-	(*NodeHeartbeatResponse)(nil), // 4: troupe.NodeHeartbeatResponse
-	(*UpdateAllocsRequest)(nil),   // 5: troupe.UpdateAllocsRequest
-	(*UpdateAllocsResponse)(nil),  // 6: troupe.UpdateAllocsResponse
-	(*GetActorTree)(nil),          // 7: troupe.GetActorTree
-	(*ActorTreeResponse)(nil),     // 8: troupe.ActorTreeResponse
-	(*ActorInfo)(nil),             // 9: troupe.ActorInfo
-	(*ApplyRequest)(nil),          // 10: troupe.ApplyRequest
-	(*ApplyResponse)(nil),         // 11: troupe.ApplyResponse
-	(*Node)(nil),                  // 12: troupe.Node
-	(*Allocation)(nil),            // 13: troupe.Allocation
-	(*Command)(nil),               // 14: troupe.Command
-	(*ApplyPlanResult)(nil),       // 15: troupe.ApplyPlanResult
+	(*Error)(nil),                         // 0: troupe.Error
+	(*RegisterNodeRequest)(nil),           // 1: troupe.RegisterNodeRequest
+	(*RegisterNodeResponse)(nil),          // 2: troupe.RegisterNodeResponse
+	(*NodeHeartbeat)(nil),                 // 3: troupe.NodeHeartbeat
+	(*NodeHeartbeatResponse)(nil),         // 4: troupe.NodeHeartbeatResponse
+	(*UpdateAllocsRequest)(nil),           // 5: troupe.UpdateAllocsRequest
+	(*UpdateAllocsResponse)(nil),          // 6: troupe.UpdateAllocsResponse
+	(*GetActorTree)(nil),                  // 7: troupe.GetActorTree
+	(*ActorTreeResponse)(nil),             // 8: troupe.ActorTreeResponse
+	(*ActorInfo)(nil),                     // 9: troupe.ActorInfo
+	(*ApplyRequest)(nil),                  // 10: troupe.ApplyRequest
+	(*ApplyResponse)(nil),                 // 11: troupe.ApplyResponse
+	(*UpsertPluginInstancesResponse)(nil), // 12: troupe.UpsertPluginInstancesResponse
+	(*Node)(nil),                          // 13: troupe.Node
+	(*Allocation)(nil),                    // 14: troupe.Allocation
+	(*Command)(nil),                       // 15: troupe.Command
+	(*ApplyPlanResult)(nil),               // 16: troupe.ApplyPlanResult
 }
 var file_cluster_proto_depIdxs = []int32{
-	12, // 0: troupe.RegisterNodeRequest.Node:type_name -> troupe.Node
+	13, // 0: troupe.RegisterNodeRequest.Node:type_name -> troupe.Node
 	0,  // 1: troupe.RegisterNodeResponse.Error:type_name -> troupe.Error
 	0,  // 2: troupe.NodeHeartbeatResponse.Error:type_name -> troupe.Error
-	13, // 3: troupe.UpdateAllocsRequest.Allocs:type_name -> troupe.Allocation
+	14, // 3: troupe.UpdateAllocsRequest.Allocs:type_name -> troupe.Allocation
 	0,  // 4: troupe.UpdateAllocsResponse.Error:type_name -> troupe.Error
 	9,  // 5: troupe.ActorTreeResponse.Actors:type_name -> troupe.ActorInfo
-	14, // 6: troupe.ApplyRequest.Command:type_name -> troupe.Command
-	15, // 7: troupe.ApplyResponse.PlanResult:type_name -> troupe.ApplyPlanResult
+	15, // 6: troupe.ApplyRequest.Command:type_name -> troupe.Command
+	16, // 7: troupe.ApplyResponse.PlanResult:type_name -> troupe.ApplyPlanResult
 	0,  // 8: troupe.ApplyResponse.Error:type_name -> troupe.Error
-	9,  // [9:9] is the sub-list for method output_type
-	9,  // [9:9] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	0,  // 9: troupe.UpsertPluginInstancesResponse.Error:type_name -> troupe.Error
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_cluster_proto_init() }
@@ -908,7 +967,7 @@ func file_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,7 +1,10 @@
 package alloc
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -58,6 +61,9 @@ func taskEnv(root string, a *messages.Allocation, t *messages.Task) map[string]s
 		env["TROUPE_"+k] = v
 		env["NOMAD_"+k] = v
 	}
+	if cfg := t.GetCSIPluginConfig(); cfg != nil {
+		env["CSI_ENDPOINT"] = "unix://" + PluginSocketPath(root, a.GetID(), t.GetName(), cfg.GetMountDir())
+	}
 	for k, v := range t.GetEnv() {
 		env[k] = interpolate(v, env)
 	}
@@ -73,4 +79,25 @@ func interpolate(s string, env map[string]string) string {
 		s = strings.ReplaceAll(s, "${"+k+"}", v)
 	}
 	return s
+}
+
+// maxSocketPath is the longest unix socket path Linux binds (108 bytes
+// with the terminating NUL).
+const maxSocketPath = 107
+
+// PluginSocketPath is where a CSI plugin task listens: csi.sock in its
+// mount_dir inside the task dir (the task learns it as CSI_ENDPOINT). When
+// that path is too long for a unix socket (a deep data dir), a short
+// directory under the system's temp dir, named by a hash of the long path
+// so a restarted agent finds it again, stands in.
+func PluginSocketPath(root, allocID, task, mountDir string) string {
+	if mountDir == "" {
+		mountDir = "/csi"
+	}
+	p := filepath.Join(TaskDir(root, allocID, task), mountDir, "csi.sock")
+	if len(p) <= maxSocketPath {
+		return p
+	}
+	sum := sha256.Sum256([]byte(p))
+	return filepath.Join(os.TempDir(), "troupe-csi-"+hex.EncodeToString(sum[:8]), "csi.sock")
 }

@@ -41,6 +41,9 @@ func (h *AllocDirHook) Prerun(_ context.Context, a *messages.Allocation) error {
 	dirs := []string{filepath.Join(h.Root, a.GetID(), "alloc")}
 	for _, t := range groupOf(a).GetTasks() {
 		dirs = append(dirs, TaskDir(h.Root, a.GetID(), t.GetName()))
+		if cfg := t.GetCSIPluginConfig(); cfg != nil {
+			dirs = append(dirs, filepath.Dir(PluginSocketPath(h.Root, a.GetID(), t.GetName(), cfg.GetMountDir())))
+		}
 	}
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -29,6 +29,8 @@ type ServerConn interface {
 	// leader can push it again when one went missing.
 	Heartbeat(ctx context.Context, nodeID string, allocsIndex uint64) (HeartbeatReply, error)
 	UpdateAllocs(ctx context.Context, allocs []*messages.Allocation) error
+	// UpsertPlugins reports every CSI plugin instance on the node.
+	UpsertPlugins(ctx context.Context, up *messages.UpsertPluginInstances) error
 }
 
 // HeartbeatReply is what the servers answer a heartbeat.
@@ -58,6 +60,14 @@ type ClientSpec struct {
 	AllocProps func(a *messages.Allocation) *actor.Props
 	// BatchInterval is how long alloc updates gather before one is sent.
 	BatchInterval time.Duration
+	// PluginSocket says where a CSI plugin task listens; ProbeCSI
+	// fingerprints it every PluginProbeInterval (default 10 s). Without
+	// ProbeCSI, CSI plugin tasks are not watched.
+	PluginSocket        func(allocID, task, mountDir string) string
+	ProbeCSI            ProbeCSI
+	PluginProbeInterval time.Duration
+	// Registry puts the client's probe actors in the actor tree.
+	Registry *actors.Registry
 	// Retry is the backoff for failed server calls.
 	Retry  func() backoff.BackOff
 	Logger *slog.Logger
@@ -113,6 +123,12 @@ type Client struct {
 	stopping bool
 	// setIndex is the index of the newest allocation set received.
 	setIndex uint64
+	// allocs are the allocations (with their jobs) the client runs.
+	allocs map[string]*messages.Allocation
+	// probes and plugins are the CSI plugin tasks watched (by
+	// allocID/task) and the instances they last reported.
+	probes  map[string]*actor.PID
+	plugins map[string]*pluginInstance
 	// reports is each alloc's newest report, re-sent after a reconnect.
 	reports map[string]*messages.Allocation
 	log     *slog.Logger
@@ -122,6 +138,9 @@ type Client struct {
 func NewClient(spec *ClientSpec) actor.Producer {
 	if spec.BatchInterval <= 0 {
 		spec.BatchInterval = 50 * time.Millisecond
+	}
+	if spec.PluginProbeInterval <= 0 {
+		spec.PluginProbeInterval = 10 * time.Second
 	}
 	if spec.Retry == nil {
 		spec.Retry = func() backoff.BackOff {
@@ -134,6 +153,7 @@ func NewClient(spec *ClientSpec) actor.Producer {
 		return &Client{spec: spec, phase: clientRestoring, known: map[string]*actor.PID{},
 			last: map[string]string{}, desired: map[string]bool{}, pending: map[string]*messages.Allocation{},
 			stopAfter: map[string]time.Duration{}, reports: map[string]*messages.Allocation{},
+			allocs: map[string]*messages.Allocation{}, probes: map[string]*actor.PID{}, plugins: map[string]*pluginInstance{},
 			log: spec.Logger.With("node", spec.Node.GetID())}
 	}
 }
@@ -162,6 +182,10 @@ func (c *Client) Receive(ctx actor.Context) {
 		c.onAllocUpdated(ctx, m)
 	case *flushNow:
 		c.flush(ctx)
+	case *pluginInstance:
+		c.onPluginInstance(ctx, m)
+	case *pluginsSent:
+		c.onPluginsSent(m)
 	case *flushed:
 		c.onFlushed(ctx, m)
 	case *actor.Stopping:

@@ -18,6 +18,7 @@ func (c *Client) spawn(ctx actor.Context, a *messages.Allocation) {
 		return
 	}
 	c.known[a.GetID()] = pid
+	c.allocs[a.GetID()] = a
 	if d := stopOnClientAfter(a); d > 0 {
 		c.stopAfter[a.GetID()] = d
 	}
@@ -100,6 +101,7 @@ func (c *Client) onAllocUpdated(ctx actor.Context, m *messages.AllocUpdated) {
 	c.last[a.GetID()] = a.GetClientStatus()
 	c.pending[a.GetID()] = a
 	c.reports[a.GetID()] = a
+	c.watchPlugins(ctx, a)
 	if c.timer == nil && !c.inFlight {
 		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
 	}

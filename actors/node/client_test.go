@@ -46,6 +46,10 @@ func (f *fakeServer) UpdateAllocs(_ context.Context, allocs []*messages.Allocati
 	return nil
 }
 
+func (f *fakeServer) UpsertPlugins(context.Context, *messages.UpsertPluginInstances) error {
+	return nil
+}
+
 func (f *fakeServer) calls() (int, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
