@@ -126,6 +126,7 @@ type groupFeas struct {
 	props      []*propLimit
 	keys       []string
 	keyIndex   map[string]int
+	csi        []csiReq
 	cache      []uint16 // 0 unknown, 1 feasible, r+2 filtered by reason r
 }
 
@@ -205,7 +206,7 @@ func (f *groupFeas) checkStatic(m *matcher, n *messages.Node) int {
 			return r.reason
 		}
 	}
-	return -1
+	return f.checkCSI(n)
 }
 
 // staticReason is checkStatic memoised per pool node.

@@ -81,7 +81,11 @@ func (p *planner) buildPool(generic bool) {
 	p.limit = logLimit(len(p.pool))
 	p.usage = make([]nodeUsage, len(p.pool))
 	for _, tg := range p.job.TaskGroups {
-		p.groups[tg.Name] = newGroupState(p.job, tg, len(p.pool), generic)
+		gs := newGroupState(p.job, tg, len(p.pool), generic)
+		if src, ok := p.snap.(CSISource); ok {
+			gs.feas.addCSI(p.job, tg, src)
+		}
+		p.groups[tg.Name] = gs
 	}
 	for _, a := range p.jobAllocs {
 		switch {
