@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/messages"
 )
 
 // TestCSIPluginJobIsFingerprinted runs the hostpath CSI plugin as a job
@@ -76,10 +77,22 @@ func TestCSIPluginJobIsFingerprinted(t *testing.T) {
 	require.Equal(t, a.Node().GetID(), in.NodeInfo.GetID())
 	require.True(t, p.Controllers[a.Node().GetID()].GetControllerInfo().GetSupportsCreateDelete())
 
+	// A volume of a healthy plugin is schedulable.
+	_, err = c.Volumes().Register(&messages.CSIVolume{ID: "vol1", Name: "vol1", ExternalID: "vol1", PluginID: "hostpath",
+		RequestedCapabilities: []*messages.CSIVolumeCapability{{AccessMode: "single-node-writer", AttachmentMode: "file-system"}}}, nil)
+	require.NoError(t, err)
+	vol, _, err := c.Volumes().Info("vol1", nil)
+	require.NoError(t, err)
+	require.True(t, vol.Schedulable)
+	require.Equal(t, int32(1), vol.NodesHealthy)
+
 	_, _, err = c.Jobs().Deregister("plugin", false, nil)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		p := a.Store().Snapshot().CSIPluginByID("hostpath")
 		return p == nil || (p.ControllersHealthy == 0 && p.NodesHealthy == 0 && len(p.Nodes) == 0)
 	}, 30*time.Second, 50*time.Millisecond, "the stopped plugin's instances stayed")
+	vol, _, err = c.Volumes().Info("vol1", nil)
+	require.NoError(t, err)
+	require.False(t, vol.Schedulable, "no plugin, no placements")
 }
