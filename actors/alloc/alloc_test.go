@@ -57,7 +57,13 @@ func newHarness(t *testing.T) *harness {
 	h.db = db
 	h.parent, err = h.sys.Root.SpawnNamed(h.sys.Props("node", func() actor.Actor { return &parent{h: h} }), "client")
 	require.NoError(t, err)
-	t.Cleanup(func() { h.sys.Shutdown(); _ = db.Close() })
+	t.Cleanup(func() {
+		// Stop the actors (tasks keep running; their watchers end), then
+		// the system: nothing of the test may leak (goleak in TestMain).
+		_ = h.sys.Root.StopFuture(h.parent).Wait()
+		h.sys.Shutdown()
+		_ = db.Close()
+	})
 	return h
 }
 
