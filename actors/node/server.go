@@ -56,8 +56,11 @@ type (
 	statusTick      struct{}
 	statusCommitted struct {
 		status string
+		eff    Effects
 		err    error
 	}
+	// retryCommit commits a status change again after a failure.
+	retryCommit struct{ eff Effects }
 )
 
 // Server is the leader's actor for one node ("server/nodes/<id>"): it
@@ -107,7 +110,9 @@ func (s *Server) Receive(ctx actor.Context) {
 	case *statusTick:
 		s.step(ctx, Tick{At: s.spec.Clock.Now()})
 	case *statusCommitted:
-		s.onCommitted(m)
+		s.onCommitted(ctx, m)
+	case *retryCommit:
+		s.onRetryCommit(ctx, m)
 	case *drainTick:
 		s.onDrainTick(ctx)
 	case *NodeUpdated:
@@ -240,16 +245,27 @@ func (s *Server) commit(ctx actor.Context, eff Effects) {
 		defer cancel()
 		for _, cmd := range cmds {
 			if _, _, err := prop.Apply(c, cmd); err != nil {
-				return &statusCommitted{status: status, err: err}
+				return &statusCommitted{status: status, eff: eff, err: err}
 			}
 		}
-		return &statusCommitted{status: status}
+		return &statusCommitted{status: status, eff: eff}
 	})
 }
 
-func (s *Server) onCommitted(m *statusCommitted) {
-	if m.err != nil {
-		s.log.Error("committing node status failed", "status", m.status, "error", m.err)
+// onCommitted retries a status change that did not commit, as long as the
+// status machine still holds that status (a later change supersedes it).
+func (s *Server) onCommitted(ctx actor.Context, m *statusCommitted) {
+	if m.err == nil {
+		return
+	}
+	s.log.Error("committing node status failed, retrying", "status", m.status, "error", m.err)
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	s.spec.Clock.AfterFunc(time.Second, func() { root.Send(self, &retryCommit{eff: m.eff}) })
+}
+
+func (s *Server) onRetryCommit(ctx actor.Context, m *retryCommit) {
+	if s.status.Status().String() == m.eff.NewStatus {
+		s.commit(ctx, m.eff)
 	}
 }
 

@@ -1,0 +1,97 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// fakeView is a StateView over one node and its allocations.
+type fakeView struct {
+	node   *messages.Node
+	allocs []*messages.Allocation
+	job    *messages.Job
+}
+
+func (v *fakeView) NodeByID(string) *messages.Node                   { return v.node }
+func (v *fakeView) Nodes() []*messages.Node                          { return []*messages.Node{v.node} }
+func (v *fakeView) AllocsByNode(string) []*messages.Allocation       { return v.allocs }
+func (v *fakeView) JobVersion(string, string, uint64) *messages.Job  { return v.job }
+func (v *fakeView) JobByID(string, string) *messages.Job             { return v.job }
+func (v *fakeView) EvalsByJob(string, string) []*messages.Evaluation { return nil }
+func (v *fakeView) Index(...string) uint64                           { return 1 }
+
+// flakyProposer fails its first failures calls, then records commands.
+type flakyProposer struct {
+	mu       sync.Mutex
+	failures int
+	calls    []*messages.Command
+}
+
+func (p *flakyProposer) Apply(_ context.Context, cmd *messages.Command) (any, uint64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, cmd)
+	if p.failures > 0 {
+		p.failures--
+		return nil, 0, errors.New("not the leader")
+	}
+	return nil, 1, nil
+}
+
+func (p *flakyProposer) statuses() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, c := range p.calls {
+		if u := c.GetUpdateNodeStatus(); u != nil {
+			out = append(out, u.GetStatus())
+		}
+	}
+	return out
+}
+
+// TestMissedHeartbeatCommitsDownAndRetries: a node that never heartbeats
+// goes down after its TTL and grace; the commit that failed is retried, and
+// it carries an evaluation for the job with allocations there.
+func TestMissedHeartbeatCommitsDownAndRetries(t *testing.T) {
+	clock := actors.NewFakeClock(time.Unix(1000, 0))
+	view := &fakeView{node: &messages.Node{ID: "n1", Status: "ready"},
+		job:    &messages.Job{ID: "web", Namespace: "default", Type: "service"},
+		allocs: []*messages.Allocation{{ID: "a1", JobID: "web", Namespace: "default", DesiredStatus: "run", ClientStatus: "running"}}}
+	prop := &flakyProposer{failures: 1}
+	sys := actors.NewSystem(slog.New(slog.DiscardHandler))
+	cfg := HeartbeatConfig{MinTTL: time.Second, Grace: time.Second, FailoverTTL: time.Second}
+	spec := &ServerSpec{NodeID: "n1", State: func() StateView { return view }, Proposer: prop, Clock: clock,
+		Heartbeat: cfg, ClientPID: func(*messages.Node) *actor.PID { return nil },
+		Servers: func() []string { return nil }, Leader: func() string { return "" }, Logger: slog.New(slog.DiscardHandler)}
+	pid, err := sys.Root.SpawnNamed(sys.Props("node", NewServer(spec)), "nodes/n1")
+	require.NoError(t, err)
+	defer func() { _ = sys.Root.StopFuture(pid).Wait(); sys.Shutdown() }()
+
+	require.Eventually(t, func() bool { return clock.Pending() == 1 }, 5*time.Second, time.Millisecond)
+	clock.Advance(time.Second) // within failover TTL + grace: nothing yet
+	require.Empty(t, prop.statuses())
+	require.Eventually(t, func() bool { return clock.Pending() == 1 }, 5*time.Second, time.Millisecond)
+	clock.Advance(2 * time.Second)
+	require.Eventually(t, func() bool { return len(prop.statuses()) == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return clock.Pending() >= 1 }, 5*time.Second, time.Millisecond)
+	clock.Advance(time.Second) // the retry
+	require.Eventually(t, func() bool { return len(prop.statuses()) == 2 }, 5*time.Second, time.Millisecond)
+	require.Equal(t, []string{"down", "down"}, prop.statuses())
+	prop.mu.Lock()
+	last := prop.calls[len(prop.calls)-1].GetUpdateNodeStatus()
+	prop.mu.Unlock()
+	require.Len(t, last.GetEvals(), 1)
+	require.Equal(t, "web", last.GetEvals()[0].GetJobID())
+	require.Equal(t, "node-update", last.GetEvals()[0].GetTriggeredBy())
+}
