@@ -190,6 +190,9 @@ func (a *Agent) Members() *api.ServerMembers {
 
 // Leader answers /v1/status/leader.
 func (a *Agent) Leader() string {
+	if a.raft == nil {
+		return ""
+	}
 	addr, _ := a.raft.Leader()
 	return addr
 }

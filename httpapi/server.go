@@ -105,6 +105,7 @@ func (s *Server) routes() {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.leaderHeaders(w)
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	}
@@ -230,12 +231,17 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, tables []string, 
 	return read(snap)
 }
 
+// leaderHeaders says on every answer whether a leader is known (Nomad's
+// clients read it); setIndex adds the index.
+func (s *Server) leaderHeaders(w http.ResponseWriter) {
+	w.Header().Set("X-Nomad-KnownLeader", strconv.FormatBool(s.b.Leader() != ""))
+	w.Header().Set("X-Nomad-LastContact", "0")
+}
+
 func setIndex(w http.ResponseWriter, index uint64) {
 	v := strconv.FormatUint(index, 10)
 	w.Header().Set("X-Nomad-Index", v)
 	w.Header().Set("X-Troupe-Index", v)
-	w.Header().Set("X-Nomad-KnownLeader", "true")
-	w.Header().Set("X-Nomad-LastContact", "0")
 }
 
 func parseWait(s string) (time.Duration, error) {
