@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hashicorp/go-uuid"
-
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -77,10 +75,7 @@ func (a *Agent) updateAllocs(ctx context.Context, allocs []*messages.Allocation)
 
 // newEval builds a pending evaluation of a job.
 func (a *Agent) newEval(j *messages.Job, trigger, nodeID string) *messages.Evaluation {
-	id, _ := uuid.GenerateUUID()
-	now := a.clock.Now().UnixNano()
-	return &messages.Evaluation{ID: id, Namespace: j.GetNamespace(), Priority: j.GetPriority(), Type: j.GetType(),
-		TriggeredBy: trigger, JobID: j.GetID(), NodeID: nodeID, Status: "pending", CreateTime: now, ModifyTime: now}
+	return messages.NewEval(j, trigger, nodeID, a.clock.Now())
 }
 
 func isTerminal(s string) bool { return s == "complete" || s == "failed" || s == "lost" }

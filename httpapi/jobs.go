@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hashicorp/go-uuid"
-
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
@@ -66,11 +64,7 @@ func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error
 }
 
 func (s *Server) newEval(job *messages.Job, trigger string) *messages.Evaluation {
-	id, _ := uuid.GenerateUUID()
-	now := s.b.Now().UnixNano()
-	return &messages.Evaluation{ID: id, Namespace: job.GetNamespace(), Priority: job.GetPriority(),
-		Type: job.GetType(), TriggeredBy: trigger, JobID: job.GetID(), Status: "pending",
-		CreateTime: now, ModifyTime: now}
+	return messages.NewEval(job, trigger, "", s.b.Now())
 }
 
 // jobParse handles POST /v1/jobs/parse: HCL in, the job's JSON out.

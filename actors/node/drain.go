@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/hashicorp/go-uuid"
 
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
@@ -92,7 +91,7 @@ func (s *Server) drain(ctx actor.Context) {
 	if len(step.evalJobs) > 0 {
 		up := &messages.UpsertEvals{}
 		for _, j := range step.evalJobs {
-			up.Evals = append(up.Evals, newEval(j, "node-drain", s.spec.NodeID, now))
+			up.Evals = append(up.Evals, messages.NewEval(j, "node-drain", s.spec.NodeID, now))
 		}
 		cmds = append(cmds, &messages.Command{Cmd: &messages.Command_UpsertEvals{UpsertEvals: up}})
 	}
@@ -103,7 +102,7 @@ func (s *Server) drain(ctx actor.Context) {
 		}
 		cmds = append(cmds, &messages.Command{Cmd: &messages.Command_StopAlloc{StopAlloc: &messages.StopAlloc{
 			AllocID: a.GetID(), DesiredDescription: "alloc stopped by the drain of node " + n.GetName(),
-			Eval: newEval(j, "node-drain", s.spec.NodeID, now)}}})
+			Eval: messages.NewEval(j, "node-drain", s.spec.NodeID, now)}}})
 	}
 	if step.done {
 		s.log.Info("node drain complete")
@@ -139,12 +138,4 @@ func (s *Server) propose(ctx actor.Context, cmds []*messages.Command) {
 		}
 		return nil
 	})
-}
-
-// newEval is a pending evaluation of j triggered by this node.
-func newEval(j *messages.Job, trigger, nodeID string, now time.Time) *messages.Evaluation {
-	id, _ := uuid.GenerateUUID()
-	return &messages.Evaluation{ID: id, Namespace: j.GetNamespace(), Priority: j.GetPriority(), Type: j.GetType(),
-		TriggeredBy: trigger, JobID: j.GetID(), NodeID: nodeID, Status: "pending",
-		CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}
 }

@@ -224,7 +224,7 @@ func (s *Server) commit(ctx actor.Context, eff Effects) {
 		if j == nil {
 			continue
 		}
-		up.Evals = append(up.Evals, newEval(j, "node-update", s.spec.NodeID, s.spec.Clock.Now()))
+		up.Evals = append(up.Evals, messages.NewEval(j, "node-update", s.spec.NodeID, s.spec.Clock.Now()))
 	}
 	cmds := []*messages.Command{{Time: now, Cmd: &messages.Command_UpdateNodeStatus{UpdateNodeStatus: up}}}
 	if eff.MarkAllocsUnknown {
