@@ -11,14 +11,14 @@ import (
 
 // CSI access and attachment modes, as Nomad spells them.
 const (
-	AccessSingleNodeReader      = "single-node-reader-only"
-	AccessSingleNodeWriter      = "single-node-writer"
-	AccessMultiNodeReader       = "multi-node-reader-only"
-	AccessMultiNodeSingleWriter = "multi-node-single-writer"
-	AccessMultiNodeMultiWriter  = "multi-node-multi-writer"
+	AccessSingleNodeReader      = messages.CSIAccessSingleNodeReader
+	AccessSingleNodeWriter      = messages.CSIAccessSingleNodeWriter
+	AccessMultiNodeReader       = messages.CSIAccessMultiNodeReader
+	AccessMultiNodeSingleWriter = messages.CSIAccessMultiNodeSingleWriter
+	AccessMultiNodeMultiWriter  = messages.CSIAccessMultiNodeMultiWriter
 
-	AttachFileSystem  = "file-system"
-	AttachBlockDevice = "block-device"
+	AttachFileSystem  = messages.CSIAttachFileSystem
+	AttachBlockDevice = messages.CSIAttachBlockDevice
 )
 
 // CSI plugin types of a task's csi_plugin block.

@@ -23,7 +23,7 @@ type csiReq struct {
 }
 
 // singleWriter modes allow one writer claim at a time.
-var singleWriter = map[string]bool{"single-node-writer": true, "multi-node-single-writer": true}
+var singleWriter = map[string]bool{messages.CSIAccessSingleNodeWriter: true, messages.CSIAccessMultiNodeSingleWriter: true}
 
 // addCSI adds the group's CSI volume requirements to its feasibility.
 func (f *groupFeas) addCSI(job *messages.Job, tg *messages.TaskGroup, src CSISource) {

@@ -8,17 +8,17 @@ import (
 
 // CSI access modes, as Nomad spells them.
 const (
-	AccessSingleNodeReader      = "single-node-reader-only"
-	AccessSingleNodeWriter      = "single-node-writer"
-	AccessMultiNodeReader       = "multi-node-reader-only"
-	AccessMultiNodeSingleWriter = "multi-node-single-writer"
-	AccessMultiNodeMultiWriter  = "multi-node-multi-writer"
+	AccessSingleNodeReader      = messages.CSIAccessSingleNodeReader
+	AccessSingleNodeWriter      = messages.CSIAccessSingleNodeWriter
+	AccessMultiNodeReader       = messages.CSIAccessMultiNodeReader
+	AccessMultiNodeSingleWriter = messages.CSIAccessMultiNodeSingleWriter
+	AccessMultiNodeMultiWriter  = messages.CSIAccessMultiNodeMultiWriter
 )
 
 // CSI attachment modes, as Nomad spells them.
 const (
-	AttachFilesystem  = "file-system"
-	AttachBlockDevice = "block-device"
+	AttachFilesystem  = messages.CSIAttachFileSystem
+	AttachBlockDevice = messages.CSIAttachBlockDevice
 )
 
 // Claim modes: which slot a volume claim takes.

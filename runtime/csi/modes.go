@@ -5,21 +5,23 @@ import (
 	"slices"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+
+	"github.com/troupe-dev/troupe/messages"
 )
 
 // Access modes, as Nomad spells them in volume specs and job files.
 const (
-	AccessModeSingleNodeReader      = "single-node-reader-only"
-	AccessModeSingleNodeWriter      = "single-node-writer"
-	AccessModeMultiNodeReader       = "multi-node-reader-only"
-	AccessModeMultiNodeSingleWriter = "multi-node-single-writer"
-	AccessModeMultiNodeMultiWriter  = "multi-node-multi-writer"
+	AccessModeSingleNodeReader      = messages.CSIAccessSingleNodeReader
+	AccessModeSingleNodeWriter      = messages.CSIAccessSingleNodeWriter
+	AccessModeMultiNodeReader       = messages.CSIAccessMultiNodeReader
+	AccessModeMultiNodeSingleWriter = messages.CSIAccessMultiNodeSingleWriter
+	AccessModeMultiNodeMultiWriter  = messages.CSIAccessMultiNodeMultiWriter
 )
 
 // Attachment modes, as Nomad spells them.
 const (
-	AttachmentModeFilesystem  = "file-system"
-	AttachmentModeBlockDevice = "block-device"
+	AttachmentModeFilesystem  = messages.CSIAttachFileSystem
+	AttachmentModeBlockDevice = messages.CSIAttachBlockDevice
 )
 
 var accessModes = map[string]csipb.VolumeCapability_AccessMode_Mode{
