@@ -45,7 +45,7 @@ func (a *Agent) updateAllocs(ctx context.Context, allocs []*messages.Allocation)
 		if old == nil || old.GetClientStatus() == up.GetClientStatus() {
 			continue
 		}
-		if isTerminal(up.GetClientStatus()) {
+		if messages.ClientTerminal(up.GetClientStatus()) {
 			freed = true
 		}
 		key := old.GetNamespace() + "/" + old.GetJobID()
@@ -77,5 +77,3 @@ func (a *Agent) updateAllocs(ctx context.Context, allocs []*messages.Allocation)
 func (a *Agent) newEval(j *messages.Job, trigger, nodeID string) *messages.Evaluation {
 	return messages.NewEval(j, trigger, nodeID, a.clock.Now())
 }
-
-func isTerminal(s string) bool { return s == "complete" || s == "failed" || s == "lost" }

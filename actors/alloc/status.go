@@ -48,6 +48,4 @@ func ClientStatus(tasks []string, states map[string]*messages.TaskState) string 
 }
 
 // Terminal reports whether a client status is final.
-func Terminal(status string) bool {
-	return status == StatusComplete || status == StatusFailed || status == StatusLost
-}
+func Terminal(status string) bool { return messages.ClientTerminal(status) }

@@ -43,7 +43,7 @@ func (c *Client) stopDisconnected(ctx actor.Context) {
 	cut := c.spec.Clock.Now().Sub(c.lastContact)
 	for id, d := range c.stopAfter {
 		pid, ok := c.known[id]
-		if !ok || cut < d || terminal(c.last[id]) {
+		if !ok || cut < d || messages.ClientTerminal(c.last[id]) {
 			continue
 		}
 		c.log.Warn("no server reached for the group's stop_on_client_after window: stopping the allocation", "alloc", id, "window", d)
@@ -68,7 +68,7 @@ func (c *Client) onSetAllocs(ctx actor.Context, m *messages.SetClientAllocs) {
 			ctx.Send(pid, &messages.UpdateAlloc{Alloc: a})
 			continue
 		}
-		if a.GetDesiredStatus() != "run" || terminal(a.GetClientStatus()) {
+		if a.GetDesiredStatus() != "run" || messages.ClientTerminal(a.GetClientStatus()) {
 			continue
 		}
 		c.spawn(ctx, a)
@@ -77,7 +77,7 @@ func (c *Client) onSetAllocs(ctx actor.Context, m *messages.SetClientAllocs) {
 		if c.desired[id] {
 			continue
 		}
-		if terminal(c.last[id]) {
+		if messages.ClientTerminal(c.last[id]) {
 			c.forget(ctx, id, pid)
 			continue
 		}
@@ -168,7 +168,7 @@ func (c *Client) onChildTerminated(ctx actor.Context, m *actor.Terminated) {
 		}
 		delete(c.known, id)
 		delete(c.stopAfter, id)
-		if !terminal(c.last[id]) && c.desired[id] {
+		if !messages.ClientTerminal(c.last[id]) && c.desired[id] {
 			c.log.Error("alloc actor died; reporting the allocation failed", "alloc", id)
 			failed := &messages.Allocation{ID: id, ClientStatus: "failed", ClientDescription: "the allocation's actor crashed repeatedly",
 				ModifyTime: c.spec.Clock.Now().UnixNano()}
@@ -190,6 +190,3 @@ func (c *Client) resendReports(ctx actor.Context) {
 	}
 }
 
-func terminal(status string) bool {
-	return status == "complete" || status == "failed" || status == "lost"
-}

@@ -36,7 +36,7 @@ func planDrain(view StateView, n *messages.Node, now time.Time) drainStep {
 	var system []*messages.Allocation
 	jobs := map[string]*messages.Job{}
 	for _, a := range view.AllocsByNode(n.GetID()) {
-		if terminal(a.GetClientStatus()) || a.GetDesiredStatus() != "run" {
+		if messages.ClientTerminal(a.GetClientStatus()) || a.GetDesiredStatus() != "run" {
 			continue
 		}
 		j := view.JobByID(a.GetNamespace(), a.GetJobID())

@@ -158,7 +158,7 @@ func (s *Server) window(ctx actor.Context) {
 	var w time.Duration
 	view := s.spec.State()
 	for _, a := range view.AllocsByNode(s.spec.NodeID) {
-		if terminal(a.GetClientStatus()) || a.GetDesiredStatus() != "run" {
+		if messages.ClientTerminal(a.GetClientStatus()) || a.GetDesiredStatus() != "run" {
 			continue
 		}
 		if d := disconnectWindow(view.JobVersion(a.GetNamespace(), a.GetJobID(), a.GetJobVersion()), a.GetTaskGroup()); d > w {
@@ -216,7 +216,7 @@ func (s *Server) commit(ctx actor.Context, eff Effects) {
 	up := &messages.UpdateNodeStatus{NodeID: s.spec.NodeID, Status: eff.NewStatus, StatusDescription: eff.StatusDescription}
 	for _, a := range view.AllocsByNode(s.spec.NodeID) {
 		key := a.GetNamespace() + "/" + a.GetJobID()
-		if seen[key] || terminal(a.GetClientStatus()) {
+		if seen[key] || messages.ClientTerminal(a.GetClientStatus()) {
 			continue
 		}
 		seen[key] = true
@@ -232,7 +232,7 @@ func (s *Server) commit(ctx actor.Context, eff Effects) {
 		// knows; the client's next report (after it reconnects) says again.
 		unknown := &messages.UpdateAllocsFromClient{}
 		for _, a := range view.AllocsByNode(s.spec.NodeID) {
-			if !terminal(a.GetClientStatus()) && a.GetDesiredStatus() == "run" {
+			if !messages.ClientTerminal(a.GetClientStatus()) && a.GetDesiredStatus() == "run" {
 				unknown.Allocs = append(unknown.Allocs, &messages.Allocation{ID: a.GetID(), ClientStatus: "unknown",
 					ClientDescription: "node " + s.spec.NodeID + " is disconnected", ModifyTime: now})
 			}
@@ -290,7 +290,7 @@ func (s *Server) push(ctx actor.Context, index uint64) {
 	}
 	out := &messages.SetClientAllocs{NodeID: s.spec.NodeID, Index: index}
 	for _, a := range view.AllocsByNode(s.spec.NodeID) {
-		if terminal(a.GetClientStatus()) {
+		if messages.ClientTerminal(a.GetClientStatus()) {
 			continue
 		}
 		c := proto.Clone(a).(*messages.Allocation)
