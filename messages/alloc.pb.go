@@ -53,8 +53,12 @@ type Allocation struct {
 	DesiredTransition  *DesiredTransition     `protobuf:"bytes,26,opt,name=DesiredTransition,proto3" json:"DesiredTransition,omitempty"`
 	NetworkStatus      *NetworkStatus         `protobuf:"bytes,27,opt,name=NetworkStatus,proto3" json:"NetworkStatus,omitempty"`
 	Index              uint32                 `protobuf:"varint,28,opt,name=Index,proto3" json:"Index,omitempty"` // the N in Name's [N]
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// VolumeStates is the client's view of each CSI volume the group
+	// mounts, by the group's volume name: where its mount stands and the
+	// recent node-side events (claim, stage, publish, unpublish attempts).
+	VolumeStates  map[string]*AllocVolumeState `protobuf:"bytes,29,rep,name=VolumeStates,proto3" json:"VolumeStates,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Allocation) Reset() {
@@ -283,6 +287,99 @@ func (x *Allocation) GetIndex() uint32 {
 	return 0
 }
 
+func (x *Allocation) GetVolumeStates() map[string]*AllocVolumeState {
+	if x != nil {
+		return x.VolumeStates
+	}
+	return nil
+}
+
+// AllocVolumeState is one CSI volume of an allocation on its client.
+type AllocVolumeState struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	VolumeID string                 `protobuf:"bytes,1,opt,name=VolumeID,proto3" json:"VolumeID,omitempty"`
+	PluginID string                 `protobuf:"bytes,2,opt,name=PluginID,proto3" json:"PluginID,omitempty"`
+	// State: claiming | mounted | unpublishing | unpublished | failed
+	State         string       `protobuf:"bytes,3,opt,name=State,proto3" json:"State,omitempty"`
+	TargetPath    string       `protobuf:"bytes,4,opt,name=TargetPath,proto3" json:"TargetPath,omitempty"` // NodePublishVolume's target path
+	Events        []*TaskEvent `protobuf:"bytes,5,rep,name=Events,proto3" json:"Events,omitempty"`         // the last 10
+	Attempts      int32        `protobuf:"varint,6,opt,name=Attempts,proto3" json:"Attempts,omitempty"`    // failed node unpublish attempts so far
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AllocVolumeState) Reset() {
+	*x = AllocVolumeState{}
+	mi := &file_alloc_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AllocVolumeState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AllocVolumeState) ProtoMessage() {}
+
+func (x *AllocVolumeState) ProtoReflect() protoreflect.Message {
+	mi := &file_alloc_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AllocVolumeState.ProtoReflect.Descriptor instead.
+func (*AllocVolumeState) Descriptor() ([]byte, []int) {
+	return file_alloc_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *AllocVolumeState) GetVolumeID() string {
+	if x != nil {
+		return x.VolumeID
+	}
+	return ""
+}
+
+func (x *AllocVolumeState) GetPluginID() string {
+	if x != nil {
+		return x.PluginID
+	}
+	return ""
+}
+
+func (x *AllocVolumeState) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *AllocVolumeState) GetTargetPath() string {
+	if x != nil {
+		return x.TargetPath
+	}
+	return ""
+}
+
+func (x *AllocVolumeState) GetEvents() []*TaskEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *AllocVolumeState) GetAttempts() int32 {
+	if x != nil {
+		return x.Attempts
+	}
+	return 0
+}
+
 type AllocMetricRef struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	NodesEvaluated int32                  `protobuf:"varint,1,opt,name=NodesEvaluated,proto3" json:"NodesEvaluated,omitempty"`
@@ -294,7 +391,7 @@ type AllocMetricRef struct {
 
 func (x *AllocMetricRef) Reset() {
 	*x = AllocMetricRef{}
-	mi := &file_alloc_proto_msgTypes[1]
+	mi := &file_alloc_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -306,7 +403,7 @@ func (x *AllocMetricRef) String() string {
 func (*AllocMetricRef) ProtoMessage() {}
 
 func (x *AllocMetricRef) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[1]
+	mi := &file_alloc_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -319,7 +416,7 @@ func (x *AllocMetricRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocMetricRef.ProtoReflect.Descriptor instead.
 func (*AllocMetricRef) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{1}
+	return file_alloc_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AllocMetricRef) GetNodesEvaluated() int32 {
@@ -355,7 +452,7 @@ type DesiredTransition struct {
 
 func (x *DesiredTransition) Reset() {
 	*x = DesiredTransition{}
-	mi := &file_alloc_proto_msgTypes[2]
+	mi := &file_alloc_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -367,7 +464,7 @@ func (x *DesiredTransition) String() string {
 func (*DesiredTransition) ProtoMessage() {}
 
 func (x *DesiredTransition) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[2]
+	mi := &file_alloc_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -380,7 +477,7 @@ func (x *DesiredTransition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DesiredTransition.ProtoReflect.Descriptor instead.
 func (*DesiredTransition) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{2}
+	return file_alloc_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *DesiredTransition) GetMigrate() bool {
@@ -420,7 +517,7 @@ type RescheduleTracker struct {
 
 func (x *RescheduleTracker) Reset() {
 	*x = RescheduleTracker{}
-	mi := &file_alloc_proto_msgTypes[3]
+	mi := &file_alloc_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -432,7 +529,7 @@ func (x *RescheduleTracker) String() string {
 func (*RescheduleTracker) ProtoMessage() {}
 
 func (x *RescheduleTracker) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[3]
+	mi := &file_alloc_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -445,7 +542,7 @@ func (x *RescheduleTracker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleTracker.ProtoReflect.Descriptor instead.
 func (*RescheduleTracker) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{3}
+	return file_alloc_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RescheduleTracker) GetEvents() []*RescheduleEvent {
@@ -467,7 +564,7 @@ type RescheduleEvent struct {
 
 func (x *RescheduleEvent) Reset() {
 	*x = RescheduleEvent{}
-	mi := &file_alloc_proto_msgTypes[4]
+	mi := &file_alloc_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -479,7 +576,7 @@ func (x *RescheduleEvent) String() string {
 func (*RescheduleEvent) ProtoMessage() {}
 
 func (x *RescheduleEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[4]
+	mi := &file_alloc_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -492,7 +589,7 @@ func (x *RescheduleEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleEvent.ProtoReflect.Descriptor instead.
 func (*RescheduleEvent) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{4}
+	return file_alloc_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RescheduleEvent) GetRescheduleTime() int64 {
@@ -533,7 +630,7 @@ type AllocatedResources struct {
 
 func (x *AllocatedResources) Reset() {
 	*x = AllocatedResources{}
-	mi := &file_alloc_proto_msgTypes[5]
+	mi := &file_alloc_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -545,7 +642,7 @@ func (x *AllocatedResources) String() string {
 func (*AllocatedResources) ProtoMessage() {}
 
 func (x *AllocatedResources) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[5]
+	mi := &file_alloc_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -558,7 +655,7 @@ func (x *AllocatedResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocatedResources.ProtoReflect.Descriptor instead.
 func (*AllocatedResources) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{5}
+	return file_alloc_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AllocatedResources) GetTasks() map[string]*AllocatedTaskResources {
@@ -586,7 +683,7 @@ type AllocatedTaskResources struct {
 
 func (x *AllocatedTaskResources) Reset() {
 	*x = AllocatedTaskResources{}
-	mi := &file_alloc_proto_msgTypes[6]
+	mi := &file_alloc_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -598,7 +695,7 @@ func (x *AllocatedTaskResources) String() string {
 func (*AllocatedTaskResources) ProtoMessage() {}
 
 func (x *AllocatedTaskResources) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[6]
+	mi := &file_alloc_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -611,7 +708,7 @@ func (x *AllocatedTaskResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocatedTaskResources.ProtoReflect.Descriptor instead.
 func (*AllocatedTaskResources) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{6}
+	return file_alloc_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AllocatedTaskResources) GetCpu() *AllocatedCpuResources {
@@ -644,7 +741,7 @@ type AllocatedCpuResources struct {
 
 func (x *AllocatedCpuResources) Reset() {
 	*x = AllocatedCpuResources{}
-	mi := &file_alloc_proto_msgTypes[7]
+	mi := &file_alloc_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -656,7 +753,7 @@ func (x *AllocatedCpuResources) String() string {
 func (*AllocatedCpuResources) ProtoMessage() {}
 
 func (x *AllocatedCpuResources) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[7]
+	mi := &file_alloc_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -669,7 +766,7 @@ func (x *AllocatedCpuResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocatedCpuResources.ProtoReflect.Descriptor instead.
 func (*AllocatedCpuResources) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{7}
+	return file_alloc_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AllocatedCpuResources) GetCpuShares() int64 {
@@ -689,7 +786,7 @@ type AllocatedMemoryResources struct {
 
 func (x *AllocatedMemoryResources) Reset() {
 	*x = AllocatedMemoryResources{}
-	mi := &file_alloc_proto_msgTypes[8]
+	mi := &file_alloc_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -701,7 +798,7 @@ func (x *AllocatedMemoryResources) String() string {
 func (*AllocatedMemoryResources) ProtoMessage() {}
 
 func (x *AllocatedMemoryResources) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[8]
+	mi := &file_alloc_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -714,7 +811,7 @@ func (x *AllocatedMemoryResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocatedMemoryResources.ProtoReflect.Descriptor instead.
 func (*AllocatedMemoryResources) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{8}
+	return file_alloc_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AllocatedMemoryResources) GetMemoryMB() int64 {
@@ -743,7 +840,7 @@ type AllocatedDeviceResource struct {
 
 func (x *AllocatedDeviceResource) Reset() {
 	*x = AllocatedDeviceResource{}
-	mi := &file_alloc_proto_msgTypes[9]
+	mi := &file_alloc_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -755,7 +852,7 @@ func (x *AllocatedDeviceResource) String() string {
 func (*AllocatedDeviceResource) ProtoMessage() {}
 
 func (x *AllocatedDeviceResource) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[9]
+	mi := &file_alloc_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -768,7 +865,7 @@ func (x *AllocatedDeviceResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocatedDeviceResource.ProtoReflect.Descriptor instead.
 func (*AllocatedDeviceResource) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{9}
+	return file_alloc_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AllocatedDeviceResource) GetVendor() string {
@@ -809,7 +906,7 @@ type AllocatedSharedResources struct {
 
 func (x *AllocatedSharedResources) Reset() {
 	*x = AllocatedSharedResources{}
-	mi := &file_alloc_proto_msgTypes[10]
+	mi := &file_alloc_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +918,7 @@ func (x *AllocatedSharedResources) String() string {
 func (*AllocatedSharedResources) ProtoMessage() {}
 
 func (x *AllocatedSharedResources) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[10]
+	mi := &file_alloc_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +931,7 @@ func (x *AllocatedSharedResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocatedSharedResources.ProtoReflect.Descriptor instead.
 func (*AllocatedSharedResources) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{10}
+	return file_alloc_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AllocatedSharedResources) GetDiskMB() int64 {
@@ -862,7 +959,7 @@ type NetworkStatus struct {
 
 func (x *NetworkStatus) Reset() {
 	*x = NetworkStatus{}
-	mi := &file_alloc_proto_msgTypes[11]
+	mi := &file_alloc_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -874,7 +971,7 @@ func (x *NetworkStatus) String() string {
 func (*NetworkStatus) ProtoMessage() {}
 
 func (x *NetworkStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[11]
+	mi := &file_alloc_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -887,7 +984,7 @@ func (x *NetworkStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkStatus.ProtoReflect.Descriptor instead.
 func (*NetworkStatus) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{11}
+	return file_alloc_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *NetworkStatus) GetInterfaceName() string {
@@ -926,7 +1023,7 @@ type TaskState struct {
 
 func (x *TaskState) Reset() {
 	*x = TaskState{}
-	mi := &file_alloc_proto_msgTypes[12]
+	mi := &file_alloc_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -938,7 +1035,7 @@ func (x *TaskState) String() string {
 func (*TaskState) ProtoMessage() {}
 
 func (x *TaskState) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[12]
+	mi := &file_alloc_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1048,7 @@ func (x *TaskState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskState.ProtoReflect.Descriptor instead.
 func (*TaskState) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{12}
+	return file_alloc_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TaskState) GetState() string {
@@ -1021,7 +1118,7 @@ type TaskEvent struct {
 
 func (x *TaskEvent) Reset() {
 	*x = TaskEvent{}
-	mi := &file_alloc_proto_msgTypes[13]
+	mi := &file_alloc_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1033,7 +1130,7 @@ func (x *TaskEvent) String() string {
 func (*TaskEvent) ProtoMessage() {}
 
 func (x *TaskEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[13]
+	mi := &file_alloc_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1046,7 +1143,7 @@ func (x *TaskEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskEvent.ProtoReflect.Descriptor instead.
 func (*TaskEvent) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{13}
+	return file_alloc_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TaskEvent) GetType() string {
@@ -1123,7 +1220,8 @@ var File_alloc_proto protoreflect.FileDescriptor
 
 const file_alloc_proto_rawDesc = "" +
 	"\n" +
-	"\valloc.proto\x12\x06troupe\x1a\tjob.proto\"\xb6\t\n" +
+	"\valloc.proto\x12\x06troupe\x1a\tjob.proto\"\xdb\n" +
+	"\n" +
 	"\n" +
 	"Allocation\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x1c\n" +
@@ -1162,10 +1260,23 @@ const file_alloc_proto_rawDesc = "" +
 	"ModifyTime\x12G\n" +
 	"\x11DesiredTransition\x18\x1a \x01(\v2\x19.troupe.DesiredTransitionR\x11DesiredTransition\x12;\n" +
 	"\rNetworkStatus\x18\x1b \x01(\v2\x15.troupe.NetworkStatusR\rNetworkStatus\x12\x14\n" +
-	"\x05Index\x18\x1c \x01(\rR\x05Index\x1aP\n" +
+	"\x05Index\x18\x1c \x01(\rR\x05Index\x12H\n" +
+	"\fVolumeStates\x18\x1d \x03(\v2$.troupe.Allocation.VolumeStatesEntryR\fVolumeStates\x1aP\n" +
 	"\x0fTaskStatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
-	"\x05value\x18\x02 \x01(\v2\x11.troupe.TaskStateR\x05value:\x028\x01\"\x86\x01\n" +
+	"\x05value\x18\x02 \x01(\v2\x11.troupe.TaskStateR\x05value:\x028\x01\x1aY\n" +
+	"\x11VolumeStatesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12.\n" +
+	"\x05value\x18\x02 \x01(\v2\x18.troupe.AllocVolumeStateR\x05value:\x028\x01\"\xc7\x01\n" +
+	"\x10AllocVolumeState\x12\x1a\n" +
+	"\bVolumeID\x18\x01 \x01(\tR\bVolumeID\x12\x1a\n" +
+	"\bPluginID\x18\x02 \x01(\tR\bPluginID\x12\x14\n" +
+	"\x05State\x18\x03 \x01(\tR\x05State\x12\x1e\n" +
+	"\n" +
+	"TargetPath\x18\x04 \x01(\tR\n" +
+	"TargetPath\x12)\n" +
+	"\x06Events\x18\x05 \x03(\v2\x11.troupe.TaskEventR\x06Events\x12\x1a\n" +
+	"\bAttempts\x18\x06 \x01(\x05R\bAttempts\"\x86\x01\n" +
 	"\x0eAllocMetricRef\x12&\n" +
 	"\x0eNodesEvaluated\x18\x01 \x01(\x05R\x0eNodesEvaluated\x12$\n" +
 	"\rNodesFiltered\x18\x02 \x01(\x05R\rNodesFiltered\x12&\n" +
@@ -1254,52 +1365,57 @@ func file_alloc_proto_rawDescGZIP() []byte {
 	return file_alloc_proto_rawDescData
 }
 
-var file_alloc_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_alloc_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_alloc_proto_goTypes = []any{
 	(*Allocation)(nil),               // 0: troupe.Allocation
-	(*AllocMetricRef)(nil),           // 1: troupe.AllocMetricRef
-	(*DesiredTransition)(nil),        // 2: troupe.DesiredTransition
-	(*RescheduleTracker)(nil),        // 3: troupe.RescheduleTracker
-	(*RescheduleEvent)(nil),          // 4: troupe.RescheduleEvent
-	(*AllocatedResources)(nil),       // 5: troupe.AllocatedResources
-	(*AllocatedTaskResources)(nil),   // 6: troupe.AllocatedTaskResources
-	(*AllocatedCpuResources)(nil),    // 7: troupe.AllocatedCpuResources
-	(*AllocatedMemoryResources)(nil), // 8: troupe.AllocatedMemoryResources
-	(*AllocatedDeviceResource)(nil),  // 9: troupe.AllocatedDeviceResource
-	(*AllocatedSharedResources)(nil), // 10: troupe.AllocatedSharedResources
-	(*NetworkStatus)(nil),            // 11: troupe.NetworkStatus
-	(*TaskState)(nil),                // 12: troupe.TaskState
-	(*TaskEvent)(nil),                // 13: troupe.TaskEvent
-	nil,                              // 14: troupe.Allocation.TaskStatesEntry
-	nil,                              // 15: troupe.AllocatedResources.TasksEntry
-	nil,                              // 16: troupe.TaskEvent.DetailsEntry
-	(*Job)(nil),                      // 17: troupe.Job
-	(*NetworkResource)(nil),          // 18: troupe.NetworkResource
+	(*AllocVolumeState)(nil),         // 1: troupe.AllocVolumeState
+	(*AllocMetricRef)(nil),           // 2: troupe.AllocMetricRef
+	(*DesiredTransition)(nil),        // 3: troupe.DesiredTransition
+	(*RescheduleTracker)(nil),        // 4: troupe.RescheduleTracker
+	(*RescheduleEvent)(nil),          // 5: troupe.RescheduleEvent
+	(*AllocatedResources)(nil),       // 6: troupe.AllocatedResources
+	(*AllocatedTaskResources)(nil),   // 7: troupe.AllocatedTaskResources
+	(*AllocatedCpuResources)(nil),    // 8: troupe.AllocatedCpuResources
+	(*AllocatedMemoryResources)(nil), // 9: troupe.AllocatedMemoryResources
+	(*AllocatedDeviceResource)(nil),  // 10: troupe.AllocatedDeviceResource
+	(*AllocatedSharedResources)(nil), // 11: troupe.AllocatedSharedResources
+	(*NetworkStatus)(nil),            // 12: troupe.NetworkStatus
+	(*TaskState)(nil),                // 13: troupe.TaskState
+	(*TaskEvent)(nil),                // 14: troupe.TaskEvent
+	nil,                              // 15: troupe.Allocation.TaskStatesEntry
+	nil,                              // 16: troupe.Allocation.VolumeStatesEntry
+	nil,                              // 17: troupe.AllocatedResources.TasksEntry
+	nil,                              // 18: troupe.TaskEvent.DetailsEntry
+	(*Job)(nil),                      // 19: troupe.Job
+	(*NetworkResource)(nil),          // 20: troupe.NetworkResource
 }
 var file_alloc_proto_depIdxs = []int32{
-	17, // 0: troupe.Allocation.Job:type_name -> troupe.Job
-	5,  // 1: troupe.Allocation.AllocatedResources:type_name -> troupe.AllocatedResources
-	14, // 2: troupe.Allocation.TaskStates:type_name -> troupe.Allocation.TaskStatesEntry
-	3,  // 3: troupe.Allocation.RescheduleTracker:type_name -> troupe.RescheduleTracker
-	1,  // 4: troupe.Allocation.Metrics:type_name -> troupe.AllocMetricRef
-	2,  // 5: troupe.Allocation.DesiredTransition:type_name -> troupe.DesiredTransition
-	11, // 6: troupe.Allocation.NetworkStatus:type_name -> troupe.NetworkStatus
-	4,  // 7: troupe.RescheduleTracker.Events:type_name -> troupe.RescheduleEvent
-	15, // 8: troupe.AllocatedResources.Tasks:type_name -> troupe.AllocatedResources.TasksEntry
-	10, // 9: troupe.AllocatedResources.Shared:type_name -> troupe.AllocatedSharedResources
-	7,  // 10: troupe.AllocatedTaskResources.Cpu:type_name -> troupe.AllocatedCpuResources
-	8,  // 11: troupe.AllocatedTaskResources.Memory:type_name -> troupe.AllocatedMemoryResources
-	9,  // 12: troupe.AllocatedTaskResources.Devices:type_name -> troupe.AllocatedDeviceResource
-	18, // 13: troupe.AllocatedSharedResources.Networks:type_name -> troupe.NetworkResource
-	13, // 14: troupe.TaskState.Events:type_name -> troupe.TaskEvent
-	16, // 15: troupe.TaskEvent.Details:type_name -> troupe.TaskEvent.DetailsEntry
-	12, // 16: troupe.Allocation.TaskStatesEntry.value:type_name -> troupe.TaskState
-	6,  // 17: troupe.AllocatedResources.TasksEntry.value:type_name -> troupe.AllocatedTaskResources
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	19, // 0: troupe.Allocation.Job:type_name -> troupe.Job
+	6,  // 1: troupe.Allocation.AllocatedResources:type_name -> troupe.AllocatedResources
+	15, // 2: troupe.Allocation.TaskStates:type_name -> troupe.Allocation.TaskStatesEntry
+	4,  // 3: troupe.Allocation.RescheduleTracker:type_name -> troupe.RescheduleTracker
+	2,  // 4: troupe.Allocation.Metrics:type_name -> troupe.AllocMetricRef
+	3,  // 5: troupe.Allocation.DesiredTransition:type_name -> troupe.DesiredTransition
+	12, // 6: troupe.Allocation.NetworkStatus:type_name -> troupe.NetworkStatus
+	16, // 7: troupe.Allocation.VolumeStates:type_name -> troupe.Allocation.VolumeStatesEntry
+	14, // 8: troupe.AllocVolumeState.Events:type_name -> troupe.TaskEvent
+	5,  // 9: troupe.RescheduleTracker.Events:type_name -> troupe.RescheduleEvent
+	17, // 10: troupe.AllocatedResources.Tasks:type_name -> troupe.AllocatedResources.TasksEntry
+	11, // 11: troupe.AllocatedResources.Shared:type_name -> troupe.AllocatedSharedResources
+	8,  // 12: troupe.AllocatedTaskResources.Cpu:type_name -> troupe.AllocatedCpuResources
+	9,  // 13: troupe.AllocatedTaskResources.Memory:type_name -> troupe.AllocatedMemoryResources
+	10, // 14: troupe.AllocatedTaskResources.Devices:type_name -> troupe.AllocatedDeviceResource
+	20, // 15: troupe.AllocatedSharedResources.Networks:type_name -> troupe.NetworkResource
+	14, // 16: troupe.TaskState.Events:type_name -> troupe.TaskEvent
+	18, // 17: troupe.TaskEvent.Details:type_name -> troupe.TaskEvent.DetailsEntry
+	13, // 18: troupe.Allocation.TaskStatesEntry.value:type_name -> troupe.TaskState
+	1,  // 19: troupe.Allocation.VolumeStatesEntry.value:type_name -> troupe.AllocVolumeState
+	7,  // 20: troupe.AllocatedResources.TasksEntry.value:type_name -> troupe.AllocatedTaskResources
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_alloc_proto_init() }
@@ -1314,7 +1430,7 @@ func file_alloc_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_alloc_proto_rawDesc), len(file_alloc_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
