@@ -4,7 +4,11 @@
 #   scripts/setup.sh -proto   also protoc and protoc-gen-go, to regenerate messages/*.pb.go
 set -euo pipefail
 
-need=(iproute2 iptables iputils-ping procps util-linux ca-certificates)
+# containerd, runc, the CNI plugins (/usr/lib/cni), busybox-static (test
+# images) and docker-registry (a local registry for pull tests) serve the
+# containerd driver and bridge networking; tests start their own containerd.
+need=(iproute2 iptables iputils-ping procps util-linux ca-certificates
+  containerd runc containernetworking-plugins busybox-static docker-registry)
 if [[ "${1:-}" == "-proto" ]]; then
   need+=(protobuf-compiler)
 fi

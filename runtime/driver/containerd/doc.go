@@ -1,0 +1,58 @@
+// Package containerd is the "containerd" task driver: it runs each task as
+// a container of a containerd daemon (1.6 or later), through containerd's
+// Go client, in one containerd namespace (default "troupe").
+//
+//	d := containerd.New(containerd.Config{Address: "/run/containerd/containerd.sock"})
+//	defer d.Shutdown()
+//	h, err := d.StartTask(ctx, &driver.TaskConfig{ID: "alloc1/web", ...,
+//		Config: map[string]any{"image": "registry:5000/web:1", "args": []any{"--port", "80"}}})
+//
+// A task's container id, which is also its snapshot key, is
+// ContainerID(task id): "<allocID>/<task>" with "/" turned into "-". The
+// task config (driver.TaskConfig.Config) takes these keys; others are
+// refused as driver.ErrInvalidConfig:
+//
+//	image          "host[:port]/name:tag" pulled (unless present, or with
+//	               force_pull) over plain HTTP for loopback registries or
+//	               with insecure; or "oci-archive:///path/img.tar"
+//	               (relative: in the task dir) imported once per file version
+//	image_name     the name of an imported archive's image, needed when its
+//	               index names none
+//	command, args  the process; without command, args follow the image's
+//	               entrypoint, and without both the image's command runs
+//	work_dir       the process's working dir
+//	auth           {username, password} for the registry
+//	insecure, force_pull, privileged  (bools)
+//	mounts         [{type, source, target, options, readonly}] (type bind
+//	               by default, then rbind)
+//	volume_mounts  [{source, target, readonly}] bind mounts (volume hooks)
+//	devices        ["/dev/x" or {path, container_path, permissions}]: device
+//	               nodes with their cgroup rule (permissions from "rwm")
+//	netns_path     join this network namespace (the network hook's netns)
+//	network_mode   "host" (the default without netns_path) or "none"
+//
+// TaskConfig.Env, User (resolved in the image), CPU (MHz to CPU shares,
+// 1000 MHz = 1024), MemoryMaxMB (or MemoryMB) as the memory limit and
+// MemoryMB as the reservation below it go into the OCI spec. TaskDir is
+// bind-mounted at /local.
+//
+// The shim writes the task's stdout and stderr straight to StdoutPath and
+// StderrPath (regular files, appended), so logs keep flowing while no
+// agent runs. The TaskHandle's State holds the container id and namespace;
+// RecoverTask on a new Driver loads the container and its task: a task that
+// exited meanwhile yields its result at once, and a container or task that
+// containerd lost (a host reboot wipes its state) is driver.ErrTaskNotFound.
+// An exit code of 129..192 is read as death by signal (code-128), and
+// ExitResult.OOMKilled comes from the task's cgroup ("oom_kill" of
+// memory.oom_control or memory.events), read after the exit and before
+// DestroyTask deletes the task, its container and its snapshot.
+//
+// Cleanup(ctx, keep) removes the containers (killing their tasks) and
+// active snapshots of the namespace that keep rejects: what stale
+// allocations left. The driver works on Linux only; elsewhere Fingerprint
+// reports it undetected and its methods fail with driver.ErrNotSupported.
+//
+// The tests run as root against a containerd, runc, busybox and
+// docker-registry of the host, each test binary starting its own
+// containerd under /tmp; without root they skip (with CI=true they fail).
+package containerd
