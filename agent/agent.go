@@ -17,6 +17,9 @@ import (
 	"github.com/hashicorp/go-uuid"
 
 	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/actors/alloc"
+	"github.com/troupe-dev/troupe/actors/node"
+	"github.com/troupe-dev/troupe/actors/volume"
 	"github.com/troupe-dev/troupe/cluster"
 	"github.com/troupe-dev/troupe/cluster/membership"
 	"github.com/troupe-dev/troupe/cluster/remote"
@@ -43,9 +46,14 @@ type Agent struct {
 	serverPID *actor.PID
 	clientPID *actor.PID
 	transport *remote.Transport
-	members   *membership.Membership
+	// conn reaches the servers (the leader follows redirects): the
+	// client's calls and volume requests use it.
+	conn    *serverConn
+	members *membership.Membership
 
 	db      *clientstate.DB
+	plugins *node.PluginTable
+	csi     *alloc.CSIConfig
 	drivers map[string]driver.Driver
 	node    *messages.Node
 
@@ -66,6 +74,9 @@ func New(cfg *Config) (*Agent, error) {
 		a.log = slog.New(slog.DiscardHandler)
 	}
 	a.dataDir = cfg.DataDir
+	if cfg.VolumeRetry.Initial <= 0 {
+		cfg.VolumeRetry = volume.DefaultRetryPolicy()
+	}
 	if cfg.Dev && a.dataDir == "" {
 		dir, err := os.MkdirTemp("", "troupe-dev-")
 		if err != nil {
@@ -90,6 +101,7 @@ func (a *Agent) AllocDir() string { return filepath.Join(a.dataDir, "alloc") }
 // Start brings up raft, the actors and the HTTP API.
 func (a *Agent) Start() error {
 	a.started = time.Now()
+	a.conn = newServerConn(a)
 	a.sys = actors.NewSystem(remote.QuietLogger(a.log))
 	if _, err := a.sys.Root.SpawnNamed(a.sys.Props("agent", func() actor.Actor { return &agentActor{a: a} }), "agent"); err != nil {
 		return fmt.Errorf("agent: spawn agent actor: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/actors/node"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
+	"github.com/troupe-dev/troupe/runtime/csi"
 	"github.com/troupe-dev/troupe/runtime/driver"
 	"github.com/troupe-dev/troupe/runtime/driver/exec"
 )
@@ -44,13 +45,25 @@ func (a *Agent) startClient() error {
 		"exec": exec.New(exec.Config{ExecutorPath: a.cfg.ExecutorPath, ExecutorArgs: a.cfg.ExecutorArgs,
 			ExecutorEnv: a.cfg.ExecutorEnv, Logger: a.log}),
 	}
+	stored, err := a.db.Allocs()
+	if err != nil {
+		return fmt.Errorf("agent: read the client state: %w", err)
+	}
+	a.plugins = node.NewPluginTable()
+	a.csi = &alloc.CSIConfig{
+		Claimer: a.conn, NodePlugin: a.plugins.Node,
+		Dial: func(ctx context.Context, socket string) (csi.Client, error) { return csi.Dial(ctx, socket) },
+		Root: filepath.Join(a.dataDir, "csi"), Mounter: alloc.HostMounter{},
+		Retry: a.cfg.VolumeRetry, ClaimRetry: a.cfg.VolumeRetry, Usage: alloc.NewUsageFromState(stored),
+	}
 	spec := &node.ClientSpec{
-		Node: a.node, Server: newServerConn(a), Drivers: a.drivers, DB: a.db, Clock: a.clock,
+		Node: a.node, Server: a.conn, Drivers: a.drivers, DB: a.db, Clock: a.clock,
 		AllocProps: a.allocProps, BatchInterval: a.cfg.ClientBatch, Logger: a.log.With("actor", "client"),
 		PluginSocket: func(allocID, task, mountDir string) string {
 			return alloc.PluginSocketPath(a.AllocDir(), allocID, task, mountDir)
 		},
 		ProbeCSI: probeCSI, PluginProbeInterval: a.cfg.PluginProbeInterval, Registry: a.sys.Registry,
+		Plugins: a.plugins, RunController: runController,
 	}
 	a.clientPID, err = a.sys.Root.SpawnNamed(a.sys.Props("client", node.NewClient(spec),
 		actor.WithSupervisor(actors.DefaultSupervision.Strategy())), "client")
@@ -64,7 +77,7 @@ func (a *Agent) startClient() error {
 func (a *Agent) allocProps(al *messages.Allocation) *actor.Props {
 	spec := &alloc.Spec{
 		Alloc: al, Drivers: a.drivers, DB: a.db, Clock: a.clock, AllocRoot: a.AllocDir(),
-		Registry: a.sys.Registry, Logger: a.log.With("actor", "alloc"),
+		Registry: a.sys.Registry, Logger: a.log.With("actor", "alloc"), CSI: a.csi,
 	}
 	return a.sys.Props("alloc", alloc.New(spec), actor.WithSupervisor(actors.DefaultSupervision.Strategy()))
 }

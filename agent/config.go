@@ -6,6 +6,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/troupe-dev/troupe/actors/volume"
 )
 
 // Config is an agent's configuration.
@@ -32,6 +34,10 @@ type Config struct {
 	ClientBatch time.Duration
 	// PluginProbeInterval is how often CSI plugin tasks are fingerprinted.
 	PluginProbeInterval time.Duration
+	// VolumeRetry is the backoff of CSI unpublish retries: node unpublish
+	// on clients, controller unpublish on the leader (1 s doubling to
+	// 1 min for 24 h by default).
+	VolumeRetry volume.RetryPolicy
 
 	// Cluster mode (BindAddr set): the RPC (gRPC actor transport), gossip
 	// and raft listen on BindAddr at these ports.
@@ -62,6 +68,7 @@ func DefaultConfig() *Config {
 		ClientBatch: 50 * time.Millisecond,
 		RPCPort:     4647, GossipPort: 4648, RaftPort: 4649,
 		HeartbeatTTL: 10 * time.Second, HeartbeatGrace: 10 * time.Second,
+		VolumeRetry: volume.DefaultRetryPolicy(),
 	}
 }
 

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 }
 
 // testConfig is a single-server, single-client agent on a free port.
-func testConfig(t *testing.T, dataDir string) *Config {
+func testConfig(t testing.TB, dataDir string) *Config {
 	cfg := DefaultConfig()
 	cfg.DataDir = dataDir
 	cfg.HTTPAddr = "127.0.0.1:0"
@@ -34,7 +34,7 @@ func testConfig(t *testing.T, dataDir string) *Config {
 	return cfg
 }
 
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	if testing.Verbose() {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
@@ -42,7 +42,7 @@ func testLogger(t *testing.T) *slog.Logger {
 }
 
 // startAgent starts an agent and waits until its node is ready.
-func startAgent(t *testing.T, cfg *Config) *Agent {
+func startAgent(t testing.TB, cfg *Config) *Agent {
 	t.Helper()
 	a, err := New(cfg)
 	require.NoError(t, err)

@@ -26,6 +26,8 @@ type serverActor struct {
 	leader bool
 	sched  *actor.PID
 	nodes  map[string]*actor.PID
+	// volumes is the volume manager (volume and controller actors).
+	volumes *actor.PID
 }
 
 func newServerActor(a *Agent) actor.Producer {
@@ -63,6 +65,8 @@ func (s *serverActor) Receive(ctx actor.Context) {
 		s.onUpdateAllocs(ctx, m)
 	case *messages.UpsertPluginInstances:
 		s.onUpsertPlugins(ctx, m)
+	case *messages.VolumeClaimRequest, *messages.VolumeNodeDetachedRequest, *messages.VolumeOpRequest:
+		s.onVolumeRequest(ctx)
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
 		s.a.log.Warn("server actor: unexpected message", "type", fmt.Sprintf("%T", m))
@@ -79,7 +83,7 @@ func (s *serverActor) onLeadership(ctx actor.Context, m *leadership) {
 		for _, pid := range ctx.Children() {
 			ctx.Stop(pid)
 		}
-		s.sched, s.nodes = nil, map[string]*actor.PID{}
+		s.sched, s.nodes, s.volumes = nil, map[string]*actor.PID{}, nil
 		return
 	}
 	s.a.log.Info("gained leadership: starting scheduler and node actors")
@@ -98,6 +102,7 @@ func (s *serverActor) onLeadership(ctx actor.Context, m *leadership) {
 	for _, n := range s.a.store.Snapshot().Nodes() {
 		s.ensureNode(ctx, n.GetID())
 	}
+	s.startVolumes(ctx)
 }
 
 func (s *serverActor) ensureNode(ctx actor.Context, id string) *actor.PID {
@@ -147,6 +152,9 @@ func (s *serverActor) onEvent(ctx actor.Context, ev *state.Event) {
 	}
 	if len(ev.NodeUpdated) > 0 {
 		ctx.Send(s.sched, &scheduler.CapacityChanged{})
+	}
+	if s.volumes != nil && (len(ev.VolumesChanged)+len(ev.PluginsChanged)+len(ev.NodeUpdated)+len(ev.AllocsStopped) > 0) {
+		ctx.Send(s.volumes, ev)
 	}
 }
 

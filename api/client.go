@@ -82,12 +82,13 @@ type request struct {
 	method string
 	path   string
 	params url.Values
+	header http.Header
 	body   any
 	ctx    context.Context
 }
 
 func (c *Client) newRequest(method, path string) *request {
-	return &request{method: method, path: path, params: url.Values{}, ctx: context.Background()}
+	return &request{method: method, path: path, params: url.Values{}, header: http.Header{}, ctx: context.Background()}
 }
 
 func (r *request) setQuery(q *QueryOptions) {
@@ -131,7 +132,13 @@ func setNonEmpty(v url.Values, key, val string) {
 // an *APIError. The caller closes the body.
 func (c *Client) do(r *request) (*http.Response, error) {
 	u := *c.base
-	u.Path = strings.TrimSuffix(u.Path, "/") + r.path
+	// r.path holds escaped IDs (escape): keep them as sent.
+	raw := strings.TrimSuffix(u.EscapedPath(), "/") + r.path
+	p, err := url.PathUnescape(raw)
+	if err != nil {
+		return nil, fmt.Errorf("api: bad path %q: %w", raw, err)
+	}
+	u.Path, u.RawPath = p, raw
 	u.RawQuery = r.params.Encode()
 	var body io.Reader
 	if r.body != nil {
@@ -144,6 +151,9 @@ func (c *Client) do(r *request) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(r.ctx, r.method, u.String(), body)
 	if err != nil {
 		return nil, err
+	}
+	for k, v := range r.header {
+		req.Header[k] = v
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -184,10 +194,18 @@ func (c *Client) write(method, path string, in, out any, w *WriteOptions) (*Writ
 
 // writeParams is write with extra query parameters.
 func (c *Client) writeParams(method, path string, params url.Values, in, out any, w *WriteOptions) (*WriteMeta, error) {
+	return c.writeRequest(method, path, params, nil, in, out, w)
+}
+
+// writeRequest is write with extra query parameters and headers.
+func (c *Client) writeRequest(method, path string, params url.Values, header http.Header, in, out any, w *WriteOptions) (*WriteMeta, error) {
 	r := c.newRequest(method, path)
 	r.setWrite(w)
 	for k, v := range params {
 		r.params[k] = v
+	}
+	for k, v := range header {
+		r.header[k] = v
 	}
 	r.body = in
 	resp, err := c.do(r)

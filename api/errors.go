@@ -13,6 +13,9 @@ var (
 	ErrBadAddress = errors.New("api: bad address")
 	// ErrDecode wraps a response body that is not the expected JSON.
 	ErrDecode = errors.New("api: cannot decode response")
+	// ErrBadSecret is a CSI secret that the X-Nomad-CSI-Secrets header
+	// cannot carry (an empty key, a key with "=" or ",", a value with ",").
+	ErrBadSecret = errors.New("api: bad CSI secret")
 )
 
 // APIError is a non-2xx response.

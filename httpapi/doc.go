@@ -6,7 +6,11 @@
 // queries (?index=&wait=, answered with X-Nomad-Index and X-Troupe-Index).
 // Writes are validated first (a bad request is a 4xx naming the problem and
 // changes nothing) and then become one raft command each, proposed through
-// Backend.Apply. Bodies over 4 MiB are refused with 413.
+// Backend.Apply. Operator requests on CSI volumes (create, delete, detach,
+// deregister) instead go to the leader's volume manager through
+// Backend.VolumeOp, whose error codes become statuses (not_found 404,
+// invalid 400, conflict 409, no leader 503). Bodies over 4 MiB are refused
+// with 413.
 //
 //	h := httpapi.New(agent, logger)
 //	http.ListenAndServe("127.0.0.1:4646", h)

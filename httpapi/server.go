@@ -38,6 +38,11 @@ type Backend interface {
 	// LeaderHTTP is the leader's HTTP address, "" when this server leads
 	// or none is known.
 	LeaderHTTP() string
+	// VolumeOp sends an operator's volume request (create, delete, detach,
+	// deregister) to the leader's volume manager and returns its answer. A
+	// non-nil error means the request did not get an answer (no leader,
+	// transport failure); the leader's own refusals are in resp.Error.
+	VolumeOp(ctx context.Context, req *messages.VolumeOpRequest) (*messages.VolumeOpResponse, error)
 	Now() time.Time
 }
 
@@ -99,6 +104,10 @@ func (s *Server) routes() {
 	m.HandleFunc("PUT /v1/volume/csi/{id}", s.wrap(s.volumeRegister))
 	m.HandleFunc("POST /v1/volume/csi/{id}", s.wrap(s.volumeRegister))
 	m.HandleFunc("DELETE /v1/volume/csi/{id}", s.wrap(s.volumeDeregister))
+	m.HandleFunc("PUT /v1/volume/csi/{id}/create", s.wrap(s.volumeCreate))
+	m.HandleFunc("POST /v1/volume/csi/{id}/create", s.wrap(s.volumeCreate))
+	m.HandleFunc("DELETE /v1/volume/csi/{id}/detach", s.wrap(s.volumeDetach))
+	m.HandleFunc("DELETE /v1/volume/csi/{id}/delete", s.wrap(s.volumeDelete))
 	m.HandleFunc("GET /v1/plugins", s.wrap(s.pluginList))
 	m.HandleFunc("GET /v1/plugin/csi/{id}", s.wrap(s.pluginGet))
 }

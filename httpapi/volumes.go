@@ -74,6 +74,27 @@ func (s *Server) volumeGet(w http.ResponseWriter, r *http.Request) (any, error) 
 // {"Volumes": [...]} body: each volume is validated, then registered by
 // one raft command.
 func (s *Server) volumeRegister(w http.ResponseWriter, r *http.Request) (any, error) {
+	vols, err := parseVolumeBody(r, false)
+	if err != nil {
+		return nil, err
+	}
+	var index uint64
+	for _, v := range vols {
+		if _, index, err = s.apply(r, &messages.Command{Cmd: &messages.Command_RegisterVolume{
+			RegisterVolume: &messages.RegisterVolume{Volume: v}}}); err != nil {
+			return nil, codeErr(http.StatusBadRequest, "%v", err)
+		}
+	}
+	setIndex(w, index)
+	return map[string]any{"Warnings": "", "Index": index}, nil
+}
+
+// parseVolumeBody reads a register or create body ({"Volumes": [...]} or
+// one volume): every volume is canonicalized and validated by the rules
+// of register (create false) or create, and must carry the URL's ID. All
+// problems are reported together as one 400. Claims, health and modes
+// are dropped: they are the servers' to keep.
+func parseVolumeBody(r *http.Request, create bool) ([]*messages.CSIVolume, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return nil, err
@@ -89,39 +110,15 @@ func (s *Server) volumeRegister(w http.ResponseWriter, r *http.Request) (any, er
 		if v.GetID() != id {
 			problems = append(problems, "volume ID "+quote(v.GetID())+" does not match the URL's "+quote(id))
 		}
-		if err := jobspec.ValidateVolume(v, false); err != nil {
+		if err := jobspec.ValidateVolume(v, create); err != nil {
 			problems = append(problems, err.Error())
 		}
-		// Claims and health are the servers' to keep.
 		v.Claims, v.Schedulable, v.AccessMode, v.AttachmentMode = nil, false, "", ""
 	}
 	if len(problems) > 0 {
 		return nil, codeErr(http.StatusBadRequest, "%s", strings.Join(problems, "\n"))
 	}
-	var index uint64
-	for _, v := range vols {
-		if _, index, err = s.apply(r, &messages.Command{Cmd: &messages.Command_RegisterVolume{
-			RegisterVolume: &messages.RegisterVolume{Volume: v}}}); err != nil {
-			return nil, codeErr(http.StatusBadRequest, "%v", err)
-		}
-	}
-	setIndex(w, index)
-	return map[string]any{"Warnings": "", "Index": index}, nil
-}
-
-// volumeDeregister handles DELETE /v1/volume/csi/:id[?force=true].
-func (s *Server) volumeDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
-	id := r.PathValue("id")
-	if s.b.Store().Snapshot().CSIVolumeByID(namespace(r), id) == nil {
-		return nil, codeErr(http.StatusNotFound, "volume not found: %q", id)
-	}
-	_, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_DeregisterVolume{
-		DeregisterVolume: &messages.DeregisterVolume{VolumeID: id, Force: boolParam(r, "force")}}})
-	if err != nil {
-		return nil, codeErr(http.StatusConflict, "%v", err)
-	}
-	setIndex(w, index)
-	return map[string]any{"Index": index}, nil
+	return vols, nil
 }
 
 // pluginList handles GET /v1/plugins?type=csi.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/proto"
@@ -27,16 +29,21 @@ type Spec struct {
 	Hooks    []Hook
 	Registry *actors.Registry
 	Logger   *slog.Logger
+	// CSI mounts the group's csi volumes before the tasks start and
+	// unmounts them after; nil: no CSI support (such allocations fail).
+	CSI *CSIConfig
 }
 
 // Alloc actor phases.
 const (
-	phaseLoading  = "loading"
-	phasePrerun   = "prerun"
-	phaseRunning  = "running"
-	phaseStopping = "stopping"
-	phasePostrun  = "postrun"
-	phaseTerminal = "terminal"
+	phaseLoading    = "loading"
+	phasePrerun     = "prerun"
+	phaseMounting   = "mounting volumes"
+	phaseRunning    = "running"
+	phaseStopping   = "stopping"
+	phaseUnmounting = "unmounting volumes"
+	phasePostrun    = "postrun"
+	phaseTerminal   = "terminal"
 )
 
 // Worker results.
@@ -59,14 +66,27 @@ type Actor struct {
 	phase  string
 	hooks  []Hook
 	log    *slog.Logger
+
+	csi         *CSIConfig                            // with defaults; nil: no CSI support
+	vols        map[string]*messages.AllocVolumeState // csi volumes, by group volume name
+	pendingVols map[string]bool                       // volume actors not finished yet
+	setupTries  int                                   // failed volume setups so far
+	setupStart  time.Time                             // first failed volume setup
+	setupTimer  actors.Timer                          // the next setup try, while waiting
+	ctx         context.Context                       // cancelled on stop: ends the setup worker
+	cancel      context.CancelFunc
 }
 
 // New returns a producer for an alloc actor.
 func New(spec *Spec) actor.Producer {
 	return func() actor.Actor {
 		hooks := append([]Hook{&AllocDirHook{Root: spec.AllocRoot}}, spec.Hooks...)
-		return &Actor{spec: spec, hooks: hooks, phase: phaseLoading,
+		a := &Actor{spec: spec, hooks: hooks, phase: phaseLoading, vols: map[string]*messages.AllocVolumeState{},
 			log: spec.Logger.With("alloc", spec.Alloc.GetID())}
+		if spec.CSI != nil {
+			a.csi = spec.CSI.withDefaults()
+		}
+		return a
 	}
 }
 
@@ -86,9 +106,19 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.onTaskState(ctx, m)
 	case *messages.UpdateAlloc:
 		a.onUpdate(ctx, m)
+	case *volumeProgress:
+		a.onVolumeProgress(ctx, m)
+	case *volumesReady:
+		a.onVolumesReady(ctx, m)
+	case *retrySetup:
+		a.onRetrySetup(ctx)
+	case *volumeChanged:
+		a.onVolumeChanged(ctx, m)
 	case *crash:
 		panic("alloc actor: crash requested")
-	case *actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Terminated:
+	case *actor.Stopping:
+		a.onStopping()
+	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
 		a.log.Warn("alloc actor: unexpected message", "type", fmt.Sprintf("%T", m))
 	}
@@ -97,6 +127,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 // onStarted loads the durable state: after a supervisor restart (or an
 // agent restart) the client state file is newer than the spawn spec.
 func (a *Actor) onStarted(ctx actor.Context) {
+	a.ctx, a.cancel = context.WithCancel(context.Background())
 	db, id := a.spec.DB, a.spec.Alloc.GetID()
 	actors.Go(ctx, func() any {
 		sa, err := db.Alloc(id)
@@ -105,6 +136,15 @@ func (a *Actor) onStarted(ctx actor.Context) {
 		}
 		return &loaded{stored: sa}
 	})
+}
+
+func (a *Actor) onStopping() {
+	if a.cancel != nil {
+		a.cancel()
+	}
+	if a.setupTimer != nil {
+		a.setupTimer.Stop()
+	}
 }
 
 func (a *Actor) onLoaded(ctx actor.Context, m *loaded) {
@@ -117,17 +157,27 @@ func (a *Actor) onLoaded(ctx actor.Context, m *loaded) {
 			a.alloc.DesiredStatus, a.alloc.DesiredDescription = st.GetDesiredStatus(), st.GetDesiredDescription()
 		}
 		a.states = m.stored.TaskStates
+		for name, v := range m.stored.Volumes {
+			a.vols[name] = v.State
+		}
 	}
 	for _, t := range groupOf(a.alloc).GetTasks() {
 		a.tasks = append(a.tasks, t.GetName())
 	}
 	a.spec.DB.PutAlloc(a.alloc)
 	switch {
+	case Terminal(a.alloc.GetClientStatus()) && a.activeVolumes():
+		// stopped, but its volumes were not all let go (an agent restart
+		// in the middle): resume that
+		a.report(ctx)
+		a.teardown(ctx)
 	case Terminal(a.alloc.GetClientStatus()):
 		a.phase = phaseTerminal
 		a.report(ctx)
 	case len(a.tasks) == 0:
 		a.fail(ctx, "task group not found in job")
+	case a.stopWanted() && (m.stored == nil || len(m.stored.Handles) == 0) && a.activeVolumes():
+		a.stopBeforeStart(ctx, "stopped before start")
 	case a.stopWanted() && (m.stored == nil || len(m.stored.Handles) == 0):
 		a.setStatus(ctx, StatusComplete, "stopped before start")
 		a.phase = phaseTerminal
@@ -157,6 +207,14 @@ func (a *Actor) onHooksDone(ctx actor.Context, m *hooksDone) {
 		a.fail(ctx, "setup failed: "+m.err.Error())
 		return
 	}
+	if len(csiVolumes(a.alloc)) > 0 {
+		a.setupVolumes(ctx)
+		return
+	}
+	a.startTasks(ctx)
+}
+
+func (a *Actor) startTasks(ctx actor.Context) {
 	a.phase = phaseRunning
 	a.spawnTasks(ctx)
 	if a.stopWanted() {
@@ -216,22 +274,27 @@ func (a *Actor) onUpdate(ctx actor.Context, m *messages.UpdateAlloc) {
 	a.alloc.DesiredStatus, a.alloc.DesiredDescription = in.GetDesiredStatus(), in.GetDesiredDescription()
 	a.alloc.ModifyIndex, a.alloc.DesiredTransition = in.GetModifyIndex(), in.GetDesiredTransition()
 	a.spec.DB.PutAlloc(a.alloc)
-	if a.stopWanted() && a.phase == phaseRunning {
+	switch {
+	case a.stopWanted() && a.phase == phaseRunning:
 		a.killTasks(ctx, "allocation stopped: "+in.GetDesiredDescription())
+	case a.stopWanted() && a.phase == phaseMounting && a.setupTimer != nil:
+		a.stopBeforeStart(ctx, "allocation stopped before its volumes were ready")
 	}
 }
 
 func (a *Actor) killTasks(ctx actor.Context, reason string) {
 	for _, pid := range ctx.Children() {
-		ctx.Send(pid, &messages.KillTask{Reason: reason})
+		if strings.HasPrefix(pid.GetId(), ctx.Self().GetId()+"/tasks/") {
+			ctx.Send(pid, &messages.KillTask{Reason: reason})
+		}
 	}
 	if a.phase == phaseRunning {
 		a.phase = phaseStopping
 	}
 }
 
-// refresh recomputes the client status; once every task is dead it runs the
-// postrun hooks.
+// refresh recomputes the client status; once every task is dead it
+// unmounts the csi volumes, then runs the postrun hooks.
 func (a *Actor) refresh(ctx actor.Context) {
 	status := ClientStatus(a.tasks, a.states)
 	desc := map[string]string{StatusPending: "No tasks have started", StatusRunning: "Tasks are running",
@@ -242,8 +305,7 @@ func (a *Actor) refresh(ctx actor.Context) {
 		allDead = allDead && a.states[t].GetState() == TaskDead
 	}
 	if allDead && (a.phase == phaseRunning || a.phase == phaseStopping) {
-		a.phase = phasePostrun
-		a.runHooks(ctx, true)
+		a.teardown(ctx)
 	}
 }
 
@@ -253,9 +315,14 @@ func (a *Actor) setStatus(ctx actor.Context, status, desc string) {
 	a.report(ctx)
 }
 
+// fail ends an allocation whose tasks never ran; volumes that were
+// mounted are unmounted first.
 func (a *Actor) fail(ctx actor.Context, why string) {
 	a.phase = phaseTerminal
 	a.setStatus(ctx, StatusFailed, why)
+	if a.activeVolumes() {
+		a.teardown(ctx)
+	}
 }
 
 func (a *Actor) stopWanted() bool {
@@ -280,6 +347,7 @@ func (a *Actor) report(ctx actor.Context) {
 		ClientDescription: a.alloc.GetClientDescription(),
 		TaskStates:        map[string]*messages.TaskState{},
 		ModifyTime:        a.spec.Clock.Now().UnixNano(),
+		VolumeStates:      a.volumeStates(),
 	}
 	for _, t := range a.tasks {
 		if st := a.states[t]; st != nil {

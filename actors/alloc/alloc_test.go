@@ -3,6 +3,7 @@ package alloc
 import (
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +28,10 @@ type harness struct {
 	root   string
 	parent *actor.PID
 	latest chan *messages.Allocation
+	// csi, when set, is every spawned alloc's Spec.CSI; hooks its Hooks.
+	csi   *CSIConfig
+	hooks []Hook
+	close func()
 }
 
 type spawnAlloc struct{ spec *Spec }
@@ -48,28 +53,41 @@ func (p *parent) Receive(ctx actor.Context) {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{t: t, fake: driver.NewFake(), clock: actors.NewFakeClock(time.Unix(1_700_000_000, 0)),
-		root: t.TempDir(), latest: make(chan *messages.Allocation, 1000)}
+	return newHarnessAt(t, filepath.Join(t.TempDir(), "client.db"), t.TempDir(), driver.NewFake(),
+		actors.NewFakeClock(time.Unix(1_700_000_000, 0)))
+}
+
+// newHarnessAt is a harness on the state file at dbPath (a restarted
+// agent reopens the same file).
+func newHarnessAt(t *testing.T, dbPath, root string, drv *driver.Fake, clock *actors.FakeClock) *harness {
+	t.Helper()
+	h := &harness{t: t, fake: drv, clock: clock, root: root, latest: make(chan *messages.Allocation, 10000)}
 	logger := slog.New(slog.DiscardHandler)
 	h.sys = actors.NewSystem(logger)
-	db, err := clientstate.Open(filepath.Join(t.TempDir(), "client.db"), logger)
+	db, err := clientstate.Open(dbPath, logger)
 	require.NoError(t, err)
 	h.db = db
 	h.parent, err = h.sys.Root.SpawnNamed(h.sys.Props("node", func() actor.Actor { return &parent{h: h} }), "client")
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		// Stop the actors (tasks keep running; their watchers end), then
-		// the system: nothing of the test may leak (goleak in TestMain).
-		_ = h.sys.Root.StopFuture(h.parent).Wait()
-		h.sys.Shutdown()
-		_ = db.Close()
-	})
+	var once sync.Once
+	h.close = func() {
+		once.Do(func() {
+			// Stop the actors (tasks keep running; their watchers end),
+			// then the system: nothing of the test may leak (goleak in
+			// TestMain).
+			_ = h.sys.Root.StopFuture(h.parent).Wait()
+			h.sys.Shutdown()
+			_ = db.Close()
+		})
+	}
+	t.Cleanup(h.close)
 	return h
 }
 
 func (h *harness) spawn(a *messages.Allocation) {
 	h.sys.Root.Send(h.parent, &spawnAlloc{spec: &Spec{Alloc: a, Drivers: map[string]driver.Driver{"fake": h.fake},
-		DB: h.db, Clock: h.clock, AllocRoot: h.root, Registry: h.sys.Registry, Logger: slog.New(slog.DiscardHandler)}})
+		DB: h.db, Clock: h.clock, AllocRoot: h.root, Registry: h.sys.Registry, Logger: slog.New(slog.DiscardHandler),
+		CSI: h.csi, Hooks: h.hooks}})
 }
 
 // waitFor waits for a report that satisfies ok, returning it.

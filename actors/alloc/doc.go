@@ -1,20 +1,46 @@
 // Package alloc holds the client-side actors that run one allocation: the
-// alloc actor (client/allocs/<id>) and one task actor per task
-// (client/allocs/<id>/tasks/<name>).
+// alloc actor (client/allocs/<id>), one task actor per task
+// (client/allocs/<id>/tasks/<name>) and, while the allocation lets go of
+// its CSI volumes, one volume actor per volume
+// (client/allocs/<id>/volumes/<name>).
 //
 // The alloc actor runs its hooks in order (alloc dir, later network,
-// volumes, devices), spawns its task actors, folds their states into the
-// allocation's client status and reports every change to its parent (the
-// client's node actor). The task actor starts, watches, restarts and stops
-// one task through a runtime driver; every driver call runs in a worker
-// (actors.Go) and comes back as a message.
+// devices), then mounts the group's csi volumes, spawns its task actors,
+// folds their states into the allocation's client status and reports every
+// change to its parent (the client's node actor). The task actor starts,
+// watches, restarts and stops one task through a runtime driver; every
+// driver call runs in a worker (actors.Go) and comes back as a message.
+//
+// CSI volumes (Spec.CSI, a CSIConfig; nil means no CSI support). Before
+// the tasks start, a worker claims each volume from the leader
+// (VolumeClaimer; per_alloc volumes claim "<source>[<index>]"), finds the
+// node plugin the claim names, stages (when the plugin stages) under
+// CSIConfig.Root/staging, publishes under CSIConfig.Root/per-alloc and
+// bind-mounts the target into each task that mounts it (Mounter; the task
+// sees it at VolumeMountPath and learns it as TROUPE_VOLUME_<NAME>).
+// Retryable failures retry the setup with backoff (ClaimRetry,
+// ClaimAttempts); a final one fails the allocation with a message naming
+// the volume. After every task is dead, the alloc actor spawns a volume
+// actor per volume that may still be mounted or claimed: it unbinds,
+// NodeUnpublishVolume, NodeUnstageVolume when no other allocation on the
+// host uses the staged volume (Usage), and only then reports the volume
+// node-detached; every failure is an event and a retry with backoff on the
+// injected clock (Retry) until its deadline, when the volume is marked
+// failed. The postrun hooks run, and the actor becomes terminal, once
+// every volume actor finished; the client status is complete or failed
+// as soon as the tasks are dead. Allocation.VolumeStates carries each
+// volume's state and recent events.
 //
 // Decisions are plain types tested without an actor system: RestartTracker
-// (the task restart policy) and ClientStatus (how task states make an
-// allocation's status).
+// (the task restart policy), ClientStatus (how task states make an
+// allocation's status), Usage, and volume.RetryPolicy's delays.
 //
 // Durable state lives in the client's state file (runtime/clientstate): a
 // task actor restored after an agent restart, or after its alloc actor
 // crashed and was restarted by its supervisor, re-attaches to the running
-// task through the stored driver handle instead of starting it again.
+// task through the stored driver handle instead of starting it again. Each
+// volume's record (clientstate.VolumeMount) is written before every mount
+// or unmount step it guards, so a restarted agent keeps mounts that are
+// still there, mounts again what a reboot took, and resumes an unfinished
+// unmount; NewUsageFromState rebuilds the Usage on start.
 package alloc

@@ -38,7 +38,8 @@ func taskConfig(root string, a *messages.Allocation, t *messages.Task) *driver.T
 }
 
 // taskEnv is the task's environment: troupe's variables (and Nomad's names
-// for them, so existing scripts work), then the task's env block.
+// for them, so existing scripts work), where each csi volume is mounted
+// (TROUPE_VOLUME_<NAME>), then the task's env block.
 func taskEnv(root string, a *messages.Allocation, t *messages.Task) map[string]string {
 	vars := map[string]string{
 		"ALLOC_ID":      a.GetID(),
@@ -60,6 +61,12 @@ func taskEnv(root string, a *messages.Allocation, t *messages.Task) map[string]s
 	for k, v := range vars {
 		env["TROUPE_"+k] = v
 		env["NOMAD_"+k] = v
+	}
+	csiVols := csiVolumes(a)
+	for _, vm := range t.GetVolumeMounts() {
+		if _, ok := csiVols[vm.GetVolume()]; ok {
+			env[VolumeEnvName(vm.GetVolume())] = VolumeMountPath(root, a.GetID(), t.GetName(), vm.GetDestination())
+		}
 	}
 	if cfg := t.GetCSIPluginConfig(); cfg != nil {
 		env["CSI_ENDPOINT"] = "unix://" + PluginSocketPath(root, a.GetID(), t.GetName(), cfg.GetMountDir())

@@ -66,6 +66,12 @@ type ClientSpec struct {
 	PluginSocket        func(allocID, task, mountDir string) string
 	ProbeCSI            ProbeCSI
 	PluginProbeInterval time.Duration
+	// Plugins is where the client publishes the healthy plugin instances
+	// it runs (NewClient makes one when nil).
+	Plugins *PluginTable
+	// RunController runs a controller RPC that the leader routed here on
+	// the local controller plugin listening on socket.
+	RunController func(ctx context.Context, socket string, req *messages.ControllerRequest) *messages.ControllerResponse
 	// Registry puts the client's probe actors in the actor tree.
 	Registry *actors.Registry
 	// Retry is the backoff for failed server calls.
@@ -139,6 +145,9 @@ func NewClient(spec *ClientSpec) actor.Producer {
 	if spec.BatchInterval <= 0 {
 		spec.BatchInterval = 50 * time.Millisecond
 	}
+	if spec.Plugins == nil {
+		spec.Plugins = NewPluginTable()
+	}
 	if spec.PluginProbeInterval <= 0 {
 		spec.PluginProbeInterval = 10 * time.Second
 	}
@@ -186,6 +195,8 @@ func (c *Client) Receive(ctx actor.Context) {
 		c.onPluginInstance(ctx, m)
 	case *pluginsSent:
 		c.onPluginsSent(m)
+	case *messages.ControllerRequest:
+		c.onControllerRequest(ctx, m)
 	case *flushed:
 		c.onFlushed(ctx, m)
 	case *actor.Stopping:

@@ -78,12 +78,26 @@ func (c *Client) onSetAllocs(ctx actor.Context, m *messages.SetClientAllocs) {
 			continue
 		}
 		if messages.ClientTerminal(c.last[id]) {
-			c.forget(ctx, id, pid)
+			if volumesSettled(c.reports[id]) {
+				c.forget(ctx, id, pid)
+			}
 			continue
 		}
 		ctx.Send(pid, &messages.UpdateAlloc{Alloc: &messages.Allocation{ID: id, DesiredStatus: "stop",
 			DesiredDescription: "allocation no longer assigned to this node"}})
 	}
+}
+
+// volumesSettled reports whether none of an allocation's CSI volumes is
+// still mounted or on its way in or out: an alloc actor that unmounts
+// them must not be stopped, nor its state file records dropped.
+func volumesSettled(a *messages.Allocation) bool {
+	for _, v := range a.GetVolumeStates() {
+		if st := v.GetState(); st != "unpublished" && st != "failed" {
+			return false
+		}
+	}
+	return true
 }
 
 // forget stops a finished alloc actor the server no longer lists and drops
@@ -102,6 +116,10 @@ func (c *Client) onAllocUpdated(ctx actor.Context, m *messages.AllocUpdated) {
 	c.pending[a.GetID()] = a
 	c.reports[a.GetID()] = a
 	c.watchPlugins(ctx, a)
+	if pid, ok := c.known[a.GetID()]; ok && c.setIndex > 0 && !c.desired[a.GetID()] &&
+		messages.ClientTerminal(a.GetClientStatus()) && volumesSettled(a) {
+		c.forget(ctx, a.GetID(), pid) // its volumes were the last thing it waited for
+	}
 	if c.timer == nil && !c.inFlight {
 		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
 	}
@@ -189,4 +207,3 @@ func (c *Client) resendReports(ctx actor.Context) {
 		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
 	}
 }
-

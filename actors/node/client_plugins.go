@@ -11,6 +11,9 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
+// controllerTimeout bounds one controller RPC run for the leader.
+const controllerTimeout = 2 * time.Minute
+
 // pluginsSent is the answer to reporting the node's plugin instances.
 type pluginsSent struct{ err error }
 
@@ -51,6 +54,7 @@ func (c *Client) watchPlugins(ctx actor.Context, up *messages.Allocation) {
 			case !running && watched:
 				ctx.Stop(pid)
 				delete(c.probes, key)
+				c.spec.Plugins.remove(key)
 				if _, had := c.plugins[key]; had {
 					delete(c.plugins, key)
 					c.sendPlugins(ctx)
@@ -68,6 +72,7 @@ func (c *Client) onPluginInstance(ctx actor.Context, m *pluginInstance) {
 	}
 	old := c.plugins[m.key]
 	c.plugins[m.key] = m
+	c.spec.Plugins.set(m.key, m.socket, m.controller, m.node)
 	if old != nil && sameInfo(old.controller, m.controller) && sameInfo(old.node, m.node) {
 		return
 	}
@@ -102,7 +107,26 @@ func (c *Client) onPluginsSent(m *pluginsSent) {
 		// The next probe that sees a change, or the next start, sends again.
 		c.log.Warn("reporting CSI plugin instances failed", "error", m.err)
 		for k := range c.plugins {
-			c.plugins[k] = &pluginInstance{key: k} // force a resend on the next report
+			c.plugins[k] = &pluginInstance{key: k, socket: c.plugins[k].socket} // force a resend on the next report
 		}
 	}
+}
+
+// onControllerRequest runs a controller RPC that the leader's controller
+// actor routed to this node, on the local controller instance of the
+// plugin, in a worker that answers the requester.
+func (c *Client) onControllerRequest(ctx actor.Context, m *messages.ControllerRequest) {
+	pluginID := m.GetOp().GetPluginID()
+	socket, _, ok := c.spec.Plugins.Controller(pluginID)
+	if !ok || c.spec.RunController == nil {
+		ctx.Respond(&messages.ControllerResponse{Code: "Unavailable",
+			Message: "no healthy controller instance of plugin " + pluginID + " on node " + c.spec.Node.GetID()})
+		return
+	}
+	run := c.spec.RunController
+	actors.Reply(ctx, func() any {
+		cctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
+		defer cancel()
+		return run(cctx, socket, m)
+	})
 }

@@ -28,6 +28,7 @@ type probeSpec struct {
 // pluginInstance is a probe's report to the client actor.
 type pluginInstance struct {
 	key              string // allocID/task
+	socket           string
 	controller, node *messages.CSIInfo
 }
 
@@ -103,7 +104,7 @@ func (p *pluginProbe) onResult(ctx actor.Context, m *probeResult) {
 			}
 		}
 	}
-	ctx.Send(ctx.Parent(), &pluginInstance{key: s.allocID + "/" + s.task, controller: ctrl, node: node})
+	ctx.Send(ctx.Parent(), &pluginInstance{key: s.allocID + "/" + s.task, socket: s.socket, controller: ctrl, node: node})
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	p.timer = s.clock.AfterFunc(s.interval, func() { root.Send(self, &probeTick{}) })
 }

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/troupe-dev/troupe/messages"
@@ -20,12 +21,19 @@ type csiReq struct {
 	volReason  int             // >= 0: no node can take it (volume missing, unschedulable, writers taken)
 	nodes      map[string]bool // nodes with a healthy node instance of its plugin
 	nodeReason int
+	// perAlloc: the volume is source[<alloc index>], resolved per
+	// placement (groupFeas.allocIndex) instead of once per group.
+	perAlloc bool
+	vr       *messages.VolumeRequest
+	resolved bool
 }
 
 // singleWriter modes allow one writer claim at a time.
 var singleWriter = map[string]bool{messages.CSIAccessSingleNodeWriter: true, messages.CSIAccessMultiNodeSingleWriter: true}
 
-// addCSI adds the group's CSI volume requirements to its feasibility.
+// addCSI adds the group's CSI volume requirements to its feasibility. A
+// group with a per_alloc volume is not memoised per node: each placement
+// looks at its own volume.
 func (f *groupFeas) addCSI(job *messages.Job, tg *messages.TaskGroup, src CSISource) {
 	if src == nil {
 		return
@@ -35,32 +43,61 @@ func (f *groupFeas) addCSI(job *messages.Job, tg *messages.TaskGroup, src CSISou
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	f.csiSrc, f.csiNS = src, job.GetNamespace()
 	for _, name := range names {
 		vr := tg.GetVolumes()[name]
 		if vr.GetType() != "csi" {
 			continue
 		}
-		req := csiReq{volReason: -1}
-		vol := src.CSIVolumeByID(job.GetNamespace(), vr.GetSource())
-		switch {
-		case vol == nil:
-			req.volReason = f.key("missing CSI Volume " + vr.GetSource())
-		case !vol.GetSchedulable():
-			req.volReason = f.key("CSI volume " + vr.GetSource() + " is unschedulable")
-		case !vr.GetReadOnly() && singleWriter[vr.GetAccessMode()] && writers(vol) > 0:
-			req.volReason = f.key("CSI volume " + vr.GetSource() + " has exhausted its available writer claims")
-		default:
-			req.nodes = map[string]bool{}
-			if p := src.CSIPluginByID(vol.GetPluginID()); p != nil {
-				for nodeID, in := range p.GetNodes() {
-					if in.GetHealthy() {
-						req.nodes[nodeID] = true
-					}
+		if vr.GetPerAlloc() {
+			f.csi = append(f.csi, csiReq{perAlloc: true, vr: vr})
+			f.cache = nil
+			continue
+		}
+		f.csi = append(f.csi, f.resolveCSI(vr, vr.GetSource()))
+	}
+}
+
+// resolveCSI checks the volume id for the request vr.
+func (f *groupFeas) resolveCSI(vr *messages.VolumeRequest, id string) csiReq {
+	req := csiReq{volReason: -1, resolved: true}
+	vol := f.csiSrc.CSIVolumeByID(f.csiNS, id)
+	switch {
+	case vol == nil:
+		req.volReason = f.key("missing CSI Volume " + id)
+	case !vol.GetSchedulable():
+		req.volReason = f.key("CSI volume " + id + " is unschedulable")
+	case !vr.GetReadOnly() && singleWriter[vr.GetAccessMode()] && writers(vol) > 0:
+		req.volReason = f.key("CSI volume " + id + " has exhausted its available writer claims")
+	default:
+		req.nodes = map[string]bool{}
+		if p := f.csiSrc.CSIPluginByID(vol.GetPluginID()); p != nil {
+			for nodeID, in := range p.GetNodes() {
+				if in.GetHealthy() {
+					req.nodes[nodeID] = true
 				}
 			}
-			req.nodeReason = f.key("CSI plugin " + vol.GetPluginID() + " is missing from client or unhealthy")
 		}
-		f.csi = append(f.csi, req)
+		req.nodeReason = f.key("CSI plugin " + vol.GetPluginID() + " is missing from client or unhealthy")
+	}
+	return req
+}
+
+// PerAllocSource is the volume ID a per_alloc volume request names for
+// the allocation with index: source[index], as Nomad names them.
+func PerAllocSource(source string, index uint32) string {
+	return fmt.Sprintf("%s[%d]", source, index)
+}
+
+// setAllocIndex resolves the per_alloc volumes for the placement of the
+// allocation with index.
+func (f *groupFeas) setAllocIndex(index uint32) {
+	for i := range f.csi {
+		if r := &f.csi[i]; r.perAlloc {
+			vr := r.vr
+			*r = f.resolveCSI(vr, PerAllocSource(vr.GetSource(), index))
+			r.perAlloc, r.vr = true, vr
+		}
 	}
 }
 
@@ -68,6 +105,9 @@ func (f *groupFeas) addCSI(job *messages.Job, tg *messages.TaskGroup, src CSISou
 // or -1.
 func (f *groupFeas) checkCSI(n *messages.Node) int {
 	for _, req := range f.csi {
+		if !req.resolved {
+			continue // a per_alloc volume before its placement's index is known
+		}
 		if req.volReason >= 0 {
 			return req.volReason
 		}

@@ -71,3 +71,32 @@ func TestCSIFeasibility(t *testing.T) {
 		})
 	}
 }
+
+// TestCSIPerAllocVolumes: with per_alloc, allocation N uses volume
+// source[N]; each placement goes where its own volume's plugin is, and a
+// missing volume for one index fails only that placement.
+func TestCSIPerAllocVolumes(t *testing.T) {
+	job := testJob("app", JobTypeService, 3)
+	job.TaskGroups[0].Volumes = map[string]*messages.VolumeRequest{"data": {Name: "data", Type: "csi", Source: "vol",
+		AccessMode: "single-node-writer", AttachmentMode: "file-system", PerAlloc: true}}
+	nodes := []*messages.Node{testNode("n1", 4000, 8192), testNode("n2", 4000, 8192)}
+	plugin := func(id, node string) *messages.CSIPlugin {
+		return &messages.CSIPlugin{ID: id, Nodes: map[string]*messages.CSIInfo{node: {PluginID: id, Healthy: true}}}
+	}
+	snap := &csiSnap{MemSnapshot: NewMemSnapshot(nodes, job),
+		vols: map[string]*messages.CSIVolume{
+			"vol[0]": {ID: "vol[0]", PluginID: "on-n1", Schedulable: true},
+			"vol[1]": {ID: "vol[1]", PluginID: "on-n2", Schedulable: true},
+		},
+		plugins: map[string]*messages.CSIPlugin{"on-n1": plugin("on-n1", "n1"), "on-n2": plugin("on-n2", "n2")}}
+	plan := processWith(t, snap, &messages.Evaluation{ID: "e1", JobID: "app", Namespace: job.Namespace, Type: JobTypeService, Status: EvalPending}, testOpts(1))
+	byIndex := map[uint32]string{}
+	for _, a := range plan.Place {
+		byIndex[a.Index] = a.NodeID
+	}
+	require.Equal(t, map[uint32]string{0: "n1", 1: "n2"}, byIndex)
+	m := plan.EvalUpdate.FailedTGAllocs[job.TaskGroups[0].Name]
+	require.NotNil(t, m, "vol[2] does not exist")
+	require.Positive(t, m.ConstraintFiltered["missing CSI Volume vol[2]"], "filters: %v", m.ConstraintFiltered)
+	require.Equal(t, "vol[7]", PerAllocSource("vol", 7))
+}

@@ -127,6 +127,8 @@ type groupFeas struct {
 	keys       []string
 	keyIndex   map[string]int
 	csi        []csiReq
+	csiSrc     CSISource
+	csiNS      string
 	cache      []uint16 // 0 unknown, 1 feasible, r+2 filtered by reason r
 }
 

@@ -215,6 +215,7 @@ func (p *planner) placeGeneric(gs *groupState, reqs []placeReq) {
 		if req.stopPrev != nil {
 			p.release(req.prev)
 		}
+		gs.feas.setAllocIndex(req.index)
 		var penalty []string
 		if req.reschedule {
 			penalty = penaltyNodes(req.prev)

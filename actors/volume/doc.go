@@ -1,9 +1,10 @@
 // Package volume holds the CSI volume logic of the leader: claims with
 // access-mode rules, the claim state machine, the volume state that a
 // volume actor steps, the per-plugin controller queue that a controller
-// actor steps, and the retry policy for unpublish. Everything here is
-// pure: no I/O, no clock, no actor system; the actors (next to come) carry
-// out the effects.
+// actor steps, and the retry policy for unpublish; and the actors that
+// carry out their effects (manager.go, volume_actor.go,
+// controller_actor.go). The state machines are pure: no I/O, no clock, no
+// actor system.
 //
 // The claim rules live in cluster/state, beside the FSM that applies the
 // volume commands with the same code; claims.go, claim_state.go and
@@ -47,7 +48,52 @@
 // state.ApplyUpsertPluginInstances, state.CountPlugin and
 // state.WithPluginHealth keep plugin counts and a volume's Schedulable
 // from client fingerprints (the FSM does it on UpsertPluginInstances).
+//
 // RetryPolicy (retry.go) is the unpublish backoff (1 s doubling to 1 min,
 // 24 h deadline): Delay(attempt, elapsed) is pure, NewBackOff(clock) gives
 // a cenkalti/backoff ExponentialBackOff on an injected clock.
+//
+// # Actors
+//
+// The agent spawns the manager while its server leads and stops it on
+// losing leadership:
+//
+//	spec := &volume.ManagerSpec{State: func() volume.StateView { return store.Snapshot() },
+//		Proposer: agent, Controllers: rpc, Clock: clock, Retry: policy,
+//		Registry: sys.Registry, Logger: log, RPCTimeout: timeout}
+//	pid, _ := ctx.SpawnNamed(sys.Props("volumes", volume.NewManager(spec)), "volumes")
+//
+// and hands it the clients' and operators' requests (ctx.Forward: the
+// manager's children answer the original sender) and the FSM's events:
+// *messages.VolumeClaimRequest -> *messages.VolumeClaimResponse,
+// *messages.VolumeNodeDetachedRequest and *messages.VolumeOpRequest
+// (create, delete, detach, deregister) -> *messages.VolumeOpResponse, and
+// *state.Event (no answer). Errors travel in Response.Error: not_found,
+// invalid, not_leader, unavailable, internal (cluster/remote) and
+// CodeConflict.
+//
+// The manager (server/volumes) has one volume actor per volume in use,
+// v/<volume ID>, and one controller actor per plugin, c/<plugin ID>. On
+// start it rebuilds them from the state: each controller queue from
+// PendingOps, each claimed volume's state from the stored volume plus a
+// Resume, whose ops already in the rebuilt queue are not submitted again,
+// so no op that was due runs twice. On each event it passes stored
+// volumes to their actors (VolumeUpdated; a deregistered volume's actor
+// stops once idle), plugin and node changes to the controller actors, and
+// steps the claims whose allocation or node moved on (ClaimRule): a
+// client-terminal allocation releases its claim, a down or gone node (or
+// a lost allocation on a cut-off node, or a garbage-collected allocation)
+// abandons the node plugin and goes straight to the controller step.
+//
+// A volume actor steps one input at a time: while a step's proposals
+// commit (in a worker, in order) it keeps further messages, then submits
+// the step's controller ops, arms the retry timers on the clock, answers
+// the waiters and logs. A failed commit answers every waiter with the
+// error and rebuilds the state from the store, with a Resume after a
+// backoff. A controller actor runs its queue's dispatches through
+// ControllerRPC, one at a time with RPCTimeout, and sends each outcome to
+// the manager for the volume actor (NotFound is success for unpublish and
+// delete; a transport error or Unavailable fails the instance over). A
+// worker's result carries the actor instance that started it: a late
+// result reaching a successor under the same name is ignored.
 package volume

@@ -25,6 +25,9 @@ func applyClientAllocs(w *writeTxn, c *messages.UpdateAllocsFromClient) any {
 		if upd.NetworkStatus != nil {
 			a.NetworkStatus = upd.NetworkStatus
 		}
+		if upd.VolumeStates != nil {
+			a.VolumeStates = upd.VolumeStates
+		}
 		a.ModifyTime = upd.ModifyTime
 		if a.ModifyTime == 0 {
 			a.ModifyTime = w.now

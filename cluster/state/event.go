@@ -31,12 +31,16 @@ type Event struct {
 	// PluginsChanged are IDs of CSI plugins whose instances changed,
 	// created or deleted (CSIPluginByID nil: deleted).
 	PluginsChanged []string
+	// AllocsStopped are IDs of allocations whose client status became
+	// terminal (complete, failed, lost) in this change: the volume
+	// manager releases their claims.
+	AllocsStopped []string
 }
 
 // Empty reports whether the event says nothing changed.
 func (e *Event) Empty() bool {
 	return len(e.EvalsReady)+len(e.DelayedEvals)+len(e.NodesChanged)+len(e.NodeUpdated)+len(e.JobsChanged)+
-		len(e.VolumesChanged)+len(e.PluginsChanged) == 0
+		len(e.VolumesChanged)+len(e.PluginsChanged)+len(e.AllocsStopped) == 0
 }
 
 type eventBuilder struct {
@@ -48,13 +52,14 @@ type eventBuilder struct {
 	jobs    map[string]bool
 	volumes map[string]bool
 	plugins map[string]bool
+	stopped map[string]bool
 }
 
 func newEventBuilder(index uint64) *eventBuilder {
 	return &eventBuilder{
 		index: index, ready: map[string]bool{}, delayed: map[string]*messages.Evaluation{},
 		nodes: map[string]bool{}, updated: map[string]bool{}, jobs: map[string]bool{},
-		volumes: map[string]bool{}, plugins: map[string]bool{},
+		volumes: map[string]bool{}, plugins: map[string]bool{}, stopped: map[string]bool{},
 	}
 }
 
@@ -86,6 +91,8 @@ func (b *eventBuilder) volume(id string) { b.volumes[id] = true }
 
 func (b *eventBuilder) plugin(id string) { b.plugins[id] = true }
 
+func (b *eventBuilder) allocStopped(id string) { b.stopped[id] = true }
+
 func (b *eventBuilder) build() Event {
 	ev := Event{
 		Index:        b.index,
@@ -96,6 +103,7 @@ func (b *eventBuilder) build() Event {
 
 		VolumesChanged: sortedKeys(b.volumes),
 		PluginsChanged: sortedKeys(b.plugins),
+		AllocsStopped:  sortedKeys(b.stopped),
 	}
 	for _, id := range sortedKeys(b.delayed) {
 		ev.DelayedEvals = append(ev.DelayedEvals, b.delayed[id])

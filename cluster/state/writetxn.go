@@ -115,6 +115,9 @@ func (w *writeTxn) putAlloc(old, a *messages.Allocation) {
 	w.account(a, +1)
 	w.allocTable(true).put(old, a)
 	w.changed[TableAllocs] = true
+	if messages.ClientTerminal(a.ClientStatus) && (old == nil || !messages.ClientTerminal(old.ClientStatus)) {
+		w.ev.allocStopped(a.ID)
+	}
 }
 
 func (w *writeTxn) account(a *messages.Allocation, sign int64) {

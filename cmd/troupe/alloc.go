@@ -24,6 +24,7 @@ func allocStatusCommand(args []string, stdout, stderr io.Writer) int {
 		return m.printJSON(alloc)
 	}
 	writeAllocHeader(m.stdout, alloc, *verbose)
+	writeVolumeStates(m.stdout, alloc)
 	for _, task := range allocTasks(alloc) {
 		writeTaskStatus(m.stdout, alloc, task)
 	}
@@ -68,6 +69,32 @@ func writeTaskStatus(w io.Writer, a *messages.Allocation, task string) {
 	}
 	fmt.Fprintln(w, "\nRecent Events:")
 	writeEvents(w, "", lastEvents(st.GetEvents(), 10), true)
+}
+
+// writeVolumeStates writes the allocation's CSI volumes as its client
+// sees them, one line each, then each volume's recent events, newest
+// first. It writes nothing for an allocation without CSI volumes.
+func writeVolumeStates(w io.Writer, a *messages.Allocation) {
+	if len(a.GetVolumeStates()) == 0 {
+		return
+	}
+	names := sortedKeys(a.GetVolumeStates())
+	rows := make([][]string, 0, len(names))
+	for _, name := range names {
+		vs := a.VolumeStates[name]
+		rows = append(rows, []string{name, vs.GetVolumeID(), vs.GetPluginID(), orNone(vs.GetState()),
+			orNone(vs.GetTargetPath()), strconv.Itoa(int(vs.GetAttempts()))})
+	}
+	fmt.Fprintln(w, "\nCSI Volumes:")
+	writeTable(w, []string{"Name", "Volume ID", "Plugin ID", "State", "Target", "Failed Attempts"}, rows)
+	for _, name := range names {
+		events := a.VolumeStates[name].GetEvents()
+		if len(events) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nVolume %q Recent Events:\n", name)
+		writeEvents(w, "", lastEvents(events, 10), true)
+	}
 }
 
 // allocTasks names the allocation's tasks: from its job's group, its task

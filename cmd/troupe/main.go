@@ -61,10 +61,13 @@ func commandTree() *cmdNode {
 			"eligibility": {synopsis: "Toggle a node's scheduling eligibility", run: nodeEligibilityCommand},
 			"drain":       {synopsis: "Drain a node's allocations (or stop draining)", run: nodeDrainCommand},
 		}},
-		"volume": {synopsis: "Register, inspect and remove CSI volumes", subs: map[string]*cmdNode{
-			"register":   {synopsis: "Register a volume from a spec file", run: volumeRegisterCommand},
+		"volume": {synopsis: "Create, register, inspect, detach and remove CSI volumes", subs: map[string]*cmdNode{
+			"create":     {synopsis: "Create a volume with its CSI plugin from a spec file", run: volumeCreateCommand},
+			"register":   {synopsis: "Register an existing volume from a spec file", run: volumeRegisterCommand},
 			"status":     {synopsis: "List volumes or show one volume and its claims", run: volumeStatusCommand},
-			"deregister": {synopsis: "Remove a volume", run: volumeDeregisterCommand},
+			"detach":     {synopsis: "Release a volume's claims on a node", run: volumeDetachCommand},
+			"delete":     {synopsis: "Delete a volume in its storage provider and deregister it", run: volumeDeleteCommand},
+			"deregister": {synopsis: "Remove a volume from troupe, leaving the storage volume", run: volumeDeregisterCommand},
 		}},
 		"plugin": {synopsis: "Inspect CSI plugins", subs: map[string]*cmdNode{
 			"status": {synopsis: "List plugins or show one plugin's instances", run: pluginStatusCommand},

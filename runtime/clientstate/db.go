@@ -24,6 +24,9 @@ type StoredAlloc struct {
 	Alloc      *messages.Allocation
 	TaskStates map[string]*messages.TaskState
 	Handles    map[string][]byte
+	// Volumes are the allocation's CSI volume records, by group volume
+	// name.
+	Volumes map[string]*VolumeMount
 }
 
 // DB is the client's state file.
@@ -287,5 +290,10 @@ func readAlloc(b *bolt.Bucket) (*StoredAlloc, error) {
 			return nil
 		})
 	}
+	vols, err := readVolumes(b)
+	if err != nil {
+		return nil, err
+	}
+	sa.Volumes = vols
 	return sa, nil
 }

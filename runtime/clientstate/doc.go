@@ -1,11 +1,12 @@
 // Package clientstate is the client's local state file: a bbolt database in
-// the data dir holding every allocation the client runs, each task's state
-// and each task's driver handle, so that a restarted agent (or a rebooted
-// host) restores its allocations and re-attaches to running tasks instead of
-// starting them twice.
+// the data dir holding every allocation the client runs, each task's state,
+// each task's driver handle and each CSI volume's mount record, so that a
+// restarted agent (or a rebooted host) restores its allocations,
+// re-attaches to running tasks instead of starting them twice, and
+// finishes mounting or unmounting volumes where it stopped.
 //
-// Task handles are written synchronously (PutTaskHandle) from the worker
-// that started the task, before the actor learns the task runs. Status
-// writes (PutAlloc, PutTaskState) go through one ordered background writer
-// so actors never wait on the disk; Flush waits for it.
+// Task handles (PutTaskHandle) and volume records (PutVolumeMount) are
+// written synchronously, from workers, before the step they describe
+// runs. Status writes (PutAlloc, PutTaskState) go through one ordered
+// background writer so actors never wait on the disk; Flush waits for it.
 package clientstate

@@ -1,0 +1,144 @@
+package alloc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/cluster/remote"
+	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/clientstate"
+	"github.com/troupe-dev/troupe/runtime/csi"
+)
+
+// errDetach marks an attempt that failed at the node-detached report,
+// after the node side was done.
+var errDetach = errors.New("node detached report failed")
+
+// teardown undoes, in order, what a volume record says may be done: the
+// task binds, NodeUnpublishVolume, NodeUnstageVolume (only when no other
+// allocation on the host uses the staged volume), and then, only once the
+// node side is done, the node-detached report to the server. Each step
+// clears its flag in the record and writes it, so the next attempt (or a
+// restarted agent) resumes where this one stopped. A CSI NotFound is
+// success. attempt blocks; it runs in a worker.
+type teardown struct {
+	cfg     *CSIConfig
+	db      *clientstate.DB
+	allocID string
+	nodeID  string
+	clock   actors.Clock
+}
+
+// attempt runs one try on rec, which it changes and writes; nil when the
+// volume is unpublished and reported detached.
+func (t *teardown) attempt(ctx context.Context, rec *clientstate.VolumeMount) error {
+	rec.State.State = VolumeUnpublishing
+	if err := t.persist(ctx, rec); err != nil {
+		return err
+	}
+	if nodeSideLeft(rec) {
+		if err := t.node(ctx, rec); err != nil {
+			if ctx.Err() != nil { // stopping: not a failure of the plugin
+				return err
+			}
+			rec.State.Attempts++
+			t.failed(rec, EventVolumeUnpublishFailed, fmt.Sprintf("attempt %d: %v", rec.State.Attempts, err))
+			return errors.Join(err, t.persist(ctx, rec))
+		}
+		addVolumeEvent(rec.State, EventVolumeUnpublished, "unpublished from this node", t.clock.Now())
+		if err := t.persist(ctx, rec); err != nil {
+			return err
+		}
+	}
+	if rec.ClaimSent {
+		cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+		err := t.cfg.Claimer.NodeDetached(cctx, &messages.VolumeNodeDetachedRequest{
+			VolumeID: rec.VolumeID, AllocationID: t.allocID, NodeID: t.nodeID})
+		cancel()
+		if err != nil && claimErrorCode(err) != remote.CodeNotFound {
+			err = fmt.Errorf("%w: %w: %w", ErrVolumeTeardown, errDetach, err)
+			t.failed(rec, EventVolumeDetachFailed, err.Error())
+			return errors.Join(err, t.persist(ctx, rec))
+		}
+		rec.ClaimSent = false
+		addVolumeEvent(rec.State, EventVolumeDetached, "the server was told the node let go of the volume", t.clock.Now())
+	}
+	rec.State.State = VolumeUnpublished
+	return t.persist(ctx, rec)
+}
+
+// nodeSideLeft reports whether anything may still be mounted on the node.
+func nodeSideLeft(rec *clientstate.VolumeMount) bool {
+	return len(rec.Binds) > 0 || rec.Published || rec.Staged
+}
+
+// node unbinds the task mounts, unpublishes and unstages.
+func (t *teardown) node(ctx context.Context, rec *clientstate.VolumeMount) error {
+	for len(rec.Binds) > 0 {
+		if err := t.cfg.Mounter.Unmount(rec.Binds[0]); err != nil {
+			return fmt.Errorf("%w: unbind %s: %w", ErrVolumeTeardown, rec.Binds[0], err)
+		}
+		rec.Binds = rec.Binds[1:]
+		if err := t.persist(ctx, rec); err != nil {
+			return err
+		}
+	}
+	if !rec.Published && !rec.Staged {
+		return nil
+	}
+	socket, _, ok := t.cfg.NodePlugin(rec.PluginID)
+	if !ok {
+		return fmt.Errorf("%w: no healthy node plugin for %s", ErrVolumeTeardown, rec.PluginID)
+	}
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+	defer cancel()
+	client, err := t.cfg.Dial(cctx, socket)
+	if err != nil {
+		return fmt.Errorf("%w: plugin %s: %w", ErrVolumeTeardown, rec.PluginID, err)
+	}
+	defer client.Close()
+	if rec.Published {
+		if err := client.NodeUnpublish(cctx, rec.ExternalID, rec.TargetPath); err != nil && !csi.IsNotFound(err) {
+			return fmt.Errorf("%w: %w", ErrVolumeTeardown, err)
+		}
+		rec.Published = false
+		if err := t.persist(ctx, rec); err != nil {
+			return err
+		}
+	}
+	if rec.Staged {
+		// Another allocation here may still use the staged volume; the
+		// last one to let go unstages it.
+		if t.cfg.Usage.Release(rec.StagingPath, t.allocID) == 0 {
+			if err := client.NodeUnstage(cctx, rec.ExternalID, rec.StagingPath); err != nil && !csi.IsNotFound(err) {
+				return fmt.Errorf("%w: %w", ErrVolumeTeardown, err)
+			}
+		}
+		rec.Staged = false
+		return t.persist(ctx, rec)
+	}
+	return nil
+}
+
+// failed records a failed attempt and when the failures began.
+func (t *teardown) failed(rec *clientstate.VolumeMount, typ, msg string) {
+	now := t.clock.Now()
+	if rec.RetryStart == 0 {
+		rec.RetryStart = now.UnixNano()
+	}
+	addVolumeEvent(rec.State, typ, msg, now)
+}
+
+// persist writes the record; after the actor stopped it writes nothing
+// (the next incarnation resumes from what was written before).
+func (t *teardown) persist(ctx context.Context, rec *clientstate.VolumeMount) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := t.db.PutVolumeMount(t.allocID, rec); err != nil {
+		return fmt.Errorf("%w: write state: %w", ErrVolumeTeardown, err)
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+package alloc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/clientstate"
+)
+
+// VolumeSpec is everything a volume actor needs.
+type VolumeSpec struct {
+	AllocID string
+	NodeID  string
+	// Name is the group's name for the volume; its record is in DB.
+	Name   string
+	CSI    *CSIConfig
+	DB     *clientstate.DB
+	Clock  actors.Clock
+	Logger *slog.Logger
+}
+
+// Volume actor phases.
+const (
+	volumeLoading      = "loading"
+	volumeUnpublishing = "unpublishing"
+	volumeWaiting      = "waiting to retry"
+	volumeDone         = "done"
+)
+
+// Messages between a volume actor, its workers and its parent.
+type (
+	volumeLoaded   struct{ rec *clientstate.VolumeMount }
+	teardownResult struct {
+		rec *clientstate.VolumeMount
+		err error
+	}
+	retryTeardown struct{}
+	volumeStored  struct{}
+	// volumeChanged tells the alloc actor a volume's state; done: the
+	// volume actor has finished (unpublished, or failed for good).
+	volumeChanged struct {
+		name  string
+		state *messages.AllocVolumeState
+		done  bool
+	}
+)
+
+// VolumeActor (client/allocs/<id>/volumes/<name>) unmounts one csi volume
+// of a stopped allocation and reports it detached, retrying failures with
+// backoff on the injected clock until the retry deadline, so one stuck
+// volume never holds up the others.
+type VolumeActor struct {
+	spec     *VolumeSpec
+	td       *teardown
+	rec      *clientstate.VolumeMount
+	failures int
+	phase    string
+	timer    actors.Timer
+	ctx      context.Context
+	cancel   context.CancelFunc
+	log      *slog.Logger
+}
+
+// NewVolumeActor returns a producer for a volume actor.
+func NewVolumeActor(spec *VolumeSpec) actor.Producer {
+	return func() actor.Actor {
+		return &VolumeActor{spec: spec, phase: volumeLoading,
+			td:  &teardown{cfg: spec.CSI, db: spec.DB, allocID: spec.AllocID, nodeID: spec.NodeID, clock: spec.Clock},
+			log: spec.Logger.With("alloc", spec.AllocID, "volume", spec.Name)}
+	}
+}
+
+// Phase names the actor's state for the actor tree.
+func (a *VolumeActor) Phase() string { return a.phase }
+
+// Receive dispatches.
+func (a *VolumeActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.onStarted(ctx)
+	case *actor.Stopping:
+		a.onStopping()
+	case *volumeLoaded:
+		a.onLoaded(ctx, m)
+	case *teardownResult:
+		a.onResult(ctx, m)
+	case *retryTeardown:
+		a.attempt(ctx)
+	case *volumeStored:
+		a.finish(ctx)
+	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
+	default:
+		a.log.Warn("volume actor: unexpected message", "type", fmt.Sprintf("%T", m))
+	}
+}
+
+// onStarted reads the volume's record: the state file, not the spawn
+// spec, is the truth after a crash or an agent restart.
+func (a *VolumeActor) onStarted(ctx actor.Context) {
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	db, alloc, name := a.spec.DB, a.spec.AllocID, a.spec.Name
+	actors.Go(ctx, func() any {
+		recs, err := db.VolumeMounts(alloc)
+		if err != nil {
+			return &volumeLoaded{}
+		}
+		return &volumeLoaded{rec: recs[name]}
+	})
+}
+
+func (a *VolumeActor) onStopping() {
+	if a.cancel != nil {
+		a.cancel()
+	}
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+}
+
+func (a *VolumeActor) onLoaded(ctx actor.Context, m *volumeLoaded) {
+	if m.rec == nil || !volumeActive(m.rec.State.GetState()) {
+		a.rec = m.rec
+		a.finish(ctx)
+		return
+	}
+	a.rec = m.rec
+	a.failures = int(a.rec.State.GetAttempts())
+	a.attempt(ctx)
+}
+
+func (a *VolumeActor) attempt(ctx actor.Context) {
+	a.timer = nil
+	a.phase = volumeUnpublishing
+	a.rec.State.State = VolumeUnpublishing
+	a.report(ctx, false)
+	td, rec, c := a.td, a.rec.Clone(), a.ctx
+	actors.Go(ctx, func() any {
+		err := td.attempt(c, rec)
+		if c.Err() != nil {
+			return nil // stopping: a restarted actor starts over from the record
+		}
+		return &teardownResult{rec: rec, err: err}
+	})
+}
+
+func (a *VolumeActor) onResult(ctx actor.Context, m *teardownResult) {
+	a.rec = m.rec
+	if m.err == nil {
+		a.log.Info("volume unpublished and reported detached")
+		a.finish(ctx)
+		return
+	}
+	a.failures++
+	elapsed := a.spec.Clock.Now().Sub(time.Unix(0, a.rec.RetryStart))
+	delay, ok := a.spec.CSI.Retry.Delay(a.failures, elapsed)
+	if !ok {
+		a.giveUp(ctx, m.err)
+		return
+	}
+	a.log.Warn("volume teardown failed, retrying", "error", m.err, "attempt", a.failures, "in", delay)
+	a.phase = volumeWaiting
+	a.report(ctx, false)
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	a.timer = a.spec.Clock.AfterFunc(delay, func() { root.Send(self, &retryTeardown{}) })
+}
+
+// giveUp marks the volume failed past the retry deadline: the allocation
+// goes on, and the server's rules for abandoned node plugins take over.
+func (a *VolumeActor) giveUp(ctx actor.Context, err error) {
+	what := "unmount it from this node"
+	if errors.Is(err, errDetach) {
+		what = "report it detached"
+	}
+	msg := fmt.Sprintf("gave up after %d failed attempts in %s trying to %s: %v",
+		a.failures, a.spec.CSI.Retry.Deadline, what, err)
+	a.log.Error("volume teardown abandoned", "error", err, "attempts", a.failures)
+	a.rec.State.State = VolumeFailed
+	addVolumeEvent(a.rec.State, EventVolumeGaveUp, msg, a.spec.Clock.Now())
+	db, alloc, rec := a.spec.DB, a.spec.AllocID, a.rec.Clone()
+	actors.Go(ctx, func() any {
+		if err := db.PutVolumeMount(alloc, rec); err != nil {
+			return nil
+		}
+		return &volumeStored{}
+	})
+}
+
+func (a *VolumeActor) finish(ctx actor.Context) {
+	a.phase = volumeDone
+	a.report(ctx, true)
+}
+
+// report sends the volume's state to the alloc actor.
+func (a *VolumeActor) report(ctx actor.Context, done bool) {
+	var st *messages.AllocVolumeState
+	if a.rec != nil && a.rec.State != nil {
+		st = proto.Clone(a.rec.State).(*messages.AllocVolumeState)
+	}
+	ctx.Send(ctx.Parent(), &volumeChanged{name: a.spec.Name, state: st, done: done})
+}

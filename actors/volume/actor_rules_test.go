@@ -1,0 +1,154 @@
+package volume
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/troupe-dev/troupe/cluster"
+	"github.com/troupe-dev/troupe/cluster/remote"
+	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/csi"
+)
+
+// TestClaimRule is the whole release/abandon table.
+func TestClaimRule(t *testing.T) {
+	alloc := func(status string) *messages.Allocation {
+		return &messages.Allocation{ID: "a1", ClientStatus: status, DesiredStatus: "run"}
+	}
+	node := func(status string) *messages.Node { return &messages.Node{ID: "n1", Status: status} }
+	release, abandon := ReleaseRequested{AllocID: "a1"}, NodeAbandoned{AllocID: "a1"}
+	cases := []struct {
+		claim  ClaimState
+		alloc  *messages.Allocation
+		node   *messages.Node
+		want   Input
+		reason string
+	}{
+		{StateTaken, alloc("running"), node("ready"), nil, "in use"},
+		{StateTaken, &messages.Allocation{ClientStatus: "running", DesiredStatus: "stop"}, node("ready"), nil, "stopping: wait for the client"},
+		{StateTaken, alloc("complete"), node("ready"), release, "client-terminal"},
+		{StateTaken, alloc("failed"), node("disconnected"), release, "failed on a cut-off node: the client unmounts"},
+		{StateTaken, alloc("lost"), node("ready"), release, "lost on a live node"},
+		{StateTaken, alloc("lost"), node("disconnected"), abandon, "lost past stop_on_client_after"},
+		{StateTaken, alloc("running"), node("disconnected"), nil, "disconnected, window not over"},
+		{StateTaken, alloc("running"), node("down"), abandon, "node down"},
+		{StateTaken, alloc("running"), nil, abandon, "node garbage-collected"},
+		{StateTaken, nil, node("ready"), abandon, "alloc garbage-collected"},
+		{StateUnpublishing, alloc("complete"), node("ready"), nil, "waits for the node's report"},
+		{StateUnpublishing, alloc("complete"), node("down"), abandon, "node down while unpublishing"},
+		{StateUnpublishing, alloc("lost"), node("disconnected"), abandon, "lost while unpublishing"},
+		{StateNodeDetached, nil, nil, nil, "past the node step"},
+		{StateControllerDetached, nil, nil, nil, "past the node step"},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/%s", c.claim, c.reason), func(t *testing.T) {
+			claim := &messages.CSIVolumeClaim{AllocationID: "a1", NodeID: "n1", State: c.claim.String()}
+			require.Equal(t, c.want, ClaimRule(claim, c.alloc, c.node))
+		})
+	}
+}
+
+// rulesView is a StateView over a few nodes and allocations.
+type rulesView struct {
+	StateView
+	nodes  map[string]*messages.Node
+	allocs map[string]*messages.Allocation
+}
+
+func (v *rulesView) NodeByID(id string) *messages.Node                { return v.nodes[id] }
+func (v *rulesView) AllocByID(id string) *messages.Allocation         { return v.allocs[id] }
+func (v *rulesView) CSIVolumeAnyNamespace(string) *messages.CSIVolume { return nil }
+
+// TestDetachInputs: the operator's detach releases terminal claims on a
+// live node, abandons them on a down one, re-tries the node-detached ones
+// and ends with a Resume; claims elsewhere or in use are left alone.
+func TestDetachInputs(t *testing.T) {
+	vol := &messages.CSIVolume{ID: "vol1", Claims: []*messages.CSIVolumeClaim{
+		{AllocationID: "done", NodeID: "n1", State: StateTaken.String()},
+		{AllocationID: "running", NodeID: "n1", State: StateTaken.String()},
+		{AllocationID: "gc", NodeID: "n1", State: StateUnpublishing.String()},
+		{AllocationID: "stuck", NodeID: "n1", State: StateNodeDetached.String()},
+		{AllocationID: "other", NodeID: "n2", State: StateTaken.String()},
+	}}
+	view := &rulesView{nodes: map[string]*messages.Node{"n1": {ID: "n1", Status: "ready"}},
+		allocs: map[string]*messages.Allocation{
+			"done": {ID: "done", ClientStatus: "complete"}, "running": {ID: "running", ClientStatus: "running"},
+			"other": {ID: "other", ClientStatus: "complete"}}}
+	require.Equal(t, []Input{ReleaseRequested{AllocID: "done"}, RetryDue{AllocID: "stuck"}, Resume{}},
+		DetachInputs(vol, "n1", view), "a claim unpublishing on a live node waits for the node")
+
+	view.nodes["n1"].Status = "down"
+	require.Equal(t, []Input{NodeAbandoned{AllocID: "done"}, NodeAbandoned{AllocID: "gc"}, RetryDue{AllocID: "stuck"}, Resume{}},
+		DetachInputs(vol, "n1", view))
+	require.Equal(t, []Input{Resume{}}, DetachInputs(vol, "n3", view))
+}
+
+// TestRetryableCodesMatchCSI: the controller actor classifies gRPC code
+// names as runtime/csi classifies the errors.
+func TestRetryableCodesMatchCSI(t *testing.T) {
+	for c := codes.OK + 1; c <= codes.Unauthenticated; c++ {
+		require.Equal(t, csi.IsRetryable(status.Error(c, "x")), RetryableCode(c.String()), c.String())
+	}
+	require.False(t, RetryableCode(""))
+	require.False(t, RetryableCode("OK"))
+	require.True(t, RetryableCode("SomethingNew"), "an unknown code counts as Unknown")
+}
+
+// TestOutcomeOf: what a controller answer means for the volume.
+func TestOutcomeOf(t *testing.T) {
+	unpub := &messages.ControllerOp{Kind: OpControllerUnpublish, VolumeID: "v", AllocationID: "a"}
+	pub := &messages.ControllerOp{Kind: OpControllerPublish, VolumeID: "v", AllocationID: "a"}
+	del := &messages.ControllerOp{Kind: OpDeleteVolume, VolumeID: "v"}
+	resp := func(code string) *messages.ControllerResponse {
+		return &messages.ControllerResponse{Code: code, Message: "m", PublishContext: map[string]string{"k": "v"}}
+	}
+	failed := func(retry bool, msg string) Input {
+		return ControllerFailed{AllocID: "a", Retryable: retry, Message: msg}
+	}
+	cases := []struct {
+		op          *messages.ControllerOp
+		r           *opRan
+		unreachable bool
+		want        Input
+	}{
+		{pub, &opRan{op: pub, resp: resp("")}, false, ControllerPublished{AllocID: "a", PublishContext: map[string]string{"k": "v"}}},
+		{unpub, &opRan{op: unpub, resp: resp("")}, false, ControllerDetached{AllocID: "a"}},
+		{unpub, &opRan{op: unpub, resp: resp("NotFound")}, false, ControllerDetached{AllocID: "a"}},
+		{del, &opRan{op: del, resp: resp("NotFound")}, false, VolumeDeleted{}},
+		{pub, &opRan{op: pub, resp: resp("NotFound")}, false, failed(false, "NotFound: m")},
+		{unpub, &opRan{op: unpub, resp: resp("Internal")}, false, failed(true, "Internal: m")},
+		{unpub, &opRan{op: unpub, resp: resp("FailedPrecondition")}, false, failed(false, "FailedPrecondition: m")},
+		{unpub, &opRan{op: unpub, err: errors.New("refused")}, true, failed(true, "no controller instance reachable: refused")},
+	}
+	for _, c := range cases {
+		require.Equal(t, c.want, outcomeOf(c.r, c.unreachable).input(c.op, c.r.resp), "%s %+v", c.op.GetKind(), c.r.resp)
+	}
+}
+
+// TestErrorOf: the codes requesters get.
+func TestErrorOf(t *testing.T) {
+	cases := []struct {
+		err  error
+		code string
+	}{
+		{&ConflictError{VolumeID: "v", AllocID: "a1"}, CodeConflict},
+		{fmt.Errorf("x: %w", ErrClaimReleasing), CodeConflict},
+		{fmt.Errorf("x: %w", ErrVolumeInUse), CodeConflict},
+		{fmt.Errorf("x: %w", ErrReadOnly), remote.CodeInvalid},
+		{fmt.Errorf("x: %w", cluster.ErrNotLeader), remote.CodeNotLeader},
+		{&ControllerError{Kind: OpControllerPublish, Retryable: true}, remote.CodeUnavailable},
+		{&ControllerError{Kind: OpControllerPublish}, remote.CodeInternal},
+		{&remote.RemoteError{Code: remote.CodeNotLeader, LeaderRPCAddr: "l:1"}, remote.CodeNotLeader},
+		{errors.New("boom"), remote.CodeInternal},
+	}
+	for _, c := range cases {
+		require.Equal(t, c.code, ErrorOf(c.err).GetCode(), "%v", c.err)
+	}
+	require.Nil(t, ErrorOf(nil))
+	require.Contains(t, ErrorOf(&ConflictError{VolumeID: "v", AllocID: "a1"}).GetMessage(), `alloc "a1"`)
+}
