@@ -26,7 +26,9 @@ import (
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
+	"github.com/troupe-dev/troupe/runtime/cni"
 	"github.com/troupe-dev/troupe/runtime/driver"
+	"github.com/troupe-dev/troupe/runtime/driver/containerd"
 )
 
 // Agent is one running troupe agent.
@@ -53,6 +55,8 @@ type Agent struct {
 
 	db      *clientstate.DB
 	plugins *node.PluginTable
+	ctrd    *containerd.Driver
+	network *cni.Network
 	csi     *alloc.CSIConfig
 	drivers map[string]driver.Driver
 	node    *messages.Node

@@ -18,7 +18,6 @@ import (
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/csi"
 	"github.com/troupe-dev/troupe/runtime/driver"
-	"github.com/troupe-dev/troupe/runtime/driver/exec"
 )
 
 func (a *Agent) startClient() error {
@@ -41,9 +40,8 @@ func (a *Agent) startClient() error {
 		HTTPAddr: a.cfg.HTTPAddr, Status: "initializing",
 		Version: node.Version,
 	}
-	a.drivers = map[string]driver.Driver{
-		"exec": exec.New(exec.Config{ExecutorPath: a.cfg.ExecutorPath, ExecutorArgs: a.cfg.ExecutorArgs,
-			ExecutorEnv: a.cfg.ExecutorEnv, Logger: a.log}),
+	if err := a.startRuntimes(); err != nil {
+		return err
 	}
 	stored, err := a.db.Allocs()
 	if err != nil {
@@ -70,7 +68,22 @@ func (a *Agent) startClient() error {
 	if err != nil {
 		return fmt.Errorf("agent: spawn client actor: %w", err)
 	}
+	known := map[string]bool{}
+	for _, sa := range stored {
+		known[sa.Alloc.GetID()] = true
+	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		a.cleanupRuntimes(func(allocID string) bool { return known[allocID] || a.knownAlloc(allocID) })
+	}()
 	return nil
+}
+
+// knownAlloc reports whether the client state file has the allocation.
+func (a *Agent) knownAlloc(id string) bool {
+	sa, err := a.db.Alloc(id)
+	return err == nil && sa != nil
 }
 
 // allocProps builds the props of one alloc actor.

@@ -38,6 +38,18 @@ type Config struct {
 	// on clients, controller unpublish on the leader (1 s doubling to
 	// 1 min for 24 h by default).
 	VolumeRetry volume.RetryPolicy
+	// ContainerdAddress is containerd's socket for the containerd driver
+	// ("" = /run/containerd/containerd.sock).
+	ContainerdAddress string
+	// Bridge networking (CNI): the bridge, its subnet, where the CNI
+	// plugins are, and where netns files and host-local IPAM state live
+	// (tmpfs by default, so a reboot wipes them).
+	BridgeName    string
+	BridgeSubnet  string
+	CNINetwork    string // the CNI network's name ("" = troupe)
+	CNIPluginDirs []string
+	CNIStateDir   string
+	NetnsDir      string
 
 	// Cluster mode (BindAddr set): the RPC (gRPC actor transport), gossip
 	// and raft listen on BindAddr at these ports.

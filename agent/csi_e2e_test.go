@@ -166,3 +166,47 @@ func TestCSIClientRestartResumesUnpublish(t *testing.T) {
 	require.Equal(t, "OK", calls[len(calls)-2].Code)
 	require.Equal(t, "ControllerUnpublishVolume", calls[len(calls)-1].Method)
 }
+
+// TestCSIControllerQueueSurvivesLeaderRestart: the only server stops while
+// its controller queue holds several ControllerUnpublish operations; the
+// restarted server (a new leader) rebuilds the queue from raft and
+// finishes every one of them, one at a time.
+func TestCSIControllerQueueSurvivesLeaderRestart(t *testing.T) {
+	dir := t.TempDir()
+	e := startPluginJob(t, fastRetry(testConfig(t, dir)))
+	ids := []string{"q[0]", "q[1]", "q[2]", "q[3]", "q[4]"}
+	e.create(t, ids...)
+	jobID := e.run(t, volumeJob("queue", len(ids), true, "q"))
+	e.waitRunning(t, jobID, len(ids))
+	require.NoError(t, e.ctl.SetLatency(t.Context(), "ControllerUnpublishVolume", 300*time.Millisecond))
+	_, _, err := e.c.Jobs().Deregister(jobID, false, nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(e.calls(t, "ControllerUnpublishVolume")) >= 1 },
+		20*time.Second, 5*time.Millisecond, "no controller unpublish started")
+	require.NoError(t, e.a.Shutdown())
+	pending := 0
+	for _, id := range ids {
+		pending += len(e.volume(id).GetClaims())
+	}
+	require.GreaterOrEqual(t, pending, 3, "the queue held several operations when the leader went")
+
+	b := startAgent(t, fastRetry(testConfig(t, dir)))
+	defer b.Shutdown()
+	require.Eventually(t, func() bool {
+		for _, id := range ids {
+			if len(b.Store().Snapshot().CSIVolumeAnyNamespace(id).GetClaims()) > 0 {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 20*time.Millisecond, "the new leader never finished the queue")
+	ctrl := e.calls(t, "ControllerUnpublishVolume")
+	require.Equal(t, 1, maxOverlap(ctrl), "one controller call at a time across the leader change")
+	done := map[string]int{}
+	for _, c := range ctrl {
+		if c.Code == "OK" {
+			done[c.VolumeID]++
+		}
+	}
+	require.Len(t, done, len(ids), "every volume was detached: %v", done)
+}

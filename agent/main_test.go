@@ -2,9 +2,12 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -31,7 +34,26 @@ func testConfig(t testing.TB, dataDir string) *Config {
 	cfg.ExecutorEnv = []string{"TROUPE_TEST_EXECUTOR=1"}
 	cfg.ClientBatch = 10 * time.Millisecond
 	cfg.Logger = testLogger(t)
+	isolateNetwork(cfg, dataDir)
 	return cfg
+}
+
+// isolateNetwork keeps an agent off the host's containerd and gives its
+// bridge network its own bridge, subnet,
+// CNI network name, netns and IPAM directories, so tests (and test
+// packages running at the same time) never share or collect each other's.
+// The same data dir keeps the same network (an agent restart).
+func isolateNetwork(cfg *Config, dataDir string) {
+	h := fnv.New32a()
+	h.Write([]byte(dataDir))
+	n := int(h.Sum32() % 4000)
+	cfg.BridgeName = fmt.Sprintf("trta%d", n)
+	cfg.CNINetwork = fmt.Sprintf("trta%d", n)
+	cfg.BridgeSubnet = fmt.Sprintf("10.%d.%d.0/24", 160+n/256, n%256)
+	cfg.CNIStateDir = filepath.Join(dataDir, "cni")
+	cfg.NetnsDir = filepath.Join(dataDir, "netns")
+	// No shared containerd: a test that runs containers starts its own.
+	cfg.ContainerdAddress = filepath.Join(dataDir, "no-containerd.sock")
 }
 
 func testLogger(t testing.TB) *slog.Logger {

@@ -48,6 +48,10 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.DurationVar(&cfg.RaftTimeout, "raft-timeout", 0, "raft heartbeat and election timeout (0: 1s)")
 	fs.Uint64Var(&cfg.SnapshotThreshold, "raft-snapshot-threshold", cfg.SnapshotThreshold, "raft log entries between snapshots")
 	fs.DurationVar(&cfg.SnapshotInterval, "raft-snapshot-interval", cfg.SnapshotInterval, "how often raft checks whether to snapshot")
+	fs.StringVar(&cfg.ContainerdAddress, "containerd-address", "", "containerd socket for the containerd driver (default /run/containerd/containerd.sock)")
+	fs.StringVar(&cfg.BridgeName, "bridge", "", "bridge of allocations' bridge networks (default troupe0)")
+	fs.StringVar(&cfg.BridgeSubnet, "bridge-subnet", "", "subnet of the bridge network (default 172.26.64.0/20)")
+	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
 	if err := fs.Parse(args); err != nil {
@@ -57,6 +61,9 @@ func runAgent(args []string, stderr io.Writer) int {
 		cfg.Server, cfg.Client = *server, *client
 	}
 	cfg.Join, cfg.Servers = join, servers
+	if *cniPath != "" {
+		cfg.CNIPluginDirs = strings.Split(*cniPath, ":")
+	}
 	httpSet := false
 	fs.Visit(func(f *flag.Flag) { httpSet = httpSet || f.Name == "http-addr" })
 	if cfg.BindAddr != "" && !httpSet {

@@ -1,0 +1,78 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/troupe-dev/troupe/runtime/cni"
+	"github.com/troupe-dev/troupe/runtime/driver"
+	"github.com/troupe-dev/troupe/runtime/driver/containerd"
+	"github.com/troupe-dev/troupe/runtime/driver/exec"
+)
+
+// startRuntimes builds the task drivers and the bridge network of a
+// client. A host without containerd or without CNI plugins still runs
+// exec tasks: the containerd driver fingerprints as undetected and
+// bridge networking is off, each said once in the log. A configuration
+// that is wrong (an invalid subnet) stops the agent with the reason.
+func (a *Agent) startRuntimes() error {
+	a.ctrd = containerd.New(containerd.Config{Address: a.cfg.ContainerdAddress, Logger: a.log.With("driver", "containerd")})
+	a.drivers = map[string]driver.Driver{
+		"exec": exec.New(exec.Config{ExecutorPath: a.cfg.ExecutorPath, ExecutorArgs: a.cfg.ExecutorArgs,
+			ExecutorEnv: a.cfg.ExecutorEnv, Logger: a.log}),
+		containerd.Name: a.ctrd,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if fp := a.ctrd.Fingerprint(ctx); !fp.Detected || !fp.Healthy {
+		a.log.Info("containerd driver unavailable: containerd tasks will not be placed here", "reason", fp.HealthDescription)
+	}
+	netCfg := cni.Config{Name: a.cfg.CNINetwork, PluginDirs: a.cfg.CNIPluginDirs, Bridge: a.cfg.BridgeName, Subnet: a.cfg.BridgeSubnet,
+		IPAMDataDir: a.cfg.CNIStateDir, NetnsDir: a.cfg.NetnsDir, Logger: a.log.With("component", "cni")}
+	n, err := cni.New(netCfg)
+	switch {
+	case errors.Is(err, cni.ErrPluginNotFound):
+		a.log.Info("bridge networking unavailable: no CNI plugins", "reason", err)
+	case err != nil:
+		return fmt.Errorf("agent: bridge network: %w", err)
+	default:
+		a.network = n
+	}
+	return nil
+}
+
+// cleanupRuntimes removes what stopped allocations left in containerd and
+// in the bridge network (containers, snapshots, netns, IPAM reservations,
+// firewall rules) once the client restored its allocations.
+func (a *Agent) cleanupRuntimes(live func(allocID string) bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if a.network != nil {
+		if err := a.network.GC(ctx, live); err != nil {
+			a.log.Warn("bridge network GC", "error", err)
+		}
+	}
+	if a.ctrd != nil {
+		if err := a.ctrd.Cleanup(ctx, func(containerID string) bool { return a.liveContainers()[containerID] }); err != nil {
+			a.log.Debug("containerd cleanup", "error", err)
+		}
+	}
+}
+
+// liveContainers are the container IDs of the containerd tasks of the
+// allocations in the client state file that are not terminal.
+func (a *Agent) liveContainers() map[string]bool {
+	out := map[string]bool{}
+	all, err := a.db.Allocs()
+	if err != nil {
+		return out
+	}
+	for _, sa := range all {
+		for task := range sa.Handles {
+			out[containerd.ContainerID(sa.Alloc.GetID()+"/"+task)] = true
+		}
+	}
+	return out
+}
