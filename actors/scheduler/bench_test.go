@@ -44,6 +44,27 @@ func BenchmarkProcess10kNodes(b *testing.B) {
 	b.ReportMetric(float64(evaluated)/float64(benchCount*b.N), "nodes/alloc")
 }
 
+// BenchmarkProcess10kNodesPorts is BenchmarkProcess10kNodes for a group
+// with a static and a dynamic port in a bridge network.
+func BenchmarkProcess10kNodesPorts(b *testing.B) {
+	job := benchJob()
+	job.TaskGroups[0].Networks = []*messages.NetworkResource{{Mode: "bridge",
+		ReservedPorts: []*messages.Port{{Label: "http", Value: 8080, To: 80}},
+		DynamicPorts:  []*messages.Port{{Label: "admin", To: -1}}}}
+	snap := NewMemSnapshot(SimulatedNodes(benchNodes, 1), job)
+	n := 0
+	opts := Options{Now: testNow, Rand: rand.New(rand.NewPCG(1, 2)),
+		NewID: func() string { n++; return strconv.Itoa(n) }}
+	b.ReportAllocs()
+	for range b.N {
+		plan, err := Process(snap, testEval(job), opts)
+		if err != nil || len(plan.Place) != benchCount {
+			b.Fatalf("placed %d: %v", len(plan.GetPlace()), err)
+		}
+	}
+	b.ReportMetric(float64(benchCount*b.N)/b.Elapsed().Seconds(), "allocs/s")
+}
+
 // BenchmarkBareBinPack10kNodes is the floor Process is measured against:
 // for each of the same 1000 placements, scan the same number of candidate
 // nodes, score them with the bin-pack formula and take the best; no

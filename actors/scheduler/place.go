@@ -10,7 +10,8 @@ type groupState struct {
 	ask        resources
 	desired    int32
 	feas       groupFeas
-	collisions []int32 // proposed allocs of this group per pool node
+	ports      *portAsk // nil when the group asks for no ports
+	collisions []int32  // proposed allocs of this group per pool node
 }
 
 func newGroupState(job *messages.Job, tg *messages.TaskGroup, poolSize int, memo bool) *groupState {
@@ -19,6 +20,7 @@ func newGroupState(job *messages.Job, tg *messages.TaskGroup, poolSize int, memo
 		ask:        groupAsk(tg),
 		desired:    max(1, tg.Count),
 		feas:       newGroupFeas(job, tg),
+		ports:      newPortAsk(tg),
 		collisions: make([]int32, poolSize),
 	}
 	if memo {
@@ -86,6 +88,9 @@ func (p *planner) buildPool(generic bool) {
 			gs.feas.addCSI(p.job, tg, src)
 		}
 		p.groups[tg.Name] = gs
+		if gs.ports != nil && p.ports == nil {
+			p.ports = make([]*nodePorts, len(p.pool))
+		}
 	}
 	for _, a := range p.jobAllocs {
 		switch {
@@ -116,6 +121,9 @@ func (p *planner) poolIndex(id string) int {
 func (p *planner) addUsage(a *messages.Allocation, sign int64) {
 	if i := p.poolIndex(a.NodeID); i >= 0 {
 		p.usage[i].used.add(allocResources(a), sign)
+		if p.ports != nil && p.ports[i] != nil {
+			p.ports[i].addAlloc(a, int32(sign))
+		}
 	}
 }
 
@@ -243,6 +251,15 @@ func (p *planner) failPlacement(gs *groupState) {
 // placeAt adds an alloc for req on pool node idx, whose usage is loaded.
 func (p *planner) placeAt(gs *groupState, req *placeReq, idx int) {
 	a := p.newAlloc(gs, req, p.pool[idx])
+	if len(gs.tg.Networks) > 0 {
+		if a.AllocatedResources.Shared == nil {
+			a.AllocatedResources.Shared = &messages.AllocatedSharedResources{}
+		}
+		a.AllocatedResources.Shared.Networks = p.allocNetworks(gs, idx)
+		if gs.ports != nil {
+			p.nodePorts(idx).addAlloc(a, 1)
+		}
+	}
 	p.plan.Place = append(p.plan.Place, a)
 	p.usage[idx].used.add(gs.ask, 1)
 	p.accountAt(a, idx, 1)

@@ -34,6 +34,10 @@ type Options struct {
 	Now   time.Time
 	NewID func() string
 	Rand  *rand.Rand // seeded by the caller
+	// MinDynamicPort and MaxDynamicPort bound the ports given to dynamic
+	// ports on nodes that do not set their own range; 0 means
+	// DefaultMinDynamicPort / DefaultMaxDynamicPort.
+	MinDynamicPort, MaxDynamicPort int32
 }
 
 // Job types.
@@ -118,6 +122,7 @@ type planner struct {
 	pooled bool
 	index  map[string]int32 // node ID -> position in pool
 	usage  []nodeUsage
+	ports  []*nodePorts // per pool node, built lazily; nil when no group asks for ports
 	cursor int
 	limit  int
 	pre    prefilter

@@ -153,11 +153,13 @@ type selectMetric struct {
 	evaluated, filtered, exhausted int32
 	dims                           [3]int32
 	reasons                        []int32
+	network                        map[string]int32 // by DimensionExhausted key; nil until needed
 }
 
 func (m *selectMetric) reset(nreasons int) {
 	m.evaluated, m.filtered, m.exhausted = 0, 0, 0
 	m.dims = [3]int32{}
+	clear(m.network)
 	if cap(m.reasons) < nreasons {
 		m.reasons = make([]int32, nreasons)
 	}
@@ -184,12 +186,24 @@ func (m *selectMetric) allocMetric(keys []string) *messages.AllocMetric {
 			am.DimensionExhausted[dimNames[i]] += n
 		}
 	}
+	for k, n := range m.network {
+		am.DimensionExhausted[k] += n
+	}
 	return am
 }
 
 type candidate struct {
 	idx   int
 	score float64
+}
+
+// exhaustNetwork counts a node that cannot take a group's ports.
+func (m *selectMetric) exhaustNetwork(key string) {
+	if m.network == nil {
+		m.network = map[string]int32{}
+	}
+	m.exhausted++
+	m.network[key]++
 }
 
 // selectNode walks the shuffled pool from where the last placement
@@ -244,6 +258,12 @@ func (p *planner) rankNode(gs *groupState, idx int, penalty []string) (float64, 
 		m.filtered++
 		m.reasons[r]++
 		return 0, false
+	}
+	if gs.ports != nil { // before cpu and memory, as Nomad's bin-packing does
+		if k := p.portsReason(gs, idx); k != "" {
+			m.exhaustNetwork(k)
+			return 0, false
+		}
 	}
 	u := p.nodeUsage(idx)
 	if d := u.exhausted(gs.ask); d >= 0 {

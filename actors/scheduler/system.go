@@ -99,11 +99,18 @@ func (p *planner) placeOnNode(gs *groupState, idx int, req *placeReq) {
 	}
 	p.metric.reset(len(gs.feas.keys))
 	p.metric.evaluated = 1
-	if d := p.nodeUsage(idx).exhausted(gs.ask); d >= 0 {
+	dim := ""
+	if gs.ports != nil {
+		dim = p.portsReason(gs, idx)
+	}
+	if d := p.nodeUsage(idx).exhausted(gs.ask); dim == "" && d >= 0 {
+		dim = dimNames[d]
+	}
+	if dim != "" {
 		if req.stopPrev != nil {
 			p.unrelease(req.prev)
 		}
-		p.failOnNode(gs, d)
+		p.failOnNode(gs, dim)
 		return
 	}
 	p.placeAt(gs, req, idx)
@@ -111,7 +118,7 @@ func (p *planner) placeOnNode(gs *groupState, idx int, req *placeReq) {
 
 // failOnNode records a system placement that did not fit, coalescing the
 // failures of a group into one metric.
-func (p *planner) failOnNode(gs *groupState, dim int) {
+func (p *planner) failOnNode(gs *groupState, dim string) {
 	m := p.failed[gs.tg.Name]
 	if m == nil {
 		m = &messages.AllocMetric{NodesInPool: int32(len(p.pool)),
@@ -122,6 +129,6 @@ func (p *planner) failOnNode(gs *groupState, dim int) {
 	}
 	m.NodesEvaluated++
 	m.NodesExhausted++
-	m.DimensionExhausted[dimNames[dim]]++
+	m.DimensionExhausted[dim]++
 	p.queued[gs.tg.Name]++
 }
