@@ -92,6 +92,9 @@ func (a *Agent) allocProps(al *messages.Allocation) *actor.Props {
 		Alloc: al, Drivers: a.drivers, DB: a.db, Clock: a.clock, AllocRoot: a.AllocDir(),
 		Registry: a.sys.Registry, Logger: a.log.With("actor", "alloc"), CSI: a.csi,
 	}
+	if a.network != nil { // a nil *cni.Network must stay a nil interface
+		spec.Network = a.network
+	}
 	return a.sys.Props("alloc", alloc.New(spec), actor.WithSupervisor(actors.DefaultSupervision.Strategy()))
 }
 

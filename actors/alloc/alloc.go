@@ -12,8 +12,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/actors/volume"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
+	"github.com/troupe-dev/troupe/runtime/cni"
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
@@ -32,18 +34,30 @@ type Spec struct {
 	// CSI mounts the group's csi volumes before the tasks start and
 	// unmounts them after; nil: no CSI support (such allocations fail).
 	CSI *CSIConfig
+	// Network gives a group with network { mode = "bridge" } its own
+	// network namespace, before every other hook, and tears it down after
+	// them; nil: no bridge networking (such allocations fail). Share one
+	// between all alloc actors.
+	Network cni.Networker
+	// NetworkRetry is the backoff between network teardown attempts, for
+	// at most NetworkAttempts tries (zero: DefaultNetworkRetry,
+	// DefaultNetworkAttempts).
+	NetworkRetry    volume.RetryPolicy
+	NetworkAttempts int
 }
 
 // Alloc actor phases.
 const (
-	phaseLoading    = "loading"
-	phasePrerun     = "prerun"
-	phaseMounting   = "mounting volumes"
-	phaseRunning    = "running"
-	phaseStopping   = "stopping"
-	phaseUnmounting = "unmounting volumes"
-	phasePostrun    = "postrun"
-	phaseTerminal   = "terminal"
+	phaseLoading     = "loading"
+	phaseNetwork     = "setting up network"
+	phasePrerun      = "prerun"
+	phaseMounting    = "mounting volumes"
+	phaseRunning     = "running"
+	phaseStopping    = "stopping"
+	phaseUnmounting  = "unmounting volumes"
+	phasePostrun     = "postrun"
+	phaseNetworkDown = "tearing down network"
+	phaseTerminal    = "terminal"
 )
 
 // Worker results.
@@ -75,6 +89,14 @@ type Actor struct {
 	setupTimer  actors.Timer                          // the next setup try, while waiting
 	ctx         context.Context                       // cancelled on stop: ends the setup worker
 	cancel      context.CancelFunc
+
+	net          *clientstate.AllocNetwork // the network's record; nil: none held
+	netRecreated bool                      // restored into a new netns: re-attached tasks lost theirs
+	netRetry     volume.RetryPolicy
+	netAttempts  int
+	netTries     int          // failed network teardowns so far
+	netStart     time.Time    // the first failed network teardown
+	netTimer     actors.Timer // the next teardown try, while waiting
 }
 
 // New returns a producer for an alloc actor.
@@ -85,6 +107,13 @@ func New(spec *Spec) actor.Producer {
 			log: spec.Logger.With("alloc", spec.Alloc.GetID())}
 		if spec.CSI != nil {
 			a.csi = spec.CSI.withDefaults()
+		}
+		a.netRetry, a.netAttempts = spec.NetworkRetry, spec.NetworkAttempts
+		if a.netRetry == (volume.RetryPolicy{}) {
+			a.netRetry = DefaultNetworkRetry()
+		}
+		if a.netAttempts <= 0 {
+			a.netAttempts = DefaultNetworkAttempts
 		}
 		return a
 	}
@@ -114,11 +143,17 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.onRetrySetup(ctx)
 	case *volumeChanged:
 		a.onVolumeChanged(ctx, m)
+	case *networkReady:
+		a.onNetworkReady(ctx, m)
+	case *networkDown:
+		a.onNetworkDown(ctx, m)
+	case *retryNetworkTeardown:
+		a.onRetryNetworkTeardown(ctx)
 	case *crash:
 		panic("alloc actor: crash requested")
-	case *actor.Stopping:
+	case *actor.Stopping, *actor.Restarting:
 		a.onStopping()
-	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
+	case *actor.Stopped, *actor.Terminated:
 	default:
 		a.log.Warn("alloc actor: unexpected message", "type", fmt.Sprintf("%T", m))
 	}
@@ -145,6 +180,9 @@ func (a *Actor) onStopping() {
 	if a.setupTimer != nil {
 		a.setupTimer.Stop()
 	}
+	if a.netTimer != nil {
+		a.netTimer.Stop()
+	}
 }
 
 func (a *Actor) onLoaded(ctx actor.Context, m *loaded) {
@@ -156,19 +194,23 @@ func (a *Actor) onLoaded(ctx actor.Context, m *loaded) {
 		if st.GetModifyIndex() > a.alloc.GetModifyIndex() {
 			a.alloc.DesiredStatus, a.alloc.DesiredDescription = st.GetDesiredStatus(), st.GetDesiredDescription()
 		}
+		if st.GetNetworkStatus() != nil {
+			a.alloc.NetworkStatus = st.GetNetworkStatus()
+		}
 		a.states = m.stored.TaskStates
 		for name, v := range m.stored.Volumes {
 			a.vols[name] = v.State
 		}
+		a.net = m.stored.Network
 	}
 	for _, t := range groupOf(a.alloc).GetTasks() {
 		a.tasks = append(a.tasks, t.GetName())
 	}
 	a.spec.DB.PutAlloc(a.alloc)
 	switch {
-	case Terminal(a.alloc.GetClientStatus()) && a.activeVolumes():
-		// stopped, but its volumes were not all let go (an agent restart
-		// in the middle): resume that
+	case Terminal(a.alloc.GetClientStatus()) && a.holding():
+		// stopped, but its volumes or its network were not all let go (an
+		// agent restart in the middle): resume that
 		a.report(ctx)
 		a.teardown(ctx)
 	case Terminal(a.alloc.GetClientStatus()):
@@ -176,14 +218,13 @@ func (a *Actor) onLoaded(ctx actor.Context, m *loaded) {
 		a.report(ctx)
 	case len(a.tasks) == 0:
 		a.fail(ctx, "task group not found in job")
-	case a.stopWanted() && (m.stored == nil || len(m.stored.Handles) == 0) && a.activeVolumes():
+	case a.stopWanted() && (m.stored == nil || len(m.stored.Handles) == 0) && a.holding():
 		a.stopBeforeStart(ctx, "stopped before start")
 	case a.stopWanted() && (m.stored == nil || len(m.stored.Handles) == 0):
 		a.setStatus(ctx, StatusComplete, "stopped before start")
 		a.phase = phaseTerminal
 	default:
-		a.phase = phasePrerun
-		a.runHooks(ctx, false)
+		a.setupNetwork(ctx)
 	}
 }
 
@@ -199,8 +240,7 @@ func (a *Actor) onHooksDone(ctx actor.Context, m *hooksDone) {
 		if m.err != nil {
 			a.log.Error("postrun hooks failed", "error", m.err)
 		}
-		a.phase = phaseTerminal
-		a.report(ctx)
+		a.releaseNetwork(ctx)
 		return
 	}
 	if m.err != nil {
@@ -233,8 +273,9 @@ func (a *Actor) spawnTasks(ctx actor.Context) {
 		spec := &TaskSpec{
 			AllocID: a.alloc.GetID(), JobType: jobType, Task: t, Driver: drv,
 			DB: a.spec.DB, Clock: a.spec.Clock, Logger: a.spec.Logger,
-			Start:    taskConfig(a.spec.AllocRoot, a.alloc, t),
-			Restored: a.states[t.GetName()],
+			Start:            taskConfig(a.spec.AllocRoot, a.alloc, t, a.net, a.vols),
+			Restored:         a.states[t.GetName()],
+			NetworkRecreated: a.netRecreated,
 		}
 		props := a.spec.Registry.Props("task", NewTaskActor(spec))
 		if _, err := ctx.SpawnNamed(props, "tasks/"+t.GetName()); err != nil {
@@ -316,11 +357,11 @@ func (a *Actor) setStatus(ctx actor.Context, status, desc string) {
 }
 
 // fail ends an allocation whose tasks never ran; volumes that were
-// mounted are unmounted first.
+// mounted are unmounted, and the network torn down, first.
 func (a *Actor) fail(ctx actor.Context, why string) {
 	a.phase = phaseTerminal
 	a.setStatus(ctx, StatusFailed, why)
-	if a.activeVolumes() {
+	if a.holding() {
 		a.teardown(ctx)
 	}
 }
@@ -348,6 +389,9 @@ func (a *Actor) report(ctx actor.Context) {
 		TaskStates:        map[string]*messages.TaskState{},
 		ModifyTime:        a.spec.Clock.Now().UnixNano(),
 		VolumeStates:      a.volumeStates(),
+	}
+	if st := a.alloc.GetNetworkStatus(); st != nil {
+		up.NetworkStatus = proto.Clone(st).(*messages.NetworkStatus)
 	}
 	for _, t := range a.tasks {
 		if st := a.states[t]; st != nil {

@@ -13,8 +13,10 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/actors/volume"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
+	"github.com/troupe-dev/troupe/runtime/cni"
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
@@ -31,7 +33,13 @@ type harness struct {
 	// csi, when set, is every spawned alloc's Spec.CSI; hooks its Hooks.
 	csi   *CSIConfig
 	hooks []Hook
-	close func()
+	// net, netRetry and netAttempts are every spawned alloc's Spec.Network
+	// and its teardown retry; drivers, when set, replace {"fake": fake}.
+	net         cni.Networker
+	netRetry    volume.RetryPolicy
+	netAttempts int
+	drivers     map[string]driver.Driver
+	close       func()
 }
 
 type spawnAlloc struct{ spec *Spec }
@@ -85,9 +93,13 @@ func newHarnessAt(t *testing.T, dbPath, root string, drv *driver.Fake, clock *ac
 }
 
 func (h *harness) spawn(a *messages.Allocation) {
-	h.sys.Root.Send(h.parent, &spawnAlloc{spec: &Spec{Alloc: a, Drivers: map[string]driver.Driver{"fake": h.fake},
+	drivers := h.drivers
+	if drivers == nil {
+		drivers = map[string]driver.Driver{"fake": h.fake}
+	}
+	h.sys.Root.Send(h.parent, &spawnAlloc{spec: &Spec{Alloc: a, Drivers: drivers,
 		DB: h.db, Clock: h.clock, AllocRoot: h.root, Registry: h.sys.Registry, Logger: slog.New(slog.DiscardHandler),
-		CSI: h.csi, Hooks: h.hooks}})
+		CSI: h.csi, Hooks: h.hooks, Network: h.net, NetworkRetry: h.netRetry, NetworkAttempts: h.netAttempts}})
 }
 
 // waitFor waits for a report that satisfies ok, returning it.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/cni"
 	"github.com/troupe-dev/troupe/runtime/csi"
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
@@ -24,6 +25,7 @@ type agentRun struct {
 	clock  *actors.FakeClock
 	e      *csiEnv
 	pc     *postrunCounter
+	net    cni.Networker // every run's Spec.Network
 }
 
 func newAgentRuns(t *testing.T) *agentRun {
@@ -40,7 +42,7 @@ func (r *agentRun) start() *harness {
 	require.NoError(r.t, err)
 	r.e.usage = NewUsageFromState(all)
 	r.e.cfg.Usage = r.e.usage
-	h.csi, h.hooks = r.e.cfg, []Hook{r.pc}
+	h.csi, h.hooks, h.net = r.e.cfg, []Hook{r.pc}, r.net
 	for _, sa := range all {
 		h.spawn(sa.Alloc)
 	}

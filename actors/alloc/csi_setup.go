@@ -206,8 +206,9 @@ func (s *volumeSetup) mount(ctx context.Context, rec *clientstate.VolumeMount, r
 	return s.bindAll(rec)
 }
 
-// bindAll binds the published target into every task that mounts the
-// volume, and marks the volume mounted.
+// bindAll binds the published target into every exec-style task that
+// mounts the volume (a containerd task gets it in its driver config), and
+// marks the volume mounted.
 func (s *volumeSetup) bindAll(rec *clientstate.VolumeMount) error {
 	type bind struct {
 		dst      string
@@ -215,6 +216,9 @@ func (s *volumeSetup) bindAll(rec *clientstate.VolumeMount) error {
 	}
 	var binds []bind
 	for _, t := range groupOf(s.alloc).GetTasks() {
+		if t.GetDriver() == containerdDriver {
+			continue // containerd mounts the target itself ("volume_mounts")
+		}
 		for _, vm := range t.GetVolumeMounts() {
 			if vm.GetVolume() != rec.Name {
 				continue

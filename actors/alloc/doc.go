@@ -4,10 +4,11 @@
 // its CSI volumes, one volume actor per volume
 // (client/allocs/<id>/volumes/<name>).
 //
-// The alloc actor runs its hooks in order (alloc dir, later network,
-// devices), then mounts the group's csi volumes, spawns its task actors,
-// folds their states into the allocation's client status and reports every
-// change to its parent (the client's node actor). The task actor starts,
+// The alloc actor sets up the allocation's network, runs its hooks in
+// order (alloc dir, later devices), then mounts the group's csi volumes,
+// spawns its task actors, folds their states into the allocation's client
+// status and reports every change to its parent (the client's node
+// actor). The task actor starts,
 // watches, restarts and stops one task through a runtime driver; every
 // driver call runs in a worker (actors.Go) and comes back as a message.
 //
@@ -30,6 +31,27 @@
 // every volume actor finished; the client status is complete or failed
 // as soon as the tasks are dead. Allocation.VolumeStates carries each
 // volume's state and recent events.
+//
+// Bridge networking (Spec.Network, a cni.Networker; nil means none). A
+// group with network { mode = "bridge" } gets its own network namespace
+// before anything else (network_hook.go): the ports the scheduler
+// allocated (AllocatedResources.Shared.Networks; before it did, the
+// group's reserved ports) are mapped from the host, for tcp and udp. The
+// CNI result is written to the state file before any task starts; a
+// record found on start makes the hook Restore (CNI CHECK) instead of
+// Setup, so a restarted agent never makes a second network, and when
+// Restore had to make the namespace anew, re-attached tasks are stopped
+// and started in it (task event "Network Recreated"). Exec tasks join the
+// namespace through driver.TaskConfig.NetnsPath; containerd tasks get it,
+// and their csi volumes, in their driver config ("netns_path",
+// "volume_mounts"). Tasks learn their ports as Nomad's NOMAD_PORT_<label>,
+// NOMAD_HOST_PORT_<label>, NOMAD_IP_<label>, NOMAD_ALLOC_IP_<label>...
+// and the same TROUPE_ names; the server learns the address as
+// Allocation.NetworkStatus. Setup errors (a host port in use, a bad
+// request, an unsupported mode) fail the allocation with their message.
+// The network is torn down last, after the tasks, the volumes and the
+// postrun hooks, with a few retries with backoff on the injected clock
+// (NetworkRetry, NetworkAttempts); then its record is dropped.
 //
 // Decisions are plain types tested without an actor system: RestartTracker
 // (the task restart policy), ClientStatus (how task states make an

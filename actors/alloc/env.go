@@ -4,25 +4,29 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// taskConfig builds the driver's view of a task.
-func taskConfig(root string, a *messages.Allocation, t *messages.Task) *driver.TaskConfig {
+// taskConfig builds the driver's view of a task: net is the allocation's
+// network (nil: the host's), vols its csi volumes' states.
+func taskConfig(root string, a *messages.Allocation, t *messages.Task, net *clientstate.AllocNetwork,
+	vols map[string]*messages.AllocVolumeState) *driver.TaskConfig {
 	dir := TaskDir(root, a.GetID(), t.GetName())
 	cfg := &driver.TaskConfig{
 		ID:          a.GetID() + "/" + t.GetName(),
 		AllocID:     a.GetID(),
 		TaskName:    t.GetName(),
 		Config:      t.GetConfig().AsMap(),
-		Env:         taskEnv(root, a, t),
+		Env:         taskEnv(root, a, t, net),
 		User:        t.GetUser(),
 		TaskDir:     dir,
 		StdoutPath:  filepath.Join(dir, "stdout"),
@@ -34,13 +38,56 @@ func taskConfig(root string, a *messages.Allocation, t *messages.Task) *driver.T
 	if cfg.Config == nil {
 		cfg.Config = map[string]any{}
 	}
+	if net != nil {
+		cfg.NetnsPath = net.NetnsPath
+	}
+	if t.GetDriver() == containerdDriver {
+		cfg.Config = containerdConfig(cfg.Config, a, t, net, vols)
+	}
 	return cfg
 }
 
+// containerdConfig adds to a containerd task's driver config (a copy) the
+// network namespace ("netns_path") and its csi volumes ("volume_mounts":
+// the published target at the mount's destination in the container);
+// the exec driver gets these as TaskConfig.NetnsPath and bind mounts in
+// the task dir instead.
+func containerdConfig(in map[string]any, a *messages.Allocation, t *messages.Task, net *clientstate.AllocNetwork,
+	vols map[string]*messages.AllocVolumeState) map[string]any {
+	out := maps.Clone(in)
+	if net != nil && net.NetnsPath != "" {
+		out["netns_path"] = net.NetnsPath
+	}
+	reqs := csiVolumes(a)
+	var mounts []any
+	if l, ok := in["volume_mounts"].([]any); ok {
+		mounts = append(mounts, l...)
+	}
+	added := false
+	for _, vm := range t.GetVolumeMounts() {
+		req, ok := reqs[vm.GetVolume()]
+		if !ok || vols[vm.GetVolume()].GetTargetPath() == "" {
+			continue
+		}
+		mounts = append(mounts, map[string]any{"source": vols[vm.GetVolume()].GetTargetPath(),
+			"target": containerPath(vm.GetDestination()), "readonly": req.GetReadOnly() || vm.GetReadOnly()})
+		added = true
+	}
+	if added {
+		out["volume_mounts"] = mounts
+	}
+	return out
+}
+
+// containerPath is a volume mount's destination inside a container.
+func containerPath(destination string) string {
+	return filepath.Clean("/" + destination)
+}
+
 // taskEnv is the task's environment: troupe's variables (and Nomad's names
-// for them, so existing scripts work), where each csi volume is mounted
-// (TROUPE_VOLUME_<NAME>), then the task's env block.
-func taskEnv(root string, a *messages.Allocation, t *messages.Task) map[string]string {
+// for them, so existing scripts work), the ports (portVars), where each
+// csi volume is mounted (TROUPE_VOLUME_<NAME>), then the task's env block.
+func taskEnv(root string, a *messages.Allocation, t *messages.Task, net *clientstate.AllocNetwork) map[string]string {
 	vars := map[string]string{
 		"ALLOC_ID":      a.GetID(),
 		"ALLOC_NAME":    a.GetName(),
@@ -57,6 +104,7 @@ func taskEnv(root string, a *messages.Allocation, t *messages.Task) map[string]s
 		"MEMORY_LIMIT":  fmt.Sprint(t.GetResources().GetMemoryMB()),
 		"ALLOC_NODE_ID": a.GetNodeID(),
 	}
+	maps.Copy(vars, portVars(a, net))
 	env := map[string]string{"PATH": defaultPath}
 	for k, v := range vars {
 		env["TROUPE_"+k] = v
@@ -64,7 +112,9 @@ func taskEnv(root string, a *messages.Allocation, t *messages.Task) map[string]s
 	}
 	csiVols := csiVolumes(a)
 	for _, vm := range t.GetVolumeMounts() {
-		if _, ok := csiVols[vm.GetVolume()]; ok {
+		if _, ok := csiVols[vm.GetVolume()]; ok && t.GetDriver() == containerdDriver {
+			env[VolumeEnvName(vm.GetVolume())] = containerPath(vm.GetDestination())
+		} else if ok {
 			env[VolumeEnvName(vm.GetVolume())] = VolumeMountPath(root, a.GetID(), t.GetName(), vm.GetDestination())
 		}
 	}

@@ -15,4 +15,16 @@ var (
 	// ErrVolumeTeardown wraps every failure to unmount a csi volume or
 	// report it detached.
 	ErrVolumeTeardown = errors.New("alloc: csi volume teardown failed")
+	// ErrNoBridge fails an allocation whose group asks for a bridge
+	// network on a client without bridge networking (Spec.Network is nil).
+	ErrNoBridge = errors.New("alloc: this client has no bridge networking")
+	// ErrNetworkMode fails an allocation whose group asks for a network
+	// mode other than host and bridge.
+	ErrNetworkMode = errors.New("alloc: network mode not supported")
+	// ErrNetworkSetup wraps every failure to set up or restore an
+	// allocation's bridge network.
+	ErrNetworkSetup = errors.New("alloc: network setup failed")
+	// ErrNetworkTeardown wraps every failure to tear down an allocation's
+	// bridge network.
+	ErrNetworkTeardown = errors.New("alloc: network teardown failed")
 )

@@ -30,6 +30,10 @@ type TaskSpec struct {
 	Start *driver.TaskConfig
 	// Restored is the task's last stored state, nil for a new task.
 	Restored *messages.TaskState
+	// NetworkRecreated: the allocation's network namespace was made anew
+	// on restore, so a task that is re-attached runs without a network; it
+	// is stopped and started again in the new one.
+	NetworkRecreated bool
 }
 
 // Worker results: messages a task actor sends itself.
@@ -40,7 +44,9 @@ type (
 		err    error
 	}
 	recoverResult struct{ err error }
-	exitResult    struct {
+	// renewResult: the re-attached task that lost its network was stopped.
+	renewResult struct{ err error }
+	exitResult  struct {
 		gen int
 		res *driver.ExitResult
 	}
@@ -93,6 +99,8 @@ func (a *TaskActor) Receive(ctx actor.Context) {
 		a.onStartResult(ctx, m)
 	case *recoverResult:
 		a.onRecoverResult(ctx, m)
+	case *renewResult:
+		a.onRenewResult(ctx, m)
 	case *exitResult:
 		a.onExit(ctx, m)
 	case *restartNow:
@@ -175,6 +183,10 @@ func (a *TaskActor) onRecoverResult(ctx actor.Context, m *recoverResult) {
 		a.start(ctx)
 		return
 	}
+	if a.spec.NetworkRecreated && !a.killing {
+		a.renew(ctx)
+		return
+	}
 	a.become(ctx, PhaseRunning)
 	appendEvent(a.state, newEvent(EventReattached, "Task re-attached after agent restart", a.spec.Clock.Now()))
 	a.state.State = TaskRunning
@@ -183,6 +195,50 @@ func (a *TaskActor) onRecoverResult(ctx actor.Context, m *recoverResult) {
 	if a.killing {
 		a.stop(ctx)
 	}
+}
+
+// renew stops a re-attached task whose network namespace is gone (its
+// allocation's network was recreated), so that it starts again in the new
+// one. This restart is not the task's failure: the restart policy does
+// not count it.
+func (a *TaskActor) renew(ctx actor.Context) {
+	a.log.Warn("the task's network namespace was recreated: restarting the task")
+	appendEvent(a.state, newEvent(EventNetworkRecreated,
+		"the allocation's network was recreated; restarting the task in it", a.spec.Clock.Now()))
+	a.report(ctx)
+	timeout := time.Duration(a.spec.Task.GetKillTimeout())
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	drv, id, sig := a.spec.Driver, a.spec.Start.ID, a.spec.Task.GetKillSignal()
+	actors.Go(ctx, func() any {
+		c, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
+		defer cancel()
+		err := drv.StopTask(c, id, timeout, sig)
+		if err == nil || errors.Is(err, driver.ErrTaskNotFound) {
+			err = drv.DestroyTask(c, id, true)
+		}
+		if errors.Is(err, driver.ErrTaskNotFound) {
+			err = nil
+		}
+		return &renewResult{err: err}
+	})
+}
+
+// onRenewResult starts the task again once its old process is gone (or
+// ends it, when a kill came meanwhile).
+func (a *TaskActor) onRenewResult(ctx actor.Context, m *renewResult) {
+	if a.phase != PhaseRecovering {
+		return
+	}
+	if m.err != nil {
+		a.log.Error("stopping the task for its new network failed", "error", m.err)
+	}
+	if a.killing {
+		a.finish(ctx, false, newEvent(EventKilled, "", a.spec.Clock.Now()))
+		return
+	}
+	a.start(ctx)
 }
 
 func (a *TaskActor) start(ctx actor.Context) {

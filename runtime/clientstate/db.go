@@ -27,6 +27,9 @@ type StoredAlloc struct {
 	// Volumes are the allocation's CSI volume records, by group volume
 	// name.
 	Volumes map[string]*VolumeMount
+	// Network is the allocation's bridge network record; nil when it has
+	// none (no bridge network, or it was torn down).
+	Network *AllocNetwork
 }
 
 // DB is the client's state file.
@@ -295,5 +298,8 @@ func readAlloc(b *bolt.Bucket) (*StoredAlloc, error) {
 		return nil, err
 	}
 	sa.Volumes = vols
+	if sa.Network, err = readNetwork(b); err != nil {
+		return nil, err
+	}
 	return sa, nil
 }

@@ -27,6 +27,8 @@ type TaskConfig struct {
 	CPU         int64
 	MemoryMB    int64
 	MemoryMaxMB int64
+	// NetnsPath: join this network namespace; empty = the host's.
+	NetnsPath string
 }
 
 // TaskHandle identifies a started task. It is JSON-serialisable: the client

@@ -12,4 +12,7 @@ var (
 	ErrExecutorLost = errors.New("exec: executor exited without an exit status")
 	// ErrExecutorUsage: ExecutorMain got bad arguments or a bad spec.
 	ErrExecutorUsage = errors.New("exec: bad executor invocation")
+	// ErrNetns: the executor could not start the task in its network
+	// namespace (TaskConfig.NetnsPath).
+	ErrNetns = errors.New("exec: network namespace")
 )

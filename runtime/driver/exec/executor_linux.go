@@ -121,7 +121,7 @@ func startWithLogs(cmd *osexec.Cmd, spec *executorSpec) error {
 	}
 	defer stderr.Close()
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	return cmd.Start()
+	return startInNetns(spec.NetnsPath, cmd.Start)
 }
 
 // waitUnreaped blocks until pid has exited, leaving it a zombie so that its

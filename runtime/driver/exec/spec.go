@@ -35,6 +35,9 @@ type executorSpec struct {
 	StdoutPath string
 	StderrPath string
 	StateDir   string
+	// NetnsPath is the network namespace the task runs in; empty: the
+	// executor's (the host's).
+	NetnsPath string `json:",omitempty"`
 }
 
 // pidFile is written by the executor once the task runs.
@@ -75,10 +78,14 @@ func buildSpec(cfg *driver.TaskConfig) (*executorSpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: \"args\": %w", driver.ErrInvalidConfig, cfg.ID, err)
 	}
+	if cfg.NetnsPath != "" && !filepath.IsAbs(cfg.NetnsPath) {
+		return nil, fmt.Errorf("%w: %s: network namespace %q is not an absolute path",
+			driver.ErrInvalidConfig, cfg.ID, cfg.NetnsPath)
+	}
 	return &executorSpec{
 		Command: command, Args: args, Env: envList(cfg.Env), Dir: cfg.TaskDir, User: cfg.User,
 		StdoutPath: orDevNull(cfg.StdoutPath), StderrPath: orDevNull(cfg.StderrPath),
-		StateDir: filepath.Join(cfg.TaskDir, stateDirName),
+		StateDir: filepath.Join(cfg.TaskDir, stateDirName), NetnsPath: cfg.NetnsPath,
 	}, nil
 }
 
