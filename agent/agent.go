@@ -273,6 +273,11 @@ func (a *Agent) Shutdown() error {
 	}
 	if a.cfg.Dev && a.db != nil {
 		a.stopAllTasks()
+		if a.network != nil { // the dev state dies with the agent: so do its networks
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			errs = append(errs, a.network.GC(ctx, func(string) bool { return false }))
+			cancel()
+		}
 	}
 	for _, d := range a.drivers {
 		if s, ok := d.(interface{ Shutdown() }); ok {

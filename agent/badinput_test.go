@@ -62,3 +62,15 @@ func TestBadInputChangesNothing(t *testing.T) {
 	}
 	require.Empty(t, a.Store().Snapshot().Jobs())
 }
+
+// TestBadBridgeSubnetStopsAgentStart: an invalid subnet for the bridge
+// network is a configuration error at start that names the subnet.
+func TestBadBridgeSubnetStopsAgentStart(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.BridgeSubnet = "10.0.0.0/33"
+	a, err := New(cfg)
+	require.NoError(t, err)
+	err = a.Start()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "10.0.0.0/33")
+}

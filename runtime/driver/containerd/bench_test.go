@@ -11,6 +11,8 @@ import (
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/runtime/driver/containerd/ctrdtest"
 )
 
 // BenchmarkStartTask measures StartTask, with the image present, until
@@ -44,7 +46,7 @@ func BenchmarkBareClientStart(b *testing.B) {
 	e.start(b, d, warm)
 	require.True(b, result(b, d, warm.ID).Successful())
 	cl, ctx := e.client(b)
-	img, err := cl.GetImage(ctx, testImageName)
+	img, err := cl.GetImage(ctx, ctrdtest.BusyboxImage)
 	require.NoError(b, err)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/runtime/driver"
+	"github.com/troupe-dev/troupe/runtime/driver/containerd/ctrdtest"
 )
 
 func TestCleanup(t *testing.T) {
@@ -38,7 +39,7 @@ func TestCleanup(t *testing.T) {
 	lease, err := cl.LeasesService().Create(ctx, leases.WithRandomID())
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, cl.LeasesService().Delete(ctx, lease)) })
-	img, err := cl.GetImage(ctx, testImageName)
+	img, err := cl.GetImage(ctx, ctrdtest.BusyboxImage)
 	require.NoError(t, err)
 	diffIDs, err := img.RootFS(ctx)
 	require.NoError(t, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/runtime/driver"
+	"github.com/troupe-dev/troupe/runtime/driver/containerd/ctrdtest"
 )
 
 func TestStartLogsAndExitCode(t *testing.T) {
@@ -174,7 +175,7 @@ func TestStartTaskIsIdempotent(t *testing.T) {
 func TestImageAndStartErrors(t *testing.T) {
 	e := setupEnv(t)
 	reg := e.reg(t)
-	closed, err := freeAddr()
+	closed, err := ctrdtest.FreeAddr()
 	require.NoError(t, err)
 	tests := []struct {
 		name    string
@@ -183,7 +184,7 @@ func TestImageAndStartErrors(t *testing.T) {
 		wantErr error
 		wantMsg string
 	}{
-		{name: "unknown image", image: reg.addr + "/nope:missing", wantErr: ErrImagePull, wantMsg: "not found"},
+		{name: "unknown image", image: reg.Addr() + "/nope:missing", wantErr: ErrImagePull, wantMsg: "not found"},
 		{name: "unreachable registry", image: closed + "/busybox:test", wantErr: ErrImagePull,
 			wantMsg: "connection refused"},
 		{name: "missing archive", image: ArchiveScheme + "/nonexistent/img.tar", wantErr: ErrImageImport,
@@ -224,10 +225,10 @@ func TestPullFromRegistry(t *testing.T) {
 	e := setupEnv(t)
 	reg := e.reg(t)
 	// Its own layer, so the pull must fetch it from the registry.
-	img, err := buildImage(map[string]string{"etc/pulled": "from the registry\n"})
+	img, err := ctrdtest.BuildImage(map[string]string{"etc/pulled": "from the registry\n"})
 	require.NoError(t, err)
-	require.NoError(t, reg.push(img, "busybox", "pulled"))
-	ref := reg.addr + "/busybox:pulled"
+	require.NoError(t, reg.Push(img, "busybox", "pulled"))
+	ref := reg.Addr() + "/busybox:pulled"
 
 	d := e.newDriver(t)
 	cfg := e.taskConfig(t, "cat /etc/pulled")
@@ -241,7 +242,7 @@ func TestPullFromRegistry(t *testing.T) {
 	cl, ctx := e.client(t)
 	pulled, err := cl.GetImage(ctx, ref)
 	require.NoError(t, err)
-	require.Equal(t, img.mfDesc.Digest, pulled.Target().Digest)
+	require.Equal(t, img.Digest(), pulled.Target().Digest)
 }
 
 func TestFingerprint(t *testing.T) {

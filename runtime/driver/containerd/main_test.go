@@ -8,37 +8,31 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/containerd/containerd/v2/client"
-	"github.com/containerd/containerd/v2/core/snapshots"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/troupe-dev/troupe/runtime/driver"
+	"github.com/troupe-dev/troupe/runtime/driver/containerd/ctrdtest"
 )
-
-// testImageName is the name the test archive gives its image.
-const testImageName = "docker.io/troupe/busybox:test"
 
 // testEnv is what the package's tests share: one containerd, the test
 // image as an archive, and (started when a test asks) a registry.
 type testEnv struct {
 	dir     string
-	daemon  *daemon
-	image   *testImage
+	daemon  *ctrdtest.Daemon
 	archive string
 
 	regOnce  sync.Once
-	registry *registry
+	registry *ctrdtest.Registry
 	regErr   error
 }
 
@@ -58,33 +52,12 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// requireHost skips a test that needs root and containerd, runc and
-// busybox on a host that lacks them; with CI=true it fails instead.
-func requireHost(tb testing.TB) {
-	tb.Helper()
-	var missing []string
-	if os.Geteuid() != 0 {
-		missing = append(missing, "root")
-	}
-	for _, bin := range []string{"containerd", "runc", busyboxPath} {
-		if _, err := exec.LookPath(bin); err != nil {
-			missing = append(missing, bin)
-		}
-	}
-	if len(missing) == 0 {
-		return
-	}
-	msg := "containerd driver tests need " + strings.Join(missing, ", ")
-	if os.Getenv("CI") == "true" {
-		tb.Fatal(msg)
-	}
-	tb.Skip(msg + "; skipping (CI=true makes this a failure)")
-}
-
-// setupEnv returns the shared environment, starting it on first use.
+// setupEnv returns the shared environment, starting it on first use. It
+// skips tb on a host without root, containerd, runc or busybox (fails
+// with CI=true).
 func setupEnv(tb testing.TB) *testEnv {
 	tb.Helper()
-	requireHost(tb)
+	ctrdtest.RequireHost(tb, ctrdtest.BusyboxPath)
 	envOnce.Do(func() { sharedEnv, envErr = newTestEnv() })
 	if envErr != nil {
 		tb.Fatal(envErr)
@@ -93,23 +66,24 @@ func setupEnv(tb testing.TB) *testEnv {
 }
 
 func newTestEnv() (*testEnv, error) {
-	dir, err := os.MkdirTemp("", "ctrd") // short: the socket lives here
+	dir, err := os.MkdirTemp("", "ctrdenv")
 	if err != nil {
 		return nil, err
 	}
 	e := &testEnv{dir: dir, archive: filepath.Join(dir, "busybox.tar")}
-	if e.image, err = buildImage(nil); err != nil {
+	img, err := ctrdtest.BuildImage(nil)
+	if err != nil {
 		return e, err
 	}
-	if err := e.image.writeArchive(e.archive, testImageName); err != nil {
+	if err := img.WriteArchive(e.archive, ctrdtest.BusyboxImage); err != nil {
 		return e, err
 	}
-	e.daemon, err = startDaemon(dir, fmt.Sprintf("troupe-test-%d", os.Getpid()))
+	e.daemon, err = ctrdtest.NewDaemon()
 	return e, err
 }
 
-// teardown removes every container of the test namespace, stops
-// containerd and the registry and removes their files.
+// teardown stops containerd (killing what still runs on it) and the
+// registry and removes their files.
 func teardown() error {
 	e := sharedEnv
 	if e == nil {
@@ -117,31 +91,20 @@ func teardown() error {
 	}
 	var errs []error
 	if e.daemon != nil {
-		d := New(Config{Address: e.daemon.sock, Namespace: e.daemon.ns})
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		errs = append(errs, d.Cleanup(ctx, func(string) bool { return false }))
-		cancel()
-		d.Shutdown()
-		errs = append(errs, e.daemon.stop())
-		e.daemon.removeHostState()
+		errs = append(errs, e.daemon.Close())
 	}
 	if e.registry != nil {
-		e.registry.stop()
+		e.registry.Close()
 	}
 	errs = append(errs, os.RemoveAll(e.dir))
 	return errors.Join(errs...)
 }
 
-// reg returns the registry, starting it on first use.
-func (e *testEnv) reg(tb testing.TB) *registry {
+// reg returns the shared registry, starting it on first use.
+func (e *testEnv) reg(tb testing.TB) *ctrdtest.Registry {
 	tb.Helper()
-	if _, err := os.Stat(registryPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatal(err)
-		}
-		tb.Skipf("registry test needs %s: %v", registryPath, err)
-	}
-	e.regOnce.Do(func() { e.registry, e.regErr = startRegistry(e.dir, false) })
+	ctrdtest.RequireTools(tb, ctrdtest.RegistryPath)
+	e.regOnce.Do(func() { e.registry, e.regErr = ctrdtest.NewRegistry(e.dir, false) })
 	if e.regErr != nil {
 		tb.Fatal(e.regErr)
 	}
@@ -151,7 +114,7 @@ func (e *testEnv) reg(tb testing.TB) *registry {
 // newDriver returns a driver on the shared containerd, shut down when the
 // test ends.
 func (e *testEnv) newDriver(tb testing.TB) *Driver {
-	d := New(Config{Address: e.daemon.sock, Namespace: e.daemon.ns, Logger: testLogger(tb),
+	d := New(Config{Address: e.daemon.Address(), Namespace: e.daemon.Namespace(), Logger: testLogger(tb),
 		RequestTimeout: 20 * time.Second})
 	tb.Cleanup(d.Shutdown)
 	return d
@@ -202,38 +165,15 @@ func (e *testEnv) removeAtEnd(tb testing.TB, taskID string) {
 
 // client is a raw containerd client in the test namespace.
 func (e *testEnv) client(tb testing.TB) (*client.Client, context.Context) {
-	cl, ctx, err := e.daemon.client()
-	require.NoError(tb, err)
-	tb.Cleanup(func() { _ = cl.Close() })
-	return cl, ctx
+	return e.daemon.Client(tb)
 }
 
 // containers lists the namespace's container ids.
-func (e *testEnv) containers(tb testing.TB) []string {
-	cl, ctx := e.client(tb)
-	cs, err := cl.Containers(ctx)
-	require.NoError(tb, err)
-	ids := make([]string, 0, len(cs))
-	for _, c := range cs {
-		ids = append(ids, c.ID())
-	}
-	slices.Sort(ids)
-	return ids
-}
+func (e *testEnv) containers(tb testing.TB) []string { return e.daemon.Containers(tb) }
 
 // activeSnapshots lists the keys of the namespace's active snapshots.
 func (e *testEnv) activeSnapshots(tb testing.TB) []string {
-	cl, ctx := e.client(tb)
-	var keys []string
-	err := cl.SnapshotService(DefaultSnapshotter).Walk(ctx, func(_ context.Context, info snapshots.Info) error {
-		if info.Kind == snapshots.KindActive {
-			keys = append(keys, info.Name)
-		}
-		return nil
-	})
-	require.NoError(tb, err)
-	slices.Sort(keys)
-	return keys
+	return e.daemon.ActiveSnapshots(tb, DefaultSnapshotter)
 }
 
 // taskStatus is the status containerd reports for taskID's task.

@@ -7,17 +7,16 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/runtime/driver/containerd/ctrdtest"
 )
 
 func TestPullWithLogin(t *testing.T) {
 	e := setupEnv(t)
-	e.reg(t) // skips without docker-registry
-	reg, err := startRegistry(t.TempDir(), true)
+	reg := ctrdtest.StartRegistry(t, true)
+	img, err := ctrdtest.BuildImage(map[string]string{"etc/private": "logged in\n"})
 	require.NoError(t, err)
-	t.Cleanup(reg.stop)
-	img, err := buildImage(map[string]string{"etc/private": "logged in\n"})
-	require.NoError(t, err)
-	require.NoError(t, reg.push(img, "private/busybox", "v1"))
+	require.NoError(t, reg.Push(img, "private/busybox", "v1"))
 
 	tests := []struct {
 		name    string
@@ -25,15 +24,15 @@ func TestPullWithLogin(t *testing.T) {
 		wantErr string
 	}{
 		{name: "no login", wantErr: "401 Unauthorized"},
-		{name: "wrong password", auth: map[string]any{"username": testUser, "password": "nope"},
+		{name: "wrong password", auth: map[string]any{"username": ctrdtest.RegistryUser, "password": "nope"},
 			wantErr: "401 Unauthorized"},
-		{name: "login", auth: map[string]any{"username": testUser, "password": testPassword}},
+		{name: "login", auth: map[string]any{"username": ctrdtest.RegistryUser, "password": ctrdtest.RegistryPassword}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := e.newDriver(t)
 			cfg := e.taskConfig(t, "cat /etc/private")
-			cfg.Config["image"] = reg.addr + "/private/busybox:v1"
+			cfg.Config["image"] = reg.Addr() + "/private/busybox:v1"
 			if tt.auth != nil {
 				cfg.Config["auth"] = tt.auth
 			}

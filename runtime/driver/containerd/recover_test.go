@@ -5,7 +5,6 @@ package containerd
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/runtime/driver"
+	"github.com/troupe-dev/troupe/runtime/driver/containerd/ctrdtest"
 )
 
 // waitForStop is a task that prints before, waits for the file "stop"
@@ -116,29 +116,16 @@ func TestRecoverErrors(t *testing.T) {
 }
 
 // TestRecoverAfterReboot simulates a host reboot on a containerd of its
-// own: containerd, the shim and the task die, containerd's state dir and
-// runc's state are wiped, and containerd comes back on its persistent
-// root, which still holds the container. The task is not found; starting
-// it again replaces the stale container.
+// own: containerd, the shim and the task die, containerd's state dir,
+// runc's state and the shim's socket are wiped, and containerd comes back
+// on its persistent root, which still holds the container. The task is
+// not found; starting it again replaces the stale container.
 func TestRecoverAfterReboot(t *testing.T) {
 	e := setupEnv(t)
 	cfg := e.taskConfig(t, waitForStop+"0") // its dir outlives the daemon
-	dir, err := os.MkdirTemp("", "ctrd")
-	require.NoError(t, err)
-	dm, err := startDaemon(dir, fmt.Sprintf("troupe-reboot-%d", os.Getpid()))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		d := New(Config{Address: dm.sock, Namespace: dm.ns})
-		if dm.cmd != nil {
-			require.NoError(t, d.Cleanup(context.Background(), func(string) bool { return false }))
-		}
-		d.Shutdown()
-		require.NoError(t, dm.stop())
-		dm.removeHostState()
-		require.NoError(t, os.RemoveAll(dir))
-	})
+	dm := ctrdtest.StartDaemon(t)
 	newDriver := func() *Driver {
-		d := New(Config{Address: dm.sock, Namespace: dm.ns, Logger: testLogger(t)})
+		d := New(Config{Address: dm.Address(), Namespace: dm.Namespace(), Logger: testLogger(t)})
 		t.Cleanup(d.Shutdown)
 		return d
 	}
@@ -149,17 +136,13 @@ func TestRecoverAfterReboot(t *testing.T) {
 	d1.Shutdown()
 
 	// The power goes: every process dies, tmpfs state is lost.
-	dm.kill()
-	require.NoError(t, syscall.Kill(h.Pid, syscall.SIGKILL))
-	require.Eventually(t, func() bool { return syscall.Kill(h.Pid, 0) != nil }, 10*time.Second, 10*time.Millisecond)
-	for _, pid := range dm.shimPids() {
-		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
-	}
-	require.NoError(t, dm.wipeState())
-	require.FileExists(t, dm.shimSocket(ContainerID(cfg.ID)))
-	require.NoError(t, os.Remove(dm.shimSocket(ContainerID(cfg.ID))))
-	dm.removeHostState()
-	require.NoError(t, dm.start())
+	shimSock := dm.ShimSocket(ContainerID(cfg.ID))
+	require.FileExists(t, shimSock)
+	require.NoError(t, dm.WipeState())
+	require.Error(t, syscall.Kill(h.Pid, 0), "the task must be dead and reaped")
+	require.NoFileExists(t, shimSock)
+	require.NoError(t, dm.Start())
+	require.Equal(t, []string{ContainerID(cfg.ID)}, dm.Containers(t), "the root keeps the container")
 
 	d2 := newDriver()
 	err = d2.RecoverTask(context.Background(), h)

@@ -1,6 +1,4 @@
-//go:build linux
-
-package containerd
+package ctrdtest
 
 import (
 	"archive/tar"
@@ -9,35 +7,45 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"slices"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/opencontainers/go-digest"
 	specsv1 "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
-// busyboxPath is the static busybox the test image is made of.
-const busyboxPath = "/usr/bin/busybox"
+// BusyboxPath is the static busybox the test image is made of.
+const BusyboxPath = "/usr/bin/busybox"
+
+// BusyboxImage is the name BusyboxArchive gives its image.
+const BusyboxImage = "docker.io/troupe/busybox:test"
 
 // busyboxApplets get a symlink in the image's /bin.
 var busyboxApplets = []string{"sh", "sleep", "echo", "cat", "ls", "id", "test", "true", "false", "touch", "wc", "head", "readlink"}
 
-// testImage is an OCI image: its blobs and their descriptors.
-type testImage struct {
+// Image is a one-layer OCI image of busybox: its blobs and their
+// descriptors.
+type Image struct {
 	layer, config, manifest       []byte
 	layerDesc, configDesc, mfDesc ocispec.Descriptor
 }
 
-// buildImage makes a one-layer image of busybox for the host's platform,
+// BuildImage makes a one-layer image of busybox for the host's platform,
 // with extra files (path in the image without its leading "/": content).
-func buildImage(extra map[string]string) (*testImage, error) {
+// Its /bin holds busybox and links for common applets (sh, sleep, echo,
+// cat, ...); PATH is /bin and the command is sh.
+func BuildImage(extra map[string]string) (*Image, error) {
 	layer, diffID, err := busyboxLayer(extra)
 	if err != nil {
 		return nil, err
 	}
-	img := &testImage{layer: layer}
+	img := &Image{layer: layer}
 	img.layerDesc = descriptor(ocispec.MediaTypeImageLayerGzip, layer)
 	cfg := ocispec.Image{
 		Platform: ocispec.Platform{Architecture: goruntime.GOARCH, OS: "linux"},
@@ -65,7 +73,7 @@ func descriptor(mediaType string, blob []byte) ocispec.Descriptor {
 // passwd file and the usual empty dirs; it returns the uncompressed
 // tar's digest too (the diff id).
 func busyboxLayer(extra map[string]string) ([]byte, digest.Digest, error) {
-	bin, err := os.ReadFile(busyboxPath)
+	bin, err := os.ReadFile(BusyboxPath)
 	if err != nil {
 		return nil, "", err
 	}
@@ -129,9 +137,26 @@ func busyboxLayer(extra map[string]string) ([]byte, digest.Digest, error) {
 	return gz.Bytes(), digest.FromBytes(raw.Bytes()), nil
 }
 
-// writeArchive writes img as an OCI image layout tar whose index names
+// Digest is the digest of img's manifest, which a registry or containerd
+// reports as the image's target.
+func (img *Image) Digest() digest.Digest { return img.mfDesc.Digest }
+
+// BusyboxArchive writes the busybox image, named BusyboxImage, as an OCI
+// archive into dir and returns its path (for "oci-archive://" + path) and
+// the image's name. It skips tb without busybox (fails with CI=true).
+func BusyboxArchive(tb testing.TB, dir string) (path, imageName string) {
+	tb.Helper()
+	RequireTools(tb, BusyboxPath)
+	img, err := BuildImage(nil)
+	require.NoError(tb, err)
+	path = filepath.Join(dir, "busybox.tar")
+	require.NoError(tb, img.WriteArchive(path, BusyboxImage))
+	return path, BusyboxImage
+}
+
+// WriteArchive writes img as an OCI image layout tar whose index names
 // the manifest name (an empty name leaves it unnamed).
-func (img *testImage) writeArchive(path, name string) error {
+func (img *Image) WriteArchive(path, name string) error {
 	mf := img.mfDesc
 	if name != "" {
 		mf.Annotations = map[string]string{"io.containerd.image.name": name, ocispec.AnnotationRefName: "test"}

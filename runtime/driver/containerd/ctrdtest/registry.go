@@ -1,6 +1,6 @@
 //go:build linux
 
-package containerd
+package ctrdtest
 
 import (
 	"bytes"
@@ -13,27 +13,31 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
-// registryPath is Debian's docker-registry (distribution 2.x).
-const registryPath = "/usr/bin/docker-registry"
+// RegistryPath is Debian's docker-registry (distribution 2.x).
+const RegistryPath = "/usr/bin/docker-registry"
 
-// registry is a local plain-HTTP image registry.
-type registry struct {
+// Registry is a local plain-HTTP image registry.
+type Registry struct {
 	addr string // 127.0.0.1:port
 	cmd  *exec.Cmd
 	// user and password log in to a registry started with a login.
 	user, password string
 }
 
-// testLogin is a registry login; its bcrypt hash (cost 4) is testHtpasswd.
+// RegistryUser and RegistryPassword log in to a registry started with a
+// login; testHtpasswd is their bcrypt hash (cost 4).
 const (
-	testUser     = "troupe"
-	testPassword = "s3cret"
-	testHtpasswd = "troupe:$2b$04$39cQP9FFrMEl0FzMCBmB1ONA8UjxkqBLh5Es0u7/QHuu3YD.n461G\n"
+	RegistryUser     = "troupe"
+	RegistryPassword = "s3cret"
+	testHtpasswd     = "troupe:$2b$04$39cQP9FFrMEl0FzMCBmB1ONA8UjxkqBLh5Es0u7/QHuu3YD.n461G\n"
 )
 
 const registryConfig = `version: 0.1
@@ -52,10 +56,23 @@ const registryAuthConfig = `auth:
     path: %s
 `
 
-// startRegistry runs docker-registry on a free loopback port, storing
-// under dir; with login it demands testUser's login.
-func startRegistry(dir string, login bool) (*registry, error) {
-	addr, err := freeAddr()
+// StartRegistry runs a registry for tb, storing under a temp dir, and
+// stops it when tb ends; with login it demands RegistryUser's login. It
+// skips tb without docker-registry (fails instead with CI=true).
+func StartRegistry(tb testing.TB, login bool) *Registry {
+	tb.Helper()
+	RequireTools(tb, RegistryPath)
+	r, err := NewRegistry(tb.TempDir(), login)
+	require.NoError(tb, err)
+	tb.Cleanup(r.Close)
+	return r
+}
+
+// NewRegistry runs docker-registry on a free loopback port, storing
+// under dir, for callers that outlive one test, who must Close it; with
+// login it demands RegistryUser's login.
+func NewRegistry(dir string, login bool) (*Registry, error) {
+	addr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -76,40 +93,46 @@ func startRegistry(dir string, login bool) (*registry, error) {
 		return nil, err
 	}
 	defer logf.Close()
-	r := &registry{addr: addr, cmd: exec.Command(registryPath, "serve", cfgPath)}
+	r := &Registry{addr: addr, cmd: exec.Command(RegistryPath, "serve", cfgPath)}
 	if login {
-		r.user, r.password = testUser, testPassword
+		r.user, r.password = RegistryUser, RegistryPassword
 	}
 	r.cmd.Stdout, r.cmd.Stderr = logf, logf
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := r.cmd.Start(); err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	err = poll(20*time.Second, func() error {
 		resp, err := r.do(http.MethodGet, "http://"+addr+"/v2/", "", nil)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return r, nil
-			}
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			r.stop()
-			return nil, fmt.Errorf("registry on %s did not come up: %v", addr, err)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET /v2/: %s", resp.Status)
 		}
-		<-time.After(50 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("ctrdtest: registry on %s did not come up: %w", addr, err)
 	}
+	return r, nil
 }
 
-func (r *registry) stop() {
+// Addr is the registry's host:port (on 127.0.0.1), which image
+// references start with.
+func (r *Registry) Addr() string { return r.addr }
+
+// Close stops the registry.
+func (r *Registry) Close() {
 	_ = r.cmd.Process.Kill()
 	_ = r.cmd.Wait()
 }
 
-// push uploads img's blobs and its manifest as repo:tag through the
-// registry's v2 API.
-func (r *registry) push(img *testImage, repo, tag string) error {
+// Push uploads img's blobs and its manifest as repo:tag through the
+// registry's v2 API; the image is then Addr()+"/"+repo+":"+tag.
+func (r *Registry) Push(img *Image, repo, tag string) error {
 	for _, blob := range []struct {
 		desc ocispec.Descriptor
 		body []byte
@@ -122,7 +145,7 @@ func (r *registry) push(img *testImage, repo, tag string) error {
 	return r.put(u, ocispec.MediaTypeImageManifest, img.manifest)
 }
 
-func (r *registry) pushBlob(repo string, desc ocispec.Descriptor, body []byte) error {
+func (r *Registry) pushBlob(repo string, desc ocispec.Descriptor, body []byte) error {
 	resp, err := r.do(http.MethodPost, fmt.Sprintf("http://%s/v2/%s/blobs/uploads/", r.addr, repo), "", nil)
 	if err != nil {
 		return err
@@ -142,7 +165,7 @@ func (r *registry) pushBlob(repo string, desc ocispec.Descriptor, body []byte) e
 }
 
 // do sends a request, with the registry's login if it has one.
-func (r *registry) do(method, u, contentType string, body []byte) (*http.Response, error) {
+func (r *Registry) do(method, u, contentType string, body []byte) (*http.Response, error) {
 	req, err := http.NewRequest(method, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -156,7 +179,7 @@ func (r *registry) do(method, u, contentType string, body []byte) (*http.Respons
 	return httpClient.Do(req)
 }
 
-func (r *registry) put(u, contentType string, body []byte) error {
+func (r *Registry) put(u, contentType string, body []byte) error {
 	resp, err := r.do(http.MethodPut, u, contentType, body)
 	if err != nil {
 		return err
@@ -172,8 +195,8 @@ func (r *registry) put(u, contentType string, body []byte) error {
 // httpClient keeps no idle connections, which goleak would see.
 var httpClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
-// freeAddr returns a loopback address with a port nobody listens on now.
-func freeAddr() (string, error) {
+// FreeAddr returns a loopback host:port that nobody listens on now.
+func FreeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
