@@ -18,7 +18,8 @@ import (
 // bridge networking is off, each said once in the log. A configuration
 // that is wrong (an invalid subnet) stops the agent with the reason.
 func (a *Agent) startRuntimes() error {
-	a.ctrd = containerd.New(containerd.Config{Address: a.cfg.ContainerdAddress, Logger: a.log.With("driver", "containerd")})
+	a.ctrd = containerd.New(containerd.Config{Address: a.cfg.ContainerdAddress, Namespace: a.cfg.ContainerdNamespace,
+		Logger: a.log.With("driver", "containerd")})
 	a.drivers = map[string]driver.Driver{
 		"exec": exec.New(exec.Config{ExecutorPath: a.cfg.ExecutorPath, ExecutorArgs: a.cfg.ExecutorArgs,
 			ExecutorEnv: a.cfg.ExecutorEnv, Logger: a.log}),

@@ -41,6 +41,9 @@ type Config struct {
 	// ContainerdAddress is containerd's socket for the containerd driver
 	// ("" = /run/containerd/containerd.sock).
 	ContainerdAddress string
+	// ContainerdNamespace is the containerd namespace of troupe's
+	// containers ("" = troupe).
+	ContainerdNamespace string
 	// Bridge networking (CNI): the bridge, its subnet, where the CNI
 	// plugins are, and where netns files and host-local IPAM state live
 	// (tmpfs by default, so a reboot wipes them).

@@ -30,8 +30,13 @@ type netEnv struct {
 
 func startNetAgent(t testing.TB, dir string) *netEnv {
 	t.Helper()
+	return startNetAgentWith(t, testConfig(t, dir))
+}
+
+func startNetAgentWith(t testing.TB, cfg *Config) *netEnv {
+	t.Helper()
 	requireRoot(t)
-	cfg := testConfig(t, dir)
+	dir := cfg.DataDir
 	a := startAgent(t, cfg)
 	t.Cleanup(func() { _ = a.Shutdown() })
 	c, err := api.NewClient(&api.Config{Address: "http://" + a.HTTPAddr()})
