@@ -24,6 +24,7 @@ func allocStatusCommand(args []string, stdout, stderr io.Writer) int {
 		return m.printJSON(alloc)
 	}
 	writeAllocHeader(m.stdout, alloc, *verbose)
+	writeAllocNetwork(m.stdout, alloc)
 	writeVolumeStates(m.stdout, alloc)
 	for _, task := range allocTasks(alloc) {
 		writeTaskStatus(m.stdout, alloc, task)
@@ -69,6 +70,49 @@ func writeTaskStatus(w io.Writer, a *messages.Allocation, task string) {
 	}
 	fmt.Fprintln(w, "\nRecent Events:")
 	writeEvents(w, "", lastEvents(st.GetEvents(), 10), true)
+}
+
+// writeAllocNetwork writes the allocation's address on its network and
+// its ports: label, host port (static or dynamic), the port inside the
+// allocation, and where it is reachable from the host.
+func writeAllocNetwork(w io.Writer, a *messages.Allocation) {
+	nets := a.GetAllocatedResources().GetShared().GetNetworks()
+	addr := a.GetNetworkStatus().GetAddress()
+	if len(nets) == 0 && addr == "" {
+		return
+	}
+	fmt.Fprintln(w, "\nNetwork:")
+	mode := "host"
+	if len(nets) > 0 && nets[0].GetMode() != "" {
+		mode = nets[0].GetMode()
+	}
+	writeKV(w, []kv{{"Mode", mode}, {"Address", orNone(addr)}, {"Interface", orNone(a.GetNetworkStatus().GetInterfaceName())}})
+	var rows [][]string
+	for _, n := range nets {
+		for _, p := range n.GetReservedPorts() {
+			rows = append(rows, portRow(n, p, false))
+		}
+		for _, p := range n.GetDynamicPorts() {
+			rows = append(rows, portRow(n, p, true))
+		}
+	}
+	if len(rows) > 0 {
+		fmt.Fprintln(w, "\nAllocation Addresses:")
+		writeTable(w, []string{"Label", "Dynamic", "Host Port", "To", "Address"}, rows)
+	}
+}
+
+func portRow(n *messages.NetworkResource, p *messages.Port, dynamic bool) []string {
+	to := p.GetTo()
+	if to <= 0 {
+		to = p.GetValue()
+	}
+	host := n.GetIP()
+	if host == "" {
+		host = "<host>"
+	}
+	return []string{p.GetLabel(), strconv.FormatBool(dynamic), strconv.Itoa(int(p.GetValue())), strconv.Itoa(int(to)),
+		fmt.Sprintf("%s:%d", host, p.GetValue())}
 }
 
 // writeVolumeStates writes the allocation's CSI volumes as its client

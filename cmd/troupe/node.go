@@ -73,6 +73,7 @@ func nodeDetail(m *meta, c *api.Client, n *messages.Node, verbose bool) int {
 		{"Status", n.Status},
 		{"Drivers", orNone(strings.Join(healthyDrivers(n.Drivers), ","))},
 	})
+	writeDrivers(m.stdout, n)
 	fmt.Fprintln(m.stdout, "\nNode Resources")
 	res := n.GetNodeResources()
 	writeTable(m.stdout, []string{"CPU", "Cores", "Memory", "Disk"}, [][]string{{
@@ -102,6 +103,22 @@ func nodeDetail(m *meta, c *api.Client, n *messages.Node, verbose bool) int {
 		writeKV(m.stdout, pairs)
 	}
 	return exitOK
+}
+
+// writeDrivers writes every driver the node fingerprinted: whether it
+// was detected, its health and why, and its version when it reports one.
+func writeDrivers(w io.Writer, n *messages.Node) {
+	if len(n.GetDrivers()) == 0 {
+		return
+	}
+	rows := make([][]string, 0, len(n.GetDrivers()))
+	for _, name := range sortedKeys(n.GetDrivers()) {
+		d := n.GetDrivers()[name]
+		rows = append(rows, []string{name, strconv.FormatBool(d.GetDetected()), strconv.FormatBool(d.GetHealthy()),
+			orNone(n.GetAttributes()["driver."+name+".version"]), orNone(d.GetHealthDescription())})
+	}
+	fmt.Fprintln(w, "\nDriver Status")
+	writeTable(w, []string{"Driver", "Detected", "Healthy", "Version", "Description"}, rows)
 }
 
 // healthyDrivers names the detected, healthy drivers, sorted.

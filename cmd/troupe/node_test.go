@@ -43,6 +43,8 @@ func TestNodeStatus(t *testing.T) {
 		code, out, _ := f.runCLI("node", "status", "n1n1")
 		require.Equal(t, 0, code)
 		require.Contains(t, out, "Drivers     = exec\n")
+		require.Regexp(t, `(?m)^Driver\s+Detected\s+Healthy\s+Version\s+Description$`, out)
+		require.Regexp(t, `(?m)^exec\s+true\s+true\s+`, out)
 		require.Contains(t, out, "4000 MHz  4      8192 MiB")
 		require.Contains(t, out, "a1a1a1a1")
 		require.NotContains(t, out, "a9a9a9a9", "only this node's allocations")
