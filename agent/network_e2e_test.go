@@ -65,10 +65,12 @@ func TestBridgeNetworkSurvivesAgentRestart(t *testing.T) {
 	require.Len(t, entries, 1, "no second namespace")
 }
 
-// TestBridgeNetworkAfterReboot: stop the agent, kill the task, and wipe
-// what a reboot wipes (netns files, IPAM state, firewall rules, the
-// bridge); the restarted agent gives the allocation a fresh namespace and
-// address, restarts its task, and the port works again.
+// TestBridgeNetworkAfterReboot: five times over, stop the agent, kill
+// the task, and wipe what a reboot wipes (netns files, IPAM state,
+// firewall rules, the bridge); each time the restarted agent gives the
+// allocation a fresh namespace and address, restarts its task once, and
+// the port works again. Stopping the job at the end leaves no namespace,
+// reservation or rule.
 func TestBridgeNetworkAfterReboot(t *testing.T) {
 	dir := t.TempDir()
 	e := startNetAgent(t, dir)
@@ -76,22 +78,34 @@ func TestBridgeNetworkAfterReboot(t *testing.T) {
 	al := e.waitRunning(t, jobID, 1)[0]
 	require.Equal(t, al.GetID(), get(t, hostPort(t, al)))
 	starts := filepath.Join(e.a.AllocDir(), al.GetID(), "web", "starts")
-	require.NoError(t, e.a.Shutdown())
-	for _, l := range readLines(t, starts) {
-		pid, err := strconv.Atoi(l)
-		require.NoError(t, err)
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+	reboots := 5
+	if testing.Short() {
+		reboots = 1
 	}
-	e.simulateReboot(t, al.GetID())
+	for i := 1; i <= reboots; i++ {
+		require.NoError(t, e.a.Shutdown())
+		for _, l := range readLines(t, starts) {
+			pid, err := strconv.Atoi(l)
+			require.NoError(t, err)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		e.simulateReboot(t, al.GetID())
 
-	b := startNetAgent(t, dir)
+		e = startNetAgent(t, dir)
+		require.Eventually(t, func() bool {
+			got := e.a.Store().Snapshot().AllocByID(al.GetID())
+			return got.GetClientStatus() == "running" && len(readLines(t, starts)) == i+1
+		}, 60*time.Second, 20*time.Millisecond, "the allocation did not come back after reboot %d", i)
+		require.Equal(t, al.GetID(), get(t, hostPort(t, al)), "the port works again after reboot %d", i)
+		got := e.a.Store().Snapshot().AllocByID(al.GetID())
+		require.True(t, netip.MustParsePrefix(e.cfg.BridgeSubnet).Contains(netip.MustParseAddr(got.GetNetworkStatus().GetAddress())))
+	}
+	_, _, err := e.c.Jobs().Deregister(jobID, false, nil)
+	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		got := b.a.Store().Snapshot().AllocByID(al.GetID())
-		return got.GetClientStatus() == "running" && len(readLines(t, starts)) == 2
-	}, 60*time.Second, 20*time.Millisecond, "the allocation did not come back after the reboot")
-	require.Equal(t, al.GetID(), get(t, hostPort(t, al)), "the port works again")
-	got := b.a.Store().Snapshot().AllocByID(al.GetID())
-	require.True(t, netip.MustParsePrefix(e.cfg.BridgeSubnet).Contains(netip.MustParseAddr(got.GetNetworkStatus().GetAddress())))
+		entries, _ := os.ReadDir(e.cfg.NetnsDir)
+		return len(entries) == 0 && len(ipamReservations(t, e.cfg.CNIStateDir)) == 0 && rulesMentioning(t, al.GetID()) == 0
+	}, 30*time.Second, 20*time.Millisecond, "the stopped allocation left namespaces, reservations or rules")
 }
 
 // TestBridgePortTakenFailsCleanly: a static port that something on the
