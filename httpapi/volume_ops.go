@@ -28,10 +28,11 @@ const csiSecretsHeader = "X-Nomad-CSI-Secrets"
 // errStatus maps the code of a messages.Error from the volume manager to
 // an HTTP status.
 var errStatus = map[string]int{
-	"not_found":  http.StatusNotFound,
-	"invalid":    http.StatusBadRequest,
-	"conflict":   http.StatusConflict,
-	"not_leader": http.StatusServiceUnavailable,
+	"not_found":   http.StatusNotFound,
+	"invalid":     http.StatusBadRequest,
+	"conflict":    http.StatusConflict,
+	"not_leader":  http.StatusServiceUnavailable,
+	"unavailable": http.StatusServiceUnavailable,
 }
 
 // volumeCreate handles PUT /v1/volume/csi/:id/create with Nomad's

@@ -39,6 +39,13 @@ func TestActorCreateAndDelete(t *testing.T) {
 	bad := h.op(&messages.VolumeOpRequest{Op: OpRequestCreate, VolumeID: "x", Volume: &messages.CSIVolume{ID: "x"}})
 	require.Equal(t, remote.CodeInvalid, bad.GetError().GetCode())
 
+	noCtrl := testVolume("orphan", true)
+	noCtrl.PluginID = "no-such-plugin"
+	refused := h.op(&messages.VolumeOpRequest{Op: OpRequestCreate, VolumeID: "orphan", Volume: noCtrl})
+	require.Equal(t, remote.CodeUnavailable, refused.GetError().GetCode(), "a create does not wait for a controller")
+	require.Contains(t, refused.GetError().GetMessage(), `plugin "no-such-plugin" has no healthy controller`)
+	require.Nil(t, h.stored("orphan"))
+
 	h.csi.FailNext(csi.MethodDeleteVolume, status.Error(codes.FailedPrecondition, "snapshots left"), 1)
 	del := h.op(&messages.VolumeOpRequest{Op: OpRequestDelete, VolumeID: "new", Secrets: map[string]string{"k": "v"}})
 	require.Equal(t, remote.CodeInternal, del.GetError().GetCode())

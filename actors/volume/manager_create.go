@@ -53,6 +53,11 @@ func (m *Manager) onCreate(ctx actor.Context, r *messages.VolumeOpRequest) {
 		refuse = &messages.Error{Code: CodeConflict, Message: fmt.Sprintf("volume %q is being created", spec.ID)}
 	case m.spec.State().CSIVolumeAnyNamespace(spec.ID) != nil:
 		refuse = &messages.Error{Code: CodeConflict, Message: fmt.Sprintf("volume %q already exists", spec.ID)}
+	case !m.hasController(spec.PluginID):
+		// An operator's create does not wait for a controller to appear
+		// (a claim's publish does): it would only time out.
+		refuse = &messages.Error{Code: remote.CodeUnavailable, Message: fmt.Sprintf(
+			"volume create %q: plugin %q has no healthy controller instance on a live node", spec.ID, spec.PluginID)}
 	}
 	if refuse != nil {
 		ctx.Respond(&messages.VolumeOpResponse{Error: refuse})
@@ -124,4 +129,21 @@ func (m *Manager) answer(ctx actor.Context, to *actor.PID, msg any) {
 	if to != nil {
 		ctx.Send(to, msg)
 	}
+}
+
+// hasController reports whether the plugin has a healthy controller
+// instance on a live node.
+func (m *Manager) hasController(pluginID string) bool {
+	st := m.spec.State()
+	p := st.CSIPluginByID(pluginID)
+	if p == nil {
+		return false
+	}
+	live := LiveNodes(st.Nodes())
+	for _, in := range ControllerInstances(p) {
+		if in.Healthy && live[in.NodeID] {
+			return true
+		}
+	}
+	return false
 }

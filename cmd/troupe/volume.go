@@ -122,6 +122,10 @@ func volumeStatusCommand(args []string, stdout, stderr io.Writer) int {
 	for _, cl := range v.Claims {
 		rows = append(rows, []string{shortID(cl.AllocationID), shortID(cl.NodeID), cl.Mode, cl.State})
 	}
+	if len(rows) == 0 {
+		fmt.Fprintln(m.stdout, "No claims")
+		return exitOK
+	}
 	writeTable(m.stdout, []string{"Alloc ID", "Node ID", "Mode", "State"}, rows)
 	return exitOK
 }

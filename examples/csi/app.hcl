@@ -1,5 +1,5 @@
 # A service that writes to the CSI volume vol1 (examples/csi/volume.hcl),
-# mounted at /data before the task starts.
+# mounted before the task starts (exec tasks see it at $NOMAD_TASK_DIR/data).
 #   bin/troupe job run examples/csi/app.hcl
 #   bin/troupe volume status vol1    # one write claim, this job's allocation
 job "csi-app" {
@@ -21,7 +21,7 @@ job "csi-app" {
 
       config {
         command = "/bin/sh"
-        args    = ["-c", "i=0; while true; do i=$((i+1)); echo \"write $i from $NOMAD_ALLOC_ID\" >> /data/log.txt; sleep 5; done"]
+        args    = ["-c", "i=0; while true; do i=$((i+1)); echo \"write $i from $NOMAD_ALLOC_ID\" >> $NOMAD_TASK_DIR/data/log.txt; sleep 5; done"]
       }
 
       volume_mount {

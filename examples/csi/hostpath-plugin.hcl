@@ -2,7 +2,7 @@
 # monolith instance per node: controller and node services in one process.
 # The client gives the task a directory at mount_dir, finds csi.sock there,
 # fingerprints the plugin and keeps probing it.
-#   go build -o bin/ ./cmd/troupe-csi-hostpath   # and put bin/ on the client's PATH
+#   go build -o /usr/local/bin/ ./cmd/troupe-csi-hostpath   # tasks get PATH=/usr/local/bin:/usr/bin:/bin
 #   bin/troupe job run examples/csi/hostpath-plugin.hcl
 #   bin/troupe plugin status hostpath
 job "csi-hostpath" {
@@ -14,13 +14,10 @@ job "csi-hostpath" {
       driver = "exec"
 
       config {
-        command = "troupe-csi-hostpath"
-        args = [
-          "-endpoint", "unix:///csi/csi.sock",
-          "-root", "/var/lib/troupe-hostpath",
-          "-node-id", "${node.unique.id}",
-          "-mode", "monolith",
-        ]
+        # exec tasks are not chrooted: the client names the socket it
+        # probes in CSI_ENDPOINT (under the task's mount_dir).
+        command = "/bin/sh"
+        args = ["-c", "exec troupe-csi-hostpath -endpoint \"$CSI_ENDPOINT\" -root /var/lib/troupe-hostpath -node-id \"$NOMAD_ALLOC_NODE_ID\" -mode monolith"]
       }
 
       csi_plugin {
