@@ -65,6 +65,42 @@ func BenchmarkProcess10kNodesPorts(b *testing.B) {
 	b.ReportMetric(float64(benchCount*b.N)/b.Elapsed().Seconds(), "allocs/s")
 }
 
+// BenchmarkProcess10kNodesDevices is BenchmarkProcess10kNodes for a task
+// that asks for one GPU with a constraint and an affinity, on nodes that
+// each have 8 GPUs of one of two models.
+func BenchmarkProcess10kNodesDevices(b *testing.B) {
+	job := benchJob()
+	job.TaskGroups[0].Tasks[0].Resources.Devices = []*messages.RequestedDevice{{Name: "nvidia/gpu", Count: 1,
+		Constraints: []*messages.Constraint{{LTarget: "${device.attr.memory_mib}", Operand: ">=", RTarget: "40000"}},
+		Affinities:  []*messages.Affinity{{LTarget: "${device.model}", Operand: "=", RTarget: "NVIDIA H200", Weight: 50}}}}
+	nodes := SimulatedNodes(benchNodes, 1)
+	for i, n := range nodes {
+		model, mem := "NVIDIA H100 80GB HBM3", "81559"
+		if i%2 == 0 {
+			model, mem = "NVIDIA H200", "143771"
+		}
+		d := &messages.NodeDeviceResource{Vendor: "nvidia", Type: "gpu", Name: model,
+			Attributes: map[string]string{"memory_mib": mem}}
+		for j := range 8 {
+			d.Instances = append(d.Instances, &messages.NodeDevice{ID: "GPU-" + strconv.Itoa(j), Healthy: true})
+		}
+		n.NodeResources.Devices = []*messages.NodeDeviceResource{d}
+	}
+	snap := NewMemSnapshot(nodes, job)
+	n := 0
+	opts := Options{Now: testNow, Rand: rand.New(rand.NewPCG(1, 2)),
+		NewID: func() string { n++; return strconv.Itoa(n) }}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		plan, err := Process(snap, testEval(job), opts)
+		if err != nil || len(plan.Place) != benchCount {
+			b.Fatalf("placed %d: %v", len(plan.GetPlace()), err)
+		}
+	}
+	b.ReportMetric(float64(benchCount*b.N)/b.Elapsed().Seconds(), "allocs/s")
+}
+
 // BenchmarkBareBinPack10kNodes is the floor Process is measured against:
 // for each of the same 1000 placements, scan the same number of candidate
 // nodes, score them with the bin-pack formula and take the best; no

@@ -20,6 +20,24 @@
 // a node are read from its allocs only when a group that asks for ports
 // considers it.
 //
+// Tasks that ask for devices (Resources.Devices) get instances of them. A
+// request names a node device group by "<type>", "<vendor>/<type>" or
+// "<vendor>/<type>/<model>"; its constraints and affinities read
+// ${device.attr.<name>}, ${device.model}, ${device.vendor} and
+// ${device.type}, and values that both read as numbers, bare or with a
+// unit such as MiB or GHz, compare as numbers. A node without, request by
+// request, a matching group with Count healthy instances is filtered as
+// "missing devices"; one whose live allocs and this plan's placements
+// leave too few of them free is exhausted in dimension "devices: no
+// device group matches nvidia/gpu with 2 free healthy instances". Of the
+// groups with room, the one whose affinities score best is used, and the
+// met weights over the sum of |weights| are averaged into the node's score
+// as in Nomad. Each placed alloc's AllocatedResources.Tasks[task].Devices
+// lists the instances given, the first free ones in the node's order;
+// terminal allocs release theirs. As with ports, a node's device use is
+// read from its allocs only when a group that asks for devices considers
+// it, so other groups pay nothing.
+//
 // Actor wraps it: the leader's "scheduler" actor plans one evaluation at a
 // time, commits each plan through raft (from a worker, so its mailbox never
 // blocks), retries a plan the FSM partly refused, holds delayed

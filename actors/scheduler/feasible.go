@@ -129,6 +129,8 @@ type groupFeas struct {
 	csi        []csiReq
 	csiSrc     CSISource
 	csiNS      string
+	devices    *deviceAsk // nil when no task asks for devices
+	devReason  int
 	cache      []uint16 // 0 unknown, 1 feasible, r+2 filtered by reason r
 }
 
@@ -148,6 +150,9 @@ func newGroupFeas(job *messages.Job, tg *messages.TaskGroup) groupFeas {
 		cons = append(cons, t.Constraints...)
 	}
 	f.groupRules = f.addConstraints(cons, false)
+	if f.devices = newDeviceAsk(tg); f.devices != nil {
+		f.devReason = f.key(FilterMissingDevices)
+	}
 	return f
 }
 
@@ -207,6 +212,9 @@ func (f *groupFeas) checkStatic(m *matcher, n *messages.Node) int {
 		if !m.checkRule(r, n) {
 			return r.reason
 		}
+	}
+	if f.devices != nil && !f.devices.fitsNode(m, n) {
+		return f.devReason
 	}
 	return f.checkCSI(n)
 }

@@ -91,6 +91,9 @@ func (p *planner) buildPool(generic bool) {
 		if gs.ports != nil && p.ports == nil {
 			p.ports = make([]*nodePorts, len(p.pool))
 		}
+		if gs.feas.devices != nil && p.devs == nil {
+			p.devs = make([]*nodeDevices, len(p.pool))
+		}
 	}
 	for _, a := range p.jobAllocs {
 		switch {
@@ -123,6 +126,9 @@ func (p *planner) addUsage(a *messages.Allocation, sign int64) {
 		p.usage[i].used.add(allocResources(a), sign)
 		if p.ports != nil && p.ports[i] != nil {
 			p.ports[i].addAlloc(a, int32(sign))
+		}
+		if p.devs != nil && p.devs[i] != nil {
+			p.devs[i].addAlloc(a, int32(sign))
 		}
 	}
 }
@@ -259,6 +265,9 @@ func (p *planner) placeAt(gs *groupState, req *placeReq, idx int) {
 		if gs.ports != nil {
 			p.nodePorts(idx).addAlloc(a, 1)
 		}
+	}
+	if gs.feas.devices != nil {
+		p.assignDevices(gs.feas.devices, idx, a)
 	}
 	p.plan.Place = append(p.plan.Place, a)
 	p.usage[idx].used.add(gs.ask, 1)

@@ -118,15 +118,17 @@ type planner struct {
 	queued    map[string]int32
 	deferred  []*messages.AllocStopUpdate // conditional stops that took effect
 
-	pool   []*messages.Node // candidate nodes, shuffled for generic jobs
-	pooled bool
-	index  map[string]int32 // node ID -> position in pool
-	usage  []nodeUsage
-	ports  []*nodePorts // per pool node, built lazily; nil when no group asks for ports
-	cursor int
-	limit  int
-	pre    prefilter
-	metric selectMetric
+	pool     []*messages.Node // candidate nodes, shuffled for generic jobs
+	pooled   bool
+	index    map[string]int32 // node ID -> position in pool
+	usage    []nodeUsage
+	ports    []*nodePorts   // per pool node, built lazily; nil when no group asks for ports
+	devs     []*nodeDevices // per pool node, built lazily; nil when no group asks for devices
+	devSlabs deviceSlabs
+	cursor   int
+	limit    int
+	pre      prefilter
+	metric   selectMetric
 }
 
 func newPlanner(snap Snapshot, eval *messages.Evaluation, opts Options) *planner {
@@ -239,6 +241,7 @@ func (p *planner) finish() *messages.ApplyPlan {
 	upd.Status = EvalComplete
 	upd.ModifyTime = p.opts.Now.UnixNano()
 	upd.QueuedAllocations = p.queued
+	upd.FailedTGAllocs = nil // a blocked eval's old failures are not this plan's
 	if len(p.failed) > 0 {
 		upd.FailedTGAllocs = p.failed
 		if p.eval.Status == EvalBlocked {

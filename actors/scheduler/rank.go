@@ -153,13 +153,13 @@ type selectMetric struct {
 	evaluated, filtered, exhausted int32
 	dims                           [3]int32
 	reasons                        []int32
-	network                        map[string]int32 // by DimensionExhausted key; nil until needed
+	keyed                          map[string]int32 // network and devices, by DimensionExhausted key; nil until needed
 }
 
 func (m *selectMetric) reset(nreasons int) {
 	m.evaluated, m.filtered, m.exhausted = 0, 0, 0
 	m.dims = [3]int32{}
-	clear(m.network)
+	clear(m.keyed)
 	if cap(m.reasons) < nreasons {
 		m.reasons = make([]int32, nreasons)
 	}
@@ -186,7 +186,7 @@ func (m *selectMetric) allocMetric(keys []string) *messages.AllocMetric {
 			am.DimensionExhausted[dimNames[i]] += n
 		}
 	}
-	for k, n := range m.network {
+	for k, n := range m.keyed {
 		am.DimensionExhausted[k] += n
 	}
 	return am
@@ -197,13 +197,13 @@ type candidate struct {
 	score float64
 }
 
-// exhaustNetwork counts a node that cannot take a group's ports.
-func (m *selectMetric) exhaustNetwork(key string) {
-	if m.network == nil {
-		m.network = map[string]int32{}
+// exhaustKeyed counts a node that cannot take a group's ports or devices.
+func (m *selectMetric) exhaustKeyed(key string) {
+	if m.keyed == nil {
+		m.keyed = map[string]int32{}
 	}
 	m.exhausted++
-	m.network[key]++
+	m.keyed[key]++
 }
 
 // selectNode walks the shuffled pool from where the last placement
@@ -245,8 +245,8 @@ func (p *planner) selectNode(gs *groupState, penalty []string) int {
 }
 
 // rankNode checks pool node idx for gs and scores it: bin-packing,
-// averaged with the job anti-affinity and rescheduling penalties that
-// apply, as Nomad's score normalisation does.
+// averaged with the device affinity, job anti-affinity and rescheduling
+// penalties that apply, as Nomad's score normalisation does.
 func (p *planner) rankNode(gs *groupState, idx int, penalty []string) (float64, bool) {
 	m := &p.metric
 	m.evaluated++
@@ -261,9 +261,18 @@ func (p *planner) rankNode(gs *groupState, idx int, penalty []string) (float64, 
 	}
 	if gs.ports != nil { // before cpu and memory, as Nomad's bin-packing does
 		if k := p.portsReason(gs, idx); k != "" {
-			m.exhaustNetwork(k)
+			m.exhaustKeyed(k)
 			return 0, false
 		}
+	}
+	devScore := 0.0
+	if gs.feas.devices != nil { // before cpu and memory too
+		s, k := p.devicesFit(gs.feas.devices, idx)
+		if k != "" {
+			m.exhaustKeyed(k)
+			return 0, false
+		}
+		devScore = s
 	}
 	u := p.nodeUsage(idx)
 	if d := u.exhausted(gs.ask); d >= 0 {
@@ -272,6 +281,10 @@ func (p *planner) rankNode(gs *groupState, idx int, penalty []string) (float64, 
 		return 0, false
 	}
 	score, parts := binPackScore(u, gs.ask), 1.0
+	if gs.feas.devices != nil && gs.feas.devices.affWeight > 0 {
+		score += devScore
+		parts++
+	}
 	if c := gs.collisions[idx]; c > 0 {
 		score += -float64(c+1) / float64(gs.desired)
 		parts++

@@ -103,6 +103,9 @@ func (p *planner) placeOnNode(gs *groupState, idx int, req *placeReq) {
 	if gs.ports != nil {
 		dim = p.portsReason(gs, idx)
 	}
+	if gs.feas.devices != nil && dim == "" {
+		_, dim = p.devicesFit(gs.feas.devices, idx)
+	}
 	if d := p.nodeUsage(idx).exhausted(gs.ask); dim == "" && d >= 0 {
 		dim = dimNames[d]
 	}
