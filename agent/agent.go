@@ -271,9 +271,9 @@ func (a *Agent) Shutdown() error {
 			}
 		}
 	}
-	if a.cfg.Dev && a.db != nil {
+	if (a.cfg.Dev || a.cfg.StopTasksOnShutdown) && a.db != nil {
 		a.stopAllTasks()
-		if a.network != nil { // the dev state dies with the agent: so do its networks
+		if a.network != nil { // the state dies with the agent: so do its networks
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			errs = append(errs, a.network.GC(ctx, func(string) bool { return false }))
 			cancel()

@@ -12,16 +12,20 @@ import (
 
 // Config is an agent's configuration.
 type Config struct {
-	Dev        bool
-	Server     bool
-	Client     bool
-	DataDir    string
-	HTTPAddr   string
-	NodeName   string
-	Datacenter string
-	Region     string
-	NodeClass  string
-	Meta       map[string]string
+	Dev bool
+	// StopTasksOnShutdown stops every task and removes every bridge
+	// network on Shutdown, as -dev does (whose state dies with it).
+	// Otherwise tasks outlive the agent, which re-attaches on start.
+	StopTasksOnShutdown bool
+	Server              bool
+	Client              bool
+	DataDir             string
+	HTTPAddr            string
+	NodeName            string
+	Datacenter          string
+	Region              string
+	NodeClass           string
+	Meta                map[string]string
 	// ExecutorPath is the binary the exec driver runs as its executor
 	// (troupe itself); ExecutorArgs its leading arguments.
 	ExecutorPath string

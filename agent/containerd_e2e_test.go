@@ -73,7 +73,7 @@ func TestContainerdTaskLifecycle(t *testing.T) {
 	require.Len(t, dm.Containers(t), 1)
 
 	// Agent restart: the container keeps running and is re-attached.
-	require.NoError(t, e.a.Shutdown())
+	crash(t, e.a)
 	e = startContainerdAgent(t, dir, dm)
 	require.Eventually(t, func() bool {
 		return e.a.Store().Snapshot().AllocByID(al.GetID()).GetClientStatus() == "running"
@@ -83,7 +83,7 @@ func TestContainerdTaskLifecycle(t *testing.T) {
 
 	// Reboot: containerd's tasks and state, netns files, IPAM state,
 	// firewall rules and the bridge are gone.
-	require.NoError(t, e.a.Shutdown())
+	crash(t, e.a)
 	require.NoError(t, dm.WipeState())
 	e.simulateReboot(t, al.GetID())
 	require.NoError(t, dm.Start())

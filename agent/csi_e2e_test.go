@@ -154,7 +154,7 @@ func TestCSIClientRestartResumesUnpublish(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return len(e.calls(t, "NodeUnpublishVolume")) >= 3 },
 		20*time.Second, 20*time.Millisecond, "no retries seen")
-	require.NoError(t, e.a.Shutdown())
+	crash(t, e.a)
 	require.Len(t, e.volume("sticky").GetClaims(), 1, "the claim waits for the node")
 
 	require.NoError(t, e.ctl.Reset(t.Context()))
@@ -183,7 +183,7 @@ func TestCSIControllerQueueSurvivesLeaderRestart(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return len(e.calls(t, "ControllerUnpublishVolume")) >= 1 },
 		20*time.Second, 5*time.Millisecond, "no controller unpublish started")
-	require.NoError(t, e.a.Shutdown())
+	crash(t, e.a)
 	pending := 0
 	for _, id := range ids {
 		pending += len(e.volume(id).GetClaims())

@@ -35,7 +35,18 @@ func testConfig(t testing.TB, dataDir string) *Config {
 	cfg.ClientBatch = 10 * time.Millisecond
 	cfg.Logger = testLogger(t)
 	isolateNetwork(cfg, dataDir)
+	// A test's agent leaves no task, container or network behind; a test
+	// that restarts an agent over running tasks uses crash().
+	cfg.StopTasksOnShutdown = true
 	return cfg
+}
+
+// crash stops an agent the way kill -9 leaves things: its tasks, containers
+// and networks go on running, for the next agent on the same data dir.
+func crash(t testing.TB, a *Agent) {
+	t.Helper()
+	a.cfg.StopTasksOnShutdown = false
+	require.NoError(t, a.Shutdown())
 }
 
 // isolateNetwork keeps an agent off the host's containerd and gives its
@@ -47,8 +58,8 @@ func isolateNetwork(cfg *Config, dataDir string) {
 	h := fnv.New32a()
 	h.Write([]byte(dataDir))
 	n := int(h.Sum32() % 4000)
-	cfg.BridgeName = fmt.Sprintf("trta%d", n)
-	cfg.CNINetwork = fmt.Sprintf("trta%d", n)
+	cfg.BridgeName = fmt.Sprintf("tagt%d", n)
+	cfg.CNINetwork = fmt.Sprintf("tagt%d", n)
 	cfg.BridgeSubnet = fmt.Sprintf("10.%d.%d.0/24", 160+n/256, n%256)
 	cfg.CNIStateDir = filepath.Join(dataDir, "cni")
 	cfg.NetnsDir = filepath.Join(dataDir, "netns")

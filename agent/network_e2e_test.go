@@ -51,7 +51,7 @@ func TestBridgeNetworkSurvivesAgentRestart(t *testing.T) {
 	al := e.waitRunning(t, jobID, 1)[0]
 	require.Equal(t, al.GetID(), get(t, hostPort(t, al)))
 	starts := filepath.Join(e.a.AllocDir(), al.GetID(), "web", "starts")
-	require.NoError(t, e.a.Shutdown())
+	crash(t, e.a)
 
 	b := startNetAgent(t, dir)
 	require.Eventually(t, func() bool {
@@ -83,7 +83,7 @@ func TestBridgeNetworkAfterReboot(t *testing.T) {
 		reboots = 1
 	}
 	for i := 1; i <= reboots; i++ {
-		require.NoError(t, e.a.Shutdown())
+		crash(t, e.a)
 		for _, l := range readLines(t, starts) {
 			pid, err := strconv.Atoi(l)
 			require.NoError(t, err)
@@ -143,6 +143,7 @@ func TestBridgeNoLeaksOverCycles(t *testing.T) {
 	cycle := func(i int) {
 		jobID := e.run(t, webJob("cycle"+strconv.Itoa(i), 5, 0))
 		e.waitRunning(t, jobID, 5)
+		require.NotEmpty(t, iptablesState(t, e.cfg), "the running allocations' rules are seen")
 		_, _, err := e.c.Jobs().Deregister(jobID, false, nil)
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
@@ -151,7 +152,7 @@ func TestBridgeNoLeaksOverCycles(t *testing.T) {
 		}, 60*time.Second, 20*time.Millisecond, "cycle %d left namespaces or reservations", i)
 	}
 	cycle(0) // creates the shared chains every allocation uses
-	before := iptablesState(t)
+	before := iptablesState(t, e.cfg)
 	n := 10
 	if testing.Short() {
 		n = 2
@@ -159,7 +160,7 @@ func TestBridgeNoLeaksOverCycles(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		cycle(i)
 	}
-	require.Equal(t, before, iptablesState(t), "firewall rules leaked")
+	require.Equal(t, before, iptablesState(t, e.cfg), "firewall rules leaked")
 }
 
 // ipamReservations lists host-local's address files (not its lock and

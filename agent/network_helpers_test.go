@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -158,17 +159,23 @@ func get(t testing.TB, port int) string {
 
 var counters = regexp.MustCompile(`\[\d+:\d+\]`)
 
-// iptablesState is iptables-save without counters and comments lines.
-func iptablesState(t testing.TB) string {
+// iptablesState is the iptables rules of this agent's bridge network
+// (its name or an address of its subnet), without counters: other tests
+// and packages add rules of their own at the same time.
+func iptablesState(t testing.TB, cfg *Config) string {
 	t.Helper()
 	out, err := exec.Command("iptables-save").Output()
 	require.NoError(t, err)
+	prefix := netip.MustParsePrefix(cfg.BridgeSubnet).Addr().String()
+	prefix = prefix[:strings.LastIndex(prefix, ".")+1] // a /24: "10.160.7."
 	var keep []string
 	for _, l := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(l, "#") || l == "" {
+		if strings.HasPrefix(l, "#") || strings.HasPrefix(l, ":") {
 			continue
 		}
-		keep = append(keep, counters.ReplaceAllString(l, ""))
+		if strings.Contains(l, `"`+cfg.CNINetwork+`\"`) || strings.Contains(l, prefix) {
+			keep = append(keep, counters.ReplaceAllString(l, ""))
+		}
 	}
 	return strings.Join(keep, "\n")
 }
@@ -177,7 +184,9 @@ func iptablesState(t testing.TB) string {
 func rulesMentioning(t testing.TB, ids ...string) int {
 	t.Helper()
 	n := 0
-	for _, l := range strings.Split(iptablesState(t), "\n") {
+	out, err := exec.Command("iptables-save").Output()
+	require.NoError(t, err)
+	for _, l := range strings.Split(string(out), "\n") {
 		for _, id := range ids {
 			if strings.Contains(l, id) {
 				n++

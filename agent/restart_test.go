@@ -57,7 +57,7 @@ func TestRestartReattaches(t *testing.T) {
 	require.Eventually(t, func() bool { return len(readStarts(t, starts)) == 1 }, 10*time.Second, 10*time.Millisecond)
 	pid := readStarts(t, starts)[0]
 
-	require.NoError(t, a.Shutdown())
+	crash(t, a)
 	require.True(t, alive(pid), "the task must outlive the agent")
 
 	b := startAgent(t, testConfig(t, dir))

@@ -50,7 +50,7 @@ func TestSnapshotThenRestart(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond, "raft never snapshotted")
 	snaps, _ := filepath.Glob(filepath.Join(dir, "server", "raft", "snapshots", "*"))
 	require.NotEmpty(t, snaps)
-	require.NoError(t, a.Shutdown())
+	crash(t, a)
 
 	b, err := New(testConfig(t, dir))
 	require.NoError(t, err)

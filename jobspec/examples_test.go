@@ -140,9 +140,11 @@ func TestCSIExamplesFitTogether(t *testing.T) {
 	task := plugin.TaskGroups[0].Tasks[0]
 	requireProto(t, &messages.CSIPluginConfig{ID: "hostpath", Type: PluginMonolith, MountDir: "/csi",
 		StagePublishBaseDir: "/local/csi", HealthTimeout: ns(30 * time.Second)}, task.CSIPluginConfig)
-	require.Equal(t, "troupe-csi-hostpath", task.Config.Fields["command"].GetStringValue())
-	require.Equal(t, []any{"-endpoint", "unix:///csi/csi.sock", "-root", "/var/lib/troupe-hostpath",
-		"-node-id", "${node.unique.id}", "-mode", "monolith"}, task.Config.AsMap()["args"])
+	require.Equal(t, "/bin/sh", task.Config.Fields["command"].GetStringValue())
+	args := task.Config.AsMap()["args"].([]any)
+	require.Len(t, args, 2)
+	require.Contains(t, args[1], `exec troupe-csi-hostpath -endpoint "$CSI_ENDPOINT"`)
+	require.Contains(t, args[1], "-mode monolith")
 
 	vol := loadVolumeExample(t, "csi/volume.hcl")
 	require.Equal(t, task.CSIPluginConfig.ID, vol.PluginID)

@@ -77,7 +77,11 @@ func removeSharedChains(before map[string]bool) error {
 
 var countersRE = regexp.MustCompile(`\[\d+:\d+\]`)
 
-// iptablesState is iptables-save's output without comments and counters.
+// iptablesState is iptables-save's output without comments, counters and
+// chain declarations, and only the rules of this package's test networks
+// (named trt<hex>, in 10.99.0.0/16) or of no network at all (the shared
+// CNI chains): other packages' tests may add rules for their own networks
+// at the same time.
 func iptablesState() (string, error) {
 	out, err := runTool(context.Background(), nil, "iptables-save")
 	if err != nil {
@@ -85,12 +89,19 @@ func iptablesState() (string, error) {
 	}
 	var keep []string
 	for _, line := range strings.Split(out, "\n") {
-		if !strings.HasPrefix(line, "#") {
+		if strings.HasPrefix(line, "#") || strings.HasPrefix(line, ":") {
+			continue
+		}
+		ours := strings.Contains(line, "10.99.") || strings.Contains(line, `name: \"trt`)
+		shared := !anyIPv4RE.MatchString(line) && !strings.Contains(line, "name: ")
+		if ours || shared {
 			keep = append(keep, countersRE.ReplaceAllString(line, "[0:0]"))
 		}
 	}
 	return strings.Join(keep, "\n"), nil
 }
+
+var anyIPv4RE = regexp.MustCompile(`\b\d+\.\d+\.\d+\.\d+\b`)
 
 // rulesMentioning returns the iptables-save lines that name the
 // allocation or one of its addresses.
