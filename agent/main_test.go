@@ -21,7 +21,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv("TROUPE_TEST_EXECUTOR") == "1" {
 		os.Exit(exec.ExecutorMain(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if hostpathBin != "" {
+		_ = os.RemoveAll(filepath.Dir(hostpathBin))
+	}
+	os.Exit(code)
 }
 
 // testConfig is a single-server, single-client agent on a free port.

@@ -51,6 +51,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.ContainerdAddress, "containerd-address", "", "containerd socket for the containerd driver (default /run/containerd/containerd.sock)")
 	fs.StringVar(&cfg.BridgeName, "bridge", "", "bridge of allocations' bridge networks (default troupe0)")
 	fs.StringVar(&cfg.BridgeSubnet, "bridge-subnet", "", "subnet of the bridge network (default 172.26.64.0/20)")
+	fs.DurationVar(&cfg.PluginProbeInterval, "plugin-probe-interval", cfg.PluginProbeInterval, "how often CSI plugin tasks are fingerprinted (0: 10s)")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
