@@ -179,10 +179,13 @@ func freePort(t *testing.T) string {
 	return addr
 }
 
+// startTCP starts a server on a TCP transport. Its timeouts leave room
+// for a loaded CI machine (the whole suite runs packages at once): with
+// 100 ms a late heartbeat could move the leadership mid-test.
 func startTCP(t *testing.T, id string, bootstrap bool) *server {
 	return startServer(t, RaftConfig{
 		NodeID: id, DataDir: t.TempDir(), BindAddr: freePort(t), Bootstrap: bootstrap,
-		HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, LeaderLeaseTimeout: 50 * time.Millisecond,
+		HeartbeatTimeout: 500 * time.Millisecond, ElectionTimeout: 500 * time.Millisecond, LeaderLeaseTimeout: 250 * time.Millisecond,
 	})
 }
 

@@ -81,7 +81,7 @@ var countersRE = regexp.MustCompile(`\[\d+:\d+\]`)
 // chain declarations, and only the rules of this package's test networks
 // (named trt<hex>, in 10.99.0.0/16) or of no network at all (the shared
 // CNI chains): other packages' tests may add rules for their own networks
-// at the same time.
+// (and test/e2e its bridge fences) at the same time.
 func iptablesState() (string, error) {
 	out, err := runTool(context.Background(), nil, "iptables-save")
 	if err != nil {
@@ -93,7 +93,8 @@ func iptablesState() (string, error) {
 			continue
 		}
 		ours := strings.Contains(line, "10.99.") || strings.Contains(line, `name: \"trt`)
-		shared := !anyIPv4RE.MatchString(line) && !strings.Contains(line, "name: ")
+		shared := !anyIPv4RE.MatchString(line) && !strings.Contains(line, "name: ") &&
+			(strings.Contains(line, "CNI") || strings.HasPrefix(line, "*") || line == "COMMIT")
 		if ours || shared {
 			keep = append(keep, countersRE.ReplaceAllString(line, "[0:0]"))
 		}
