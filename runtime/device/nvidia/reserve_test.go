@@ -1,0 +1,70 @@
+package nvidia
+
+import (
+	"context"
+	"testing"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/runtime/device"
+)
+
+func TestReserveTwoOfEight(t *testing.T) {
+	p, s, _ := mockPlugin(t)
+	s.GPU(5).Minor = 9 // minor numbers need not follow NVML indices
+	uuids := s.UUIDs()
+
+	res, err := p.Reserve([]string{uuids[5], uuids[2], uuids[5]})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{
+		"NVIDIA_VISIBLE_DEVICES": uuids[2] + "," + uuids[5],
+		"CUDA_VISIBLE_DEVICES":   "2,5",
+		"CUDA_DEVICE_ORDER":      "PCI_BUS_ID",
+	}, res.Envs)
+	require.Equal(t, []device.DeviceNode{
+		{HostPath: "/dev/nvidia2", ContainerPath: "/dev/nvidia2", Permissions: "rwm"},
+		{HostPath: "/dev/nvidia9", ContainerPath: "/dev/nvidia9", Permissions: "rwm"},
+		{HostPath: "/dev/nvidiactl", ContainerPath: "/dev/nvidiactl", Permissions: "rwm"},
+		{HostPath: "/dev/nvidia-uvm", ContainerPath: "/dev/nvidia-uvm", Permissions: "rwm"},
+		{HostPath: "/dev/nvidia-uvm-tools", ContainerPath: "/dev/nvidia-uvm-tools", Permissions: "rwm"},
+	}, res.Devices)
+	require.Empty(t, res.Mounts)
+}
+
+func TestReserveBadInput(t *testing.T) {
+	p, s, _ := mockPlugin(t)
+	_, err := p.Reserve(nil)
+	require.ErrorIs(t, err, device.ErrNoInstances)
+
+	_, err = p.Reserve([]string{s.UUIDs()[0], "GPU-nope"})
+	require.ErrorIs(t, err, device.ErrUnknownInstance)
+	require.ErrorContains(t, err, "GPU-nope")
+}
+
+func TestReserveQueryFailure(t *testing.T) {
+	p, s, _ := mockPlugin(t)
+	s.GPU(1).GetMinorNumberFunc = func() (int, nvml.Return) { return 0, nvml.ERROR_GPU_IS_LOST }
+	_, err := p.Reserve([]string{s.UUIDs()[1]})
+	require.ErrorIs(t, err, nvml.ERROR_GPU_IS_LOST)
+	require.NotErrorIs(t, err, device.ErrUnknownInstance)
+	require.ErrorContains(t, err, "GetMinorNumber")
+}
+
+func TestManagerOverNVIDIA(t *testing.T) {
+	p, s, _ := mockPlugin(t)
+	fake := device.NewFake(device.FakeGroup("acme", "fpga", "X", "f1"))
+	m, err := device.NewManager(nil, p, fake)
+	require.NoError(t, err)
+
+	groups, err := m.Fingerprint(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, []string{"acme/fpga/X", "nvidia/gpu/NVIDIA H100 80GB HBM3"},
+		[]string{device.GroupID(groups[0]), device.GroupID(groups[1])})
+
+	res, err := m.Reserve([]string{s.UUIDs()[7], "f1"})
+	require.NoError(t, err)
+	require.Equal(t, "7", res.Envs["CUDA_VISIBLE_DEVICES"])
+	require.Equal(t, "f1", res.Envs[device.FakeEnv])
+	require.Len(t, res.Devices, 5, "/dev/nvidia7, three control nodes, /dev/fake-f1")
+}
