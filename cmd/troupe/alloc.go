@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -64,6 +65,14 @@ func writeTaskStatus(w io.Writer, a *messages.Allocation, task string) {
 			fmt.Sprintf("%d MHz", res.GetCpu().GetCpuShares()),
 			fmt.Sprintf("%d MiB", res.GetMemory().GetMemoryMB()),
 		}})
+		if devs := res.GetDevices(); len(devs) > 0 {
+			rows := make([][]string, 0, len(devs))
+			for _, d := range devs {
+				rows = append(rows, []string{d.GetVendor() + "/" + d.GetType() + "/" + d.GetName(), strings.Join(d.GetDeviceIDs(), ",")})
+			}
+			fmt.Fprintln(w, "Task Devices:")
+			writeTable(w, []string{"Device Group", "Instance IDs"}, rows)
+		}
 	}
 	if len(st.GetEvents()) == 0 {
 		return
