@@ -27,6 +27,7 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/cni"
+	"github.com/troupe-dev/troupe/runtime/device"
 	"github.com/troupe-dev/troupe/runtime/driver"
 	"github.com/troupe-dev/troupe/runtime/driver/containerd"
 )
@@ -57,6 +58,7 @@ type Agent struct {
 	plugins *node.PluginTable
 	ctrd    *containerd.Driver
 	network *cni.Network
+	devices *device.Manager
 	csi     *alloc.CSIConfig
 	drivers map[string]driver.Driver
 	node    *messages.Node
@@ -283,6 +285,9 @@ func (a *Agent) Shutdown() error {
 		if s, ok := d.(interface{ Shutdown() }); ok {
 			s.Shutdown()
 		}
+	}
+	if a.devices != nil { // after the client actor: its device watch has stopped
+		errs = append(errs, a.devices.Close())
 	}
 	if a.members != nil {
 		_ = a.members.Leave(time.Second)

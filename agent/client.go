@@ -63,6 +63,9 @@ func (a *Agent) startClient() error {
 		ProbeCSI: probeCSI, PluginProbeInterval: a.cfg.PluginProbeInterval, Registry: a.sys.Registry,
 		Plugins: a.plugins, RunController: runController,
 	}
+	if a.devices != nil { // a nil *device.Manager must stay a nil interface
+		spec.Devices = a.devices
+	}
 	a.clientPID, err = a.sys.Root.SpawnNamed(a.sys.Props("client", node.NewClient(spec),
 		actor.WithSupervisor(actors.DefaultSupervision.Strategy())), "client")
 	if err != nil {
@@ -94,6 +97,9 @@ func (a *Agent) allocProps(al *messages.Allocation) *actor.Props {
 	}
 	if a.network != nil { // a nil *cni.Network must stay a nil interface
 		spec.Network = a.network
+	}
+	if a.devices != nil {
+		spec.Devices = a.devices
 	}
 	return a.sys.Props("alloc", alloc.New(spec), actor.WithSupervisor(actors.DefaultSupervision.Strategy()))
 }

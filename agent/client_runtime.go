@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/runtime/cni"
+	"github.com/troupe-dev/troupe/runtime/device"
+	"github.com/troupe-dev/troupe/runtime/device/nvidia"
 	"github.com/troupe-dev/troupe/runtime/driver"
 	"github.com/troupe-dev/troupe/runtime/driver/containerd"
 	"github.com/troupe-dev/troupe/runtime/driver/exec"
@@ -30,6 +32,15 @@ func (a *Agent) startRuntimes() error {
 	if fp := a.ctrd.Fingerprint(ctx); !fp.Detected || !fp.Healthy {
 		a.log.Info("containerd driver unavailable: containerd tasks will not be placed here", "reason", fp.HealthDescription)
 	}
+	plugins := a.cfg.DevicePlugins
+	if plugins == nil {
+		plugins = []device.Plugin{nvidia.New(nvidia.Config{Logger: a.log.With("devices", "nvidia")})}
+	}
+	devices, err := device.NewManager(a.log.With("component", "devices"), plugins...)
+	if err != nil {
+		return fmt.Errorf("agent: devices: %w", err)
+	}
+	a.devices = devices
 	netCfg := cni.Config{Name: a.cfg.CNINetwork, PluginDirs: a.cfg.CNIPluginDirs, Bridge: a.cfg.BridgeName, Subnet: a.cfg.BridgeSubnet,
 		IPAMDataDir: a.cfg.CNIStateDir, NetnsDir: a.cfg.NetnsDir, Logger: a.log.With("component", "cni")}
 	n, err := cni.New(netCfg)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/runtime/device"
 )
 
 // Config is an agent's configuration.
@@ -48,6 +49,10 @@ type Config struct {
 	// ContainerdNamespace is the containerd namespace of troupe's
 	// containers ("" = troupe).
 	ContainerdNamespace string
+	// DevicePlugins fingerprint and hand out devices such as GPUs
+	// (nil = the NVIDIA plugin on the host's NVML, which reports nothing
+	// on a host without the library).
+	DevicePlugins []device.Plugin
 	// Bridge networking (CNI): the bridge, its subnet, where the CNI
 	// plugins are, and where netns files and host-local IPAM state live
 	// (tmpfs by default, so a reboot wipes them).

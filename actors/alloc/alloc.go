@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/cni"
+	"github.com/troupe-dev/troupe/runtime/device"
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
@@ -44,6 +45,10 @@ type Spec struct {
 	// DefaultNetworkAttempts).
 	NetworkRetry    volume.RetryPolicy
 	NetworkAttempts int
+	// Devices reserves, at every start of a task, the device instances
+	// the scheduler gave it (AllocatedResources.Tasks[task].Devices); nil:
+	// no device plugin (such allocations fail). Share the client's one.
+	Devices device.Plugin
 }
 
 // Alloc actor phases.
@@ -102,7 +107,7 @@ type Actor struct {
 // New returns a producer for an alloc actor.
 func New(spec *Spec) actor.Producer {
 	return func() actor.Actor {
-		hooks := append([]Hook{&AllocDirHook{Root: spec.AllocRoot}}, spec.Hooks...)
+		hooks := append([]Hook{&AllocDirHook{Root: spec.AllocRoot}, &deviceHook{plugin: spec.Devices}}, spec.Hooks...)
 		a := &Actor{spec: spec, hooks: hooks, phase: phaseLoading, vols: map[string]*messages.AllocVolumeState{},
 			log: spec.Logger.With("alloc", spec.Alloc.GetID())}
 		if spec.CSI != nil {
@@ -276,6 +281,8 @@ func (a *Actor) spawnTasks(ctx actor.Context) {
 			Start:            taskConfig(a.spec.AllocRoot, a.alloc, t, a.net, a.vols),
 			Restored:         a.states[t.GetName()],
 			NetworkRecreated: a.netRecreated,
+			Devices:          a.spec.Devices,
+			DeviceIDs:        deviceIDs(a.alloc, t.GetName()),
 		}
 		props := a.spec.Registry.Props("task", NewTaskActor(spec))
 		if _, err := ctx.SpawnNamed(props, "tasks/"+t.GetName()); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/cni"
+	"github.com/troupe-dev/troupe/runtime/device"
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
@@ -39,7 +40,9 @@ type harness struct {
 	netRetry    volume.RetryPolicy
 	netAttempts int
 	drivers     map[string]driver.Driver
-	close       func()
+	// devices is every spawned alloc's Spec.Devices.
+	devices device.Plugin
+	close   func()
 }
 
 type spawnAlloc struct{ spec *Spec }
@@ -99,7 +102,8 @@ func (h *harness) spawn(a *messages.Allocation) {
 	}
 	h.sys.Root.Send(h.parent, &spawnAlloc{spec: &Spec{Alloc: a, Drivers: drivers,
 		DB: h.db, Clock: h.clock, AllocRoot: h.root, Registry: h.sys.Registry, Logger: slog.New(slog.DiscardHandler),
-		CSI: h.csi, Hooks: h.hooks, Network: h.net, NetworkRetry: h.netRetry, NetworkAttempts: h.netAttempts}})
+		CSI: h.csi, Hooks: h.hooks, Network: h.net, NetworkRetry: h.netRetry, NetworkAttempts: h.netAttempts,
+		Devices: h.devices}})
 }
 
 // waitFor waits for a report that satisfies ok, returning it.

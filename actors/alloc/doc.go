@@ -5,7 +5,7 @@
 // (client/allocs/<id>/volumes/<name>).
 //
 // The alloc actor sets up the allocation's network, runs its hooks in
-// order (alloc dir, later devices), then mounts the group's csi volumes,
+// order (alloc dir, devices), then mounts the group's csi volumes,
 // spawns its task actors, folds their states into the allocation's client
 // status and reports every change to its parent (the client's node
 // actor). The task actor starts,
@@ -52,6 +52,18 @@
 // The network is torn down last, after the tasks, the volumes and the
 // postrun hooks, with a few retries with backoff on the injected clock
 // (NetworkRetry, NetworkAttempts); then its record is dropped.
+//
+// Devices (Spec.Devices, a device.Plugin; nil means none). A task the
+// scheduler gave device instances (AllocatedResources.Tasks[task].Devices)
+// has them reserved in its start worker before every start, also after a
+// restart by its restart policy, but not when it is re-attached. The
+// reservation's variables go into the task's environment, over its env
+// block; a containerd task also gets the device nodes ("devices") and
+// mounts (read-only "mounts") in a copy of its driver config, and
+// CUDA_VISIBLE_DEVICES renumbered 0..n-1, since the container holds only
+// its GPUs; an exec task keeps the host's indices. A failed reservation
+// fails that start with the plugin's message; an allocation with devices
+// on a client without a plugin fails its setup (device_hook.go).
 //
 // Decisions are plain types tested without an actor system: RestartTracker
 // (the task restart policy), ClientStatus (how task states make an

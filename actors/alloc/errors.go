@@ -18,6 +18,12 @@ var (
 	// ErrNoBridge fails an allocation whose group asks for a bridge
 	// network on a client without bridge networking (Spec.Network is nil).
 	ErrNoBridge = errors.New("alloc: this client has no bridge networking")
+	// ErrNoDevicePlugin fails an allocation whose tasks were given device
+	// instances on a client without a device plugin (Spec.Devices is nil).
+	ErrNoDevicePlugin = errors.New("alloc: this client has no device plugin")
+	// ErrDeviceReserve wraps a device plugin's failure to reserve a task's
+	// instances; the task's start fails with it.
+	ErrDeviceReserve = errors.New("alloc: reserving devices failed")
 	// ErrNetworkMode fails an allocation whose group asks for a network
 	// mode other than host and bridge.
 	ErrNetworkMode = errors.New("alloc: network mode not supported")

@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
+	"github.com/troupe-dev/troupe/runtime/device"
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
@@ -34,6 +35,11 @@ type TaskSpec struct {
 	// on restore, so a task that is re-attached runs without a network; it
 	// is stopped and started again in the new one.
 	NetworkRecreated bool
+	// Devices reserves DeviceIDs before every start (not on re-attach);
+	// what the task needs goes into a copy of Start (reserveDevices). No
+	// IDs: no devices.
+	Devices   device.Plugin
+	DeviceIDs []string
 }
 
 // Worker results: messages a task actor sends itself.
@@ -246,7 +252,12 @@ func (a *TaskActor) start(ctx actor.Context) {
 	a.gen++
 	drv, cfg, db, c := a.spec.Driver, a.spec.Start, a.spec.DB, a.ctx
 	alloc, task := a.spec.AllocID, a.spec.Task.GetName()
+	plugin, ids, drvName := a.spec.Devices, a.spec.DeviceIDs, a.spec.Task.GetDriver()
 	actors.Go(ctx, func() any {
+		cfg, err := reserveDevices(cfg, drvName, plugin, ids)
+		if err != nil {
+			return &startResult{err: err}
+		}
 		h, err := drv.StartTask(c, cfg)
 		if err != nil {
 			return &startResult{err: err}

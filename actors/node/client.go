@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
+	"github.com/troupe-dev/troupe/runtime/device"
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
@@ -72,6 +73,13 @@ type ClientSpec struct {
 	// RunController runs a controller RPC that the leader routed here on
 	// the local controller plugin listening on socket.
 	RunController func(ctx context.Context, socket string, req *messages.ControllerRequest) *messages.ControllerResponse
+	// Devices fingerprints the host's devices (a device.Manager); nil: the
+	// node has none. The client fingerprints them every DeviceInterval
+	// (default 1 min) and, when Devices is a device.Watcher, whenever its
+	// Watch sees a change; a new set or a changed health registers the
+	// node again.
+	Devices        device.Plugin
+	DeviceInterval time.Duration
 	// Registry puts the client's probe actors in the actor tree.
 	Registry *actors.Registry
 	// Retry is the backoff for failed server calls.
@@ -92,6 +100,11 @@ type (
 	registered     struct {
 		ttl time.Duration
 		err error
+		// devices were fingerprinted for this registration (fresh), or
+		// the fingerprint failed (devErr).
+		devices []*messages.NodeDeviceResource
+		fresh   bool
+		devErr  error
 	}
 	retryRegister struct{}
 	heartbeatNow  struct{}
@@ -117,6 +130,8 @@ type Client struct {
 	timer       actors.Timer
 	inFlight    bool
 	regBack     backoff.BackOff
+	regInFlight bool // a registration runs
+	regAgain    bool // register again once it answers (the devices changed)
 	flushBack   backoff.BackOff
 	hbTimer     actors.Timer
 	hbBack      backoff.BackOff
@@ -137,6 +152,7 @@ type Client struct {
 	plugins map[string]*pluginInstance
 	// reports is each alloc's newest report, re-sent after a reconnect.
 	reports map[string]*messages.Allocation
+	dev     clientDevices
 	log     *slog.Logger
 }
 
@@ -147,6 +163,9 @@ func NewClient(spec *ClientSpec) actor.Producer {
 	}
 	if spec.Plugins == nil {
 		spec.Plugins = NewPluginTable()
+	}
+	if spec.DeviceInterval <= 0 {
+		spec.DeviceInterval = time.Minute
 	}
 	if spec.PluginProbeInterval <= 0 {
 		spec.PluginProbeInterval = 10 * time.Second
@@ -199,8 +218,15 @@ func (c *Client) Receive(ctx actor.Context) {
 		c.onControllerRequest(ctx, m)
 	case *flushed:
 		c.onFlushed(ctx, m)
+	case *deviceTick, *devicesChanged:
+		c.refreshDevices(ctx)
+	case *devicesFingerprinted:
+		c.onDevicesFingerprinted(ctx, m)
+	case *deviceWatchEnded:
+		c.onDeviceWatchEnded(m)
 	case *actor.Stopping:
 		c.stopping = true
+		c.stopDevices()
 		for _, t := range []actors.Timer{c.timer, c.hbTimer} {
 			if t != nil {
 				t.Stop()
@@ -244,21 +270,47 @@ func (c *Client) onRestored(ctx actor.Context, m *restoredAllocs) {
 	c.register(ctx)
 }
 
+// register fingerprints the node and registers it (an upsert), one
+// registration at a time. The devices are fingerprinted here only until
+// one fingerprint succeeded; then the device refresh keeps them current.
 func (c *Client) register(ctx actor.Context) {
+	if c.regInFlight {
+		c.regAgain = true
+		return
+	}
+	c.regInFlight = true
 	n := proto.Clone(c.spec.Node).(*messages.Node)
 	srv, drivers, now := c.spec.Server, c.spec.Drivers, c.spec.Clock.Now()
+	plugin, groups, known := c.spec.Devices, c.dev.groups, c.dev.known
 	actors.Go(ctx, func() any {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		Fingerprint(cctx, n, drivers, now)
+		r := &registered{}
+		if plugin != nil && !known {
+			if groups, r.devErr = plugin.Fingerprint(cctx); r.devErr == nil {
+				r.devices, r.fresh = groups, true
+			}
+		}
+		if plugin != nil {
+			withDevices(n, groups)
+		}
 		n.Status = "ready"
-		ttl, err := srv.RegisterNode(cctx, n)
-		return &registered{ttl: ttl, err: err}
+		r.ttl, r.err = srv.RegisterNode(cctx, n)
+		return r
 	})
 }
 
 func (c *Client) onRegistered(ctx actor.Context, m *registered) {
+	c.regInFlight = false
+	if m.fresh && !c.dev.known {
+		c.dev.groups, c.dev.known = m.devices, true
+	}
+	if m.devErr != nil {
+		c.log.Warn("device fingerprint failed; registering without devices", "error", m.devErr)
+	}
 	if m.err != nil {
+		c.regAgain = false // the retry sends the newest devices
 		d := c.regBack.NextBackOff()
 		c.log.Warn("node registration failed, retrying", "error", m.err, "in", d)
 		c.after(ctx, d, &retryRegister{})
@@ -269,6 +321,11 @@ func (c *Client) onRegistered(ctx actor.Context, m *registered) {
 	c.regBack.Reset()
 	c.lastContact = c.spec.Clock.Now()
 	c.scheduleHeartbeat(ctx, m.ttl)
+	c.startDevices(ctx)
+	if c.regAgain {
+		c.regAgain = false
+		c.register(ctx)
+	}
 }
 
 // scheduleHeartbeat arms the next heartbeat at half the TTL, as Nomad's

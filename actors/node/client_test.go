@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/cenkalti/backoff/v4"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
@@ -22,14 +23,16 @@ import (
 type fakeServer struct {
 	mu           sync.Mutex
 	registered   int
+	nodes        []*messages.Node // every registration, in order
 	heartbeatErr error
 	updates      [][]*messages.Allocation
 }
 
-func (f *fakeServer) RegisterNode(context.Context, *messages.Node) (time.Duration, error) {
+func (f *fakeServer) RegisterNode(_ context.Context, n *messages.Node) (time.Duration, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.registered++
+	f.nodes = append(f.nodes, proto.Clone(n).(*messages.Node))
 	return 10 * time.Second, nil
 }
 
@@ -91,6 +94,13 @@ func (r *recorder) stops(id string) int {
 
 func newTestClient(t *testing.T, srv *fakeServer, clock *actors.FakeClock, rec *recorder) (*actors.System, *actor.PID) {
 	t.Helper()
+	return newTestClientWith(t, srv, clock, rec, nil)
+}
+
+// newTestClientWith is newTestClient with edit applied to the spec first.
+func newTestClientWith(t *testing.T, srv *fakeServer, clock *actors.FakeClock, rec *recorder,
+	edit func(*ClientSpec)) (*actors.System, *actor.PID) {
+	t.Helper()
 	sys := actors.NewSystem(slog.New(slog.DiscardHandler))
 	db, err := clientstate.Open(filepath.Join(t.TempDir(), "state.db"), nil)
 	require.NoError(t, err)
@@ -98,6 +108,9 @@ func newTestClient(t *testing.T, srv *fakeServer, clock *actors.FakeClock, rec *
 	spec := &ClientSpec{Node: &messages.Node{ID: "n1", Name: "n1"}, Server: srv, DB: db, Clock: clock,
 		AllocProps: rec.props, BatchInterval: time.Second, Logger: slog.New(slog.DiscardHandler),
 		Retry: func() backoff.BackOff { return backoff.NewConstantBackOff(time.Second) }}
+	if edit != nil {
+		edit(spec)
+	}
 	pid, err := sys.Root.SpawnNamed(sys.Props("client", NewClient(spec)), "client")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { r, _ := srv.calls(); return r == 1 }, 5*time.Second, time.Millisecond)

@@ -7,6 +7,15 @@
 // (client/allocs/<id>), and batches the status updates of its alloc actors
 // back to the servers.
 //
+// With ClientSpec.Devices (a device.Plugin, usually a device.Manager), the
+// node's registration carries the host's device groups
+// (NodeResources.Devices). After the first registration the client
+// fingerprints the devices again every DeviceInterval and, when the plugin
+// is a device.Watcher, whenever its Watch reports a change (the watch ends
+// with the actor); a new set of instances or a changed health registers
+// the node again (an upsert), so that the scheduler stops offering an
+// unhealthy instance.
+//
 // On the raft leader, one server-side node actor per node ("nodes/<id>")
 // pushes the node's allocations to that client whenever they change. Its
 // status machine (heartbeats, down, disconnected) is driven by an injected
