@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -250,6 +251,13 @@ func (n *Network) teardown(ctx context.Context, req SetupRequest, raw []byte) er
 	}
 	ips = append(ips, prevIPs...)
 	delErr := n.execList(ctx, "DEL", rt, prev)
+	for try := 1; delErr != nil && try <= delRetries && ctx.Err() == nil && transientIptables(delErr); try++ {
+		// iptables-nft refuses a chain delete while another process's
+		// transaction holds the table ("Device or resource busy"): DEL is
+		// idempotent, so run it again before cleaning up by force.
+		n.log.Debug("CNI DEL hit a busy iptables table, retrying", "alloc_id", id, "try", try, "error", delErr)
+		delErr = n.execList(ctx, "DEL", rt, prev)
+	}
 	if delErr != nil {
 		n.delFailures.Add(1)
 		n.log.Warn("CNI DEL failed, cleaning up by force", "alloc_id", id, "error", delErr)
@@ -295,3 +303,14 @@ func (n *Network) ruleOf(id string, ips []netip.Addr) func(string, rule) bool {
 
 // netnsPath is where the allocation's netns is pinned.
 func netnsPath(dir, allocID string) string { return filepath.Join(dir, allocID) }
+
+// delRetries is how many more times Teardown runs a DEL that failed on a
+// busy iptables table.
+const delRetries = 3
+
+// transientIptables reports whether err is iptables saying the table was
+// busy with someone else's change.
+func transientIptables(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Device or resource busy") || strings.Contains(msg, "Resource temporarily unavailable")
+}
