@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/driver/containerd"
 	"github.com/troupe-dev/troupe/runtime/driver/containerd/ctrdtest"
 )
@@ -129,4 +130,63 @@ func TestContainerdUnknownImage(t *testing.T) {
 func readFile(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
+}
+
+// TestContainerdRestartPolicyAndExitCode: a container that exits 3 is
+// restarted by the group's restart policy, each exit code is reported,
+// and after the last attempt the allocation fails.
+func TestContainerdRestartPolicyAndExitCode(t *testing.T) {
+	dm := ctrdtest.StartDaemon(t)
+	archive, _ := ctrdtest.BusyboxArchive(t, t.TempDir())
+	e := startContainerdAgent(t, t.TempDir(), dm)
+	jobID := e.run(t, fmt.Sprintf(`job "flaky" {
+  type = "batch"
+  group "g" {
+    restart {
+      attempts = 2
+      delay    = "100ms"
+      interval = "1m"
+      mode     = "fail"
+    }
+    reschedule {
+      attempts  = 0
+      unlimited = false
+    }
+    task "t" {
+      driver = "containerd"
+      config {
+        image   = %q
+        command = "/bin/busybox"
+        args    = ["sh", "-c", "echo run; exit 3"]
+      }
+      resources {
+        cpu    = 20
+        memory = 32
+      }
+    }
+  }
+}`, containerd.ArchiveScheme+archive))
+	var failed *messages.Allocation
+	require.Eventually(t, func() bool {
+		for _, al := range e.a.Store().Snapshot().AllocsByJob("default", jobID) {
+			if al.GetClientStatus() == "failed" {
+				failed = al
+				return true
+			}
+		}
+		return false
+	}, 60*time.Second, 20*time.Millisecond, "the allocation never failed")
+	st := failed.GetTaskStates()["t"]
+	require.EqualValues(t, 2, st.GetRestarts(), "two restarts, then the policy gives up")
+	exits := 0
+	for _, ev := range st.GetEvents() {
+		if ev.GetType() == "Terminated" {
+			require.EqualValues(t, 3, ev.GetExitCode())
+			exits++
+		}
+	}
+	require.Equal(t, 3, exits, "three runs, each exit code reported")
+	stdout, err := e.a.TaskLogPath(failed.GetID(), "t", "stdout")
+	require.NoError(t, err)
+	require.Equal(t, 3, strings.Count(readFile(stdout), "run"))
 }
