@@ -1,16 +1,13 @@
 package alloc
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/troupe-dev/troupe/runtime/mount"
 )
 
 // HostMounter is the real Mounter: bind mounts through mount(2). Where the
@@ -31,20 +28,11 @@ func (HostMounter) Bind(src, dst string, readOnly bool) error {
 	if err := makeMountPoint(dst, fi.IsDir()); err != nil {
 		return fmt.Errorf("bind %s: %w", dst, err)
 	}
-	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
-		if errors.Is(err, unix.EPERM) {
-			return symlinkMount(src, dst)
-		}
-		return fmt.Errorf("bind %s on %s: %w", src, dst, err)
+	err = mount.Bind(src, dst, readOnly)
+	if errors.Is(err, mount.ErrBindRefused) {
+		return symlinkMount(src, dst)
 	}
-	if !readOnly {
-		return nil
-	}
-	if err := unix.Mount("", dst, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-		_ = unix.Unmount(dst, 0)
-		return fmt.Errorf("remount %s read-only: %w", dst, err)
-	}
-	return nil
+	return err
 }
 
 func makeMountPoint(dst string, dir bool) error {
@@ -88,7 +76,7 @@ func (m HostMounter) Unmount(path string) error {
 		if err != nil || !mounted {
 			return err
 		}
-		if err := unix.Unmount(path, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		if err := mount.Unmount(path); err != nil {
 			return fmt.Errorf("unmount %s: %w", path, err)
 		}
 	}
@@ -109,38 +97,5 @@ func (HostMounter) Mounted(path string) (bool, error) {
 		_, err := os.Stat(path)
 		return err == nil, nil
 	}
-	path = filepath.Clean(path)
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 && unescapeMountPath(fields[4]) == path {
-			return true, nil
-		}
-	}
-	return false, sc.Err()
-}
-
-// unescapeMountPath undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMountPath(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return mount.IsMountPoint(path)
 }

@@ -9,7 +9,8 @@
 // after a timeout; DestroyTask forgets a task.
 //
 // Implementations: runtime/driver/exec (plain processes supervised by an
-// executor process that outlives the agent) and Fake:
+// executor process that outlives the agent), runtime/driver/containerd
+// and Fake:
 //
 //	f := driver.NewFake()
 //	f.NextStartErr = errors.New("boom")  // the next StartTask fails
@@ -19,4 +20,20 @@
 //	f.Calls(driver.MethodStartTask)     // 2
 //
 // ParseSignal turns "SIGTERM", "TERM", "sigterm" or "15" into a signal.
+//
+// What the real drivers share: Tasks is their table of tasks (Task, with
+// the driver's own data in Data), with the watcher goroutines that learn
+// how tasks end, WaitTask's waiters, StartTask's reservations and
+// Shutdown. Its Stop, Signal and Halt are StopTask, SignalTask and the
+// first half of DestroyTask, reaching the task's processes through the
+// driver's Processes:
+//
+//	ts := driver.NewTasks[myState](log)
+//	t := driver.NewTask(cfg.ID, myState{...}) // set t.Handle, then
+//	ts.Watch(t, waitForExit)                  // finishes t with its result
+//	ts.Add(t)
+//	err := ts.Stop(ctx, cfg.ID, 5*time.Second, "", myProcs{})
+//
+// Off Linux a driver embeds Unsupported, whose host methods fail with
+// ErrNotSupported.
 package driver

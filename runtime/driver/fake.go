@@ -52,9 +52,8 @@ type Fake struct {
 type fakeTask struct {
 	cfg     *TaskConfig
 	handle  *TaskHandle
-	result  *ExitResult // nil while running
 	signals []syscall.Signal
-	waiters []*Waiter
+	outcome
 }
 
 // NewFake returns an empty Fake.
@@ -177,13 +176,7 @@ func (f *Fake) WaitTask(ctx context.Context, taskID string) (<-chan *ExitResult,
 	if err != nil {
 		return nil, err
 	}
-	w := NewWaiter(ctx)
-	if t.result != nil {
-		w.Deliver(t.result)
-	} else {
-		t.waiters = append(t.waiters, w)
-	}
-	return w.C(), nil
+	return t.wait(ctx), nil
 }
 
 // StopTask implements Driver: the task exits at once, killed by the signal.
@@ -255,16 +248,4 @@ func (f *Fake) task(taskID string) (*fakeTask, error) {
 
 func killed(sig syscall.Signal) *ExitResult {
 	return &ExitResult{ExitCode: 128 + int(sig), Signal: int(sig)}
-}
-
-// finish records the result once and wakes the waiters.
-func (t *fakeTask) finish(r *ExitResult) {
-	if t.result != nil {
-		return
-	}
-	t.result = r
-	for _, w := range t.waiters {
-		w.Deliver(r)
-	}
-	t.waiters = nil
 }

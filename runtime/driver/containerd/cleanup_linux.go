@@ -105,10 +105,8 @@ func (d *Driver) removeOrphanSnapshots(ctx context.Context, cl *client.Client, k
 
 // startingIDs are the container ids of the tasks StartTask is starting.
 func (d *Driver) startingIDs() map[string]bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	ids := map[string]bool{}
-	for id := range d.starting {
+	for _, id := range d.tasks.Starting() {
 		ids[ContainerID(id)] = true
 	}
 	return ids
@@ -117,11 +115,5 @@ func (d *Driver) startingIDs() map[string]bool {
 // forgetContainer drops the task that ran in container cid, if the driver
 // knew it; its watcher has delivered the kill's result.
 func (d *Driver) forgetContainer(cid string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for id, t := range d.tasks {
-		if t.state.ContainerID == cid {
-			delete(d.tasks, id)
-		}
-	}
+	d.tasks.RemoveIf(func(t *task) bool { return t.Data.state.ContainerID == cid })
 }

@@ -39,41 +39,13 @@ func (d *Driver) Fingerprint(ctx context.Context) driver.Fingerprint {
 // main process (as docker stop does; it is pid 1 of the container and
 // owns the rest), SIGKILL to every process of the container after timeout.
 func (d *Driver) StopTask(ctx context.Context, taskID string, timeout time.Duration, signal string) error {
-	sig, err := driver.StopSignal(signal)
-	if err != nil {
-		return err
-	}
-	t, err := d.get(taskID)
-	if err != nil {
-		return err
-	}
-	if t.exited() {
-		return nil
-	}
-	ctx, _, err = d.conn(ctx)
-	if err != nil {
-		return err
-	}
-	if err := t.task.Kill(ctx, sig); err != nil && !errdefs.IsNotFound(err) {
-		return fmt.Errorf("containerd: %s: %w", taskID, err)
-	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case <-t.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-	}
-	d.log.Info("task ignored stop signal, killing it", "task", taskID, "signal", sig, "timeout", timeout)
-	return d.kill(ctx, t)
+	return d.tasks.Stop(ctx, taskID, timeout, signal, procs{d})
 }
 
 // DestroyTask implements driver.Driver: it deletes the task, its
 // container and the container's snapshot.
 func (d *Driver) DestroyTask(ctx context.Context, taskID string, force bool) error {
-	t, err := d.get(taskID)
+	t, err := d.tasks.Halt(ctx, taskID, force, procs{d})
 	if err != nil {
 		return err
 	}
@@ -81,58 +53,53 @@ func (d *Driver) DestroyTask(ctx context.Context, taskID string, force bool) err
 	if err != nil {
 		return err
 	}
-	if !t.exited() {
-		if !force {
-			return fmt.Errorf("%w: %s", driver.ErrTaskRunning, taskID)
-		}
-		if err := d.kill(ctx, t); err != nil {
-			return err
-		}
-	}
-	if err := deleteContainer(ctx, t.container, t.task); err != nil {
+	if err := deleteContainer(ctx, t.Data.container, t.Data.task); err != nil {
 		return fmt.Errorf("containerd: %s: %w", taskID, err)
 	}
-	d.forget(t)
-	d.log.Info("task destroyed", "task", taskID, "container", t.state.ContainerID)
+	d.tasks.Remove(t)
+	d.log.Info("task destroyed", "task", taskID, "container", t.Data.state.ContainerID)
 	return nil
 }
 
 // SignalTask implements driver.Driver: the signal goes to the container's
 // main process.
 func (d *Driver) SignalTask(ctx context.Context, taskID string, signal string) error {
-	sig, err := driver.ParseSignal(signal)
-	if err != nil {
-		return err
-	}
-	t, err := d.get(taskID)
-	if err != nil {
-		return err
-	}
-	if t.exited() {
-		return fmt.Errorf("%w: %s has exited", driver.ErrTaskNotFound, taskID)
-	}
-	ctx, _, err = d.conn(ctx)
-	if err != nil {
-		return err
-	}
-	if err := t.task.Kill(ctx, sig); err != nil && !errdefs.IsNotFound(err) {
-		return fmt.Errorf("containerd: %s: %w", taskID, err)
-	}
-	return nil
+	return d.tasks.Signal(ctx, taskID, signal, procs{d})
 }
 
-// kill SIGKILLs every process of t's container and waits until the task
-// is gone.
-func (d *Driver) kill(ctx context.Context, t *task) error {
-	if err := t.task.Kill(ctx, syscall.SIGKILL, client.WithKillAll); err != nil && !errdefs.IsNotFound(err) {
-		return fmt.Errorf("containerd: %s: %w", t.id, err)
+// platform is empty on Linux, where the Driver has its own host methods.
+type platform struct{}
+
+func newPlatform() platform { return platform{} }
+
+// procs signals the processes of the driver's containers: StopTask's and
+// SignalTask's signals go to the main process, the kill to all of them.
+type procs struct{ d *Driver }
+
+var _ driver.Processes[taskData] = procs{}
+
+func (p procs) Stop(ctx context.Context, t *task, sig syscall.Signal) error {
+	return p.kill(ctx, t, sig)
+}
+
+func (p procs) Signal(ctx context.Context, t *task, sig syscall.Signal) error {
+	return p.kill(ctx, t, sig)
+}
+
+func (p procs) Kill(ctx context.Context, t *task) error {
+	return p.kill(ctx, t, syscall.SIGKILL, client.WithKillAll)
+}
+
+// kill sends sig through containerd; a task it no longer has is no error.
+func (p procs) kill(ctx context.Context, t *task, sig syscall.Signal, opts ...client.KillOpts) error {
+	ctx, _, err := p.d.conn(ctx)
+	if err != nil {
+		return err
 	}
-	select {
-	case <-t.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := t.Data.task.Kill(ctx, sig, opts...); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("containerd: %s: %w", t.ID, err)
 	}
+	return nil
 }
 
 // deleteContainer deletes an exited task (tsk may be nil), its container

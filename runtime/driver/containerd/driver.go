@@ -50,20 +50,16 @@ var _ driver.Driver = (*Driver)(nil)
 // Driver is the containerd task driver. Create it with New; call Shutdown
 // when done, which stops its watchers and leaves the containers running.
 type Driver struct {
+	platform  // empty on Linux; elsewhere driver.Unsupported, whose methods fail
 	cfg       Config
 	log       *slog.Logger
 	client    *client.Client
 	clientErr error
-	ctx       context.Context // cancelled by Shutdown
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup // watcher goroutines
-	importMu  sync.Mutex     // serialises archive imports
+	tasks     *driver.Tasks[taskData]
+	importMu  sync.Mutex // serialises archive imports
 
 	mu       sync.Mutex
-	closed   bool
-	tasks    map[string]*task
-	starting map[string]bool
-	archives map[archiveKey]string // imported archive -> image name
+	archives map[archiveKey]string // imported archive -> image name; guarded by mu
 }
 
 // New returns a Driver for cfg. It does not contact containerd: a daemon
@@ -93,9 +89,9 @@ func New(cfg Config) *Driver {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	d := &Driver{cfg: cfg, log: cfg.Logger.With("driver", Name), ctx: ctx, cancel: cancel,
-		tasks: map[string]*task{}, starting: map[string]bool{}, archives: map[archiveKey]string{}}
+	log := cfg.Logger.With("driver", Name)
+	d := &Driver{platform: newPlatform(), cfg: cfg, log: log, tasks: driver.NewTasks[taskData](log),
+		archives: map[archiveKey]string{}}
 	// The connection is lazy: New fails only on bad options.
 	d.client, d.clientErr = client.New(cfg.Address, client.WithDefaultNamespace(cfg.Namespace),
 		client.WithDefaultRuntime(cfg.Runtime))
@@ -109,43 +105,14 @@ func (d *Driver) Name() string { return Name }
 // keep running; pending WaitTask channels get driver.ErrShutdown. It is
 // safe to call more than once.
 func (d *Driver) Shutdown() {
-	d.mu.Lock()
-	wasClosed := d.closed
-	d.closed = true
-	d.mu.Unlock()
-	d.cancel()
-	d.wg.Wait()
-	d.mu.Lock()
-	for _, t := range d.tasks {
-		for _, w := range t.waiters {
-			w.Deliver(&driver.ExitResult{ExitCode: -1, Err: driver.ErrShutdown})
-		}
-		t.waiters = nil
-	}
-	d.mu.Unlock()
-	if !wasClosed && d.client != nil {
+	if d.tasks.Shutdown() && d.client != nil {
 		_ = d.client.Close()
 	}
 }
 
 // WaitTask implements driver.Driver.
 func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *driver.ExitResult, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil, driver.ErrShutdown
-	}
-	t, err := d.lookup(taskID)
-	if err != nil {
-		return nil, err
-	}
-	w := driver.NewWaiter(ctx)
-	if t.result != nil {
-		w.Deliver(t.result)
-	} else {
-		t.waiters = append(t.waiters, w)
-	}
-	return w.C(), nil
+	return d.tasks.Wait(ctx, taskID)
 }
 
 // conn returns the client and a context in the driver's namespace.
@@ -154,69 +121,4 @@ func (d *Driver) conn(ctx context.Context) (context.Context, *client.Client, err
 		return ctx, nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, d.cfg.Address, d.clientErr)
 	}
 	return namespaces.WithNamespace(ctx, d.cfg.Namespace), d.client, nil
-}
-
-// lookup finds a task; the caller holds d.mu.
-func (d *Driver) lookup(taskID string) (*task, error) {
-	t, ok := d.tasks[taskID]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", driver.ErrTaskNotFound, taskID)
-	}
-	return t, nil
-}
-
-// get is lookup with the lock taken, refusing after Shutdown.
-func (d *Driver) get(taskID string) (*task, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil, driver.ErrShutdown
-	}
-	return d.lookup(taskID)
-}
-
-// reserve marks id as starting; a known running or starting id is refused.
-func (d *Driver) reserve(id string) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return driver.ErrShutdown
-	}
-	if t, ok := d.tasks[id]; (ok && !t.exited()) || d.starting[id] {
-		return fmt.Errorf("%w: %s", driver.ErrTaskAlreadyStarted, id)
-	}
-	d.starting[id] = true
-	return nil
-}
-
-func (d *Driver) release(id string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.starting, id)
-}
-
-// finish records t's result once, wakes its waiters and closes t.done.
-func (d *Driver) finish(t *task, r *driver.ExitResult) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if t.result != nil {
-		return
-	}
-	t.result = r
-	for _, w := range t.waiters {
-		w.Deliver(r)
-	}
-	t.waiters = nil
-	close(t.done)
-	d.log.Debug("task exited", "task", t.id, "exit_code", r.ExitCode, "signal", r.Signal,
-		"oom_killed", r.OOMKilled, "err", r.Err)
-}
-
-// forget drops t from the driver's tasks unless another run replaced it.
-func (d *Driver) forget(t *task) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.tasks[t.id] == t {
-		delete(d.tasks, t.id)
-	}
 }

@@ -25,15 +25,8 @@ func (d *Driver) RecoverTask(ctx context.Context, h *driver.TaskHandle) error {
 			driver.ErrInvalidHandle, h.TaskID, st.Namespace, d.cfg.Namespace)
 	}
 	st.Namespace = d.cfg.Namespace
-	d.mu.Lock()
-	_, known := d.tasks[h.TaskID]
-	closed := d.closed
-	d.mu.Unlock()
-	switch {
-	case closed:
-		return driver.ErrShutdown
-	case known:
-		return nil
+	if known, err := d.tasks.Known(h.TaskID); known || err != nil {
+		return err
 	}
 	ctx, cl, err := d.conn(ctx)
 	if err != nil {
@@ -44,14 +37,14 @@ func (d *Driver) RecoverTask(ctx context.Context, h *driver.TaskHandle) error {
 		return err
 	}
 	t := newTask(h.TaskID, st, ctr, tsk)
-	t.handle = *h
+	t.Handle = *h
 	status, err := tsk.Status(ctx)
 	if err != nil {
 		return fmt.Errorf("containerd: %s: task status: %w", h.TaskID, err)
 	}
 	switch status.Status {
 	case client.Stopped:
-		d.finish(t, d.exitResult(ctx, t, status.ExitStatus))
+		d.tasks.Finish(t, d.exitResult(ctx, t, status.ExitStatus))
 	case client.Unknown: // its shim is gone: nobody can report its exit
 		return fmt.Errorf("%w: %s: container %s has a task in unknown state (its shim died)",
 			driver.ErrTaskNotFound, h.TaskID, st.ContainerID)
@@ -60,11 +53,7 @@ func (d *Driver) RecoverTask(ctx context.Context, h *driver.TaskHandle) error {
 			return driver.ErrShutdown
 		}
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, ok := d.tasks[h.TaskID]; !ok {
-		d.tasks[h.TaskID] = t
-	}
+	d.tasks.AddRecovered(t)
 	d.log.Info("task recovered", "task", h.TaskID, "container", st.ContainerID,
 		"pid", tsk.Pid(), "status", status.Status)
 	return nil

@@ -23,10 +23,10 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 	if err != nil {
 		return nil, err
 	}
-	if err := d.reserve(cfg.ID); err != nil {
+	if err := d.tasks.Reserve(cfg.ID); err != nil {
 		return nil, err
 	}
-	defer d.release(cfg.ID)
+	defer d.tasks.Release(cfg.ID)
 	ctx, cl, err := d.conn(ctx)
 	if err != nil {
 		return nil, err
@@ -52,17 +52,15 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 	if err != nil {
 		return nil, err
 	}
-	t.handle = driver.TaskHandle{Driver: Name, TaskID: cfg.ID, Pid: int(tsk.Pid()),
+	t.Handle = driver.TaskHandle{Driver: Name, TaskID: cfg.ID, Pid: int(tsk.Pid()),
 		StartedAt: time.Now(), State: state}
 	if !d.watch(t) {
 		d.removeFailed(ctx, ctr, tsk)
 		return nil, driver.ErrShutdown
 	}
-	d.mu.Lock()
-	d.tasks[cfg.ID] = t
-	d.mu.Unlock()
-	d.log.Info("task started", "task", cfg.ID, "container", cid, "pid", t.handle.Pid, "image", st.Image)
-	h := t.handle
+	d.tasks.Add(t)
+	d.log.Info("task started", "task", cfg.ID, "container", cid, "pid", t.Handle.Pid, "image", st.Image)
+	h := t.Handle
 	return &h, nil
 }
 

@@ -16,31 +16,19 @@ type handleState struct {
 	Image       string
 }
 
-// task is one task the driver knows. Its fields after done are guarded by
-// the driver's mutex; done closes once result is set.
-type task struct {
-	id        string
-	handle    driver.TaskHandle
+// taskData is what the driver keeps of a task besides the bookkeeping
+// that driver.Task shares: its handle state and containerd's objects.
+type taskData struct {
 	state     handleState
 	container client.Container
 	task      client.Task
-	done      chan struct{}
-	result    *driver.ExitResult
-	waiters   []*driver.Waiter
 }
+
+// task is one task the driver knows.
+type task = driver.Task[taskData]
 
 func newTask(id string, st handleState, c client.Container, t client.Task) *task {
-	return &task{id: id, state: st, container: c, task: t, done: make(chan struct{})}
-}
-
-// exited reports whether the task has ended, without blocking.
-func (t *task) exited() bool {
-	select {
-	case <-t.done:
-		return true
-	default:
-		return false
-	}
+	return driver.NewTask(id, taskData{state: st, container: c, task: t})
 }
 
 // decodeHandle checks that h is a containerd handle and returns its state.

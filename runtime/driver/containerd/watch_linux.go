@@ -22,33 +22,21 @@ const (
 	maxRetryDelay = 5 * time.Second
 )
 
-// watch runs a goroutine the driver owns that waits for t's exit and
-// finishes t. It returns false, starting nothing, after Shutdown.
+// watch has a goroutine the driver owns wait for t's exit and finish t.
+// It returns false, starting nothing, after Shutdown.
 func (d *Driver) watch(t *task) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return false
-	}
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		if r := d.await(d.ctx, t); r != nil {
-			d.finish(t, r)
-		}
-	}()
-	return true
+	return d.tasks.Watch(t, func(ctx context.Context) *driver.ExitResult { return d.await(ctx, t) })
 }
 
 // await waits for t's exit, retrying with backoff while containerd is
 // unreachable (it may be restarting: tasks outlive it), up to
 // Config.ReconnectTimeout. It returns nil when ctx ends first.
 func (d *Driver) await(ctx context.Context, t *task) *driver.ExitResult {
-	ctx = namespaces.WithNamespace(ctx, t.state.Namespace)
+	ctx = namespaces.WithNamespace(ctx, t.Data.state.Namespace)
 	var lostSince time.Time
 	delay := minRetryDelay
 	for {
-		st, err := waitOnce(ctx, t.task)
+		st, err := waitOnce(ctx, t.Data.task)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -56,15 +44,15 @@ func (d *Driver) await(ctx context.Context, t *task) *driver.ExitResult {
 			return d.exitResult(ctx, t, st.ExitCode())
 		case errdefs.IsNotFound(err):
 			return &driver.ExitResult{ExitCode: -1,
-				Err: fmt.Errorf("%w: %s: containerd lost the task: %w", driver.ErrTaskNotFound, t.id, err)}
+				Err: fmt.Errorf("%w: %s: containerd lost the task: %w", driver.ErrTaskNotFound, t.ID, err)}
 		}
 		if lostSince.IsZero() {
 			lostSince = time.Now()
 		}
 		if time.Since(lostSince) > d.cfg.ReconnectTimeout {
-			return &driver.ExitResult{ExitCode: -1, Err: fmt.Errorf("%w: %s: %w", ErrWaitLost, t.id, err)}
+			return &driver.ExitResult{ExitCode: -1, Err: fmt.Errorf("%w: %s: %w", ErrWaitLost, t.ID, err)}
 		}
-		d.log.Warn("waiting for task failed, retrying", "task", t.id, "in", delay, "err", err)
+		d.log.Warn("waiting for task failed, retrying", "task", t.ID, "in", delay, "err", err)
 		timer := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -99,9 +87,9 @@ func (d *Driver) exitResult(ctx context.Context, t *task, status uint32) *driver
 	if code > 128 && code <= 128+64 {
 		r.Signal = code - 128
 	}
-	oom, err := oomKilled(ctx, t.task)
+	oom, err := oomKilled(ctx, t.Data.task)
 	if err != nil {
-		d.log.Warn("reading the task's OOM count", "task", t.id, "err", err)
+		d.log.Warn("reading the task's OOM count", "task", t.ID, "err", err)
 	}
 	r.OOMKilled = oom
 	return r

@@ -23,98 +23,60 @@ func (d *Driver) Fingerprint(context.Context) driver.Fingerprint {
 	return fp
 }
 
-// StopTask implements driver.Driver.
+// StopTask implements driver.Driver: the signal goes to the task's
+// process group.
 func (d *Driver) StopTask(ctx context.Context, taskID string, timeout time.Duration, signal string) error {
-	sig, err := driver.StopSignal(signal)
-	if err != nil {
-		return err
-	}
-	t, err := d.get(taskID)
-	if err != nil {
-		return err
-	}
-	if t.exited() {
-		return nil
-	}
-	if err := killGroup(t, sig); err != nil {
-		return fmt.Errorf("exec: %s: %w", taskID, err)
-	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case <-t.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-	}
-	d.log.Info("task ignored stop signal, killing it", "task", taskID, "signal", sig, "timeout", timeout)
-	return d.kill(ctx, t)
+	return d.tasks.Stop(ctx, taskID, timeout, signal, procs{})
 }
 
 // DestroyTask implements driver.Driver.
 func (d *Driver) DestroyTask(ctx context.Context, taskID string, force bool) error {
-	t, err := d.get(taskID)
+	t, err := d.tasks.Halt(ctx, taskID, force, procs{})
 	if err != nil {
 		return err
 	}
-	if !t.exited() {
-		if !force {
-			return fmt.Errorf("%w: %s", driver.ErrTaskRunning, taskID)
-		}
-		if err := d.kill(ctx, t); err != nil {
-			return err
-		}
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.tasks[taskID] == t {
-		delete(d.tasks, taskID)
-	}
+	d.tasks.Remove(t)
 	return nil
 }
 
 // SignalTask implements driver.Driver: the signal goes to the task's main
 // process only, as in Nomad (StopTask signals the whole group).
-func (d *Driver) SignalTask(_ context.Context, taskID string, signal string) error {
-	sig, err := driver.ParseSignal(signal)
-	if err != nil {
-		return err
-	}
-	t, err := d.get(taskID)
-	if err != nil {
-		return err
-	}
-	if t.exited() {
-		return fmt.Errorf("%w: %s has exited", driver.ErrTaskNotFound, taskID)
-	}
-	if err := syscall.Kill(t.handle.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("exec: %s: %w", taskID, err)
+func (d *Driver) SignalTask(ctx context.Context, taskID string, signal string) error {
+	return d.tasks.Signal(ctx, taskID, signal, procs{})
+}
+
+// platform is empty on Linux, where the Driver has its own host methods.
+type platform struct{}
+
+func newPlatform() platform { return platform{} }
+
+// procs signals the processes of exec tasks: StopTask's signal and the
+// kill go to the task's process group, SignalTask's to its main process.
+type procs struct{}
+
+var _ driver.Processes[handleState] = procs{}
+
+func (procs) Stop(_ context.Context, t *task, sig syscall.Signal) error {
+	return killGroup(t, sig)
+}
+
+func (procs) Signal(_ context.Context, t *task, sig syscall.Signal) error {
+	if err := syscall.Kill(t.Handle.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("exec: %s: %w", t.ID, err)
 	}
 	return nil
 }
 
-// kill SIGKILLs t's process group and waits until the task is gone.
-func (d *Driver) kill(ctx context.Context, t *task) error {
-	if err := killGroup(t, syscall.SIGKILL); err != nil {
-		return fmt.Errorf("exec: %s: %w", t.id, err)
-	}
-	select {
-	case <-t.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (procs) Kill(_ context.Context, t *task) error { return killGroup(t, syscall.SIGKILL) }
 
 // killGroup signals t's process group; a group already gone is no error.
 func killGroup(t *task, sig syscall.Signal) error {
-	pgid := t.state.Pgid
+	pgid := t.Data.Pgid
 	if pgid <= 0 {
-		pgid = t.handle.Pid
+		pgid = t.Handle.Pid
 	}
 	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
+		return fmt.Errorf("exec: %s: %w", t.ID, err)
 	}
 	return nil
 }

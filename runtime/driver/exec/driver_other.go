@@ -3,43 +3,18 @@
 package exec
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
-// Fingerprint implements driver.Driver: exec needs Linux.
-func (d *Driver) Fingerprint(context.Context) driver.Fingerprint {
-	return driver.Fingerprint{HealthDescription: driver.ErrNotSupported.Error()}
-}
+// platform gives the Driver its host methods off Linux: Fingerprint says
+// exec needs Linux, and StartTask, RecoverTask, StopTask, DestroyTask and
+// SignalTask fail with driver.ErrNotSupported.
+type platform = driver.Unsupported
 
-// StartTask implements driver.Driver; it always fails off Linux.
-func (d *Driver) StartTask(context.Context, *driver.TaskConfig) (*driver.TaskHandle, error) {
-	return nil, fmt.Errorf("%s: %w", Name, driver.ErrNotSupported)
-}
-
-// RecoverTask implements driver.Driver; it always fails off Linux.
-func (d *Driver) RecoverTask(context.Context, *driver.TaskHandle) error {
-	return fmt.Errorf("%s: %w", Name, driver.ErrNotSupported)
-}
-
-// StopTask implements driver.Driver; it always fails off Linux.
-func (d *Driver) StopTask(context.Context, string, time.Duration, string) error {
-	return fmt.Errorf("%s: %w", Name, driver.ErrNotSupported)
-}
-
-// DestroyTask implements driver.Driver; it always fails off Linux.
-func (d *Driver) DestroyTask(context.Context, string, bool) error {
-	return fmt.Errorf("%s: %w", Name, driver.ErrNotSupported)
-}
-
-// SignalTask implements driver.Driver; it always fails off Linux.
-func (d *Driver) SignalTask(context.Context, string, string) error {
-	return fmt.Errorf("%s: %w", Name, driver.ErrNotSupported)
-}
+func newPlatform() platform { return driver.Unsupported{Driver: Name} }
 
 // ExecutorMain is the executor's entry point; off Linux it only fails.
 func ExecutorMain([]string) int {

@@ -18,18 +18,11 @@ func (d *Driver) RecoverTask(_ context.Context, h *driver.TaskHandle) error {
 	if err != nil {
 		return err
 	}
-	d.mu.Lock()
-	_, known := d.tasks[h.TaskID]
-	closed := d.closed
-	d.mu.Unlock()
-	switch {
-	case closed:
-		return driver.ErrShutdown
-	case known:
-		return nil
+	if known, err := d.tasks.Known(h.TaskID); known || err != nil {
+		return err
 	}
-	t := newTask(h.TaskID, st)
-	t.handle = *h
+	t := driver.NewTask(h.TaskID, st)
+	t.Handle = *h
 	switch {
 	case alive(st.ExecutorPid, st.ExecutorStartTicks):
 		if !d.watch(t, func(ctx context.Context) bool {
@@ -38,7 +31,7 @@ func (d *Driver) RecoverTask(_ context.Context, h *driver.TaskHandle) error {
 			return driver.ErrShutdown
 		}
 	case exitFileExists(st.StateDir):
-		d.finish(t, readExit(st.StateDir))
+		d.tasks.Finish(t, readExit(st.StateDir))
 	case alive(h.Pid, h.StartTicks):
 		d.log.Warn("executor gone, watching the task alone", "task", h.TaskID, "pid", h.Pid)
 		if !d.watch(t, func(ctx context.Context) bool { return waitExit(ctx, h.Pid, h.StartTicks) }) {
@@ -47,12 +40,8 @@ func (d *Driver) RecoverTask(_ context.Context, h *driver.TaskHandle) error {
 	default:
 		return fmt.Errorf("%w: %s: pid %d is gone or reused", driver.ErrTaskNotFound, h.TaskID, h.Pid)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, ok := d.tasks[h.TaskID]; !ok {
-		d.tasks[h.TaskID] = t
-	}
-	d.log.Info("task recovered", "task", h.TaskID, "pid", h.Pid, "exited", t.exited())
+	d.tasks.AddRecovered(t)
+	d.log.Info("task recovered", "task", h.TaskID, "pid", h.Pid, "exited", t.Exited())
 	return nil
 }
 

@@ -25,10 +25,10 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 	if err != nil {
 		return nil, err
 	}
-	if err := d.reserve(cfg.ID); err != nil {
+	if err := d.tasks.Reserve(cfg.ID); err != nil {
 		return nil, err
 	}
-	defer d.release(cfg.ID)
+	defer d.tasks.Release(cfg.ID)
 	if err := writeSpec(spec); err != nil {
 		return nil, fmt.Errorf("exec: %s: %w", cfg.ID, err)
 	}
@@ -36,7 +36,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 	if err != nil {
 		return nil, fmt.Errorf("exec: %s: starting executor: %w", cfg.ID, err)
 	}
-	t := newTask(cfg.ID, handleState{ExecutorPid: cmd.Process.Pid, StateDir: spec.StateDir})
+	t := driver.NewTask(cfg.ID, handleState{ExecutorPid: cmd.Process.Pid, StateDir: spec.StateDir})
 	if !d.watch(t, func(ctx context.Context) bool { return reap(ctx, cmd) }) {
 		killStarted(cmd, spec.StateDir)
 		return nil, driver.ErrShutdown
@@ -46,40 +46,18 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 		killStarted(cmd, spec.StateDir)
 		return nil, fmt.Errorf("exec: %s: %w", cfg.ID, err)
 	}
-	t.state = handleState{ExecutorPid: pf.ExecutorPid, ExecutorStartTicks: pf.ExecutorStartTicks,
+	t.Data = handleState{ExecutorPid: pf.ExecutorPid, ExecutorStartTicks: pf.ExecutorStartTicks,
 		StateDir: spec.StateDir, Pgid: pf.Pid}
-	state, err := json.Marshal(t.state)
+	state, err := json.Marshal(t.Data)
 	if err != nil {
 		return nil, err
 	}
-	t.handle = driver.TaskHandle{Driver: Name, TaskID: cfg.ID, Pid: pf.Pid,
+	t.Handle = driver.TaskHandle{Driver: Name, TaskID: cfg.ID, Pid: pf.Pid,
 		StartTicks: pf.StartTicks, StartedAt: time.Now(), State: state}
-	d.mu.Lock()
-	d.tasks[cfg.ID] = t
-	d.mu.Unlock()
+	d.tasks.Add(t)
 	d.log.Info("task started", "task", cfg.ID, "pid", pf.Pid, "executor_pid", pf.ExecutorPid)
-	h := t.handle
+	h := t.Handle
 	return &h, nil
-}
-
-// reserve marks id as starting; a running or starting id is refused.
-func (d *Driver) reserve(id string) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return driver.ErrShutdown
-	}
-	if t, ok := d.tasks[id]; (ok && !t.exited()) || d.starting[id] {
-		return fmt.Errorf("%w: %s", driver.ErrTaskAlreadyStarted, id)
-	}
-	d.starting[id] = true
-	return nil
-}
-
-func (d *Driver) release(id string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.starting, id)
 }
 
 // writeSpec makes a fresh state directory (dropping a previous run's pid
@@ -118,7 +96,7 @@ func (d *Driver) startExecutor(spec *executorSpec) (*osexec.Cmd, error) {
 // awaitPid polls for the executor's pid file until the deadline, the
 // executor's exit or ctx's end.
 func (d *Driver) awaitPid(ctx context.Context, t *task) (*pidFile, error) {
-	path := filepath.Join(t.state.StateDir, pidFileName)
+	path := filepath.Join(t.Data.StateDir, pidFileName)
 	deadline := time.NewTimer(d.cfg.StartTimeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(pidPollInterval)
@@ -134,11 +112,11 @@ func (d *Driver) awaitPid(ctx context.Context, t *task) (*pidFile, error) {
 		}
 		select {
 		case <-tick.C:
-		case <-t.done:
+		case <-t.Done():
 			if err := readJSON(path, &pf); err == nil {
 				return &pf, nil
 			}
-			return nil, t.result.Err
+			return nil, t.Result().Err
 		case <-deadline.C:
 			return nil, fmt.Errorf("%w after %s", ErrStartTimeout, d.cfg.StartTimeout)
 		case <-ctx.Done():
