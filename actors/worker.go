@@ -31,3 +31,8 @@ func Reply(ctx actor.Context, fn func() any) {
 		}
 	}()
 }
+
+// AllocReleased tells a client actor that an allocation actor has let go
+// of everything it held on the host (tasks, volumes, network): from then
+// on its local state may be dropped, once the servers no longer list it.
+type AllocReleased struct{ AllocID string }

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -25,7 +26,9 @@ func (s *serverActor) startVolumes(ctx actor.Context) {
 		Retry:       a.cfg.VolumeRetry,
 		Registry:    a.sys.Registry,
 		Logger:      a.log.With("actor", "volumes"),
-		RPCTimeout:  rpcTimeout,
+		// Longer than a client's own bound on the plugin call, so the
+		// leader gives up only on a client that does not answer at all.
+		RPCTimeout: controllerRPCTimeout,
 	}
 	pid, err := ctx.SpawnNamed(a.sys.Props("volumes", volume.NewManager(spec),
 		actor.WithSupervisor(actors.DefaultSupervision.Strategy())), "volumes")
@@ -73,6 +76,15 @@ func (a *Agent) fillExternalNodeID(m *messages.VolumeClaimRequest) {
 	}
 }
 
+// controllerRPCTimeout bounds a controller RPC on the leader: longer than
+// the client's bound on the plugin call (node.ClientSpec, 2 min), so a slow
+// attach is never taken for an unreachable instance and sent again while
+// it still runs.
+const controllerRPCTimeout = 150 * time.Second
+
+// volumeOpTimeout bounds an operator's volume request end to end.
+const volumeOpTimeout = 3 * time.Minute
+
 // controllerRPC runs controller RPCs for the leader's controller actors on
 // the client actor of the node that hosts the chosen controller instance.
 type controllerRPC struct{ a *Agent }
@@ -88,7 +100,11 @@ func (c *controllerRPC) Run(ctx context.Context, nodeID string, req *messages.Co
 		return nil, fmt.Errorf("agent: node %q has no RPC address", nodeID)
 	}
 	if pid.GetAddress() == c.a.sys.ActorSystem.Address() || pid == c.a.clientPID {
-		res, err := c.a.sys.Root.RequestFuture(pid, req, rpcTimeout).Result()
+		d := controllerRPCTimeout
+		if dl, ok := ctx.Deadline(); ok {
+			d = time.Until(dl)
+		}
+		res, err := c.a.sys.Root.RequestFuture(pid, req, d).Result()
 		if err != nil {
 			return nil, fmt.Errorf("agent: local client: %w", err)
 		}
@@ -104,6 +120,10 @@ func (c *controllerRPC) Run(ctx context.Context, nodeID string, req *messages.Co
 // VolumeOp sends an operator's volume request (create, delete, detach,
 // deregister) to the leader's volume manager.
 func (a *Agent) VolumeOp(ctx context.Context, req *messages.VolumeOpRequest) (*messages.VolumeOpResponse, error) {
+	// create and delete wait for the plugin's controller, which may take
+	// minutes (a create from a snapshot): do not give up at the default.
+	ctx, cancel := context.WithTimeout(ctx, volumeOpTimeout)
+	defer cancel()
 	resp, err := a.conn.call(ctx, req)
 	if r, ok := resp.(*messages.VolumeOpResponse); ok && r.GetError() != nil {
 		return r, nil

@@ -219,15 +219,14 @@ func (a *Actor) onLoaded(ctx actor.Context, m *loaded) {
 		a.report(ctx)
 		a.teardown(ctx)
 	case Terminal(a.alloc.GetClientStatus()):
-		a.phase = phaseTerminal
-		a.report(ctx)
+		a.becomeTerminal(ctx)
 	case len(a.tasks) == 0:
 		a.fail(ctx, "task group not found in job")
 	case a.stopWanted() && (m.stored == nil || len(m.stored.Handles) == 0) && a.holding():
 		a.stopBeforeStart(ctx, "stopped before start")
 	case a.stopWanted() && (m.stored == nil || len(m.stored.Handles) == 0):
 		a.setStatus(ctx, StatusComplete, "stopped before start")
-		a.phase = phaseTerminal
+		a.becomeTerminal(ctx)
 	default:
 		a.setupNetwork(ctx)
 	}
@@ -370,7 +369,9 @@ func (a *Actor) fail(ctx actor.Context, why string) {
 	a.setStatus(ctx, StatusFailed, why)
 	if a.holding() {
 		a.teardown(ctx)
+		return
 	}
+	a.released(ctx)
 }
 
 func (a *Actor) stopWanted() bool {
@@ -422,4 +423,20 @@ func Tasks(a *messages.Allocation) []string {
 		out = append(out, t.GetName())
 	}
 	return slices.Clip(out)
+}
+
+// becomeTerminal ends the actor's work: it reports the final status and
+// tells the client that the allocation holds nothing on the host anymore.
+func (a *Actor) becomeTerminal(ctx actor.Context) {
+	a.phase = phaseTerminal
+	a.report(ctx)
+	a.released(ctx)
+}
+
+// released tells the client actor that this allocation let go of its
+// tasks, volumes and network, so its state may be forgotten.
+func (a *Actor) released(ctx actor.Context) {
+	if p := ctx.Parent(); p != nil {
+		ctx.Send(p, &actors.AllocReleased{AllocID: a.alloc.GetID()})
+	}
 }

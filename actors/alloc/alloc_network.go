@@ -68,8 +68,7 @@ func (a *Actor) onNetworkReady(ctx actor.Context, m *networkReady) {
 // its teardown, and then makes the actor terminal.
 func (a *Actor) releaseNetwork(ctx actor.Context) {
 	if a.net == nil {
-		a.phase = phaseTerminal
-		a.report(ctx)
+		a.becomeTerminal(ctx)
 		return
 	}
 	a.phase = phaseNetworkDown
@@ -98,8 +97,7 @@ func (a *Actor) onNetworkDown(ctx actor.Context, m *networkDown) {
 			a.log.Error("dropping the network record failed", "error", m.err)
 		}
 		a.net = nil
-		a.phase = phaseTerminal
-		a.report(ctx)
+		a.becomeTerminal(ctx)
 		return
 	}
 	a.netTries++

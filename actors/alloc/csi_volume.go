@@ -86,7 +86,7 @@ func (a *VolumeActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.onStarted(ctx)
-	case *actor.Stopping:
+	case *actor.Stopping, *actor.Restarting:
 		a.onStopping()
 	case *volumeLoaded:
 		a.onLoaded(ctx, m)
@@ -96,7 +96,7 @@ func (a *VolumeActor) Receive(ctx actor.Context) {
 		a.attempt(ctx)
 	case *volumeStored:
 		a.finish(ctx)
-	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
+	case *actor.Stopped, *actor.Terminated:
 	default:
 		a.log.Warn("volume actor: unexpected message", "type", fmt.Sprintf("%T", m))
 	}

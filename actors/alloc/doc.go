@@ -50,8 +50,9 @@
 // Allocation.NetworkStatus. Setup errors (a host port in use, a bad
 // request, an unsupported mode) fail the allocation with their message.
 // The network is torn down last, after the tasks, the volumes and the
-// postrun hooks, with a few retries with backoff on the injected clock
-// (NetworkRetry, NetworkAttempts); then its record is dropped.
+// postrun hooks, retried with backoff on the injected clock (NetworkRetry,
+// 1 s doubling to 1 min for 24 h by default; NetworkAttempts); only then
+// is its record dropped.
 //
 // Devices (Spec.Devices, a device.Plugin; nil means none). A task the
 // scheduler gave device instances (AllocatedResources.Tasks[task].Devices)

@@ -2,9 +2,9 @@ package alloc
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"strconv"
-	"time"
 
 	"github.com/troupe-dev/troupe/actors/volume"
 	"github.com/troupe-dev/troupe/messages"
@@ -26,15 +26,17 @@ const (
 	EventNetworkRecreated = "Network Recreated"
 )
 
-// DefaultNetworkAttempts is how many times the network teardown is tried
-// before the client gives up on it (the agent's cni GC removes what is
-// left of it).
-const DefaultNetworkAttempts = 5
+// DefaultNetworkAttempts bounds the network teardown tries; by default
+// only DefaultNetworkRetry's deadline does: a teardown that keeps failing
+// (iptables held by another process for a long while) keeps its record,
+// and its static ports stay reserved, until it succeeds or a day passed
+// (then the agent's cni GC removes what is left, at its next start).
+const DefaultNetworkAttempts = math.MaxInt32
 
 // DefaultNetworkRetry is the backoff between network teardown attempts:
-// 1 s doubling to 30 s.
+// 1 s doubling to 1 min, for 24 h, as for CSI unpublish.
 func DefaultNetworkRetry() volume.RetryPolicy {
-	return volume.RetryPolicy{Initial: time.Second, Max: 30 * time.Second, Multiplier: 2, Deadline: time.Hour}
+	return volume.DefaultRetryPolicy()
 }
 
 // containerdDriver names the containerd driver: its tasks get the network

@@ -150,6 +150,8 @@ type Client struct {
 	// allocID/task) and the instances they last reported.
 	probes  map[string]*actor.PID
 	plugins map[string]*pluginInstance
+	// released are the allocs whose actor let go of everything on the host.
+	released map[string]bool
 	// reports is each alloc's newest report, re-sent after a reconnect.
 	reports map[string]*messages.Allocation
 	dev     clientDevices
@@ -180,7 +182,7 @@ func NewClient(spec *ClientSpec) actor.Producer {
 	return func() actor.Actor {
 		return &Client{spec: spec, phase: clientRestoring, known: map[string]*actor.PID{},
 			last: map[string]string{}, desired: map[string]bool{}, pending: map[string]*messages.Allocation{},
-			stopAfter: map[string]time.Duration{}, reports: map[string]*messages.Allocation{},
+			stopAfter: map[string]time.Duration{}, reports: map[string]*messages.Allocation{}, released: map[string]bool{},
 			allocs: map[string]*messages.Allocation{}, probes: map[string]*actor.PID{}, plugins: map[string]*pluginInstance{},
 			log: spec.Logger.With("node", spec.Node.GetID())}
 	}
@@ -216,6 +218,8 @@ func (c *Client) Receive(ctx actor.Context) {
 		c.onPluginsSent(m)
 	case *messages.ControllerRequest:
 		c.onControllerRequest(ctx, m)
+	case *actors.AllocReleased:
+		c.onAllocReleased(ctx, m)
 	case *flushed:
 		c.onFlushed(ctx, m)
 	case *deviceTick, *devicesChanged:
@@ -224,8 +228,10 @@ func (c *Client) Receive(ctx actor.Context) {
 		c.onDevicesFingerprinted(ctx, m)
 	case *deviceWatchEnded:
 		c.onDeviceWatchEnded(m)
-	case *actor.Stopping:
-		c.stopping = true
+	case *actor.Stopping, *actor.Restarting:
+		// A restart also ends this incarnation's timers and device watch:
+		// the new one starts its own.
+		_, c.stopping = m.(*actor.Stopping)
 		c.stopDevices()
 		for _, t := range []actors.Timer{c.timer, c.hbTimer} {
 			if t != nil {
@@ -234,7 +240,7 @@ func (c *Client) Receive(ctx actor.Context) {
 		}
 	case *actor.Terminated:
 		c.onChildTerminated(ctx, m)
-	case *actor.Stopped, *actor.Restarting:
+	case *actor.Stopped:
 	default:
 		c.log.Warn("client actor: unexpected message", "type", fmt.Sprintf("%T", m))
 	}

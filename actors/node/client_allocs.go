@@ -78,7 +78,7 @@ func (c *Client) onSetAllocs(ctx actor.Context, m *messages.SetClientAllocs) {
 			continue
 		}
 		if messages.ClientTerminal(c.last[id]) {
-			if volumesSettled(c.reports[id]) {
+			if c.released[id] {
 				c.forget(ctx, id, pid)
 			}
 			continue
@@ -88,16 +88,16 @@ func (c *Client) onSetAllocs(ctx actor.Context, m *messages.SetClientAllocs) {
 	}
 }
 
-// volumesSettled reports whether none of an allocation's CSI volumes is
-// still mounted or on its way in or out: an alloc actor that unmounts
-// them must not be stopped, nor its state file records dropped.
-func volumesSettled(a *messages.Allocation) bool {
-	for _, v := range a.GetVolumeStates() {
-		if st := v.GetState(); st != "unpublished" && st != "failed" {
-			return false
-		}
+// onAllocReleased records that an alloc actor let go of everything it
+// held on the host (its last volume unmounted, its network torn down); a
+// stopped allocation the servers no longer list is forgotten only then,
+// so no teardown is cut short and no state it still needs is dropped.
+func (c *Client) onAllocReleased(ctx actor.Context, m *actors.AllocReleased) {
+	c.released[m.AllocID] = true
+	pid, ok := c.known[m.AllocID]
+	if ok && c.setIndex > 0 && !c.desired[m.AllocID] && messages.ClientTerminal(c.last[m.AllocID]) {
+		c.forget(ctx, m.AllocID, pid)
 	}
-	return true
 }
 
 // forget stops a finished alloc actor the server no longer lists and drops
@@ -107,6 +107,7 @@ func (c *Client) forget(ctx actor.Context, id string, pid *actor.PID) {
 	delete(c.known, id)
 	delete(c.stopAfter, id)
 	delete(c.last, id)
+	delete(c.released, id)
 	c.spec.DB.DeleteAlloc(id)
 }
 
@@ -116,10 +117,7 @@ func (c *Client) onAllocUpdated(ctx actor.Context, m *messages.AllocUpdated) {
 	c.pending[a.GetID()] = a
 	c.reports[a.GetID()] = a
 	c.watchPlugins(ctx, a)
-	if pid, ok := c.known[a.GetID()]; ok && c.setIndex > 0 && !c.desired[a.GetID()] &&
-		messages.ClientTerminal(a.GetClientStatus()) && volumesSettled(a) {
-		c.forget(ctx, a.GetID(), pid) // its volumes were the last thing it waited for
-	}
+
 	if c.timer == nil && !c.inFlight {
 		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
 	}

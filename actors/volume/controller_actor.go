@@ -82,11 +82,11 @@ func (a *ControllerActor) Receive(ctx actor.Context) {
 		a.step(ctx, a.instances())
 	case *opRan:
 		a.onRan(ctx, m)
-	case *actor.Stopping:
+	case *actor.Stopping, *actor.Restarting:
 		if a.cancel != nil {
 			a.cancel()
 		}
-	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
+	case *actor.Stopped, *actor.Terminated:
 	default:
 		a.log.Warn("controller actor: unexpected message", "type", fmt.Sprintf("%T", m))
 	}

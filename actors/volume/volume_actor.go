@@ -87,9 +87,9 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.onStarted(ctx)
 	case *committed:
 		a.onCommitted(ctx, m)
-	case *actor.Stopping:
+	case *actor.Stopping, *actor.Restarting:
 		a.onStopping(ctx)
-	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
+	case *actor.Stopped, *actor.Terminated:
 	default:
 		if a.busy || a.gone || a.s == nil || len(a.stash) > 0 {
 			a.stash = append(a.stash, envelope{msg: m, sender: ctx.Sender()})

@@ -11,7 +11,7 @@ import (
 // DefaultPort is the RPC port of an agent (Nomad's habit).
 const DefaultPort = 4647
 
-// DefaultRequestTimeout bounds every Request whose context has no earlier
+// DefaultRequestTimeout bounds every Request whose context has no
 // deadline.
 const DefaultRequestTimeout = 10 * time.Second
 
@@ -32,7 +32,8 @@ type Config struct {
 	AdvertiseAddr string
 	// Logger receives the transport's own lines (nil: discarded).
 	Logger *slog.Logger
-	// RequestTimeout bounds each Request (0: DefaultRequestTimeout).
+	// RequestTimeout bounds each Request whose context has no deadline
+	// (0: DefaultRequestTimeout).
 	RequestTimeout time.Duration
 	// ConnectAttempts is the dials per endpoint before it is declared
 	// unreachable (0: DefaultConnectAttempts).

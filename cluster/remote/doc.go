@@ -36,8 +36,9 @@
 //		// retry on re.LeaderRPCAddr
 //	}
 //
-// Every Request is bounded by the smaller of ctx's deadline and
-// Config.RequestTimeout (10 s by default) and never hangs. Errors name the
+// Every Request is bounded by ctx's deadline, or by
+// Config.RequestTimeout (10 s by default) when ctx has none, and never
+// hangs. Errors name the
 // address and the actor and wrap one of: ErrTimeout (no reply in time;
 // also context.DeadlineExceeded when ctx set the bound), ErrUnreachable
 // (the connection to the address failed), ErrNoActor (the remote system

@@ -21,9 +21,10 @@ func PID(addr, name string) *actor.PID {
 }
 
 // Request sends req to the actor named name at addr and waits for its
-// reply, which must be a T. It waits at most until ctx's deadline or the
-// transport's RequestTimeout (DefaultRequestTimeout), whichever is sooner,
-// and returns early when ctx is cancelled.
+// reply, which must be a T. It waits until ctx's deadline when ctx has
+// one (a slow call, such as a CSI controller attach, sets a long one),
+// else at most the transport's RequestTimeout (DefaultRequestTimeout), and
+// returns early when ctx is cancelled.
 //
 // Errors name addr and name, and wrap ErrTimeout, ErrUnreachable,
 // ErrNoActor, ErrUnexpectedReply or ErrInvalidRequest/ErrNotStarted. A
@@ -80,7 +81,7 @@ func request(ctx context.Context, root *actor.RootContext, addr, name string, re
 	}
 	t, _ := transportOf(root.ActorSystem())
 	timeout, byCtx := t.timeout, false
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
+	if dl, ok := ctx.Deadline(); ok {
 		timeout, byCtx = time.Until(dl), true
 	}
 	if err := ctx.Err(); err != nil || timeout <= 0 {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The forced cleanup of iptables: the standard plugins tag their
@@ -107,9 +108,13 @@ func sweep(ctx context.Context, match func(table string, r rule) bool) error {
 	var errs []error
 	for _, name := range sweptTables {
 		var err error
-		for range 3 {
-			if err = sweepTable(ctx, name, match); err == nil {
+		for try := range 3 {
+			if err = sweepTable(ctx, name, match); err == nil || ctx.Err() != nil {
 				break
+			}
+			select { // 100 ms, 200 ms: someone else changed the table
+			case <-time.After(100 * time.Millisecond << try):
+			case <-ctx.Done():
 			}
 		}
 		errs = append(errs, err)

@@ -256,6 +256,10 @@ func (n *Network) teardown(ctx context.Context, req SetupRequest, raw []byte) er
 		// transaction holds the table ("Device or resource busy"): DEL is
 		// idempotent, so run it again before cleaning up by force.
 		n.log.Debug("CNI DEL hit a busy iptables table, retrying", "alloc_id", id, "try", try, "error", delErr)
+		select { // 100 ms, 200 ms, 400 ms: let the other transaction finish
+		case <-time.After(50 * time.Millisecond << try):
+		case <-ctx.Done():
+		}
 		delErr = n.execList(ctx, "DEL", rt, prev)
 	}
 	if delErr != nil {
