@@ -2,9 +2,11 @@ package alloc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -51,6 +53,24 @@ func (h *AllocDirHook) Prerun(_ context.Context, a *messages.Allocation) error {
 		}
 	}
 	return nil
+}
+
+// Postrun implements PostrunHook: it removes the short socket directories
+// that stood in for CSI plugin mount dirs too deep for a unix socket path
+// (the alloc dir itself stays, with the logs).
+func (h *AllocDirHook) Postrun(_ context.Context, a *messages.Allocation) error {
+	var errs []error
+	for _, t := range groupOf(a).GetTasks() {
+		cfg := t.GetCSIPluginConfig()
+		if cfg == nil {
+			continue
+		}
+		dir := filepath.Dir(PluginSocketPath(h.Root, a.GetID(), t.GetName(), cfg.GetMountDir()))
+		if !strings.HasPrefix(dir, filepath.Join(h.Root, a.GetID())+string(filepath.Separator)) {
+			errs = append(errs, os.RemoveAll(dir))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // TaskDir is where a task runs and writes its stdout and stderr files.
