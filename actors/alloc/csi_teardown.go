@@ -31,6 +31,10 @@ type teardown struct {
 	clock   actors.Clock
 }
 
+// errNoNodePlugin: the node plugin is not (yet) seen healthy on this node,
+// e.g. right after an agent restart, before its first probe.
+var errNoNodePlugin = errors.New("no healthy node plugin")
+
 // attempt runs one try on rec, which it changes and writes; nil when the
 // volume is unpublished and reported detached.
 func (t *teardown) attempt(ctx context.Context, rec *clientstate.VolumeMount) error {
@@ -90,7 +94,7 @@ func (t *teardown) node(ctx context.Context, rec *clientstate.VolumeMount) error
 	}
 	socket, _, ok := t.cfg.NodePlugin(rec.PluginID)
 	if !ok {
-		return fmt.Errorf("%w: no healthy node plugin for %s", ErrVolumeTeardown, rec.PluginID)
+		return fmt.Errorf("%w: %w for %s", ErrVolumeTeardown, errNoNodePlugin, rec.PluginID)
 	}
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
 	defer cancel()
