@@ -89,6 +89,7 @@ func (m *Manager) Receive(ctx actor.Context) {
 		m.onTerminated(ctx, msg.GetWho())
 	case *actor.Stopping:
 		m.stopping = true
+		m.abandonCreates(ctx)
 	case *actor.Stopped, *actor.Restarting:
 	default:
 		m.log.Warn("volume manager: unexpected message", "type", fmt.Sprintf("%T", msg))
@@ -250,6 +251,14 @@ func (m *Manager) onResult(ctx actor.Context, r *opResult) {
 }
 
 func (m *Manager) onControllerRestarted(ctx actor.Context, r *controllerRestarted) {
+	for id, c := range m.creates { // their op was in the lost queue
+		if c.spec.GetPluginID() == r.PluginID {
+			if pid := m.ensureController(ctx, r.PluginID, nil); pid != nil {
+				ctx.Send(pid, &submitOp{Op: &messages.ControllerOp{Kind: OpCreateVolume, PluginID: r.PluginID, VolumeID: id},
+					Volume: c.spec})
+			}
+		}
+	}
 	view := m.spec.State()
 	for id, pid := range m.vols {
 		if !m.dying[id] && view.CSIVolumeAnyNamespace(id).GetPluginID() == r.PluginID {

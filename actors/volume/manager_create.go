@@ -147,3 +147,18 @@ func (m *Manager) hasController(pluginID string) bool {
 	}
 	return false
 }
+
+// abandonCreates answers the creates still under way when the manager
+// stops (leadership lost): the operator may try again on the new leader,
+// where the ID is free unless the create had committed.
+func (m *Manager) abandonCreates(ctx actor.Context) {
+	for id, c := range m.creates {
+		if c.sender == nil {
+			delete(m.creates, id)
+			continue
+		}
+		ctx.Send(c.sender, &messages.VolumeOpResponse{Error: &messages.Error{Code: remote.CodeUnavailable,
+			Message: fmt.Sprintf("volume create %q: the volume manager stopped (leadership lost?) before it finished", id)}})
+		delete(m.creates, id)
+	}
+}
