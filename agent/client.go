@@ -131,6 +131,9 @@ func (a *Agent) stopAllTasks() {
 	}
 	var wg sync.WaitGroup
 	for _, sa := range all {
+		// The allocations' postrun never runs: remove the socket stand-in
+		// dirs of their CSI plugin tasks here.
+		_ = (&alloc.AllocDirHook{Root: a.AllocDir()}).Postrun(context.Background(), sa.Alloc)
 		for _, raw := range sa.Handles {
 			h := &driver.TaskHandle{}
 			if json.Unmarshal(raw, h) != nil {
