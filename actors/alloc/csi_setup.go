@@ -169,6 +169,9 @@ func (s *volumeSetup) mount(ctx context.Context, rec *clientstate.VolumeMount, r
 	defer client.Close()
 	capability := &csi.VolumeCapability{AccessMode: rec.AccessMode, AttachmentMode: rec.AttachmentMode,
 		FSType: vol.GetMountOptions().GetFSType(), MountFlags: vol.GetMountOptions().GetMountFlags()}
+	if rec.StagingPath != "" {
+		defer s.cfg.Usage.Lock(rec.StagingPath)() // until published: no unstage in between
+	}
 	if stage {
 		s.cfg.Usage.Acquire(rec.StagingPath, s.alloc.GetID())
 		rec.Staged = true

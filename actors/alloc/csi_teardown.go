@@ -115,11 +115,14 @@ func (t *teardown) node(ctx context.Context, rec *clientstate.VolumeMount) error
 	if rec.Staged {
 		// Another allocation here may still use the staged volume; the
 		// last one to let go unstages it.
+		unlock := t.cfg.Usage.Lock(rec.StagingPath)
 		if t.cfg.Usage.Release(rec.StagingPath, t.allocID) == 0 {
 			if err := client.NodeUnstage(cctx, rec.ExternalID, rec.StagingPath); err != nil && !csi.IsNotFound(err) {
+				unlock()
 				return fmt.Errorf("%w: %w", ErrVolumeTeardown, err)
 			}
 		}
+		unlock()
 		rec.Staged = false
 		return t.persist(ctx, rec)
 	}

@@ -10,13 +10,35 @@ import (
 // keyed by staging path (plugin, volume and mode). NodeUnstageVolume runs
 // only when the last of them lets go. One Usage is shared by every alloc
 // actor of the client; it is safe for concurrent use.
+//
+// Lock serialises the node-side calls on one staged volume across the
+// allocations of this host, as CSI asks of a container orchestrator: a
+// stopping allocation's Release + NodeUnstage never interleaves with a
+// starting one's Acquire + NodeStage + NodePublish.
 type Usage struct {
 	mu    sync.Mutex
 	users map[string]map[string]bool
+	locks map[string]*sync.Mutex
 }
 
 // NewUsage returns an empty Usage.
-func NewUsage() *Usage { return &Usage{users: map[string]map[string]bool{}} }
+func NewUsage() *Usage {
+	return &Usage{users: map[string]map[string]bool{}, locks: map[string]*sync.Mutex{}}
+}
+
+// Lock takes the node-side lock of the volume staged at key and returns
+// its unlock. Workers hold it across plugin calls, never an actor.
+func (u *Usage) Lock(key string) (unlock func()) {
+	u.mu.Lock()
+	l := u.locks[key]
+	if l == nil {
+		l = &sync.Mutex{}
+		u.locks[key] = l
+	}
+	u.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
 
 // NewUsageFromState rebuilds the Usage from the client state file on
 // agent start: every stored volume record that staged its volume and has
