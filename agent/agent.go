@@ -286,7 +286,7 @@ func (a *Agent) Shutdown() error {
 			s.Shutdown()
 		}
 	}
-	if a.devices != nil { // after the client actor: its device watch has stopped
+	if a.devices != nil { // after the client actor cancelled its device watch; Close waits for it
 		errs = append(errs, a.devices.Close())
 	}
 	if a.members != nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -38,6 +39,8 @@ type Manager struct {
 	owners  map[string]Plugin                         // instance ID → plugin, from the last Fingerprint
 	last    map[string][]*messages.NodeDeviceResource // plugin name → its last good fingerprint
 	lastErr map[string]string                         // plugin name → the failure logged last
+
+	watching sync.WaitGroup // Watch calls under way; Close waits for them
 }
 
 // NewManager returns a Manager over plugins, which must have distinct,
@@ -245,6 +248,8 @@ func (m *Manager) Stats(ctx context.Context) (map[string]*InstanceStats, error) 
 // goroutines. Plugins that cannot watch are skipped (they log why); other
 // watch failures are logged.
 func (m *Manager) Watch(ctx context.Context, onChange func()) error {
+	m.watching.Add(1)
+	defer m.watching.Done()
 	var wg sync.WaitGroup
 	for _, p := range m.plugins {
 		w, ok := p.(Watcher)
@@ -262,8 +267,24 @@ func (m *Manager) Watch(ctx context.Context, onChange func()) error {
 	return nil
 }
 
-// Close closes every plugin that is an io.Closer. Stop Watch first.
+// closeWait bounds how long Close waits for cancelled watches to return
+// (a plugin's event wait has its own short timeout).
+const closeWait = 5 * time.Second
+
+// Close closes every plugin that is an io.Closer. Cancel Watch's context
+// first: Close waits (at most closeWait) for running watches to return,
+// so no plugin is closed under one.
 func (m *Manager) Close() error {
+	done := make(chan struct{})
+	go func() {
+		m.watching.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+		m.logger.Warn("device: closing plugins while a health watch still runs")
+	}
 	var errs []error
 	for _, p := range m.plugins {
 		if c, ok := p.(io.Closer); ok {
