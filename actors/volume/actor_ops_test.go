@@ -48,7 +48,7 @@ func TestActorCreateAndDelete(t *testing.T) {
 
 	h.csi.FailNext(csi.MethodDeleteVolume, status.Error(codes.FailedPrecondition, "snapshots left"), 1)
 	del := h.op(&messages.VolumeOpRequest{Op: OpRequestDelete, VolumeID: "new", Secrets: map[string]string{"k": "v"}})
-	require.Equal(t, remote.CodeInternal, del.GetError().GetCode())
+	require.Equal(t, CodeConflict, del.GetError().GetCode(), "FailedPrecondition is the user's to fix: 409")
 	require.Contains(t, del.GetError().GetMessage(), "snapshots left")
 	require.NotNil(t, h.stored("new"), "a failed delete keeps the volume")
 	require.Equal(t, map[string]string{"k": "v"}, h.rpc.lastSecrets())

@@ -107,8 +107,8 @@ func TestOutcomeOf(t *testing.T) {
 	resp := func(code string) *messages.ControllerResponse {
 		return &messages.ControllerResponse{Code: code, Message: "m", PublishContext: map[string]string{"k": "v"}}
 	}
-	failed := func(retry bool, msg string) Input {
-		return ControllerFailed{AllocID: "a", Retryable: retry, Message: msg}
+	failed := func(retry bool, msg, code string) Input {
+		return ControllerFailed{AllocID: "a", Retryable: retry, Message: msg, Code: code}
 	}
 	cases := []struct {
 		op          *messages.ControllerOp
@@ -120,10 +120,10 @@ func TestOutcomeOf(t *testing.T) {
 		{unpub, &opRan{op: unpub, resp: resp("")}, false, ControllerDetached{AllocID: "a"}},
 		{unpub, &opRan{op: unpub, resp: resp("NotFound")}, false, ControllerDetached{AllocID: "a"}},
 		{del, &opRan{op: del, resp: resp("NotFound")}, false, VolumeDeleted{}},
-		{pub, &opRan{op: pub, resp: resp("NotFound")}, false, failed(false, "NotFound: m")},
-		{unpub, &opRan{op: unpub, resp: resp("Internal")}, false, failed(true, "Internal: m")},
-		{unpub, &opRan{op: unpub, resp: resp("FailedPrecondition")}, false, failed(false, "FailedPrecondition: m")},
-		{unpub, &opRan{op: unpub, err: errors.New("refused")}, true, failed(true, "no controller instance reachable: refused")},
+		{pub, &opRan{op: pub, resp: resp("NotFound")}, false, failed(false, "NotFound: m", "NotFound")},
+		{unpub, &opRan{op: unpub, resp: resp("Internal")}, false, failed(true, "Internal: m", "Internal")},
+		{unpub, &opRan{op: unpub, resp: resp("FailedPrecondition")}, false, failed(false, "FailedPrecondition: m", "FailedPrecondition")},
+		{unpub, &opRan{op: unpub, err: errors.New("refused")}, true, failed(true, "no controller instance reachable: refused", "")},
 	}
 	for _, c := range cases {
 		require.Equal(t, c.want, outcomeOf(c.r, c.unreachable).input(c.op, c.r.resp), "%s %+v", c.op.GetKind(), c.r.resp)
@@ -143,6 +143,10 @@ func TestErrorOf(t *testing.T) {
 		{fmt.Errorf("x: %w", cluster.ErrNotLeader), remote.CodeNotLeader},
 		{&ControllerError{Kind: OpControllerPublish, Retryable: true}, remote.CodeUnavailable},
 		{&ControllerError{Kind: OpControllerPublish}, remote.CodeInternal},
+		{&ControllerError{Kind: OpCreateVolume, Code: "InvalidArgument"}, remote.CodeInvalid},
+		{&ControllerError{Kind: OpCreateVolume, Code: "AlreadyExists"}, CodeConflict},
+		{&ControllerError{Kind: OpDeleteVolume, Code: "FailedPrecondition"}, CodeConflict},
+		{&ControllerError{Kind: OpControllerExpand, Code: "NotFound"}, remote.CodeNotFound},
 		{&remote.RemoteError{Code: remote.CodeNotLeader, LeaderRPCAddr: "l:1"}, remote.CodeNotLeader},
 		{errors.New("boom"), remote.CodeInternal},
 	}

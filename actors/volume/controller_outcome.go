@@ -39,6 +39,7 @@ type outcome struct {
 	ok        bool
 	retryable bool
 	message   string
+	code      string // the plugin's gRPC code name, when it answered one
 }
 
 // outcomeOf classifies an RPC's answer. Unreachable: every instance
@@ -56,7 +57,7 @@ func outcomeOf(r *opRan, unreachable bool) outcome {
 	case code == codeNotFound && (r.op.GetKind() == OpControllerUnpublish || r.op.GetKind() == OpDeleteVolume):
 		return outcome{ok: true}
 	}
-	return outcome{retryable: RetryableCode(code), message: describe(r)}
+	return outcome{retryable: RetryableCode(code), message: describe(r), code: code}
 }
 
 // describe is an RPC's failure in words.
@@ -73,7 +74,7 @@ func describe(r *opRan) string {
 // input is the volume actor's input for the outcome of op.
 func (o outcome) input(op *messages.ControllerOp, resp *messages.ControllerResponse) Input {
 	if !o.ok {
-		return ControllerFailed{AllocID: op.GetAllocationID(), Retryable: o.retryable, Message: o.message}
+		return ControllerFailed{AllocID: op.GetAllocationID(), Retryable: o.retryable, Message: o.message, Code: o.code}
 	}
 	switch op.GetKind() {
 	case OpControllerPublish:
@@ -89,5 +90,5 @@ func (o outcome) input(op *messages.ControllerOp, resp *messages.ControllerRespo
 // err is the failed outcome as an error for a requester.
 func (o outcome) err(op *messages.ControllerOp) error {
 	return &ControllerError{Kind: op.GetKind(), VolumeID: op.GetVolumeID(), AllocID: op.GetAllocationID(),
-		Message: o.message, Retryable: o.retryable}
+		Message: o.message, Retryable: o.retryable, Code: o.code}
 }

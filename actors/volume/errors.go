@@ -56,6 +56,7 @@ type ControllerError struct {
 	AllocID   string
 	Message   string
 	Retryable bool
+	Code      string // the plugin's gRPC code name, when it answered one
 }
 
 func (e *ControllerError) Error() string {

@@ -49,13 +49,27 @@ func ErrorOf(err error) *messages.Error {
 		errors.Is(err, state.ErrInvalidVolume), errors.Is(err, ErrIllegalTransition):
 		code = remote.CodeInvalid
 	case errors.As(err, &ce):
-		if ce.Retryable {
-			code = remote.CodeUnavailable
-		}
+		code = controllerCode(ce)
 	case errors.Is(err, ErrNoController), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		code = remote.CodeUnavailable
 	}
 	return &messages.Error{Code: code, Message: err.Error()}
+}
+
+// controllerCode maps a plugin's refusal to what the API tells its user:
+// the user's own mistakes are 4xx, not the server's 500.
+func controllerCode(ce *ControllerError) string {
+	switch {
+	case ce.Retryable:
+		return remote.CodeUnavailable
+	case ce.Code == "InvalidArgument" || ce.Code == "OutOfRange":
+		return remote.CodeInvalid
+	case ce.Code == "AlreadyExists" || ce.Code == "FailedPrecondition":
+		return CodeConflict
+	case ce.Code == codeNotFound:
+		return remote.CodeNotFound
+	}
+	return remote.CodeInternal
 }
 
 // notFound is the answer for a volume that is not registered.

@@ -60,7 +60,7 @@ func (s *VolumeState) onFailed(e *Effects, m ControllerFailed) error {
 		return err
 	}
 	cerr := &ControllerError{Kind: op.GetKind(), VolumeID: s.vol.GetID(), AllocID: m.AllocID,
-		Message: m.Message, Retryable: m.Retryable}
+		Message: m.Message, Retryable: m.Retryable, Code: m.Code}
 	switch op.GetKind() {
 	case OpControllerPublish:
 		s.reply(e, m.AllocID, nil, cerr)

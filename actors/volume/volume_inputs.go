@@ -35,6 +35,7 @@ type ControllerFailed struct {
 	AllocID   string
 	Retryable bool
 	Message   string
+	Code      string // the plugin's gRPC code name, "" when it did not answer
 }
 
 // RetryDue: the backoff after a failed ControllerUnpublish ran out.
