@@ -67,14 +67,15 @@ func (a *Agent) cleanupRuntimes(live func(allocID string) bool) {
 		}
 	}
 	if a.ctrd != nil {
-		if err := a.ctrd.Cleanup(ctx, func(containerID string) bool { return a.liveContainers()[containerID] }); err != nil {
+		keep := a.liveContainers()
+		if err := a.ctrd.Cleanup(ctx, func(containerID string) bool { return keep[containerID] }); err != nil {
 			a.log.Debug("containerd cleanup", "error", err)
 		}
 	}
 }
 
-// liveContainers are the container IDs of the containerd tasks of the
-// allocations in the client state file that are not terminal.
+// liveContainers are the container IDs of the tasks with a stored handle
+// in the client state file: the allocations this client still knows.
 func (a *Agent) liveContainers() map[string]bool {
 	out := map[string]bool{}
 	all, err := a.db.Allocs()
