@@ -129,7 +129,12 @@ func startAgent(t *testing.T, h *clustertest.Host, name, dataRoot string, args [
 	dir := filepath.Join(dataRoot, name)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	args = append(args, "-data-dir", dir, "-bind", h.Addr, "-node", name)
-	p, err := h.StartSpec(name, clustertest.Spec{Path: troupeBin, Args: append(args, clusterTuning...)})
+	// The agent's temp dir (where too-deep CSI plugin sockets go) is the
+	// test's own short one: a killed agent cannot clean up after itself.
+	tmp, err := os.MkdirTemp("", "tt")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
+	p, err := h.StartSpec(name, clustertest.Spec{Path: troupeBin, Args: append(args, clusterTuning...), Env: []string{"TMPDIR=" + tmp}})
 	require.NoError(t, err)
 	a := &agentProc{Name: name, Host: h, Proc: p}
 	a.API, err = api.NewClient(&api.Config{
