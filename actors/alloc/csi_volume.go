@@ -37,7 +37,11 @@ const (
 
 // Messages between a volume actor, its workers and its parent.
 type (
-	volumeLoaded   struct{ rec *clientstate.VolumeMount }
+	volumeLoaded struct {
+		rec *clientstate.VolumeMount
+		err error // the state file could not be read
+	}
+	retryLoad      struct{}
 	teardownResult struct {
 		rec *clientstate.VolumeMount
 		err error
@@ -90,6 +94,8 @@ func (a *VolumeActor) Receive(ctx actor.Context) {
 		a.onStopping()
 	case *volumeLoaded:
 		a.onLoaded(ctx, m)
+	case *retryLoad:
+		a.load(ctx)
 	case *teardownResult:
 		a.onResult(ctx, m)
 	case *retryTeardown:
@@ -106,11 +112,18 @@ func (a *VolumeActor) Receive(ctx actor.Context) {
 // spec, is the truth after a crash or an agent restart.
 func (a *VolumeActor) onStarted(ctx actor.Context) {
 	a.ctx, a.cancel = context.WithCancel(context.Background())
+	a.load(ctx)
+}
+
+// load reads the volume's record (again, after the state file could not
+// be read).
+func (a *VolumeActor) load(ctx actor.Context) {
+	a.timer = nil
 	db, alloc, name := a.spec.DB, a.spec.AllocID, a.spec.Name
 	actors.Go(ctx, func() any {
 		recs, err := db.VolumeMounts(alloc)
 		if err != nil {
-			return &volumeLoaded{}
+			return &volumeLoaded{err: err}
 		}
 		return &volumeLoaded{rec: recs[name]}
 	})
@@ -126,6 +139,14 @@ func (a *VolumeActor) onStopping() {
 }
 
 func (a *VolumeActor) onLoaded(ctx actor.Context, m *volumeLoaded) {
+	if m.err != nil {
+		// Not knowing what is mounted is no reason to stop: read again
+		// with the unpublish backoff's first interval.
+		a.log.Error("reading the volume's record failed, retrying", "error", m.err)
+		self, root := ctx.Self(), ctx.ActorSystem().Root
+		a.timer = a.spec.Clock.AfterFunc(a.spec.CSI.Retry.Initial, func() { root.Send(self, &retryLoad{}) })
+		return
+	}
 	if m.rec == nil || !volumeActive(m.rec.State.GetState()) {
 		a.rec = m.rec
 		a.finish(ctx)
@@ -198,9 +219,11 @@ func (a *VolumeActor) giveUp(ctx actor.Context, err error) {
 	a.rec.State.State = VolumeFailed
 	addVolumeEvent(a.rec.State, EventVolumeGaveUp, msg, a.spec.Clock.Now())
 	db, alloc, rec := a.spec.DB, a.spec.AllocID, a.rec.Clone()
+	log := a.log
 	actors.Go(ctx, func() any {
 		if err := db.PutVolumeMount(alloc, rec); err != nil {
-			return nil
+			// Still done: the allocation must not wait on a state write.
+			log.Error("recording the abandoned volume failed", "error", err)
 		}
 		return &volumeStored{}
 	})
