@@ -99,8 +99,24 @@ func (n *Network) Setup(ctx context.Context, req SetupRequest) (*Result, error) 
 		return nil, err
 	}
 	defer release()
-	return n.setup(ctx, req)
+	res, err := n.setup(ctx, req)
+	for try := 1; err != nil && try <= addRetries && ctx.Err() == nil && transientIptables(err); try++ {
+		// A plugin's iptables change collided with another process's
+		// (iptables-nft: a chain it just made looked missing, or the table
+		// was busy); setup cleaned up after itself, so try again.
+		n.log.Debug("CNI ADD hit a concurrent iptables change, retrying", "alloc_id", req.AllocID, "try", try, "error", err)
+		select {
+		case <-time.After(50 * time.Millisecond << try):
+		case <-ctx.Done():
+		}
+		res, err = n.setup(ctx, req)
+	}
+	return res, err
 }
+
+// addRetries is how many more times Setup runs an ADD that failed on a
+// concurrent iptables change.
+const addRetries = 2
 
 func (n *Network) setup(ctx context.Context, req SetupRequest) (*Result, error) {
 	if err := n.checkPorts(ctx, req); err != nil {
@@ -316,5 +332,6 @@ const delRetries = 3
 // busy with someone else's change.
 func transientIptables(err error) bool {
 	msg := err.Error()
-	return strings.Contains(msg, "Device or resource busy") || strings.Contains(msg, "Resource temporarily unavailable")
+	return strings.Contains(msg, "Device or resource busy") || strings.Contains(msg, "Resource temporarily unavailable") ||
+		strings.Contains(msg, "No chain/target/match by that name")
 }
