@@ -71,14 +71,10 @@ func (a *Agent) startClient() error {
 	if err != nil {
 		return fmt.Errorf("agent: spawn client actor: %w", err)
 	}
-	known := map[string]bool{}
-	for _, sa := range stored {
-		known[sa.Alloc.GetID()] = true
-	}
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		a.cleanupRuntimes(func(allocID string) bool { return known[allocID] || a.knownAlloc(allocID) })
+		a.cleanupRuntimes(a.knownAlloc)
 	}()
 	return nil
 }

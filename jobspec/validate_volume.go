@@ -84,18 +84,7 @@ func validateHostRequest(c checker, v *messages.VolumeRequest) {
 // several allocations of the group unless each gets its own volume
 // (per_alloc).
 func validateCSIRequest(c checker, v *messages.VolumeRequest, count int32) {
-	switch {
-	case v.AccessMode == "":
-		c.addf("access_mode must be set for csi volumes (one of %s)", strings.Join(csiAccessModes, ", "))
-	case !slices.Contains(csiAccessModes, v.AccessMode):
-		c.addf("access_mode %q must be one of %s", v.AccessMode, strings.Join(csiAccessModes, ", "))
-	}
-	switch {
-	case v.AttachmentMode == "":
-		c.addf("attachment_mode must be set for csi volumes (file-system or block-device)")
-	case !slices.Contains(csiAttachmentModes, v.AttachmentMode):
-		c.addf("attachment_mode %q must be file-system or block-device", v.AttachmentMode)
-	}
+	checkCSIModes(c, v.AccessMode, v.AttachmentMode, " for csi volumes")
 	shared := count > 1 && !v.PerAlloc
 	switch v.AccessMode {
 	case AccessSingleNodeReader, AccessMultiNodeReader:
@@ -156,4 +145,21 @@ func within(dir, base string) bool {
 	}
 	dir, base = path.Clean(dir), path.Clean(base)
 	return dir == base || base == "/" || strings.HasPrefix(dir, base+"/")
+}
+
+// checkCSIModes checks an access and an attachment mode: both set (the
+// message says where, after "must be set") and known.
+func checkCSIModes(c checker, access, attachment, where string) {
+	switch {
+	case access == "":
+		c.addf("access_mode must be set%s (one of %s)", where, strings.Join(csiAccessModes, ", "))
+	case !slices.Contains(csiAccessModes, access):
+		c.addf("access_mode %q must be one of %s", access, strings.Join(csiAccessModes, ", "))
+	}
+	switch {
+	case attachment == "":
+		c.addf("attachment_mode must be set%s (file-system or block-device)", where)
+	case !slices.Contains(csiAttachmentModes, attachment):
+		c.addf("attachment_mode %q must be file-system or block-device", attachment)
+	}
 }

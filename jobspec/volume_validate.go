@@ -1,7 +1,6 @@
 package jobspec
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/troupe-dev/troupe/messages"
@@ -69,18 +68,7 @@ func validateCapabilities(c checker, caps []*messages.CSIVolumeCapability) {
 			cc.addf("is missing")
 			continue
 		}
-		switch {
-		case cp.AccessMode == "":
-			cc.addf("access_mode must be set (one of %s)", strings.Join(csiAccessModes, ", "))
-		case !slices.Contains(csiAccessModes, cp.AccessMode):
-			cc.addf("access_mode %q must be one of %s", cp.AccessMode, strings.Join(csiAccessModes, ", "))
-		}
-		switch {
-		case cp.AttachmentMode == "":
-			cc.addf("attachment_mode must be set (file-system or block-device)")
-		case !slices.Contains(csiAttachmentModes, cp.AttachmentMode):
-			cc.addf("attachment_mode %q must be file-system or block-device", cp.AttachmentMode)
-		}
+		checkCSIModes(cc, cp.AccessMode, cp.AttachmentMode, "")
 	}
 }
 

@@ -212,10 +212,7 @@ func (a *TaskActor) renew(ctx actor.Context) {
 	appendEvent(a.state, newEvent(EventNetworkRecreated,
 		"the allocation's network was recreated; restarting the task in it", a.spec.Clock.Now()))
 	a.report(ctx)
-	timeout := time.Duration(a.spec.Task.GetKillTimeout())
-	if timeout <= 0 {
-		timeout = 5 * time.Second
-	}
+	timeout := a.killTimeout()
 	drv, id, sig := a.spec.Driver, a.spec.Start.ID, a.spec.Task.GetKillSignal()
 	actors.Go(ctx, func() any {
 		c, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
@@ -380,10 +377,7 @@ func (a *TaskActor) onKill(ctx actor.Context, m *messages.KillTask) {
 func (a *TaskActor) stop(ctx actor.Context) {
 	a.become(ctx, PhaseStopping)
 	a.report(ctx)
-	timeout := time.Duration(a.spec.Task.GetKillTimeout())
-	if timeout <= 0 {
-		timeout = 5 * time.Second
-	}
+	timeout := a.killTimeout()
 	drv, id, sig := a.spec.Driver, a.spec.Start.ID, a.spec.Task.GetKillSignal()
 	actors.Go(ctx, func() any {
 		c, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
@@ -419,4 +413,13 @@ func (a *TaskActor) finish(ctx actor.Context, failed bool, ev *messages.TaskEven
 func (a *TaskActor) report(ctx actor.Context) {
 	st := proto.Clone(a.state).(*messages.TaskState)
 	ctx.Send(ctx.Parent(), &messages.TaskStateChanged{Task: a.spec.Task.GetName(), State: st})
+}
+
+// killTimeout is how long a stopping task gets between its kill signal
+// and SIGKILL (the task's kill_timeout, 5 s by default).
+func (a *TaskActor) killTimeout() time.Duration {
+	if d := time.Duration(a.spec.Task.GetKillTimeout()); d > 0 {
+		return d
+	}
+	return 5 * time.Second
 }
