@@ -20,6 +20,7 @@ const (
 	DefaultSubnet      = "172.26.64.0/20"
 	DefaultIPAMDataDir = "/var/run/cni" // tmpfs: wiped at reboot, on purpose
 	DefaultNetnsDir    = "/var/run/netns"
+	DefaultLockFile    = "/run/lock/troupe-cni.lock"
 )
 
 // CNIVersion is the version of the network configuration: the newest that
@@ -55,6 +56,11 @@ type Config struct {
 	// NetnsDir holds the allocations' network namespaces, one bind mount
 	// named after each allocation ID.
 	NetnsDir string
+	// LockFile is flocked around every CNI operation, so that the
+	// plugins' iptables changes of all troupe networks on the host run
+	// one at a time: iptables-nft takes no lock of its own, and two
+	// processes changing the same table at once can lose a chain.
+	LockFile string
 	// Logger gets warnings about cleanups; default discards.
 	Logger *slog.Logger
 }
@@ -81,6 +87,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.NetnsDir == "" {
 		c.NetnsDir = DefaultNetnsDir
+	}
+	if c.LockFile == "" {
+		c.LockFile = DefaultLockFile
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -109,7 +118,7 @@ func (c Config) validate() (netip.Prefix, error) {
 		return subnet, fmt.Errorf("%w: bridge %q: %s", ErrInvalidConfig, c.Bridge, e.Msg)
 	}
 	for _, d := range [][2]string{{"IPAMDataDir", c.IPAMDataDir}, {"CacheDir", c.CacheDir},
-		{"NetnsDir", c.NetnsDir}} {
+		{"NetnsDir", c.NetnsDir}, {"LockFile", c.LockFile}} {
 		if !filepath.IsAbs(d[1]) {
 			return subnet, fmt.Errorf("%w: %s %q is not an absolute path", ErrInvalidConfig, d[0], d[1])
 		}

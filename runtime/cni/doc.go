@@ -36,8 +36,13 @@
 // a PortInUseError (errors.Is ErrPortInUse), before creating anything.
 //
 // The Network's methods run one at a time (they share iptables and
-// host-local's state); each takes a context and blocks, so alloc actors
-// call them from a worker. Fake is an in-memory Networker for actor tests.
+// host-local's state), and across processes too: each holds an flock on
+// Config.LockFile (/run/lock/troupe-cni.lock) while it runs, because
+// iptables-nft takes no lock and concurrent changes can lose a chain. A
+// plugin's iptables change that still collides with another program's
+// (ADD finds its chain missing, DEL finds the table busy) is tried again.
+// Each method takes a context and blocks, so alloc actors call them from
+// a worker. Fake is an in-memory Networker for actor tests.
 //
 // Everything here needs root and Linux. The tests create their own bridge
 // ("trt" + random), subnet (a free /24 in 10.99.0.0/16), state dirs and

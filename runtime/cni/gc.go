@@ -74,7 +74,7 @@ func (n *Network) GC(ctx context.Context, live func(allocID string) bool) error 
 	}
 	for id := range stale {
 		n.log.Info("removing the network of a gone allocation", "alloc_id", id)
-		errs = append(errs, n.teardown(ctx, SetupRequest{AllocID: id}, nil))
+		errs = append(errs, n.teardown(ctx, SetupRequest{AllocID: id}, nil, false))
 	}
 	errs = append(errs, sweep(ctx, n.orphanFirewallRule()))
 	if err := errors.Join(errs...); err != nil {

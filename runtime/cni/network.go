@@ -75,14 +75,20 @@ func (n *Network) NetnsPath(allocID string) string { return netnsPath(n.cfg.Netn
 // Subnet is the network that allocations get addresses from.
 func (n *Network) Subnet() netip.Prefix { return n.subnet }
 
-// acquire waits for the network's turn, or for ctx.
+// acquire waits for the network's turn and then for the host's CNI lock
+// (Config.LockFile), or for ctx.
 func (n *Network) acquire(ctx context.Context) (release func(), err error) {
 	select {
 	case n.turn <- struct{}{}:
-		return func() { <-n.turn }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	unlock, err := lockFile(ctx, n.cfg.LockFile)
+	if err != nil {
+		<-n.turn
+		return nil, err
+	}
+	return func() { unlock(); <-n.turn }, nil
 }
 
 // Setup creates the allocation's netns and attaches it to the bridge with
@@ -146,7 +152,7 @@ func (n *Network) setup(ctx context.Context, req SetupRequest) (*Result, error) 
 		// Clean up even when ctx is what cut ADD short.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
-		if cerr := n.teardown(cctx, req, nil); cerr != nil {
+		if cerr := n.teardown(cctx, req, nil, true); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 		return nil, fmt.Errorf("cni: setting up allocation %s: %w", req.AllocID, err)
@@ -184,7 +190,7 @@ func (n *Network) Restore(ctx context.Context, allocID string, raw []byte, req S
 	} else {
 		n.log.Info("network namespace gone, recreating it", "alloc_id", allocID, "netns", path)
 	}
-	if err := n.teardown(ctx, req, raw); err != nil {
+	if err := n.teardown(ctx, req, raw, false); err != nil {
 		return nil, fmt.Errorf("cni: restoring allocation %s: %w", allocID, err)
 	}
 	out, err := n.setup(ctx, req)
@@ -242,10 +248,13 @@ func (n *Network) Teardown(ctx context.Context, allocID string, raw []byte, req 
 		return err
 	}
 	defer release()
-	return n.teardown(ctx, req, raw)
+	return n.teardown(ctx, req, raw, false)
 }
 
-func (n *Network) teardown(ctx context.Context, req SetupRequest, raw []byte) error {
+// teardown runs DEL and the forced cleanup. afterAdd says that it cleans
+// up after a failed ADD, whose half-made rules DEL may well trip over (a
+// chain that the collision left out): that is expected and not counted.
+func (n *Network) teardown(ctx context.Context, req SetupRequest, raw []byte, afterAdd bool) error {
 	id := req.AllocID
 	rt := n.runtimeConf(req)
 	prev := n.prevResult(raw, rt)
@@ -278,7 +287,10 @@ func (n *Network) teardown(ctx context.Context, req SetupRequest, raw []byte) er
 		}
 		delErr = n.execList(ctx, "DEL", rt, prev)
 	}
-	if delErr != nil {
+	switch {
+	case delErr != nil && afterAdd:
+		n.log.Debug("CNI DEL after a failed ADD failed, cleaning up by force", "alloc_id", id, "error", delErr)
+	case delErr != nil:
 		n.delFailures.Add(1)
 		n.log.Warn("CNI DEL failed, cleaning up by force", "alloc_id", id, "error", delErr)
 	}

@@ -228,3 +228,36 @@ exit 0
 	tn.requireGone(t, id, tn.Subnet().Addr().Next().Next())
 	require.Empty(t, reservedAddrs(t, tn))
 }
+
+func TestSetupRetriesAnAddThatCollidedWithAnotherIptablesChange(t *testing.T) {
+	tn := newTestNet(t)
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "collided")
+	// bridge's first ADD fails the way iptables-nft does when another
+	// process's transaction hid the chain it had just made, and so does
+	// the DEL that cleans up after it (the chain is not there); from the
+	// second ADD on, every call is the real bridge.
+	bridge := filepath.Join(tn.pluginDir, "bridge")
+	require.NoError(t, os.Remove(bridge))
+	require.NoError(t, os.WriteFile(bridge, []byte(`#!/bin/sh
+fail() { echo '{"cniVersion":"1.0.0","code":999,"msg":"'"$1"'"}'; exit 1; }
+if [ ! -e `+marker+`.again ]; then
+  case "$CNI_COMMAND" in
+  ADD) if [ -e `+marker+` ]; then touch `+marker+`.again; else
+         touch `+marker+`; fail "running [iptables -t nat -A CNI-x]: exit status 1: iptables: No chain/target/match by that name."; fi ;;
+  DEL) [ -e `+marker+` ] && touch `+marker+`.del && fail "running [iptables -t nat -D POSTROUTING -j CNI-x]: exit status 2: iptables v1.8.9 (nf_tables): Chain 'CNI-x' does not exist" ;;
+  esac
+fi
+exec `+filepath.Join(DefaultPluginDir, "bridge")+`
+`), 0o755))
+	id := newID()
+	res, err := tn.Setup(ctx, SetupRequest{AllocID: id})
+	require.NoError(t, err)
+	require.FileExists(t, marker+".del", "the first ADD and its cleanup DEL failed")
+	require.Zero(t, tn.delFailures.Load(), "a cleanup after a failed ADD is not a failed teardown")
+	require.Equal(t, []string{res.IP.String()}, reservedAddrs(t, tn))
+	require.NoError(t, tn.Teardown(ctx, id, res.RawResult, SetupRequest{}))
+	require.Zero(t, tn.delFailures.Load())
+	tn.requireGone(t, id, res.IP)
+}
