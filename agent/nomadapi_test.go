@@ -46,6 +46,15 @@ func TestNomadClientDrivesAgent(t *testing.T) {
 	require.False(t, full.TaskStates["t"].StartedAt.IsZero())
 	require.Equal(t, int64(64), full.AllocatedResources.Tasks["t"].Memory.MemoryMB)
 
+	onNode, _, err := c.Nodes().Allocations(a.Node().GetID(), nil)
+	require.NoError(t, err)
+	require.Len(t, onNode, 1, "whole allocations, as Nomad answers /v1/node/:id/allocations")
+	require.Equal(t, alloc.ID, onNode[0].ID)
+	require.Equal(t, "web", *onNode[0].Job.ID)
+	require.Equal(t, int64(64), onNode[0].AllocatedResources.Tasks["t"].Memory.MemoryMB)
+	_, _, err = c.Nodes().Allocations("no-such-node", nil)
+	require.ErrorContains(t, err, "node not found")
+
 	stdout := filepath.Join(a.AllocDir(), alloc.ID, "t", "stdout")
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(stdout)

@@ -38,6 +38,17 @@ func (n *Nodes) Info(id string, q *QueryOptions) (*messages.Node, *QueryMeta, er
 	return &out, qm, nil
 }
 
+// Allocations reads the node's allocations, whole and with their jobs
+// (GET /v1/node/:id/allocations).
+func (n *Nodes) Allocations(id string, q *QueryOptions) ([]*messages.Allocation, *QueryMeta, error) {
+	var out []*messages.Allocation
+	qm, err := n.c.query("/v1/node/"+escape(id)+"/allocations", &out, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, qm, nil
+}
+
 // ToggleEligibility marks a node eligible or ineligible for scheduling
 // (POST /v1/node/:id/eligibility).
 func (n *Nodes) ToggleEligibility(id string, eligible bool, w *WriteOptions) (*NodeEligibilityUpdateResponse, error) {

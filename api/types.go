@@ -106,6 +106,15 @@ type AllocListStub struct {
 	ModifyTime         int64 // unix nanos
 }
 
+// NewAllocListStub is the list row of a whole allocation.
+func NewAllocListStub(a *messages.Allocation) *AllocListStub {
+	return &AllocListStub{ID: a.ID, EvalID: a.EvalID, Name: a.Name, Namespace: a.Namespace, NodeID: a.NodeID,
+		NodeName: a.NodeName, JobID: a.JobID, JobVersion: a.JobVersion, TaskGroup: a.TaskGroup,
+		DesiredStatus: a.DesiredStatus, DesiredDescription: a.DesiredDescription, ClientStatus: a.ClientStatus,
+		ClientDescription: a.ClientDescription, TaskStates: a.TaskStates, CreateIndex: a.CreateIndex,
+		ModifyIndex: a.ModifyIndex, CreateTime: a.CreateTime, ModifyTime: a.ModifyTime}
+}
+
 // AllocStopResponse answers POST /v1/allocation/:id/stop.
 type AllocStopResponse struct {
 	EvalID string

@@ -10,19 +10,11 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-func allocStub(a *messages.Allocation) *api.AllocListStub {
-	return &api.AllocListStub{ID: a.ID, EvalID: a.EvalID, Name: a.Name, Namespace: a.Namespace, NodeID: a.NodeID,
-		NodeName: a.NodeName, JobID: a.JobID, JobVersion: a.JobVersion, TaskGroup: a.TaskGroup,
-		DesiredStatus: a.DesiredStatus, DesiredDescription: a.DesiredDescription, ClientStatus: a.ClientStatus,
-		ClientDescription: a.ClientDescription, TaskStates: a.TaskStates, CreateIndex: a.CreateIndex,
-		ModifyIndex: a.ModifyIndex, CreateTime: a.CreateTime, ModifyTime: a.ModifyTime}
-}
-
 func stubs(r *http.Request, allocs []*messages.Allocation) []*api.AllocListStub {
 	out := []*api.AllocListStub{}
 	for _, a := range allocs {
 		if matchPrefix(r, a.GetID()) {
-			out = append(out, allocStub(a))
+			out = append(out, api.NewAllocListStub(a))
 		}
 	}
 	return out
@@ -41,13 +33,18 @@ func (s *Server) allocGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		if a == nil {
 			return nil, codeErr(http.StatusNotFound, "alloc not found: %q", r.PathValue("id"))
 		}
-		out := proto.Clone(a).(*messages.Allocation)
-		out.Job = snap.JobVersion(a.Namespace, a.JobID, a.JobVersion)
-		if out.Job == nil {
-			out.Job = snap.JobByID(a.Namespace, a.JobID)
-		}
-		return out, nil
+		return withJob(snap, a), nil
 	})
+}
+
+// withJob is a copy of a with its job (the version it runs) filled in.
+func withJob(snap *state.Snap, a *messages.Allocation) *messages.Allocation {
+	out := proto.Clone(a).(*messages.Allocation)
+	out.Job = snap.JobVersion(a.Namespace, a.JobID, a.JobVersion)
+	if out.Job == nil {
+		out.Job = snap.JobByID(a.Namespace, a.JobID)
+	}
+	return out
 }
 
 func (s *Server) allocStop(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -150,7 +150,7 @@ func (s *Server) jobAllocs(w http.ResponseWriter, r *http.Request) (any, error) 
 	return s.query(w, r, allocTables, func(snap *state.Snap) (any, error) {
 		out := []*api.AllocListStub{}
 		for _, a := range snap.AllocsByJob(namespace(r), r.PathValue("id")) {
-			out = append(out, allocStub(a))
+			out = append(out, api.NewAllocListStub(a))
 		}
 		return out, nil
 	})

@@ -41,7 +41,12 @@ func (s *Server) nodeAllocs(w http.ResponseWriter, r *http.Request) (any, error)
 		if snap.NodeByID(r.PathValue("id")) == nil {
 			return nil, codeErr(http.StatusNotFound, "node not found: %q", r.PathValue("id"))
 		}
-		return stubs(r, snap.AllocsByNode(r.PathValue("id"))), nil
+		// Whole allocations with their jobs, as Nomad answers here.
+		out := []*messages.Allocation{}
+		for _, a := range snap.AllocsByNode(r.PathValue("id")) {
+			out = append(out, withJob(snap, a))
+		}
+		return out, nil
 	})
 }
 

@@ -106,6 +106,7 @@ func (f *fakeAPI) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/allocation/{id}/stop", f.write(func(string) any { return &api.AllocStopResponse{EvalID: f.evalID} }))
 	mux.HandleFunc("GET /v1/node/{id}", get(f, func(id string) any { return f.nodes[id] }))
 	mux.HandleFunc("GET /v1/nodes", f.listNodes)
+	mux.HandleFunc("GET /v1/node/{id}/allocations", get(f, f.nodeAllocs))
 	mux.HandleFunc("POST /v1/node/{id}/eligibility", f.write(func(string) any { return &api.NodeEligibilityUpdateResponse{} }))
 	mux.HandleFunc("GET /v1/agent/members", get(f, func(string) any { return f.members }))
 	mux.HandleFunc("GET /v1/status/leader", get(f, func(string) any { return f.leader }))
@@ -229,10 +230,25 @@ func (f *fakeAPI) listAllocs(w http.ResponseWriter, r *http.Request) {
 	out := []*api.AllocListStub{}
 	for _, a := range f.allocs {
 		if strings.HasPrefix(a.ID, r.URL.Query().Get("prefix")) {
-			out = append(out, stubOf(a))
+			out = append(out, api.NewAllocListStub(a))
 		}
 	}
 	f.reply(w, out)
+}
+
+// nodeAllocs answers the node's whole allocations; nil (a 404) for an
+// unknown node.
+func (f *fakeAPI) nodeAllocs(id string) any {
+	if f.nodes[id] == nil {
+		return nil
+	}
+	out := []*messages.Allocation{}
+	for _, a := range f.allocs {
+		if a.NodeID == id {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func (f *fakeAPI) listNodes(w http.ResponseWriter, r *http.Request) {
@@ -260,13 +276,6 @@ func (f *fakeAPI) serveLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain")
 	_, _ = io.WriteString(w, data[min(off, len(data)):])
-}
-
-func stubOf(a *messages.Allocation) *api.AllocListStub {
-	return &api.AllocListStub{ID: a.ID, EvalID: a.EvalID, Name: a.Name, NodeID: a.NodeID, JobID: a.JobID,
-		JobVersion: a.JobVersion, TaskGroup: a.TaskGroup, DesiredStatus: a.DesiredStatus,
-		ClientStatus: a.ClientStatus, ClientDescription: a.ClientDescription, TaskStates: a.TaskStates,
-		CreateIndex: a.CreateIndex, CreateTime: a.CreateTime, ModifyTime: a.ModifyTime}
 }
 
 // callsTo lists the recorded calls of method and path.

@@ -82,19 +82,18 @@ func nodeDetail(m *meta, c *api.Client, n *messages.Node, verbose bool) int {
 		fmt.Sprintf("%d MiB", res.GetMemory().GetMemoryMB()),
 		fmt.Sprintf("%d MiB", res.GetDisk().GetDiskMB()),
 	}})
-	writeDevices(m.stdout, n, verbose)
-	allocs, _, err := c.Allocations().List(nil)
+	allocs, _, err := c.Nodes().Allocations(n.ID, nil)
 	if err != nil {
-		return m.fail("querying allocations", err)
+		return m.fail("querying the node's allocations", err)
 	}
-	var mine []*api.AllocListStub
+	writeAllocatedResources(m.stdout, n, allocs)
+	writeDevices(m.stdout, n, allocs, verbose)
+	stubs := make([]*api.AllocListStub, 0, len(allocs))
 	for _, a := range allocs {
-		if a.NodeID == n.ID {
-			mine = append(mine, a)
-		}
+		stubs = append(stubs, api.NewAllocListStub(a))
 	}
 	fmt.Fprintln(m.stdout, "\nAllocations")
-	writeAllocTable(m.stdout, mine, verbose)
+	writeAllocTable(m.stdout, stubs, verbose)
 	if verbose {
 		fmt.Fprintln(m.stdout, "\nAttributes")
 		pairs := make([]kv, 0, len(n.Attributes))
@@ -120,52 +119,6 @@ func writeDrivers(w io.Writer, n *messages.Node) {
 	}
 	fmt.Fprintln(w, "\nDriver Status")
 	writeTable(w, []string{"Driver", "Detected", "Healthy", "Version", "Description"}, rows)
-}
-
-// writeDevices writes the node's device groups (vendor/type/name) with
-// their healthy and total instance counts; with verbose, every instance
-// (ID, health, why, PCI bus) and each group's attributes.
-func writeDevices(w io.Writer, n *messages.Node, verbose bool) {
-	groups := n.GetNodeResources().GetDevices()
-	if len(groups) == 0 {
-		return
-	}
-	rows := make([][]string, 0, len(groups))
-	for _, g := range groups {
-		healthy := 0
-		for _, in := range g.GetInstances() {
-			if in.GetHealthy() {
-				healthy++
-			}
-		}
-		rows = append(rows, []string{deviceGroupName(g), fmt.Sprintf("%d/%d", healthy, len(g.GetInstances()))})
-	}
-	fmt.Fprintln(w, "\nDevice Resources")
-	writeTable(w, []string{"Device Group", "Healthy"}, rows)
-	if !verbose {
-		return
-	}
-	for _, g := range groups {
-		fmt.Fprintf(w, "\nDevice Group %q\n", deviceGroupName(g))
-		irows := make([][]string, 0, len(g.GetInstances()))
-		for _, in := range g.GetInstances() {
-			irows = append(irows, []string{in.GetID(), strconv.FormatBool(in.GetHealthy()),
-				orNone(in.GetLocality()["pci_bus_id"]), orNone(in.GetHealthDescription())})
-		}
-		writeTable(w, []string{"ID", "Healthy", "PCI Bus ID", "Description"}, irows)
-		if len(g.GetAttributes()) > 0 {
-			fmt.Fprintln(w, "Attributes")
-			pairs := make([]kv, 0, len(g.GetAttributes()))
-			for _, k := range sortedKeys(g.GetAttributes()) {
-				pairs = append(pairs, kv{k, g.GetAttributes()[k]})
-			}
-			writeKV(w, pairs)
-		}
-	}
-}
-
-func deviceGroupName(g *messages.NodeDeviceResource) string {
-	return g.GetVendor() + "/" + g.GetType() + "/" + g.GetName()
 }
 
 // healthyDrivers names the detected, healthy drivers, sorted.

@@ -32,6 +32,9 @@ func TestNodeStatus(t *testing.T) {
 	other := sampleAlloc()
 	other.ID, other.NodeID = "a9a9a9a9-0000", "elsewhere"
 	f.allocs[other.ID] = other
+	done := sampleAlloc() // finished: holds nothing any more
+	done.ID, done.ClientStatus = "a2a2a2a2-0000", "complete"
+	f.allocs[done.ID] = done
 
 	t.Run("list", func(t *testing.T) {
 		code, out, _ := f.runCLI("node", "status")
@@ -46,6 +49,9 @@ func TestNodeStatus(t *testing.T) {
 		require.Regexp(t, `(?m)^Driver\s+Detected\s+Healthy\s+Version\s+Description$`, out)
 		require.Regexp(t, `(?m)^exec\s+true\s+true\s+`, out)
 		require.Contains(t, out, "4000 MHz  4      8192 MiB")
+		require.Regexp(t, `(?m)^Allocated Resources\nCPU\s+Memory\s+Disk\n100/4000 MHz\s+128/8192 MiB\s+0/0 MiB$`, out,
+			"the running allocation counts, the complete one does not")
+		require.Contains(t, out, "a2a2a2a2")
 		require.Contains(t, out, "a1a1a1a1")
 		require.NotContains(t, out, "a9a9a9a9", "only this node's allocations")
 		require.NotContains(t, out, "Attributes")

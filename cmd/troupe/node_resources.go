@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// writeAllocatedResources writes what the node's live allocations (those
+// the scheduler still counts: not stopped, not finished) hold of its CPU,
+// memory and disk, against what it has.
+func writeAllocatedResources(w io.Writer, n *messages.Node, allocs []*messages.Allocation) {
+	var cpu, mem, disk int64
+	for _, a := range allocs {
+		if state.AllocTerminal(a) {
+			continue
+		}
+		res := a.GetAllocatedResources()
+		for _, t := range res.GetTasks() {
+			cpu += t.GetCpu().GetCpuShares()
+			mem += t.GetMemory().GetMemoryMB()
+		}
+		disk += res.GetShared().GetDiskMB()
+	}
+	res := n.GetNodeResources()
+	fmt.Fprintln(w, "\nAllocated Resources")
+	writeTable(w, []string{"CPU", "Memory", "Disk"}, [][]string{{
+		fmt.Sprintf("%d/%d MHz", cpu, res.GetCpu().GetCpuShares()),
+		fmt.Sprintf("%d/%d MiB", mem, res.GetMemory().GetMemoryMB()),
+		fmt.Sprintf("%d/%d MiB", disk, res.GetDisk().GetDiskMB()),
+	}})
+}
+
+// deviceHolders maps each device instance ID that a live allocation holds
+// to that allocation's ID.
+func deviceHolders(allocs []*messages.Allocation) map[string]string {
+	out := map[string]string{}
+	for _, a := range allocs {
+		if state.AllocTerminal(a) {
+			continue
+		}
+		for _, t := range a.GetAllocatedResources().GetTasks() {
+			for _, d := range t.GetDevices() {
+				for _, id := range d.GetDeviceIDs() {
+					out[id] = a.GetID()
+				}
+			}
+		}
+	}
+	return out
+}
+
+// writeDevices writes the node's device groups (vendor/type/name) with
+// their healthy, allocated and total instance counts; with verbose, every
+// instance (ID, health, the allocation holding it, why, PCI bus) and each
+// group's attributes.
+func writeDevices(w io.Writer, n *messages.Node, allocs []*messages.Allocation, verbose bool) {
+	groups := n.GetNodeResources().GetDevices()
+	if len(groups) == 0 {
+		return
+	}
+	holders := deviceHolders(allocs)
+	rows := make([][]string, 0, len(groups))
+	for _, g := range groups {
+		healthy, used := 0, 0
+		for _, in := range g.GetInstances() {
+			if in.GetHealthy() {
+				healthy++
+			}
+			if holders[in.GetID()] != "" {
+				used++
+			}
+		}
+		total := len(g.GetInstances())
+		rows = append(rows, []string{deviceGroupName(g), fmt.Sprintf("%d/%d", healthy, total), fmt.Sprintf("%d/%d", used, total)})
+	}
+	fmt.Fprintln(w, "\nDevice Resources")
+	writeTable(w, []string{"Device Group", "Healthy", "Allocated"}, rows)
+	if !verbose {
+		return
+	}
+	for _, g := range groups {
+		fmt.Fprintf(w, "\nDevice Group %q\n", deviceGroupName(g))
+		irows := make([][]string, 0, len(g.GetInstances()))
+		for _, in := range g.GetInstances() {
+			irows = append(irows, []string{in.GetID(), strconv.FormatBool(in.GetHealthy()), orNone(holders[in.GetID()]),
+				orNone(in.GetLocality()["pci_bus_id"]), orNone(in.GetHealthDescription())})
+		}
+		writeTable(w, []string{"ID", "Healthy", "Allocation", "PCI Bus ID", "Description"}, irows)
+		if len(g.GetAttributes()) > 0 {
+			fmt.Fprintln(w, "Attributes")
+			pairs := make([]kv, 0, len(g.GetAttributes()))
+			for _, k := range sortedKeys(g.GetAttributes()) {
+				pairs = append(pairs, kv{k, g.GetAttributes()[k]})
+			}
+			writeKV(w, pairs)
+		}
+	}
+}
+
+func deviceGroupName(g *messages.NodeDeviceResource) string {
+	return g.GetVendor() + "/" + g.GetType() + "/" + g.GetName()
+}
