@@ -86,10 +86,10 @@ func (a *Agent) knownAlloc(id string) bool {
 }
 
 // allocProps builds the props of one alloc actor.
-func (a *Agent) allocProps(al *messages.Allocation) *actor.Props {
+func (a *Agent) allocProps(al *messages.Allocation, n *messages.Node) *actor.Props {
 	spec := &alloc.Spec{
 		Alloc: al, Drivers: a.drivers, DB: a.db, Clock: a.clock, AllocRoot: a.AllocDir(),
-		Registry: a.sys.Registry, Logger: a.log.With("actor", "alloc"), CSI: a.csi,
+		Registry: a.sys.Registry, Logger: a.log.With("actor", "alloc"), CSI: a.csi, Node: n,
 	}
 	if a.network != nil { // a nil *cni.Network must stay a nil interface
 		spec.Network = a.network

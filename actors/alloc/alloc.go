@@ -49,6 +49,10 @@ type Spec struct {
 	// the scheduler gave it (AllocatedResources.Tasks[task].Devices); nil:
 	// no device plugin (such allocations fail). Share the client's one.
 	Devices device.Plugin
+	// Node is the client's node, read only: its ID, name, datacenter,
+	// class, pool, attributes and meta fill ${node.*}, ${attr.*} and
+	// ${meta.*} in the tasks' config and env; nil leaves them as written.
+	Node *messages.Node
 }
 
 // Alloc actor phases.
@@ -277,7 +281,7 @@ func (a *Actor) spawnTasks(ctx actor.Context) {
 		spec := &TaskSpec{
 			AllocID: a.alloc.GetID(), JobType: jobType, Task: t, Driver: drv,
 			DB: a.spec.DB, Clock: a.spec.Clock, Logger: a.spec.Logger,
-			Start:            taskConfig(a.spec.AllocRoot, a.alloc, t, a.net, a.vols),
+			Start:            taskConfig(a.spec.AllocRoot, a.spec.Node, a.alloc, t, a.net, a.vols),
 			Restored:         a.states[t.GetName()],
 			NetworkRecreated: a.netRecreated,
 			Devices:          a.spec.Devices,

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
@@ -16,17 +15,22 @@ import (
 
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// taskConfig builds the driver's view of a task: net is the allocation's
-// network (nil: the host's), vols its csi volumes' states.
-func taskConfig(root string, a *messages.Allocation, t *messages.Task, net *clientstate.AllocNetwork,
-	vols map[string]*messages.AllocVolumeState) *driver.TaskConfig {
+// taskConfig builds the driver's view of a task: node is the client's
+// node (nil: unknown), net the allocation's network (nil: the host's),
+// vols its csi volumes' states. Every string in the task's driver config
+// is interpolated (see interpolate) with the task's environment and the
+// node's ${node.*}, ${attr.*} and ${meta.*} values.
+func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *messages.Task,
+	net *clientstate.AllocNetwork, vols map[string]*messages.AllocVolumeState) *driver.TaskConfig {
 	dir := TaskDir(root, a.GetID(), t.GetName())
+	nv := nodeVars(node)
+	env := taskEnv(root, nv, a, t, net)
 	cfg := &driver.TaskConfig{
 		ID:          a.GetID() + "/" + t.GetName(),
 		AllocID:     a.GetID(),
 		TaskName:    t.GetName(),
-		Config:      t.GetConfig().AsMap(),
-		Env:         taskEnv(root, a, t, net),
+		Config:      interpolateConfig(t.GetConfig().AsMap(), env, nv),
+		Env:         env,
 		User:        t.GetUser(),
 		TaskDir:     dir,
 		StdoutPath:  filepath.Join(dir, "stdout"),
@@ -86,8 +90,10 @@ func containerPath(destination string) string {
 
 // taskEnv is the task's environment: troupe's variables (and Nomad's names
 // for them, so existing scripts work), the ports (portVars), where each
-// csi volume is mounted (TROUPE_VOLUME_<NAME>), then the task's env block.
-func taskEnv(root string, a *messages.Allocation, t *messages.Task, net *clientstate.AllocNetwork) map[string]string {
+// csi volume is mounted (TROUPE_VOLUME_<NAME>), then the task's env block,
+// whose values may refer to all of those and to nv (nodeVars).
+func taskEnv(root string, nv map[string]string, a *messages.Allocation, t *messages.Task,
+	net *clientstate.AllocNetwork) map[string]string {
 	vars := map[string]string{
 		"ALLOC_ID":      a.GetID(),
 		"ALLOC_NAME":    a.GetName(),
@@ -121,21 +127,11 @@ func taskEnv(root string, a *messages.Allocation, t *messages.Task, net *clients
 	if cfg := t.GetCSIPluginConfig(); cfg != nil {
 		env["CSI_ENDPOINT"] = "unix://" + PluginSocketPath(root, a.GetID(), t.GetName(), cfg.GetMountDir())
 	}
+	base := maps.Clone(env)
 	for k, v := range t.GetEnv() {
-		env[k] = interpolate(v, env)
+		env[k] = interpolate(v, base, nv)
 	}
 	return env
-}
-
-// interpolate replaces ${NAME} references to variables already in env.
-func interpolate(s string, env map[string]string) string {
-	if !strings.Contains(s, "${") {
-		return s
-	}
-	for k, v := range env {
-		s = strings.ReplaceAll(s, "${"+k+"}", v)
-	}
-	return s
 }
 
 // maxSocketPath is the longest unix socket path Linux binds (108 bytes

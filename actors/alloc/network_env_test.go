@@ -55,7 +55,7 @@ func TestWantsBridge(t *testing.T) {
 func TestPortEnv(t *testing.T) {
 	a := bridgeAlloc(netAllocID)
 	task := a.Job.TaskGroups[0].Tasks[0]
-	env := taskEnv("/alloc", a, task, testNet)
+	env := taskEnv("/alloc", nil, a, task, testNet)
 	want := map[string]string{
 		"IP_http": "192.168.1.10", "HOST_IP_http": "192.168.1.10", "PORT_http": "80", "HOST_PORT_http": "8080",
 		"ADDR_http": "192.168.1.10:8080", "HOST_ADDR_http": "192.168.1.10:8080",
@@ -68,7 +68,7 @@ func TestPortEnv(t *testing.T) {
 	}
 
 	t.Run("host mode", func(t *testing.T) {
-		env := taskEnv("/alloc", a, task, nil)
+		env := taskEnv("/alloc", nil, a, task, nil)
 		require.Equal(t, "80", env["NOMAD_PORT_http"])
 		require.Equal(t, "8080", env["NOMAD_HOST_PORT_http"])
 		require.NotContains(t, env, "NOMAD_ALLOC_IP_http")
@@ -76,20 +76,20 @@ func TestPortEnv(t *testing.T) {
 	t.Run("no host address", func(t *testing.T) {
 		b := proto.Clone(a).(*messages.Allocation)
 		b.AllocatedResources.Shared.Networks[0].IP = ""
-		env := taskEnv("/alloc", b, task, testNet)
+		env := taskEnv("/alloc", nil, b, task, testNet)
 		require.NotContains(t, env, "NOMAD_IP_http")
 		require.Equal(t, "10.0.0.7:80", env["NOMAD_ALLOC_ADDR_http"])
 	})
 	t.Run("labels", func(t *testing.T) {
 		b := proto.Clone(a).(*messages.Allocation)
 		b.AllocatedResources.Shared.Networks[0].ReservedPorts[0].Label = "my-port.1"
-		env := taskEnv("/alloc", b, task, testNet)
+		env := taskEnv("/alloc", nil, b, task, testNet)
 		require.Equal(t, "80", env["NOMAD_PORT_my_port_1"])
 	})
 	t.Run("the task's env can use them", func(t *testing.T) {
 		b := proto.Clone(a).(*messages.Allocation)
 		b.Job.TaskGroups[0].Tasks[0].Env = map[string]string{"LISTEN": "0.0.0.0:${NOMAD_PORT_http}"}
-		env := taskEnv("/alloc", b, b.Job.TaskGroups[0].Tasks[0], testNet)
+		env := taskEnv("/alloc", nil, b, b.Job.TaskGroups[0].Tasks[0], testNet)
 		require.Equal(t, "0.0.0.0:80", env["LISTEN"])
 	})
 }
@@ -114,7 +114,7 @@ func TestContainerdTaskConfig(t *testing.T) {
 	task := a.Job.TaskGroups[0].Tasks[0]
 	before := proto.Clone(task.Config)
 	vols := map[string]*messages.AllocVolumeState{"vol0": {State: VolumeMounted, TargetPath: "/csi/per-alloc/x/vol0/rw"}}
-	cfg := taskConfig("/alloc", a, task, testNet, vols)
+	cfg := taskConfig("/alloc", nil, a, task, testNet, vols)
 	require.Equal(t, testNet.NetnsPath, cfg.Config["netns_path"])
 	require.Equal(t, testNet.NetnsPath, cfg.NetnsPath)
 	require.Equal(t, []any{
@@ -126,13 +126,13 @@ func TestContainerdTaskConfig(t *testing.T) {
 	require.True(t, proto.Equal(before, task.Config), "the job is not changed")
 
 	// Without a network and before the volume is published: nothing added.
-	cfg = taskConfig("/alloc", a, task, nil, nil)
+	cfg = taskConfig("/alloc", nil, a, task, nil, nil)
 	require.NotContains(t, cfg.Config, "netns_path")
 	require.Len(t, cfg.Config["volume_mounts"], 1)
 
 	// An exec task gets the namespace as TaskConfig.NetnsPath only.
 	exec := bridgeAlloc(netAllocID)
-	cfg = taskConfig("/alloc", exec, exec.Job.TaskGroups[0].Tasks[0], testNet, vols)
+	cfg = taskConfig("/alloc", nil, exec, exec.Job.TaskGroups[0].Tasks[0], testNet, vols)
 	require.Equal(t, testNet.NetnsPath, cfg.NetnsPath)
 	require.NotContains(t, cfg.Config, "netns_path")
 	require.NotContains(t, cfg.Config, "volume_mounts")

@@ -58,7 +58,9 @@ type ClientSpec struct {
 	Clock   actors.Clock
 	// AllocProps builds the props of an alloc actor for an allocation
 	// (injected: the node package does not import the alloc package).
-	AllocProps func(a *messages.Allocation) *actor.Props
+	// node is the node as last registered (fingerprinted attributes
+	// included), or Node before the first registration; read only.
+	AllocProps func(a *messages.Allocation, node *messages.Node) *actor.Props
 	// BatchInterval is how long alloc updates gather before one is sent.
 	BatchInterval time.Duration
 	// PluginSocket says where a CSI plugin task listens; ProbeCSI
@@ -98,8 +100,9 @@ const (
 type (
 	restoredAllocs struct{ allocs []*clientstate.StoredAlloc }
 	registered     struct {
-		ttl time.Duration
-		err error
+		ttl  time.Duration
+		err  error
+		node *messages.Node // as registered
 		// devices were fingerprinted for this registration (fresh), or
 		// the fingerprint failed (devErr).
 		devices []*messages.NodeDeviceResource
@@ -155,7 +158,9 @@ type Client struct {
 	// reports is each alloc's newest report, re-sent after a reconnect.
 	reports map[string]*messages.Allocation
 	dev     clientDevices
-	log     *slog.Logger
+	// node is the node as last registered, fingerprint included.
+	node *messages.Node
+	log  *slog.Logger
 }
 
 // NewClient returns a producer for the client actor.
@@ -303,6 +308,7 @@ func (c *Client) register(ctx actor.Context) {
 		}
 		n.Status = "ready"
 		r.ttl, r.err = srv.RegisterNode(cctx, n)
+		r.node = n
 		return r
 	})
 }
@@ -323,6 +329,7 @@ func (c *Client) onRegistered(ctx actor.Context, m *registered) {
 		return
 	}
 	c.log.Info("node registered", "name", c.spec.Node.GetName(), "ttl", m.ttl)
+	c.node = m.node
 	c.phase = clientReady
 	c.regBack.Reset()
 	c.lastContact = c.spec.Clock.Now()

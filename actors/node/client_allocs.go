@@ -12,7 +12,11 @@ import (
 )
 
 func (c *Client) spawn(ctx actor.Context, a *messages.Allocation) {
-	pid, err := ctx.SpawnNamed(c.spec.AllocProps(a), "allocs/"+a.GetID())
+	node := c.node
+	if node == nil { // restored before the first registration
+		node = c.spec.Node
+	}
+	pid, err := ctx.SpawnNamed(c.spec.AllocProps(a, node), "allocs/"+a.GetID())
 	if err != nil {
 		c.log.Error("spawn alloc actor", "alloc", a.GetID(), "error", err)
 		return

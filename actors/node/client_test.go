@@ -64,11 +64,13 @@ type recorder struct {
 	mu      sync.Mutex
 	spawned map[string]int
 	got     map[string][]*messages.Allocation
+	node    *messages.Node // the node the last alloc actor got
 }
 
-func (r *recorder) props(a *messages.Allocation) *actor.Props {
+func (r *recorder) props(a *messages.Allocation, node *messages.Node) *actor.Props {
 	r.mu.Lock()
 	r.spawned[a.GetID()]++
+	r.node = node
 	r.mu.Unlock()
 	id := a.GetID()
 	return actor.PropsFromFunc(func(ctx actor.Context) {
@@ -132,6 +134,11 @@ func TestClientSetAllocsIsIdempotentAndBatchesUpdates(t *testing.T) {
 	sys.Root.Send(pid, set)
 	require.Eventually(t, func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return len(rec.got["a1"]) == 1 }, 5*time.Second, time.Millisecond)
 	require.Equal(t, 1, rec.spawned["a1"], "a re-sent set must not spawn twice")
+	rec.mu.Lock()
+	node := rec.node
+	rec.mu.Unlock()
+	require.Equal(t, "n1", node.GetID())
+	require.NotEmpty(t, node.GetAttributes()["kernel.name"], "the alloc actor gets the node as registered, fingerprint included")
 
 	for _, st := range []string{"pending", "running"} {
 		sys.Root.Send(pid, &messages.AllocUpdated{Alloc: &messages.Allocation{ID: "a1", ClientStatus: st}})
