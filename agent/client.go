@@ -40,6 +40,9 @@ func (a *Agent) startClient() error {
 		HTTPAddr: a.cfg.HTTPAddr, Status: "initializing",
 		Version: node.Version,
 	}
+	// The host's own attributes now (the drivers' come with the first
+	// registration): allocations restored before it interpolate them.
+	node.Fingerprint(context.Background(), a.node, nil, a.clock.Now())
 	if err := a.startRuntimes(); err != nil {
 		return err
 	}
