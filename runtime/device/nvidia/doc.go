@@ -29,6 +29,7 @@
 // why. go-nvml loads the library with dlopen, so a binary built with cgo
 // (which this package requires) starts on any host.
 //
-// Reserve: see Plugin.Reserve for the environment and device nodes.
+// Reserve: see Plugin.Reserve for the environment, the device nodes and
+// the driver files (libraries and tools) that containers get.
 // MIG partitions are not reported: a MIG-enabled GPU is one instance.
 package nvidia

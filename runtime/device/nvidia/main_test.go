@@ -61,6 +61,8 @@ func newPlugin(t *testing.T, cfg Config) (*Plugin, *logBuffer) {
 func newMock() *nvmltest.Server { return nvmltest.NewDGXH100() }
 
 // mockPlugin returns a plugin over a fresh DGX H100 mock.
+// mockPlugin is a plugin over the DGX H100 mock whose Root is "/": device
+// nodes at their real paths, and the host's driver files, if any.
 func mockPlugin(t *testing.T) (*Plugin, *nvmltest.Server, *logBuffer) {
 	s := newMock()
 	p, logs := newPlugin(t, Config{NVML: s})

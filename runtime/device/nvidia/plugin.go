@@ -55,6 +55,12 @@ type Config struct {
 	EventTimeout time.Duration
 	// IgnoredXids do not mark a GPU unhealthy; nil means DefaultIgnoredXids.
 	IgnoredXids []uint64
+	// Root is where the host's /dev and driver files are, "" meaning "/":
+	// Reserve's device nodes are Root/dev/nvidia<minor> (seen in a
+	// container as /dev/nvidia<minor>) and its driver mounts come from
+	// Root's library and binary directories. Tests point it at a
+	// directory of their own.
+	Root string
 }
 
 var (
@@ -68,6 +74,7 @@ type Plugin struct {
 	logger       *slog.Logger
 	eventTimeout time.Duration
 	ignoredXids  map[uint64]bool
+	root         string
 
 	initOnce  sync.Once
 	mu        sync.Mutex
@@ -92,6 +99,7 @@ func New(cfg Config) *Plugin {
 		logger:       cfg.Logger,
 		eventTimeout: cfg.EventTimeout,
 		ignoredXids:  map[uint64]bool{},
+		root:         cfg.Root,
 		known:        map[int]knownGPU{},
 		xids:         map[string]string{},
 		warned:       map[string]bool{},
@@ -101,6 +109,9 @@ func New(cfg Config) *Plugin {
 	}
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
+	}
+	if p.root == "" {
+		p.root = "/"
 	}
 	if p.eventTimeout <= 0 {
 		p.eventTimeout = DefaultEventTimeout

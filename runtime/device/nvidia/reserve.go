@@ -3,6 +3,7 @@ package nvidia
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,7 +37,11 @@ type chosen struct {
 //   - CUDA_VISIBLE_DEVICES: the GPUs' NVML indices on the host ("2,5"),
 //     with CUDA_DEVICE_ORDER=PCI_BUS_ID;
 //   - device nodes /dev/nvidia<minor> for each GPU, then ControlDevices,
-//     all with permissions "rwm".
+//     all with permissions "rwm" (on the host under Config.Root);
+//   - read-only mounts of the host's driver libraries and tools
+//     (DriverLibraries at ContainerLibDir, DriverBinaries at
+//     ContainerBinDir) that exist on the host, for containers: the
+//     libraries must match the kernel module, so images do not have them.
 //
 // CUDA_VISIBLE_DEVICES holds host indices because an exec task is not
 // isolated: it sees every GPU on the host, so 0..n-1 would be the wrong
@@ -69,11 +74,12 @@ func (p *Plugin) Reserve(ids []string) (*device.Reservation, error) {
 	for i, g := range gpus {
 		uuids[i] = g.uuid
 		indices[i] = strconv.Itoa(g.index)
-		res.Devices = append(res.Devices, node(fmt.Sprintf("/dev/nvidia%d", g.minor)))
+		res.Devices = append(res.Devices, p.node(fmt.Sprintf("/dev/nvidia%d", g.minor)))
 	}
 	for _, path := range ControlDevices {
-		res.Devices = append(res.Devices, node(path))
+		res.Devices = append(res.Devices, p.node(path))
 	}
+	res.Mounts = driverMounts(p.root)
 	res.Envs = map[string]string{
 		EnvVisibleDevices:     strings.Join(uuids, ","),
 		EnvCudaVisibleDevices: strings.Join(indices, ","),
@@ -103,6 +109,8 @@ func (p *Plugin) lookup(uuid string) (chosen, error) {
 	return chosen{uuid: uuid, index: index, minor: minor}, nil
 }
 
-func node(path string) device.DeviceNode {
-	return device.DeviceNode{HostPath: path, ContainerPath: path, Permissions: "rwm"}
+// node is the device node at path in a container, path under the root on
+// the host.
+func (p *Plugin) node(path string) device.DeviceNode {
+	return device.DeviceNode{HostPath: filepath.Join(p.root, path), ContainerPath: path, Permissions: "rwm"}
 }

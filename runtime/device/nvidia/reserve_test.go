@@ -2,6 +2,8 @@ package nvidia
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -29,7 +31,40 @@ func TestReserveTwoOfEight(t *testing.T) {
 		{HostPath: "/dev/nvidia-uvm", ContainerPath: "/dev/nvidia-uvm", Permissions: "rwm"},
 		{HostPath: "/dev/nvidia-uvm-tools", ContainerPath: "/dev/nvidia-uvm-tools", Permissions: "rwm"},
 	}, res.Devices)
-	require.Empty(t, res.Mounts)
+	if _, ok := findFile("/", libDirs, "libnvidia-ml.so.1"); !ok {
+		require.Empty(t, res.Mounts, "no driver on this host")
+	}
+}
+
+// TestReserveGivesTheDriverFiles: under a Root that has part of a driver
+// install (Debian's layout: sonames linked to nvidia/current), Reserve
+// mounts the files that exist, symlinks resolved, at the CUDA images'
+// paths, and finds the device nodes under Root.
+func TestReserveGivesTheDriverFiles(t *testing.T) {
+	root := t.TempDir()
+	lib := filepath.Join(root, "usr/lib/x86_64-linux-gnu")
+	require.NoError(t, os.MkdirAll(filepath.Join(lib, "nvidia/current"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "usr/bin"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(lib, "nvidia/current/libcuda.so.550.54.15"), []byte("cuda"), 0o644))
+	require.NoError(t, os.Symlink("nvidia/current/libcuda.so.550.54.15", filepath.Join(lib, "libcuda.so.1")))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "usr/lib64"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "usr/lib64/libnvidia-ml.so.1"), []byte("nvml"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(lib, "libnvidia-ptxjitcompiler.so.1"), 0o755)) // not a file
+	require.NoError(t, os.Symlink("missing", filepath.Join(lib, "libnvidia-opencl.so.1")))   // dangling
+	require.NoError(t, os.WriteFile(filepath.Join(root, "usr/bin/nvidia-smi"), []byte("#!/bin/sh\n"), 0o755))
+
+	s := newMock()
+	p, _ := newPlugin(t, Config{NVML: s, Root: root})
+	res, err := p.Reserve([]string{s.UUIDs()[0]})
+	require.NoError(t, err)
+	require.Equal(t, []device.Mount{
+		{HostPath: filepath.Join(lib, "nvidia/current/libcuda.so.550.54.15"), ContainerPath: "/usr/local/nvidia/lib64/libcuda.so.1", ReadOnly: true},
+		{HostPath: filepath.Join(root, "usr/lib64/libnvidia-ml.so.1"), ContainerPath: "/usr/local/nvidia/lib64/libnvidia-ml.so.1", ReadOnly: true},
+		{HostPath: filepath.Join(root, "usr/bin/nvidia-smi"), ContainerPath: "/usr/local/nvidia/bin/nvidia-smi", ReadOnly: true},
+	}, res.Mounts)
+	require.Equal(t, device.DeviceNode{HostPath: filepath.Join(root, "dev/nvidia0"), ContainerPath: "/dev/nvidia0", Permissions: "rwm"},
+		res.Devices[0])
+	require.Equal(t, filepath.Join(root, "dev/nvidiactl"), res.Devices[1].HostPath)
 }
 
 func TestReserveBadInput(t *testing.T) {
