@@ -25,8 +25,32 @@ func (s *Server) raftConfig(w http.ResponseWriter, r *http.Request) (any, error)
 	return s.b.RaftConfiguration()
 }
 
-// ErrUnknownNode is what ActorTree returns for a node it cannot reach.
+// ErrUnknownNode is what ActorTree and ClientStats return for a node they
+// cannot reach.
 var ErrUnknownNode = errors.New("httpapi: unknown node")
+
+// ErrNoClient is what ClientStats returns, asked for this agent's own
+// node, on an agent without a client.
+var ErrNoClient = errors.New("this agent runs no client: ask for a node with ?node_id=")
+
+// clientStats handles GET /v1/client/stats[?node_id=]: a client's host
+// and device usage. A request for another node is passed on to that
+// node's agent, as logs are.
+func (s *Server) clientStats(w http.ResponseWriter, r *http.Request) (any, error) {
+	stats, elsewhere, err := s.b.ClientStats(r.Context(), r.URL.Query().Get("node_id"))
+	switch {
+	case errors.Is(err, ErrUnknownNode):
+		return nil, codeErr(http.StatusNotFound, "%v", err)
+	case errors.Is(err, ErrNoClient):
+		return nil, codeErr(http.StatusBadRequest, "%v", err)
+	case err != nil:
+		return nil, err
+	case elsewhere != "":
+		ProxyTo(elsewhere).ServeHTTP(w, r)
+		return nil, errProxied
+	}
+	return stats, nil
+}
 
 func (s *Server) actors(w http.ResponseWriter, r *http.Request) (any, error) {
 	tree, err := s.b.ActorTree(r.Context(), r.URL.Query().Get("node"))

@@ -28,6 +28,10 @@ type Backend interface {
 	// AllocForLogs finds an allocation and its job for its logs; elsewhere
 	// is the HTTP address of the agent that has them when it is not this one.
 	AllocForLogs(allocID string) (a *messages.Allocation, job *messages.Job, elsewhere string, err error)
+	// ClientStats samples the host and devices of node nodeID ("": this
+	// agent's), or says which agent has them (elsewhere); see
+	// ErrUnknownNode and ErrNoClient.
+	ClientStats(ctx context.Context, nodeID string) (stats *api.HostStats, elsewhere string, err error)
 	Self() *api.AgentSelf
 	Members() *api.ServerMembers
 	Leader() string
@@ -92,6 +96,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/node/{id}/drain", s.wrap(s.nodeDrain))
 	m.HandleFunc("PUT /v1/node/{id}/drain", s.wrap(s.nodeDrain))
 	m.HandleFunc("GET /v1/client/fs/logs/{alloc}", s.logs)
+	m.HandleFunc("GET /v1/client/stats", s.wrap(s.clientStats))
 	m.HandleFunc("GET /v1/agent/self", s.wrap(s.agentSelf))
 	m.HandleFunc("GET /v1/agent/members", s.wrap(s.agentMembers))
 	m.HandleFunc("GET /v1/status/leader", s.wrap(s.statusLeader))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -53,4 +54,41 @@ func TestAllocStatusDevices(t *testing.T) {
 	code, out, errOut := f.runCLI("alloc", "status", allocID)
 	require.Equal(t, 0, code, errOut)
 	require.Regexp(t, `(?m)^nvidia/gpu/H100\s+GPU-aaa,GPU-ccc$`, out)
+}
+
+func TestNodeStatusStats(t *testing.T) {
+	f := newFakeAPI(t)
+	f.nodes[nodeID] = sampleNode()
+	used, total, util := 1024.0, 81559.0, 17.0
+	f.stats[nodeID] = &api.HostStats{
+		Memory: &api.HostMemoryStats{Total: 8 << 30, Used: 3 << 30}, Uptime: 7200,
+		DeviceStats: []*api.DeviceGroupStats{{Vendor: "nvidia", Type: "gpu", Name: "H100", InstanceStats: map[string]*api.DeviceStats{
+			"GPU-aaa": {
+				Summary: &api.StatValue{FloatNumeratorVal: &used, FloatDenominatorVal: &total, Unit: "MiB"},
+				Stats: &api.StatObject{Attributes: map[string]*api.StatValue{
+					"gpu_utilization_percent": {FloatNumeratorVal: &util, Unit: "%"}}},
+			},
+		}}},
+	}
+	code, out, errOut := f.runCLI("node", "status", nodeID)
+	require.Equal(t, 0, code, errOut)
+	require.NotContains(t, out, "Utilization", "stats only with -stats")
+
+	code, out, errOut = f.runCLI("node", "status", "-stats", nodeID)
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `(?m)^Host Resource Utilization\nMemory\s+Uptime\n3072/8192 MiB\s+2h0m0s$`, out)
+	require.Regexp(t, `(?m)^nvidia/gpu/H100\[GPU-aaa\]\s+1024 / 81559 MiB$`, out)
+	require.NotContains(t, out, "gpu_utilization_percent")
+	calls := f.callsTo("GET", "/v1/client/stats")
+	require.Len(t, calls, 1)
+	require.Equal(t, nodeID, calls[0].Query["node_id"])
+
+	code, out, _ = f.runCLI("node", "status", "-stats", "-verbose", nodeID)
+	require.Equal(t, 0, code)
+	require.Regexp(t, `(?m)^nvidia/gpu/H100\[GPU-aaa\] gpu_utilization_percent = 17 %$`, out)
+
+	delete(f.stats, nodeID) // the node's agent cannot be asked
+	code, _, errOut = f.runCLI("node", "status", "-stats", nodeID)
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errOut, "querying the node's stats")
 }

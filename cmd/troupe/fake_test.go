@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,15 +61,16 @@ type fakeAPI struct {
 	raft        *api.RaftConfiguration
 	actors      map[string]*api.ActorTree
 	logs        map[string]string // "alloc/task/type"
-	registerErr string            // a 400 body for PUT /v1/jobs
-	evalID      string            // answered by writes
+	stats       map[string]*api.HostStats
+	registerErr string // a 400 body for PUT /v1/jobs
+	evalID      string // answered by writes
 }
 
 func newFakeAPI(t *testing.T) *fakeAPI {
 	f := &fakeAPI{t: t, index: 10, jobs: map[string]*messages.Job{}, summaries: map[string]*api.JobSummary{},
 		evals: map[string][]*messages.Evaluation{}, jobAllocs: map[string][][]*api.AllocListStub{},
 		allocs: map[string]*messages.Allocation{}, nodes: map[string]*messages.Node{},
-		actors: map[string]*api.ActorTree{}, logs: map[string]string{}}
+		actors: map[string]*api.ActorTree{}, logs: map[string]string{}, stats: map[string]*api.HostStats{}}
 	mux := http.NewServeMux()
 	f.routes(mux)
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -107,6 +109,9 @@ func (f *fakeAPI) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/node/{id}", get(f, func(id string) any { return f.nodes[id] }))
 	mux.HandleFunc("GET /v1/nodes", f.listNodes)
 	mux.HandleFunc("GET /v1/node/{id}/allocations", get(f, f.nodeAllocs))
+	mux.HandleFunc("GET /v1/client/stats", func(w http.ResponseWriter, r *http.Request) {
+		f.reply(w, f.stats[r.URL.Query().Get("node_id")])
+	})
 	mux.HandleFunc("POST /v1/node/{id}/eligibility", f.write(func(string) any { return &api.NodeEligibilityUpdateResponse{} }))
 	mux.HandleFunc("GET /v1/agent/members", get(f, func(string) any { return f.members }))
 	mux.HandleFunc("GET /v1/status/leader", get(f, func(string) any { return f.leader }))
@@ -137,26 +142,13 @@ func (f *fakeAPI) reply(w http.ResponseWriter, v any) {
 	require.NoError(f.t, json.NewEncoder(w).Encode(v))
 }
 
+// isNilPtr reports whether v is a nil pointer, slice or map (an unknown
+// object: 404).
 func isNilPtr(v any) bool {
-	switch x := v.(type) {
-	case *messages.Job:
-		return x == nil
-	case *messages.Evaluation:
-		return x == nil
-	case *messages.Allocation:
-		return x == nil
-	case *messages.Node:
-		return x == nil
-	case *api.JobSummary:
-		return x == nil
-	case *api.ServerMembers:
-		return x == nil
-	case *api.RaftConfiguration:
-		return x == nil
-	case *api.ActorTree:
-		return x == nil
-	case []*api.AllocListStub:
-		return x == nil
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map:
+		return rv.IsNil()
 	}
 	return false
 }

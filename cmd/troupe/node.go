@@ -15,6 +15,7 @@ import (
 func nodeStatusCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("node status", stdout, stderr, true)
 	verbose := m.fs.Bool("verbose", false, "show full IDs and the node's attributes")
+	stats := m.fs.Bool("stats", false, "show the host's memory and each device's usage, sampled now")
 	rest, code, ok := m.parse(args)
 	if !ok {
 		return code
@@ -36,7 +37,7 @@ func nodeStatusCommand(args []string, stdout, stderr io.Writer) int {
 	if m.json {
 		return m.printJSON(node)
 	}
-	return nodeDetail(m, c, node, *verbose)
+	return nodeDetail(m, c, node, *verbose, *stats)
 }
 
 func nodeList(m *meta, c *api.Client, verbose bool) int {
@@ -61,7 +62,7 @@ func nodeList(m *meta, c *api.Client, verbose bool) int {
 	return exitOK
 }
 
-func nodeDetail(m *meta, c *api.Client, n *messages.Node, verbose bool) int {
+func nodeDetail(m *meta, c *api.Client, n *messages.Node, verbose, stats bool) int {
 	writeKV(m.stdout, []kv{
 		{"ID", n.ID},
 		{"Name", n.Name},
@@ -88,6 +89,13 @@ func nodeDetail(m *meta, c *api.Client, n *messages.Node, verbose bool) int {
 	}
 	writeAllocatedResources(m.stdout, n, allocs)
 	writeDevices(m.stdout, n, allocs, verbose)
+	if stats {
+		hs, err := c.Nodes().Stats(n.ID, nil)
+		if err != nil {
+			return m.fail("querying the node's stats", err)
+		}
+		writeHostStats(m.stdout, hs, verbose)
+	}
 	stubs := make([]*api.AllocListStub, 0, len(allocs))
 	for _, a := range allocs {
 		stubs = append(stubs, api.NewAllocListStub(a))

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
+
+	"github.com/troupe-dev/troupe/api"
 
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
@@ -103,4 +106,55 @@ func writeDevices(w io.Writer, n *messages.Node, allocs []*messages.Allocation, 
 
 func deviceGroupName(g *messages.NodeDeviceResource) string {
 	return g.GetVendor() + "/" + g.GetType() + "/" + g.GetName()
+}
+
+// writeHostStats writes a node's sampled usage: memory used of total and
+// uptime, then each device instance's summary (a GPU's memory used of
+// total); with verbose, every statistic of every instance.
+func writeHostStats(w io.Writer, hs *api.HostStats, verbose bool) {
+	fmt.Fprintln(w, "\nHost Resource Utilization")
+	mem := hs.Memory
+	writeTable(w, []string{"Memory", "Uptime"}, [][]string{{
+		fmt.Sprintf("%d/%d MiB", mem.GetUsed()>>20, mem.GetTotal()>>20),
+		(time.Duration(hs.Uptime) * time.Second).String(),
+	}})
+	var rows [][]string
+	var detail []kv
+	for _, g := range hs.DeviceStats {
+		for _, id := range sortedKeys(g.InstanceStats) {
+			ds := g.InstanceStats[id]
+			name := fmt.Sprintf("%s/%s/%s[%s]", g.Vendor, g.Type, g.Name, id)
+			rows = append(rows, []string{name, statString(ds.Summary)})
+			if ds.Stats == nil {
+				continue
+			}
+			for _, k := range sortedKeys(ds.Stats.Attributes) {
+				detail = append(detail, kv{name + " " + k, statString(ds.Stats.Attributes[k])})
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nDevice Resource Utilization")
+	writeTable(w, []string{"Device", "Summary"}, rows)
+	if verbose && len(detail) > 0 {
+		fmt.Fprintln(w, "\nDevice Stats")
+		writeKV(w, detail)
+	}
+}
+
+// statString shows a value ("17 %") or a fraction ("1024 / 81559 MiB").
+func statString(v *api.StatValue) string {
+	if v == nil || v.FloatNumeratorVal == nil {
+		return "<none>"
+	}
+	s := strconv.FormatFloat(*v.FloatNumeratorVal, 'f', -1, 64)
+	if v.FloatDenominatorVal != nil {
+		s += " / " + strconv.FormatFloat(*v.FloatDenominatorVal, 'f', -1, 64)
+	}
+	if v.Unit != "" {
+		s += " " + v.Unit
+	}
+	return s
 }

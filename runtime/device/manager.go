@@ -37,6 +37,7 @@ type Manager struct {
 
 	mu      sync.Mutex
 	owners  map[string]Plugin                         // instance ID → plugin, from the last Fingerprint
+	groups  []*messages.NodeDeviceResource            // the last Fingerprint's answer
 	last    map[string][]*messages.NodeDeviceResource // plugin name → its last good fingerprint
 	lastErr map[string]string                         // plugin name → the failure logged last
 
@@ -110,8 +111,17 @@ func (m *Manager) Fingerprint(ctx context.Context) ([]*messages.NodeDeviceResour
 	})
 	m.mu.Lock()
 	m.owners = owners
+	m.groups = all
 	m.mu.Unlock()
-	return all, nil
+	return cloneGroups(all), nil
+}
+
+// Groups returns what the last Fingerprint returned (nothing before the
+// first), without asking the plugins.
+func (m *Manager) Groups() []*messages.NodeDeviceResource {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return cloneGroups(m.groups)
 }
 
 // claim records p as the owner of g's instances and drops those that

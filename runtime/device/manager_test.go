@@ -251,3 +251,18 @@ func TestManagerClose(t *testing.T) {
 	require.ErrorContains(t, m.Close(), "close fake: close failed")
 	require.Equal(t, 1, c.closed)
 }
+
+func TestManagerGroupsIsTheLastFingerprint(t *testing.T) {
+	f := NewFake(FakeGroup("acme", "fpga", "X1", "f1", "f2"))
+	m, err := NewManager(nil, f)
+	require.NoError(t, err)
+	require.Empty(t, m.Groups(), "nothing before the first fingerprint")
+	got, err := m.Fingerprint(context.Background())
+	require.NoError(t, err)
+	groups := m.Groups()
+	require.Len(t, groups, 1)
+	require.Equal(t, "X1", groups[0].GetName())
+	require.Equal(t, got[0].GetInstances()[1].GetID(), groups[0].GetInstances()[1].GetID())
+	groups[0].Name = "changed"
+	require.Equal(t, "X1", m.Groups()[0].GetName(), "a copy")
+}

@@ -1,0 +1,94 @@
+package api
+
+import (
+	"maps"
+	"time"
+)
+
+// HostStats answers GET /v1/client/stats: one client's host and device
+// usage, in Nomad's shape (github.com/hashicorp/nomad/api's
+// Nodes().Stats decodes it).
+type HostStats struct {
+	Memory      *HostMemoryStats
+	DeviceStats []*DeviceGroupStats
+	Uptime      uint64 // seconds since the host booted
+	Timestamp   int64  // unix nanos of the sample
+}
+
+// HostMemoryStats is the host's memory, in bytes.
+type HostMemoryStats struct {
+	Total     uint64
+	Available uint64
+	Used      uint64
+	Free      uint64
+}
+
+// GetUsed is m's Used, 0 for a nil m.
+func (m *HostMemoryStats) GetUsed() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.Used
+}
+
+// GetTotal is m's Total, 0 for a nil m.
+func (m *HostMemoryStats) GetTotal() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.Total
+}
+
+// DeviceGroupStats is the usage of one device group's instances.
+type DeviceGroupStats struct {
+	Vendor string
+	Type   string
+	Name   string
+	// InstanceStats maps each instance ID to its sample.
+	InstanceStats map[string]*DeviceStats
+}
+
+// DeviceStats is one instance's sample: Summary is its most telling
+// figure (a GPU's memory used of total), Stats all of them.
+type DeviceStats struct {
+	Summary   *StatValue
+	Stats     *StatObject
+	Timestamp time.Time
+}
+
+// StatObject is a set of named statistics.
+type StatObject struct {
+	Nested     map[string]*StatObject
+	Attributes map[string]*StatValue
+}
+
+// StatValue is one statistic: a float, or a fraction when the
+// denominator is set.
+type StatValue struct {
+	FloatNumeratorVal   *float64 `json:",omitempty"`
+	FloatDenominatorVal *float64 `json:",omitempty"`
+	Unit                string
+	Desc                string
+}
+
+// Stats reads a client's host and device usage (GET
+// /v1/client/stats?node_id=ID); the agent asked passes the request on to
+// the node's own agent. An empty nodeID asks the agent itself.
+func (n *Nodes) Stats(nodeID string, q *QueryOptions) (*HostStats, error) {
+	var opts QueryOptions
+	if q != nil {
+		opts = *q
+	}
+	opts.Params = maps.Clone(opts.Params)
+	if nodeID != "" {
+		if opts.Params == nil {
+			opts.Params = map[string]string{}
+		}
+		opts.Params["node_id"] = nodeID
+	}
+	var out HostStats
+	if _, err := n.c.query("/v1/client/stats", &out, &opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
