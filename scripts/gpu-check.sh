@@ -25,6 +25,8 @@ done
 node=$(bin/troupe node status -json | sed -n 's/.*"ID": *"\([^"]*\)".*/\1/p' | head -1)
 echo "== fingerprinted devices (troupe node status -verbose)"
 bin/troupe node status -verbose "$node" | sed -n '/^Device Resources/,/^Allocations/p'
+echo "== sampled usage (troupe node status -stats)"
+bin/troupe node status -stats "$node" | sed -n '/^Host Resource Utilization/,/^Allocations/p'
 
 cat >"$work/gpu.hcl" <<'HCL'
 job "gpu-check" {
