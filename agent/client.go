@@ -78,6 +78,7 @@ func (a *Agent) startClient() error {
 	go func() {
 		defer a.wg.Done()
 		a.cleanupRuntimes(a.knownAlloc)
+		a.sweepNetwork(a.knownAlloc)
 	}()
 	return nil
 }

@@ -74,6 +74,45 @@ func (a *Agent) cleanupRuntimes(live func(allocID string) bool) {
 	}
 }
 
+// sweepNetwork runs the bridge network's GC every NetworkGCInterval
+// until the agent stops: what an allocation's teardown could not remove
+// (it gave up, or the allocation was forgotten meanwhile) does not wait
+// for the next agent start. The allocations in the client state file are
+// live; each is written there before its network is set up and removed
+// only after its network was released. Containers are cleaned up at start
+// only: one being created has no stored handle yet.
+func (a *Agent) sweepNetwork(live func(allocID string) bool) {
+	if a.network == nil {
+		return
+	}
+	every := a.cfg.NetworkGCInterval
+	if every <= 0 {
+		every = DefaultNetworkGCInterval
+	}
+	for {
+		fire := make(chan struct{})
+		t := a.clock.AfterFunc(every, func() { close(fire) })
+		select {
+		case <-a.stop:
+			t.Stop()
+			return
+		case <-fire:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		go func() { // a stopping agent does not wait for the sweep
+			select {
+			case <-a.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		if err := a.network.GC(ctx, live); err != nil && ctx.Err() == nil {
+			a.log.Warn("bridge network GC", "error", err)
+		}
+		cancel()
+	}
+}
+
 // liveContainers are the container IDs of the tasks with a stored handle
 // in the client state file: the allocations this client still knows.
 func (a *Agent) liveContainers() map[string]bool {

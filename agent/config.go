@@ -39,6 +39,10 @@ type Config struct {
 	ClientBatch time.Duration
 	// PluginProbeInterval is how often CSI plugin tasks are fingerprinted.
 	PluginProbeInterval time.Duration
+	// NetworkGCInterval is how often the bridge network is swept for what
+	// allocations this client no longer knows left behind (at start too);
+	// 0 means DefaultNetworkGCInterval.
+	NetworkGCInterval time.Duration
 	// VolumeRetry is the backoff of CSI unpublish retries: node unpublish
 	// on clients, controller unpublish on the leader (1 s doubling to
 	// 1 min for 24 h by default).
@@ -82,6 +86,9 @@ type Config struct {
 
 	Logger *slog.Logger
 }
+
+// DefaultNetworkGCInterval is Config.NetworkGCInterval's default.
+const DefaultNetworkGCInterval = 5 * time.Minute
 
 // DefaultConfig returns Nomad's defaults.
 func DefaultConfig() *Config {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"net"
 	"net/netip"
 	"os"
@@ -11,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/cni"
 )
 
 // TestBridgeNetworkPorts: two allocations of one group on one host each
@@ -187,4 +190,32 @@ func readLines(t testing.TB, path string) []string {
 		return nil
 	}
 	return strings.Fields(string(b))
+}
+
+// TestNetworkSweepRemovesWhatNoAllocationOwns: while the agent runs, its
+// periodic network GC removes a network that no allocation of the client
+// owns (namespace, address, rules) and leaves a running allocation's
+// alone.
+func TestNetworkSweepRemovesWhatNoAllocationOwns(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.NetworkGCInterval = 100 * time.Millisecond
+	e := startNetAgentWith(t, cfg)
+	jobID := e.run(t, webJob("web", 1, 0))
+	al := e.waitRunning(t, jobID, 1)[0]
+
+	stray, err := uuid.GenerateUUID()
+	require.NoError(t, err)
+	res, err := e.a.network.Setup(context.Background(), cni.SetupRequest{AllocID: stray,
+		Ports: []cni.PortMapping{{HostPort: freePort(t), ContainerPort: 80}}})
+	require.NoError(t, err)
+	require.NotZero(t, rulesMentioning(t, stray))
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(res.NetnsPath)
+		return os.IsNotExist(err) && rulesMentioning(t, stray) == 0
+	}, 30*time.Second, 20*time.Millisecond, "the stray network was not swept")
+
+	require.Equal(t, al.GetID(), get(t, hostPort(t, al)), "the allocation's network is untouched")
+	_, err = os.Stat(filepath.Join(e.cfg.NetnsDir, al.GetID()))
+	require.NoError(t, err)
+	require.NotZero(t, rulesMentioning(t, al.GetID()))
 }

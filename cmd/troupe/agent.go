@@ -52,6 +52,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.BridgeName, "bridge", "", "bridge of allocations' bridge networks (default troupe0)")
 	fs.StringVar(&cfg.BridgeSubnet, "bridge-subnet", "", "subnet of the bridge network (default 172.26.64.0/20)")
 	fs.DurationVar(&cfg.PluginProbeInterval, "plugin-probe-interval", cfg.PluginProbeInterval, "how often CSI plugin tasks are fingerprinted (0: 10s)")
+	fs.DurationVar(&cfg.NetworkGCInterval, "network-gc-interval", cfg.NetworkGCInterval, "how often the bridge network is swept for what gone allocations left (0: 5m)")
 	fs.StringVar(&cfg.CNINetwork, "cni-network", "", "name of the CNI network of bridge-mode allocations (default troupe)")
 	fs.StringVar(&cfg.CNIStateDir, "cni-state-dir", "", "host-local IPAM state directory, on tmpfs so a reboot wipes it (default /var/run/cni)")
 	fs.StringVar(&cfg.NetnsDir, "netns-dir", "", "where allocations' network namespaces are pinned (default /var/run/netns)")
