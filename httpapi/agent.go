@@ -25,14 +25,6 @@ func (s *Server) raftConfig(w http.ResponseWriter, r *http.Request) (any, error)
 	return s.b.RaftConfiguration()
 }
 
-// ErrUnknownNode is what ActorTree and ClientStats return for a node they
-// cannot reach.
-var ErrUnknownNode = errors.New("httpapi: unknown node")
-
-// ErrNoClient is what ClientStats returns, asked for this agent's own
-// node, on an agent without a client.
-var ErrNoClient = errors.New("this agent runs no client: ask for a node with ?node_id=")
-
 // clientStats handles GET /v1/client/stats[?node_id=]: a client's host
 // and device usage. A request for another node is passed on to that
 // node's agent, as logs are.
