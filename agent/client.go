@@ -42,7 +42,10 @@ func (a *Agent) startClient() error {
 	}
 	// The host's own attributes now (the drivers' come with the first
 	// registration): allocations restored before it interpolate them.
-	node.Fingerprint(context.Background(), a.node, nil, a.clock.Now())
+	// Only the attributes: each registration measures the resources anew.
+	host := &messages.Node{}
+	node.Fingerprint(context.Background(), host, nil, a.clock.Now())
+	a.node.Attributes = host.Attributes
 	if err := a.startRuntimes(); err != nil {
 		return err
 	}
@@ -84,7 +87,14 @@ func (a *Agent) startClient() error {
 }
 
 // knownAlloc reports whether the client state file has the allocation.
+// The file's writes are queued: before answering no, it waits for those
+// queued so far, so that an allocation whose actor has just stored it
+// (before setting up its network) is never taken for a gone one.
 func (a *Agent) knownAlloc(id string) bool {
+	if sa, err := a.db.Alloc(id); err == nil && sa != nil {
+		return true
+	}
+	a.db.Flush()
 	sa, err := a.db.Alloc(id)
 	return err == nil && sa != nil
 }

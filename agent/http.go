@@ -49,12 +49,13 @@ func (a *Agent) startHTTP() error {
 	return nil
 }
 
-// clientOnlyHandler serves what a client knows itself (its logs, its actor
-// tree, itself) and forwards every other request to a server's HTTP API.
+// clientOnlyHandler serves what a client knows itself (its allocations'
+// logs, its stats, its actor tree, itself) and forwards every other
+// request to a server's HTTP API: the server passes a request about
+// another client on to that client's agent.
 func (a *Agent) clientOnlyHandler(local http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := r.URL.Path
-		if strings.HasPrefix(p, "/v1/client/") || p == "/v1/agent/self" || (p == "/v1/actors" && r.URL.Query().Get("node") == "") {
+		if a.servesHere(r) {
 			local.ServeHTTP(w, r)
 			return
 		}
@@ -70,6 +71,22 @@ func (a *Agent) clientOnlyHandler(local http.Handler) http.Handler {
 		}
 		http.Error(w, "no server known yet", http.StatusServiceUnavailable)
 	})
+}
+
+// servesHere reports whether a client-only agent answers r itself.
+func (a *Agent) servesHere(r *http.Request) bool {
+	p, q := r.URL.Path, r.URL.Query()
+	switch {
+	case p == "/v1/agent/self", p == "/v1/actors" && q.Get("node") == "":
+		return true
+	case p == "/v1/client/stats":
+		id := q.Get("node_id")
+		return id == "" || id == a.node.GetID()
+	case strings.HasPrefix(p, "/v1/client/fs/logs/"):
+		sa, err := a.db.Alloc(strings.TrimPrefix(p, "/v1/client/fs/logs/"))
+		return err == nil && sa != nil
+	}
+	return strings.HasPrefix(p, "/v1/client/")
 }
 
 // HTTPAddr is the address the API listens on (with the real port when the

@@ -18,7 +18,7 @@ import (
 // ClientStats samples this client's host (memory, uptime) and devices
 // when nodeID is "" or this agent's node. For another node it returns the
 // HTTP address of that node's agent (elsewhere), which serves them; a
-// node this agent does not know is httpapi.httpapi.ErrUnknownNode, and no node on
+// node this agent does not know is httpapi.ErrUnknownNode, and no node on
 // an agent without a client httpapi.ErrNoClient.
 func (a *Agent) ClientStats(ctx context.Context, nodeID string) (stats *api.HostStats, elsewhere string, err error) {
 	if nodeID != "" && (a.node == nil || nodeID != a.node.GetID()) {
@@ -78,6 +78,7 @@ func deviceStats(groups []*messages.NodeDeviceResource, samples map[string]*devi
 	return out
 }
 
+// f64 is a pointer to v, for the API's optional values.
 func f64(v float64) *float64 { return &v }
 
 // statUnit reads a stat's unit from its name's suffix (device.InstanceStats).
@@ -109,6 +110,9 @@ func memoryStats(path string) (*api.HostMemoryStats, error) {
 		}
 	}
 	m := &api.HostMemoryStats{Total: kb["MemTotal"], Available: kb["MemAvailable"], Free: kb["MemFree"]}
+	if _, ok := kb["MemAvailable"]; !ok { // kernels before 3.14
+		m.Available = kb["MemFree"] + kb["Buffers"] + kb["Cached"]
+	}
 	if m.Total >= m.Available {
 		m.Used = m.Total - m.Available
 	}

@@ -89,6 +89,8 @@ func interpolateConfig(cfg map[string]any, vars ...map[string]string) map[string
 	return out
 }
 
+// interpolateValue is v with its strings interpolated: a string, or a
+// copy of a list or map; any other value as it is.
 func interpolateValue(v any, vars []map[string]string) any {
 	switch v := v.(type) {
 	case string:

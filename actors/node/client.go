@@ -59,7 +59,9 @@ type ClientSpec struct {
 	// AllocProps builds the props of an alloc actor for an allocation
 	// (injected: the node package does not import the alloc package).
 	// node is the node as last registered (fingerprinted attributes
-	// included), or Node before the first registration; read only.
+	// included), or Node before the first registration answered (the
+	// agent puts the host's attributes on Node; the drivers' come with
+	// the registration); read only.
 	AllocProps func(a *messages.Allocation, node *messages.Node) *actor.Props
 	// BatchInterval is how long alloc updates gather before one is sent.
 	BatchInterval time.Duration

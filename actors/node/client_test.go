@@ -129,6 +129,8 @@ func TestClientSetAllocsIsIdempotentAndBatchesUpdates(t *testing.T) {
 	srv, clock := &fakeServer{}, actors.NewFakeClock(time.Unix(0, 0))
 	rec := &recorder{spawned: map[string]int{}, got: map[string][]*messages.Allocation{}}
 	sys, pid := newTestClient(t, srv, clock, rec)
+	// Registered and answered: the heartbeat timer is armed.
+	require.Eventually(t, func() bool { return clock.Pending() == 1 }, 5*time.Second, time.Millisecond)
 	set := &messages.SetClientAllocs{NodeID: "n1", Allocs: []*messages.Allocation{allocWith("a1", 0)}}
 	sys.Root.Send(pid, set)
 	sys.Root.Send(pid, set)

@@ -89,12 +89,15 @@ func nodeDetail(m *meta, c *api.Client, n *messages.Node, verbose, stats bool) i
 	}
 	writeAllocatedResources(m.stdout, n, allocs)
 	writeDevices(m.stdout, n, allocs, verbose)
+	code := exitOK
 	if stats {
-		hs, err := c.Nodes().Stats(n.ID, nil)
-		if err != nil {
-			return m.fail("querying the node's stats", err)
+		// A node whose agent cannot be asked (down, unreachable) still
+		// gets the rest of its status; the exit code says what is missing.
+		if hs, err := c.Nodes().Stats(n.ID, nil); err != nil {
+			code = m.fail("querying the node's stats", err)
+		} else {
+			writeHostStats(m.stdout, hs, verbose)
 		}
-		writeHostStats(m.stdout, hs, verbose)
 	}
 	stubs := make([]*api.AllocListStub, 0, len(allocs))
 	for _, a := range allocs {
@@ -110,7 +113,7 @@ func nodeDetail(m *meta, c *api.Client, n *messages.Node, verbose, stats bool) i
 		}
 		writeKV(m.stdout, pairs)
 	}
-	return exitOK
+	return code
 }
 
 // writeDrivers writes every driver the node fingerprinted: whether it

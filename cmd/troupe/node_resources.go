@@ -104,6 +104,7 @@ func writeDevices(w io.Writer, n *messages.Node, allocs []*messages.Allocation, 
 	}
 }
 
+// deviceGroupName is a group's vendor/type/name.
 func deviceGroupName(g *messages.NodeDeviceResource) string {
 	return g.GetVendor() + "/" + g.GetType() + "/" + g.GetName()
 }

@@ -20,7 +20,7 @@ const (
 	DefaultSubnet      = "172.26.64.0/20"
 	DefaultIPAMDataDir = "/var/run/cni" // tmpfs: wiped at reboot, on purpose
 	DefaultNetnsDir    = "/var/run/netns"
-	DefaultLockFile    = "/run/lock/troupe-cni.lock"
+	DefaultLockFile    = "/run/troupe/cni.lock"
 )
 
 // CNIVersion is the version of the network configuration: the newest that
@@ -59,7 +59,10 @@ type Config struct {
 	// LockFile is flocked around every CNI operation, so that the
 	// plugins' iptables changes of all troupe networks on the host run
 	// one at a time: iptables-nft takes no lock of its own, and two
-	// processes changing the same table at once can lose a chain.
+	// processes changing the same table at once can lose a chain. Its
+	// directory must belong to the agent's user and be writable by no
+	// one else (see lockFile): a lock in a world-writable directory could
+	// be held, or pointed elsewhere, by any user.
 	LockFile string
 	// Logger gets warnings about cleanups; default discards.
 	Logger *slog.Logger

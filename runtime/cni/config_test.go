@@ -52,7 +52,7 @@ func TestNewFillsInTheDefaults(t *testing.T) {
 	require.Equal(t, Config{
 		PluginDirs: []string{"/usr/lib/cni"}, Name: "troupe", Bridge: "troupe0", Subnet: "172.26.64.0/20",
 		IPAMDataDir: "/var/run/cni", CacheDir: "/var/run/cni/cache", NetnsDir: "/var/run/netns",
-		LockFile: "/run/lock/troupe-cni.lock",
+		LockFile: "/run/troupe/cni.lock",
 		Logger:   n.cfg.Logger,
 	}, n.cfg)
 	require.Equal(t, "/var/run/netns/abc", n.NetnsPath("abc"))

@@ -37,7 +37,7 @@
 //
 // The Network's methods run one at a time (they share iptables and
 // host-local's state), and across processes too: each holds an flock on
-// Config.LockFile (/run/lock/troupe-cni.lock) while it runs, because
+// Config.LockFile (/run/troupe/cni.lock) while it runs, because
 // iptables-nft takes no lock and concurrent changes can lose a chain. A
 // plugin's iptables change that still collides with another program's
 // (ADD finds its chain missing, DEL finds the table busy) is tried again.

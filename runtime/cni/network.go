@@ -276,7 +276,10 @@ func (n *Network) teardown(ctx context.Context, req SetupRequest, raw []byte, af
 	}
 	ips = append(ips, prevIPs...)
 	delErr := n.execList(ctx, "DEL", rt, prev)
-	for try := 1; delErr != nil && try <= delRetries && ctx.Err() == nil && transientIptables(delErr); try++ {
+	// After a failed ADD, DEL is not run again: its errors are expected
+	// there (a chain that the collision left out) and the forced cleanup
+	// follows anyway, while Setup holds the host's lock.
+	for try := 1; !afterAdd && delErr != nil && try <= delRetries && ctx.Err() == nil && transientIptables(delErr); try++ {
 		// iptables-nft refuses a chain delete while another process's
 		// transaction holds the table ("Device or resource busy"): DEL is
 		// idempotent, so run it again before cleaning up by force.

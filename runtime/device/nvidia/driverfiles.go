@@ -4,6 +4,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 
 	"github.com/troupe-dev/troupe/runtime/device"
 )
@@ -25,6 +26,11 @@ var DriverLibraries = []string{
 	"libnvidia-opencl.so.1", "libnvidia-allocator.so.1", "libcudadebugger.so.1",
 }
 
+// VersionedDriverLibraries are driver libraries that exist only under
+// their full version ("libnvidia-gpucomp.so.550.54.15", used by the PTX
+// JIT of drivers 545 and later); the driver's version is appended.
+var VersionedDriverLibraries = []string{"libnvidia-gpucomp.so"}
+
 // DriverBinaries are the driver's tools given to containers.
 var DriverBinaries = []string{"nvidia-smi", "nvidia-debugdump", "nvidia-persistenced",
 	"nvidia-cuda-mps-control", "nvidia-cuda-mps-server"}
@@ -42,7 +48,9 @@ var (
 // returns them as read-only bind mounts at ContainerLibDir/<soname> and
 // ContainerBinDir/<name>, the host side with its symlinks resolved. A file
 // the host does not have is left out; none (no driver installed) is none.
-func driverMounts(root string) []device.Mount {
+// version is the driver's ("550.54.15"; "" when NVML does not say), for
+// VersionedDriverLibraries.
+func driverMounts(root, version string) []device.Mount {
 	var out []device.Mount
 	add := func(names, dirs []string, target string) {
 		for _, name := range names {
@@ -51,7 +59,14 @@ func driverMounts(root string) []device.Mount {
 			}
 		}
 	}
-	add(DriverLibraries, libDirs, ContainerLibDir)
+	libs := DriverLibraries
+	if version != "" {
+		libs = slices.Clone(libs)
+		for _, l := range VersionedDriverLibraries {
+			libs = append(libs, l+"."+version)
+		}
+	}
+	add(libs, libDirs, ContainerLibDir)
 	add(DriverBinaries, binDirs, ContainerBinDir)
 	return out
 }

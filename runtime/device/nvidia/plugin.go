@@ -58,8 +58,9 @@ type Config struct {
 	// Root is where the host's /dev and driver files are, "" meaning "/":
 	// Reserve's device nodes are Root/dev/nvidia<minor> (seen in a
 	// container as /dev/nvidia<minor>) and its driver mounts come from
-	// Root's library and binary directories. Tests point it at a
-	// directory of their own.
+	// Root's library and binary directories (their symlinks resolved on
+	// the host, so an absolute link leads out of Root). Tests point it at
+	// a directory of their own.
 	Root string
 }
 

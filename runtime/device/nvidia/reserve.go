@@ -79,7 +79,11 @@ func (p *Plugin) Reserve(ids []string) (*device.Reservation, error) {
 	for _, path := range ControlDevices {
 		res.Devices = append(res.Devices, p.node(path))
 	}
-	res.Mounts = driverMounts(p.root)
+	version, ret := p.lib.SystemGetDriverVersion()
+	if ret != nvml.SUCCESS {
+		version = ""
+	}
+	res.Mounts = driverMounts(p.root, version)
 	res.Envs = map[string]string{
 		EnvVisibleDevices:     strings.Join(uuids, ","),
 		EnvCudaVisibleDevices: strings.Join(indices, ","),

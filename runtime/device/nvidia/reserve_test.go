@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/runtime/device"
+	"github.com/troupe-dev/troupe/runtime/device/nvidia/nvmltest"
 )
 
 func TestReserveTwoOfEight(t *testing.T) {
@@ -52,6 +53,8 @@ func TestReserveGivesTheDriverFiles(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Join(lib, "libnvidia-ptxjitcompiler.so.1"), 0o755)) // not a file
 	require.NoError(t, os.Symlink("missing", filepath.Join(lib, "libnvidia-opencl.so.1")))   // dangling
 	require.NoError(t, os.WriteFile(filepath.Join(root, "usr/bin/nvidia-smi"), []byte("#!/bin/sh\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(lib, "libnvidia-gpucomp.so."+nvmltest.DriverVersion), []byte("jit"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(lib, "libnvidia-gpucomp.so.1.2.3"), []byte("old"), 0o644)) // another version
 
 	s := newMock()
 	p, _ := newPlugin(t, Config{NVML: s, Root: root})
@@ -60,6 +63,8 @@ func TestReserveGivesTheDriverFiles(t *testing.T) {
 	require.Equal(t, []device.Mount{
 		{HostPath: filepath.Join(lib, "nvidia/current/libcuda.so.550.54.15"), ContainerPath: "/usr/local/nvidia/lib64/libcuda.so.1", ReadOnly: true},
 		{HostPath: filepath.Join(root, "usr/lib64/libnvidia-ml.so.1"), ContainerPath: "/usr/local/nvidia/lib64/libnvidia-ml.so.1", ReadOnly: true},
+		{HostPath: filepath.Join(lib, "libnvidia-gpucomp.so."+nvmltest.DriverVersion),
+			ContainerPath: "/usr/local/nvidia/lib64/libnvidia-gpucomp.so." + nvmltest.DriverVersion, ReadOnly: true},
 		{HostPath: filepath.Join(root, "usr/bin/nvidia-smi"), ContainerPath: "/usr/local/nvidia/bin/nvidia-smi", ReadOnly: true},
 	}, res.Mounts)
 	require.Equal(t, device.DeviceNode{HostPath: filepath.Join(root, "dev/nvidia0"), ContainerPath: "/dev/nvidia0", Permissions: "rwm"},
