@@ -7,8 +7,9 @@ import (
 )
 
 // applyPlan commits a scheduler's plan: stops first (what they free counts
-// for the placements), then every placement that still fits its node,
-// then the evaluation update and the new evaluations.
+// for the placements), then every placement that still fits its node
+// (CPU, memory, disk, host ports and device instances), then the
+// evaluation update and the new evaluations.
 func applyPlan(w *writeTxn, c *messages.ApplyPlan) any {
 	res := &messages.ApplyPlanResult{Index: w.index}
 	for _, s := range c.GetStop() {
@@ -60,7 +61,7 @@ func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.
 		return fmt.Errorf("%w: node %s has %d MHz/%d MB/%d MB disk free, alloc needs %d/%d/%d",
 			ErrPlacementRefused, n.ID, capCPU-usedCPU, capMem-usedMem, capDisk-usedDisk, cpu, mem, disk)
 	}
-	return nil
+	return w.conflicts(a, n)
 }
 
 // placeAlloc stores a placement; one with the ID of a stored allocation

@@ -65,7 +65,9 @@
 // ApplyPlan re-checks every placement at apply time: the node must exist,
 // be ready and eligible, and still have room (capacity minus reserved
 // minus the non-terminal allocations on it, counting those the same plan
-// stops as freed). What no longer fits is listed in the result's Refused.
+// stops as freed), and its host ports and device instances must be free
+// (device instances healthy, too). What no longer fits is listed in the
+// result's Refused.
 //
 // Job status is derived as Nomad does (see jobStatus) and recomputed
 // whenever a job's allocations or evaluations change.

@@ -1,0 +1,88 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// holdings are what an allocation holds on its node besides CPU, memory
+// and disk: host ports (the networks' reserved and dynamic ports) and
+// device instances (by ID).
+type holdings struct {
+	ports   []int32
+	devices []string
+}
+
+func allocHoldings(a *messages.Allocation) holdings {
+	var h holdings
+	for _, n := range a.GetAllocatedResources().GetShared().GetNetworks() {
+		for _, p := range n.GetReservedPorts() {
+			if p.GetValue() > 0 {
+				h.ports = append(h.ports, p.GetValue())
+			}
+		}
+		for _, p := range n.GetDynamicPorts() {
+			if p.GetValue() > 0 {
+				h.ports = append(h.ports, p.GetValue())
+			}
+		}
+	}
+	for _, t := range a.GetAllocatedResources().GetTasks() {
+		for _, d := range t.GetDevices() {
+			h.devices = append(h.devices, d.GetDeviceIDs()...)
+		}
+	}
+	return h
+}
+
+// conflicts re-checks a placement's host ports and device instances on
+// node n, as the store has it now: each device must be a healthy
+// instance of n, and no other live allocation on n (this plan's earlier
+// placements included) may hold one of its ports or devices. The
+// scheduler plans one evaluation at a time against committed state, so a
+// conflict means its view was stale (a GPU turned unhealthy meanwhile,
+// say); the placement is refused rather than handed out twice.
+func (w *writeTxn) conflicts(a *messages.Allocation, n *messages.Node) error {
+	want := allocHoldings(a)
+	if len(want.ports) == 0 && len(want.devices) == 0 {
+		return nil
+	}
+	if len(want.devices) > 0 {
+		healthy := map[string]bool{}
+		for _, g := range n.GetNodeResources().GetDevices() {
+			for _, in := range g.GetInstances() {
+				healthy[in.GetID()] = in.GetHealthy()
+			}
+		}
+		for _, id := range want.devices {
+			if !healthy[id] {
+				return fmt.Errorf("%w: device %s is not a healthy instance of node %s", ErrPlacementRefused, id, n.ID)
+			}
+		}
+	}
+	ports, devices := map[int32]string{}, map[string]string{}
+	for _, o := range w.read().AllocsByNode(n.ID) {
+		if o.ID == a.ID || AllocTerminal(o) {
+			continue
+		}
+		h := allocHoldings(o)
+		for _, p := range h.ports {
+			ports[p] = o.ID
+		}
+		for _, d := range h.devices {
+			devices[d] = o.ID
+		}
+	}
+	for _, p := range want.ports {
+		if holder, ok := ports[p]; ok {
+			return fmt.Errorf("%w: port %d on node %s is held by allocation %s", ErrPlacementRefused, p, n.ID, holder)
+		}
+	}
+	for _, d := range want.devices {
+		if holder, ok := devices[d]; ok {
+			return fmt.Errorf("%w: device %s on node %s is held by allocation %s", ErrPlacementRefused, d, n.ID, holder)
+		}
+	}
+	return nil
+}

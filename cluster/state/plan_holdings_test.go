@@ -1,0 +1,77 @@
+package state
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// withPort gives a test allocation a bridge network holding host port p.
+func withPort(a *messages.Allocation, p int32) *messages.Allocation {
+	a.AllocatedResources.Shared = &messages.AllocatedSharedResources{Networks: []*messages.NetworkResource{{
+		Mode: "bridge", DynamicPorts: []*messages.Port{{Label: "http", Value: p, To: 8080}}}}}
+	return a
+}
+
+// withGPUs gives a test allocation's task device instances ids.
+func withGPUs(a *messages.Allocation, ids ...string) *messages.Allocation {
+	a.AllocatedResources.Tasks["app"].Devices = []*messages.AllocatedDeviceResource{
+		{Vendor: "nvidia", Type: "gpu", Name: "H100", DeviceIDs: ids}}
+	return a
+}
+
+// TestApplyPlanRechecksPortsAndDevices: the FSM refuses a placement whose
+// host port or device instance another live allocation on the node holds
+// (one committed before, or placed earlier in the same plan), or whose
+// device is not a healthy instance of the node; a stopped holder frees
+// them, and an in-place update keeps its own.
+func TestApplyPlanRechecksPortsAndDevices(t *testing.T) {
+	n1 := testNode("n1", 10000, 10000)
+	n1.NodeResources.Devices = []*messages.NodeDeviceResource{{Vendor: "nvidia", Type: "gpu", Name: "H100",
+		Instances: []*messages.NodeDevice{{ID: "GPU-0", Healthy: true}, {ID: "GPU-1", Healthy: true}, {ID: "GPU-2", Healthy: false}}}}
+	tests := []struct {
+		name        string
+		place       []*messages.Allocation
+		stop        []*messages.AllocStopUpdate
+		wantPlaced  []string
+		wantRefused []string
+	}{
+		{"free port and device", []*messages.Allocation{withGPUs(withPort(testAlloc("p1", "web", "n1", "e", 1, 1), 20001), "GPU-1")},
+			nil, []string{"p1"}, nil},
+		{"port held", []*messages.Allocation{withPort(testAlloc("p1", "web", "n1", "e", 1, 1), 20000)},
+			nil, nil, []string{"p1"}},
+		{"device held", []*messages.Allocation{withGPUs(testAlloc("p1", "web", "n1", "e", 1, 1), "GPU-0")},
+			nil, nil, []string{"p1"}},
+		{"unhealthy device", []*messages.Allocation{withGPUs(testAlloc("p1", "web", "n1", "e", 1, 1), "GPU-2")},
+			nil, nil, []string{"p1"}},
+		{"unknown device", []*messages.Allocation{withGPUs(testAlloc("p1", "web", "n1", "e", 1, 1), "GPU-9")},
+			nil, nil, []string{"p1"}},
+		{"same plan twice", []*messages.Allocation{
+			withGPUs(withPort(testAlloc("p1", "web", "n1", "e", 1, 1), 20001), "GPU-1"),
+			withPort(testAlloc("p2", "web", "n1", "e", 1, 1), 20001),
+			withGPUs(testAlloc("p3", "web", "n1", "e", 1, 1), "GPU-1"),
+		}, nil, []string{"p1"}, []string{"p2", "p3"}},
+		{"stopped holder frees", []*messages.Allocation{withGPUs(withPort(testAlloc("p1", "web", "n1", "e", 1, 1), 20000), "GPU-0")},
+			[]*messages.AllocStopUpdate{{AllocID: "old"}}, []string{"p1"}, nil},
+		{"in-place update keeps its own", []*messages.Allocation{withGPUs(withPort(testAlloc("old", "web", "n1", "e", 1, 1), 20000), "GPU-0")},
+			nil, []string{"old"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.apply(registerNode(cloneTestNode(n1)))
+			h.apply(registerJob(testJob("web", 10, 10), testEval("e", "web", EvalStatusPending)))
+			res := h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{
+				withGPUs(withPort(testAlloc("old", "web", "n1", "e", 1, 1), 20000), "GPU-0")}})).(*messages.ApplyPlanResult)
+			require.Equal(t, []string{"old"}, res.Placed)
+			res = h.apply(plan(&messages.ApplyPlan{EvalID: "e", Place: tt.place, Stop: tt.stop})).(*messages.ApplyPlanResult)
+			require.Equal(t, tt.wantPlaced, res.Placed)
+			require.Equal(t, tt.wantRefused, res.Refused)
+			for _, id := range tt.wantRefused {
+				require.Nil(t, h.snap().AllocByID(id))
+			}
+		})
+	}
+}
