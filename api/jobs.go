@@ -15,8 +15,19 @@ func (c *Client) Jobs() *Jobs { return &Jobs{c: c} }
 
 // Register submits a job (PUT /v1/jobs); the answer names its evaluation.
 func (j *Jobs) Register(job *messages.Job, w *WriteOptions) (*JobRegisterResponse, *WriteMeta, error) {
+	return j.register(&JobRegisterRequest{Job: job}, w)
+}
+
+// EnforceRegister registers the job only when the stored one's
+// JobModifyIndex is modifyIndex (0: the job must not exist yet), as
+// `job plan` printed it; otherwise the server answers 409 Conflict.
+func (j *Jobs) EnforceRegister(job *messages.Job, modifyIndex uint64, w *WriteOptions) (*JobRegisterResponse, *WriteMeta, error) {
+	return j.register(&JobRegisterRequest{Job: job, EnforceIndex: true, JobModifyIndex: modifyIndex}, w)
+}
+
+func (j *Jobs) register(req *JobRegisterRequest, w *WriteOptions) (*JobRegisterResponse, *WriteMeta, error) {
 	var out JobRegisterResponse
-	wm, err := j.c.write(http.MethodPut, "/v1/jobs", &JobRegisterRequest{Job: job}, &out, w)
+	wm, err := j.c.write(http.MethodPut, "/v1/jobs", req, &out, w)
 	if err != nil {
 		return nil, nil, err
 	}

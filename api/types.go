@@ -17,6 +17,10 @@ import (
 // JobRegisterRequest is the body of PUT /v1/jobs.
 type JobRegisterRequest struct {
 	Job *messages.Job
+	// EnforceIndex registers only when the stored job's JobModifyIndex is
+	// JobModifyIndex (0: the job must not exist).
+	EnforceIndex   bool   `json:",omitempty"`
+	JobModifyIndex uint64 `json:",omitempty"`
 }
 
 // JobRegisterResponse answers PUT /v1/jobs.

@@ -45,13 +45,19 @@ func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error
 	if id := r.PathValue("id"); id != "" && id != job.GetID() {
 		return nil, codeErr(http.StatusBadRequest, "job ID %q does not match the URL's %q", job.GetID(), id)
 	}
+	var enforce struct {
+		EnforceIndex   bool
+		JobModifyIndex uint64
+	}
+	_ = json.Unmarshal(body, &enforce) // ParseJSON read the body already
 	jobspec.Canonicalize(job)
 	if err := jobspec.Validate(job); err != nil {
 		return nil, codeErr(http.StatusBadRequest, "%v", err)
 	}
 	eval := s.newEval(job, "job-register")
 	resp, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_RegisterJob{
-		RegisterJob: &messages.RegisterJob{Job: job, Eval: eval}}})
+		RegisterJob: &messages.RegisterJob{Job: job, Eval: eval,
+			EnforceIndex: enforce.EnforceIndex, JobModifyIndex: enforce.JobModifyIndex}}})
 	if err != nil {
 		return nil, err
 	}

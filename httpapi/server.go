@@ -179,6 +179,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		code = http.StatusNotFound
 	case isNotFound(err):
 		code = http.StatusNotFound
+	case errors.Is(err, state.ErrJobModifyIndex), isConflict(err):
+		code = http.StatusConflict
 	}
 	if code >= 500 {
 		s.log.Error("http request failed", "method", r.Method, "path", r.URL.Path, "error", err)
@@ -193,6 +195,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 func isNotFound(err error) bool {
 	var nf interface{ NotFound() bool }
 	return errors.As(err, &nf) && nf.NotFound()
+}
+
+// isConflict recognises a forwarded write that the leader refused as
+// conflicting with its state.
+func isConflict(err error) bool {
+	var c interface{ Conflict() bool }
+	return errors.As(err, &c) && c.Conflict()
 }
 
 // decodeBody decodes a JSON body into v.

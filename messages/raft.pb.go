@@ -327,11 +327,15 @@ func (*Command_UpsertPluginInstances) isCommand_Cmd() {}
 
 // RegisterJob stores a job (a new version when it changed) and its eval.
 type RegisterJob struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Job           *Job                   `protobuf:"bytes,1,opt,name=Job,proto3" json:"Job,omitempty"`
-	Eval          *Evaluation            `protobuf:"bytes,2,opt,name=Eval,proto3" json:"Eval,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Job   *Job                   `protobuf:"bytes,1,opt,name=Job,proto3" json:"Job,omitempty"`
+	Eval  *Evaluation            `protobuf:"bytes,2,opt,name=Eval,proto3" json:"Eval,omitempty"`
+	// EnforceIndex registers only when the stored job's JobModifyIndex is
+	// JobModifyIndex (0: the job must not exist): `job run -check-index`.
+	EnforceIndex   bool   `protobuf:"varint,3,opt,name=EnforceIndex,proto3" json:"EnforceIndex,omitempty"`
+	JobModifyIndex uint64 `protobuf:"varint,4,opt,name=JobModifyIndex,proto3" json:"JobModifyIndex,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *RegisterJob) Reset() {
@@ -376,6 +380,20 @@ func (x *RegisterJob) GetEval() *Evaluation {
 		return x.Eval
 	}
 	return nil
+}
+
+func (x *RegisterJob) GetEnforceIndex() bool {
+	if x != nil {
+		return x.EnforceIndex
+	}
+	return false
+}
+
+func (x *RegisterJob) GetJobModifyIndex() uint64 {
+	if x != nil {
+		return x.JobModifyIndex
+	}
+	return 0
 }
 
 // DeregisterJob marks a job stopped (or purges it) and queues its eval.
@@ -1198,10 +1216,12 @@ const file_raft_proto_rawDesc = "" +
 	"\vClaimVolume\x18\x16 \x01(\v2\x13.troupe.ClaimVolumeH\x00R\vClaimVolume\x12F\n" +
 	"\x10UpdateClaimState\x18\x17 \x01(\v2\x18.troupe.UpdateClaimStateH\x00R\x10UpdateClaimState\x12U\n" +
 	"\x15UpsertPluginInstances\x18\x18 \x01(\v2\x1d.troupe.UpsertPluginInstancesH\x00R\x15UpsertPluginInstancesB\x05\n" +
-	"\x03Cmd\"T\n" +
+	"\x03Cmd\"\xa0\x01\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
-	"\x04Eval\x18\x02 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\x81\x01\n" +
+	"\x04Eval\x18\x02 \x01(\v2\x12.troupe.EvaluationR\x04Eval\x12\"\n" +
+	"\fEnforceIndex\x18\x03 \x01(\bR\fEnforceIndex\x12&\n" +
+	"\x0eJobModifyIndex\x18\x04 \x01(\x04R\x0eJobModifyIndex\"\x81\x01\n" +
 	"\rDeregisterJob\x12\x1c\n" +
 	"\tNamespace\x18\x01 \x01(\tR\tNamespace\x12\x14\n" +
 	"\x05JobID\x18\x02 \x01(\tR\x05JobID\x12\x14\n" +

@@ -38,6 +38,7 @@ const (
 	CodeInvalid     = "invalid"
 	CodeUnavailable = "unavailable"
 	CodeInternal    = "internal"
+	CodeConflict    = "conflict"
 )
 
 // RemoteError is a failure reported by the remote actor itself: either a
@@ -93,3 +94,7 @@ func ReplyError(reply any, addr, actor string) *RemoteError {
 
 // NotFound reports whether the remote side did not know what was named.
 func (e *RemoteError) NotFound() bool { return e.Code == CodeNotFound }
+
+// Conflict reports whether the remote refused a write that conflicts with
+// the current state (a job modify index that moved on).
+func (e *RemoteError) Conflict() bool { return e.Code == CodeConflict }

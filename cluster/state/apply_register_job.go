@@ -17,17 +17,14 @@ func applyRegisterJob(w *writeTxn, c *messages.RegisterJob) any {
 		return fmt.Errorf("%w: RegisterJob without a job", ErrBadCommand)
 	}
 	old := w.read().JobByID(j.Namespace, j.ID)
-	switch {
-	case old == nil:
-		j.Version, j.CreateIndex, j.JobModifyIndex, j.SubmitTime = 0, w.index, w.index, w.now
-		j.Status = JobStatusPending
-	case jobSpecEqual(old, j):
-		j = copyJob(old)
-	default:
-		j.Version, j.CreateIndex, j.JobModifyIndex, j.SubmitTime = old.Version+1, old.CreateIndex, w.index, w.now
-		j.Status = old.Status
+	if c.GetEnforceIndex() && old.GetJobModifyIndex() != c.GetJobModifyIndex() {
+		if old == nil {
+			return fmt.Errorf("%w: job %q does not exist, but the index %d was enforced", ErrJobModifyIndex, j.ID, c.GetJobModifyIndex())
+		}
+		return fmt.Errorf("%w: job %q has job modify index %d, not the enforced %d (it changed since)",
+			ErrJobModifyIndex, j.ID, old.GetJobModifyIndex(), c.GetJobModifyIndex())
 	}
-	j.ModifyIndex = w.index
+	j = Registered(old, j, w.index, w.now)
 	w.putJob(j)
 	if j.JobModifyIndex == w.index {
 		w.putJobVersion(j)
@@ -37,6 +34,27 @@ func applyRegisterJob(w *writeTxn, c *messages.RegisterJob) any {
 		w.putEval(e)
 	}
 	return &RegisterJobResult{Index: w.index, JobModifyIndex: j.JobModifyIndex, EvalID: c.GetEval().GetID()}
+}
+
+// Registered is job j as registering it over old (nil: a new job) at raft
+// index index and time now (unix nanos) stores it: a new job is version 0;
+// a changed one is old's version plus one with a new JobModifyIndex; an
+// unchanged one is old as it is. Only ModifyIndex moves in every case.
+// j is changed in place unless it equals old. Job plans use it to see the
+// job as the scheduler would.
+func Registered(old, j *messages.Job, index uint64, now int64) *messages.Job {
+	switch {
+	case old == nil:
+		j.Version, j.CreateIndex, j.JobModifyIndex, j.SubmitTime = 0, index, index, now
+		j.Status = JobStatusPending
+	case jobSpecEqual(old, j):
+		j = copyJob(old)
+	default:
+		j.Version, j.CreateIndex, j.JobModifyIndex, j.SubmitTime = old.Version+1, old.CreateIndex, index, now
+		j.Status = old.Status
+	}
+	j.ModifyIndex = index
+	return j
 }
 
 // putJobVersion records a job version and drops the oldest beyond

@@ -21,6 +21,9 @@ var (
 	ErrBadIndexArg = errors.New("state: bad index argument")
 	// ErrBadSnapshot is returned by Restore for a stream that does not decode.
 	ErrBadSnapshot = errors.New("state: bad snapshot")
+	// ErrJobModifyIndex is the Apply response to a RegisterJob with
+	// EnforceIndex whose index is not the stored job's.
+	ErrJobModifyIndex = errors.New("state: job modify index conflict")
 )
 
 // ErrPlacementRefused says why the FSM refused a plan's placement (logged;

@@ -214,3 +214,27 @@ func TestRegisterJobDoesNotAliasCommand(t *testing.T) {
 	require.True(t, proto.Equal(before, j), "stored object was not mutated")
 	require.Equal(t, uint64(2), h.snap().JobByID("default", "web").ModifyIndex)
 }
+
+func TestRegisterJobEnforcesTheJobModifyIndex(t *testing.T) {
+	h := newHarness(t)
+	enforce := func(j *messages.Job, idx uint64) *messages.Command {
+		cmd := registerJob(j, nil)
+		cmd.GetRegisterJob().EnforceIndex, cmd.GetRegisterJob().JobModifyIndex = true, idx
+		return cmd
+	}
+	err, _ := h.apply(enforce(testJob("web", 10, 10), 5)).(error)
+	require.ErrorIs(t, err, ErrJobModifyIndex, "a new job with an index")
+	require.Nil(t, h.snap().JobByID("default", "web"), "nothing stored")
+
+	res := h.apply(enforce(testJob("web", 10, 10), 0)).(*RegisterJobResult)
+	first := res.JobModifyIndex
+	changed := testJob("web", 20, 10)
+	err, _ = h.apply(enforce(changed, first+1)).(error)
+	require.ErrorIs(t, err, ErrJobModifyIndex)
+	require.ErrorContains(t, err, "not the enforced")
+	require.EqualValues(t, 0, h.snap().JobByID("default", "web").GetVersion(), "unchanged")
+
+	res = h.apply(enforce(testJob("web", 20, 10), first)).(*RegisterJobResult)
+	require.Greater(t, res.JobModifyIndex, first)
+	require.EqualValues(t, 1, h.snap().JobByID("default", "web").GetVersion())
+}

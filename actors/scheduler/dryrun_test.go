@@ -1,0 +1,68 @@
+package scheduler
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// TestDryRunCountsPerGroup: a dry run of a new job, a scale up, a scale
+// down, a new version and an unchanged job counts the plan as Nomad's
+// job plan does, and never changes the snapshot.
+func TestDryRunCountsPerGroup(t *testing.T) {
+	running := testJob("web", JobTypeService, 3)
+	snapWith := func() *MemSnapshot {
+		snap := NewMemSnapshot(testNodes(4), running)
+		for i, n := range []string{"n00", "n01", "n02"} {
+			snap.AddAlloc(testAlloc(running, n, uint32(i)))
+		}
+		return snap
+	}
+	edit := func(f func(j *messages.Job)) *messages.Job {
+		j := proto.Clone(running).(*messages.Job)
+		f(j)
+		return j
+	}
+	tests := []struct {
+		name string
+		snap *MemSnapshot
+		job  *messages.Job
+		want DesiredUpdates
+	}{
+		{"new job", NewMemSnapshot(testNodes(4)), running, DesiredUpdates{Place: 3}},
+		{"unchanged", snapWith(), running, DesiredUpdates{Ignore: 3}},
+		{"scale up", snapWith(), edit(func(j *messages.Job) { j.TaskGroups[0].Count = 5 }), DesiredUpdates{Place: 2, Ignore: 3}},
+		{"scale down", snapWith(), edit(func(j *messages.Job) { j.TaskGroups[0].Count = 1 }), DesiredUpdates{Stop: 2, Ignore: 1}},
+		{"new version", snapWith(), edit(func(j *messages.Job) { j.Version = 1 }), DesiredUpdates{DestructiveUpdate: 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(tt.snap.AllocsByJob("default", "web"))
+			res, err := DryRun(tt.snap, tt.job, testEval(tt.job), testOpts(1))
+			require.NoError(t, err)
+			require.Equal(t, map[string]*DesiredUpdates{"web": &tt.want}, res.Updates)
+			require.Empty(t, res.Failed)
+			require.Len(t, tt.snap.AllocsByJob("default", "web"), before, "the snapshot is not changed")
+			if tt.name == "new job" {
+				require.Nil(t, tt.snap.JobByID("default", "web"))
+			}
+		})
+	}
+}
+
+// TestDryRunReportsFailures: a group that fits nowhere is in Failed, with
+// the exhausted dimension, as the evaluation would say.
+func TestDryRunReportsFailures(t *testing.T) {
+	job := testJob("big", JobTypeService, 2)
+	job.TaskGroups[0].Tasks[0].Resources.MemoryMB = 100000
+	res, err := DryRun(NewMemSnapshot(testNodes(3)), job, testEval(job), testOpts(1))
+	require.NoError(t, err)
+	require.Zero(t, res.Updates["web"].Place)
+	require.Contains(t, res.Failed, "web")
+	require.EqualValues(t, 3, res.Failed["web"].GetNodesEvaluated())
+	require.Contains(t, res.Failed["web"].GetDimensionExhausted(), "memory")
+	require.Len(t, res.Plan.GetNewEvals(), 1, "the blocked eval the real run would create")
+}
