@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/troupe-dev/troupe/jobspec"
@@ -318,8 +319,30 @@ func (w *WriteOptions) Context() context.Context {
 // MarshalJSON writes the request with jobspec.EncodeJSON, which keeps the
 // zero values (count = 0, restart attempts = 0) that the generated struct
 // tags would drop and the server would then fill with defaults.
+// With EnforceIndex the job goes in Nomad's wrapper, {"Job": ...,
+// "EnforceIndex": true, "JobModifyIndex": N}.
 func (r *JobRegisterRequest) MarshalJSON() ([]byte, error) {
-	return jobspec.EncodeJSON(r.Job)
+	if !r.EnforceIndex {
+		return jobspec.EncodeJSON(r.Job)
+	}
+	return wrapJob(r.Job, map[string]any{"EnforceIndex": true, "JobModifyIndex": r.JobModifyIndex})
+}
+
+// wrapJob is {"Job": ...} as jobspec.EncodeJSON writes it, with fields
+// added next to "Job".
+func wrapJob(job *messages.Job, fields map[string]any) ([]byte, error) {
+	raw, err := jobspec.EncodeJSON(job)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	for k, v := range fields {
+		out[k] = v
+	}
+	return json.Marshal(out)
 }
 
 // DrainSpec says how to drain a node: Deadline (nanoseconds; 0 = no

@@ -31,28 +31,13 @@ func namespace(r *http.Request) string {
 // jobRegister handles PUT /v1/jobs: decode, canonicalize, validate, then
 // one raft command carrying the job and its evaluation.
 func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return nil, err
-	}
-	job, err := jobspec.ParseJSON(body)
-	if err != nil {
-		return nil, codeErr(http.StatusBadRequest, "%v", err)
-	}
-	if job == nil {
-		return nil, codeErr(http.StatusBadRequest, "missing job")
-	}
-	if id := r.PathValue("id"); id != "" && id != job.GetID() {
-		return nil, codeErr(http.StatusBadRequest, "job ID %q does not match the URL's %q", job.GetID(), id)
-	}
 	var enforce struct {
 		EnforceIndex   bool
 		JobModifyIndex uint64
 	}
-	_ = json.Unmarshal(body, &enforce) // ParseJSON read the body already
-	jobspec.Canonicalize(job)
-	if err := jobspec.Validate(job); err != nil {
-		return nil, codeErr(http.StatusBadRequest, "%v", err)
+	job, err := readJob(r, &enforce)
+	if err != nil {
+		return nil, err
 	}
 	eval := s.newEval(job, "job-register")
 	resp, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_RegisterJob{
@@ -67,6 +52,33 @@ func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error
 	}
 	setIndex(w, index)
 	return out, nil
+}
+
+// readJob reads the job of a register or plan request (a job, or Nomad's
+// {"Job": ...} with extra fields, which go into extra), checks that it is
+// the URL's job when the URL names one, and canonicalizes and validates
+// it. Every problem is a 400 that names it.
+func readJob(r *http.Request, extra any) (*messages.Job, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	job, err := jobspec.ParseJSON(body)
+	if err != nil {
+		return nil, codeErr(http.StatusBadRequest, "%v", err)
+	}
+	if job == nil {
+		return nil, codeErr(http.StatusBadRequest, "missing job")
+	}
+	if id := r.PathValue("id"); id != "" && id != job.GetID() {
+		return nil, codeErr(http.StatusBadRequest, "job ID %q does not match the URL's %q", job.GetID(), id)
+	}
+	_ = json.Unmarshal(body, extra) // ParseJSON read the body already
+	jobspec.Canonicalize(job)
+	if err := jobspec.Validate(job); err != nil {
+		return nil, codeErr(http.StatusBadRequest, "%v", err)
+	}
+	return job, nil
 }
 
 func (s *Server) newEval(job *messages.Job, trigger string) *messages.Evaluation {

@@ -79,6 +79,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/job/{id}", s.wrap(s.jobRegister))
 	m.HandleFunc("DELETE /v1/job/{id}", s.wrap(s.jobDeregister))
 	m.HandleFunc("GET /v1/job/{id}/allocations", s.wrap(s.jobAllocs))
+	m.HandleFunc("PUT /v1/job/{id}/plan", s.wrap(s.jobPlan))
+	m.HandleFunc("POST /v1/job/{id}/plan", s.wrap(s.jobPlan))
 	m.HandleFunc("GET /v1/job/{id}/evaluations", s.wrap(s.jobEvals))
 	m.HandleFunc("GET /v1/job/{id}/summary", s.wrap(s.jobSummary))
 	m.HandleFunc("GET /v1/allocations", s.wrap(s.allocList))

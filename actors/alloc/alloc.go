@@ -324,6 +324,11 @@ func (a *Actor) onUpdate(ctx actor.Context, m *messages.UpdateAlloc) {
 	}
 	a.alloc.DesiredStatus, a.alloc.DesiredDescription = in.GetDesiredStatus(), in.GetDesiredDescription()
 	a.alloc.ModifyIndex, a.alloc.DesiredTransition = in.GetModifyIndex(), in.GetDesiredTransition()
+	if in.GetJob() != nil && in.GetJobVersion() != a.alloc.GetJobVersion() {
+		// An in-place update: the running tasks now belong to the new
+		// version (the scheduler changed nothing they see).
+		a.alloc.Job, a.alloc.JobVersion = in.GetJob(), in.GetJobVersion()
+	}
 	a.spec.DB.PutAlloc(a.alloc)
 	switch {
 	case a.stopWanted() && a.phase == phaseRunning:

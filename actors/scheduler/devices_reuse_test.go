@@ -43,7 +43,7 @@ func TestUpdatedAllocsTakeOverTheGPUsTheirPredecessorsFree(t *testing.T) {
 	snap.ApplyPlan(first)
 
 	v1 := gpuJob("train", 2, gpuReq("nvidia/gpu", 1))
-	v1.Version = 1
+	changeTasks(v1, 1)
 	snap.AddJob(v1)
 	plan := mustProcess(t, snap, testEval(v1), 1)
 	require.Len(t, plan.Place, 2, "each old alloc's stop frees its GPU in the same plan")

@@ -38,6 +38,16 @@
 // read from its allocs only when a group that asks for devices considers
 // it, so other groups pay nothing.
 //
+// A job's new version updates a running allocation in place (the plan
+// places it again under its ID, on its node, with the new version) when
+// the job's settings and the allocation's group changed only in Count,
+// ReschedulePolicy, Migrate or the job's Priority, which the tasks never
+// see; otherwise the allocation is replaced (stopped with "alloc is being
+// updated due to job update" and placed anew). Telling the two apart
+// needs the allocation's version of the job: a Snapshot that is a
+// JobVersionSource (the state store is). DryRun runs Process as if a job
+// were registered and counts the plan per group, for `job plan`.
+//
 // Actor wraps it: the leader's "scheduler" actor plans one evaluation at a
 // time, commits each plan through raft (from a worker, so its mailbox never
 // blocks), retries a plan the FSM partly refused, holds delayed

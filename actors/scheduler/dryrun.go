@@ -32,11 +32,7 @@ type DryRunResult struct {
 // counts the resulting plan per task group. Like Process it changes
 // nothing and does no I/O.
 func DryRun(snap Snapshot, job *messages.Job, eval *messages.Evaluation, opts Options) (*DryRunResult, error) {
-	var view Snapshot = jobOverlay{Snapshot: snap, job: job}
-	if src, ok := snap.(NodeUsageSource); ok {
-		view = jobOverlayUsage{jobOverlay: jobOverlay{Snapshot: snap, job: job}, NodeUsageSource: src}
-	}
-	plan, err := Process(view, eval, opts)
+	plan, err := Process(overlay(snap, job), eval, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +99,33 @@ func countUpdates(snap Snapshot, job *messages.Job, plan *messages.ApplyPlan) ma
 	return out
 }
 
+// overlay is snap with job stored in it, keeping snap's optional
+// interfaces (usage totals, job versions).
+func overlay(snap Snapshot, job *messages.Job) Snapshot {
+	o := jobOverlay{Snapshot: snap, job: job}
+	usage, hasUsage := snap.(NodeUsageSource)
+	versions, hasVersions := snap.(JobVersionSource)
+	switch {
+	case hasUsage && hasVersions:
+		return struct {
+			jobOverlay
+			NodeUsageSource
+			JobVersionSource
+		}{o, usage, versions}
+	case hasUsage:
+		return struct {
+			jobOverlay
+			NodeUsageSource
+		}{o, usage}
+	case hasVersions:
+		return struct {
+			jobOverlay
+			JobVersionSource
+		}{o, versions}
+	}
+	return o
+}
+
 // jobOverlay is a Snapshot in which job is stored.
 type jobOverlay struct {
 	Snapshot
@@ -114,10 +137,4 @@ func (o jobOverlay) JobByID(namespace, id string) *messages.Job {
 		return o.job
 	}
 	return o.Snapshot.JobByID(namespace, id)
-}
-
-// jobOverlayUsage is a jobOverlay over a snapshot that keeps usage totals.
-type jobOverlayUsage struct {
-	jobOverlay
-	NodeUsageSource
 }

@@ -36,7 +36,9 @@ func TestDryRunCountsPerGroup(t *testing.T) {
 		{"unchanged", snapWith(), running, DesiredUpdates{Ignore: 3}},
 		{"scale up", snapWith(), edit(func(j *messages.Job) { j.TaskGroups[0].Count = 5 }), DesiredUpdates{Place: 2, Ignore: 3}},
 		{"scale down", snapWith(), edit(func(j *messages.Job) { j.TaskGroups[0].Count = 1 }), DesiredUpdates{Stop: 2, Ignore: 1}},
-		{"new version", snapWith(), edit(func(j *messages.Job) { j.Version = 1 }), DesiredUpdates{DestructiveUpdate: 3}},
+		{"new tasks", snapWith(), edit(func(j *messages.Job) { changeTasks(j, 1) }), DesiredUpdates{DestructiveUpdate: 3}},
+		{"scale up of a new version", snapWith(), edit(func(j *messages.Job) { j.Version, j.TaskGroups[0].Count = 1, 4 }),
+			DesiredUpdates{Place: 1, InPlaceUpdate: 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -115,3 +115,21 @@ func stopsByID(plan *messages.ApplyPlan) map[string]*messages.AllocStopUpdate {
 
 // hideUsage hides MemSnapshot's NodeUsage so Process sums AllocsByNode.
 type hideUsage struct{ Snapshot }
+
+func (h hideUsage) JobVersion(namespace, id string, version uint64) *messages.Job {
+	return h.Snapshot.(JobVersionSource).JobVersion(namespace, id, version)
+}
+
+// changeTasks makes job's next version one whose tasks differ, so that its
+// running allocations are replaced, not updated in place.
+func changeTasks(job *messages.Job, version uint64) {
+	job.Version = version
+	for _, tg := range job.TaskGroups {
+		for _, task := range tg.Tasks {
+			if task.Env == nil {
+				task.Env = map[string]string{}
+			}
+			task.Env["VERSION"] = fmt.Sprint(version)
+		}
+	}
+}

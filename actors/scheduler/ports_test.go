@@ -175,7 +175,7 @@ func TestPortsOfAllocsStoppedByThePlanAreFree(t *testing.T) {
 			Networks: []*messages.NetworkResource{{DynamicPorts: []*messages.Port{{Label: "d", Value: port}}}}}
 		snap.AddAlloc(a)
 	}
-	job.Version = 1
+	changeTasks(job, 1)
 	opts := testOpts(1)
 	opts.MinDynamicPort, opts.MaxDynamicPort = 30000, 30001
 	plan := processWith(t, snap, testEval(job), opts)

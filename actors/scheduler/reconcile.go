@@ -91,7 +91,11 @@ func (p *planner) reconcile(tg *messages.TaskGroup, allocs []*messages.Allocatio
 				gp.later = append(gp.later, s.at)
 			}
 		case slotRun:
-			if s.a.JobVersion != p.job.Version {
+			switch {
+			case s.a.JobVersion == p.job.Version:
+			case p.inPlace(tg, s.a):
+				p.updateInPlace(s.a)
+			default:
 				gp.replace(s.a, stopUpdate(s.a, DescUpdating, ""), false)
 			}
 		}

@@ -99,7 +99,7 @@ var reconcileCases = []reconcileCase{
 			require.Empty(t, plan.Place)
 		}},
 	{name: "new version replaces every alloc under the same name",
-		setup: func(job *messages.Job, s *MemSnapshot) { addRunning(s, job, 3); job.Version = 1 },
+		setup: func(job *messages.Job, s *MemSnapshot) { addRunning(s, job, 3); changeTasks(job, 1) },
 		check: func(t *testing.T, _ *MemSnapshot, plan *messages.ApplyPlan) {
 			require.Equal(t, []string{"web.web[0]", "web.web[1]", "web.web[2]"}, placedNames(plan))
 			stops := stopsByID(plan)

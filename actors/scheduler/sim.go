@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -56,6 +59,7 @@ func SimulatedNodes(n int, seed uint64) []*messages.Node {
 // same ID instead. It is not safe for concurrent writes.
 type MemSnapshot struct {
 	jobs         map[string]*messages.Job
+	versions     map[string]*messages.Job // by namespace, ID and version
 	nodes        []*messages.Node
 	nodeByID     map[string]int
 	allocs       map[string]*messages.Allocation
@@ -64,12 +68,16 @@ type MemSnapshot struct {
 	usage        map[string]resources
 }
 
-var _ NodeUsageSource = (*MemSnapshot)(nil)
+var (
+	_ NodeUsageSource  = (*MemSnapshot)(nil)
+	_ JobVersionSource = (*MemSnapshot)(nil)
+)
 
 // NewMemSnapshot returns a snapshot holding nodes and jobs.
 func NewMemSnapshot(nodes []*messages.Node, jobs ...*messages.Job) *MemSnapshot {
 	s := &MemSnapshot{
 		jobs:         map[string]*messages.Job{},
+		versions:     map[string]*messages.Job{},
 		nodeByID:     map[string]int{},
 		allocs:       map[string]*messages.Allocation{},
 		allocsByJob:  map[string][]*messages.Allocation{},
@@ -87,8 +95,18 @@ func NewMemSnapshot(nodes []*messages.Node, jobs ...*messages.Job) *MemSnapshot 
 
 func jobKey(namespace, id string) string { return namespace + "\x00" + id }
 
-// AddJob stores (or replaces) the current version of a job.
-func (s *MemSnapshot) AddJob(j *messages.Job) { s.jobs[jobKey(j.Namespace, j.ID)] = j }
+// AddJob stores (or replaces) the current version of a job; earlier
+// versions stay readable with JobVersion.
+func (s *MemSnapshot) AddJob(j *messages.Job) {
+	s.jobs[jobKey(j.Namespace, j.ID)] = j
+	// a copy: tests change a job in place to make its next version
+	s.versions[jobKey(j.Namespace, j.ID)+"\x00"+strconv.FormatUint(j.Version, 10)] = proto.Clone(j).(*messages.Job)
+}
+
+// JobVersion returns a version of a job that AddJob stored, or nil.
+func (s *MemSnapshot) JobVersion(namespace, id string, version uint64) *messages.Job {
+	return s.versions[jobKey(namespace, id)+"\x00"+strconv.FormatUint(version, 10)]
+}
 
 // RemoveJob purges a job.
 func (s *MemSnapshot) RemoveJob(namespace, id string) { delete(s.jobs, jobKey(namespace, id)) }

@@ -78,7 +78,11 @@ func (p *planner) systemNode(gs *groupState, idx int, allocs []*messages.Allocat
 	}
 	p.stopLive(allocs[1:], DescNotNeeded, "")
 	keep := allocs[0]
-	if !terminal(keep) && keep.JobVersion != p.job.Version {
+	switch {
+	case terminal(keep) || keep.JobVersion == p.job.Version:
+	case p.inPlace(gs.tg, keep):
+		p.updateInPlace(keep)
+	default:
 		p.placeOnNode(gs, idx, &placeReq{name: keep.Name, index: keep.Index,
 			prev: keep, stopPrev: stopUpdate(keep, DescUpdating, "")})
 	}

@@ -66,7 +66,7 @@ func TestSystemJobUpdateReplacesInPlace(t *testing.T) {
 	s := NewMemSnapshot(nodes, job)
 	s.AddAlloc(testAlloc(job, "n00", 0))
 	s.AddAlloc(testAlloc(job, "n01", 0))
-	job.Version = 2
+	changeTasks(job, 2)
 	plan := mustProcess(t, s, testEval(job), 1)
 	require.Len(t, plan.Place, 2)
 	for _, a := range plan.Place {

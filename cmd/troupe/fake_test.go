@@ -62,8 +62,9 @@ type fakeAPI struct {
 	actors      map[string]*api.ActorTree
 	logs        map[string]string // "alloc/task/type"
 	stats       map[string]*api.HostStats
-	registerErr string // a 400 body for PUT /v1/jobs
-	evalID      string // answered by writes
+	plan        *api.JobPlanResponse // answered by PUT /v1/job/:id/plan
+	registerErr string               // a 400 body for PUT /v1/jobs
+	evalID      string               // answered by writes
 }
 
 func newFakeAPI(t *testing.T) *fakeAPI {
@@ -109,6 +110,7 @@ func (f *fakeAPI) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/node/{id}", get(f, func(id string) any { return f.nodes[id] }))
 	mux.HandleFunc("GET /v1/nodes", f.listNodes)
 	mux.HandleFunc("GET /v1/node/{id}/allocations", get(f, f.nodeAllocs))
+	mux.HandleFunc("PUT /v1/job/{id}/plan", get(f, func(string) any { return f.plan }))
 	mux.HandleFunc("GET /v1/client/stats", func(w http.ResponseWriter, r *http.Request) {
 		f.reply(w, f.stats[r.URL.Query().Get("node_id")])
 	})

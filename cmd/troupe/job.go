@@ -23,6 +23,7 @@ func jobRunCommand(args []string, stdout, stderr io.Writer) int {
 	detach := m.fs.Bool("detach", false, "print the evaluation ID and exit without monitoring")
 	jsonFile := m.fs.Bool("json-file", false, "the file is a JSON job (default: by the .json extension)")
 	timeout := m.fs.Duration("timeout", defaultMonitorTimeout, "give up monitoring after this long")
+	checkIndex := m.fs.Int64("check-index", -1, "submit only if the registered job's modify index is this one (from job plan; 0: a new job)")
 	id, c, code, ok := m.parseOne(args, "FILE")
 	if !ok {
 		return code
@@ -31,7 +32,12 @@ func jobRunCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return m.fail("parsing job file from "+id, err)
 	}
-	resp, _, err := c.Jobs().Register(job, nil)
+	var resp *api.JobRegisterResponse
+	if *checkIndex >= 0 {
+		resp, _, err = c.Jobs().EnforceRegister(job, uint64(*checkIndex), nil)
+	} else {
+		resp, _, err = c.Jobs().Register(job, nil)
+	}
 	if err != nil {
 		return m.fail("submitting job", err)
 	}

@@ -47,6 +47,7 @@ func commandTree() *cmdNode {
 		"actors":   {synopsis: "Print the live actor tree of a node", run: actorsCommand},
 		"job": {synopsis: "Submit, inspect and stop jobs", subs: map[string]*cmdNode{
 			"run":     {synopsis: "Submit a job file and watch it start", run: jobRunCommand},
+			"plan":    {synopsis: "Show what submitting a job file would change (a dry run)", run: jobPlanCommand},
 			"status":  {synopsis: "List jobs or show one job", run: jobStatusCommand},
 			"stop":    {synopsis: "Stop a running job", run: jobStopCommand},
 			"inspect": {synopsis: "Print a job as JSON", run: jobInspectCommand},

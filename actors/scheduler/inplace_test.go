@@ -1,0 +1,109 @@
+package scheduler
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// TestNewVersionInPlaceOrReplaced: a job's new version updates its
+// running allocations in place (same IDs, nodes and resources, the new
+// version, no stop) when only the count, the reschedule or migrate policy
+// or the priority changed, and replaces them when anything the tasks see
+// changed.
+func TestNewVersionInPlaceOrReplaced(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(j *messages.Job)
+		inPlace bool
+	}{
+		{"count", func(j *messages.Job) { j.TaskGroups[0].Count = 4 }, true},
+		{"reschedule policy", func(j *messages.Job) {
+			j.TaskGroups[0].ReschedulePolicy = &messages.ReschedulePolicy{Attempts: 9}
+		}, true},
+		{"migrate", func(j *messages.Job) { j.TaskGroups[0].Migrate = &messages.MigrateStrategy{MaxParallel: 2} }, true},
+		{"priority", func(j *messages.Job) { j.Priority = 90 }, true},
+		{"task env", func(j *messages.Job) { j.TaskGroups[0].Tasks[0].Env = map[string]string{"A": "1"} }, false},
+		{"task resources", func(j *messages.Job) { j.TaskGroups[0].Tasks[0].Resources.CPU = 600 }, false},
+		{"group meta", func(j *messages.Job) { j.TaskGroups[0].Meta = map[string]string{"a": "b"} }, false},
+		{"job meta", func(j *messages.Job) { j.Meta = map[string]string{"a": "b"} }, false},
+		{"restart policy", func(j *messages.Job) {
+			j.TaskGroups[0].RestartPolicy = &messages.RestartPolicy{Attempts: 1}
+		}, false},
+		{"datacenters", func(j *messages.Job) { j.Datacenters = []string{"dc1", "dc2"} }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			job := testJob("web", JobTypeService, 3)
+			snap := NewMemSnapshot(testNodes(4), job)
+			running := map[string]*messages.Allocation{}
+			for i, n := range []string{"n00", "n01", "n02"} {
+				a := testAlloc(job, n, uint32(i))
+				snap.AddAlloc(a)
+				running[a.ID] = a
+			}
+			v1 := proto.Clone(job).(*messages.Job)
+			v1.Version = 1
+			tt.edit(v1)
+			snap.AddJob(v1)
+			plan := mustProcess(t, snap, testEval(v1), 1)
+			updated := 0
+			for _, a := range plan.Place {
+				if old := running[a.ID]; old != nil {
+					updated++
+					require.Equal(t, old.NodeID, a.NodeID)
+					require.True(t, proto.Equal(old.AllocatedResources, a.AllocatedResources))
+					require.EqualValues(t, 1, a.JobVersion)
+					require.Same(t, v1, a.Job)
+				}
+			}
+			if tt.inPlace {
+				require.Equal(t, 3, updated, "every running alloc updated in place")
+				require.Empty(t, plan.Stop, "none replaced")
+				require.Len(t, plan.Place, int(v1.TaskGroups[0].Count))
+			} else {
+				require.Zero(t, updated)
+				require.Len(t, plan.Stop, 3)
+				for _, s := range plan.Stop {
+					require.Equal(t, DescUpdating, s.DesiredDescription)
+				}
+			}
+		})
+	}
+}
+
+// TestWithoutJobVersionsEveryNewVersionReplaces: a snapshot that cannot
+// give a job's earlier versions gets destructive updates only.
+func TestWithoutJobVersionsEveryNewVersionReplaces(t *testing.T) {
+	job := testJob("web", JobTypeService, 2)
+	snap := NewMemSnapshot(testNodes(2), job)
+	snap.AddAlloc(testAlloc(job, "n00", 0))
+	snap.AddAlloc(testAlloc(job, "n01", 1))
+	v1 := proto.Clone(job).(*messages.Job)
+	v1.Version, v1.TaskGroups[0].Count = 1, 3
+	snap.AddJob(v1)
+	plan := mustProcess(t, struct{ Snapshot }{snap}, testEval(v1), 1)
+	require.Len(t, plan.Stop, 2)
+	require.Len(t, plan.Place, 3)
+}
+
+// TestSystemJobScaleFreeChangeUpdatesInPlace: a system job's new version
+// that its tasks do not see updates each node's allocation in place.
+func TestSystemJobScaleFreeChangeUpdatesInPlace(t *testing.T) {
+	job := testJob("sys", JobTypeSystem, 0)
+	s := NewMemSnapshot(testNodes(2), job)
+	s.AddAlloc(testAlloc(job, "n00", 0))
+	s.AddAlloc(testAlloc(job, "n01", 0))
+	v1 := proto.Clone(job).(*messages.Job)
+	v1.Version, v1.Priority = 1, 80
+	s.AddJob(v1)
+	plan := mustProcess(t, s, testEval(v1), 1)
+	require.Empty(t, plan.Stop)
+	require.ElementsMatch(t, []string{"a-n00-0", "a-n01-0"}, []string{plan.Place[0].ID, plan.Place[1].ID})
+	for _, a := range plan.Place {
+		require.EqualValues(t, 1, a.JobVersion)
+	}
+}

@@ -1,0 +1,94 @@
+package httpapi
+
+import (
+	"math/rand/v2"
+	"net/http"
+
+	"github.com/hashicorp/go-uuid"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/actors/scheduler"
+	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/jobdiff"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// jobPlan handles PUT /v1/job/{id}/plan: the scheduler's dry run of the
+// job as given against the leader's state (a follower passes the request
+// on), with the difference to the stored job on request. It changes
+// nothing: no raft command, no evaluation.
+func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
+	if leader := s.b.LeaderHTTP(); leader != "" {
+		ProxyTo(leader).ServeHTTP(w, r)
+		return nil, errProxied
+	}
+	var req struct{ Diff bool }
+	job, err := readJob(r, &req)
+	if err != nil {
+		return nil, err
+	}
+	snap := s.b.Store().Snapshot()
+	old := snap.JobByID(job.GetNamespace(), job.GetID())
+	now := s.b.Now()
+	stored := state.Registered(old, proto.Clone(job).(*messages.Job), snap.Index()+1, now.UnixNano())
+	eval := messages.NewEval(stored, "job-register", "", now)
+	eval.JobModifyIndex = stored.GetJobModifyIndex()
+	seed := uint64(now.UnixNano())
+	res, err := scheduler.DryRun(snap, stored, eval, scheduler.Options{Now: now, NewID: newID,
+		Rand: rand.New(rand.NewPCG(seed, seed>>1))})
+	if err != nil {
+		return nil, err
+	}
+	out := &api.JobPlanResponse{JobModifyIndex: old.GetJobModifyIndex(), CreatedEvals: res.Plan.GetNewEvals(),
+		FailedTGAllocs: res.Failed, Annotations: &api.PlanAnnotations{DesiredTGUpdates: map[string]*api.DesiredUpdates{}}}
+	for name, u := range res.Updates {
+		out.Annotations.DesiredTGUpdates[name] = &api.DesiredUpdates{Ignore: u.Ignore, Place: u.Place, Migrate: u.Migrate,
+			Stop: u.Stop, InPlaceUpdate: u.InPlaceUpdate, DestructiveUpdate: u.DestructiveUpdate, Canary: u.Canary,
+			Preemptions: u.Preemptions}
+	}
+	if req.Diff {
+		out.Diff = jobdiff.Diff(old, job)
+		annotate(out.Diff, out.Annotations.DesiredTGUpdates)
+	}
+	setIndex(w, snap.Index())
+	return out, nil
+}
+
+// annotate puts each group's counts into its diff as Nomad's Updates
+// ("create", "destroy", ...); a group the diff leaves out because its
+// spec did not change is added, unchanged, when the plan touches it.
+func annotate(d *jobdiff.JobDiff, updates map[string]*api.DesiredUpdates) {
+	byName := map[string]*jobdiff.TaskGroupDiff{}
+	for _, g := range d.TaskGroups {
+		byName[g.Name] = g
+	}
+	for name, u := range updates {
+		counts := map[string]uint64{}
+		for k, v := range map[string]uint64{"ignore": u.Ignore, "create": u.Place, "destroy": u.Stop,
+			"migrate": u.Migrate, "in-place update": u.InPlaceUpdate, "create/destroy update": u.DestructiveUpdate,
+			"canary": u.Canary} {
+			if v > 0 {
+				counts[k] = v
+			}
+		}
+		if len(counts) == 0 {
+			continue
+		}
+		g := byName[name]
+		if g == nil {
+			g = &jobdiff.TaskGroupDiff{Type: "None", Name: name}
+			d.TaskGroups = append(d.TaskGroups, g)
+		}
+		g.Updates = counts
+	}
+}
+
+// newID is a random UUID for the dry run's new allocations and evals.
+func newID() string {
+	id, err := uuid.GenerateUUID()
+	if err != nil {
+		panic(err) // crypto/rand failed
+	}
+	return id
+}
