@@ -10,11 +10,18 @@ import (
 )
 
 // TestDevAgentRunsExampleJob is the README's tour: a dev agent, the example
-// job run with the CLI's monitor, its status, its logs, the actor tree.
+// job planned and run with the CLI's monitor, its status, its logs, the
+// actor tree.
 func TestDevAgentRunsExampleJob(t *testing.T) {
 	a := startDevAgent(t)
 
-	out, code := a.troupe(t, "job", "run", "examples/hello.hcl")
+	out, code := a.troupe(t, "job", "plan", "examples/hello.hcl")
+	require.Equal(t, 1, code, "a plan that creates allocations exits 1: %s", out)
+	require.Contains(t, out, `+ Job: "hello"`)
+	require.Regexp(t, `Task Group: "hello" \(1 create\)`, out)
+	require.Contains(t, out, "troupe job run -check-index 0 examples/hello.hcl")
+
+	out, code = a.troupe(t, "job", "run", "-check-index", "0", "examples/hello.hcl")
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, `Monitoring evaluation`)
 	require.Contains(t, out, `Evaluation status changed: "pending" -> "complete"`)
@@ -32,6 +39,13 @@ func TestDevAgentRunsExampleJob(t *testing.T) {
 		out, code = a.troupe(t, "alloc", "logs", allocID)
 		return code == 0 && strings.Contains(out, "hello from troupe 2")
 	}, 20*time.Second, 100*time.Millisecond, "logs never showed the loop: %s", out)
+
+	out, code = a.troupe(t, "job", "plan", "examples/hello.hcl")
+	require.Equal(t, 0, code, "an unchanged job changes nothing: %s", out)
+	require.Regexp(t, `Task Group: "hello" \(1 ignore\)`, out)
+	out, code = a.troupe(t, "job", "run", "-detach", "-check-index", "0", "examples/hello.hcl")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "409")
 
 	out, code = a.troupe(t, "actors")
 	require.Equal(t, 0, code, out)
