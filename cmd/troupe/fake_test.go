@@ -111,6 +111,7 @@ func (f *fakeAPI) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/nodes", f.listNodes)
 	mux.HandleFunc("GET /v1/node/{id}/allocations", get(f, f.nodeAllocs))
 	mux.HandleFunc("PUT /v1/job/{id}/plan", get(f, func(string) any { return f.plan }))
+	mux.HandleFunc("PUT /v1/job/{id}/scale", f.write(func(string) any { return &api.JobRegisterResponse{EvalID: f.evalID} }))
 	mux.HandleFunc("GET /v1/client/stats", func(w http.ResponseWriter, r *http.Request) {
 		f.reply(w, f.stats[r.URL.Query().Get("node_id")])
 	})

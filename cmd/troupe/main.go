@@ -48,6 +48,7 @@ func commandTree() *cmdNode {
 		"job": {synopsis: "Submit, inspect and stop jobs", subs: map[string]*cmdNode{
 			"run":     {synopsis: "Submit a job file and watch it start", run: jobRunCommand},
 			"plan":    {synopsis: "Show what submitting a job file would change (a dry run)", run: jobPlanCommand},
+			"scale":   {synopsis: "Set a task group's count", run: jobScaleCommand},
 			"status":  {synopsis: "List jobs or show one job", run: jobStatusCommand},
 			"stop":    {synopsis: "Stop a running job", run: jobStopCommand},
 			"inspect": {synopsis: "Print a job as JSON", run: jobInspectCommand},

@@ -1,0 +1,77 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	nomad "github.com/hashicorp/nomad/api"
+	"github.com/stretchr/testify/require"
+)
+
+// TestJobScaleThroughNomadsClient scales a job with Nomad's own client:
+// up to 3 (the running allocation kept, its task started once), the scale
+// status counts, then down to 1; bad requests change nothing.
+func TestJobScaleThroughNomadsClient(t *testing.T) {
+	a := startAgent(t, testConfig(t, t.TempDir()))
+	defer a.Shutdown()
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+	job := nomad.NewServiceJob("scaled", "scaled", "global", 50)
+	tg := nomad.NewTaskGroup("g", 1)
+	tg.AddTask(nomad.NewTask("t", "exec").SetConfig("command", "/bin/sh").
+		SetConfig("args", []string{"-c", "echo $$ >> $NOMAD_TASK_DIR/starts; while true; do sleep 0.2; done"}).
+		Require(&nomad.Resources{CPU: ptr(20), MemoryMB: ptr(16)}))
+	job.AddTaskGroup(tg)
+	_, _, err = c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	first := waitAllocStatus(t, c, "scaled", "running")
+	running := func() int {
+		n := 0
+		for _, al := range a.Store().Snapshot().AllocsByJob("default", "scaled") {
+			if al.GetClientStatus() == "running" && al.GetDesiredStatus() == "run" {
+				n++
+			}
+		}
+		return n
+	}
+
+	resp, _, err := c.Jobs().Scale("scaled", "g", ptr(3), "more", false, nil, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, resp.EvalID)
+	require.Eventually(t, func() bool { return running() == 3 }, 30*time.Second, 20*time.Millisecond)
+	require.Equal(t, "run", a.Store().Snapshot().AllocByID(first.ID).GetDesiredStatus(), "the first allocation is kept")
+	b, err := os.ReadFile(filepath.Join(a.AllocDir(), first.ID, "t", "starts"))
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(string(b), "\n"), "and its task was not restarted")
+
+	st, _, err := c.Jobs().ScaleStatus("scaled", nil)
+	require.NoError(t, err)
+	require.Equal(t, 3, st.TaskGroups["g"].Desired)
+	require.Equal(t, 3, st.TaskGroups["g"].Placed)
+	require.Equal(t, 3, st.TaskGroups["g"].Running)
+
+	version := a.Store().Snapshot().JobByID("default", "scaled").GetVersion()
+	for _, bad := range []struct {
+		group string
+		count *int
+		want  string
+	}{
+		{"nope", ptr(2), `has no group "nope"`},
+		{"g", ptr(-1), "out of range"},
+		{"g", nil, "Count is required"},
+	} {
+		_, _, err = c.Jobs().Scale("scaled", bad.group, bad.count, "", false, nil, nil)
+		require.ErrorContains(t, err, bad.want)
+	}
+	_, _, err = c.Jobs().Scale("no-such-job", "g", ptr(2), "", false, nil, nil)
+	require.ErrorContains(t, err, "404")
+	require.Equal(t, version, a.Store().Snapshot().JobByID("default", "scaled").GetVersion(), "bad requests change nothing")
+
+	_, _, err = c.Jobs().Scale("scaled", "", ptr(1), "", false, nil, nil) // the only group
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return running() == 1 }, 30*time.Second, 20*time.Millisecond)
+	require.EqualValues(t, 1, a.Store().Snapshot().JobByID("default", "scaled").GetTaskGroups()[0].GetCount())
+}

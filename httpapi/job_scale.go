@@ -1,0 +1,107 @@
+package httpapi
+
+import (
+	"net/http"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// jobScale handles PUT /v1/job/{id}/scale: the stored job with one
+// group's count changed is registered again (a new version, through raft,
+// with a "job-scaling" evaluation). The group may be left out of a job
+// that has only one. Running allocations are kept: the scheduler updates
+// them in place.
+func (s *Server) jobScale(w http.ResponseWriter, r *http.Request) (any, error) {
+	var req api.ScalingRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	if t := req.Target["Job"]; t != "" && t != id {
+		return nil, codeErr(http.StatusBadRequest, "Target.Job %q does not match the URL's %q", t, id)
+	}
+	stored := s.b.Store().Snapshot().JobByID(namespace(r), id)
+	if stored == nil {
+		return nil, codeErr(http.StatusNotFound, "job not found: %q", id)
+	}
+	job := proto.Clone(stored).(*messages.Job)
+	tg, err := scaledGroup(job, req)
+	if err != nil {
+		return nil, err
+	}
+	tg.Count = int32(*req.Count)
+	eval := s.newEval(job, "job-scaling")
+	resp, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_RegisterJob{RegisterJob: &messages.RegisterJob{
+		Job: job, Eval: eval, EnforceIndex: req.JobModifyIndex != 0, JobModifyIndex: req.JobModifyIndex}}})
+	if err != nil {
+		return nil, err
+	}
+	out := &api.JobRegisterResponse{EvalID: eval.ID, EvalCreateIndex: index, JobModifyIndex: index, Index: index}
+	if res, ok := resp.(*state.RegisterJobResult); ok {
+		out.JobModifyIndex, out.EvalID = res.JobModifyIndex, res.EvalID
+	}
+	setIndex(w, index)
+	return out, nil
+}
+
+// scaledGroup checks a scaling request against job and returns the group
+// it scales.
+func scaledGroup(job *messages.Job, req api.ScalingRequest) (*messages.TaskGroup, error) {
+	switch {
+	case req.Error || req.Count == nil:
+		return nil, codeErr(http.StatusBadRequest, "Count is required (troupe keeps no scaling events)")
+	case *req.Count < 0 || *req.Count > 1<<31-1:
+		return nil, codeErr(http.StatusBadRequest, "Count %d is out of range (0 or more)", *req.Count)
+	case job.GetStop():
+		return nil, codeErr(http.StatusBadRequest, "job %q is stopped: run it again to scale it", job.GetID())
+	case job.GetType() == "system" || job.GetType() == "sysbatch":
+		return nil, codeErr(http.StatusBadRequest, "job %q is a %s job: it runs one allocation per node", job.GetID(), job.GetType())
+	}
+	name := req.Target["Group"]
+	if name == "" && len(job.GetTaskGroups()) == 1 {
+		name = job.GetTaskGroups()[0].GetName()
+	}
+	i := slices.IndexFunc(job.GetTaskGroups(), func(g *messages.TaskGroup) bool { return g.GetName() == name })
+	switch {
+	case name == "":
+		return nil, codeErr(http.StatusBadRequest, "Target.Group is required: job %q has %d groups", job.GetID(), len(job.GetTaskGroups()))
+	case i < 0:
+		return nil, codeErr(http.StatusNotFound, "job %q has no group %q", job.GetID(), name)
+	}
+	return job.GetTaskGroups()[i], nil
+}
+
+// jobScaleStatus handles GET /v1/job/{id}/scale: each group's desired,
+// placed and running counts. troupe has no deployments, so Healthy and
+// Unhealthy stay 0.
+func (s *Server) jobScaleStatus(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.query(w, r, []string{"jobs", "allocs"}, func(snap *state.Snap) (any, error) {
+		job := snap.JobByID(namespace(r), r.PathValue("id"))
+		if job == nil {
+			return nil, codeErr(http.StatusNotFound, "job not found: %q", r.PathValue("id"))
+		}
+		out := &api.JobScaleStatusResponse{JobID: job.GetID(), Namespace: job.GetNamespace(),
+			JobCreateIndex: job.GetCreateIndex(), JobModifyIndex: job.GetJobModifyIndex(), JobStopped: job.GetStop(),
+			TaskGroups: map[string]api.TaskGroupScaleStatus{}}
+		for _, tg := range job.GetTaskGroups() {
+			out.TaskGroups[tg.GetName()] = api.TaskGroupScaleStatus{Desired: int(tg.GetCount())}
+		}
+		for _, a := range snap.AllocsByJob(job.GetNamespace(), job.GetID()) {
+			st, ok := out.TaskGroups[a.GetTaskGroup()]
+			if !ok || state.AllocTerminal(a) {
+				continue
+			}
+			st.Placed++
+			if a.GetClientStatus() == "running" {
+				st.Running++
+			}
+			out.TaskGroups[a.GetTaskGroup()] = st
+		}
+		return out, nil
+	})
+}
