@@ -104,15 +104,7 @@ func TestScalingUpKeepsTheRunningTasks(t *testing.T) {
 	defer a.Shutdown()
 	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
 	require.NoError(t, err)
-	job := func(count int) *nomad.Job {
-		j := nomad.NewServiceJob("scale", "scale", "global", 50)
-		tg := nomad.NewTaskGroup("g", count)
-		tg.AddTask(nomad.NewTask("t", "exec").SetConfig("command", "/bin/sh").
-			SetConfig("args", []string{"-c", "echo $$ >> $NOMAD_TASK_DIR/starts; while true; do sleep 0.2; done"}).
-			Require(&nomad.Resources{CPU: ptr(20), MemoryMB: ptr(16)}))
-		j.AddTaskGroup(tg)
-		return j
-	}
+	job := func(count int) *nomad.Job { return startsJob("scale", count) }
 	_, _, err = c.Jobs().Register(job(1), nil)
 	require.NoError(t, err)
 	first := waitAllocStatus(t, c, "scale", "running")
@@ -136,4 +128,16 @@ func TestScalingUpKeepsTheRunningTasks(t *testing.T) {
 	b, err := os.ReadFile(starts)
 	require.NoError(t, err)
 	require.Equal(t, 1, strings.Count(string(b), "\n"), "its task was not restarted: %q", b)
+}
+
+// startsJob is a service job of one group "g" whose exec task "t" appends
+// its PID to $NOMAD_TASK_DIR/starts when it starts and then keeps running.
+func startsJob(id string, count int) *nomad.Job {
+	j := nomad.NewServiceJob(id, id, "global", 50)
+	tg := nomad.NewTaskGroup("g", count)
+	tg.AddTask(nomad.NewTask("t", "exec").SetConfig("command", "/bin/sh").
+		SetConfig("args", []string{"-c", "echo $$ >> $NOMAD_TASK_DIR/starts; while true; do sleep 0.2; done"}).
+		Require(&nomad.Resources{CPU: ptr(20), MemoryMB: ptr(16)}))
+	j.AddTaskGroup(tg)
+	return j
 }

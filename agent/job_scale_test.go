@@ -19,13 +19,7 @@ func TestJobScaleThroughNomadsClient(t *testing.T) {
 	defer a.Shutdown()
 	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
 	require.NoError(t, err)
-	job := nomad.NewServiceJob("scaled", "scaled", "global", 50)
-	tg := nomad.NewTaskGroup("g", 1)
-	tg.AddTask(nomad.NewTask("t", "exec").SetConfig("command", "/bin/sh").
-		SetConfig("args", []string{"-c", "echo $$ >> $NOMAD_TASK_DIR/starts; while true; do sleep 0.2; done"}).
-		Require(&nomad.Resources{CPU: ptr(20), MemoryMB: ptr(16)}))
-	job.AddTaskGroup(tg)
-	_, _, err = c.Jobs().Register(job, nil)
+	_, _, err = c.Jobs().Register(startsJob("scaled", 1), nil)
 	require.NoError(t, err)
 	first := waitAllocStatus(t, c, "scaled", "running")
 	running := func() int {

@@ -35,18 +35,8 @@ func (s *Server) jobScale(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	tg.Count = int32(*req.Count)
-	eval := s.newEval(job, "job-scaling")
-	resp, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_RegisterJob{RegisterJob: &messages.RegisterJob{
-		Job: job, Eval: eval, EnforceIndex: req.JobModifyIndex != 0, JobModifyIndex: req.JobModifyIndex}}})
-	if err != nil {
-		return nil, err
-	}
-	out := &api.JobRegisterResponse{EvalID: eval.ID, EvalCreateIndex: index, JobModifyIndex: index, Index: index}
-	if res, ok := resp.(*state.RegisterJobResult); ok {
-		out.JobModifyIndex, out.EvalID = res.JobModifyIndex, res.EvalID
-	}
-	setIndex(w, index)
-	return out, nil
+	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.newEval(job, "job-scaling"),
+		EnforceIndex: req.JobModifyIndex != 0, JobModifyIndex: req.JobModifyIndex})
 }
 
 // scaledGroup checks a scaling request against job and returns the group

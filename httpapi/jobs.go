@@ -39,14 +39,17 @@ func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	eval := s.newEval(job, "job-register")
-	resp, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_RegisterJob{
-		RegisterJob: &messages.RegisterJob{Job: job, Eval: eval,
-			EnforceIndex: enforce.EnforceIndex, JobModifyIndex: enforce.JobModifyIndex}}})
+	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.newEval(job, "job-register"),
+		EnforceIndex: enforce.EnforceIndex, JobModifyIndex: enforce.JobModifyIndex})
+}
+
+// register commits a RegisterJob command and answers as Nomad does.
+func (s *Server) register(w http.ResponseWriter, r *http.Request, cmd *messages.RegisterJob) (*api.JobRegisterResponse, error) {
+	resp, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_RegisterJob{RegisterJob: cmd}})
 	if err != nil {
 		return nil, err
 	}
-	out := &api.JobRegisterResponse{EvalID: eval.ID, EvalCreateIndex: index, JobModifyIndex: index, Index: index}
+	out := &api.JobRegisterResponse{EvalID: cmd.GetEval().GetID(), EvalCreateIndex: index, JobModifyIndex: index, Index: index}
 	if res, ok := resp.(*state.RegisterJobResult); ok {
 		out.JobModifyIndex, out.EvalID = res.JobModifyIndex, res.EvalID
 	}
