@@ -61,6 +61,8 @@ type Actor struct {
 	busy    bool
 	timers  map[string]actors.Timer
 	retries map[string]int
+	// refused counts, per job ("namespace/id"), the plans refused in a row.
+	refused map[string]int
 	rand    *rand.Rand
 	planned uint64
 	log     *slog.Logger
@@ -69,7 +71,7 @@ type Actor struct {
 // New returns a producer for the scheduler actor.
 func New(spec *Spec) actor.Producer {
 	return func() actor.Actor {
-		return &Actor{spec: spec, queued: map[string]bool{}, timers: map[string]actors.Timer{}, retries: map[string]int{},
+		return &Actor{spec: spec, queued: map[string]bool{}, timers: map[string]actors.Timer{}, retries: map[string]int{}, refused: map[string]int{},
 			rand: rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15)), log: spec.Logger}
 	}
 }
@@ -183,21 +185,40 @@ func (a *Actor) onPlanApplied(ctx actor.Context, m *planApplied) {
 		a.log.Error("committing plan failed, retrying", "eval", m.eval.GetID(), "error", m.err, "in", wait)
 		a.delay(ctx, m.eval.GetID(), wait)
 	case len(m.result.GetRefused()) > 0:
-		a.log.Info("plan partly refused, re-evaluating", "eval", m.eval.GetID(), "refused", len(m.result.GetRefused()))
-		a.retry(ctx, m.eval)
+		key := m.eval.GetNamespace() + "/" + m.eval.GetJobID()
+		a.refused[key]++
+		wait := refusedBackoff(a.refused[key])
+		a.log.Info("plan partly refused, re-evaluating", "eval", m.eval.GetID(), "refused", len(m.result.GetRefused()), "in", wait)
+		a.retry(ctx, m.eval, wait)
 	default:
 		a.planned += uint64(m.placed)
 		delete(a.retries, m.eval.GetID())
+		delete(a.refused, m.eval.GetNamespace()+"/"+m.eval.GetJobID())
 	}
 	a.next(ctx)
 }
 
-// retry queues a fresh evaluation of the same job after a refused plan.
-func (a *Actor) retry(ctx actor.Context, prev *messages.Evaluation) {
+// refusedBackoff is how long the n-th plan of a job refused in a row
+// waits before it is planned again: at once the first time (the state
+// moved on; a fresh plan usually fits), then 1 s doubling to 30 s, so a
+// refusal that persists never turns into a hot loop of evaluations.
+func refusedBackoff(n int) time.Duration {
+	if n <= 1 {
+		return 0
+	}
+	return min(time.Second<<min(n-2, 5), 30*time.Second)
+}
+
+// retry queues a fresh evaluation of the same job after a refused plan,
+// to be planned after wait.
+func (a *Actor) retry(ctx actor.Context, prev *messages.Evaluation, wait time.Duration) {
 	now := a.spec.Clock.Now()
 	ev := &messages.Evaluation{ID: newID(), Namespace: prev.GetNamespace(), Priority: prev.GetPriority(),
 		Type: prev.GetType(), TriggeredBy: "plan-refused", JobID: prev.GetJobID(), Status: "pending",
 		PreviousEval: prev.GetID(), CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}
+	if wait > 0 {
+		ev.WaitUntil = now.Add(wait).UnixNano()
+	}
 	a.propose(ctx, &messages.UpsertEvals{Evals: []*messages.Evaluation{ev}})
 }
 

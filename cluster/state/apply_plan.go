@@ -33,35 +33,49 @@ func applyPlan(w *writeTxn, c *messages.ApplyPlan) any {
 
 // fits checks a placement against its node as the store has it now; old
 // is the stored allocation with the same ID, if any. nodes caches lookups.
+//
+// An in-place update (old is live on the same node) is already there: the
+// node's eligibility is not checked, nor is capacity when the update asks
+// for no more than old held, nor the ports and devices old already holds.
+// Otherwise a node that turned ineligible, shrank or lost a GPU's health
+// would refuse, plan after plan, an update that takes nothing new.
 func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.Node) error {
 	n, ok := nodes[a.NodeID]
 	if !ok {
 		n = w.read().NodeByID(a.NodeID)
 		nodes[a.NodeID] = n
 	}
+	inPlace := old != nil && old.NodeID == a.NodeID && !AllocTerminal(old)
 	switch {
 	case n == nil:
 		return fmt.Errorf("%w: %q", ErrNodeNotFound, a.NodeID)
 	case n.Status != NodeStatusReady:
 		return fmt.Errorf("%w: node %s is %s", ErrPlacementRefused, n.ID, n.Status)
-	case n.SchedulingEligibility == NodeIneligible:
+	case n.SchedulingEligibility == NodeIneligible && !inPlace:
 		return fmt.Errorf("%w: node %s is ineligible", ErrPlacementRefused, n.ID)
 	}
 	fillAllocatedResources(a)
 	capCPU, capMem, capDisk := NodeCapacity(n)
 	u := w.nodeUsage(n.ID)
 	usedCPU, usedMem, usedDisk := u.CPU, u.MemoryMB, u.DiskMB
-	if old != nil && old.NodeID == n.ID && !AllocTerminal(old) {
+	cpu, mem, disk := AllocResources(a)
+	if inPlace {
 		oldCPU, oldMem, oldDisk := AllocResources(old) // replaced in place: its share is freed
+		if cpu <= oldCPU && mem <= oldMem && disk <= oldDisk {
+			return w.conflicts(a, old, n)
+		}
 		usedCPU, usedMem, usedDisk = usedCPU-oldCPU, usedMem-oldMem, usedDisk-oldDisk
 	}
-	cpu, mem, disk := AllocResources(a)
 	// Disk counts only when the alloc asks for some, as in the scheduler.
 	if usedCPU+cpu > capCPU || usedMem+mem > capMem || (disk > 0 && usedDisk+disk > capDisk) {
 		return fmt.Errorf("%w: node %s has %d MHz/%d MB/%d MB disk free, alloc needs %d/%d/%d",
 			ErrPlacementRefused, n.ID, capCPU-usedCPU, capMem-usedMem, capDisk-usedDisk, cpu, mem, disk)
 	}
-	return w.conflicts(a, n)
+	var held *messages.Allocation
+	if inPlace {
+		held = old
+	}
+	return w.conflicts(a, held, n)
 }
 
 // placeAlloc stores a placement; one with the ID of a stored allocation

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -36,15 +37,36 @@ func allocHoldings(a *messages.Allocation) holdings {
 	return h
 }
 
+// minus is h without the ports and devices that o holds too.
+func (h holdings) minus(o holdings) holdings {
+	var out holdings
+	for _, p := range h.ports {
+		if !slices.Contains(o.ports, p) {
+			out.ports = append(out.ports, p)
+		}
+	}
+	for _, d := range h.devices {
+		if !slices.Contains(o.devices, d) {
+			out.devices = append(out.devices, d)
+		}
+	}
+	return out
+}
+
 // conflicts re-checks a placement's host ports and device instances on
 // node n, as the store has it now: each device must be a healthy
 // instance of n, and no other live allocation on n (this plan's earlier
 // placements included) may hold one of its ports or devices. The
 // scheduler plans one evaluation at a time against committed state, so a
 // conflict means its view was stale (a GPU turned unhealthy meanwhile,
-// say); the placement is refused rather than handed out twice.
-func (w *writeTxn) conflicts(a *messages.Allocation, n *messages.Node) error {
+// say); the placement is refused rather than handed out twice. held is
+// the live allocation that a is an in-place update of (nil: none): what
+// it holds already is not checked again.
+func (w *writeTxn) conflicts(a, held *messages.Allocation, n *messages.Node) error {
 	want := allocHoldings(a)
+	if held != nil {
+		want = want.minus(allocHoldings(held))
+	}
 	if len(want.ports) == 0 && len(want.devices) == 0 {
 		return nil
 	}

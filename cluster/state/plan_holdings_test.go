@@ -75,3 +75,43 @@ func TestApplyPlanRechecksPortsAndDevices(t *testing.T) {
 		})
 	}
 }
+
+// TestInPlaceUpdatesKeepWhatTheyHold: an in-place update (the same live
+// allocation placed again on its node) is accepted on a node that turned
+// ineligible or shrank, and with a GPU that turned unhealthy, as long as
+// it takes nothing new; a port it did not hold is still checked.
+func TestInPlaceUpdatesKeepWhatTheyHold(t *testing.T) {
+	h := newHarness(t)
+	n1 := testNode("n1", 1000, 1000)
+	n1.NodeResources.Devices = []*messages.NodeDeviceResource{{Vendor: "nvidia", Type: "gpu", Name: "H100",
+		Instances: []*messages.NodeDevice{{ID: "GPU-0", Healthy: true}}}}
+	h.apply(registerNode(cloneTestNode(n1)))
+	h.apply(registerJob(testJob("web", 10, 10), testEval("e", "web", EvalStatusPending)))
+	running := withGPUs(withPort(testAlloc("a1", "web", "n1", "e", 600, 600), 20000), "GPU-0")
+	other := withPort(testAlloc("a2", "web", "n1", "e", 100, 100), 20001)
+	res := h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{running, other}})).(*messages.ApplyPlanResult)
+	require.Equal(t, []string{"a1", "a2"}, res.Placed)
+
+	// The node shrinks below what runs there, turns ineligible, and its GPU
+	// fails.
+	shrunk := cloneTestNode(n1)
+	shrunk.NodeResources.Cpu.CpuShares, shrunk.NodeResources.Memory.MemoryMB = 500, 500
+	shrunk.SchedulingEligibility = NodeIneligible
+	shrunk.NodeResources.Devices[0].Instances[0].Healthy = false
+	h.apply(registerNode(shrunk))
+
+	update := withGPUs(withPort(testAlloc("a1", "web", "n1", "e", 600, 600), 20000), "GPU-0")
+	update.JobVersion = 1
+	res = h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{update}})).(*messages.ApplyPlanResult)
+	require.Equal(t, []string{"a1"}, res.Placed, "it takes nothing new")
+
+	bigger := withGPUs(withPort(testAlloc("a1", "web", "n1", "e", 700, 600), 20000), "GPU-0")
+	newPort := withGPUs(withPort(testAlloc("a1", "web", "n1", "e", 600, 600), 20001), "GPU-0")
+	fresh := testAlloc("a3", "web", "n1", "e", 1, 1)
+	res = h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{bigger}})).(*messages.ApplyPlanResult)
+	require.Equal(t, []string{"a1"}, res.Refused, "more CPU than the shrunk node has")
+	res = h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{newPort}})).(*messages.ApplyPlanResult)
+	require.Equal(t, []string{"a1"}, res.Refused, "a port another allocation holds")
+	res = h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{fresh}})).(*messages.ApplyPlanResult)
+	require.Equal(t, []string{"a3"}, res.Refused, "a new allocation on an ineligible node")
+}

@@ -1,0 +1,120 @@
+package scheduler
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// refusingState is a StateView over a MemSnapshot whose evaluations the
+// refusing proposer writes; every plan it is given is refused whole.
+type refusingState struct {
+	*MemSnapshot
+	mu    sync.Mutex
+	evals map[string]*messages.Evaluation
+	order []string // evaluation IDs as written
+	sys   *actors.System
+	pid   *actor.PID
+	ready chan struct{} // closed once pid is set
+}
+
+func (s *refusingState) EvalByID(id string) *messages.Evaluation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.evals[id]
+}
+
+func (s *refusingState) EvalsByStatus(status string) []*messages.Evaluation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*messages.Evaluation
+	for _, id := range s.order {
+		if s.evals[id].GetStatus() == status {
+			out = append(out, s.evals[id])
+		}
+	}
+	return out
+}
+
+// Apply refuses every placement and stores upserted evaluations, telling
+// the scheduler about new pending ones as the store's watch does.
+func (s *refusingState) Apply(_ context.Context, cmd *messages.Command) (any, uint64, error) {
+	if p := cmd.GetApplyPlan(); p != nil {
+		res := &messages.ApplyPlanResult{}
+		for _, a := range p.GetPlace() {
+			res.Refused = append(res.Refused, a.GetID())
+		}
+		s.mu.Lock()
+		s.evals[p.GetEvalUpdate().GetID()] = p.GetEvalUpdate() // as the FSM: the eval is done
+		s.mu.Unlock()
+		return res, 1, nil
+	}
+	for _, e := range cmd.GetUpsertEvals().GetEvals() {
+		s.mu.Lock()
+		if _, ok := s.evals[e.GetID()]; !ok {
+			s.order = append(s.order, e.GetID())
+		}
+		s.evals[e.GetID()] = e
+		s.mu.Unlock()
+		if e.GetStatus() == "pending" {
+			<-s.ready
+			s.sys.Root.Send(s.pid, &messages.EvalReady{EvalID: e.GetID()})
+		}
+	}
+	return nil, 1, nil
+}
+
+func (s *refusingState) retries() []*messages.Evaluation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*messages.Evaluation
+	for _, id := range s.order {
+		if s.evals[id].GetTriggeredBy() == "plan-refused" {
+			out = append(out, s.evals[id])
+		}
+	}
+	return out
+}
+
+// TestRefusedPlansBackOff: a job whose plans the FSM keeps refusing is
+// planned again at once, then after 1 s, 2 s, 4 s..., on the injected
+// clock, never in a hot loop.
+func TestRefusedPlansBackOff(t *testing.T) {
+	job := testJob("web", JobTypeService, 1)
+	clock := actors.NewFakeClock(testNow)
+	sys := actors.NewSystem(slog.New(slog.DiscardHandler))
+	defer sys.Shutdown()
+	st := &refusingState{MemSnapshot: NewMemSnapshot(testNodes(1), job), evals: map[string]*messages.Evaluation{}, sys: sys,
+		ready: make(chan struct{})}
+	first := testEval(job)
+	st.evals[first.ID], st.order = first, []string{first.ID}
+	pid, err := sys.Root.SpawnNamed(sys.Props("scheduler", New(&Spec{State: func() StateView { return st },
+		Proposer: st, Clock: clock, Logger: slog.New(slog.DiscardHandler), Seed: 1})), "scheduler")
+	require.NoError(t, err)
+	st.pid = pid // the actor found the first evaluation pending when it started
+	close(st.ready)
+
+	waits := []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second}
+	for i, want := range waits {
+		require.Eventually(t, func() bool { return len(st.retries()) > i }, 5*time.Second, time.Millisecond)
+		ev := st.retries()[i]
+		got := time.Duration(0)
+		if ev.GetWaitUntil() > 0 {
+			got = time.Unix(0, ev.GetWaitUntil()).Sub(clock.Now())
+		}
+		require.Equal(t, want, got, "retry %d", i+1)
+		if want > 0 {
+			require.Eventually(t, func() bool { return clock.Pending() > 0 }, 5*time.Second, time.Millisecond)
+			require.Len(t, st.retries(), i+1, "nothing planned before the wait")
+			clock.Advance(want)
+		}
+	}
+}
