@@ -83,7 +83,7 @@ func TestJobPlanThroughNomadsClient(t *testing.T) {
 	for body, want := range map[string]string{
 		`{`: "unexpected",
 		`{"Job": {"ID": "other", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "exec"}]}]}}`: `does not match the URL's "web"`,
-		`{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Count": -1}]}}`:                                  "",
+		`{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Count": -1}]}}`:                                  "count -1 must not be negative",
 	} {
 		req, err := http.NewRequest(http.MethodPut, "http://"+a.HTTPAddr()+"/v1/job/web/plan", strings.NewReader(body))
 		require.NoError(t, err)
@@ -125,6 +125,21 @@ func TestScalingUpKeepsTheRunningTasks(t *testing.T) {
 	kept := a.Store().Snapshot().AllocByID(first.ID)
 	require.Equal(t, "run", kept.GetDesiredStatus(), "the first allocation is kept")
 	require.EqualValues(t, 1, kept.GetJobVersion(), "and moved to the new version")
+	requireNotRestarted(t, a, first.ID, starts)
+}
+
+// requireNotRestarted checks that allocation id, updated in place to
+// version 1, runs the task it started with: no restart counted, one start
+// in the starts file, and the client's own record at version 1.
+func requireNotRestarted(t *testing.T, a *Agent, id, starts string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		sa, err := a.db.Alloc(id)
+		return err == nil && sa != nil && sa.Alloc.GetJobVersion() == 1
+	}, 10*time.Second, 10*time.Millisecond, "the client never took the new version")
+	st := a.Store().Snapshot().AllocByID(id).GetTaskStates()["t"]
+	require.Zero(t, st.GetRestarts())
+	require.Equal(t, "running", st.GetState())
 	b, err := os.ReadFile(starts)
 	require.NoError(t, err)
 	require.Equal(t, 1, strings.Count(string(b), "\n"), "its task was not restarted: %q", b)

@@ -1,9 +1,7 @@
 package agent
 
 import (
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -37,9 +35,7 @@ func TestJobScaleThroughNomadsClient(t *testing.T) {
 	require.NotEmpty(t, resp.EvalID)
 	require.Eventually(t, func() bool { return running() == 3 }, 30*time.Second, 20*time.Millisecond)
 	require.Equal(t, "run", a.Store().Snapshot().AllocByID(first.ID).GetDesiredStatus(), "the first allocation is kept")
-	b, err := os.ReadFile(filepath.Join(a.AllocDir(), first.ID, "t", "starts"))
-	require.NoError(t, err)
-	require.Equal(t, 1, strings.Count(string(b), "\n"), "and its task was not restarted")
+	requireNotRestarted(t, a, first.ID, filepath.Join(a.AllocDir(), first.ID, "t", "starts"))
 
 	st, _, err := c.Jobs().ScaleStatus("scaled", nil)
 	require.NoError(t, err)
@@ -62,6 +58,11 @@ func TestJobScaleThroughNomadsClient(t *testing.T) {
 	}
 	_, _, err = c.Jobs().Scale("no-such-job", "g", ptr(2), "", false, nil, nil)
 	require.ErrorContains(t, err, "404")
+	stale := int64(2)
+	_, _, err = c.Jobs().ScaleWithRequest("scaled", &nomad.ScalingRequest{Count: &stale,
+		Target: map[string]string{"Group": "g"}, JobModifyIndex: 1}, nil)
+	require.ErrorContains(t, err, "409", "the job changed since index 1")
+	require.ErrorContains(t, err, nomad.RegisterEnforceIndexErrPrefix)
 	require.Equal(t, version, a.Store().Snapshot().JobByID("default", "scaled").GetVersion(), "bad requests change nothing")
 
 	_, _, err = c.Jobs().Scale("scaled", "", ptr(1), "", false, nil, nil) // the only group

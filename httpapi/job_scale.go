@@ -11,12 +11,17 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// jobScale handles PUT /v1/job/{id}/scale: the stored job with one
-// group's count changed is registered again (a new version, through raft,
-// with a "job-scaling" evaluation). The group may be left out of a job
-// that has only one. Running allocations are kept: the scheduler updates
-// them in place.
+// jobScale handles PUT /v1/job/{id}/scale on the leader (a follower
+// passes it on): the stored job with one group's count changed is
+// registered again (a new version, through raft, with a "job-scaling"
+// evaluation), enforcing the job modify index it was read at. The group
+// may be left out of a job that has only one. Running allocations are
+// kept: the scheduler updates them in place.
 func (s *Server) jobScale(w http.ResponseWriter, r *http.Request) (any, error) {
+	if leader := s.b.LeaderHTTP(); leader != "" { // read the job where it is current
+		ProxyTo(leader).ServeHTTP(w, r)
+		return nil, errProxied
+	}
 	var req api.ScalingRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
@@ -35,8 +40,14 @@ func (s *Server) jobScale(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	tg.Count = int32(*req.Count)
+	// The job as read here, and nothing newer, is what gets a new count:
+	// a `job run` committed meanwhile makes this a 409, not a silent revert.
+	index := req.JobModifyIndex
+	if index == 0 {
+		index = stored.GetJobModifyIndex()
+	}
 	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.newEval(job, "job-scaling"),
-		EnforceIndex: req.JobModifyIndex != 0, JobModifyIndex: req.JobModifyIndex})
+		EnforceIndex: true, JobModifyIndex: index})
 }
 
 // scaledGroup checks a scaling request against job and returns the group

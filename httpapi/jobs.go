@@ -76,7 +76,9 @@ func readJob(r *http.Request, extra any) (*messages.Job, error) {
 	if id := r.PathValue("id"); id != "" && id != job.GetID() {
 		return nil, codeErr(http.StatusBadRequest, "job ID %q does not match the URL's %q", job.GetID(), id)
 	}
-	_ = json.Unmarshal(body, extra) // ParseJSON read the body already
+	if err := json.Unmarshal(body, extra); err != nil { // ParseJSON read the job already
+		return nil, codeErr(http.StatusBadRequest, "invalid request body: %v", err)
+	}
 	jobspec.Canonicalize(job)
 	if err := jobspec.Validate(job); err != nil {
 		return nil, codeErr(http.StatusBadRequest, "%v", err)

@@ -28,11 +28,13 @@ type DryRunResult struct {
 }
 
 // DryRun runs Process for eval as if job were already stored in snap
-// (job as the state store would keep it: see state.Registered) and
-// counts the resulting plan per task group. Like Process it changes
-// nothing and does no I/O.
+// (job as the state store would keep it: see state.Registered; it goes
+// in as Options.Job, so every optional interface of snap, CSI volumes
+// included, is seen) and counts the resulting plan per task group. Like
+// Process it changes nothing and does no I/O.
 func DryRun(snap Snapshot, job *messages.Job, eval *messages.Evaluation, opts Options) (*DryRunResult, error) {
-	plan, err := Process(overlay(snap, job), eval, opts)
+	opts.Job = job
+	plan, err := Process(snap, eval, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -97,44 +99,4 @@ func countUpdates(snap Snapshot, job *messages.Job, plan *messages.ApplyPlan) ma
 		}
 	}
 	return out
-}
-
-// overlay is snap with job stored in it, keeping snap's optional
-// interfaces (usage totals, job versions).
-func overlay(snap Snapshot, job *messages.Job) Snapshot {
-	o := jobOverlay{Snapshot: snap, job: job}
-	usage, hasUsage := snap.(NodeUsageSource)
-	versions, hasVersions := snap.(JobVersionSource)
-	switch {
-	case hasUsage && hasVersions:
-		return struct {
-			jobOverlay
-			NodeUsageSource
-			JobVersionSource
-		}{o, usage, versions}
-	case hasUsage:
-		return struct {
-			jobOverlay
-			NodeUsageSource
-		}{o, usage}
-	case hasVersions:
-		return struct {
-			jobOverlay
-			JobVersionSource
-		}{o, versions}
-	}
-	return o
-}
-
-// jobOverlay is a Snapshot in which job is stored.
-type jobOverlay struct {
-	Snapshot
-	job *messages.Job
-}
-
-func (o jobOverlay) JobByID(namespace, id string) *messages.Job {
-	if namespace == o.job.GetNamespace() && id == o.job.GetID() {
-		return o.job
-	}
-	return o.Snapshot.JobByID(namespace, id)
 }

@@ -68,3 +68,18 @@ func TestDryRunReportsFailures(t *testing.T) {
 	require.Contains(t, res.Failed["web"].GetDimensionExhausted(), "memory")
 	require.Len(t, res.Plan.GetNewEvals(), 1, "the blocked eval the real run would create")
 }
+
+// TestDryRunSeesCSIVolumes: a job whose volume does not exist plans as a
+// failed placement, as the real run would, not as a success.
+func TestDryRunSeesCSIVolumes(t *testing.T) {
+	job := testJob("app", JobTypeService, 1)
+	job.TaskGroups[0].Volumes = map[string]*messages.VolumeRequest{"data": {Name: "data", Type: "csi", Source: "vol1",
+		AccessMode: "single-node-writer", AttachmentMode: "file-system"}}
+	snap := &csiSnap{MemSnapshot: NewMemSnapshot(testNodes(2)), vols: map[string]*messages.CSIVolume{},
+		plugins: map[string]*messages.CSIPlugin{}}
+	res, err := DryRun(snap, job, testEval(job), testOpts(1))
+	require.NoError(t, err)
+	require.Zero(t, res.Updates["web"].Place)
+	require.Contains(t, res.Failed, "web")
+	require.Contains(t, res.Failed["web"].GetConstraintFiltered(), "missing CSI Volume vol1")
+}

@@ -38,6 +38,9 @@ type Options struct {
 	// ports on nodes that do not set their own range; 0 means
 	// DefaultMinDynamicPort / DefaultMaxDynamicPort.
 	MinDynamicPort, MaxDynamicPort int32
+	// Job, when set, is planned instead of the snapshot's version of the
+	// evaluation's job (a dry run of a job not registered yet).
+	Job *messages.Job
 }
 
 // Job types.
@@ -149,7 +152,10 @@ func newPlanner(snap Snapshot, eval *messages.Evaluation, opts Options) *planner
 }
 
 func (p *planner) run() error {
-	p.job = p.snap.JobByID(p.eval.Namespace, p.eval.JobID)
+	p.job = p.opts.Job
+	if p.job == nil {
+		p.job = p.snap.JobByID(p.eval.Namespace, p.eval.JobID)
+	}
 	p.jobAllocs = sortedAllocs(p.snap.AllocsByJob(p.eval.Namespace, p.eval.JobID))
 	if p.job != nil {
 		for _, tg := range p.job.TaskGroups {

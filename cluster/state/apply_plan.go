@@ -47,6 +47,12 @@ func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.
 	}
 	inPlace := old != nil && old.NodeID == a.NodeID && !AllocTerminal(old)
 	switch {
+	case old != nil && (AllocTerminal(old) || old.DesiredStatus != AllocDesiredRun):
+		// The scheduler saw it live; it was stopped or ended since. An
+		// update must not bring it back.
+		return fmt.Errorf("%w: allocation %s is %s/%s now", ErrPlacementRefused, old.ID, old.DesiredStatus, old.ClientStatus)
+	case old != nil && old.NodeID != a.NodeID:
+		return fmt.Errorf("%w: allocation %s runs on node %s, not %s", ErrPlacementRefused, old.ID, old.NodeID, a.NodeID)
 	case n == nil:
 		return fmt.Errorf("%w: %q", ErrNodeNotFound, a.NodeID)
 	case n.Status != NodeStatusReady:
@@ -104,18 +110,13 @@ func (w *writeTxn) placeAlloc(a, old *messages.Allocation) {
 	w.ev.nodeChanged(a.NodeID)
 }
 
-// inheritAlloc keeps what an in-place update does not own.
+// inheritAlloc keeps what an in-place update does not own: its creation
+// and everything the client reports, as stored now (the scheduler's copy
+// may be older than the client's last report).
 func inheritAlloc(a, old *messages.Allocation) {
 	a.CreateIndex, a.CreateTime = old.CreateIndex, old.CreateTime
-	if a.ClientStatus == "" {
-		a.ClientStatus, a.ClientDescription = old.ClientStatus, old.ClientDescription
-	}
-	if a.TaskStates == nil {
-		a.TaskStates = old.TaskStates
-	}
-	if a.NetworkStatus == nil {
-		a.NetworkStatus = old.NetworkStatus
-	}
+	a.ClientStatus, a.ClientDescription = old.ClientStatus, old.ClientDescription
+	a.TaskStates, a.NetworkStatus, a.VolumeStates = old.TaskStates, old.NetworkStatus, old.VolumeStates
 }
 
 // stopAlloc applies one stop update; an unknown allocation is skipped.

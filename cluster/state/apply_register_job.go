@@ -18,11 +18,13 @@ func applyRegisterJob(w *writeTxn, c *messages.RegisterJob) any {
 	}
 	old := w.read().JobByID(j.Namespace, j.ID)
 	if c.GetEnforceIndex() && old.GetJobModifyIndex() != c.GetJobModifyIndex() {
+		// Worded as Nomad's, whose clients look for "Enforcing job modify index".
 		if old == nil {
-			return fmt.Errorf("%w: job %q does not exist, but the index %d was enforced", ErrJobModifyIndex, j.ID, c.GetJobModifyIndex())
+			return fmt.Errorf("%w: Enforcing job modify index %d: job %q does not exist",
+				ErrJobModifyIndex, c.GetJobModifyIndex(), j.ID)
 		}
-		return fmt.Errorf("%w: job %q has job modify index %d, not the enforced %d (it changed since)",
-			ErrJobModifyIndex, j.ID, old.GetJobModifyIndex(), c.GetJobModifyIndex())
+		return fmt.Errorf("%w: Enforcing job modify index %d: job %q exists with conflicting job modify index: %d",
+			ErrJobModifyIndex, c.GetJobModifyIndex(), j.ID, old.GetJobModifyIndex())
 	}
 	j = Registered(old, j, w.index, w.now)
 	w.putJob(j)

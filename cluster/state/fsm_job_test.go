@@ -231,7 +231,7 @@ func TestRegisterJobEnforcesTheJobModifyIndex(t *testing.T) {
 	changed := testJob("web", 20, 10)
 	err, _ = h.apply(enforce(changed, first+1)).(error)
 	require.ErrorIs(t, err, ErrJobModifyIndex)
-	require.ErrorContains(t, err, "not the enforced")
+	require.ErrorContains(t, err, "Enforcing job modify index", "Nomad's clients look for this")
 	require.EqualValues(t, 0, h.snap().JobByID("default", "web").GetVersion(), "unchanged")
 
 	res = h.apply(enforce(testJob("web", 20, 10), first)).(*RegisterJobResult)

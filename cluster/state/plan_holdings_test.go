@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -114,4 +115,55 @@ func TestInPlaceUpdatesKeepWhatTheyHold(t *testing.T) {
 	require.Equal(t, []string{"a1"}, res.Refused, "a port another allocation holds")
 	res = h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{fresh}})).(*messages.ApplyPlanResult)
 	require.Equal(t, []string{"a3"}, res.Refused, "a new allocation on an ineligible node")
+}
+
+// TestInPlaceUpdateFromAStaleView: the scheduler's copy of an allocation
+// may predate the client's last report or an operator's stop. An update
+// of an allocation that ended or was stopped meanwhile is refused (it
+// must not come back); an update of a live one keeps what the client
+// reported since.
+func TestInPlaceUpdateFromAStaleView(t *testing.T) {
+	setup := func(t *testing.T) (*harness, *messages.Allocation) {
+		h := newHarness(t)
+		h.apply(registerNode(testNode("n1", 1000, 1000)))
+		h.apply(registerJob(testJob("web", 10, 10), testEval("e", "web", EvalStatusPending)))
+		h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{testAlloc("a1", "web", "n1", "e", 100, 100)}}))
+		running := proto.Clone(h.snap().AllocByID("a1")).(*messages.Allocation)
+		running.ClientStatus = "running"
+		h.apply(clientUpdate(running))
+		stale := proto.Clone(h.snap().AllocByID("a1")).(*messages.Allocation) // what the scheduler saw
+		stale.JobVersion = 1
+		return h, stale
+	}
+	t.Run("failed meanwhile", func(t *testing.T) {
+		h, stale := setup(t)
+		failed := proto.Clone(stale).(*messages.Allocation)
+		failed.ClientStatus, failed.ClientDescription = "failed", "task died"
+		h.apply(clientUpdate(failed))
+		res := h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{stale}})).(*messages.ApplyPlanResult)
+		require.Equal(t, []string{"a1"}, res.Refused)
+		require.Equal(t, "failed", h.snap().AllocByID("a1").GetClientStatus())
+	})
+	t.Run("stopped meanwhile", func(t *testing.T) {
+		h, stale := setup(t)
+		h.apply(&messages.Command{Cmd: &messages.Command_StopAlloc{StopAlloc: &messages.StopAlloc{AllocID: "a1",
+			DesiredDescription: "stopped by an operator"}}})
+		res := h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{stale}})).(*messages.ApplyPlanResult)
+		require.Equal(t, []string{"a1"}, res.Refused)
+		require.Equal(t, "stop", h.snap().AllocByID("a1").GetDesiredStatus())
+	})
+	t.Run("reported meanwhile", func(t *testing.T) {
+		h, stale := setup(t)
+		report := proto.Clone(stale).(*messages.Allocation)
+		report.JobVersion = 0
+		report.TaskStates = map[string]*messages.TaskState{"app": {State: "running", Restarts: 2}}
+		report.ClientDescription = "Tasks are running"
+		h.apply(clientUpdate(report))
+		res := h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{stale}})).(*messages.ApplyPlanResult)
+		require.Equal(t, []string{"a1"}, res.Placed)
+		got := h.snap().AllocByID("a1")
+		require.EqualValues(t, 1, got.GetJobVersion())
+		require.EqualValues(t, 2, got.GetTaskStates()["app"].GetRestarts(), "the client's newer report is kept")
+		require.Equal(t, "Tasks are running", got.GetClientDescription())
+	})
 }
