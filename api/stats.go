@@ -1,9 +1,6 @@
 package api
 
-import (
-	"maps"
-	"time"
-)
+import "time"
 
 // HostStats answers GET /v1/client/stats: one client's host and device
 // usage, in Nomad's shape (github.com/hashicorp/nomad/api's
@@ -75,19 +72,11 @@ type StatValue struct {
 // /v1/client/stats?node_id=ID); the agent asked passes the request on to
 // the node's own agent. An empty nodeID asks the agent itself.
 func (n *Nodes) Stats(nodeID string, q *QueryOptions) (*HostStats, error) {
-	var opts QueryOptions
-	if q != nil {
-		opts = *q
-	}
-	opts.Params = maps.Clone(opts.Params)
 	if nodeID != "" {
-		if opts.Params == nil {
-			opts.Params = map[string]string{}
-		}
-		opts.Params["node_id"] = nodeID
+		q = withParam(q, "node_id", nodeID)
 	}
 	var out HostStats
-	if _, err := n.c.query("/v1/client/stats", &out, &opts); err != nil {
+	if _, err := n.c.query("/v1/client/stats", &out, q); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -63,8 +63,9 @@ type fakeAPI struct {
 	logs        map[string]string // "alloc/task/type"
 	stats       map[string]*api.HostStats
 	plan        *api.JobPlanResponse // answered by PUT /v1/job/:id/plan
-	registerErr string               // a 400 body for PUT /v1/jobs
-	evalID      string               // answered by writes
+	versions    *api.JobVersionsResponse
+	registerErr string // a 400 body for PUT /v1/jobs
+	evalID      string // answered by writes
 }
 
 func newFakeAPI(t *testing.T) *fakeAPI {
@@ -111,6 +112,8 @@ func (f *fakeAPI) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/nodes", f.listNodes)
 	mux.HandleFunc("GET /v1/node/{id}/allocations", get(f, f.nodeAllocs))
 	mux.HandleFunc("PUT /v1/job/{id}/plan", get(f, func(string) any { return f.plan }))
+	mux.HandleFunc("GET /v1/job/{id}/versions", get(f, func(string) any { return f.versions }))
+	mux.HandleFunc("PUT /v1/job/{id}/revert", f.write(func(string) any { return &api.JobRegisterResponse{EvalID: f.evalID} }))
 	mux.HandleFunc("PUT /v1/job/{id}/scale", f.write(func(string) any { return &api.JobRegisterResponse{EvalID: f.evalID} }))
 	mux.HandleFunc("GET /v1/client/stats", func(w http.ResponseWriter, r *http.Request) {
 		f.reply(w, f.stats[r.URL.Query().Get("node_id")])

@@ -3,6 +3,9 @@ package main
 import (
 	"io"
 	"strconv"
+	"time"
+
+	"github.com/troupe-dev/troupe/api"
 )
 
 // jobScaleCommand is `troupe job scale [-detach] JOB [GROUP] COUNT`: set
@@ -28,17 +31,28 @@ func jobScaleCommand(args []string, stdout, stderr io.Writer) int {
 	if len(rest) == 3 {
 		group = rest[1]
 	}
+	return changeJob(m, rest[0], "scaling job", "Job scale successful", *detach, *timeout,
+		func(c *api.Client, jobID string) (*api.JobRegisterResponse, error) {
+			resp, _, err := c.Jobs().Scale(jobID, group, count, nil)
+			return resp, err
+		})
+}
+
+// changeJob looks up the job named (or prefixed) id, makes change to it
+// and follows the evaluation the change answers with, as job run does.
+func changeJob(m *meta, id, what, done string, detach bool, timeout time.Duration,
+	change func(c *api.Client, jobID string) (*api.JobRegisterResponse, error)) int {
 	c, err := m.client()
 	if err != nil {
 		return m.fail("creating the API client", err)
 	}
-	job, err := lookupJob(c, rest[0])
+	job, err := lookupJob(c, id)
 	if err != nil {
 		return m.fail("looking up job", err)
 	}
-	resp, _, err := c.Jobs().Scale(job.ID, group, count, nil)
+	resp, err := change(c, job.ID)
 	if err != nil {
-		return m.fail("scaling job", err)
+		return m.fail(what, err)
 	}
-	return followEval(m, c, resp.EvalID, *detach, *timeout, true, "Job scale successful")
+	return followEval(m, c, resp.EvalID, detach, timeout, true, done)
 }

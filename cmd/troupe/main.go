@@ -49,6 +49,8 @@ func commandTree() *cmdNode {
 			"run":     {synopsis: "Submit a job file and watch it start", run: jobRunCommand},
 			"plan":    {synopsis: "Show what submitting a job file would change (a dry run)", run: jobPlanCommand},
 			"scale":   {synopsis: "Set a task group's count", run: jobScaleCommand},
+			"history": {synopsis: "List a job's stored versions (-p: with their diffs)", run: jobHistoryCommand},
+			"revert":  {synopsis: "Register a stored version of a job again", run: jobRevertCommand},
 			"status":  {synopsis: "List jobs or show one job", run: jobStatusCommand},
 			"stop":    {synopsis: "Stop a running job", run: jobStopCommand},
 			"inspect": {synopsis: "Print a job as JSON", run: jobInspectCommand},
