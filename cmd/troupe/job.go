@@ -17,7 +17,8 @@ import (
 // defaultMonitorTimeout bounds how long run and stop watch the cluster.
 const defaultMonitorTimeout = 5 * time.Minute
 
-// jobRunCommand is `troupe job run [-detach] [-json-file] [-timeout D] FILE`.
+// jobRunCommand is `troupe job run [-detach] [-json-file] [-timeout D]
+// [-check-index N] FILE`.
 func jobRunCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("job run", stdout, stderr, false)
 	detach := m.fs.Bool("detach", false, "print the evaluation ID and exit without monitoring")
