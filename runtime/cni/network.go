@@ -105,26 +105,33 @@ func (n *Network) Setup(ctx context.Context, req SetupRequest) (*Result, error) 
 		return nil, err
 	}
 	defer release()
-	res, err := n.setup(ctx, req)
+	return n.setup(ctx, req)
+}
+
+// addRetries is how many more times setup runs an ADD that failed on a
+// concurrent iptables change.
+const addRetries = 2
+
+// setup runs add, and runs it again when a plugin's iptables change
+// collided with another process's (iptables-nft: a chain it just made
+// looked missing, or the table was busy): add cleaned up after itself.
+// Setup and Restore (after a reboot) both come here.
+func (n *Network) setup(ctx context.Context, req SetupRequest) (*Result, error) {
+	res, err := n.add(ctx, req)
 	for try := 1; err != nil && try <= addRetries && ctx.Err() == nil && transientIptables(err); try++ {
-		// A plugin's iptables change collided with another process's
-		// (iptables-nft: a chain it just made looked missing, or the table
-		// was busy); setup cleaned up after itself, so try again.
 		n.log.Debug("CNI ADD hit a concurrent iptables change, retrying", "alloc_id", req.AllocID, "try", try, "error", err)
 		select {
 		case <-time.After(50 * time.Millisecond << try):
 		case <-ctx.Done():
 		}
-		res, err = n.setup(ctx, req)
+		res, err = n.add(ctx, req)
 	}
 	return res, err
 }
 
-// addRetries is how many more times Setup runs an ADD that failed on a
-// concurrent iptables change.
-const addRetries = 2
-
-func (n *Network) setup(ctx context.Context, req SetupRequest) (*Result, error) {
+// add creates the netns and runs CNI ADD once; when ADD fails, what it
+// made is removed again.
+func (n *Network) add(ctx context.Context, req SetupRequest) (*Result, error) {
 	if err := n.checkPorts(ctx, req); err != nil {
 		return nil, err
 	}

@@ -232,12 +232,45 @@ exit 0
 func TestSetupRetriesAnAddThatCollidedWithAnotherIptablesChange(t *testing.T) {
 	tn := newTestNet(t)
 	ctx := testCtx(t)
-	dir := t.TempDir()
-	marker := filepath.Join(dir, "collided")
-	// bridge's first ADD fails the way iptables-nft does when another
-	// process's transaction hid the chain it had just made, and so does
-	// the DEL that cleans up after it (the chain is not there); from the
-	// second ADD on, every call is the real bridge.
+	marker := collideFirstAdd(t, tn)
+	id := newID()
+	res, err := tn.Setup(ctx, SetupRequest{AllocID: id})
+	require.NoError(t, err)
+	require.FileExists(t, marker+".del", "the first ADD and its cleanup DEL failed")
+	require.Zero(t, tn.delFailures.Load(), "a cleanup after a failed ADD is not a failed teardown")
+	require.Equal(t, []string{res.IP.String()}, reservedAddrs(t, tn))
+	require.NoError(t, tn.Teardown(ctx, id, res.RawResult, SetupRequest{}))
+	require.Zero(t, tn.delFailures.Load())
+	tn.requireGone(t, id, res.IP)
+}
+
+// TestRestoreRetriesAnAddThatCollided: after a reboot (the netns gone)
+// Restore runs ADD again, and a collision there is retried as in Setup.
+func TestRestoreRetriesAnAddThatCollided(t *testing.T) {
+	tn := newTestNet(t)
+	ctx := testCtx(t)
+	id := newID()
+	res, err := tn.Setup(ctx, SetupRequest{AllocID: id})
+	require.NoError(t, err)
+	require.NoError(t, removeNetns(res.NetnsPath)) // the reboot took it
+	marker := collideFirstAdd(t, tn)
+	again, err := tn.Restore(ctx, id, res.RawResult, SetupRequest{})
+	require.NoError(t, err)
+	require.True(t, again.Recreated)
+	require.FileExists(t, marker+".again", "the first ADD collided, the second ran")
+	require.True(t, netnsExists(again.NetnsPath))
+	require.NoError(t, tn.Teardown(ctx, id, again.RawResult, SetupRequest{}))
+	tn.requireGone(t, id, again.IP)
+}
+
+// collideFirstAdd replaces the bridge plugin: its first ADD fails the way
+// iptables-nft does when another process's transaction hid the chain it
+// had just made, and so does the DEL that cleans up after it (the chain
+// is not there); from the second ADD on, every call is the real bridge.
+// It returns the marker path whose siblings (.del, .again) record that.
+func collideFirstAdd(t *testing.T, tn *testNet) string {
+	t.Helper()
+	marker := filepath.Join(t.TempDir(), "collided")
 	bridge := filepath.Join(tn.pluginDir, "bridge")
 	require.NoError(t, os.Remove(bridge))
 	require.NoError(t, os.WriteFile(bridge, []byte(`#!/bin/sh
@@ -251,13 +284,5 @@ if [ ! -e `+marker+`.again ]; then
 fi
 exec `+filepath.Join(DefaultPluginDir, "bridge")+`
 `), 0o755))
-	id := newID()
-	res, err := tn.Setup(ctx, SetupRequest{AllocID: id})
-	require.NoError(t, err)
-	require.FileExists(t, marker+".del", "the first ADD and its cleanup DEL failed")
-	require.Zero(t, tn.delFailures.Load(), "a cleanup after a failed ADD is not a failed teardown")
-	require.Equal(t, []string{res.IP.String()}, reservedAddrs(t, tn))
-	require.NoError(t, tn.Teardown(ctx, id, res.RawResult, SetupRequest{}))
-	require.Zero(t, tn.delFailures.Load())
-	tn.requireGone(t, id, res.IP)
+	return marker
 }
