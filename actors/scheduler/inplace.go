@@ -43,9 +43,8 @@ func (p *planner) inPlace(tg *messages.TaskGroup, a *messages.Allocation) bool {
 // keeps (versions, indexes, status) or the tasks never see (priority).
 func jobSettings(j *messages.Job) *messages.Job {
 	c := proto.Clone(j).(*messages.Job)
-	c.TaskGroups = nil
-	c.Version, c.CreateIndex, c.ModifyIndex, c.JobModifyIndex, c.SubmitTime = 0, 0, 0, 0, 0
-	c.Status, c.StatusDescription, c.Stable, c.Priority = "", "", false, 0
+	messages.ClearServerFields(c)
+	c.TaskGroups, c.Priority = nil, 0
 	return c
 }
 

@@ -31,7 +31,6 @@ func jobSpecEqual(a, b *messages.Job) bool {
 
 func jobSpec(j *messages.Job) *messages.Job {
 	c := copyJob(j)
-	c.Version, c.CreateIndex, c.ModifyIndex, c.JobModifyIndex, c.SubmitTime = 0, 0, 0, 0, 0
-	c.Status, c.StatusDescription, c.Stable = "", "", false
+	messages.ClearServerFields(c)
 	return c
 }
