@@ -23,13 +23,12 @@ const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *messages.Task,
 	net *clientstate.AllocNetwork, vols map[string]*messages.AllocVolumeState) *driver.TaskConfig {
 	dir := TaskDir(root, a.GetID(), t.GetName())
-	nv := nodeVars(node)
-	env := taskEnv(root, nv, a, t, net)
+	env := taskEnv(root, node, a, t, net)
 	cfg := &driver.TaskConfig{
 		ID:          a.GetID() + "/" + t.GetName(),
 		AllocID:     a.GetID(),
 		TaskName:    t.GetName(),
-		Config:      interpolateConfig(t.GetConfig().AsMap(), env, nv),
+		Config:      interpolateConfig(t.GetConfig().AsMap(), refs{env: env, node: node}),
 		Env:         env,
 		User:        t.GetUser(),
 		TaskDir:     dir,
@@ -91,8 +90,8 @@ func containerPath(destination string) string {
 // taskEnv is the task's environment: troupe's variables (and Nomad's names
 // for them, so existing scripts work), the ports (portVars), where each
 // csi volume is mounted (TROUPE_VOLUME_<NAME>), then the task's env block,
-// whose values may refer to all of those and to nv (nodeVars).
-func taskEnv(root string, nv map[string]string, a *messages.Allocation, t *messages.Task,
+// whose values may refer to all of those and to the node's variables.
+func taskEnv(root string, node *messages.Node, a *messages.Allocation, t *messages.Task,
 	net *clientstate.AllocNetwork) map[string]string {
 	vars := map[string]string{
 		"ALLOC_ID":      a.GetID(),
@@ -129,7 +128,7 @@ func taskEnv(root string, nv map[string]string, a *messages.Allocation, t *messa
 	}
 	base := maps.Clone(env)
 	for k, v := range t.GetEnv() {
-		env[k] = interpolate(v, base, nv)
+		env[k] = interpolate(v, refs{env: base, node: node})
 	}
 	return env
 }

@@ -11,8 +11,8 @@ import (
 )
 
 func TestInterpolate(t *testing.T) {
-	first := map[string]string{"A": "1", "B": "${A}", "node.unique.name": "from-env"}
-	second := map[string]string{"node.unique.name": "host-1", "attr.kernel.name": "linux"}
+	env := map[string]string{"A": "1", "B": "${A}", "node.unique.name": "from-env"}
+	node := &messages.Node{Name: "host-1", Attributes: map[string]string{"kernel.name": "linux"}}
 	for in, want := range map[string]string{
 		"":                          "",
 		"plain":                     "plain",
@@ -30,19 +30,10 @@ func TestInterpolate(t *testing.T) {
 		`${attr["kernel.name"]}`:    "linux",
 		`${attr["kernel.name"}`:     `${attr["kernel.name"}`,
 	} {
-		require.Equal(t, want, interpolate(in, first, second), "%q", in)
+		require.Equal(t, want, interpolate(in, refs{env: env, node: node}), "%q", in)
 	}
-	require.Equal(t, "${A}", interpolate("${A}"), "no vars")
-}
-
-func TestNodeVars(t *testing.T) {
-	require.Nil(t, nodeVars(nil))
-	n := &messages.Node{ID: "n-1", Name: "host-1", Datacenter: "dc2", Region: "eu", NodeClass: "gpu", NodePool: "batch",
-		Attributes: map[string]string{"kernel.name": "linux", "cpu.arch": "amd64"}, Meta: map[string]string{"rack": "r7"}}
-	require.Equal(t, map[string]string{
-		"node.unique.id": "n-1", "node.unique.name": "host-1", "node.datacenter": "dc2", "node.region": "eu",
-		"node.class": "gpu", "node.pool": "batch", "attr.kernel.name": "linux", "attr.cpu.arch": "amd64", "meta.rack": "r7",
-	}, nodeVars(n))
+	require.Equal(t, "${A}", interpolate("${A}", refs{}), "no vars")
+	require.Equal(t, "${node.unique.name}", interpolate("${node.unique.name}", refs{}), "no node yet")
 }
 
 // TestTaskConfigIsInterpolated: the strings of a task's driver config (in

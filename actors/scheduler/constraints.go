@@ -44,82 +44,33 @@ func isDynamic(c *messages.Constraint) bool {
 	return c.Operand == OpDistinctHosts || c.Operand == OpDistinctProperty
 }
 
-// targetKind says where a constraint target's value comes from.
-type targetKind uint8
-
-const (
-	targetLiteral targetKind = iota
-	targetAttr
-	targetMeta
-	targetNodeID
-	targetNodeName
-	targetDatacenter
-	targetClass
-	targetRegion
-	targetPool
-	targetUnknown
-)
-
-var nodeTargets = map[string]targetKind{
-	"${node.unique.id}":   targetNodeID,
-	"${node.unique.name}": targetNodeName,
-	"${node.datacenter}":  targetDatacenter,
-	"${node.class}":       targetClass,
-	"${node.region}":      targetRegion,
-	"${node.pool}":        targetPool,
-}
-
-// target is a parsed constraint target: resolving it on a node is one
-// switch and at most one map lookup.
+// target is a parsed constraint target: a literal, a node variable
+// (messages.ParseNodeVar: ${node.*}, ${attr.*}, ${meta.*}) or an unknown
+// interpolation, which is never found.
 type target struct {
-	kind targetKind
-	key  string // the literal, or the attribute / meta key
+	literal bool
+	key     string // the literal
+	node    messages.NodeVarRef
 }
 
 func parseTarget(s string) target {
 	if !strings.HasPrefix(s, "${") {
-		return target{kind: targetLiteral, key: s}
+		return target{literal: true, key: s}
 	}
-	if k, ok := nodeTargets[s]; ok {
-		return target{kind: k}
+	inner, ok := strings.CutSuffix(s[2:], "}")
+	if !ok {
+		return target{} // unknown: never found
 	}
-	if inner, ok := strings.CutSuffix(s, "}"); ok {
-		if k, ok := strings.CutPrefix(inner, "${attr."); ok {
-			return target{kind: targetAttr, key: k}
-		}
-		if k, ok := strings.CutPrefix(inner, "${meta."); ok {
-			return target{kind: targetMeta, key: k}
-		}
-	}
-	return target{kind: targetUnknown}
+	return target{node: messages.ParseNodeVar(inner)}
 }
 
 // resolve returns the target's value on node; an unknown interpolation,
 // attribute or meta key is not found.
 func (t target) resolve(n *messages.Node) (string, bool) {
-	switch t.kind {
-	case targetLiteral:
+	if t.literal {
 		return t.key, true
-	case targetAttr:
-		v, ok := n.Attributes[t.key]
-		return v, ok
-	case targetMeta:
-		v, ok := n.Meta[t.key]
-		return v, ok
-	case targetNodeID:
-		return n.ID, true
-	case targetNodeName:
-		return n.Name, true
-	case targetDatacenter:
-		return n.Datacenter, true
-	case targetClass:
-		return n.NodeClass, true
-	case targetRegion:
-		return n.Region, true
-	case targetPool:
-		return n.NodePool, true
 	}
-	return "", false
+	return t.node.Get(n)
 }
 
 // resolveTarget turns a constraint target into its value on node.
