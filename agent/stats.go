@@ -57,7 +57,6 @@ func deviceStats(groups []*messages.NodeDeviceResource, samples map[string]*devi
 	for _, g := range groups {
 		gs := &api.DeviceGroupStats{Vendor: g.GetVendor(), Type: g.GetType(), Name: g.GetName(),
 			InstanceStats: map[string]*api.DeviceStats{}}
-		total, _ := strconv.ParseFloat(g.GetAttributes()["memory_mib"], 64)
 		for _, in := range g.GetInstances() {
 			s := samples[in.GetID()]
 			if s == nil {
@@ -67,9 +66,11 @@ func deviceStats(groups []*messages.NodeDeviceResource, samples map[string]*devi
 			for name, v := range s.Values {
 				ds.Stats.Attributes[name] = &api.StatValue{FloatNumeratorVal: f64(v), Unit: statUnit(name), Desc: name}
 			}
-			if used, ok := s.Values["memory_used_mib"]; ok && total > 0 {
-				ds.Summary = &api.StatValue{FloatNumeratorVal: f64(used), FloatDenominatorVal: f64(total), Unit: "MiB",
-					Desc: "memory used / total"}
+			if sum := s.Summary; sum != nil {
+				ds.Summary = &api.StatValue{FloatNumeratorVal: f64(sum.Value), Unit: sum.Unit, Desc: sum.Desc}
+				if sum.Total > 0 {
+					ds.Summary.FloatDenominatorVal = f64(sum.Total)
+				}
 			}
 			gs.InstanceStats[in.GetID()] = ds
 		}

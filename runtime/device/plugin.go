@@ -76,6 +76,18 @@ type Mount struct {
 // each name ("memory_used_mib", "temperature_c"); plugins document theirs.
 type InstanceStats struct {
 	Values map[string]float64
+	// Summary, when set, is the one figure that tells most about the
+	// instance (a GPU's memory used of its total); the plugin picks it.
+	Summary *StatSummary
+}
+
+// StatSummary is an instance's headline figure: Value, or Value of Total
+// when Total is set, in Unit.
+type StatSummary struct {
+	Desc  string
+	Unit  string
+	Value float64
+	Total float64
 }
 
 // GroupID names a device group as vendor/type/name, the way job device

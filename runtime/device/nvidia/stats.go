@@ -42,19 +42,24 @@ func (p *Plugin) Stats(ctx context.Context) (map[string]*device.InstanceStats, e
 		if ret != nvml.SUCCESS {
 			continue
 		}
-		out[uuid] = &device.InstanceStats{Values: sample(dev)}
+		out[uuid] = sample(dev)
 	}
 	return out, nil
 }
 
-func sample(dev nvml.Device) map[string]float64 {
+// sample reads one GPU's figures; its memory used of total is the
+// summary.
+func sample(dev nvml.Device) *device.InstanceStats {
 	v := map[string]float64{}
+	out := &device.InstanceStats{Values: v}
 	if u, ret := dev.GetUtilizationRates(); ret == nvml.SUCCESS {
 		v[StatGPUUtilization] = float64(u.Gpu)
 		v[StatMemoryUtilization] = float64(u.Memory)
 	}
 	if mem, ret := dev.GetMemoryInfo(); ret == nvml.SUCCESS {
 		v[StatMemoryUsedMiB] = float64(mem.Used) / mib
+		out.Summary = &device.StatSummary{Desc: "memory used / total", Unit: "MiB",
+			Value: v[StatMemoryUsedMiB], Total: float64(mem.Total) / mib}
 	}
 	if c, ret := dev.GetTemperature(nvml.TEMPERATURE_GPU); ret == nvml.SUCCESS {
 		v[StatTemperatureC] = float64(c)
@@ -62,5 +67,5 @@ func sample(dev nvml.Device) map[string]float64 {
 	if mw, ret := dev.GetPowerUsage(); ret == nvml.SUCCESS {
 		v[StatPowerW] = float64(mw) / 1000
 	}
-	return v
+	return out
 }

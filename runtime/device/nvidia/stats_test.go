@@ -27,4 +27,9 @@ func TestStats(t *testing.T) {
 	}, stats[s.UUIDs()[2]].Values)
 	require.NotContains(t, stats[s.UUIDs()[4]].Values, StatTemperatureC, "a value the GPU lacks is left out")
 	require.Contains(t, stats[s.UUIDs()[4]].Values, StatPowerW)
+	sum := stats[s.UUIDs()[2]].Summary
+	require.NotNil(t, sum, "the memory used of total is the summary")
+	require.Equal(t, "MiB", sum.Unit)
+	require.EqualValues(t, 1024, sum.Value)
+	require.EqualValues(t, float64(s.GPU(2).MemoryInfo.Total)/(1<<20), sum.Total)
 }
