@@ -89,27 +89,29 @@ func (a *Agent) sweepNetwork(live func(allocID string) bool) {
 	if every <= 0 {
 		every = DefaultNetworkGCInterval
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // a stopping agent does not wait for a sweep
+		select {
+		case <-a.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	for {
 		fire := make(chan struct{})
 		t := a.clock.AfterFunc(every, func() { close(fire) })
 		select {
-		case <-a.stop:
+		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-fire:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		go func() { // a stopping agent does not wait for the sweep
-			select {
-			case <-a.stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		if err := a.network.GC(ctx, live); err != nil && ctx.Err() == nil {
+		gc, done := context.WithTimeout(ctx, time.Minute)
+		if err := a.network.GC(gc, live); err != nil && gc.Err() == nil {
 			a.log.Warn("bridge network GC", "error", err)
 		}
-		cancel()
+		done()
 	}
 }
 
