@@ -212,12 +212,7 @@ func (a *TaskActor) renew(ctx actor.Context) {
 	appendEvent(a.state, newEvent(EventNetworkRecreated,
 		"the allocation's network was recreated; restarting the task in it", a.spec.Clock.Now()))
 	a.report(ctx)
-	timeout := a.killTimeout()
-	drv, id, sig := a.spec.Driver, a.spec.Start.ID, a.spec.Task.GetKillSignal()
-	actors.Go(ctx, func() any {
-		c, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
-		defer cancel()
-		err := drv.StopTask(c, id, timeout, sig)
+	a.stopTask(ctx, func(c context.Context, drv driver.Driver, id string, err error) any {
 		if err == nil || errors.Is(err, driver.ErrTaskNotFound) {
 			err = drv.DestroyTask(c, id, true)
 		}
@@ -225,6 +220,19 @@ func (a *TaskActor) renew(ctx actor.Context) {
 			err = nil
 		}
 		return &renewResult{err: err}
+	})
+}
+
+// stopTask stops the task in a worker (its kill signal, then SIGKILL
+// after kill_timeout) and answers with what then makes of the result,
+// within the same deadline.
+func (a *TaskActor) stopTask(ctx actor.Context, then func(c context.Context, drv driver.Driver, id string, err error) any) {
+	timeout := a.killTimeout()
+	drv, id, sig := a.spec.Driver, a.spec.Start.ID, a.spec.Task.GetKillSignal()
+	actors.Go(ctx, func() any {
+		c, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
+		defer cancel()
+		return then(c, drv, id, drv.StopTask(c, id, timeout, sig))
 	})
 }
 
@@ -377,13 +385,7 @@ func (a *TaskActor) onKill(ctx actor.Context, m *messages.KillTask) {
 func (a *TaskActor) stop(ctx actor.Context) {
 	a.become(ctx, PhaseStopping)
 	a.report(ctx)
-	timeout := a.killTimeout()
-	drv, id, sig := a.spec.Driver, a.spec.Start.ID, a.spec.Task.GetKillSignal()
-	actors.Go(ctx, func() any {
-		c, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
-		defer cancel()
-		return &stopResult{err: drv.StopTask(c, id, timeout, sig)}
-	})
+	a.stopTask(ctx, func(_ context.Context, _ driver.Driver, _ string, err error) any { return &stopResult{err: err} })
 }
 
 func (a *TaskActor) onStopResult(m *stopResult) {
