@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,24 +209,43 @@ func (e *netEnv) simulateReboot(t testing.TB, allocIDs ...string) {
 		require.NoError(t, os.Remove(p))
 	}
 	require.NoError(t, os.RemoveAll(e.cfg.CNIStateDir))
-	out, err := exec.Command("iptables-save").Output()
-	require.NoError(t, err)
-	var keep []string
-	for _, l := range strings.Split(string(out), "\n") {
-		drop := false
-		for _, id := range allocIDs {
-			drop = drop || strings.Contains(l, id)
-		}
-		if !drop {
-			keep = append(keep, l)
-		}
-	}
-	restore := exec.Command("iptables-restore")
-	restore.Stdin = strings.NewReader(strings.Join(keep, "\n") + "\n")
-	out, err = restore.CombinedOutput()
-	require.NoError(t, err, string(out))
+	deleteRulesMentioning(t, allocIDs...)
 	_ = exec.Command("ip", "link", "del", e.cfg.BridgeName).Run()
 	require.Zero(t, rulesMentioning(t, allocIDs...))
+}
+
+// deleteRulesMentioning deletes the iptables rules naming any of ids in
+// place (iptables-restore --noflush, one transaction per table). Saving the
+// whole ruleset and restoring it without them would also undo every rule
+// another test package added in between (the cluster tests' fence did
+// vanish that way once).
+func deleteRulesMentioning(t testing.TB, ids ...string) {
+	t.Helper()
+	out, err := exec.Command("iptables-save").Output()
+	require.NoError(t, err)
+	var script strings.Builder
+	table, dels := "", 0
+	for _, l := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(l, "*"):
+			table, dels = l, 0
+		case l == "COMMIT" && dels > 0:
+			script.WriteString("COMMIT\n")
+		case strings.HasPrefix(l, "-A ") && slices.ContainsFunc(ids, func(id string) bool { return strings.Contains(l, id) }):
+			if dels == 0 {
+				script.WriteString(table + "\n")
+			}
+			dels++
+			script.WriteString("-D " + l[3:] + "\n")
+		}
+	}
+	if script.Len() == 0 {
+		return
+	}
+	restore := exec.Command("iptables-restore", "-w", "--noflush")
+	restore.Stdin = strings.NewReader(script.String())
+	out, err = restore.CombinedOutput()
+	require.NoError(t, err, "%s\n%s", out, script.String())
 }
 
 // freePort is a TCP port nothing listens on right now.
