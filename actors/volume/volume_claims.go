@@ -98,9 +98,13 @@ func (s *VolumeState) onNodeGone(e *Effects, allocID string, why Reason) error {
 
 // controllerStep runs for a node-detached claim: ControllerUnpublish,
 // unless the volume needs no controller or another claim on the same node
-// still uses the attachment; then the claim is freed.
+// still uses the attachment; then the claim is freed. A claim the
+// controller attached is always unpublished: the volume's
+// ControllerRequired follows the plugin instances the servers see now, and
+// those vanish for a while when a client restarts.
 func (s *VolumeState) controllerStep(e *Effects, c *messages.CSIVolumeClaim) error {
-	if !s.vol.GetControllerRequired() || len(s.sameNode(c)) > 0 {
+	needed := s.vol.GetControllerRequired() || c.GetControllerPublished()
+	if !needed || len(s.sameNode(c)) > 0 {
 		if err := s.move(e, c, StateControllerDetached, ReasonControllerNotNeeded); err != nil {
 			return err
 		}

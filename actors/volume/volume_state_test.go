@@ -246,3 +246,40 @@ func TestVolumeUpdatedKeepsClaims(t *testing.T) {
 	_, err := s.Step(VolumeUpdated{Volume: &messages.CSIVolume{ID: "other"}})
 	require.Error(t, err)
 }
+
+// TestPublishedClaimGetsControllerUnpublishWhenThePluginLooksControllerless:
+// the plugin's controller instances can vanish from the servers' view (a
+// restarting client re-fingerprints them), which clears the volume's
+// ControllerRequired. A claim that ControllerPublish attached is still
+// unpublished by the controller, never freed behind its back.
+func TestPublishedClaimGetsControllerUnpublishWhenThePluginLooksControllerless(t *testing.T) {
+	for _, when := range []string{"before release", "after node detach", "on resume"} {
+		t.Run(when, func(t *testing.T) {
+			s := publishedState(t, "a1")
+			controllerless := testVolume("v", false)
+			if when == "before release" {
+				step(t, s, VolumeUpdated{Volume: controllerless})
+			}
+			step(t, s, ReleaseRequested{AllocID: "a1"})
+			var e Effects
+			switch when {
+			case "on resume":
+				step(t, s, VolumeUpdated{Volume: controllerless})
+				s = NewVolumeState(s.Volume())
+				e = step(t, s, Resume{})
+				require.Empty(t, e.Controller, "the node side comes first")
+				e = step(t, s, NodeDetached{AllocID: "a1"})
+			default:
+				e = step(t, s, NodeDetached{AllocID: "a1"})
+				if when == "after node detach" {
+					require.Equal(t, []string{"controller-unpublish a1"}, opNames(e.Controller))
+					step(t, s, VolumeUpdated{Volume: controllerless})
+					require.Equal(t, "node-detached", states(s)["a1"], "still waiting for the controller")
+					return
+				}
+			}
+			require.Equal(t, []string{"a1:node-detached"}, proposedStates(e))
+			require.Equal(t, []string{"controller-unpublish a1"}, opNames(e.Controller))
+		})
+	}
+}
