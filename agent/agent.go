@@ -228,21 +228,35 @@ func (a *Agent) System() *actors.System { return a.sys }
 func (a *Agent) Node() *messages.Node { return a.node }
 
 // WaitLeader waits until this server leads (single-server agents elect
-// themselves within a second or two).
+// themselves within a second or two) and its state store holds every
+// entry committed before: a restarted server's store has only its last
+// raft snapshot until then.
 func (a *Agent) WaitLeader(ctx context.Context) error {
 	if a.raft == nil {
 		return ErrNotServer
 	}
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
-	for !a.raft.IsLeader() {
+	for {
+		if a.raft.IsLeader() {
+			timeout := time.Minute
+			if d, ok := ctx.Deadline(); ok {
+				if timeout = time.Until(d); timeout <= 0 { // raft reads 0 as "no timeout"
+					return fmt.Errorf("agent: no leader: %w", context.DeadlineExceeded)
+				}
+			}
+			err := a.raft.Barrier(timeout)
+			if err == nil {
+				return nil
+			}
+			a.log.Debug("raft barrier failed while waiting to lead", "error", err)
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("agent: no leader: %w", ctx.Err())
 		case <-t.C:
 		}
 	}
-	return nil
 }
 
 // Shutdown stops the agent. Tasks keep running: a restarted agent with the
