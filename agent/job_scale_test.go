@@ -69,4 +69,16 @@ func TestJobScaleThroughNomadsClient(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return running() == 1 }, 30*time.Second, 20*time.Millisecond)
 	require.EqualValues(t, 1, a.Store().Snapshot().JobByID("default", "scaled").GetTaskGroups()[0].GetCount())
+
+	// Scaled to 0, Nomad's client reads Count 0 (a pointer: nil would be
+	// "unset", which Nomad's own tools take for the default 1).
+	_, _, err = c.Jobs().Scale("scaled", "g", ptr(0), "", false, nil, nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return running() == 0 }, 30*time.Second, 20*time.Millisecond)
+	job, _, err := c.Jobs().Info("scaled", nil)
+	require.NoError(t, err)
+	require.NotNil(t, job.TaskGroups[0].Count)
+	require.Zero(t, *job.TaskGroups[0].Count)
+	require.NotNil(t, job.Stop)
+	require.False(t, *job.Stop)
 }

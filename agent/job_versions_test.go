@@ -34,7 +34,7 @@ func TestJobVersionsAndRevertThroughNomadsClient(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, versions, 3)
 	for i, v := range versions {
-		require.EqualValues(t, 2-i, versionOf(v), "newest first")
+		require.EqualValues(t, 2-i, versionOf(t, v), "newest first")
 	}
 	require.Len(t, diffs, 2)
 	require.Equal(t, "Edited", diffs[0].Type)
@@ -55,12 +55,12 @@ func TestJobVersionsAndRevertThroughNomadsClient(t *testing.T) {
 		_, _, err = c.Jobs().Revert("hist", bad.version, bad.prior, nil, "", "")
 		require.ErrorContains(t, err, bad.want)
 	}
-	require.EqualValues(t, 2, versionOf(current()), "refused reverts change nothing")
+	require.EqualValues(t, 2, versionOf(t, current()), "refused reverts change nothing")
 
 	_, _, err = c.Jobs().Revert("hist", 0, ptr(uint64(2)), nil, "", "")
 	require.NoError(t, err)
 	reverted := current()
-	require.EqualValues(t, 3, versionOf(reverted))
+	require.EqualValues(t, 3, versionOf(t, reverted))
 	require.Equal(t, []any{"-c", "sleep 1000 # v0"}, reverted.TaskGroups[0].Tasks[0].Config["args"])
 	require.Eventually(t, func() bool {
 		for _, al := range a.Store().Snapshot().AllocsByJob("default", "hist") {
@@ -72,10 +72,10 @@ func TestJobVersionsAndRevertThroughNomadsClient(t *testing.T) {
 	}, 30*time.Second, 20*time.Millisecond, "an allocation of the reverted version should run")
 }
 
-// versionOf is a job's version; our JSON leaves a zero out.
-func versionOf(j *nomad.Job) uint64 {
-	if j.Version == nil {
-		return 0
-	}
+// versionOf is a job's version; the server writes 0 too (Nomad's client
+// reads it into a pointer, nil would mean "no version").
+func versionOf(t *testing.T, j *nomad.Job) uint64 {
+	t.Helper()
+	require.NotNil(t, j.Version, "job %s has no Version", *j.ID)
 	return *j.Version
 }

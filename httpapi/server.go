@@ -163,11 +163,8 @@ func (s *Server) wrap(h handler) http.HandlerFunc {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		if _, ok := r.URL.Query()["pretty"]; ok {
-			enc.SetIndent("", "    ")
-		}
-		if err := enc.Encode(out); err != nil {
+		_, pretty := r.URL.Query()["pretty"]
+		if err := writeJSON(w, out, pretty); err != nil {
 			s.log.Debug("http: write response", "error", err)
 		}
 	}

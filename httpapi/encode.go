@@ -1,0 +1,311 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// Responses are written as encoding/json writes them, with one difference:
+// the bool and number fields of a generated messages type are written even
+// when zero. The generated struct tags say omitempty, so encoding/json
+// would drop a group's Count of 0, a job's Version 0 or Stop false, and
+// Nomad's client, whose fields are pointers there, would read nil ("no
+// value") instead of 0. Empty strings, lists and absent messages are still
+// left out, and every other type (our own response shapes, structpb) keeps
+// its tags. The few unix-nanosecond fields that are times in Nomad's JSON
+// (messages.JSONTimeField) are written as RFC 3339 times.
+
+// messagesPkg is the package whose zero bools and numbers are written.
+var messagesPkg = reflect.TypeFor[messages.Job]().PkgPath()
+
+var (
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// marshalResponse is json.Marshal with the messages types' zero bools and
+// numbers kept.
+func marshalResponse(v any) ([]byte, error) {
+	return appendValue(nil, reflect.ValueOf(v))
+}
+
+func appendValue(b []byte, v reflect.Value) ([]byte, error) {
+	if !v.IsValid() {
+		return append(b, "null"...), nil
+	}
+	t := v.Type()
+	if t.Implements(marshalerType) || t.Implements(textMarshalerType) ||
+		(t.Kind() == reflect.Struct && v.CanAddr() && reflect.PointerTo(t).Implements(marshalerType)) {
+		return appendJSON(b, v)
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return append(b, "null"...), nil
+		}
+		return appendValue(b, v.Elem())
+	case reflect.Struct:
+		return appendStruct(b, v)
+	case reflect.Slice:
+		if v.IsNil() {
+			return append(b, "null"...), nil
+		}
+		if t.Elem().Kind() == reflect.Uint8 {
+			return appendJSON(b, v) // base64, as encoding/json does
+		}
+		return appendElems(b, v)
+	case reflect.Array:
+		return appendElems(b, v)
+	case reflect.Map:
+		return appendMap(b, v)
+	case reflect.Bool:
+		return strconv.AppendBool(b, v.Bool()), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.AppendInt(b, v.Int(), 10), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.AppendUint(b, v.Uint(), 10), nil
+	default: // strings, floats, and whatever encoding/json refuses
+		return appendJSON(b, v)
+	}
+}
+
+// appendJSON writes v with encoding/json.
+func appendJSON(b []byte, v reflect.Value) ([]byte, error) {
+	if v.Kind() == reflect.Struct && v.CanAddr() && reflect.PointerTo(v.Type()).Implements(marshalerType) {
+		v = v.Addr()
+	}
+	raw, err := json.Marshal(v.Interface())
+	return append(b, raw...), err
+}
+
+func appendElems(b []byte, v reflect.Value) ([]byte, error) {
+	b = append(b, '[')
+	for i := range v.Len() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendValue(b, v.Index(i)); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// appendMap writes a map with string or integer keys, sorted as
+// encoding/json sorts them; other maps go to encoding/json whole.
+func appendMap(b []byte, v reflect.Value) ([]byte, error) {
+	if v.IsNil() {
+		return append(b, "null"...), nil
+	}
+	var key func(reflect.Value) string
+	switch kt := v.Type().Key(); {
+	case kt.Kind() == reflect.String && !kt.Implements(textMarshalerType):
+		key = reflect.Value.String
+	case kt.Kind() >= reflect.Int && kt.Kind() <= reflect.Int64:
+		key = func(k reflect.Value) string { return strconv.FormatInt(k.Int(), 10) }
+	case kt.Kind() >= reflect.Uint && kt.Kind() <= reflect.Uintptr:
+		key = func(k reflect.Value) string { return strconv.FormatUint(k.Uint(), 10) }
+	default:
+		return appendJSON(b, v)
+	}
+	type entry struct {
+		k string
+		v reflect.Value
+	}
+	entries := make([]entry, 0, v.Len())
+	for it := v.MapRange(); it.Next(); {
+		entries = append(entries, entry{key(it.Key()), it.Value()})
+	}
+	slices.SortFunc(entries, func(x, y entry) int { return strings.Compare(x.k, y.k) })
+	b = append(b, '{')
+	for i, e := range entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, e.k)
+		b = append(b, ':')
+		var err error
+		if b, err = appendValue(b, e.v); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+func appendString(b []byte, s string) []byte {
+	raw, _ := json.Marshal(s) // a string always encodes
+	return append(b, raw...)
+}
+
+func appendStruct(b []byte, v reflect.Value) ([]byte, error) {
+	b = append(b, '{')
+	first := true
+	for _, f := range structFields(v.Type()) {
+		fv, ok := fieldByIndex(v, f.index)
+		if !ok || ((f.omitEmpty || f.asTime) && isEmpty(fv)) {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, f.quoted...)
+		b = append(b, ':')
+		if f.asTime {
+			b = appendString(b, messages.JSONTime(fv.Int()))
+			continue
+		}
+		var err error
+		if b, err = appendValue(b, fv); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// fieldByIndex is v.FieldByIndex that reports a nil embedded pointer
+// (encoding/json skips the fields behind it) instead of panicking.
+func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return reflect.Value{}, false
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v, true
+}
+
+// isEmpty is encoding/json's omitempty test.
+func isEmpty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
+}
+
+// field is one JSON member of a struct type.
+type field struct {
+	name      string
+	quoted    []byte
+	index     []int
+	omitEmpty bool
+	asTime    bool // unix nanos written as an RFC 3339 time, left out when 0
+}
+
+var fieldCache sync.Map // reflect.Type -> []field
+
+// structFields lists a struct type's JSON members in encoding/json's order:
+// exported fields, "-" skipped, untagged embedded structs flattened (their
+// fields lose to a same-named outer one). omitempty holds only outside the
+// messages package.
+func structFields(t reflect.Type) []field {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.([]field)
+	}
+	var out []field
+	seen := map[string]bool{}
+	var walk func(t reflect.Type, index []int, depth int)
+	walk = func(t reflect.Type, index []int, depth int) {
+		var embedded []reflect.StructField
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			tag := sf.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			ft := sf.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if sf.Anonymous && name == "" && ft.Kind() == reflect.Struct {
+				embedded = append(embedded, sf)
+				continue
+			}
+			if !sf.IsExported() || seen[cmpName(name, sf.Name)] {
+				continue
+			}
+			if name == "" {
+				name = sf.Name
+			}
+			seen[name] = true
+			inMessages := t.PkgPath() == messagesPkg
+			out = append(out, field{
+				name:      name,
+				quoted:    appendString(nil, name),
+				index:     append(slices.Clone(index), i),
+				omitEmpty: strings.Contains(","+opts+",", ",omitempty,") && !(inMessages && isScalar(sf.Type)),
+				asTime:    inMessages && sf.Type.Kind() == reflect.Int64 && messages.JSONTimeField(t.Name(), sf.Name),
+			})
+		}
+		if depth < 8 {
+			for _, sf := range embedded {
+				ft := sf.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				walk(ft, append(slices.Clone(index), sf.Index...), depth+1)
+			}
+		}
+	}
+	walk(t, nil, 0)
+	fs, _ := fieldCache.LoadOrStore(t, out)
+	return fs.([]field)
+}
+
+// isScalar reports a bool or number type, whose zero the messages types
+// write. Their empty strings, lists and absent messages stay out: Nomad's
+// client takes "" for a time in places where we keep text, and null or
+// absent mean the same to it.
+func isScalar(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+func cmpName(tagged, goName string) string {
+	if tagged != "" {
+		return tagged
+	}
+	return goName
+}
+
+// writeJSON writes a response body; indent pretty-prints it.
+func writeJSON(w io.Writer, v any, indent bool) error {
+	raw, err := marshalResponse(v)
+	if err != nil {
+		return err
+	}
+	if indent {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, raw, "", "    "); err != nil {
+			return err
+		}
+		raw = buf.Bytes()
+	}
+	_, err = w.Write(append(raw, '\n'))
+	return err
+}
