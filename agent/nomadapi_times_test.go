@@ -2,6 +2,9 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -48,17 +51,31 @@ func TestNomadClientReadsTimesAndZeros(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, wait.UnixNano(), back.GetWaitUntil(), "our client reads the time back as unix nanos")
 
+	// A drain lasts while an allocation takes its time to stop (it ignores
+	// SIGTERM for its 30 s kill_timeout); one response body is read by both
+	// clients' types.
+	slow := startsJob("slow", 1)
+	slow.TaskGroups[0].Tasks[0].Config["args"] = []string{"-c", `trap "" TERM; while true; do sleep 0.2; done`}
+	slow.TaskGroups[0].Tasks[0].KillTimeout = ptr(30 * time.Second)
+	_, _, err = c.Jobs().Register(slow, nil)
+	require.NoError(t, err)
+	waitAllocStatus(t, c, "slow", "running")
 	node := a.Node().GetID()
 	_, err = c.Nodes().UpdateDrain(node, &nomad.DrainSpec{Deadline: 30 * time.Minute}, false, nil)
 	require.NoError(t, err)
-	info, _, err := c.Nodes().Info(node, nil)
+	resp, err := http.Get("http://" + a.HTTPAddr() + "/v1/node/" + node)
 	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	var info nomad.Node
+	require.NoError(t, json.Unmarshal(body, &info), "Nomad's client reads a draining node")
 	require.NotNil(t, info.DrainStrategy)
 	require.Equal(t, 30*time.Minute, info.DrainStrategy.Deadline)
 	require.False(t, info.DrainStrategy.StartedAt.IsZero())
 	require.Equal(t, 30*time.Minute, info.DrainStrategy.ForceDeadline.Sub(info.DrainStrategy.StartedAt))
-	n, _, err := ours.Nodes().Info(node, nil)
-	require.NoError(t, err)
+	var n messages.Node
+	require.NoError(t, json.Unmarshal(body, &n))
 	require.Equal(t, info.DrainStrategy.ForceDeadline.UnixNano(), n.GetDrainStrategy().GetForceDeadline())
 	require.Equal(t, info.DrainStrategy.StartedAt.UnixNano(), n.GetDrainStrategy().GetStartedAt())
 }
