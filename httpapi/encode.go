@@ -74,7 +74,9 @@ func appendValue(b []byte, v reflect.Value) ([]byte, error) {
 		return strconv.AppendInt(b, v.Int(), 10), nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return strconv.AppendUint(b, v.Uint(), 10), nil
-	default: // strings, floats, and whatever encoding/json refuses
+	case reflect.String:
+		return appendString(b, v.String()), nil
+	default: // floats, and whatever encoding/json refuses
 		return appendJSON(b, v)
 	}
 }
@@ -143,9 +145,18 @@ func appendMap(b []byte, v reflect.Value) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// appendString writes s quoted; what needs escaping (controls, quotes,
+// backslashes, HTML characters, non-ASCII) goes through encoding/json.
 func appendString(b []byte, s string) []byte {
-	raw, _ := json.Marshal(s) // a string always encodes
-	return append(b, raw...)
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			raw, _ := json.Marshal(s) // a string always encodes
+			return append(b, raw...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func appendStruct(b []byte, v reflect.Value) ([]byte, error) {
