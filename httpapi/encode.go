@@ -86,6 +86,9 @@ func appendJSON(b []byte, v reflect.Value) ([]byte, error) {
 	if v.Kind() == reflect.Struct && v.CanAddr() && reflect.PointerTo(v.Type()).Implements(marshalerType) {
 		v = v.Addr()
 	}
+	if !v.CanInterface() { // behind an unexported embedded struct
+		return nil, fmt.Errorf("httpapi: cannot encode a %s reached through an unexported field", v.Type())
+	}
 	raw, err := json.Marshal(v.Interface())
 	return append(b, raw...), err
 }
