@@ -245,11 +245,19 @@ func (a *Agent) WaitLeader(ctx context.Context) error {
 					return fmt.Errorf("agent: no leader: %w", context.DeadlineExceeded)
 				}
 			}
-			err := a.raft.Barrier(timeout)
-			if err == nil {
-				return nil
+			// Barrier's timeout bounds only the queueing; the apply itself
+			// is waited for here, with ctx.
+			done := make(chan error, 1)
+			go func() { done <- a.raft.Barrier(timeout) }()
+			select {
+			case err := <-done:
+				if err == nil {
+					return nil
+				}
+				a.log.Debug("raft barrier failed while waiting to lead", "error", err)
+			case <-ctx.Done():
+				return fmt.Errorf("agent: no leader: %w", ctx.Err())
 			}
-			a.log.Debug("raft barrier failed while waiting to lead", "error", err)
 		}
 		select {
 		case <-ctx.Done():

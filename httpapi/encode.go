@@ -36,16 +36,26 @@ var (
 // marshalResponse is json.Marshal with the messages types' zero bools and
 // numbers kept.
 func marshalResponse(v any) ([]byte, error) {
-	return appendValue(nil, reflect.ValueOf(v))
+	return appendValue(nil, reflect.ValueOf(v), 0)
 }
 
-func appendValue(b []byte, v reflect.Value) ([]byte, error) {
+// maxDepth bounds the nesting (a pointer cycle would otherwise overflow the
+// stack, which net/http cannot recover from).
+const maxDepth = 1000
+
+// appendValue writes v. A value whose type cannot hold a messages struct,
+// or that encodes itself (MarshalJSON, MarshalText), goes to encoding/json
+// whole, so our own shapes come out byte for byte as it writes them.
+func appendValue(b []byte, v reflect.Value, depth int) ([]byte, error) {
 	if !v.IsValid() {
 		return append(b, "null"...), nil
 	}
+	if depth > maxDepth {
+		return nil, fmt.Errorf("httpapi: response nested deeper than %d (a cycle?)", maxDepth)
+	}
+	depth++
 	t := v.Type()
-	if t.Implements(marshalerType) || t.Implements(textMarshalerType) ||
-		(t.Kind() == reflect.Struct && v.CanAddr() && reflect.PointerTo(t).Implements(marshalerType)) {
+	if marshalsItself(t, v.CanAddr()) || !mayHoldMessages(t) {
 		return appendJSON(b, v)
 	}
 	switch t.Kind() {
@@ -53,9 +63,9 @@ func appendValue(b []byte, v reflect.Value) ([]byte, error) {
 		if v.IsNil() {
 			return append(b, "null"...), nil
 		}
-		return appendValue(b, v.Elem())
+		return appendValue(b, v.Elem(), depth)
 	case reflect.Struct:
-		return appendStruct(b, v)
+		return appendStruct(b, v, depth)
 	case reflect.Slice:
 		if v.IsNil() {
 			return append(b, "null"...), nil
@@ -63,11 +73,11 @@ func appendValue(b []byte, v reflect.Value) ([]byte, error) {
 		if t.Elem().Kind() == reflect.Uint8 {
 			return appendJSON(b, v) // base64, as encoding/json does
 		}
-		return appendElems(b, v)
+		return appendElems(b, v, depth)
 	case reflect.Array:
-		return appendElems(b, v)
+		return appendElems(b, v, depth)
 	case reflect.Map:
-		return appendMap(b, v)
+		return appendMap(b, v, depth)
 	case reflect.Bool:
 		return strconv.AppendBool(b, v.Bool()), nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -83,8 +93,9 @@ func appendValue(b []byte, v reflect.Value) ([]byte, error) {
 
 // appendJSON writes v with encoding/json.
 func appendJSON(b []byte, v reflect.Value) ([]byte, error) {
-	if v.Kind() == reflect.Struct && v.CanAddr() && reflect.PointerTo(v.Type()).Implements(marshalerType) {
-		v = v.Addr()
+	if v.CanAddr() && !v.Type().Implements(marshalerType) && !v.Type().Implements(textMarshalerType) &&
+		marshalsItself(reflect.PointerTo(v.Type()), false) {
+		v = v.Addr() // encoding/json calls pointer methods of addressable values
 	}
 	if !v.CanInterface() { // behind an unexported embedded struct
 		return nil, fmt.Errorf("httpapi: cannot encode a %s reached through an unexported field", v.Type())
@@ -93,14 +104,14 @@ func appendJSON(b []byte, v reflect.Value) ([]byte, error) {
 	return append(b, raw...), err
 }
 
-func appendElems(b []byte, v reflect.Value) ([]byte, error) {
+func appendElems(b []byte, v reflect.Value, depth int) ([]byte, error) {
 	b = append(b, '[')
 	for i := range v.Len() {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		var err error
-		if b, err = appendValue(b, v.Index(i)); err != nil {
+		if b, err = appendValue(b, v.Index(i), depth); err != nil {
 			return nil, err
 		}
 	}
@@ -109,13 +120,15 @@ func appendElems(b []byte, v reflect.Value) ([]byte, error) {
 
 // appendMap writes a map with string or integer keys, sorted as
 // encoding/json sorts them; other maps go to encoding/json whole.
-func appendMap(b []byte, v reflect.Value) ([]byte, error) {
+func appendMap(b []byte, v reflect.Value, depth int) ([]byte, error) {
 	if v.IsNil() {
 		return append(b, "null"...), nil
 	}
 	var key func(reflect.Value) string
 	switch kt := v.Type().Key(); {
-	case kt.Kind() == reflect.String && !kt.Implements(textMarshalerType):
+	case kt.Implements(textMarshalerType) || reflect.PointerTo(kt).Implements(textMarshalerType):
+		return appendJSON(b, v)
+	case kt.Kind() == reflect.String:
 		key = reflect.Value.String
 	case kt.Kind() >= reflect.Int && kt.Kind() <= reflect.Int64:
 		key = func(k reflect.Value) string { return strconv.FormatInt(k.Int(), 10) }
@@ -141,7 +154,7 @@ func appendMap(b []byte, v reflect.Value) ([]byte, error) {
 		b = appendString(b, e.k)
 		b = append(b, ':')
 		var err error
-		if b, err = appendValue(b, e.v); err != nil {
+		if b, err = appendValue(b, e.v, depth); err != nil {
 			return nil, err
 		}
 	}
@@ -162,7 +175,7 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-func appendStruct(b []byte, v reflect.Value) ([]byte, error) {
+func appendStruct(b []byte, v reflect.Value, depth int) ([]byte, error) {
 	b = append(b, '{')
 	first := true
 	for _, f := range structFields(v.Type()) {
@@ -181,7 +194,7 @@ func appendStruct(b []byte, v reflect.Value) ([]byte, error) {
 			continue
 		}
 		var err error
-		if b, err = appendValue(b, fv); err != nil {
+		if b, err = appendValue(b, fv, depth); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
 	}
@@ -227,19 +240,24 @@ type field struct {
 
 var fieldCache sync.Map // reflect.Type -> []field
 
-// structFields lists a struct type's JSON members in encoding/json's order:
-// exported fields, "-" skipped, untagged embedded structs flattened (their
-// fields lose to a same-named outer one). omitempty holds only outside the
-// messages package.
+// structFields lists a struct type's JSON members as encoding/json does:
+// exported fields in declaration order, "-" skipped, untagged embedded
+// structs flattened in place, and of several fields with one name the
+// shallowest wins (a tagged one among equals; a tie drops them all).
+// omitempty holds only outside the messages package.
 func structFields(t reflect.Type) []field {
 	if fs, ok := fieldCache.Load(t); ok {
 		return fs.([]field)
 	}
-	var out []field
-	seen := map[string]bool{}
+	type candidate struct {
+		field
+		depth  int
+		tagged bool
+	}
+	var all []candidate
 	var walk func(t reflect.Type, index []int, depth int)
 	walk = func(t reflect.Type, index []int, depth int) {
-		var embedded []reflect.StructField
+		inMessages := t.PkgPath() == messagesPkg
 		for i := range t.NumField() {
 			sf := t.Field(i)
 			tag := sf.Tag.Get("json")
@@ -252,38 +270,98 @@ func structFields(t reflect.Type) []field {
 				ft = ft.Elem()
 			}
 			if sf.Anonymous && name == "" && ft.Kind() == reflect.Struct {
-				embedded = append(embedded, sf)
+				if depth < 16 {
+					walk(ft, append(slices.Clone(index), i), depth+1)
+				}
 				continue
 			}
-			if !sf.IsExported() || seen[cmpName(name, sf.Name)] {
+			if !sf.IsExported() {
 				continue
 			}
-			if name == "" {
+			tagged := name != ""
+			if !tagged {
 				name = sf.Name
 			}
-			seen[name] = true
-			inMessages := t.PkgPath() == messagesPkg
-			out = append(out, field{
+			all = append(all, candidate{field: field{
 				name:      name,
 				quoted:    appendString(nil, name),
 				index:     append(slices.Clone(index), i),
 				omitEmpty: strings.Contains(","+opts+",", ",omitempty,") && !(inMessages && isScalar(sf.Type)),
 				asTime:    inMessages && sf.Type.Kind() == reflect.Int64 && messages.JSONTimeField(t.Name(), sf.Name),
-			})
-		}
-		if depth < 8 {
-			for _, sf := range embedded {
-				ft := sf.Type
-				if ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				walk(ft, append(slices.Clone(index), sf.Index...), depth+1)
-			}
+			}, depth: depth, tagged: tagged})
 		}
 	}
 	walk(t, nil, 0)
+	var out []field
+	for _, c := range all {
+		dominant := true
+		for _, o := range all {
+			if o.name != c.name || slices.Equal(o.index, c.index) {
+				continue
+			}
+			if o.depth < c.depth || (o.depth == c.depth && (o.tagged || !c.tagged)) {
+				dominant = false // shallower, tagged among equals, or a tie
+				break
+			}
+		}
+		if dominant {
+			out = append(out, c.field)
+		}
+	}
 	fs, _ := fieldCache.LoadOrStore(t, out)
 	return fs.([]field)
+}
+
+// marshalsItself reports whether encoding/json would call t's MarshalJSON
+// or MarshalText (a pointer method too, when the value is addressable).
+func marshalsItself(t reflect.Type, addressable bool) bool {
+	if t.Implements(marshalerType) || t.Implements(textMarshalerType) {
+		return true
+	}
+	if addressable && t.Kind() != reflect.Pointer {
+		pt := reflect.PointerTo(t)
+		return pt.Implements(marshalerType) || pt.Implements(textMarshalerType)
+	}
+	return false
+}
+
+var holdsCache sync.Map // reflect.Type -> bool
+
+// mayHoldMessages reports whether a value of type t can hold a messages
+// struct that does not encode itself (an interface always may).
+func mayHoldMessages(t reflect.Type) bool {
+	if h, ok := holdsCache.Load(t); ok {
+		return h.(bool)
+	}
+	h := holds(t, map[reflect.Type]bool{})
+	holdsCache.Store(t, h)
+	return h
+}
+
+func holds(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] { // a recursive type: its other fields decide
+		return false
+	}
+	seen[t] = true
+	if marshalsItself(t, true) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return holds(t.Elem(), seen)
+	case reflect.Struct:
+		if t.PkgPath() == messagesPkg {
+			return true
+		}
+		for i := range t.NumField() {
+			if holds(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isScalar reports a bool or number type, whose zero the messages types
@@ -298,13 +376,6 @@ func isScalar(t reflect.Type) bool {
 		return true
 	}
 	return false
-}
-
-func cmpName(tagged, goName string) string {
-	if tagged != "" {
-		return tagged
-	}
-	return goName
 }
 
 // writeJSON writes a response body; indent pretty-prints it.

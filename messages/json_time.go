@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -25,6 +26,9 @@ func JSONTimeField(message, field string) bool { return jsonTimeFields[message][
 // JSONTime is the RFC 3339 text of unix nanoseconds, in UTC.
 func JSONTime(nanos int64) string { return time.Unix(0, nanos).UTC().Format(time.RFC3339Nano) }
 
+// The times unix nanoseconds in an int64 can hold.
+var minNanoTime, maxNanoTime = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
+
 // nanoTime reads unix nanoseconds written as a number, as an RFC 3339
 // time (Nomad's zero time, 0001-01-01, is 0), or as null.
 type nanoTime int64
@@ -39,8 +43,12 @@ func (n *nanoTime) UnmarshalJSON(b []byte) error {
 		if err := t.UnmarshalJSON(b); err != nil {
 			return err
 		}
-		*n = 0
-		if !t.IsZero() {
+		switch {
+		case t.IsZero():
+			*n = 0
+		case t.Before(minNanoTime) || t.After(maxNanoTime):
+			return fmt.Errorf("time %s is out of the range of unix nanoseconds (years 1678 to 2262)", t.Format(time.RFC3339))
+		default:
 			*n = nanoTime(t.UnixNano())
 		}
 		return nil
@@ -60,11 +68,9 @@ func (e *Evaluation) UnmarshalJSON(b []byte) error {
 		*plain
 		WaitUntil nanoTime
 	}{plain: (*plain)(e), WaitUntil: nanoTime(e.WaitUntil)}
-	if err := json.Unmarshal(b, &aux); err != nil {
-		return err
-	}
+	err := json.Unmarshal(b, &aux) // it goes on past a type error, so copy back either way
 	e.WaitUntil = int64(aux.WaitUntil)
-	return nil
+	return err
 }
 
 // UnmarshalJSON reads ForceDeadline and StartedAt as times or as unix
@@ -76,9 +82,7 @@ func (d *DrainStrategy) UnmarshalJSON(b []byte) error {
 		ForceDeadline nanoTime
 		StartedAt     nanoTime
 	}{plain: (*plain)(d), ForceDeadline: nanoTime(d.ForceDeadline), StartedAt: nanoTime(d.StartedAt)}
-	if err := json.Unmarshal(b, &aux); err != nil {
-		return err
-	}
+	err := json.Unmarshal(b, &aux) // it goes on past a type error, so copy back either way
 	d.ForceDeadline, d.StartedAt = int64(aux.ForceDeadline), int64(aux.StartedAt)
-	return nil
+	return err
 }

@@ -33,6 +33,11 @@ func TestJSONTimesReadBothForms(t *testing.T) {
 	var e Evaluation
 	require.ErrorContains(t, json.Unmarshal([]byte(`{"WaitUntil":true}`), &e), "RFC 3339 string or unix nanoseconds")
 	require.Error(t, json.Unmarshal([]byte(`{"WaitUntil":"yesterday"}`), &e))
+	require.ErrorContains(t, json.Unmarshal([]byte(`{"WaitUntil":"3000-01-01T00:00:00Z"}`), &e), "out of the range")
+	e = Evaluation{}
+	require.Error(t, json.Unmarshal([]byte(`{"Priority":"high","ID":"a","WaitUntil":5}`), &e))
+	require.Equal(t, "a", e.GetID())
+	require.Equal(t, int64(5), e.GetWaitUntil(), "read like the other fields despite the type error")
 
 	var d DrainStrategy
 	in := `{"Deadline":60000000000,"ForceDeadline":"` + JSONTime(at.UnixNano()) + `","StartedAt":5,"IgnoreSystemJobs":true}`
