@@ -43,9 +43,10 @@ func marshalResponse(v any) ([]byte, error) {
 // stack, which net/http cannot recover from).
 const maxDepth = 1000
 
-// appendValue writes v. A value whose type cannot hold a messages struct,
-// or that encodes itself (MarshalJSON, MarshalText), goes to encoding/json
-// whole, so our own shapes come out byte for byte as it writes them.
+// appendValue writes v. A struct that cannot hold a messages struct, or a
+// value that encodes itself (MarshalJSON, MarshalText), goes to
+// encoding/json whole, so our own shapes come out byte for byte as it
+// writes them; lists, maps and scalars are written here.
 func appendValue(b []byte, v reflect.Value, depth int) ([]byte, error) {
 	if !v.IsValid() {
 		return append(b, "null"...), nil
@@ -55,7 +56,7 @@ func appendValue(b []byte, v reflect.Value, depth int) ([]byte, error) {
 	}
 	depth++
 	t := v.Type()
-	if marshalsItself(t, v.CanAddr()) || !mayHoldMessages(t) {
+	if marshalsItself(t, v.CanAddr()) || (t.Kind() == reflect.Struct && !mayHoldMessages(t)) {
 		return appendJSON(b, v)
 	}
 	switch t.Kind() {
@@ -380,10 +381,17 @@ func isScalar(t reflect.Type) bool {
 
 // writeJSON writes a response body; indent pretty-prints it.
 func writeJSON(w io.Writer, v any, indent bool) error {
-	raw, err := marshalResponse(v)
+	bp := bufPool.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledBuf {
+			bufPool.Put(bp)
+		}
+	}()
+	raw, err := appendValue((*bp)[:0], reflect.ValueOf(v), 0)
 	if err != nil {
 		return err
 	}
+	*bp = raw
 	if indent {
 		var buf bytes.Buffer
 		if err := json.Indent(&buf, raw, "", "    "); err != nil {
@@ -394,3 +402,8 @@ func writeJSON(w io.Writer, v any, indent bool) error {
 	_, err = w.Write(append(raw, '\n'))
 	return err
 }
+
+// bufPool keeps response buffers (up to maxPooledBuf) between requests.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxPooledBuf = 4 << 20
