@@ -101,7 +101,9 @@ func (s *VolumeState) onNodeGone(e *Effects, allocID string, why Reason) error {
 // still uses the attachment; then the claim is freed. A claim the
 // controller attached is always unpublished: the volume's
 // ControllerRequired follows the plugin instances the servers see now, and
-// those vanish for a while when a client restarts.
+// those vanish for a while (a client restarting, the plugin job being
+// replaced). With no controller ever coming back the claim waits;
+// `volume deregister -force` is the way out.
 func (s *VolumeState) controllerStep(e *Effects, c *messages.CSIVolumeClaim) error {
 	needed := s.vol.GetControllerRequired() || c.GetControllerPublished()
 	if !needed || len(s.sameNode(c)) > 0 {
