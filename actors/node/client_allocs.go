@@ -121,7 +121,6 @@ func (c *Client) onAllocUpdated(ctx actor.Context, m *messages.AllocUpdated) {
 	c.pending[a.GetID()] = a
 	c.reports[a.GetID()] = a
 	c.watchPlugins(ctx, a)
-
 	if c.timer == nil && !c.inFlight {
 		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
 	}
@@ -188,6 +187,7 @@ func (c *Client) onChildTerminated(ctx actor.Context, m *actor.Terminated) {
 		}
 		delete(c.known, id)
 		delete(c.stopAfter, id)
+		delete(c.released, id)
 		if !messages.ClientTerminal(c.last[id]) && c.desired[id] {
 			c.log.Error("alloc actor died; reporting the allocation failed", "alloc", id)
 			failed := &messages.Allocation{ID: id, ClientStatus: "failed", ClientDescription: "the allocation's actor crashed repeatedly",

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -165,5 +167,28 @@ func BenchmarkProcess10kNodesLoaded(b *testing.B) {
 			}
 			b.ReportMetric(float64(benchCount*b.N)/b.Elapsed().Seconds(), "allocs/s")
 		})
+	}
+}
+
+// BenchmarkProcessInPlace1kAllocs plans a new version of a job with 1000
+// running allocations whose only change is the priority: every one is
+// updated in place.
+func BenchmarkProcessInPlace1kAllocs(b *testing.B) {
+	job := benchJob()
+	nodes := SimulatedNodes(benchNodes, 1)
+	snap := NewMemSnapshot(nodes, job)
+	for i := range benchCount {
+		snap.AddAlloc(testAlloc(job, nodes[i].ID, uint32(i)))
+	}
+	v1 := proto.Clone(job).(*messages.Job)
+	v1.Version, v1.Priority = 1, 90
+	snap.AddJob(v1)
+	opts := Options{Now: testNow, Rand: rand.New(rand.NewPCG(1, 2)), NewID: func() string { return "x" }}
+	b.ReportAllocs()
+	for range b.N {
+		plan, err := Process(snap, testEval(v1), opts)
+		if err != nil || len(plan.Place) != benchCount || len(plan.Stop) != 0 {
+			b.Fatalf("placed %d, stopped %d: %v", len(plan.GetPlace()), len(plan.GetStop()), err)
+		}
 	}
 }

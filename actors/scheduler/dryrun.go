@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"math/rand/v2"
+
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -31,9 +33,18 @@ type DryRunResult struct {
 // (job as the state store would keep it: see state.Registered; it goes
 // in as Options.Job, so every optional interface of snap, CSI volumes
 // included, is seen) and counts the resulting plan per task group. Like
-// Process it changes nothing and does no I/O.
+// Process it changes nothing and does no I/O. Without NewID or Rand in
+// opts it uses random UUIDs and a Rand seeded from opts.Now, as the
+// scheduler actor does.
 func DryRun(snap Snapshot, job *messages.Job, eval *messages.Evaluation, opts Options) (*DryRunResult, error) {
 	opts.Job = job
+	if opts.NewID == nil {
+		opts.NewID = newID
+	}
+	if opts.Rand == nil {
+		seed := uint64(opts.Now.UnixNano())
+		opts.Rand = rand.New(rand.NewPCG(seed, seed>>1))
+	}
 	plan, err := Process(snap, eval, opts)
 	if err != nil {
 		return nil, err

@@ -15,18 +15,40 @@ type JobVersionSource interface {
 	JobVersion(namespace, id string, version uint64) *messages.Job
 }
 
+// versionGroup names a task group of one version of the planned job.
+type versionGroup struct {
+	version uint64
+	group   string
+}
+
 // inPlace reports whether alloc a, of an older version of the job, can
 // move to the current version where it runs: the job's own settings
 // (datacenters, constraints, meta...) and a's group are the same in both
 // versions but for the group's Count, ReschedulePolicy and Migrate and the
 // job's Priority, which the running tasks never see. Scaling a job does
-// not restart the allocations it keeps, as in Nomad.
+// not restart the allocations it keeps, as in Nomad. The answer depends
+// only on a's version and group, so it is worked out once per pair.
 func (p *planner) inPlace(tg *messages.TaskGroup, a *messages.Allocation) bool {
+	k := versionGroup{a.GetJobVersion(), tg.GetName()}
+	ok, known := p.inPlaceOK[k]
+	if !known {
+		if p.inPlaceOK == nil {
+			p.inPlaceOK = map[versionGroup]bool{}
+		}
+		ok = p.sameForTasks(tg, k.version)
+		p.inPlaceOK[k] = ok
+	}
+	return ok
+}
+
+// sameForTasks reports whether group tg and the job's settings are, to the
+// running tasks, the same in the job's version as in the current one.
+func (p *planner) sameForTasks(tg *messages.TaskGroup, version uint64) bool {
 	src, ok := p.snap.(JobVersionSource)
 	if !ok {
 		return false
 	}
-	old := src.JobVersion(a.GetNamespace(), a.GetJobID(), a.GetJobVersion())
+	old := src.JobVersion(p.eval.GetNamespace(), p.eval.GetJobID(), version)
 	if old == nil {
 		return false
 	}

@@ -107,3 +107,50 @@ func TestSystemJobScaleFreeChangeUpdatesInPlace(t *testing.T) {
 		require.EqualValues(t, 1, a.JobVersion)
 	}
 }
+
+// countVersions counts JobVersion lookups.
+type countVersions struct {
+	*MemSnapshot
+	calls map[uint64]int
+}
+
+func (c countVersions) JobVersion(namespace, id string, version uint64) *messages.Job {
+	c.calls[version]++
+	return c.MemSnapshot.JobVersion(namespace, id, version)
+}
+
+// TestInPlaceDecidedOncePerVersion: allocations of two older versions are
+// each judged against their own version (v0 changed its tasks since, v1
+// only its count), and each version is looked up once, not per alloc.
+func TestInPlaceDecidedOncePerVersion(t *testing.T) {
+	v0 := testJob("web", JobTypeService, 4)
+	snap := NewMemSnapshot(testNodes(4), v0)
+	v1 := proto.Clone(v0).(*messages.Job)
+	changeTasks(v1, 1)
+	snap.AddJob(v1)
+	v2 := proto.Clone(v1).(*messages.Job)
+	v2.Version, v2.TaskGroups[0].Count = 2, 5
+	snap.AddJob(v2)
+	for i, n := range []string{"n00", "n01", "n02", "n03"} {
+		a := testAlloc(v0, n, uint32(i))
+		if i >= 2 {
+			a.JobVersion = 1
+		}
+		snap.AddAlloc(a)
+	}
+	src := countVersions{snap, map[uint64]int{}}
+	plan := mustProcess(t, src, testEval(v2), 1)
+	stops := stopsByID(plan)
+	require.Len(t, stops, 2)
+	for _, id := range []string{"a-n00-0", "a-n01-1"} {
+		require.Equal(t, DescUpdating, stops[id].GetDesiredDescription(), "v0 alloc %s replaced", id)
+	}
+	inPlace := 0
+	for _, a := range plan.Place {
+		if a.ID == "a-n02-2" || a.ID == "a-n03-3" {
+			inPlace++
+		}
+	}
+	require.Equal(t, 2, inPlace, "v1 allocs updated in place")
+	require.Equal(t, map[uint64]int{0: 1, 1: 1}, src.calls)
+}

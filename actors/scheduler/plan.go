@@ -120,6 +120,7 @@ type planner struct {
 	failed    map[string]*messages.AllocMetric
 	queued    map[string]int32
 	deferred  []*messages.AllocStopUpdate // conditional stops that took effect
+	inPlaceOK map[versionGroup]bool       // inPlace's answers; nil until asked
 
 	pool     []*messages.Node // candidate nodes, shuffled for generic jobs
 	pooled   bool

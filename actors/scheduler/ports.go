@@ -94,13 +94,8 @@ func (np *nodePorts) add(port, sign int32) {
 
 // addAlloc adds (sign 1) or removes (-1) the ports an alloc holds.
 func (np *nodePorts) addAlloc(a *messages.Allocation, sign int32) {
-	for _, n := range a.GetAllocatedResources().GetShared().GetNetworks() {
-		for _, p := range n.ReservedPorts {
-			np.add(p.Value, sign)
-		}
-		for _, p := range n.DynamicPorts {
-			np.add(p.Value, sign)
-		}
+	for p := range a.HostPorts() {
+		np.add(p, sign)
 	}
 }
 

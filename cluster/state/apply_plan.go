@@ -45,7 +45,8 @@ func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.
 		n = w.read().NodeByID(a.NodeID)
 		nodes[a.NodeID] = n
 	}
-	inPlace := old != nil && old.NodeID == a.NodeID && !AllocTerminal(old)
+	// Past the first two cases, old is nil or live on a's node: an
+	// in-place update.
 	switch {
 	case old != nil && (AllocTerminal(old) || old.DesiredStatus != AllocDesiredRun):
 		// The scheduler saw it live; it was stopped or ended since. An
@@ -57,7 +58,7 @@ func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.
 		return fmt.Errorf("%w: %q", ErrNodeNotFound, a.NodeID)
 	case n.Status != NodeStatusReady:
 		return fmt.Errorf("%w: node %s is %s", ErrPlacementRefused, n.ID, n.Status)
-	case n.SchedulingEligibility == NodeIneligible && !inPlace:
+	case n.SchedulingEligibility == NodeIneligible && old == nil:
 		return fmt.Errorf("%w: node %s is ineligible", ErrPlacementRefused, n.ID)
 	}
 	fillAllocatedResources(a)
@@ -65,7 +66,7 @@ func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.
 	u := w.nodeUsage(n.ID)
 	usedCPU, usedMem, usedDisk := u.CPU, u.MemoryMB, u.DiskMB
 	cpu, mem, disk := AllocResources(a)
-	if inPlace {
+	if old != nil {
 		oldCPU, oldMem, oldDisk := AllocResources(old) // replaced in place: its share is freed
 		if cpu <= oldCPU && mem <= oldMem && disk <= oldDisk {
 			return w.conflicts(a, old, n)
@@ -77,11 +78,7 @@ func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.
 		return fmt.Errorf("%w: node %s has %d MHz/%d MB/%d MB disk free, alloc needs %d/%d/%d",
 			ErrPlacementRefused, n.ID, capCPU-usedCPU, capMem-usedMem, capDisk-usedDisk, cpu, mem, disk)
 	}
-	var held *messages.Allocation
-	if inPlace {
-		held = old
-	}
-	return w.conflicts(a, held, n)
+	return w.conflicts(a, old, n)
 }
 
 // placeAlloc stores a placement; one with the ID of a stored allocation

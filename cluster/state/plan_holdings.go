@@ -17,18 +17,7 @@ type holdings struct {
 
 func allocHoldings(a *messages.Allocation) holdings {
 	var h holdings
-	for _, n := range a.GetAllocatedResources().GetShared().GetNetworks() {
-		for _, p := range n.GetReservedPorts() {
-			if p.GetValue() > 0 {
-				h.ports = append(h.ports, p.GetValue())
-			}
-		}
-		for _, p := range n.GetDynamicPorts() {
-			if p.GetValue() > 0 {
-				h.ports = append(h.ports, p.GetValue())
-			}
-		}
-	}
+	h.ports = slices.AppendSeq(h.ports, a.HostPorts())
 	for _, t := range a.GetAllocatedResources().GetTasks() {
 		for _, d := range t.GetDevices() {
 			h.devices = append(h.devices, d.GetDeviceIDs()...)
