@@ -50,9 +50,6 @@ func ParseNodeVar(name string) NodeVarRef {
 	return NodeVarRef{}
 }
 
-// Known reports whether r names a node variable at all.
-func (r NodeVarRef) Known() bool { return r.kind != varUnknown }
-
 // Get is r's value on n. ok is false for an unknown variable, for an
 // attribute or meta key n does not have, and always for a nil n (a node
 // not known yet).

@@ -113,18 +113,24 @@ func (t *teardown) node(ctx context.Context, rec *clientstate.VolumeMount) error
 		}
 	}
 	if rec.Staged {
-		// Another allocation here may still use the staged volume; the
-		// last one to let go unstages it.
-		unlock := t.cfg.Usage.Lock(rec.StagingPath)
-		if t.cfg.Usage.Release(rec.StagingPath, t.allocID) == 0 {
-			if err := client.NodeUnstage(cctx, rec.ExternalID, rec.StagingPath); err != nil && !csi.IsNotFound(err) {
-				unlock()
-				return fmt.Errorf("%w: %w", ErrVolumeTeardown, err)
-			}
+		if err := t.release(cctx, client, rec); err != nil {
+			return err
 		}
-		unlock()
 		rec.Staged = false
 		return t.persist(ctx, rec)
+	}
+	return nil
+}
+
+// release lets go of rec's staged volume under its node-side lock: another
+// allocation here may still use it; the last one to let go unstages it.
+func (t *teardown) release(ctx context.Context, client csi.Client, rec *clientstate.VolumeMount) error {
+	defer t.cfg.Usage.Lock(rec.StagingPath)()
+	if t.cfg.Usage.Release(rec.StagingPath, t.allocID) > 0 {
+		return nil
+	}
+	if err := client.NodeUnstage(ctx, rec.ExternalID, rec.StagingPath); err != nil && !csi.IsNotFound(err) {
+		return fmt.Errorf("%w: %w", ErrVolumeTeardown, err)
 	}
 	return nil
 }

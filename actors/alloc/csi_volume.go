@@ -183,18 +183,15 @@ func (a *VolumeActor) onResult(ctx actor.Context, m *teardownResult) {
 	if a.rec.RetryStart != 0 {
 		elapsed = a.spec.Clock.Now().Sub(time.Unix(0, a.rec.RetryStart))
 	}
-	var delay time.Duration
-	ok := true
-	if errors.Is(m.err, errNoNodePlugin) {
-		// Waiting for the plugin to show up (its probe after an agent
-		// restart, or its task restarting) is no failure of the plugin:
-		// look again soon, without growing the backoff.
-		delay = a.spec.CSI.Retry.Initial
-		ok = a.spec.CSI.Retry.Deadline <= 0 || elapsed+delay <= a.spec.CSI.Retry.Deadline
-	} else {
+	// Waiting for the plugin to show up (its probe after an agent restart,
+	// or its task restarting) is no failure of the plugin: look again
+	// after the first interval, without growing the backoff.
+	attempt := 1
+	if !errors.Is(m.err, errNoNodePlugin) {
 		a.failures++
-		delay, ok = a.spec.CSI.Retry.Delay(a.failures, elapsed)
+		attempt = a.failures
 	}
+	delay, ok := a.spec.CSI.Retry.Delay(attempt, elapsed)
 	if !ok {
 		a.giveUp(ctx, m.err)
 		return

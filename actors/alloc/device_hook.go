@@ -4,18 +4,12 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/device"
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
-
-// cudaVisibleDevices is the variable through which CUDA numbers the GPUs a
-// process may use (set by the nvidia plugin to the GPUs' host indices).
-const cudaVisibleDevices = "CUDA_VISIBLE_DEVICES"
 
 // deviceHook fails, before any task starts, an allocation whose tasks the
 // scheduler gave device instances on a client without a device plugin.
@@ -73,10 +67,10 @@ func reserveDevices(cfg *driver.TaskConfig, driverName string, plugin device.Plu
 
 // withReservation returns a copy of cfg with the reservation's variables
 // in the environment (over the task's own env block). A containerd task
-// sees only the reserved device nodes, so CUDA numbers its GPUs from 0:
-// CUDA_VISIBLE_DEVICES becomes 0..n-1; the nodes go into its driver
-// config as "devices" and the mounts, read-only, as "mounts". An exec
-// task is not isolated: it keeps the host's indices and device nodes.
+// sees only the reserved device nodes, so it also gets the reservation's
+// IsolatedEnvs (CUDA_VISIBLE_DEVICES 0..n-1); the nodes go into its driver
+// config as "devices" and the mounts as "mounts". An exec task is not
+// isolated: it keeps the host's indices and device nodes.
 func withReservation(cfg *driver.TaskConfig, driverName string, res *device.Reservation) *driver.TaskConfig {
 	out := *cfg
 	out.Env = maps.Clone(cfg.Env)
@@ -87,9 +81,7 @@ func withReservation(cfg *driver.TaskConfig, driverName string, res *device.Rese
 	if driverName != containerdDriver {
 		return &out
 	}
-	if v, ok := res.Envs[cudaVisibleDevices]; ok {
-		out.Env[cudaVisibleDevices] = containerIndices(v)
-	}
+	maps.Copy(out.Env, res.IsolatedEnvs)
 	out.Config = maps.Clone(cfg.Config)
 	if out.Config == nil {
 		out.Config = map[string]any{}
@@ -101,38 +93,8 @@ func withReservation(cfg *driver.TaskConfig, driverName string, res *device.Rese
 	appendList(out.Config, "devices", nodes)
 	var mounts []any
 	for _, m := range res.Mounts {
-		mounts = append(mounts, map[string]any{"source": m.HostPath, "target": m.ContainerPath, "readonly": true})
+		mounts = append(mounts, map[string]any{"source": m.HostPath, "target": m.ContainerPath, "readonly": m.ReadOnly})
 	}
 	appendList(out.Config, "mounts", mounts)
 	return &out
-}
-
-// appendList appends items to the list config[key], in a new slice. A
-// value that is not a list is left for the driver to reject.
-func appendList(config map[string]any, key string, items []any) {
-	if len(items) == 0 {
-		return
-	}
-	switch l := config[key].(type) {
-	case nil:
-		config[key] = items
-	case []any:
-		config[key] = append(slices.Clone(l), items...)
-	}
-}
-
-// containerIndices renumbers a CUDA_VISIBLE_DEVICES list from 0: "2,5"
-// is "0,1".
-func containerIndices(v string) string {
-	n := 0
-	for _, s := range strings.Split(v, ",") {
-		if strings.TrimSpace(s) != "" {
-			n++
-		}
-	}
-	idx := make([]string, n)
-	for i := range idx {
-		idx[i] = strconv.Itoa(i)
-	}
-	return strings.Join(idx, ",")
 }

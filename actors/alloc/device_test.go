@@ -1,6 +1,7 @@
 package alloc
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,8 @@ import (
 
 // nvidiaLike is a Fake whose reservations look like the nvidia plugin's:
 // UUIDs in NVIDIA_VISIBLE_DEVICES, host indices (GPU-<index>) in
-// CUDA_VISIBLE_DEVICES, and a driver library to mount.
+// CUDA_VISIBLE_DEVICES (0..n-1 when isolated), and a driver library to
+// mount read-only.
 type nvidiaLike struct{ *device.Fake }
 
 func (p nvidiaLike) Reserve(ids []string) (*device.Reservation, error) {
@@ -25,13 +27,14 @@ func (p nvidiaLike) Reserve(ids []string) (*device.Reservation, error) {
 		return nil, err
 	}
 	ids = device.Dedupe(ids)
-	idx := make([]string, len(ids))
+	idx, isolated := make([]string, len(ids)), make([]string, len(ids))
 	for i, id := range ids {
-		idx[i] = strings.TrimPrefix(id, "GPU-")
+		idx[i], isolated[i] = strings.TrimPrefix(id, "GPU-"), strconv.Itoa(i)
 	}
 	res.Envs = map[string]string{"NVIDIA_VISIBLE_DEVICES": strings.Join(ids, ","),
 		"CUDA_VISIBLE_DEVICES": strings.Join(idx, ","), "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
-	res.Mounts = []device.Mount{{HostPath: "/usr/lib/libcuda.so.1", ContainerPath: "/usr/lib/libcuda.so.1"}}
+	res.IsolatedEnvs = map[string]string{"CUDA_VISIBLE_DEVICES": strings.Join(isolated, ",")}
+	res.Mounts = []device.Mount{{HostPath: "/usr/lib/libcuda.so.1", ContainerPath: "/usr/lib/libcuda.so.1", ReadOnly: true}}
 	return res, nil
 }
 
@@ -54,42 +57,45 @@ func deviceAlloc(drv string, config map[string]any, restart *messages.RestartPol
 	return a
 }
 
-func TestExecTaskGetsItsReservedDevices(t *testing.T) {
-	h := newHarness(t)
+// runWithGPUs runs a on h, with an nvidiaLike plugin over eightGPUs,
+// until its task runs; it checks that the job was not changed and returns
+// the IDs the plugin reserved and the task's config as the driver got it.
+func runWithGPUs(t *testing.T, h *harness, a *messages.Allocation) ([][]string, *driver.TaskConfig) {
+	t.Helper()
 	gpus := eightGPUs()
 	h.devices = nvidiaLike{gpus}
-	a := deviceAlloc("fake", map[string]any{}, nil, "GPU-2", "GPU-5")
 	orig := proto.Clone(a)
 	h.spawn(a)
 	h.waitFor("running", status(StatusRunning))
-
-	require.Equal(t, [][]string{{"GPU-2", "GPU-5"}}, gpus.Reserved())
 	cfg, ok := h.fake.Task(taskID)
 	require.True(t, ok)
+	require.True(t, proto.Equal(orig, a), "the job is not changed")
+	return gpus.Reserved(), cfg
+}
+
+func TestExecTaskGetsItsReservedDevices(t *testing.T) {
+	h := newHarness(t)
+	a := deviceAlloc("fake", map[string]any{}, nil, "GPU-2", "GPU-5")
+	reserved, cfg := runWithGPUs(t, h, a)
+
+	require.Equal(t, [][]string{{"GPU-2", "GPU-5"}}, reserved)
 	require.Equal(t, "GPU-2,GPU-5", cfg.Env["NVIDIA_VISIBLE_DEVICES"])
 	require.Equal(t, "2,5", cfg.Env["CUDA_VISIBLE_DEVICES"], "an exec task sees every GPU: host indices, over its env block")
 	require.Equal(t, "PCI_BUS_ID", cfg.Env["CUDA_DEVICE_ORDER"])
 	require.Equal(t, "me", cfg.Env["KEEP"])
 	require.NotContains(t, cfg.Config, "devices")
 	require.NotContains(t, cfg.Config, "mounts")
-	require.True(t, proto.Equal(orig, a), "the job is not changed")
 }
 
 func TestContainerdTaskGetsDeviceNodesAndIndicesFromZero(t *testing.T) {
 	h := newHarness(t)
-	gpus := eightGPUs()
-	h.devices = nvidiaLike{gpus}
 	h.drivers = map[string]driver.Driver{"containerd": h.fake}
 	user := map[string]any{"image": "cuda", "devices": []any{"/dev/fuse"},
 		"mounts": []any{map[string]any{"source": "/data", "target": "/data"}}}
 	a := deviceAlloc("containerd", user, nil, "GPU-5", "GPU-2")
-	orig := proto.Clone(a)
-	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
+	reserved, cfg := runWithGPUs(t, h, a)
 
-	require.Equal(t, [][]string{{"GPU-5", "GPU-2"}}, gpus.Reserved())
-	cfg, ok := h.fake.Task(taskID)
-	require.True(t, ok)
+	require.Equal(t, [][]string{{"GPU-5", "GPU-2"}}, reserved)
 	require.Equal(t, "0,1", cfg.Env["CUDA_VISIBLE_DEVICES"], "the container holds only its GPUs")
 	require.Equal(t, "GPU-5,GPU-2", cfg.Env["NVIDIA_VISIBLE_DEVICES"])
 	require.Equal(t, []any{"/dev/fuse",
@@ -100,7 +106,6 @@ func TestContainerdTaskGetsDeviceNodesAndIndicesFromZero(t *testing.T) {
 		map[string]any{"source": "/usr/lib/libcuda.so.1", "target": "/usr/lib/libcuda.so.1", "readonly": true},
 	}, cfg.Config["mounts"])
 	require.Equal(t, "cuda", cfg.Config["image"])
-	require.True(t, proto.Equal(orig, a), "the job is not changed")
 	require.Equal(t, []any{"/dev/fuse"}, a.Job.TaskGroups[0].Tasks[0].Config.AsMap()["devices"])
 }
 
@@ -164,10 +169,14 @@ func TestWithReservationCopies(t *testing.T) {
 	devs := []any{"/dev/fuse"}
 	in := &driver.TaskConfig{Env: map[string]string{"A": "1"}, Config: map[string]any{"devices": devs}}
 	res := &device.Reservation{Envs: map[string]string{"CUDA_VISIBLE_DEVICES": "3,6,7"},
-		Devices: []device.DeviceNode{{HostPath: "/dev/nvidia3", ContainerPath: "/dev/nvidia3", Permissions: "rw"}}}
+		IsolatedEnvs: map[string]string{"CUDA_VISIBLE_DEVICES": "0,1,2"},
+		Devices:      []device.DeviceNode{{HostPath: "/dev/nvidia3", ContainerPath: "/dev/nvidia3", Permissions: "rw"}},
+		Mounts:       []device.Mount{{HostPath: "/var/cache/x", ContainerPath: "/cache"}}}
 	out := withReservation(in, containerdDriver, res)
 	require.Equal(t, "0,1,2", out.Env["CUDA_VISIBLE_DEVICES"])
 	require.Len(t, out.Config["devices"], 2)
+	require.Equal(t, []any{map[string]any{"source": "/var/cache/x", "target": "/cache", "readonly": false}},
+		out.Config["mounts"], "a mount is read-only only when the plugin says so")
 	require.Equal(t, map[string]string{"A": "1"}, in.Env, "the input is not changed")
 	require.Equal(t, []any{"/dev/fuse"}, in.Config["devices"])
 	require.Len(t, devs, 1)

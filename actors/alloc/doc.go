@@ -60,9 +60,9 @@
 // restart by its restart policy, but not when it is re-attached. The
 // reservation's variables go into the task's environment, over its env
 // block; a containerd task also gets the device nodes ("devices") and
-// mounts (read-only "mounts") in a copy of its driver config, and
-// CUDA_VISIBLE_DEVICES renumbered 0..n-1, since the container holds only
-// its GPUs; an exec task keeps the host's indices. A failed reservation
+// mounts ("mounts") in a copy of its driver config, and the reservation's
+// IsolatedEnvs (CUDA_VISIBLE_DEVICES 0..n-1), since the container holds
+// only its GPUs; an exec task keeps the host's indices. A failed reservation
 // fails that start with the plugin's message; an allocation with devices
 // on a client without a plugin fails its setup (device_hook.go).
 //

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
@@ -63,10 +64,6 @@ func containerdConfig(in map[string]any, a *messages.Allocation, t *messages.Tas
 	}
 	reqs := csiVolumes(a)
 	var mounts []any
-	if l, ok := in["volume_mounts"].([]any); ok {
-		mounts = append(mounts, l...)
-	}
-	added := false
 	for _, vm := range t.GetVolumeMounts() {
 		req, ok := reqs[vm.GetVolume()]
 		if !ok || vols[vm.GetVolume()].GetTargetPath() == "" {
@@ -74,12 +71,23 @@ func containerdConfig(in map[string]any, a *messages.Allocation, t *messages.Tas
 		}
 		mounts = append(mounts, map[string]any{"source": vols[vm.GetVolume()].GetTargetPath(),
 			"target": containerPath(vm.GetDestination()), "readonly": req.GetReadOnly() || vm.GetReadOnly()})
-		added = true
 	}
-	if added {
-		out["volume_mounts"] = mounts
-	}
+	appendList(out, "volume_mounts", mounts)
 	return out
+}
+
+// appendList appends items to the list config[key], in a new slice. A
+// value that is not a list is left for the driver to reject.
+func appendList(config map[string]any, key string, items []any) {
+	if len(items) == 0 {
+		return
+	}
+	switch l := config[key].(type) {
+	case nil:
+		config[key] = items
+	case []any:
+		config[key] = append(slices.Clone(l), items...)
+	}
 }
 
 // containerPath is a volume mount's destination inside a container.

@@ -58,9 +58,7 @@ type Fake struct {
 
 // NewFake returns a Fake named FakeName that reports groups (cloned).
 func NewFake(groups ...*messages.NodeDeviceResource) *Fake {
-	f := &Fake{name: FakeName}
-	f.SetGroups(groups...)
-	return f
+	return &Fake{name: FakeName, groups: cloneGroups(groups)}
 }
 
 // FakeGroup returns a group vendor/typ/name of healthy instances with ids,
@@ -108,17 +106,6 @@ func (f *Fake) Reserved() [][]string {
 	return out
 }
 
-// SetGroups replaces the reported groups (cloned) and wakes every Watch.
-func (f *Fake) SetGroups(groups ...*messages.NodeDeviceResource) {
-	f.mu.Lock()
-	f.groups = cloneGroups(groups)
-	wake := f.watcherFuncs()
-	f.mu.Unlock()
-	for _, fn := range wake {
-		fn()
-	}
-}
-
 // SetHealth changes instance id and wakes every Watch; it reports whether
 // the Fake has that instance.
 func (f *Fake) SetHealth(id string, healthy bool, desc string) bool {
@@ -129,7 +116,7 @@ func (f *Fake) SetHealth(id string, healthy bool, desc string) bool {
 		return false
 	}
 	inst.Healthy, inst.HealthDescription = healthy, desc
-	wake := f.watcherFuncs()
+	wake := slices.Collect(maps.Values(f.watchers))
 	f.mu.Unlock()
 	for _, fn := range wake {
 		fn()
@@ -202,7 +189,7 @@ func (f *Fake) Stats(context.Context) (map[string]*InstanceStats, error) {
 	return maps.Clone(f.stats), nil
 }
 
-// Watch calls onChange on every SetHealth or SetGroups until ctx is done.
+// Watch calls onChange on every SetHealth until ctx is done.
 func (f *Fake) Watch(ctx context.Context, onChange func()) error {
 	f.mu.Lock()
 	_ = f.record(MethodWatch, nil)
@@ -246,11 +233,6 @@ func (f *Fake) instance(id string) *messages.NodeDevice {
 		}
 	}
 	return nil
-}
-
-// watcherFuncs returns the running watches' callbacks; the caller holds f.mu.
-func (f *Fake) watcherFuncs() []func() {
-	return slices.Collect(maps.Values(f.watchers))
 }
 
 func cloneGroups(groups []*messages.NodeDeviceResource) []*messages.NodeDeviceResource {

@@ -72,9 +72,6 @@ func NewManager(logger *slog.Logger, plugins ...Plugin) (*Manager, error) {
 // Name returns ManagerName.
 func (m *Manager) Name() string { return ManagerName }
 
-// Plugins returns the plugins, in the order given to NewManager.
-func (m *Manager) Plugins() []Plugin { return slices.Clone(m.plugins) }
-
 // Fingerprint fingerprints every plugin and returns their groups sorted
 // by GroupID; groups with the same GroupID from two plugins become one.
 // An instance ID reported by two plugins stays with the first. It fails

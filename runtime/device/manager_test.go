@@ -167,15 +167,18 @@ func TestReservationMergeConflicts(t *testing.T) {
 		Mounts:  []Mount{{HostPath: "/lib/a", ContainerPath: "/lib/a", ReadOnly: true}},
 	}))
 	require.NoError(t, r.merge(&Reservation{
-		Envs:    map[string]string{"X": "1", "Y": "2"},
-		Devices: []DeviceNode{{HostPath: "/dev/ctl", ContainerPath: "/dev/ctl", Permissions: "rwm"}},
-		Mounts:  []Mount{{HostPath: "/lib/a", ContainerPath: "/lib/a", ReadOnly: true}},
+		Envs:         map[string]string{"X": "1", "Y": "2"},
+		IsolatedEnvs: map[string]string{"X": "0"},
+		Devices:      []DeviceNode{{HostPath: "/dev/ctl", ContainerPath: "/dev/ctl", Permissions: "rwm"}},
+		Mounts:       []Mount{{HostPath: "/lib/a", ContainerPath: "/lib/a", ReadOnly: true}},
 	}))
 	require.Equal(t, map[string]string{"X": "1", "Y": "2"}, r.Envs)
+	require.Equal(t, map[string]string{"X": "0"}, r.IsolatedEnvs)
 	require.Len(t, r.Devices, 1, "a shared node is kept once")
 	require.Len(t, r.Mounts, 1)
 
 	require.ErrorIs(t, r.merge(&Reservation{Envs: map[string]string{"X": "2"}}), ErrReservationConflict)
+	require.ErrorIs(t, r.merge(&Reservation{IsolatedEnvs: map[string]string{"X": "1"}}), ErrReservationConflict)
 	require.ErrorIs(t, r.merge(&Reservation{Devices: []DeviceNode{{HostPath: "/dev/other", ContainerPath: "/dev/ctl"}}}), ErrReservationConflict)
 	require.ErrorIs(t, r.merge(&Reservation{Mounts: []Mount{{HostPath: "/lib/b", ContainerPath: "/lib/a"}}}), ErrReservationConflict)
 }

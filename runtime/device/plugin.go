@@ -48,6 +48,10 @@ type Reservation struct {
 	// Envs are added to the task's environment
 	// (NVIDIA_VISIBLE_DEVICES=GPU-…).
 	Envs map[string]string
+	// IsolatedEnvs replace or add to Envs for a task isolated to Devices
+	// (a container that holds only these device nodes), where a vendor
+	// library numbers the devices from 0 (CUDA_VISIBLE_DEVICES=0,1).
+	IsolatedEnvs map[string]string
 	// Devices are the device nodes the task must be allowed to open: an
 	// isolating driver creates them in the container and allows them in
 	// the device cgroup. A node may be missing on the host (a kernel
@@ -102,15 +106,13 @@ func (r *Reservation) merge(o *Reservation) error {
 	if o == nil {
 		return nil
 	}
-	if r.Envs == nil {
-		r.Envs = map[string]string{}
+	var err error
+	if r.Envs, err = mergeEnvs(r.Envs, o.Envs); err != nil {
+		return err
 	}
-	for k, v := range o.Envs {
-		if old, ok := r.Envs[k]; ok && old != v {
-			return fmt.Errorf("%w: %s is %q and %q", ErrReservationConflict, k, old, v)
-		}
+	if r.IsolatedEnvs, err = mergeEnvs(r.IsolatedEnvs, o.IsolatedEnvs); err != nil {
+		return err
 	}
-	maps.Copy(r.Envs, o.Envs)
 	for _, d := range o.Devices {
 		dup, err := seen(r.Devices, d.ContainerPath, d.HostPath, func(n DeviceNode) (string, string) { return n.ContainerPath, n.HostPath })
 		if err != nil {
@@ -130,6 +132,21 @@ func (r *Reservation) merge(o *Reservation) error {
 		}
 	}
 	return nil
+}
+
+// mergeEnvs adds o to env (made when nil and o has variables); a
+// variable both set to different values is a conflict.
+func mergeEnvs(env, o map[string]string) (map[string]string, error) {
+	for k, v := range o {
+		if old, ok := env[k]; ok && old != v {
+			return env, fmt.Errorf("%w: %s is %q and %q", ErrReservationConflict, k, old, v)
+		}
+	}
+	if env == nil && len(o) > 0 {
+		env = map[string]string{}
+	}
+	maps.Copy(env, o)
+	return env, nil
 }
 
 // seen reports whether list already holds containerPath, and fails when it

@@ -42,7 +42,7 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
-// newPlugin returns a plugin over s (nil: the host's NVML) and its log.
+// newPlugin returns a plugin over cfg.NVML (nil: the host's NVML) and its log.
 func newPlugin(t *testing.T, cfg Config) (*Plugin, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
@@ -60,7 +60,6 @@ func newPlugin(t *testing.T, cfg Config) (*Plugin, *logBuffer) {
 
 func newMock() *nvmltest.Server { return nvmltest.NewDGXH100() }
 
-// mockPlugin returns a plugin over a fresh DGX H100 mock.
 // mockPlugin is a plugin over the DGX H100 mock whose Root is "/": device
 // nodes at their real paths, and the host's driver files, if any.
 func mockPlugin(t *testing.T) (*Plugin, *nvmltest.Server, *logBuffer) {

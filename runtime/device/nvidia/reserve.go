@@ -35,7 +35,8 @@ type chosen struct {
 //   - NVIDIA_VISIBLE_DEVICES: the UUIDs, in NVML index order, for the NVIDIA
 //     container runtime;
 //   - CUDA_VISIBLE_DEVICES: the GPUs' NVML indices on the host ("2,5"),
-//     with CUDA_DEVICE_ORDER=PCI_BUS_ID;
+//     with CUDA_DEVICE_ORDER=PCI_BUS_ID; for an isolated task
+//     (Reservation.IsolatedEnvs) 0..n-1 ("0,1");
 //   - device nodes /dev/nvidia<minor> for each GPU, then ControlDevices,
 //     all with permissions "rwm" (on the host under Config.Root);
 //   - read-only mounts of the host's driver libraries and tools
@@ -47,9 +48,8 @@ type chosen struct {
 // isolated: it sees every GPU on the host, so 0..n-1 would be the wrong
 // GPUs. NVML numbers GPUs in PCI bus order, and CUDA does the same only
 // with CUDA_DEVICE_ORDER=PCI_BUS_ID (its default puts the fastest first).
-// A driver that isolates GPUs (a container given only these device nodes)
-// must drop CUDA_VISIBLE_DEVICES, since CUDA there numbers the visible GPUs
-// from 0.
+// A task that is isolated (a container given only these device nodes)
+// sees only its GPUs, which CUDA there numbers from 0.
 func (p *Plugin) Reserve(ids []string) (*device.Reservation, error) {
 	ids = device.Dedupe(ids)
 	if len(ids) == 0 {
@@ -70,10 +70,12 @@ func (p *Plugin) Reserve(ids []string) (*device.Reservation, error) {
 
 	uuids := make([]string, len(gpus))
 	indices := make([]string, len(gpus))
+	isolated := make([]string, len(gpus))
 	res := &device.Reservation{}
 	for i, g := range gpus {
 		uuids[i] = g.uuid
 		indices[i] = strconv.Itoa(g.index)
+		isolated[i] = strconv.Itoa(i)
 		res.Devices = append(res.Devices, p.node(fmt.Sprintf("/dev/nvidia%d", g.minor)))
 	}
 	for _, path := range ControlDevices {
@@ -89,6 +91,7 @@ func (p *Plugin) Reserve(ids []string) (*device.Reservation, error) {
 		EnvCudaVisibleDevices: strings.Join(indices, ","),
 		EnvCudaDeviceOrder:    "PCI_BUS_ID",
 	}
+	res.IsolatedEnvs = map[string]string{EnvCudaVisibleDevices: strings.Join(isolated, ",")}
 	return res, nil
 }
 

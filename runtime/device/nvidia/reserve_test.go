@@ -25,6 +25,7 @@ func TestReserveTwoOfEight(t *testing.T) {
 		"CUDA_VISIBLE_DEVICES":   "2,5",
 		"CUDA_DEVICE_ORDER":      "PCI_BUS_ID",
 	}, res.Envs)
+	require.Equal(t, map[string]string{"CUDA_VISIBLE_DEVICES": "0,1"}, res.IsolatedEnvs, "a container sees only its GPUs")
 	require.Equal(t, []device.DeviceNode{
 		{HostPath: "/dev/nvidia2", ContainerPath: "/dev/nvidia2", Permissions: "rwm"},
 		{HostPath: "/dev/nvidia9", ContainerPath: "/dev/nvidia9", Permissions: "rwm"},
@@ -105,6 +106,7 @@ func TestManagerOverNVIDIA(t *testing.T) {
 	res, err := m.Reserve([]string{s.UUIDs()[7], "f1"})
 	require.NoError(t, err)
 	require.Equal(t, "7", res.Envs["CUDA_VISIBLE_DEVICES"])
+	require.Equal(t, map[string]string{"CUDA_VISIBLE_DEVICES": "0"}, res.IsolatedEnvs)
 	require.Equal(t, "f1", res.Envs[device.FakeEnv])
 	require.Len(t, res.Devices, 5, "/dev/nvidia7, three control nodes, /dev/fake-f1")
 }
