@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors/node"
@@ -105,11 +106,7 @@ func (c *serverConn) leaderAddr(addr string) string {
 
 func (c *serverConn) send(ctx context.Context, addr string, req proto.Message) (proto.Message, error) {
 	if addr == "" {
-		d := 10 * time.Second
-		if dl, ok := ctx.Deadline(); ok {
-			d = time.Until(dl)
-		}
-		res, err := c.a.sys.Root.RequestFuture(c.a.serverPID, req, d).Result()
+		res, err := c.a.requestLocal(ctx, c.a.serverPID, req, 10*time.Second)
 		if err != nil {
 			return nil, fmt.Errorf("agent: local server: %w", err)
 		}
@@ -191,4 +188,17 @@ func (c *serverConn) UpdateAllocs(ctx context.Context, allocs []*messages.Alloca
 func (c *serverConn) UpsertPlugins(ctx context.Context, up *messages.UpsertPluginInstances) error {
 	_, err := c.call(ctx, up)
 	return err
+}
+
+// requestLocal asks an actor of this agent and waits for its answer until
+// ctx's deadline, or for def without one. An expired deadline fails at
+// once: a future whose timeout is 0 or less never times out.
+func (a *Agent) requestLocal(ctx context.Context, pid *actor.PID, req any, def time.Duration) (any, error) {
+	d := def
+	if dl, ok := ctx.Deadline(); ok {
+		if d = time.Until(dl); d <= 0 {
+			return nil, context.DeadlineExceeded
+		}
+	}
+	return a.sys.Root.RequestFuture(pid, req, d).Result()
 }

@@ -100,11 +100,7 @@ func (c *controllerRPC) Run(ctx context.Context, nodeID string, req *messages.Co
 		return nil, fmt.Errorf("agent: node %q has no RPC address", nodeID)
 	}
 	if pid.GetAddress() == c.a.sys.ActorSystem.Address() || pid == c.a.clientPID {
-		d := controllerRPCTimeout
-		if dl, ok := ctx.Deadline(); ok {
-			d = time.Until(dl)
-		}
-		res, err := c.a.sys.Root.RequestFuture(pid, req, d).Result()
+		res, err := c.a.requestLocal(ctx, pid, req, controllerRPCTimeout)
 		if err != nil {
 			return nil, fmt.Errorf("agent: local client: %w", err)
 		}

@@ -335,12 +335,14 @@ func wrapJob(job *messages.Job, fields map[string]any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out map[string]any
+	var out map[string]json.RawMessage // the job stays as written
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, err
 	}
 	for k, v := range fields {
-		out[k] = v
+		if out[k], err = json.Marshal(v); err != nil {
+			return nil, err
+		}
 	}
 	return json.Marshal(out)
 }

@@ -61,8 +61,7 @@ func (s *Server) removePeer(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, codeErr(http.StatusBadRequest, "missing ?id= of the raft peer to remove"))
 		return
 	}
-	if leader := s.b.LeaderHTTP(); leader != "" {
-		ProxyTo(leader).ServeHTTP(w, r)
+	if s.toLeader(w, r) {
 		return
 	}
 	s.wrap(func(http.ResponseWriter, *http.Request) (any, error) {

@@ -33,12 +33,6 @@ var (
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
-// marshalResponse is json.Marshal with the messages types' zero bools and
-// numbers kept.
-func marshalResponse(v any) ([]byte, error) {
-	return appendValue(nil, reflect.ValueOf(v), 0)
-}
-
 // maxDepth bounds the nesting (a pointer cycle would otherwise overflow the
 // stack, which net/http cannot recover from).
 const maxDepth = 1000

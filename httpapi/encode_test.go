@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -12,6 +13,12 @@ import (
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/messages"
 )
+
+// marshalResponse is the body writeJSON writes, without its newline:
+// json.Marshal with the messages types' zero bools and numbers kept.
+func marshalResponse(v any) ([]byte, error) {
+	return appendValue(nil, reflect.ValueOf(v), 0)
+}
 
 // TestMarshalResponseKeepsMessagesZeroValues: a job's Version 0, Stop
 // false and a group's Count 0 are written (Nomad's client reads them into

@@ -1,10 +1,8 @@
 package httpapi
 
 import (
-	"math/rand/v2"
 	"net/http"
 
-	"github.com/hashicorp/go-uuid"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors/scheduler"
@@ -19,8 +17,7 @@ import (
 // on), with the difference to the stored job on request. It changes
 // nothing: no raft command, no evaluation.
 func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
-	if leader := s.b.LeaderHTTP(); leader != "" {
-		ProxyTo(leader).ServeHTTP(w, r)
+	if s.toLeader(w, r) {
 		return nil, errProxied
 	}
 	var req struct{ Diff bool }
@@ -34,18 +31,14 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	stored := state.Registered(old, proto.Clone(job).(*messages.Job), snap.Index()+1, now.UnixNano())
 	eval := messages.NewEval(stored, "job-register", "", now)
 	eval.JobModifyIndex = stored.GetJobModifyIndex()
-	seed := uint64(now.UnixNano())
-	res, err := scheduler.DryRun(snap, stored, eval, scheduler.Options{Now: now, NewID: newID,
-		Rand: rand.New(rand.NewPCG(seed, seed>>1))})
+	res, err := scheduler.DryRun(snap, stored, eval, scheduler.Options{Now: now})
 	if err != nil {
 		return nil, err
 	}
 	out := &api.JobPlanResponse{JobModifyIndex: old.GetJobModifyIndex(), CreatedEvals: res.Plan.GetNewEvals(),
 		FailedTGAllocs: res.Failed, Annotations: &api.PlanAnnotations{DesiredTGUpdates: map[string]*api.DesiredUpdates{}}}
 	for name, u := range res.Updates {
-		out.Annotations.DesiredTGUpdates[name] = &api.DesiredUpdates{Ignore: u.Ignore, Place: u.Place, Migrate: u.Migrate,
-			Stop: u.Stop, InPlaceUpdate: u.InPlaceUpdate, DestructiveUpdate: u.DestructiveUpdate, Canary: u.Canary,
-			Preemptions: u.Preemptions}
+		out.Annotations.DesiredTGUpdates[name] = (*api.DesiredUpdates)(u) // the same fields
 	}
 	if req.Diff {
 		out.Diff = jobdiff.Diff(old, job)
@@ -82,13 +75,4 @@ func annotate(d *jobdiff.JobDiff, updates map[string]*api.DesiredUpdates) {
 		}
 		g.Updates = counts
 	}
-}
-
-// newID is a random UUID for the dry run's new allocations and evals.
-func newID() string {
-	id, err := uuid.GenerateUUID()
-	if err != nil {
-		panic(err) // crypto/rand failed
-	}
-	return id
 }

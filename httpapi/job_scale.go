@@ -18,8 +18,7 @@ import (
 // may be left out of a job that has only one. Running allocations are
 // kept: the scheduler updates them in place.
 func (s *Server) jobScale(w http.ResponseWriter, r *http.Request) (any, error) {
-	if leader := s.b.LeaderHTTP(); leader != "" { // read the job where it is current
-		ProxyTo(leader).ServeHTTP(w, r)
+	if s.toLeader(w, r) { // read the job where it is current
 		return nil, errProxied
 	}
 	var req api.ScalingRequest

@@ -39,8 +39,7 @@ func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request) (any, error
 // be the current version. As in Nomad, reverting a stopped job to a
 // version that ran runs it again.
 func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request) (any, error) {
-	if leader := s.b.LeaderHTTP(); leader != "" {
-		ProxyTo(leader).ServeHTTP(w, r)
+	if s.toLeader(w, r) {
 		return nil, errProxied
 	}
 	var req api.JobRevertRequest

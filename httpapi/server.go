@@ -209,6 +209,17 @@ func isConflict(err error) bool {
 	return errors.As(err, &c) && c.Conflict()
 }
 
+// toLeader passes r on to the leader when another server leads, and
+// reports whether it did; a handler then returns errProxied.
+func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
+	leader := s.b.LeaderHTTP()
+	if leader == "" {
+		return false
+	}
+	ProxyTo(leader).ServeHTTP(w, r)
+	return true
+}
+
 // decodeBody decodes a JSON body into v.
 func decodeBody(r *http.Request, v any) error {
 	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
@@ -228,11 +239,8 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, tables []string, 
 	q := r.URL.Query()
 	// Consistent reads come from the leader; ?stale lets this server
 	// answer from its own replica.
-	if _, stale := q["stale"]; !stale {
-		if leader := s.b.LeaderHTTP(); leader != "" {
-			ProxyTo(leader).ServeHTTP(w, r)
-			return nil, errProxied
-		}
+	if _, stale := q["stale"]; !stale && s.toLeader(w, r) {
+		return nil, errProxied
 	}
 	store := s.b.Store()
 	if idx := q.Get("index"); idx != "" {

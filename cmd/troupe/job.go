@@ -29,7 +29,7 @@ func jobRunCommand(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	job, err := readJobFile(c, id, *jsonFile || strings.EqualFold(filepath.Ext(id), ".json"))
+	job, err := readJobFile(c, id, *jsonFile)
 	if err != nil {
 		return m.fail("parsing job file from "+id, err)
 	}
@@ -66,13 +66,14 @@ func followEval(m *meta, c *api.Client, evalID string, detach bool, timeout time
 }
 
 // readJobFile decodes a job file: JSON (a job, or {"Job": job}) when
-// asJSON, else HCL parsed by the agent (POST /v1/jobs/parse).
+// asJSON (-json-file) or the file ends in .json, else HCL parsed by the
+// agent (POST /v1/jobs/parse).
 func readJobFile(c *api.Client, path string, asJSON bool) (*messages.Job, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errBadJobFile, err)
 	}
-	if !asJSON {
+	if !asJSON && !strings.EqualFold(filepath.Ext(path), ".json") {
 		return c.Jobs().ParseHCL(string(src), true)
 	}
 	// Unknown fields are ignored, so Nomad's own job JSON is accepted.

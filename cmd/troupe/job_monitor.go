@@ -53,7 +53,11 @@ func (m *monitor) run(ctx context.Context, evalID string) (int, error) {
 		return exitError, err
 	}
 	for _, a := range allocs {
-		fmt.Fprintf(m.out, "    Allocation %q created: node %q, group %q\n", shortID(a.ID), shortID(a.NodeID), a.TaskGroup)
+		verb := "created"
+		if a.CreateIndex < eval.CreateIndex { // an allocation updated in place
+			verb = "modified"
+		}
+		fmt.Fprintf(m.out, "    Allocation %q %s: node %q, group %q\n", shortID(a.ID), verb, shortID(a.NodeID), a.TaskGroup)
 	}
 	if eval.Status != "pending" {
 		fmt.Fprintf(m.out, "    Evaluation status changed: %q -> %q\n", "pending", eval.Status)

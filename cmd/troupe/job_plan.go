@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/jobdiff"
@@ -33,7 +31,7 @@ func jobPlanCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitPlanError
 	}
-	job, err := readJobFile(c, path, *jsonFile || strings.EqualFold(filepath.Ext(path), ".json"))
+	job, err := readJobFile(c, path, *jsonFile)
 	if err != nil {
 		m.fail("parsing job file from "+path, err)
 		return exitPlanError

@@ -69,6 +69,19 @@ func TestJobRunMonitor(t *testing.T) {
 			},
 		},
 		{
+			name: "allocation updated in place",
+			evals: []*messages.Evaluation{evalWith("complete", func(e *messages.Evaluation) {
+				e.CreateIndex = 20
+			})},
+			allocs: [][]*api.AllocListStub{{func() *api.AllocListStub {
+				a := allocStub("running")
+				a.CreateIndex = 7 // made by an earlier evaluation
+				return a
+			}()}},
+			want:    []string{`    Allocation "a1a1a1a1" modified: node "n1n1n1n1", group "web"`},
+			notWant: []string{"created"},
+		},
+		{
 			name: "placement failure",
 			evals: []*messages.Evaluation{evalWith("complete", func(e *messages.Evaluation) {
 				e.FailedTGAllocs = failedTG
@@ -133,6 +146,9 @@ func TestJobRunMonitor(t *testing.T) {
 			require.Equal(t, tt.wantCode, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 			for _, w := range tt.want {
 				require.Contains(t, out, w)
+			}
+			for _, w := range tt.notWant {
+				require.NotContains(t, out, w)
 			}
 			parse := f.callsTo("POST", "/v1/jobs/parse")
 			require.Len(t, parse, 1)

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/api"
-
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/device"
 )
 
 // writeAllocatedResources writes what the node's live allocations (those
@@ -21,12 +21,8 @@ func writeAllocatedResources(w io.Writer, n *messages.Node, allocs []*messages.A
 		if state.AllocTerminal(a) {
 			continue
 		}
-		res := a.GetAllocatedResources()
-		for _, t := range res.GetTasks() {
-			cpu += t.GetCpu().GetCpuShares()
-			mem += t.GetMemory().GetMemoryMB()
-		}
-		disk += res.GetShared().GetDiskMB()
+		c, m, d := state.AllocResources(a)
+		cpu, mem, disk = cpu+c, mem+m, disk+d
 	}
 	res := n.GetNodeResources()
 	fmt.Fprintln(w, "\nAllocated Resources")
@@ -78,7 +74,7 @@ func writeDevices(w io.Writer, n *messages.Node, allocs []*messages.Allocation, 
 			}
 		}
 		total := len(g.GetInstances())
-		rows = append(rows, []string{deviceGroupName(g), fmt.Sprintf("%d/%d", healthy, total), fmt.Sprintf("%d/%d", used, total)})
+		rows = append(rows, []string{device.GroupID(g), fmt.Sprintf("%d/%d", healthy, total), fmt.Sprintf("%d/%d", used, total)})
 	}
 	fmt.Fprintln(w, "\nDevice Resources")
 	writeTable(w, []string{"Device Group", "Healthy", "Allocated"}, rows)
@@ -86,7 +82,7 @@ func writeDevices(w io.Writer, n *messages.Node, allocs []*messages.Allocation, 
 		return
 	}
 	for _, g := range groups {
-		fmt.Fprintf(w, "\nDevice Group %q\n", deviceGroupName(g))
+		fmt.Fprintf(w, "\nDevice Group %q\n", device.GroupID(g))
 		irows := make([][]string, 0, len(g.GetInstances()))
 		for _, in := range g.GetInstances() {
 			irows = append(irows, []string{in.GetID(), strconv.FormatBool(in.GetHealthy()), orNone(holders[in.GetID()]),
@@ -102,11 +98,6 @@ func writeDevices(w io.Writer, n *messages.Node, allocs []*messages.Allocation, 
 			writeKV(w, pairs)
 		}
 	}
-}
-
-// deviceGroupName is a group's vendor/type/name.
-func deviceGroupName(g *messages.NodeDeviceResource) string {
-	return g.GetVendor() + "/" + g.GetType() + "/" + g.GetName()
 }
 
 // writeHostStats writes a node's sampled usage: memory used of total and
