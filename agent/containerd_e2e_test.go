@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/driver/containerd"
 	"github.com/troupe-dev/troupe/runtime/driver/containerd/ctrdtest"
 )
@@ -166,16 +165,7 @@ func TestContainerdRestartPolicyAndExitCode(t *testing.T) {
     }
   }
 }`, containerd.ArchiveScheme+archive))
-	var failed *messages.Allocation
-	require.Eventually(t, func() bool {
-		for _, al := range e.a.Store().Snapshot().AllocsByJob("default", jobID) {
-			if al.GetClientStatus() == "failed" {
-				failed = al
-				return true
-			}
-		}
-		return false
-	}, 60*time.Second, 20*time.Millisecond, "the allocation never failed")
+	failed := e.waitEnded(t, jobID, "failed")
 	st := failed.GetTaskStates()["t"]
 	require.EqualValues(t, 2, st.GetRestarts(), "two restarts, then the policy gives up")
 	exits := 0

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -82,22 +81,12 @@ func TestContainerdTaskSeesOnlyItsGPUs(t *testing.T) {
     }
   }
 }`, containerd.ArchiveScheme+archive))
-	var allocID string
-	require.Eventually(t, func() bool {
-		for _, al := range e.a.Store().Snapshot().AllocsByJob("default", jobID) {
-			if al.GetClientStatus() == "complete" || al.GetClientStatus() == "failed" {
-				allocID = al.GetID()
-				return true
-			}
-		}
-		return false
-	}, 60*time.Second, 20*time.Millisecond, "the GPU container never finished")
-	al := e.a.Store().Snapshot().AllocByID(allocID)
+	al := e.waitEnded(t, jobID, "complete", "failed")
 	require.Equal(t, "complete", al.GetClientStatus(), "%v", al.GetTaskStates())
 	ids := al.GetAllocatedResources().GetTasks()["t"].GetDevices()[0].GetDeviceIDs()
 	require.Len(t, ids, 2)
 
-	stdout, err := e.a.TaskLogPath(allocID, "t", "stdout")
+	stdout, err := e.a.TaskLogPath(al.GetID(), "t", "stdout")
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(readFile(stdout)), "\n")
 	require.Len(t, lines, 4, "the container wrote: %q", lines)

@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/go-uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/cni"
 )
 
@@ -121,16 +120,7 @@ func TestBridgePortTakenFailsCleanly(t *testing.T) {
 	defer l.Close()
 	port := l.Addr().(*net.TCPAddr).Port
 	jobID := e.run(t, webJob("busy", 1, port))
-	var failed *messages.Allocation
-	require.Eventually(t, func() bool {
-		for _, al := range e.a.Store().Snapshot().AllocsByJob("default", jobID) {
-			if al.GetClientStatus() == "failed" {
-				failed = al
-				return true
-			}
-		}
-		return false
-	}, 30*time.Second, 20*time.Millisecond, "the allocation did not fail")
+	failed := e.waitEnded(t, jobID, "failed")
 	require.Contains(t, failed.GetClientDescription(), strconv.Itoa(port))
 	entries, _ := os.ReadDir(e.cfg.NetnsDir)
 	require.Empty(t, entries)

@@ -108,6 +108,23 @@ func (e *netEnv) allocs(jobID, status string) []*messages.Allocation {
 	return out
 }
 
+// waitEnded waits for an allocation of the job whose client status is one
+// of statuses, whatever the scheduler wants of it, and returns it.
+func (e *netEnv) waitEnded(t testing.TB, jobID string, statuses ...string) *messages.Allocation {
+	t.Helper()
+	var found *messages.Allocation
+	require.Eventually(t, func() bool {
+		for _, al := range e.a.Store().Snapshot().AllocsByJob("default", jobID) {
+			if slices.Contains(statuses, al.GetClientStatus()) {
+				found = al
+				return true
+			}
+		}
+		return false
+	}, 60*time.Second, 20*time.Millisecond, "no allocation of %s became %v", jobID, statuses)
+	return found
+}
+
 func (e *netEnv) waitRunning(t testing.TB, jobID string, n int) []*messages.Allocation {
 	t.Helper()
 	require.Eventually(t, func() bool {

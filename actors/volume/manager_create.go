@@ -132,20 +132,11 @@ func (m *Manager) answer(ctx actor.Context, to *actor.PID, msg any) {
 }
 
 // hasController reports whether the plugin has a healthy controller
-// instance on a live node.
+// instance on a live node: one that the controller actor's router could
+// pick.
 func (m *Manager) hasController(pluginID string) bool {
 	st := m.spec.State()
-	p := st.CSIPluginByID(pluginID)
-	if p == nil {
-		return false
-	}
-	live := LiveNodes(st.Nodes())
-	for _, in := range ControllerInstances(p) {
-		if in.Healthy && live[in.NodeID] {
-			return true
-		}
-	}
-	return false
+	return len((&router{}).candidates(ControllerInstances(st.CSIPluginByID(pluginID)), LiveNodes(st.Nodes()))) > 0
 }
 
 // abandonCreates answers the creates still under way when the manager
@@ -153,12 +144,8 @@ func (m *Manager) hasController(pluginID string) bool {
 // where the ID is free unless the create had committed.
 func (m *Manager) abandonCreates(ctx actor.Context) {
 	for id, c := range m.creates {
-		if c.sender == nil {
-			delete(m.creates, id)
-			continue
-		}
-		ctx.Send(c.sender, &messages.VolumeOpResponse{Error: &messages.Error{Code: remote.CodeUnavailable,
+		m.answer(ctx, c.sender, &messages.VolumeOpResponse{Error: &messages.Error{Code: remote.CodeUnavailable,
 			Message: fmt.Sprintf("volume create %q: the volume manager stopped (leadership lost?) before it finished", id)}})
-		delete(m.creates, id)
 	}
+	clear(m.creates)
 }

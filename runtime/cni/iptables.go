@@ -107,19 +107,42 @@ func saveTable(ctx context.Context, name string) (*table, error) {
 func sweep(ctx context.Context, match func(table string, r rule) bool) error {
 	var errs []error
 	for _, name := range sweptTables {
-		var err error
-		for try := range 3 {
-			if err = sweepTable(ctx, name, match); err == nil || ctx.Err() != nil {
-				break
-			}
-			select { // 100 ms, 200 ms: someone else changed the table
-			case <-time.After(100 * time.Millisecond << try):
-			case <-ctx.Done():
-			}
-		}
-		errs = append(errs, err)
+		// Someone else changed the table: any error is worth 2 more tries.
+		errs = append(errs, retryIptables(ctx, 2, func(error) bool { return true },
+			func() error { return sweepTable(ctx, name, match) }, nil))
 	}
 	return errors.Join(errs...)
+}
+
+// retryIptables runs op, and runs it again up to retries more times while
+// it fails with an error that retryable accepts (another process's
+// iptables change got in the way) and ctx lives, waiting 100 ms, 200 ms,
+// 400 ms... before each; onRetry, when not nil, hears of each. It returns
+// op's last error, joined with ctx's when ctx ended during a wait.
+func retryIptables(ctx context.Context, retries int, retryable func(error) bool, op func() error,
+	onRetry func(try int, err error)) error {
+	err := op()
+	for try := 1; err != nil && try <= retries && ctx.Err() == nil && retryable(err); try++ {
+		if onRetry != nil {
+			onRetry(try, err)
+		}
+		select {
+		case <-time.After(50 * time.Millisecond << try):
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), err)
+		}
+		err = op()
+	}
+	return err
+}
+
+// transientIptables reports whether err is iptables saying the table was
+// busy with someone else's change, or that a chain it had just made was
+// missing.
+func transientIptables(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Device or resource busy") || strings.Contains(msg, "Resource temporarily unavailable") ||
+		strings.Contains(msg, "No chain/target/match by that name")
 }
 
 func sweepTable(ctx context.Context, name string, match func(table string, r rule) bool) error {

@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -117,15 +116,13 @@ const addRetries = 2
 // looked missing, or the table was busy): add cleaned up after itself.
 // Setup and Restore (after a reboot) both come here.
 func (n *Network) setup(ctx context.Context, req SetupRequest) (*Result, error) {
-	res, err := n.add(ctx, req)
-	for try := 1; err != nil && try <= addRetries && ctx.Err() == nil && transientIptables(err); try++ {
-		n.log.Debug("CNI ADD hit a concurrent iptables change, retrying", "alloc_id", req.AllocID, "try", try, "error", err)
-		select {
-		case <-time.After(50 * time.Millisecond << try):
-		case <-ctx.Done():
-		}
+	var res *Result
+	err := retryIptables(ctx, addRetries, transientIptables, func() (err error) {
 		res, err = n.add(ctx, req)
-	}
+		return err
+	}, func(try int, err error) {
+		n.log.Debug("CNI ADD hit a concurrent iptables change, retrying", "alloc_id", req.AllocID, "try", try, "error", err)
+	})
 	return res, err
 }
 
@@ -282,21 +279,20 @@ func (n *Network) teardown(ctx context.Context, req SetupRequest, raw []byte, af
 		}
 	}
 	ips = append(ips, prevIPs...)
-	delErr := n.execList(ctx, "DEL", rt, prev)
-	// After a failed ADD, DEL is not run again: its errors are expected
-	// there (a chain that the collision left out) and the forced cleanup
-	// follows anyway, while Setup holds the host's lock.
-	for try := 1; !afterAdd && delErr != nil && try <= delRetries && ctx.Err() == nil && transientIptables(delErr); try++ {
-		// iptables-nft refuses a chain delete while another process's
-		// transaction holds the table ("Device or resource busy"): DEL is
-		// idempotent, so run it again before cleaning up by force.
-		n.log.Debug("CNI DEL hit a busy iptables table, retrying", "alloc_id", id, "try", try, "error", delErr)
-		select { // 100 ms, 200 ms, 400 ms: let the other transaction finish
-		case <-time.After(50 * time.Millisecond << try):
-		case <-ctx.Done():
-		}
-		delErr = n.execList(ctx, "DEL", rt, prev)
+	// iptables-nft refuses a chain delete while another process's
+	// transaction holds the table ("Device or resource busy"): DEL is
+	// idempotent, so it runs again before the cleanup by force. After a
+	// failed ADD it does not: its errors are expected there (a chain that
+	// the collision left out) and the forced cleanup follows anyway, while
+	// Setup holds the host's lock.
+	retries := delRetries
+	if afterAdd {
+		retries = 0
 	}
+	delErr := retryIptables(ctx, retries, transientIptables, func() error { return n.execList(ctx, "DEL", rt, prev) },
+		func(try int, err error) {
+			n.log.Debug("CNI DEL hit a busy iptables table, retrying", "alloc_id", id, "try", try, "error", err)
+		})
 	switch {
 	case delErr != nil && afterAdd:
 		n.log.Debug("CNI DEL after a failed ADD failed, cleaning up by force", "alloc_id", id, "error", delErr)
@@ -349,11 +345,3 @@ func netnsPath(dir, allocID string) string { return filepath.Join(dir, allocID) 
 // delRetries is how many more times Teardown runs a DEL that failed on a
 // busy iptables table.
 const delRetries = 3
-
-// transientIptables reports whether err is iptables saying the table was
-// busy with someone else's change.
-func transientIptables(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "Device or resource busy") || strings.Contains(msg, "Resource temporarily unavailable") ||
-		strings.Contains(msg, "No chain/target/match by that name")
-}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -22,11 +21,10 @@ import (
 	"github.com/troupe-dev/troupe/runtime/csi/hostpath"
 )
 
-// csiCluster is one server and N clients, each client running one
-// instance of the hostpath CSI plugin (a system job). Every instance
-// keeps its volumes in the same directory (the hosts share the file
-// system) and serves its control API on its own socket, named after its
-// node ID.
+// csiCluster is a cluster whose clients each run one instance of the
+// hostpath CSI plugin (a system job). Every instance keeps its volumes in
+// the same directory (the hosts share the file system) and serves its
+// control API on its own socket, named after its node ID.
 type csiCluster struct {
 	*testCluster
 	bin    string                // the troupe-csi-hostpath binary
@@ -36,11 +34,12 @@ type csiCluster struct {
 	order  []string              // node IDs, sorted as the controller router sorts them
 }
 
-// startCSICluster builds the plugin, starts 1 server and the clients, and
-// waits until the clients are ready nodes. Its cleanup kills the plugin
-// instances that outlive a killed agent and unmounts what the killed
-// nodes left mounted, before the data directory is removed.
-func startCSICluster(t *testing.T, clients int) *csiCluster {
+// startCSICluster builds the plugin, starts the servers (1 or 3) and the
+// clients (startAgents), and waits until the cluster has formed. Its
+// cleanup kills the plugin instances that outlive a killed agent and
+// unmounts what the killed nodes left mounted, before the data directory
+// is removed.
+func startCSICluster(t *testing.T, servers, clients int) *csiCluster {
 	t.Helper()
 	clustertest.RequireRoot(t)
 	bin := buildHostpath(t)
@@ -52,33 +51,7 @@ func startCSICluster(t *testing.T, clients int) *csiCluster {
 		killRunning(t, bin)
 		unmountUnder(t, dataRoot)
 	})
-	c := clustertest.New(t, 1+clients, logDirOption(t)...) // its cleanup runs first
-	tc := &testCluster{c: c}
-	hosts := c.Hosts()
-	start := time.Now()
-	tc.servers = append(tc.servers, startAgent(t, hosts[0], "server0", dataRoot,
-		[]string{"agent", "-server", "-bootstrap-expect", "1"}))
-	for i := range clients {
-		args := []string{"agent", "-client", "-servers", hosts[0].Addr}
-		tc.clients = append(tc.clients, startAgent(t, hosts[1+i], fmt.Sprintf("client%d", i), dataRoot, args))
-	}
-	tc.eventually(t, formTimeout, "cluster formation", func() (bool, string) {
-		if l, err := tc.server().API.Status().Leader(); err != nil || l == "" {
-			return false, fmt.Sprintf("no leader (%v)", err)
-		}
-		nodes, err := tc.nodes()
-		if err != nil {
-			return false, err.Error()
-		}
-		ready := 0
-		for _, n := range nodes {
-			if n.Status == "ready" {
-				ready++
-			}
-		}
-		return ready == clients, describeNodes(nodes)
-	})
-	t.Logf("1 server + %d clients formed in %.1f s", clients, time.Since(start).Seconds())
+	tc := startAgents(t, dataRoot, servers, clients) // its cleanup runs first
 	cc := &csiCluster{testCluster: tc, bin: bin, root: filepath.Join(dataRoot, "vols"), ctlDir: ctlDir,
 		byID: map[string]*agentProc{}}
 	require.NoError(t, os.MkdirAll(cc.root, 0o755))
@@ -205,13 +178,37 @@ func describeClaims(claims map[string][]*messages.CSIVolumeClaim) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
+// control is the control client of the instance on nodeID.
+func (cc *csiCluster) control(nodeID string) *hostpath.Control {
+	return hostpath.NewControl(filepath.Join(cc.ctlDir, "ctl-"+nodeID+".sock"))
+}
+
+// waitFreed waits until no volume of vols has a claim that held reports
+// still held (nil: any claim).
+func (cc *csiCluster) waitFreed(t *testing.T, timeout time.Duration, what string, vols []string,
+	held func(vol string, c *messages.CSIVolumeClaim) bool) {
+	t.Helper()
+	cc.eventually(t, timeout, what, func() (bool, string) {
+		claims, err := cc.claims(vols...)
+		if err != nil {
+			return false, err.Error()
+		}
+		for v, cs := range claims {
+			if slices.ContainsFunc(cs, func(c *messages.CSIVolumeClaim) bool { return held == nil || held(v, c) }) {
+				return false, describeClaims(claims)
+			}
+		}
+		return true, ""
+	})
+}
+
 // calls returns the call records of the instance on nodeID, of the given
 // methods (every method when none).
 func (cc *csiCluster) calls(t *testing.T, nodeID string, methods ...string) []hostpath.Call {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), requestTimeout)
 	defer cancel()
-	all, err := hostpath.NewControl(filepath.Join(cc.ctlDir, "ctl-"+nodeID+".sock")).Calls(ctx)
+	all, err := cc.control(nodeID).Calls(ctx)
 	require.NoError(t, err, "calls of the instance on %s", short(nodeID))
 	var out []hostpath.Call
 	for _, c := range all {
@@ -234,9 +231,10 @@ func describeCalls(calls []hostpath.Call) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-// volumeJobHCL is a service job whose group mounts the per_alloc CSI
-// volume source[<index>] at /v0; its task writes its allocation ID there.
-func volumeJobHCL(id string, count int, source string) string {
+// volumeJobHCL is a service job whose group mounts the CSI volume source
+// at /v0 (per_alloc: source[<index>]); its task writes its allocation ID
+// there.
+func volumeJobHCL(id string, count int, source string, perAlloc bool) string {
 	return fmt.Sprintf(`job %q {
   datacenters = ["dc1"]
   type = "service"
@@ -247,7 +245,7 @@ func volumeJobHCL(id string, count int, source string) string {
       source          = %q
       access_mode     = "single-node-writer"
       attachment_mode = "file-system"
-      per_alloc       = true
+      per_alloc       = %t
     }
     task "t" {
       driver = "exec"
@@ -266,7 +264,7 @@ func volumeJobHCL(id string, count int, source string) string {
       }
     }
   }
-}`, id, count, source)
+}`, id, count, source, perAlloc)
 }
 
 // killRunning SIGKILLs every process whose executable path is bin (the
@@ -294,19 +292,10 @@ func killRunning(t *testing.T, bin string) {
 // mounts of allocations whose agent was killed).
 func unmountUnder(t *testing.T, dir string) {
 	t.Helper()
-	f, err := os.Open("/proc/self/mountinfo")
+	points, err := mountPoints(dir)
 	if err != nil {
 		t.Logf("mountinfo: %v", err)
 		return
-	}
-	defer f.Close()
-	var points []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 && strings.HasPrefix(fields[4], dir+"/") {
-			points = append(points, fields[4])
-		}
 	}
 	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
 	for _, p := range points {
@@ -314,4 +303,20 @@ func unmountUnder(t *testing.T, dir string) {
 			t.Logf("unmount %s: %v", p, err)
 		}
 	}
+}
+
+// mountPoints lists this mount namespace's mount points below dir, from
+// /proc/self/mountinfo.
+func mountPoints(dir string) ([]string, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			out = append(out, f[4])
+		}
+	}
+	return out, nil
 }

@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/troupe-dev/troupe/cluster/clustertest"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/csi/hostpath"
 )
@@ -43,12 +40,12 @@ const (
 //     cancelled only on its side) and a call started after it;
 //   - every controller call runs on the instance on the lowest node ID.
 func TestClusterCSILeaderKillControllerQueue(t *testing.T) {
-	cc := startCSIServers(t, 2)
+	cc := startCSICluster(t, 3, 2)
 	begin := time.Now()
 	cc.runPlugin(t)
 	vols := []string{"q[0]", "q[1]", "q[2]", "q[3]", "q[4]"}
 	ext := cc.create(t, vols...)
-	cc.register(t, volumeJobHCL("q", len(vols), "q"))
+	cc.register(t, volumeJobHCL("q", len(vols), "q", true))
 	cc.waitRunning(t, "q", len(vols), settleTimeout, nil)
 	taken := cc.waitTakenAndWritten(t, ext, vols)
 	t.Logf("plugin up, 5 volumes taken and written: %.1f s (%s)", time.Since(begin).Seconds(), describeClaims(taken))
@@ -72,18 +69,7 @@ func TestClusterCSILeaderKillControllerQueue(t *testing.T) {
 	next := cc.waitNewLeader(t, old)
 	t.Logf("kill -> new leader %s: %.1f s", next, time.Since(killedAt).Seconds())
 
-	cc.eventually(t, drainTimeout, "every claim freed by the new leader", func() (bool, string) {
-		claims, err := cc.claims(vols...)
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, cs := range claims {
-			if len(cs) > 0 {
-				return false, describeClaims(claims)
-			}
-		}
-		return true, ""
-	})
+	cc.waitFreed(t, drainTimeout, "every claim freed by the new leader", vols, nil)
 	t.Logf("kill -> all claims freed: %.1f s", time.Since(killedAt).Seconds())
 
 	var all []hostpath.Call
@@ -130,58 +116,6 @@ func TestClusterCSILeaderKillControllerQueue(t *testing.T) {
 	require.Equal(t, 2, most, "controller calls at once")
 	t.Logf("one overlap, the known limit (old leader's in-flight call vs the new leader's): %s",
 		describePairs(pairs, killedAt))
-}
-
-// startCSIServers is startCSICluster with 3 servers (hosts 0-2) and the
-// clients on hosts 3...: the same plugin binary, shared volume root,
-// control sockets and cleanup.
-func startCSIServers(t *testing.T, clients int) *csiCluster {
-	t.Helper()
-	clustertest.RequireRoot(t)
-	bin := buildHostpath(t)
-	dataRoot := t.TempDir()                 // removed last: after the unmounts below
-	ctlDir, err := os.MkdirTemp("", "tcsi") // unix socket paths stay short
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(ctlDir) })
-	t.Cleanup(func() {
-		killRunning(t, bin)
-		unmountUnder(t, dataRoot)
-	})
-	c := clustertest.New(t, 3+clients, logDirOption(t)...) // its cleanup runs first
-	tc := &testCluster{c: c}
-	hosts := c.Hosts()
-	serverAddrs := []string{hosts[0].Addr, hosts[1].Addr, hosts[2].Addr}
-	start := time.Now()
-	for i := range 3 {
-		args := []string{"agent", "-server", "-bootstrap-expect", "3"}
-		for j, addr := range serverAddrs {
-			if j != i {
-				args = append(args, "-join", addr)
-			}
-		}
-		tc.servers = append(tc.servers, startAgent(t, hosts[i], fmt.Sprintf("server%d", i), dataRoot, args))
-	}
-	for i := range clients {
-		args := []string{"agent", "-client", "-servers", strings.Join(serverAddrs, ",")}
-		tc.clients = append(tc.clients, startAgent(t, hosts[3+i], fmt.Sprintf("client%d", i), dataRoot, args))
-	}
-	tc.eventually(t, formTimeout, "cluster formation", func() (bool, string) { return tc.formed(clients) })
-	t.Logf("3 servers + %d clients formed in %.1f s", clients, time.Since(start).Seconds())
-	cc := &csiCluster{testCluster: tc, bin: bin, root: filepath.Join(dataRoot, "vols"), ctlDir: ctlDir,
-		byID: map[string]*agentProc{}}
-	require.NoError(t, os.MkdirAll(cc.root, 0o755))
-	ids := tc.nodeIDs(t)
-	for _, a := range tc.clients {
-		cc.byID[ids[a.Name]] = a
-		cc.order = append(cc.order, ids[a.Name])
-	}
-	slices.Sort(cc.order)
-	return cc
-}
-
-// control is the control client of the instance on nodeID.
-func (cc *csiCluster) control(nodeID string) *hostpath.Control {
-	return hostpath.NewControl(filepath.Join(cc.ctlDir, "ctl-"+nodeID+".sock"))
 }
 
 // queueState is what waitQueued saw last.

@@ -30,7 +30,7 @@ import (
 //     every claim through the instance on the lowest live node ID, and no
 //     other instance gets a controller call.
 func TestClusterCSIControllerRouting(t *testing.T) {
-	cc := startCSICluster(t, 4)
+	cc := startCSICluster(t, 1, 4)
 	begin := time.Now()
 	cc.runPlugin(t)
 	t.Logf("plugin healthy on 4 clients: %.1f s", time.Since(begin).Seconds())
@@ -38,7 +38,7 @@ func TestClusterCSIControllerRouting(t *testing.T) {
 
 	vols := []string{"vol[0]", "vol[1]", "vol[2]"}
 	ext := cc.create(t, vols...)
-	cc.register(t, volumeJobHCL("web", len(vols), "vol"))
+	cc.register(t, volumeJobHCL("web", len(vols), "vol", true))
 	cc.waitRunning(t, "web", len(vols), settleTimeout, nil)
 	taken := cc.waitTakenAndWritten(t, ext, vols)
 	t.Logf("3 volumes mounted and written: %.1f s (%s)", time.Since(begin).Seconds(), describeClaims(taken))
@@ -73,19 +73,8 @@ func TestClusterCSIControllerRouting(t *testing.T) {
 	cc.waitNodeStatus(t, cc.byID[victim], "down", settleTimeout)
 	t.Logf("killed %s (%s, holds %v) -> down: %.1f s", cc.byID[victim].Name, short(victim), victimVols,
 		time.Since(killedAt).Seconds())
-	cc.eventually(t, settleTimeout, "the dead node's claims to be freed", func() (bool, string) {
-		claims, err := cc.claims(vols...)
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, v := range victimVols {
-			for _, c := range claims[v] {
-				if c.GetAllocationID() == taken[v][0].GetAllocationID() {
-					return false, describeClaims(claims)
-				}
-			}
-		}
-		return true, ""
+	cc.waitFreed(t, settleTimeout, "the dead node's claims to be freed", vols, func(v string, c *messages.CSIVolumeClaim) bool {
+		return slices.Contains(victimVols, v) && c.GetAllocationID() == taken[v][0].GetAllocationID()
 	})
 	t.Logf("killed %s -> claims freed: %.1f s", cc.byID[victim].Name, time.Since(killedAt).Seconds())
 	low = cc.calls(t, lowest, controllerCalls...)
@@ -139,18 +128,7 @@ func TestClusterCSIControllerRouting(t *testing.T) {
 	t.Logf("killed %s (lowest, %s) -> down: %.1f s", cc.byID[lowest].Name, short(lowest), time.Since(killedLowAt).Seconds())
 	_, _, err := cc.server().API.Jobs().Deregister("web", false, nil)
 	require.NoError(t, err)
-	cc.eventually(t, settleTimeout, "every claim to be freed", func() (bool, string) {
-		claims, err := cc.claims(vols...)
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, cs := range claims {
-			if len(cs) > 0 {
-				return false, describeClaims(claims)
-			}
-		}
-		return true, ""
-	})
+	cc.waitFreed(t, settleTimeout, "every claim to be freed", vols, nil)
 	t.Logf("killed the lowest node -> all claims freed: %.1f s", time.Since(killedLowAt).Seconds())
 
 	var live []string

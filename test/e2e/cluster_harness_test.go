@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +73,7 @@ func ignoreExit(err error) error {
 	return err
 }
 
-// testCluster is 3 servers (hosts 0-2) and N clients (hosts 3...).
+// testCluster is its servers (the first hosts) and its clients (the rest).
 type testCluster struct {
 	c       *clustertest.Cluster
 	servers []*agentProc
@@ -84,16 +85,30 @@ type testCluster struct {
 // shows 3 alive servers and every client is a ready node.
 func startCluster(t *testing.T, clients int) *testCluster {
 	t.Helper()
-	// Made before New, so that it is removed after the cluster's cleanup
-	// has killed the agents writing into it.
+	// Made before the cluster, so that it is removed after the cluster's
+	// cleanup has killed the agents writing into it.
 	dataRoot := t.TempDir()
-	c := clustertest.New(t, 3+clients, logDirOption(t)...)
+	return startAgents(t, dataRoot, 3, clients)
+}
+
+// startAgents makes a cluster of servers+clients hosts and starts a server
+// agent (bootstrap-expect servers) in each of the first hosts and a client
+// in each of the others, their data under dataRoot, and waits until the
+// servers agree on a leader, gossip shows them all alive and every client
+// is a ready node. The cluster's cleanup, which kills the agents, runs
+// before the cleanups registered earlier.
+func startAgents(t *testing.T, dataRoot string, servers, clients int) *testCluster {
+	t.Helper()
+	c := clustertest.New(t, servers+clients, logDirOption(t)...)
 	tc := &testCluster{c: c}
 	hosts := c.Hosts()
-	serverAddrs := []string{hosts[0].Addr, hosts[1].Addr, hosts[2].Addr}
+	serverAddrs := make([]string, 0, servers)
+	for _, h := range hosts[:servers] {
+		serverAddrs = append(serverAddrs, h.Addr)
+	}
 	start := time.Now()
-	for i := range 3 {
-		args := []string{"agent", "-server", "-bootstrap-expect", "3"}
+	for i := range servers {
+		args := []string{"agent", "-server", "-bootstrap-expect", strconv.Itoa(servers)}
 		for j, addr := range serverAddrs {
 			if j != i {
 				args = append(args, "-join", addr)
@@ -103,10 +118,10 @@ func startCluster(t *testing.T, clients int) *testCluster {
 	}
 	for i := range clients {
 		args := []string{"agent", "-client", "-servers", strings.Join(serverAddrs, ",")}
-		tc.clients = append(tc.clients, startAgent(t, hosts[3+i], fmt.Sprintf("client%d", i), dataRoot, args))
+		tc.clients = append(tc.clients, startAgent(t, hosts[servers+i], fmt.Sprintf("client%d", i), dataRoot, args))
 	}
 	tc.eventually(t, formTimeout, "cluster formation", func() (bool, string) { return tc.formed(clients) })
-	t.Logf("3 servers + %d clients formed in %.1f s", clients, time.Since(start).Seconds())
+	t.Logf("%d servers + %d clients formed in %.1f s", servers, clients, time.Since(start).Seconds())
 	return tc
 }
 
@@ -145,7 +160,7 @@ func startAgent(t *testing.T, h *clustertest.Host, name, dataRoot string, args [
 }
 
 // formed says whether every live server names the same leader, gossip has
-// 3 alive servers and `clients` nodes are ready; else what is missing.
+// every server alive and `clients` nodes are ready; else what is missing.
 func (tc *testCluster) formed(clients int) (bool, string) {
 	leaders := map[string]bool{}
 	for _, s := range tc.liveServers() {
@@ -169,8 +184,8 @@ func (tc *testCluster) formed(clients int) (bool, string) {
 			alive++
 		}
 	}
-	if alive != 3 {
-		return false, fmt.Sprintf("%d alive servers in gossip, want 3", alive)
+	if alive != len(tc.servers) {
+		return false, fmt.Sprintf("%d alive servers in gossip, want %d", alive, len(tc.servers))
 	}
 	nodes, err := tc.nodes()
 	if err != nil {

@@ -187,8 +187,11 @@ func (a *k9Agent) stopJob(t *testing.T, jobID string) {
 	a.waitAlloc(t, jobID, "stopped", terminal)
 }
 
-func terminal(al *messages.Allocation) bool {
-	return slices.Contains([]string{"complete", "failed", "lost"}, al.GetClientStatus())
+// terminal reports whether the allocation has stopped for good.
+func terminal(al *messages.Allocation) bool { return terminalStatus(al.GetClientStatus()) }
+
+func terminalStatus(clientStatus string) bool {
+	return slices.Contains([]string{"complete", "failed", "lost"}, clientStatus)
 }
 
 // hasActor reports whether the agent's live actor tree has an actor whose
@@ -244,7 +247,7 @@ func (a *k9Agent) allStopped() bool {
 		return false
 	}
 	for _, s := range stubs {
-		if !slices.Contains([]string{"complete", "failed", "lost"}, s.ClientStatus) {
+		if !terminalStatus(s.ClientStatus) {
 			return false
 		}
 	}

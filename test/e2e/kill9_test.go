@@ -200,32 +200,7 @@ capability {
 `
 
 // k9VolumeJob mounts k9vol at /v0; its task writes its allocation ID there.
-const k9VolumeJob = `job "k9vol" {
-  group "g" {
-    volume "v0" {
-      type            = "csi"
-      source          = "k9vol"
-      access_mode     = "single-node-writer"
-      attachment_mode = "file-system"
-    }
-    task "t" {
-      driver = "exec"
-      config {
-        command = "/bin/sh"
-        args    = ["-c", "echo $NOMAD_ALLOC_ID > $NOMAD_TASK_DIR/v0/written; while true; do sleep 0.5; done"]
-      }
-      volume_mount {
-        volume      = "v0"
-        destination = "/v0"
-      }
-      kill_timeout = "2s"
-      resources {
-        cpu    = 20
-        memory = 16
-      }
-    }
-  }
-}`
+var k9VolumeJob = volumeJobHCL("k9vol", 1, "k9vol", false)
 
 // k9WebJob serves its allocation ID on 8080 in its bridge network, mapped
 // to a dynamic host port; each start of the task appends its pid (the
@@ -298,15 +273,9 @@ func k9Describe(calls []hostpath.Call) []string {
 // mountsUnder lists this mount namespace's mount points below dir.
 func mountsUnder(t *testing.T, dir string) []string {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	points, err := mountPoints(dir)
 	require.NoError(t, err)
-	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
-			out = append(out, f[4])
-		}
-	}
-	return out
+	return points
 }
 
 // k9HostPort is the host port mapped to the allocation's "http" port.
