@@ -54,7 +54,7 @@ func (m *monitor) run(ctx context.Context, evalID string) (int, error) {
 	}
 	for _, a := range allocs {
 		verb := "created"
-		if a.CreateIndex < eval.CreateIndex { // an allocation updated in place
+		if updatedInPlace(a, eval) {
 			verb = "modified"
 		}
 		fmt.Fprintf(m.out, "    Allocation %q %s: node %q, group %q\n", shortID(a.ID), verb, shortID(a.NodeID), a.TaskGroup)
@@ -69,6 +69,12 @@ func (m *monitor) run(ctx context.Context, evalID string) (int, error) {
 		return exitOK, nil
 	}
 	return m.followAllocs(ctx, eval, allocs, index)
+}
+
+// updatedInPlace reports an allocation that an earlier evaluation made and
+// eval updated where it runs.
+func updatedInPlace(a *api.AllocListStub, eval *messages.Evaluation) bool {
+	return a.CreateIndex < eval.CreateIndex
 }
 
 // headline prints a "==> time: ..." line.

@@ -20,6 +20,9 @@ func (m *monitor) followAllocs(ctx context.Context, eval *messages.Evaluation, a
 	last := map[string]string{}
 	for _, a := range allocs {
 		last[a.ID] = "pending"
+		if updatedInPlace(a, eval) { // it did not start anew: only changes from now on
+			last[a.ID] = a.ClientStatus
+		}
 	}
 	for {
 		var failed *api.AllocListStub

@@ -79,7 +79,7 @@ func TestJobRunMonitor(t *testing.T) {
 				return a
 			}()}},
 			want:    []string{`    Allocation "a1a1a1a1" modified: node "n1n1n1n1", group "web"`},
-			notWant: []string{"created"},
+			notWant: []string{"created", `Allocation "a1a1a1a1" status changed`},
 		},
 		{
 			name: "placement failure",
