@@ -42,8 +42,12 @@ var (
 // "${attr.kernel.name}" or "${NOMAD_ALLOC_ID}" are kept verbatim. Groups
 // without count get 1, and partial restart/reschedule/migrate blocks are
 // merged over the job type's defaults; call Canonicalize for the rest.
-// Errors are *ParseError.
+// Errors are *ParseError; a file nested deeper than MaxNestingDepth, or
+// with an expression of more than MaxExprOperators operators, is one too.
 func Parse(filename string, src []byte) (*messages.Job, error) {
+	if pe := checkHCLShape(filename, src); pe != nil {
+		return nil, pe
+	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.Pos{Line: 1, Column: 1})
 	if diags.HasErrors() {
 		return nil, parseErrorOf(filename, diags)
@@ -70,7 +74,12 @@ func Parse(filename string, src []byte) (*messages.Job, error) {
 func (d *hclDecoder) job(b *hcl.Block) (*messages.Job, []groupPresence) {
 	job := &messages.Job{ID: b.Labels[0]}
 	c := d.content(b.Body, jobSchema)
-	d.decodeAttrs(c.Attributes, jobAttrs, job)
+	set := d.decodeAttrs(c.Attributes, jobAttrs, job)
+	for _, f := range [][2]string{{"Type", job.Type}, {"Name", job.Name}} {
+		if f, v := f[0], f[1]; set.has(f) && v == "" {
+			d.errorf(c.Attributes[strings.ToLower(f)].Expr.Range(), "Empty job "+strings.ToLower(f), "%s", emptyField(f))
+		}
+	}
 	if m := d.single(c, "meta"); m != nil {
 		job.Meta = d.stringMap(m)
 	}

@@ -11,11 +11,16 @@ import (
 
 // ParseJSON decodes a job in Nomad's JSON API form: either a register body
 // {"Job": {...}} or a bare job object, with PascalCase fields and durations
-// in nanoseconds. Unknown fields are ignored. As with Parse, groups without
+// in nanoseconds. Unknown fields are ignored. JSON that CheckJSON refuses
+// (invalid UTF-8, duplicate keys, too deep) is an error, and so is
+// anything after the object. As with Parse, groups without
 // a Count key (or with "Count": null) get 1 and partial policies are merged
 // over the job type's defaults. Errors are *ParseError with the line and
 // column of the offending byte.
 func ParseJSON(src []byte) (*messages.Job, error) {
+	if err := CheckJSON(src); err != nil {
+		return nil, err
+	}
 	var top any
 	if err := json.Unmarshal(src, &top); err != nil {
 		return nil, jsonError(src, err)
@@ -38,11 +43,25 @@ func ParseJSON(src []byte) (*messages.Job, error) {
 	if err := checkConfigs(jobObj); err != nil {
 		return nil, err
 	}
+	if err := checkNomadNumbers(jobObj); err != nil {
+		return nil, err
+	}
 	if err := json.Unmarshal(src, target); err != nil {
 		return nil, jsonError(src, err)
 	}
+	for _, f := range []string{"Type", "Name"} {
+		if v, set := lookup(jobObj, f); set && v == "" {
+			return nil, &ParseError{Detail: emptyField(f)}
+		}
+	}
 	applyPresence(body.Job, jsonPresence(jobObj))
 	return body.Job, nil
+}
+
+// emptyField says that a job field given as "" must be left out instead,
+// for its default (Nomad refuses an empty type or name too).
+func emptyField(f string) string {
+	return fmt.Sprintf("job %s must not be empty; leave it out for the default", strings.ToLower(f))
 }
 
 // jsonError converts encoding/json errors into a *ParseError with a line and

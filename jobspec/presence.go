@@ -46,6 +46,9 @@ func applyPresence(job *messages.Job, groups []groupPresence) {
 		if i >= len(groups) {
 			break
 		}
+		if g == nil {
+			continue // Validate reports it
+		}
 		p := groups[i]
 		if !p.count {
 			g.Count = 1
@@ -68,6 +71,9 @@ func applyTaskPresence(tasks []*messages.Task, pres []taskPresence, groupRestart
 	for j, t := range tasks {
 		if j >= len(pres) {
 			break
+		}
+		if t == nil {
+			continue
 		}
 		mergePolicy(t.RestartPolicy, groupRestart, pres[j].restart)
 		if r := t.Resources; r != nil {

@@ -11,17 +11,16 @@ import (
 // KnownDrivers are the task drivers troupe has.
 var KnownDrivers = []string{"exec", "raw_exec", "containerd"}
 
-const maxIDLength = 128
-
 // checker collects problems, each prefixed with the path of what it is in.
 type checker struct {
 	problems *[]string
 	prefix   string
+	limits   Limits
 }
 
 // at returns a checker for a nested element, e.g. at("group %q", name).
 func (c checker) at(format string, args ...any) checker {
-	return checker{c.problems, c.prefix + fmt.Sprintf(format, args...) + ": "}
+	return checker{c.problems, c.prefix + fmt.Sprintf(format, args...) + ": ", c.limits}
 }
 
 func (c checker) addf(format string, args ...any) {
@@ -31,9 +30,16 @@ func (c checker) addf(format string, args ...any) {
 // Validate checks a job, normally after Canonicalize, and returns nil or a
 // *ValidationError listing every problem found, each naming its field path
 // (`group "web": task "server": resources.memory must be greater than 0`).
+// It applies the default Limits; ValidateLimits takes a server's own.
 func Validate(job *messages.Job) error {
+	return ValidateLimits(job, Limits{})
+}
+
+// ValidateLimits is Validate with the limits l (unset fields at their
+// defaults).
+func ValidateLimits(job *messages.Job, l Limits) error {
 	var problems []string
-	c := checker{problems: &problems}
+	c := checker{problems: &problems, limits: l.WithDefaults()}
 	if job == nil {
 		c.addf("job is missing")
 	} else {
@@ -46,12 +52,16 @@ func Validate(job *messages.Job) error {
 }
 
 func validateJob(c checker, job *messages.Job) {
+	l := c.lim()
 	validateID(c, job.ID)
 	for _, f := range [][2]string{{"name", job.Name}, {"namespace", job.Namespace}, {"region", job.Region}} {
 		if f[1] == "" {
 			c.addf("%s must not be empty", f[0])
+		} else if p := textProblem(f[1], l.MaxNameLength); p != "" {
+			c.addf("%s %s", f[0], p)
 		}
 	}
+	checkStringMap(c, "meta", job.Meta, l, false)
 	if !slices.Contains([]string{TypeService, TypeBatch, TypeSystem}, job.Type) {
 		c.addf("type %q is not one of service, batch, system", job.Type)
 	}
@@ -64,6 +74,8 @@ func validateJob(c checker, job *messages.Job) {
 	for i, dc := range job.Datacenters {
 		if dc == "" {
 			c.addf("datacenters[%d] must not be empty", i)
+		} else if p := textProblem(dc, l.MaxNameLength); p != "" {
+			c.addf("datacenters[%d] %s", i, p)
 		}
 	}
 	validateConstraints(c, "constraint", job.Constraints)
@@ -71,41 +83,48 @@ func validateJob(c checker, job *messages.Job) {
 		c.addf("job must have at least one group")
 	}
 	seen := map[string]bool{}
+	var total int64
 	for i, g := range job.TaskGroups {
 		if g == nil {
 			c.addf("group[%d] is missing", i)
 			continue
 		}
-		gc := c.at("group %q", g.Name)
+		total += int64(max(g.Count, 0))
+		gc := c.at("group %s", shown(g.Name))
 		if g.Name == "" {
 			gc = c.at("group[%d]", i)
 			gc.addf("name must not be empty")
+		} else if p := nameProblem(g.Name, l.MaxNameLength); p != "" {
+			gc = c.at("group[%d]", i)
+			gc.addf("name %s %s", shown(g.Name), p)
 		} else if seen[g.Name] {
 			gc.addf("group name is not unique")
 		}
 		seen[g.Name] = true
 		validateGroup(gc, job.Type, g)
 	}
+	if total > int64(l.JobMaxCount) {
+		c.addf("the groups' counts add up to %d allocations, over the job_max_count limit of %d", total, l.JobMaxCount)
+	}
 }
 
 func validateID(c checker, id string) {
-	switch {
-	case id == "":
+	if id == "" {
 		c.addf("id must not be empty")
-	case strings.Contains(id, " "):
-		c.addf("id %q must not contain spaces", id)
-	case strings.ContainsRune(id, 0):
-		c.addf("id must not contain a NUL character")
-	}
-	if len(id) > maxIDLength {
-		c.addf("id must be at most %d characters (got %d)", maxIDLength, len(id))
+	} else if p := idProblem(id, c.lim().MaxNameLength); p == problemSpaces {
+		c.addf("id %s %s", shown(id), p)
+	} else if p != "" {
+		c.addf("id %s", p)
 	}
 }
 
 func validateGroup(c checker, typ string, g *messages.TaskGroup) {
 	if g.Count < 0 {
 		c.addf("count %d must not be negative", g.Count)
+	} else if int(g.Count) > c.lim().JobMaxCount {
+		c.addf("count %d is over the job_max_count limit of %d", g.Count, c.lim().JobMaxCount)
 	}
+	checkStringMap(c, "meta", g.Meta, c.lim(), false)
 	if typ == TypeSystem && g.Count > 1 {
 		c.addf("count %d: system jobs run at most one allocation per node; count must be 0 or 1", g.Count)
 	}
@@ -131,10 +150,13 @@ func validateGroup(c checker, typ string, g *messages.TaskGroup) {
 			c.addf("task[%d] is missing", i)
 			continue
 		}
-		tc := c.at("task %q", t.Name)
+		tc := c.at("task %s", shown(t.Name))
 		if t.Name == "" {
 			tc = c.at("task[%d]", i)
 			tc.addf("name must not be empty")
+		} else if p := nameProblem(t.Name, c.lim().MaxNameLength); p != "" {
+			tc = c.at("task[%d]", i)
+			tc.addf("name %s %s", shown(t.Name), p)
 		} else if seen[t.Name] {
 			tc.addf("task name is not unique")
 		}
@@ -145,7 +167,7 @@ func validateGroup(c checker, typ string, g *messages.TaskGroup) {
 
 func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 	if !slices.Contains(KnownDrivers, t.Driver) {
-		c.addf("driver: unknown driver %q (known: %s)", t.Driver, strings.Join(KnownDrivers, ", "))
+		c.addf("driver: unknown driver %s (known: %s)", shown(t.Driver), strings.Join(KnownDrivers, ", "))
 	}
 	if t.Driver == "exec" || t.Driver == "raw_exec" {
 		if cmd := t.Config.GetFields()["command"]; cmd.GetStringValue() == "" {
@@ -155,6 +177,11 @@ func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 	if t.KillTimeout < 0 {
 		c.addf("kill_timeout must not be negative")
 	}
+	if p := textProblem(t.User, c.lim().MaxNameLength); p != "" {
+		c.addf("user %s", p)
+	}
+	checkStringMap(c, "env", t.Env, c.lim(), true)
+	checkStringMap(c, "meta", t.Meta, c.lim(), false)
 	validateResources(c, t.Resources)
 	validateConstraints(c, "constraint", t.Constraints)
 	validateRestart(c.at("restart"), t.RestartPolicy)
@@ -200,3 +227,7 @@ func validateResources(c checker, r *messages.Resources) {
 		validateDevice(c.at("resources.device %q", dev.Name), dev)
 	}
 }
+
+// lim is the checker's limits with the defaults filled in (a checker made
+// without limits applies the defaults).
+func (c checker) lim() Limits { return c.limits.WithDefaults() }

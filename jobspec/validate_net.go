@@ -20,6 +20,9 @@ func validateNetworks(c checker, ns []*messages.NetworkResource) {
 		default:
 			nc.addf("mode %q must be host, bridge, none or cni/<name>", n.Mode)
 		}
+		if n.MBits < 0 {
+			nc.addf("mbits must not be negative")
+		}
 		labels := map[string]bool{}
 		for _, p := range append(slices.Clone(n.ReservedPorts), n.DynamicPorts...) {
 			validatePort(nc, p, labels)
@@ -31,9 +34,13 @@ func validatePort(c checker, p *messages.Port, labels map[string]bool) {
 	if p == nil {
 		return
 	}
-	pc := c.at("port %q", p.Label)
+	pc := c.at("port %s", shown(p.Label))
 	if p.Label == "" {
 		pc.addf("label must not be empty")
+	} else if prob := nameProblem(p.Label, c.lim().MaxNameLength); prob != "" {
+		pc.addf("label %s", prob)
+	} else if strings.Contains(p.Label, "=") {
+		pc.addf("label must not contain = (it names the NOMAD_PORT_<label> variable)")
 	} else if labels[p.Label] {
 		pc.addf("label is not unique")
 	}

@@ -48,13 +48,18 @@ func validateVolumes(c checker, g *messages.TaskGroup) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		v, vc := g.Volumes[name], c.at("volume %q", name)
+		v, vc := g.Volumes[name], c.at("volume %s", shown(name))
+		if p := nameProblem(name, c.lim().MaxNameLength); p != "" {
+			vc.addf("name %s", p)
+		}
 		if v == nil {
 			vc.addf("is missing")
 			continue
 		}
 		if v.Source == "" {
 			vc.addf("source must not be empty")
+		} else if p := textProblem(v.Source, c.lim().MaxNameLength); p != "" {
+			vc.addf("source %s", p)
 		}
 		switch v.Type {
 		case VolumeTypeCSI:
