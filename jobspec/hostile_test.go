@@ -92,8 +92,12 @@ func TestParseJSONHostile(t *testing.T) {
 	job := func(extra, groups string) string {
 		return `{"Job":{"ID":"j"` + extra + `,"TaskGroups":[` + groups + `]}}`
 	}
-	withTask := func(field string) string { return job("", strings.Replace(group, `"Name":"t"`, `"Name":"t",`+field, 1)) }
-	withGroup := func(field string) string { return job("", strings.Replace(group, `"Name":"g"`, `"Name":"g",`+field, 1)) }
+	withTask := func(field string) string {
+		return job("", strings.Replace(group, `"Name":"t"`, `"Name":"t",`+field, 1))
+	}
+	withGroup := func(field string) string {
+		return job("", strings.Replace(group, `"Name":"g"`, `"Name":"g",`+field, 1))
+	}
 	cases := []struct{ name, src, says string }{
 		{"null group", job("", "null"), "group[0] is missing"},
 		{"null task", job("", `{"Name":"g","Count":1,"Tasks":[null]}`), "task[0] is missing"},
