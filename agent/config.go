@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/runtime/device"
 )
 
@@ -66,6 +67,11 @@ type Config struct {
 	CNIPluginDirs []string
 	CNIStateDir   string
 	NetnsDir      string
+
+	// JobLimits bound what a job may ask for (job_max_count and the
+	// lengths of names, meta and env); zero fields keep jobspec's
+	// defaults.
+	JobLimits jobspec.Limits
 
 	// Cluster mode (BindAddr set): the RPC (gRPC actor transport), gossip
 	// and raft listen on BindAddr at these ports.

@@ -33,7 +33,7 @@ func (a *Agent) listenHTTP() error {
 // startHTTP serves the API once everything it reads is set up.
 func (a *Agent) startHTTP() error {
 	ln := a.ln
-	var h http.Handler = httpapi.New(a, a.log)
+	var h http.Handler = httpapi.New(a, a.log, httpapi.Options{Region: a.cfg.Region, Limits: a.cfg.JobLimits})
 	if !a.cfg.Server {
 		h = a.clientOnlyHandler(h)
 	}

@@ -21,7 +21,7 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, errProxied
 	}
 	var req struct{ Diff bool }
-	job, err := readJob(r, &req)
+	job, err := s.readJob(r, &req)
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,9 @@ func (s *Server) jobScale(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	tg.Count = int32(*req.Count)
+	if err := s.validateJob(job); err != nil {
+		return nil, err
+	}
 	// The job as read here, and nothing newer, is what gets a new count:
 	// a `job run` committed meanwhile makes this a 409, not a silent revert.
 	index := req.JobModifyIndex

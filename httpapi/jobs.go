@@ -21,11 +21,13 @@ var (
 	nodeTables  = []string{"nodes"}
 )
 
+const defaultNamespace = "default"
+
 func namespace(r *http.Request) string {
 	if ns := r.URL.Query().Get("namespace"); ns != "" && ns != "*" {
 		return ns
 	}
-	return "default"
+	return defaultNamespace
 }
 
 // jobRegister handles PUT /v1/jobs: decode, canonicalize, validate, then
@@ -35,7 +37,7 @@ func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error
 		EnforceIndex   bool
 		JobModifyIndex uint64
 	}
-	job, err := readJob(r, &enforce)
+	job, err := s.readJob(r, &enforce)
 	if err != nil {
 		return nil, err
 	}
@@ -60,8 +62,9 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, cmd *messages.
 // readJob reads the job of a register or plan request (a job, or Nomad's
 // {"Job": ...} with extra fields, which go into extra), checks that it is
 // the URL's job when the URL names one, and canonicalizes and validates
-// it. Every problem is a 400 that names it.
-func readJob(r *http.Request, extra any) (*messages.Job, error) {
+// it against the server's limits, region and namespaces. Every problem is
+// a 400 that names it.
+func (s *Server) readJob(r *http.Request, extra any) (*messages.Job, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return nil, err
@@ -79,11 +82,30 @@ func readJob(r *http.Request, extra any) (*messages.Job, error) {
 	if err := json.Unmarshal(body, extra); err != nil { // ParseJSON read the job already
 		return nil, codeErr(http.StatusBadRequest, "invalid request body: %v", err)
 	}
+	if job.Region == "" {
+		job.Region = s.opts.Region // a job file without a region runs here
+	}
 	jobspec.Canonicalize(job)
-	if err := jobspec.Validate(job); err != nil {
-		return nil, codeErr(http.StatusBadRequest, "%v", err)
+	if err := s.validateJob(job); err != nil {
+		return nil, err
 	}
 	return job, nil
+}
+
+// validateJob checks a job that is about to be registered: jobspec's
+// rules under this server's limits, and a region and namespace that
+// exist here.
+func (s *Server) validateJob(job *messages.Job) error {
+	if err := jobspec.ValidateLimits(job, s.opts.Limits); err != nil {
+		return codeErr(http.StatusBadRequest, "%v", err)
+	}
+	if job.GetRegion() != s.opts.Region {
+		return codeErr(http.StatusBadRequest, "region %q does not exist: this cluster's region is %q", job.GetRegion(), s.opts.Region)
+	}
+	if job.GetNamespace() != defaultNamespace {
+		return codeErr(http.StatusBadRequest, "namespace %q does not exist: troupe has only %q so far", job.GetNamespace(), defaultNamespace)
+	}
+	return nil
 }
 
 func (s *Server) newEval(job *messages.Job, trigger string) *messages.Evaluation {

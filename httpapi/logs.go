@@ -49,6 +49,10 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if !hasTask(job, a.GetTaskGroup(), task) {
+		s.writeError(w, r, codeErr(http.StatusNotFound, "unknown task %s in allocation %q", quoteShort(task), allocID))
+		return
+	}
 	path, err := s.b.TaskLogPath(allocID, task, typ)
 	if err != nil {
 		s.writeError(w, r, codeErr(http.StatusNotFound, "%v", err))
@@ -163,6 +167,29 @@ func ProxyTo(addr string) http.Handler {
 }
 
 // onlyTask names the task of a group that has exactly one.
+// hasTask reports whether group of job has a task of that name.
+func hasTask(j *messages.Job, group, task string) bool {
+	for _, g := range j.GetTaskGroups() {
+		if g.GetName() != group {
+			continue
+		}
+		for _, t := range g.GetTasks() {
+			if t.GetName() == task {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// quoteShort quotes s for a message, cut to 64 bytes.
+func quoteShort(s string) string {
+	if len(s) > 64 {
+		return strconv.Quote(s[:64]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
 func onlyTask(j *messages.Job, group string) string {
 	for _, g := range j.GetTaskGroups() {
 		if g.GetName() == group && len(g.GetTasks()) == 1 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -52,17 +54,30 @@ type Backend interface {
 
 // Server serves the API.
 type Server struct {
-	b   Backend
-	log *slog.Logger
-	mux *http.ServeMux
+	b    Backend
+	opts Options
+	log  *slog.Logger
+	mux  *http.ServeMux
+}
+
+// Options are the API's settings from the agent's configuration.
+type Options struct {
+	// Region is the agent's region: jobs and ?region= must name it (until
+	// regions federate). "" means "global".
+	Region string
+	// Limits bound what a job may ask for (jobspec's defaults when zero).
+	Limits jobspec.Limits
 }
 
 // New returns the API handler.
-func New(b Backend, logger *slog.Logger) *Server {
+func New(b Backend, logger *slog.Logger, opts Options) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{b: b, log: logger, mux: http.NewServeMux()}
+	if opts.Region == "" {
+		opts.Region = "global"
+	}
+	s := &Server{b: b, opts: opts, log: logger, mux: http.NewServeMux()}
 	s.routes()
 	return s
 }
@@ -125,11 +140,19 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/plugin/csi/{id}", s.wrap(s.pluginGet))
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. The query string is checked before
+// any handler runs, and a handler's panic is answered with a 500 that
+// says so (and logged with its stack) instead of a dropped connection.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer s.recoverPanic(w, r)
 	s.leaderHeaders(w)
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	}
+	r, err := withQuery(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	s.mux.ServeHTTP(w, r)
 }
@@ -163,8 +186,7 @@ func (s *Server) wrap(h handler) http.HandlerFunc {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_, pretty := r.URL.Query()["pretty"]
-		if err := writeJSON(w, out, pretty); err != nil {
+		if err := writeJSON(w, out, optsOf(r).pretty); err != nil {
 			s.log.Debug("http: write response", "error", err)
 		}
 	}
@@ -220,13 +242,18 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// decodeBody decodes a JSON body into v.
+// decodeBody decodes a JSON body into v. The body must be one JSON value
+// that means one thing (jobspec.CheckJSON: valid UTF-8, no key twice, not
+// too deep) with nothing after it.
 func decodeBody(r *http.Request, v any) error {
-	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return err
-		}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	if err := jobspec.CheckJSON(body); err != nil {
+		return codeErr(http.StatusBadRequest, "invalid request body: %v", err)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
 		return codeErr(http.StatusBadRequest, "invalid request body: %v", err)
 	}
 	return nil
@@ -236,26 +263,16 @@ func decodeBody(r *http.Request, v any) error {
 // until one of tables changes past index (or ?wait=, default 5m, passes),
 // then answers with X-Nomad-Index.
 func (s *Server) query(w http.ResponseWriter, r *http.Request, tables []string, read func(*state.Snap) (any, error)) (any, error) {
-	q := r.URL.Query()
+	opts := optsOf(r)
 	// Consistent reads come from the leader; ?stale lets this server
 	// answer from its own replica.
-	if _, stale := q["stale"]; !stale && s.toLeader(w, r) {
+	if !opts.stale && s.toLeader(w, r) {
 		return nil, errProxied
 	}
 	store := s.b.Store()
-	if idx := q.Get("index"); idx != "" {
-		min, err := strconv.ParseUint(idx, 10, 64)
-		if err != nil {
-			return nil, codeErr(http.StatusBadRequest, "invalid index %q: %v", idx, err)
-		}
-		wait := 5 * time.Minute
-		if ws := q.Get("wait"); ws != "" {
-			if wait, err = parseWait(ws); err != nil {
-				return nil, codeErr(http.StatusBadRequest, "invalid wait %q: %v", ws, err)
-			}
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), min10(wait))
-		store.Wait(ctx, min, tables...)
+	if opts.index > 0 {
+		ctx, cancel := context.WithTimeout(r.Context(), opts.wait)
+		store.Wait(ctx, opts.index, tables...)
 		cancel()
 	}
 	snap := store.Snapshot()
@@ -280,30 +297,10 @@ func setIndex(w http.ResponseWriter, index uint64) {
 	w.Header().Set("X-Troupe-Index", v)
 }
 
-func parseWait(s string) (time.Duration, error) {
-	if d, err := time.ParseDuration(s); err == nil {
-		return d, nil
-	}
-	ms, err := strconv.ParseInt(s, 10, 64)
-	return time.Duration(ms) * time.Millisecond, err
-}
-
-func min10(d time.Duration) time.Duration {
-	if d <= 0 || d > 10*time.Minute {
-		return 10 * time.Minute
-	}
-	return d
-}
-
 // matchPrefix filters by ?prefix=.
 func matchPrefix(r *http.Request, id string) bool {
 	p := r.URL.Query().Get("prefix")
 	return p == "" || strings.HasPrefix(id, p)
-}
-
-func boolParam(r *http.Request, name string) bool {
-	v, _ := strconv.ParseBool(r.URL.Query().Get(name))
-	return v
 }
 
 // apply proposes a command; errors that name bad input become 4xx.

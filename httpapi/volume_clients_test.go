@@ -25,7 +25,7 @@ func createdAnswer(req *messages.VolumeOpRequest) (*messages.VolumeOpResponse, e
 // TestVolumeOpsTroupeClient drives the endpoints with troupe's api client.
 func TestVolumeOpsTroupeClient(t *testing.T) {
 	f := &fakeBackend{answer: createdAnswer}
-	srv := httptest.NewServer(New(f, nil))
+	srv := httptest.NewServer(New(f, nil, Options{}))
 	t.Cleanup(srv.Close)
 	c, err := api.NewClient(&api.Config{Address: srv.URL})
 	require.NoError(t, err)
@@ -58,7 +58,7 @@ func TestVolumeOpsTroupeClient(t *testing.T) {
 // TestVolumeOpsNomadClient drives the endpoints with Nomad's own client.
 func TestVolumeOpsNomadClient(t *testing.T) {
 	f := &fakeBackend{answer: createdAnswer}
-	srv := httptest.NewServer(New(f, nil))
+	srv := httptest.NewServer(New(f, nil, Options{}))
 	t.Cleanup(srv.Close)
 	c, err := nomad.NewClient(&nomad.Config{Address: srv.URL})
 	require.NoError(t, err)

@@ -66,7 +66,7 @@ func do(t *testing.T, b Backend, method, target, body string, header http.Header
 		req.Header[k] = v
 	}
 	rec := httptest.NewRecorder()
-	New(b, nil).ServeHTTP(rec, req)
+	New(b, nil, Options{}).ServeHTTP(rec, req)
 	out, err := io.ReadAll(rec.Body)
 	require.NoError(t, err)
 	return rec.Code, string(out), rec.Header().Get("X-Nomad-Index")

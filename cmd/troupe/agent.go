@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/jobspec"
 )
 
 // agentCommand runs `troupe agent`: the cluster daemon.
@@ -56,6 +57,9 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.CNINetwork, "cni-network", "", "name of the CNI network of bridge-mode allocations (default troupe)")
 	fs.StringVar(&cfg.CNIStateDir, "cni-state-dir", "", "host-local IPAM state directory, on tmpfs so a reboot wipes it (default /var/run/cni)")
 	fs.StringVar(&cfg.NetnsDir, "netns-dir", "", "where allocations' network namespaces are pinned (default /var/run/netns)")
+	fs.IntVar(&cfg.JobLimits.JobMaxCount, "job-max-count", jobspec.DefaultJobMaxCount, "most allocations one job may ask for: the sum of its groups' counts (Nomad's job_max_count)")
+	fs.IntVar(&cfg.JobLimits.MaxNameLength, "job-max-name-length", jobspec.DefaultMaxNameLength, "longest job ID, job, group, task or volume name")
+	fs.IntVar(&cfg.JobLimits.MaxMetaValueLength, "job-max-meta-value", jobspec.DefaultMaxMetaValueLength, "longest value in a job's meta or env, in bytes")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
