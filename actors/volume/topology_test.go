@@ -36,7 +36,9 @@ func (r *topologyRPC) Run(ctx context.Context, nodeID string, req *messages.Cont
 // accessible everywhere. A registered volume keeps its Topologies, and an
 // update that names none keeps the stored ones.
 func TestCreateStoresAccessibleTopologies(t *testing.T) {
-	zone := func(z string) *messages.CSITopology { return &messages.CSITopology{Segments: map[string]string{"zone": z}} }
+	zone := func(z string) *messages.CSITopology {
+		return &messages.CSITopology{Segments: map[string]string{"zone": z}}
+	}
 	cases := []struct {
 		name    string
 		request *messages.CSITopologyRequest
