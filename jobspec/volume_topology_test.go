@@ -118,3 +118,55 @@ func TestValidateVolumeTopologies(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "topologies: topology[1]: segments must not be empty")
 }
+
+// TestVolumeTopologyNomadForms: the one-line forms of Nomad's
+// documentation (HCL 1: several segments with commas, quoted keys, keys
+// that are no identifiers) parse, and so does segments as an object; bad
+// segments are errors that name their line.
+func TestVolumeTopologyNomadForms(t *testing.T) {
+	const head = "id = \"db\"\nname = \"db\"\ntype = \"csi\"\nplugin_id = \"ebs\"\n"
+	cases := []struct {
+		name string
+		body string
+		want []*messages.CSITopology
+		err  string // "" = parses
+	}{
+		{"nomad's documentation", `topology_request {
+  required {
+    topology { segments { rack = "R2" } }
+    topology { segments { "rack" = "R1", "zone" = "us-east-1a"} }
+  }
+}`, topologies(map[string]string{"rack": "R2"}, map[string]string{"rack": "R1", "zone": "us-east-1a"}), ""},
+		{"key that is no identifier", `topology_request {
+  required {
+    topology { segments { "topology.ebs.csi.aws.com/zone" = "us-east-1a" } }
+  }
+}`, topologies(map[string]string{"topology.ebs.csi.aws.com/zone": "us-east-1a"}), ""},
+		{"segments as an object", `topology_request {
+  required {
+    topology {
+      segments = { zone = "a" }
+    }
+  }
+}`, topologies(map[string]string{"zone": "a"}), ""},
+		{"a segment that is no string", `topology_request {
+  required {
+    topology { segments { zone = ["a"] } }
+  }
+}`, nil, "db.hcl:7:"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v, err := ParseVolume("db.hcl", []byte(head+c.body+"\n"))
+			if c.err != "" {
+				require.Error(t, err)
+				require.Contains(t, err.Error(), c.err)
+				return
+			}
+			require.NoError(t, err)
+			requireProto(t, &messages.CSITopologyRequest{Required: c.want}, v.GetRequestedTopologies())
+		})
+	}
+	require.Equal(t, "segments = {", string(segmentsAsAttributes([]byte("segments {"), "x.hcl")))
+	require.Equal(t, "x = segments {", string(segmentsAsAttributes([]byte("x = segments {"), "x.hcl")), "only a body item")
+}
