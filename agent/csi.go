@@ -60,6 +60,11 @@ func probeCSI(ctx context.Context, socket, pluginID, pluginType string) (ctrl, n
 		node = base()
 		node.NodeInfo = &messages.CSINodeInfo{ID: ni.NodeID, MaxVolumes: ni.MaxVolumes,
 			RequiresNodeStageVolume: nc.StageUnstage, SupportsStats: nc.GetVolumeStats, SupportsExpand: nc.Expand}
+		if len(ni.Topology) > 0 {
+			// The scheduler places a claim only where this topology
+			// satisfies one of the volume's.
+			node.NodeInfo.AccessibleTopology = &messages.CSITopology{Segments: ni.Topology}
+		}
 	}
 	return ctrl, node, nil
 }

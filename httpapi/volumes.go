@@ -28,7 +28,8 @@ func volumeStub(v *messages.CSIVolume) *messages.CSIVolumeListStub {
 		AccessMode: v.AccessMode, AttachmentMode: v.AttachmentMode, Schedulable: v.Schedulable, PluginID: v.PluginID,
 		Provider: v.Provider, ControllerRequired: v.ControllerRequired, ControllersHealthy: v.ControllersHealthy,
 		ControllersExpected: v.ControllersExpected, NodesHealthy: v.NodesHealthy, NodesExpected: v.NodesExpected,
-		CreateIndex: v.CreateIndex, ModifyIndex: v.ModifyIndex, CreateTime: v.CreateTime, ModifyTime: v.ModifyTime}
+		CreateIndex: v.CreateIndex, ModifyIndex: v.ModifyIndex, CreateTime: v.CreateTime, ModifyTime: v.ModifyTime,
+		Topologies: v.Topologies}
 	for _, c := range v.GetClaims() {
 		if c.GetMode() == "write" {
 			out.CurrentWriters++
@@ -93,7 +94,8 @@ func (s *Server) volumeRegister(w http.ResponseWriter, r *http.Request) (any, er
 // one volume): every volume is canonicalized and validated by the rules
 // of register (create false) or create, and must carry the URL's ID. All
 // problems are reported together as one 400. Claims, health and modes
-// are dropped: they are the servers' to keep.
+// are dropped: they are the servers' to keep. A registered volume's
+// required topologies are its Topologies (jobspec.AdoptRequiredTopologies).
 func parseVolumeBody(r *http.Request, create bool) ([]*messages.CSIVolume, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -114,6 +116,9 @@ func parseVolumeBody(r *http.Request, create bool) ([]*messages.CSIVolume, error
 			problems = append(problems, err.Error())
 		}
 		v.Claims, v.Schedulable, v.AccessMode, v.AttachmentMode = nil, false, "", ""
+		if !create {
+			jobspec.AdoptRequiredTopologies(v)
+		}
 	}
 	if len(problems) > 0 {
 		return nil, codeErr(http.StatusBadRequest, "%s", strings.Join(problems, "\n"))

@@ -6,6 +6,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -23,7 +25,7 @@ var (
 	volumeSpecSchema  = volumeSpecSchemaOf()
 	topologyReqSchema = schemaOf(nil, blockSpec{name: "required"}, blockSpec{name: "preferred"})
 	topologiesSchema  = schemaOf(nil, blockSpec{name: "topology"})
-	topologySchema    = schemaOf(nil, blockSpec{name: "segments"})
+	topologySchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "segments"}}}
 )
 
 // volumeSpecSchema is the top level of a volume specification file: the
@@ -48,7 +50,7 @@ func volumeSpecSchemaOf() *hcl.BodySchema {
 // modes must be valid; these errors, like syntax errors, are *ParseError
 // with file:line:col. Call CanonicalizeVolume and ValidateVolume next.
 func ParseVolume(filename string, src []byte) (*messages.CSIVolume, error) {
-	file, diags := hclsyntax.ParseConfig(src, filename, hcl.Pos{Line: 1, Column: 1})
+	file, diags := hclsyntax.ParseConfig(segmentsAsAttributes(src, filename), filename, hcl.Pos{Line: 1, Column: 1})
 	if diags.HasErrors() {
 		return nil, parseErrorOf(filename, diags)
 	}
@@ -162,14 +164,19 @@ func (d *hclDecoder) topologyRequest(b *hcl.Block) *messages.CSITopologyRequest 
 func (d *hclDecoder) topologies(b *hcl.Block) []*messages.CSITopology {
 	var out []*messages.CSITopology
 	for _, tb := range d.content(b.Body, topologiesSchema).Blocks.OfType("topology") {
-		sb := d.single(d.content(tb.Body, topologySchema), "segments")
-		if sb == nil {
+		// segments is an object here: segmentsAsAttributes made the
+		// block form one.
+		sa := d.content(tb.Body, topologySchema).Attributes["segments"]
+		if sa == nil {
 			d.errorf(tb.DefRange, "Missing segments", "A topology block must hold a segments block.")
 			continue
 		}
-		segs := d.stringMap(sb)
+		segs := map[string]string{}
+		if !d.convert(sa, cty.Map(cty.String), &segs) {
+			continue
+		}
 		if len(segs) == 0 {
-			d.errorf(sb.DefRange, "Empty segments", "A topology's segments block must set at least one segment.")
+			d.errorf(sa.NameRange, "Empty segments", "A topology's segments block must set at least one segment.")
 		}
 		out = append(out, &messages.CSITopology{Segments: segs})
 	}

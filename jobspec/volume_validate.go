@@ -1,6 +1,7 @@
 package jobspec
 
 import (
+	"maps"
 	"strings"
 
 	"github.com/troupe-dev/troupe/messages"
@@ -11,6 +12,22 @@ import (
 func CanonicalizeVolume(v *messages.CSIVolume) {
 	if v != nil {
 		setDefault(&v.Namespace, defaultNamespace)
+	}
+}
+
+// AdoptRequiredTopologies gives a volume being registered (`volume
+// register`, not create) the topologies it is accessible from, as Nomad
+// does: the volume already exists, so its topology_request's required
+// topologies say where it can be reached (a node needs to meet one of
+// them). Topologies given explicitly (Nomad's JSON "Topologies") win.
+// Preferred topologies stay as requested: they only steer a create. It is
+// idempotent.
+func AdoptRequiredTopologies(v *messages.CSIVolume) {
+	if v == nil || len(v.Topologies) > 0 {
+		return
+	}
+	for _, t := range v.GetRequestedTopologies().GetRequired() {
+		v.Topologies = append(v.Topologies, &messages.CSITopology{Segments: maps.Clone(t.GetSegments())})
 	}
 }
 
@@ -56,6 +73,7 @@ func validateVolumeSpec(c checker, v *messages.CSIVolume, create bool) {
 		validateTopologies(c.at("topology_request.required"), tr.Required)
 		validateTopologies(c.at("topology_request.preferred"), tr.Preferred)
 	}
+	validateTopologies(c.at("topologies"), v.Topologies)
 }
 
 func validateCapabilities(c checker, caps []*messages.CSIVolumeCapability) {

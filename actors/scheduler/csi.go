@@ -21,6 +21,10 @@ type csiReq struct {
 	volReason  int             // >= 0: no node can take it (volume missing, unschedulable, writers taken)
 	nodes      map[string]bool // nodes with a healthy node instance of its plugin
 	nodeReason int
+	// farNodes are nodes with a healthy node instance whose topology
+	// meets none of the volume's; they are filtered with topoReason.
+	farNodes   map[string]bool
+	topoReason int
 	// perAlloc: the volume is source[<alloc index>], resolved per
 	// placement (groupFeas.allocIndex) instead of once per group.
 	perAlloc bool
@@ -70,17 +74,53 @@ func (f *groupFeas) resolveCSI(vr *messages.VolumeRequest, id string) csiReq {
 	case !vr.GetReadOnly() && singleWriter[vr.GetAccessMode()] && writers(vol) > 0:
 		req.volReason = f.key("CSI volume " + id + " has exhausted its available writer claims")
 	default:
-		req.nodes = map[string]bool{}
+		req.nodes, req.farNodes = map[string]bool{}, map[string]bool{}
 		if p := f.csiSrc.CSIPluginByID(vol.GetPluginID()); p != nil {
 			for nodeID, in := range p.GetNodes() {
-				if in.GetHealthy() {
+				switch {
+				case !in.GetHealthy():
+				case !TopologyMatches(in.GetNodeInfo().GetAccessibleTopology(), vol.GetTopologies()):
+					req.farNodes[nodeID] = true
+				default:
 					req.nodes[nodeID] = true
 				}
 			}
 		}
 		req.nodeReason = f.key("CSI plugin " + vol.GetPluginID() + " is missing from client or unhealthy")
+		if len(req.farNodes) > 0 {
+			req.topoReason = f.key(FilterCSITopology)
+		}
 	}
 	return req
+}
+
+// FilterCSITopology is the filter reason of a node whose node plugin's
+// topology meets none of a claimed volume's topologies (Nomad's words).
+const FilterCSITopology = "did not meet topology requirement"
+
+// TopologyMatches reports whether a node plugin with topology node can
+// reach a volume accessible from vol (CSI semantics): a volume without
+// topologies is accessible everywhere; otherwise the node's segments must
+// hold every key and value of at least one of the volume's topologies.
+func TopologyMatches(node *messages.CSITopology, vol []*messages.CSITopology) bool {
+	if len(vol) == 0 {
+		return true
+	}
+	for _, t := range vol {
+		if containsSegments(node.GetSegments(), t.GetSegments()) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsSegments(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // PerAllocSource is the volume ID a per_alloc volume request names for
@@ -110,6 +150,9 @@ func (f *groupFeas) checkCSI(n *messages.Node) int {
 		}
 		if req.volReason >= 0 {
 			return req.volReason
+		}
+		if req.farNodes[n.GetID()] {
+			return req.topoReason
 		}
 		if !req.nodes[n.GetID()] {
 			return req.nodeReason

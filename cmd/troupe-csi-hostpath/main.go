@@ -98,6 +98,12 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&opts.control, "control", "", "unix socket for the fault control API")
 	fs.DurationVar(&opts.latency, "latency", 0, "latency added to every RPC")
 	fs.BoolVar(&opts.race, "race", false, "fail concurrent ControllerPublish/Unpublish (device-name race)")
+	fs.Func("topology", "key=value[,key=value...]: this node's accessible topology (NodeGetInfo), also the "+
+		"topology of volumes created without accessibility requirements", func(s string) error {
+		t, err := parseTopology(s)
+		opts.cfg.Topology = t
+		return err
+	})
 	fs.Func("fail", "Method[/volume]=Code:N: fail the next N calls (repeatable)", func(s string) error {
 		f, err := parseFault(s)
 		opts.fails = append(opts.fails, f)
@@ -130,4 +136,21 @@ func parseFault(s string) (fault, error) {
 		return fault{}, fmt.Errorf("fault %q: count: %w", s, err)
 	}
 	return fault{method: method, volumeID: volumeID, code: code, times: times}, nil
+}
+
+// parseTopology reads "key=value[,key=value...]" (say "zone=a,rack=r1").
+func parseTopology(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, seg := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(seg, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" || v == "" {
+			return nil, fmt.Errorf("topology %q: segment %q: want key=value", s, seg)
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("topology %q: key %q is given twice", s, k)
+		}
+		out[k] = v
+	}
+	return out, nil
 }

@@ -97,3 +97,34 @@ func TestRunServesUntilCanceled(t *testing.T) {
 	}
 	require.NoFileExists(t, sock, "the socket is removed")
 }
+
+func TestParseTopology(t *testing.T) {
+	cases := []struct {
+		in   string
+		want map[string]string
+		ok   bool
+	}{
+		{"zone=a", map[string]string{"zone": "a"}, true},
+		{"zone=a, rack=r1", map[string]string{"zone": "a", "rack": "r1"}, true},
+		{"", nil, false},
+		{"zone", nil, false},
+		{"zone=", nil, false},
+		{"=a", nil, false},
+		{"zone=a,zone=b", nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := parseTopology(tc.in)
+			if !tc.ok {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+	opts, err := parseArgs([]string{"-topology", "zone=b,rack=r2"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"zone": "b", "rack": "r2"}, opts.cfg.Topology)
+	require.Equal(t, 2, run(context.Background(), []string{"-topology", "zone"}, io.Discard))
+}

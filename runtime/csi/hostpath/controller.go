@@ -92,7 +92,8 @@ func (s *controller) CreateVolume(_ context.Context, req *csipb.CreateVolumeRequ
 		}
 		return &csipb.CreateVolumeResponse{Volume: p.csiVolume(v, req.GetVolumeContentSource())}, nil
 	}
-	v = &volumeMeta{ID: req.GetName(), CapacityBytes: capacity, SnapshotID: snapID}
+	v = &volumeMeta{ID: req.GetName(), CapacityBytes: capacity, SnapshotID: snapID,
+		Topology: p.topologyFor(req.GetAccessibilityRequirements())}
 	if err := p.makeVolume(v); err != nil {
 		return nil, err
 	}
@@ -130,10 +131,29 @@ func (p *Plugin) makeVolume(v *volumeMeta) error {
 func (p *Plugin) csiVolume(v *volumeMeta, src *csipb.VolumeContentSource) *csipb.Volume {
 	out := &csipb.Volume{VolumeId: v.ID, CapacityBytes: v.CapacityBytes, ContentSource: src,
 		VolumeContext: map[string]string{"path": p.volumeDir(v.ID)}}
-	if len(p.cfg.Topology) > 0 {
+	switch {
+	case len(v.Topology) > 0:
+		out.AccessibleTopology = []*csipb.Topology{{Segments: v.Topology}}
+	case len(p.cfg.Topology) > 0: // a volume made before it kept its own
 		out.AccessibleTopology = []*csipb.Topology{{Segments: p.cfg.Topology}}
 	}
 	return out
+}
+
+// topologyFor is where a new volume will be accessible from: the first
+// preferred topology of the request, else its first requisite one, else
+// (no requirements) this instance's own topology. A plugin without a
+// topology has none to honour, and its volumes are accessible everywhere.
+func (p *Plugin) topologyFor(r *csipb.TopologyRequirement) map[string]string {
+	if len(p.cfg.Topology) == 0 {
+		return nil
+	}
+	for _, ts := range [][]*csipb.Topology{r.GetPreferred(), r.GetRequisite()} {
+		if len(ts) > 0 && len(ts[0].GetSegments()) > 0 {
+			return ts[0].GetSegments()
+		}
+	}
+	return p.cfg.Topology
 }
 
 func (s *controller) DeleteVolume(_ context.Context, req *csipb.DeleteVolumeRequest) (*csipb.DeleteVolumeResponse, error) {

@@ -32,6 +32,9 @@ type volumeMeta struct {
 	ID            string `json:"id"`
 	CapacityBytes int64  `json:"capacity_bytes"`
 	SnapshotID    string `json:"snapshot_id,omitempty"`
+	// Topology is where the volume is accessible from (CreateVolume's
+	// accessible_topology); empty for a plugin without one.
+	Topology map[string]string `json:"topology,omitempty"`
 }
 
 // snapshotMeta is what the plugin remembers about a snapshot.
