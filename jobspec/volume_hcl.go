@@ -50,6 +50,9 @@ func volumeSpecSchemaOf() *hcl.BodySchema {
 // modes must be valid; these errors, like syntax errors, are *ParseError
 // with file:line:col. Call CanonicalizeVolume and ValidateVolume next.
 func ParseVolume(filename string, src []byte) (*messages.CSIVolume, error) {
+	if pe := checkHCLShape(filename, src); pe != nil {
+		return nil, pe
+	}
 	file, diags := hclsyntax.ParseConfig(segmentsAsAttributes(src, filename), filename, hcl.Pos{Line: 1, Column: 1})
 	if diags.HasErrors() {
 		return nil, parseErrorOf(filename, diags)

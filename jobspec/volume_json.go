@@ -18,6 +18,9 @@ import (
 // owns. Errors are *ParseError with the line and column of the offending
 // byte. Call CanonicalizeVolume and ValidateVolume next.
 func ParseVolumesJSON(src []byte) ([]*messages.CSIVolume, error) {
+	if err := CheckJSON(src); err != nil {
+		return nil, err
+	}
 	var top any
 	if err := json.Unmarshal(src, &top); err != nil {
 		return nil, jsonError(src, err)

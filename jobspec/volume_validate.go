@@ -54,11 +54,15 @@ func ValidateVolume(v *messages.CSIVolume, create bool) error {
 func validateVolumeSpec(c checker, v *messages.CSIVolume, create bool) {
 	validateID(c, v.ID)
 	if strings.Contains(v.ID, "/") {
-		c.addf("id %q must not contain a slash", v.ID)
+		c.addf("id %s must not contain a slash", shown(v.ID))
+	} else if v.ID == "." || v.ID == ".." {
+		c.addf("id must not be %q", v.ID)
 	}
 	for _, f := range [][2]string{{"name", v.Name}, {"namespace", v.Namespace}, {"plugin_id", v.PluginID}} {
 		if f[1] == "" {
 			c.addf("%s must not be empty", f[0])
+		} else if p := textProblem(f[1], c.lim().MaxNameLength); p != "" {
+			c.addf("%s %s", f[0], p)
 		}
 	}
 	if !create && v.ExternalID == "" {

@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Runs troupe's whole test suite: vet, then every package's tests with the
-# race detector. CI (.ci/run) runs exactly this.
+# race detector, then a short run of each fuzz target (its committed corpus
+# in testdata/fuzz is replayed by the plain tests too). CI (.ci/run) runs
+# exactly this. Longer fuzz runs are by hand, e.g.
+#   go test -run '^$' -fuzz '^FuzzParseHCL$' -fuzztime 10m ./jobspec/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 go vet ./...
 go test -race -count=1 -timeout 25m ./...
+fuzztime="${TROUPE_FUZZTIME:-20s}"
+for target in jobspec:FuzzParseJSON jobspec:FuzzParseHCL httpapi:FuzzParseQuery; do
+	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "$fuzztime" "./${target%%:*}/"
+done
