@@ -150,11 +150,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	}
 	r, err := withQuery(r)
+	if err == nil {
+		err = s.checkRegion(r)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// checkRegion refuses a request for another region (?region=): regions do
+// not federate yet, so there is no server to forward it to.
+func (s *Server) checkRegion(r *http.Request) error {
+	if region := r.URL.Query().Get("region"); region != "" && region != s.opts.Region {
+		return codeErr(http.StatusBadRequest, "no path to region %q: this cluster's region is %q", region, s.opts.Region)
+	}
+	return nil
 }
 
 // HTTPError is an error with a status code.
