@@ -74,8 +74,11 @@ func (a *Agent) forwardApply(ctx context.Context, cmd *messages.Command) (any, u
 	if err != nil {
 		return nil, 0, fmt.Errorf("agent: forward to leader %s: %w", addr, err)
 	}
-	// Read your writes: answer once this server's replica has the entry.
-	a.store.Wait(ctx, resp.Index-1, "jobs", "evals", "allocs", "nodes")
+	// Read your writes: answer once this server's replica has applied the
+	// entry, whatever tables it touched (maybe none).
+	if err := a.waitApplied(ctx, resp.Index); err != nil {
+		return nil, 0, err
+	}
 	switch cmd.GetCmd().(type) {
 	case *messages.Command_RegisterJob:
 		return &state.RegisterJobResult{Index: resp.Index, JobModifyIndex: resp.JobModifyIndex, EvalID: resp.EvalID}, resp.Index, nil
@@ -85,6 +88,19 @@ func (a *Agent) forwardApply(ctx context.Context, cmd *messages.Command) (any, u
 		return resp.PlanResult, resp.Index, nil
 	}
 	return nil, resp.Index, nil
+}
+
+// waitApplied waits until this server's replica has applied the raft
+// entry at index, which the leader committed. A client-only agent, with no
+// replica, does not wait.
+func (a *Agent) waitApplied(ctx context.Context, index uint64) error {
+	if a.store == nil || index == 0 {
+		return nil
+	}
+	if err := a.store.WaitApplied(ctx, index); err != nil {
+		return fmt.Errorf("agent: committed at index %d but not yet applied on this server: %w", index, err)
+	}
+	return nil
 }
 
 // onRegisterNode commits a client's node, then lets the node's actor answer

@@ -153,6 +153,11 @@ func (s *serverActor) onEvent(ctx actor.Context, ev *state.Event) {
 	if len(ev.NodeUpdated) > 0 {
 		ctx.Send(s.sched, &scheduler.CapacityChanged{})
 	}
+	// A freed claim or a plugin instance coming up may unblock the
+	// evaluations that failed on that volume or plugin.
+	if len(ev.VolumesChanged)+len(ev.PluginsChanged) > 0 {
+		ctx.Send(s.sched, &scheduler.CSIChanged{Volumes: ev.VolumesChanged, Plugins: ev.PluginsChanged})
+	}
 	if s.volumes != nil && (len(ev.VolumesChanged)+len(ev.PluginsChanged)+len(ev.NodeUpdated)+len(ev.AllocsStopped) > 0) {
 		ctx.Send(s.volumes, ev)
 	}

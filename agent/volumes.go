@@ -131,6 +131,10 @@ func (a *Agent) VolumeOp(ctx context.Context, req *messages.VolumeOpRequest) (*m
 	if !ok {
 		return nil, fmt.Errorf("agent: volume %s: unexpected reply %T", req.GetOp(), resp)
 	}
+	// Read your writes on a follower too: its replica has the change.
+	if err := a.waitApplied(ctx, r.GetIndex()); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

@@ -18,7 +18,7 @@ import (
 // may be left out of a job that has only one. Running allocations are
 // kept: the scheduler updates them in place.
 func (s *Server) jobScale(w http.ResponseWriter, r *http.Request) (any, error) {
-	if s.toLeader(w, r) { // read the job where it is current
+	if s.writeToLeader(w, r) { // read the job where it is current
 		return nil, errProxied
 	}
 	var req api.ScalingRequest

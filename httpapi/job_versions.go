@@ -39,7 +39,7 @@ func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request) (any, error
 // be the current version. As in Nomad, reverting a stopped job to a
 // version that ran runs it again.
 func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request) (any, error) {
-	if s.toLeader(w, r) {
+	if s.writeToLeader(w, r) {
 		return nil, errProxied
 	}
 	var req api.JobRevertRequest

@@ -153,8 +153,13 @@ const ProxiedHeader = "X-Troupe-Hops"
 const maxHops = 3
 
 // ProxyTo forwards a request to another agent's HTTP API, counting hops.
-func ProxyTo(addr string) http.Handler {
+func ProxyTo(addr string) http.Handler { return proxyTo(addr, nil) }
+
+// proxyTo is ProxyTo with a hook that sees the other agent's response
+// before it is passed back (nil: none); an error from it is a 502.
+func proxyTo(addr string, modify func(*http.Response) error) http.Handler {
 	p := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
+	p.ModifyResponse = modify
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hops, _ := strconv.Atoi(r.Header.Get(ProxiedHeader))
 		if hops >= maxHops {

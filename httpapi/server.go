@@ -254,6 +254,25 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// writeToLeader is toLeader for a write: the leader's answer is passed
+// back once this server's replica has applied the raft index it names
+// (X-Nomad-Index), so that a ?stale read here then sees the write.
+func (s *Server) writeToLeader(w http.ResponseWriter, r *http.Request) bool {
+	leader := s.b.LeaderHTTP()
+	if leader == "" {
+		return false
+	}
+	proxyTo(leader, func(resp *http.Response) error {
+		index, err := strconv.ParseUint(resp.Header.Get("X-Nomad-Index"), 10, 64)
+		store := s.b.Store()
+		if err != nil || store == nil || resp.StatusCode >= 300 {
+			return nil // nothing written, or nothing to wait for
+		}
+		return store.WaitApplied(resp.Request.Context(), index)
+	}).ServeHTTP(w, r)
+	return true
+}
+
 // decodeBody decodes a JSON body into v. The body must be one JSON value
 // that means one thing (jobspec.CheckJSON: valid UTF-8, no key twice, not
 // too deep) with nothing after it.

@@ -95,6 +95,8 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.onPlanApplied(ctx, m)
 	case *CapacityChanged:
 		a.onCapacityChanged(ctx)
+	case *CSIChanged:
+		a.onCSIChanged(ctx, m)
 	case *actor.Stopping:
 		for _, t := range a.timers {
 			t.Stop()
@@ -220,40 +222,6 @@ func (a *Actor) retry(ctx actor.Context, prev *messages.Evaluation, wait time.Du
 		ev.WaitUntil = now.Add(wait).UnixNano()
 	}
 	a.propose(ctx, &messages.UpsertEvals{Evals: []*messages.Evaluation{ev}})
-}
-
-// onCapacityChanged moves blocked evaluations back to pending (the newest
-// per job), so they are planned again.
-func (a *Actor) onCapacityChanged(ctx actor.Context) {
-	latest := map[string]*messages.Evaluation{}
-	var stale []*messages.Evaluation
-	for _, e := range a.spec.State().EvalsByStatus("blocked") {
-		key := e.GetNamespace() + "/" + e.GetJobID()
-		if old := latest[key]; old != nil {
-			if old.GetCreateIndex() > e.GetCreateIndex() {
-				stale = append(stale, e)
-				continue
-			}
-			stale = append(stale, old)
-		}
-		latest[key] = e
-	}
-	if len(latest) == 0 {
-		return
-	}
-	now := a.spec.Clock.Now().UnixNano()
-	up := &messages.UpsertEvals{}
-	for _, e := range latest {
-		c := cloneEval(e)
-		c.Status, c.StatusDescription, c.ModifyTime = "pending", "unblocked: capacity changed", now
-		up.Evals = append(up.Evals, c)
-	}
-	for _, e := range stale {
-		c := cloneEval(e)
-		c.Status, c.StatusDescription, c.ModifyTime = "canceled", "superseded by a newer blocked evaluation", now
-		up.Evals = append(up.Evals, c)
-	}
-	a.propose(ctx, up)
 }
 
 func (a *Actor) propose(ctx actor.Context, up *messages.UpsertEvals) {

@@ -52,6 +52,8 @@
 // time, commits each plan through raft (from a worker, so its mailbox never
 // blocks), retries a plan the FSM partly refused, holds delayed
 // evaluations on timers of an injected clock, and re-queues blocked
-// evaluations when capacity changes. On start it picks up every pending
+// evaluations when capacity changes (CapacityChanged: all of them) or when
+// a CSI volume or plugin that a failed group uses changes so that it may
+// now take the claim (CSIChanged, CSIUnblocked: only those). On start it picks up every pending
 // evaluation, so a new leader carries on where the old one stopped.
 package scheduler

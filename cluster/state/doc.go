@@ -23,6 +23,13 @@
 //
 //	idx := store.Wait(ctx, lastSeen, state.TableAllocs) // blocks until allocs change or ctx ends
 //
+// The store also keeps the raft index of the last entry the FSM applied,
+// whatever it changed (maybe no table at all), or of the snapshot it
+// restored. A server that forwarded a write to the leader answers once its
+// own replica has that entry (read your writes on a follower):
+//
+//	err := store.WaitApplied(ctx, index) // nil once AppliedIndex() >= index
+//
 // Jobs, versions, evaluations, nodes, CSI volumes (by namespace and ID, by
 // ID alone, by plugin), CSI plugins and the table indexes are go-memdb
 // tables. Allocations, which count in millions, live in a purpose-built

@@ -78,9 +78,14 @@ func (f *FSM) publish(ev Event) {
 	}
 }
 
-// Apply applies one committed log entry.
+// Apply applies one committed log entry and records its index as the
+// store's applied index (Store.WaitApplied), whether or not it changed
+// anything.
 func (f *FSM) Apply(l *raft.Log) any {
 	f.lastIndex.Store(l.Index)
+	// Whatever the entry changed (maybe nothing), it is applied once
+	// its transaction has committed.
+	defer f.store.setApplied(l.Index)
 	if l.Type != raft.LogCommand {
 		return nil
 	}

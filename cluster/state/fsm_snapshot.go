@@ -154,6 +154,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	w.commitRestore()
 	f.store.replace(fresh.db, fresh.allocs)
 	f.lastIndex.Store(w.index)
+	f.store.setApplied(w.index)
 	f.publish(restoreEvent(f.store.Snapshot(), w.index, w.now))
 	return nil
 }

@@ -20,6 +20,8 @@ type Store struct {
 	allocs *allocTable
 	reset  chan struct{} // closed when Restore replaces db
 	gen    atomic.Uint64 // write transaction generations
+	// applied is the raft index of the last applied entry (applied.go).
+	applied appliedIndex
 }
 
 // NewStore returns an empty store.

@@ -1,0 +1,192 @@
+package scheduler
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// CSIChanged tells the scheduler which CSI volumes and plugins an applied
+// change touched (state.Event's VolumesChanged and PluginsChanged): the
+// blocked evaluations that one of them may now serve are retried
+// (CSIUnblocked), the others stay blocked.
+type CSIChanged struct {
+	Volumes []string
+	Plugins []string
+}
+
+// Unblock reasons, in the evaluation's StatusDescription.
+const (
+	descUnblockedCapacity = "unblocked: capacity changed"
+	descUnblockedCSI      = "unblocked: a CSI volume or plugin it waits for changed"
+)
+
+// CSIUnblocked returns the blocked evaluations that the change may let
+// place what they could not: a group that failed (FailedTGAllocs) uses
+//
+//   - a changed volume that can now take the group's claim: registered,
+//     schedulable and, for a group that writes to a single-writer volume,
+//     with no writer claim left (a claim was freed); or
+//   - a volume of a changed plugin that now has a healthy node instance.
+//
+// A change that cannot help (a claim moving on while still held, an
+// unrelated volume or plugin) unblocks nothing. The cost is one job read
+// per blocked evaluation and the volumes its failed groups name; no
+// allocation is read.
+func CSIUnblocked(snap Snapshot, blocked []*messages.Evaluation, ch *CSIChanged) []*messages.Evaluation {
+	src, ok := snap.(CSISource)
+	if !ok || len(blocked) == 0 || len(ch.Volumes)+len(ch.Plugins) == 0 {
+		return nil
+	}
+	vols := setOf(ch.Volumes)
+	plugins := setOf(ch.Plugins)
+	var out []*messages.Evaluation
+	for _, e := range blocked {
+		job := snap.JobByID(e.GetNamespace(), e.GetJobID())
+		for _, tg := range job.GetTaskGroups() {
+			if e.GetFailedTGAllocs()[tg.GetName()] != nil && groupUnblocked(src, job.GetNamespace(), tg, vols, plugins) {
+				out = append(out, e)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// groupUnblocked reports whether a CSI volume of tg is among vols and can
+// take the group's claim now, or uses a plugin among plugins that has a
+// healthy node instance now.
+func groupUnblocked(src CSISource, ns string, tg *messages.TaskGroup, vols, plugins map[string]bool) bool {
+	for _, vr := range tg.GetVolumes() {
+		if vr.GetType() != "csi" {
+			continue
+		}
+		for id := range vols {
+			if namesVolume(vr, tg.GetCount(), id) && takesClaim(src.CSIVolumeByID(ns, id), vr) {
+				return true
+			}
+		}
+		if len(plugins) == 0 {
+			continue
+		}
+		for _, id := range volumeIDs(vr, tg.GetCount()) {
+			vol := src.CSIVolumeByID(ns, id)
+			if vol != nil && plugins[vol.GetPluginID()] && hasHealthyNode(src.CSIPluginByID(vol.GetPluginID())) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// namesVolume reports whether the request names volume id: its source,
+// or source[N] with N below the group's count for a per_alloc request.
+func namesVolume(vr *messages.VolumeRequest, count int32, id string) bool {
+	if !vr.GetPerAlloc() {
+		return id == vr.GetSource()
+	}
+	rest, ok := strings.CutPrefix(id, vr.GetSource()+"[")
+	if !ok {
+		return false
+	}
+	digits, ok := strings.CutSuffix(rest, "]")
+	n, err := strconv.ParseUint(digits, 10, 32)
+	return ok && err == nil && n < uint64(max(count, 0)) && PerAllocSource(vr.GetSource(), uint32(n)) == id
+}
+
+// volumeIDs are the volumes the request names for a group of count.
+func volumeIDs(vr *messages.VolumeRequest, count int32) []string {
+	if !vr.GetPerAlloc() {
+		return []string{vr.GetSource()}
+	}
+	out := make([]string, 0, max(count, 0))
+	for i := range max(count, 0) {
+		out = append(out, PerAllocSource(vr.GetSource(), uint32(i)))
+	}
+	return out
+}
+
+// takesClaim is the volume side of resolveCSI: the volume exists, is
+// schedulable, and has a writer claim free when vr writes to a
+// single-writer volume.
+func takesClaim(vol *messages.CSIVolume, vr *messages.VolumeRequest) bool {
+	if vol == nil || !vol.GetSchedulable() {
+		return false
+	}
+	return vr.GetReadOnly() || !singleWriter[vr.GetAccessMode()] || writers(vol) == 0
+}
+
+func hasHealthyNode(p *messages.CSIPlugin) bool {
+	for _, in := range p.GetNodes() {
+		if in.GetHealthy() {
+			return true
+		}
+	}
+	return false
+}
+
+func setOf(ids []string) map[string]bool {
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+// onCapacityChanged retries every blocked evaluation.
+func (a *Actor) onCapacityChanged(ctx actor.Context) {
+	blocked := a.spec.State().EvalsByStatus(EvalBlocked)
+	a.unblock(ctx, blocked, blocked, descUnblockedCapacity)
+}
+
+// onCSIChanged retries the blocked evaluations the change may serve.
+func (a *Actor) onCSIChanged(ctx actor.Context, m *CSIChanged) {
+	view := a.spec.State()
+	blocked := view.EvalsByStatus(EvalBlocked)
+	a.unblock(ctx, blocked, CSIUnblocked(view, blocked, m), descUnblockedCSI)
+}
+
+// unblock moves the newest blocked evaluation of each job of chosen back
+// to pending, so that it is planned again, and cancels the job's older
+// blocked ones (from blocked, every blocked evaluation).
+func (a *Actor) unblock(ctx actor.Context, blocked, chosen []*messages.Evaluation, why string) {
+	if len(chosen) == 0 {
+		return
+	}
+	jobs := map[string]bool{}
+	for _, e := range chosen {
+		jobs[e.GetNamespace()+"/"+e.GetJobID()] = true
+	}
+	latest := map[string]*messages.Evaluation{}
+	var stale []*messages.Evaluation
+	for _, e := range blocked {
+		key := e.GetNamespace() + "/" + e.GetJobID()
+		if !jobs[key] {
+			continue
+		}
+		if old := latest[key]; old != nil {
+			if old.GetCreateIndex() > e.GetCreateIndex() {
+				stale = append(stale, e)
+				continue
+			}
+			stale = append(stale, old)
+		}
+		latest[key] = e
+	}
+	now := a.spec.Clock.Now().UnixNano()
+	up := &messages.UpsertEvals{}
+	for _, e := range latest {
+		c := cloneEval(e)
+		c.Status, c.StatusDescription, c.ModifyTime = EvalPending, why, now
+		up.Evals = append(up.Evals, c)
+	}
+	for _, e := range stale {
+		c := cloneEval(e)
+		c.Status, c.StatusDescription, c.ModifyTime = "canceled", "superseded by a newer blocked evaluation", now
+		up.Evals = append(up.Evals, c)
+	}
+	a.propose(ctx, up)
+}
