@@ -33,7 +33,9 @@ const escapedTaskDir = "/tmp/x-escaped-task"
 func hostileRequests() []hostileRequest {
 	task := `{"Name":"t","Driver":"exec","Config":{"command":"/bin/true"},"Resources":{"CPU":100,"MemoryMB":32}}`
 	group := `{"Name":"g","Count":1,"Tasks":[` + task + `]}`
-	job := func(extra, groups string) string { return `{"Job":{"ID":"h"` + extra + `,"TaskGroups":[` + groups + `]}}` }
+	job := func(extra, groups string) string {
+		return `{"Job":{"ID":"h"` + extra + `,"TaskGroups":[` + groups + `]}}`
+	}
 	deep := func(open, close string) string {
 		hcl := "job \"x\" {\n group \"g\" {\n count = " + strings.Repeat(open, 100000) + "1" + strings.Repeat(close, 100000) + "\n }\n}\n"
 		b, _ := json.Marshal(map[string]any{"JobHCL": hcl})
