@@ -24,8 +24,15 @@ func inRoot(base, path string, fn func(r *os.Root, rel string) error) error {
 
 // MkdirAll makes the directory path, beneath base, and its missing parents
 // with perm. A symlink on the way that leads out of base is an error, and
-// nothing is made outside.
+// nothing is made outside. Base itself (trusted) is made first when
+// missing.
 func MkdirAll(base, path string, perm os.FileMode) error {
+	if _, err := Rel(base, path); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(base, perm); err != nil {
+		return err
+	}
 	return inRoot(base, path, func(r *os.Root, rel string) error { return r.MkdirAll(rel, perm) })
 }
 
