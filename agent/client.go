@@ -3,9 +3,11 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/csi"
 	"github.com/troupe-dev/troupe/runtime/driver"
+	"github.com/troupe-dev/troupe/runtime/safepath"
 )
 
 func (a *Agent) startClient() error {
@@ -114,22 +117,43 @@ func (a *Agent) allocProps(al *messages.Allocation, n *messages.Node) *actor.Pro
 	return a.sys.Props("alloc", alloc.New(spec), actor.WithSupervisor(actors.DefaultSupervision.Strategy()))
 }
 
-// TaskLogPath is the file holding a task's stdout or stderr.
+// TaskLogPath is the file holding a task's stdout or stderr. Names that
+// would leave the allocation dir are refused, and so is a log file that is
+// not a regular file (a task that replaced its stdout by a symlink to
+// /etc/shadow does not get the agent to read that).
 func (a *Agent) TaskLogPath(allocID, task, logType string) (string, error) {
 	if a.db == nil {
 		return "", ErrNotClient
 	}
 	if logType != "stdout" && logType != "stderr" {
-		return "", fmt.Errorf("agent: log type %q: want stdout or stderr", logType)
+		return "", fmt.Errorf("agent: log type %s: want stdout or stderr", safepath.Quote(logType))
 	}
-	dir := alloc.TaskDir(a.AllocDir(), allocID, task)
-	if filepath.Dir(filepath.Dir(dir)) != a.AllocDir() {
-		return "", fmt.Errorf("%w: %q", ErrUnknownAlloc, allocID)
+	if err := safepath.CheckName("allocation ID", allocID); err != nil {
+		return "", fmt.Errorf("%w %s: %w", ErrUnknownAlloc, safepath.Quote(allocID), err)
 	}
-	if _, err := os.Stat(dir); err != nil {
-		return "", fmt.Errorf("%w: no task %q in allocation %q", ErrUnknownAlloc, task, allocID)
+	unknownTask := func(err error) error {
+		return fmt.Errorf("%w %s in allocation %s: %w", ErrUnknownTask, safepath.Quote(task), allocID, err)
 	}
-	return filepath.Join(dir, logType), nil
+	if err := safepath.CheckName("task", task); err != nil {
+		return "", unknownTask(err)
+	}
+	if sa, err := a.db.Alloc(allocID); err == nil && sa != nil && !slices.Contains(alloc.Tasks(sa.Alloc), task) {
+		return "", unknownTask(errors.New("the allocation has no such task"))
+	}
+	root := a.AllocDir()
+	dir := alloc.TaskDir(root, allocID, task)
+	if fi, err := safepath.Lstat(root, filepath.Dir(dir)); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%w %s: no allocation directory on this client", ErrUnknownAlloc, safepath.Quote(allocID))
+	}
+	if fi, err := safepath.Lstat(root, dir); err != nil || !fi.IsDir() {
+		return "", unknownTask(errors.New("no task directory"))
+	}
+	path := filepath.Join(dir, logType)
+	fi, err := safepath.Lstat(root, path)
+	if err == nil && !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("agent: %s log of task %s in allocation %s is not a regular file", logType, safepath.Quote(task), allocID)
+	}
+	return path, nil
 }
 
 // stopAllTasks stops every task this client runs, in parallel (a -dev

@@ -13,4 +13,8 @@ var (
 	ErrNoLeader = errors.New("agent: no cluster leader")
 	// ErrUnknownAlloc is returned for an allocation the client does not know.
 	ErrUnknownAlloc = errors.New("agent: unknown allocation")
+	// ErrUnknownTask is returned for a task (or its log) that an allocation
+	// the client knows does not have, or whose name would leave the
+	// allocation dir.
+	ErrUnknownTask = errors.New("agent: unknown task")
 )

@@ -216,7 +216,12 @@ func (a *Actor) onLoaded(ctx actor.Context, m *loaded) {
 		a.tasks = append(a.tasks, t.GetName())
 	}
 	a.spec.DB.PutAlloc(a.alloc)
+	nameErr := checkNames(a.alloc)
 	switch {
+	case nameErr != nil && Terminal(a.alloc.GetClientStatus()):
+		a.becomeTerminal(ctx)
+	case nameErr != nil:
+		a.failBadName(ctx, nameErr)
 	case Terminal(a.alloc.GetClientStatus()) && a.holding():
 		// stopped, but its volumes or its network were not all let go (an
 		// agent restart in the middle): resume that

@@ -175,8 +175,13 @@ func VolumeEnvName(volume string) string {
 	return "TROUPE_VOLUME_" + string(b)
 }
 
-// pathSafe makes an ID usable as one path element.
+// pathSafe makes an ID usable as one path element: separators and NULs
+// become '_', and "", "." and ".." (which name no element of their own)
+// get a '_' in front.
 func pathSafe(id string) string {
+	if id == "" || id == "." || id == ".." {
+		return "_" + id
+	}
 	return strings.NewReplacer("/", "_", "\x00", "_").Replace(id)
 }
 

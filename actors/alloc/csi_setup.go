@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/csi"
+	"github.com/troupe-dev/troupe/runtime/safepath"
 )
 
 // setupError is a failed volume setup; retry says whether trying again
@@ -178,7 +178,7 @@ func (s *volumeSetup) mount(ctx context.Context, rec *clientstate.VolumeMount, r
 		if err := s.persist(rec); err != nil {
 			return err
 		}
-		err := mkdir(rec.StagingPath)
+		err := safepath.MkdirAll(s.cfg.Root, rec.StagingPath, 0o755)
 		if err == nil {
 			err = client.NodeStage(cctx, &csi.StageRequest{VolumeID: rec.ExternalID, StagingPath: rec.StagingPath,
 				PublishContext: claim.GetPublishContext(), Capability: capability, Secrets: vol.GetSecrets(), VolumeContext: vol.GetContext()})
@@ -191,7 +191,7 @@ func (s *volumeSetup) mount(ctx context.Context, rec *clientstate.VolumeMount, r
 	if err := s.persist(rec); err != nil {
 		return err
 	}
-	err = mkdir(filepath.Dir(rec.TargetPath))
+	err = safepath.MkdirAll(s.cfg.Root, filepath.Dir(rec.TargetPath), 0o755)
 	if err == nil {
 		err = client.NodePublish(cctx, &csi.NodePublishRequest{VolumeID: rec.ExternalID, StagingPath: rec.StagingPath,
 			TargetPath: rec.TargetPath, ReadOnly: rec.ReadOnly, PublishContext: claim.GetPublishContext(),
@@ -239,6 +239,9 @@ func (s *volumeSetup) bindAll(rec *clientstate.VolumeMount) error {
 	for _, b := range binds {
 		ok, err := s.cfg.Mounter.Mounted(b.dst)
 		if err == nil && !ok {
+			err = mountPoint(filepath.Join(s.root, s.alloc.GetID()), b.dst, rec.TargetPath)
+		}
+		if err == nil && !ok {
 			err = s.cfg.Mounter.Bind(rec.TargetPath, b.dst, b.readOnly)
 		}
 		if err != nil {
@@ -279,8 +282,6 @@ func csiSetupError(rec *clientstate.VolumeMount, rpc string, err error) error {
 	}
 	return fatal(err)
 }
-
-func mkdir(dir string) error { return os.MkdirAll(dir, 0o755) }
 
 func first(a, b string) string {
 	if a != "" {

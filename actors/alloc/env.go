@@ -146,7 +146,7 @@ func taskEnv(root string, node *messages.Node, a *messages.Allocation, t *messag
 const maxSocketPath = 107
 
 // PluginSocketPath is where a CSI plugin task listens: csi.sock in its
-// mount_dir inside the task dir (the task learns it as CSI_ENDPOINT). When
+// mount_dir inside the task dir (which stays inside whatever it says) (the task learns it as CSI_ENDPOINT). When
 // that path is too long for a unix socket (a deep data dir), a short
 // directory under the system's temp dir, named by a hash of the long path
 // so a restarted agent finds it again, stands in.
@@ -154,7 +154,7 @@ func PluginSocketPath(root, allocID, task, mountDir string) string {
 	if mountDir == "" {
 		mountDir = "/csi"
 	}
-	p := filepath.Join(TaskDir(root, allocID, task), mountDir, "csi.sock")
+	p := filepath.Join(TaskDir(root, allocID, task), filepath.Clean("/"+mountDir), "csi.sock")
 	if len(p) <= maxSocketPath {
 		return p
 	}

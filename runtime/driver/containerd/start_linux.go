@@ -3,7 +3,6 @@ package containerd
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -19,6 +18,9 @@ import (
 // earlier run of the same task left behind, creates the container and its
 // task, and returns once the task runs.
 func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver.TaskHandle, error) {
+	if err := checkPaths(cfg); err != nil {
+		return nil, err
+	}
 	s, err := parseTaskSpec(cfg)
 	if err != nil {
 		return nil, err
@@ -146,23 +148,6 @@ func (d *Driver) removeSnapshot(ctx context.Context, cl *client.Client, cid stri
 	if err != nil && !errdefs.IsNotFound(err) {
 		d.log.Warn("removing snapshot", "snapshot", cid, "err", err)
 	}
-}
-
-// createLogFiles makes sure the log files exist: the shim appends to them
-// but does not create them.
-func createLogFiles(cfg *driver.TaskConfig) error {
-	var errs []error
-	for _, p := range []string{cfg.StdoutPath, cfg.StderrPath} {
-		if p == "" {
-			continue
-		}
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err == nil {
-			err = f.Close()
-		}
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
 }
 
 func orDevNull(p string) string {

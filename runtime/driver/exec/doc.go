@@ -13,6 +13,14 @@
 // names when it names one), writes pid.json, waits for the task, kills
 // what is left of its process group, and writes exit.json atomically.
 //
+// The driver and the executor run as root, so neither follows a name or a
+// symlink out of the task's allocation dir (TaskDir's parent): StartTask
+// refuses an AllocID or TaskName that is not one path element, a TaskDir
+// that is not a clean absolute path or is a symlink, and log files outside
+// the allocation dir; the state dir, spec, pid and exit files and the log
+// files are made and opened through runtime/safepath beneath it, so a link
+// planted there (stdout -> /etc/shadow) fails the start instead.
+//
 // The binary that runs as the executor must call ExecutorMain. cmd/troupe
 // does it for its hidden "troupe executor <spec>" subcommand; tests do it
 // from TestMain when an environment variable that they pass through

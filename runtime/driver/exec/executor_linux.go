@@ -41,7 +41,7 @@ func ExecutorMain(args []string) int {
 		ef = &exitFile{ExitCode: -1, StartError: err.Error()}
 	}
 	ef.FinishedAt = time.Now().UTC()
-	if err := writeJSONAtomic(filepath.Join(spec.StateDir, exitFileName), ef); err != nil {
+	if err := writeJSONAtomic(spec.root(), filepath.Join(spec.StateDir, exitFileName), ef); err != nil {
 		fmt.Fprintf(os.Stderr, "executor: writing exit status: %v\n", err)
 		return 1
 	}
@@ -68,7 +68,7 @@ func runTask(spec *executorSpec) (*exitFile, error) {
 		_ = cmd.Wait()
 		return nil, err
 	}
-	if err := writeJSONAtomic(filepath.Join(spec.StateDir, pidFileName), pf); err != nil {
+	if err := writeJSONAtomic(spec.root(), filepath.Join(spec.StateDir, pidFileName), pf); err != nil {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 		return nil, err
@@ -107,15 +107,16 @@ func taskCommand(spec *executorSpec) (*osexec.Cmd, error) {
 }
 
 // startWithLogs starts cmd with stdout and stderr appended to the task's
-// log files (stdin is /dev/null).
+// log files (stdin is /dev/null). The executor runs as root: a log file
+// that a task replaced by a symlink out of the allocation dir is refused,
+// not followed.
 func startWithLogs(cmd *osexec.Cmd, spec *executorSpec) error {
-	const flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
-	stdout, err := os.OpenFile(spec.StdoutPath, flags, 0o644)
+	stdout, err := openLog(spec, spec.StdoutPath, 0o644)
 	if err != nil {
 		return err
 	}
 	defer stdout.Close()
-	stderr, err := os.OpenFile(spec.StderrPath, flags, 0o644)
+	stderr, err := openLog(spec, spec.StderrPath, 0o644)
 	if err != nil {
 		return err
 	}

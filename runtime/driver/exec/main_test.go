@@ -43,7 +43,7 @@ func agentMain(args []string) int {
 	cfg := shellConfig(args[0], "agent/task", args[1])
 	h, err := d.StartTask(context.Background(), cfg)
 	if err == nil {
-		err = writeJSONAtomic(args[2], h)
+		err = writeJSONAtomic(filepath.Dir(args[2]), args[2], h)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/runtime/driver"
+	"github.com/troupe-dev/troupe/runtime/safepath"
 )
 
 // Files of the executor's state directory, <TaskDir>/.executor.
@@ -35,6 +36,10 @@ type executorSpec struct {
 	StdoutPath string
 	StderrPath string
 	StateDir   string
+	// Root is the task dir's parent (the allocation dir): every file the
+	// driver and the executor write lies beneath it, and a symlink planted
+	// there that leads out of it is refused (safepath).
+	Root string `json:",omitempty"`
 	// NetnsPath is the network namespace the task runs in; empty: the
 	// executor's (the host's).
 	NetnsPath string `json:",omitempty"`
@@ -78,6 +83,9 @@ func buildSpec(cfg *driver.TaskConfig) (*executorSpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: \"args\": %w", driver.ErrInvalidConfig, cfg.ID, err)
 	}
+	if err := checkPaths(cfg); err != nil {
+		return nil, err
+	}
 	if cfg.NetnsPath != "" && !filepath.IsAbs(cfg.NetnsPath) {
 		return nil, fmt.Errorf("%w: %s: network namespace %q is not an absolute path",
 			driver.ErrInvalidConfig, cfg.ID, cfg.NetnsPath)
@@ -86,7 +94,62 @@ func buildSpec(cfg *driver.TaskConfig) (*executorSpec, error) {
 		Command: command, Args: args, Env: envList(cfg.Env), Dir: cfg.TaskDir, User: cfg.User,
 		StdoutPath: orDevNull(cfg.StdoutPath), StderrPath: orDevNull(cfg.StderrPath),
 		StateDir: filepath.Join(cfg.TaskDir, stateDirName), NetnsPath: cfg.NetnsPath,
+		Root: filepath.Dir(cfg.TaskDir),
 	}, nil
+}
+
+// checkPaths refuses a task whose names would lead its files out of its
+// allocation dir (the client checks them first; this holds for any
+// caller): the allocation ID and task name must be plain path elements,
+// the task dir a clean absolute path, and the log files beneath the task
+// dir's parent.
+func checkPaths(cfg *driver.TaskConfig) error {
+	for _, n := range []struct{ kind, name string }{{"allocation ID", cfg.AllocID}, {"task", cfg.TaskName}} {
+		if err := safepath.CheckName(n.kind, n.name); err != nil {
+			return fmt.Errorf("%w: %s: %w", driver.ErrInvalidConfig, cfg.ID, err)
+		}
+	}
+	if !filepath.IsAbs(cfg.TaskDir) || filepath.Clean(cfg.TaskDir) != cfg.TaskDir {
+		return fmt.Errorf("%w: %s: task dir %q is not a clean absolute path", driver.ErrInvalidConfig, cfg.ID, cfg.TaskDir)
+	}
+	for _, p := range []string{cfg.StdoutPath, cfg.StderrPath} {
+		if p != "" && p != os.DevNull && !safepath.Within(filepath.Dir(cfg.TaskDir), p) {
+			return fmt.Errorf("%w: %s: log file %q is outside the allocation dir", driver.ErrInvalidConfig, cfg.ID, p)
+		}
+	}
+	return nil
+}
+
+// root is the directory the spec's files lie beneath (specs written
+// before Root existed: the task dir's parent).
+func (s *executorSpec) root() string {
+	if s.Root != "" {
+		return s.Root
+	}
+	return filepath.Dir(s.Dir)
+}
+
+// checkTaskDir makes sure the task dir is a directory, not a symlink: the
+// agent must not follow a link planted there out of the allocation dir.
+func checkTaskDir(spec *executorSpec) error {
+	fi, err := safepath.Lstat(spec.root(), spec.Dir)
+	if err != nil {
+		return fmt.Errorf("%w: task dir: %w", driver.ErrInvalidConfig, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%w: task dir %s: %w", driver.ErrInvalidConfig, spec.Dir, safepath.ErrSymlink)
+	}
+	return nil
+}
+
+// openLog opens a log file for appending, beneath the spec's root (or
+// /dev/null).
+func openLog(spec *executorSpec, path string, perm os.FileMode) (*os.File, error) {
+	const flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if path == os.DevNull {
+		return os.OpenFile(path, os.O_WRONLY, 0)
+	}
+	return safepath.OpenFile(spec.root(), path, flags, perm)
 }
 
 // stringList reads a structpb list of strings ([]any) or a []string.
@@ -130,30 +193,14 @@ func orDevNull(p string) string {
 	return p
 }
 
-// writeJSONAtomic writes v to path through a synced temp file and a rename,
-// so readers see the old file or the whole new one.
-func writeJSONAtomic(path string, v any) error {
+// writeJSONAtomic writes v to path, beneath base, through a synced temp
+// file and a rename, so readers see the old file or the whole new one.
+func writeJSONAtomic(base, path string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name()) // a no-op once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return safepath.WriteFileAtomic(base, path, data, 0o600)
 }
 
 func readJSON(path string, v any) error {

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/troupe-dev/troupe/runtime/driver"
+	"github.com/troupe-dev/troupe/runtime/safepath"
 )
 
 // pidPollInterval is how often StartTask looks for the executor's pid file.
@@ -62,21 +62,26 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 
 // writeSpec makes a fresh state directory (dropping a previous run's pid
 // and exit files) and writes the spec into it.
+// Everything is made beneath the spec's root, never through a symlink
+// that leads out of it; the task dir itself must be a directory.
 func writeSpec(spec *executorSpec) error {
-	if err := os.RemoveAll(spec.StateDir); err != nil {
+	if err := checkTaskDir(spec); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(spec.StateDir, 0o700); err != nil {
+	root := spec.root()
+	if err := safepath.RemoveAll(root, spec.StateDir); err != nil {
 		return err
 	}
-	return writeJSONAtomic(filepath.Join(spec.StateDir, specFile), spec)
+	if err := safepath.MkdirAll(root, spec.StateDir, 0o700); err != nil {
+		return err
+	}
+	return writeJSONAtomic(root, filepath.Join(spec.StateDir, specFile), spec)
 }
 
 // startExecutor starts the executor in a session of its own, so that
 // signals to the agent's process group do not reach it.
 func (d *Driver) startExecutor(spec *executorSpec) (*osexec.Cmd, error) {
-	logf, err := os.OpenFile(filepath.Join(spec.StateDir, logFileName),
-		os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logf, err := openLog(spec, filepath.Join(spec.StateDir, logFileName), 0o600)
 	if err != nil {
 		return nil, err
 	}
