@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/troupe-dev/troupe/api"
@@ -58,7 +59,9 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, codeErr(http.StatusNotFound, "%v", err))
 		return
 	}
-	f, err := os.Open(path)
+	// The backend checked the path; a log file swapped for a link since is
+	// not followed (the agent reads as root).
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		s.writeError(w, r, codeErr(http.StatusNotFound, "no %s log for task %q of allocation %q yet", typ, task, allocID))
 		return
