@@ -138,6 +138,9 @@ func (a *Agent) Start() error {
 
 func (a *Agent) startServer() error {
 	a.store = state.NewStore()
+	if a.cfg.JobVersions > 0 {
+		a.store.SetJobVersions(a.cfg.JobVersions)
+	}
 	a.fsm = state.NewFSM(a.store, a.log)
 	id, err := persistentID(filepath.Join(a.dataDir, "server", "server-id"))
 	if err != nil {

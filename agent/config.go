@@ -72,6 +72,10 @@ type Config struct {
 	// lengths of names, meta and env); zero fields keep jobspec's
 	// defaults.
 	JobLimits jobspec.Limits
+	// JobVersions is how many versions of each job the servers keep
+	// (Nomad's job_tracked_versions; 0 = 6). Every server must keep the
+	// same number.
+	JobVersions int
 
 	// Cluster mode (BindAddr set): the RPC (gRPC actor transport), gossip
 	// and raft listen on BindAddr at these ports.

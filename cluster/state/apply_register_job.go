@@ -6,9 +6,6 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// maxJobVersions is how many versions of a job the store keeps.
-const maxJobVersions = 6
-
 // applyRegisterJob stores a job, as a new version unless it equals the
 // current one, and its evaluation.
 func applyRegisterJob(w *writeTxn, c *messages.RegisterJob) any {
@@ -59,12 +56,13 @@ func Registered(old, j *messages.Job, index uint64, now int64) *messages.Job {
 	return j
 }
 
-// putJobVersion records a job version and drops the oldest beyond
-// maxJobVersions.
+// putJobVersion records a job version and drops the oldest beyond the
+// store's job versions.
 func (w *writeTxn) putJobVersion(j *messages.Job) {
 	w.insert(tableJobVersions, j)
 	versions := w.read().JobVersions(j.Namespace, j.ID) // newest first
-	for _, v := range versions[min(len(versions), maxJobVersions):] {
+	keep := int(w.store.jobVersions.Load())
+	for _, v := range versions[min(len(versions), keep):] {
 		w.delete(tableJobVersions, v)
 	}
 }

@@ -71,6 +71,22 @@ func TestRegisterJobKeepsLastSixVersions(t *testing.T) {
 	require.Equal(t, int32(108), h.snap().JobVersion("default", "web", 8).TaskGroups[0].Tasks[0].Resources.CPU)
 }
 
+// TestRegisterJobKeepsTheVersionsItIsTold: an operator's
+// job_tracked_versions replaces the default of six.
+func TestRegisterJobKeepsTheVersionsItIsTold(t *testing.T) {
+	for _, keep := range []int{1, 3, 10} {
+		h := newHarness(t)
+		h.fsm.Store().SetJobVersions(keep)
+		for i := range 12 {
+			h.apply(registerJob(testJob("web", int32(100+i), 100), nil))
+		}
+		versions := h.snap().JobVersions("default", "web")
+		require.Len(t, versions, keep)
+		require.Equal(t, uint64(11), versions[0].Version, "newest first")
+		require.Equal(t, uint64(12-keep), versions[keep-1].Version)
+	}
+}
+
 func TestDeregisterJob(t *testing.T) {
 	tests := []struct {
 		name        string

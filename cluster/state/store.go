@@ -22,11 +22,27 @@ type Store struct {
 	gen    atomic.Uint64 // write transaction generations
 	// applied is the raft index of the last applied entry (applied.go).
 	applied appliedIndex
+	// jobVersions is how many versions of each job are kept.
+	jobVersions atomic.Int64
 }
+
+// DefaultJobVersions is how many versions of a job a store keeps unless
+// told otherwise (Nomad's job_tracked_versions default).
+const DefaultJobVersions = 6
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{db: newDB(), allocs: newAllocTable(), reset: make(chan struct{})}
+	s := &Store{db: newDB(), allocs: newAllocTable(), reset: make(chan struct{})}
+	s.jobVersions.Store(DefaultJobVersions)
+	return s
+}
+
+// SetJobVersions sets how many versions of each job the store keeps (at
+// least 1; Nomad's job_tracked_versions). Every server of a cluster must
+// keep the same number: it decides what the FSM drops. A job that has
+// more versions drops the oldest at its next registration.
+func (s *Store) SetJobVersions(n int) {
+	s.jobVersions.Store(int64(max(n, 1)))
 }
 
 func newDB() *memdb.MemDB {

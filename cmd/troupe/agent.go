@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
 )
 
@@ -60,6 +61,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.IntVar(&cfg.JobLimits.JobMaxCount, "job-max-count", jobspec.DefaultJobMaxCount, "most allocations one job may ask for: the sum of its groups' counts (Nomad's job_max_count)")
 	fs.IntVar(&cfg.JobLimits.MaxNameLength, "job-max-name-length", jobspec.DefaultMaxNameLength, "longest job ID, job, group, task or volume name")
 	fs.IntVar(&cfg.JobLimits.MaxMetaValueLength, "job-max-meta-value", jobspec.DefaultMaxMetaValueLength, "longest value in a job's meta or env, in bytes")
+	fs.IntVar(&cfg.JobVersions, "job-tracked-versions", state.DefaultJobVersions, "versions of each job the servers keep (the same on every server)")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
