@@ -72,6 +72,9 @@ type Config struct {
 	// lengths of names, meta and env); zero fields keep jobspec's
 	// defaults.
 	JobLimits jobspec.Limits
+	// MaxPlacementsPerEval bounds the allocations one scheduler plan
+	// places (0: no bound); a larger job is placed in several plans.
+	MaxPlacementsPerEval int
 	// JobVersions is how many versions of each job the servers keep
 	// (Nomad's job_tracked_versions; 0 = 6). Every server must keep the
 	// same number.

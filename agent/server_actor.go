@@ -90,7 +90,8 @@ func (s *serverActor) onLeadership(ctx actor.Context, m *leadership) {
 	spec := &scheduler.Spec{
 		State:    func() scheduler.StateView { return s.a.store.Snapshot() },
 		Proposer: s.a, Clock: s.a.clock, Logger: s.a.log.With("actor", "scheduler"),
-		Seed: uint64(s.a.clock.Now().UnixNano()),
+		Seed:          uint64(s.a.clock.Now().UnixNano()),
+		MaxPlacements: s.a.cfg.MaxPlacementsPerEval,
 	}
 	pid, err := ctx.SpawnNamed(s.a.sys.Props("scheduler", scheduler.New(spec),
 		actor.WithSupervisor(actors.DefaultSupervision.Strategy())), "scheduler")

@@ -36,6 +36,9 @@ type Spec struct {
 	Logger   *slog.Logger
 	// Seed seeds node shuffling; tests fix it.
 	Seed uint64
+	// MaxPlacements bounds the allocations one plan places (0: none);
+	// see Options.MaxPlacements.
+	MaxPlacements int
 }
 
 // CapacityChanged tells the scheduler that room may have appeared (a node
@@ -146,7 +149,7 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 		a.delay(ctx, id, wait)
 		return
 	}
-	plan, err := Process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand})
+	plan, err := Process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements})
 	if err != nil {
 		// A bad evaluation (unknown job type, ...) fails for good, visibly.
 		a.log.Error("scheduling failed", "eval", id, "error", err)

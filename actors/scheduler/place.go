@@ -226,6 +226,11 @@ func (p *planner) placeGeneric(gs *groupState, reqs []placeReq) {
 			p.queued[gs.tg.Name]++
 			continue
 		}
+		if max := p.opts.MaxPlacements; max > 0 && len(p.plan.Place) >= max {
+			p.capped = true
+			p.queued[gs.tg.Name]++
+			continue
+		}
 		if req.stopPrev != nil {
 			p.release(req.prev)
 		}

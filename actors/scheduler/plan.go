@@ -41,6 +41,10 @@ type Options struct {
 	// Job, when set, is planned instead of the snapshot's version of the
 	// evaluation's job (a dry run of a job not registered yet).
 	Job *messages.Job
+	// MaxPlacements bounds the allocations one plan places (0: no bound);
+	// the rest are left to a follow-up evaluation, so one huge job is
+	// placed in plans of a bounded size.
+	MaxPlacements int
 }
 
 // Job types.
@@ -121,6 +125,7 @@ type planner struct {
 	queued    map[string]int32
 	deferred  []*messages.AllocStopUpdate // conditional stops that took effect
 	inPlaceOK map[versionGroup]bool       // inPlace's answers; nil until asked
+	capped    bool                        // MaxPlacements left placements for a follow-up
 
 	pool     []*messages.Node // candidate nodes, shuffled for generic jobs
 	pooled   bool
@@ -259,9 +264,24 @@ func (p *planner) finish() *messages.ApplyPlan {
 			p.plan.NewEvals = append(p.plan.NewEvals, b)
 		}
 	}
+	if p.capped {
+		p.plan.NewEvals = append(p.plan.NewEvals, p.continuationEval())
+	}
 	p.plan.EvalUpdate = upd
 	return p.plan
 }
+
+// continuationEval plans, once this plan is committed, what MaxPlacements
+// left out.
+func (p *planner) continuationEval() *messages.Evaluation {
+	now := p.opts.Now.UnixNano()
+	return &messages.Evaluation{ID: p.opts.NewID(), Namespace: p.eval.Namespace, Priority: p.eval.Priority,
+		Type: p.eval.Type, TriggeredBy: TriggerQueued, JobID: p.eval.JobID, JobModifyIndex: p.eval.JobModifyIndex,
+		Status: EvalPending, StatusDescription: continuationDescription, PreviousEval: p.eval.ID,
+		CreateTime: now, ModifyTime: now}
+}
+
+const continuationDescription = "placing the rest: the previous plan reached the placements-per-evaluation limit"
 
 func (p *planner) blockedEval() *messages.Evaluation {
 	now := p.opts.Now.UnixNano()

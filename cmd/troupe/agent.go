@@ -61,6 +61,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.IntVar(&cfg.JobLimits.JobMaxCount, "job-max-count", jobspec.DefaultJobMaxCount, "most allocations one job may ask for: the sum of its groups' counts (Nomad's job_max_count)")
 	fs.IntVar(&cfg.JobLimits.MaxNameLength, "job-max-name-length", jobspec.DefaultMaxNameLength, "longest job ID, job, group, task or volume name")
 	fs.IntVar(&cfg.JobLimits.MaxMetaValueLength, "job-max-meta-value", jobspec.DefaultMaxMetaValueLength, "longest value in a job's meta or env, in bytes")
+	fs.IntVar(&cfg.MaxPlacementsPerEval, "max-placements-per-eval", 0, "most allocations one scheduler plan places; a larger job is placed in several plans (0: no bound)")
 	fs.IntVar(&cfg.JobVersions, "job-tracked-versions", state.DefaultJobVersions, "versions of each job the servers keep (the same on every server)")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")

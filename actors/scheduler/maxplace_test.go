@@ -1,0 +1,55 @@
+package scheduler
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestMaxPlacementsSplitsAJob: with a placements-per-evaluation limit a
+// large job is placed in bounded plans, each leaving a follow-up
+// evaluation for the rest, until the count is reached; nothing is placed
+// twice.
+func TestMaxPlacementsSplitsAJob(t *testing.T) {
+	job := testJob("big", JobTypeService, 25)
+	snap := NewMemSnapshot(testNodes(10), job)
+	eval := testEval(job)
+	var sizes []int
+	for range 5 {
+		opts := testOpts(1)
+		opts.MaxPlacements = 10
+		plan := processWith(t, snap, eval, opts)
+		sizes = append(sizes, len(plan.Place))
+		snap.ApplyPlan(plan)
+		if len(plan.NewEvals) == 0 {
+			break
+		}
+		require.Len(t, plan.NewEvals, 1)
+		next := plan.NewEvals[0]
+		require.Equal(t, EvalPending, next.Status)
+		require.Equal(t, TriggerQueued, next.TriggeredBy)
+		require.Equal(t, eval.ID, next.PreviousEval)
+		require.Equal(t, int32(25-sum(sizes)), plan.EvalUpdate.QueuedAllocations["web"])
+		eval = next
+	}
+	require.Equal(t, []int{10, 10, 5}, sizes)
+	names := map[string]bool{}
+	for _, a := range snap.AllocsByJob("default", "big") {
+		require.False(t, names[a.Name], "placed twice: %s", a.Name)
+		names[a.Name] = true
+	}
+	require.Len(t, names, 25)
+
+	opts := testOpts(1) // no limit: one plan
+	plan := processWith(t, NewMemSnapshot(testNodes(10), job), testEval(job), opts)
+	require.Len(t, plan.Place, 25)
+	require.Empty(t, plan.NewEvals)
+}
+
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
