@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +15,8 @@ import (
 
 	nomad "github.com/hashicorp/nomad/api"
 	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/runtime/safepath/safepathtest"
 )
 
 // hostileRequest is one request of the hostile-input review and the 4xx
@@ -102,20 +102,6 @@ func cut(s string) string {
 	return s
 }
 
-// treeOf lists every path under dir (the agent's files), for before and
-// after.
-func treeOf(t *testing.T, dir string) []string {
-	var out []string
-	require.NoError(t, filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
-		if err == nil {
-			out = append(out, p)
-		}
-		return nil
-	}))
-	sort.Strings(out)
-	return out
-}
-
 // TestHostileInputChangesNothing: each request of the hostile-input review
 // gets a 4xx that names the problem, and leaves the state, the agent's
 // data dir and the host as they were.
@@ -126,7 +112,7 @@ func TestHostileInputChangesNothing(t *testing.T) {
 	base := "http://" + a.HTTPAddr()
 	_, statErr := os.Stat(escapedTaskDir)
 	require.True(t, os.IsNotExist(statErr), "%s exists before the test", escapedTaskDir)
-	before, files := a.Store().Snapshot().Index(), treeOf(t, filepath.Join(dir, "alloc"))
+	before, files := a.Store().Snapshot().Index(), safepathtest.Tree(t, filepath.Join(dir, "alloc"))
 	for _, h := range hostileRequests() {
 		t.Run(h.name, func(t *testing.T) {
 			require.NoError(t, h.send(http.DefaultClient, base))
@@ -134,7 +120,7 @@ func TestHostileInputChangesNothing(t *testing.T) {
 		})
 	}
 	require.Empty(t, a.Store().Snapshot().Jobs())
-	require.Equal(t, files, treeOf(t, filepath.Join(dir, "alloc")), "files appeared under the allocation dir")
+	require.Equal(t, files, safepathtest.Tree(t, filepath.Join(dir, "alloc")), "files appeared under the allocation dir")
 	_, statErr = os.Stat(escapedTaskDir)
 	require.True(t, os.IsNotExist(statErr), "%s was created", escapedTaskDir)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/safepath"
 )
 
 // logPoll is how often a followed log is checked for new bytes.
@@ -51,7 +52,7 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !hasTask(job, a.GetTaskGroup(), task) {
-		s.writeError(w, r, codeErr(http.StatusNotFound, "unknown task %s in allocation %q", quoteShort(task), allocID))
+		s.writeError(w, r, codeErr(http.StatusNotFound, "unknown task %s in allocation %q", safepath.Quote(task), allocID))
 		return
 	}
 	path, err := s.b.TaskLogPath(allocID, task, typ)
@@ -190,13 +191,6 @@ func hasTask(j *messages.Job, group, task string) bool {
 	return false
 }
 
-// quoteShort quotes s for a message, cut to 64 bytes.
-func quoteShort(s string) string {
-	if len(s) > 64 {
-		return strconv.Quote(s[:64]) + "..."
-	}
-	return strconv.Quote(s)
-}
 
 func onlyTask(j *messages.Job, group string) string {
 	for _, g := range j.GetTaskGroups() {

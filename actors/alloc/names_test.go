@@ -1,7 +1,6 @@
 package alloc
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,34 +10,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/troupe-dev/troupe/runtime/safepath/safepathtest"
+
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/driver"
 	"github.com/troupe-dev/troupe/runtime/safepath"
 )
-
-// tree lists every entry under dir with its mode and size (a link by its
-// target), to compare a directory before and after.
-func tree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		out[p] = fmt.Sprintf("%s %d", fi.Mode(), fi.Size())
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			target, _ := os.Readlink(p)
-			out[p] += " -> " + target
-		}
-		return nil
-	}))
-	return out
-}
 
 // hostDirs is a data dir's alloc root in a temp dir, beside a sentinel dir
 // with a file in it, and the temp dir (the data dir's parent).
@@ -83,14 +61,14 @@ func TestUnsafeNamesFailAllocAndMakeNothing(t *testing.T) {
 					actors.NewFakeClock(time.Unix(1_700_000_000, 0)))
 				a := testAlloc("service", map[string]any{}, nil)
 				f.set(a, name)
-				before := tree(t, top)
+				before := safepathtest.Tree(t, top)
 
 				h.spawn(a)
 				failed := h.waitFor("failed", status(StatusFailed))
 
 				require.Contains(t, failed.ClientDescription, "unsafe name: "+f.kind+" "+safepath.Quote(name))
 				require.Zero(t, h.fake.Calls(driver.MethodStartTask))
-				require.Equal(t, before, tree(t, top), "nothing made beside or in the data dir")
+				require.Equal(t, before, safepathtest.Tree(t, top), "nothing made beside or in the data dir")
 				_, err := os.Lstat("/tmp/x-escaped-task")
 				require.ErrorIs(t, err, fs.ErrNotExist)
 				if f.kind == "task" && len(name) <= safepath.MaxName {
@@ -125,14 +103,14 @@ func TestPlantedSymlinksFailSetup(t *testing.T) {
 			require.NoError(t, os.Symlink(sentinel, link))
 			h := newHarnessAt(t, filepath.Join(t.TempDir(), "client.db"), root, driver.NewFake(),
 				actors.NewFakeClock(time.Unix(1_700_000_000, 0)))
-			before := tree(t, sentinel)
+			before := safepathtest.Tree(t, sentinel)
 
 			h.spawn(testAlloc("service", map[string]any{}, nil))
 			failed := h.waitFor("failed", status(StatusFailed))
 
 			require.Contains(t, failed.ClientDescription, "setup failed: alloc_dir: alloc dir")
 			require.Zero(t, h.fake.Calls(driver.MethodStartTask))
-			require.Equal(t, before, tree(t, sentinel), "the link's target is untouched")
+			require.Equal(t, before, safepathtest.Tree(t, sentinel), "the link's target is untouched")
 		})
 	}
 }
@@ -159,11 +137,11 @@ func TestMountPointRefusesSymlinks(t *testing.T) {
 			allocDir, src := filepath.Join(root, "a1"), filepath.Join(root, "published")
 			require.NoError(t, os.MkdirAll(filepath.Join(allocDir, "t"), 0o755))
 			require.NoError(t, tt.plant(allocDir, sentinel, src))
-			before := tree(t, sentinel)
+			before := safepathtest.Tree(t, sentinel)
 
 			err := mountPoint(allocDir, filepath.Join(allocDir, tt.dst), src)
 
-			require.Equal(t, before, tree(t, sentinel))
+			require.Equal(t, before, safepathtest.Tree(t, sentinel))
 			if !tt.ok {
 				require.Error(t, err)
 				return
@@ -186,7 +164,7 @@ func TestAllocDirHookSocketStandInLinks(t *testing.T) {
 	require.False(t, safepath.Within(root, standIn), "a stand-in outside the alloc dir")
 	require.NoError(t, os.Symlink(sentinel, standIn))
 	t.Cleanup(func() { _ = os.Remove(standIn) })
-	before := tree(t, sentinel)
+	before := safepathtest.Tree(t, sentinel)
 	h := &AllocDirHook{Root: root}
 
 	require.ErrorIs(t, h.Prerun(t.Context(), a), safepath.ErrSymlink)
@@ -194,7 +172,7 @@ func TestAllocDirHookSocketStandInLinks(t *testing.T) {
 
 	_, err := os.Lstat(standIn)
 	require.ErrorIs(t, err, fs.ErrNotExist, "the link is gone")
-	require.Equal(t, before, tree(t, sentinel), "its target is untouched")
+	require.Equal(t, before, safepathtest.Tree(t, sentinel), "its target is untouched")
 }
 
 func TestPluginSocketPathStaysInTaskDir(t *testing.T) {

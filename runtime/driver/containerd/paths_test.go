@@ -1,8 +1,6 @@
 package containerd
 
 import (
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,27 +8,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/troupe-dev/troupe/runtime/safepath/safepathtest"
+
 	"github.com/troupe-dev/troupe/runtime/driver"
 	"github.com/troupe-dev/troupe/runtime/safepath"
 )
-
-// tree lists every entry under dir with its mode and size.
-func tree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		out[p] = fmt.Sprintf("%s %d", fi.Mode(), fi.Size())
-		return nil
-	}))
-	return out
-}
 
 // TestCheckPaths: names that leave the allocation dir, a symlinked task
 // dir and log files elsewhere are refused before anything is made.
@@ -94,7 +76,7 @@ func TestCreateLogFilesRefusesLinks(t *testing.T) {
 
 	require.NoError(t, os.Remove(cfg.StderrPath))
 	require.NoError(t, os.Symlink(filepath.Join(sentinel, "keep"), cfg.StderrPath))
-	before := tree(t, sentinel)
+	before := safepathtest.Tree(t, sentinel)
 	require.ErrorIs(t, createLogFiles(cfg), safepath.ErrSymlink)
-	require.Equal(t, before, tree(t, sentinel))
+	require.Equal(t, before, safepathtest.Tree(t, sentinel))
 }

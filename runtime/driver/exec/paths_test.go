@@ -13,31 +13,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/troupe-dev/troupe/runtime/safepath/safepathtest"
+
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
-
-// tree lists every entry under dir with its mode and size (a link with its
-// target), to compare a directory before and after.
-func tree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		out[p] = fmt.Sprintf("%s %d", fi.Mode(), fi.Size())
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			target, _ := os.Readlink(p)
-			out[p] += " -> " + target
-		}
-		return nil
-	}))
-	return out
-}
 
 // hostDirs makes <top>/data/alloc/a1 (an allocation dir) and
 // <top>/sentinel with a file in it.
@@ -72,12 +51,12 @@ func TestUnsafeNamesStartNothing(t *testing.T) {
 				cfg := shellConfig(dir, alloc+"/"+task, "echo escaped")
 				cfg.TaskName, cfg.AllocID = task, alloc
 				cfg.StdoutPath, cfg.StderrPath = filepath.Join(dir, "stdout"), filepath.Join(dir, "stderr")
-				before := tree(t, top)
+				before := safepathtest.Tree(t, top)
 
 				_, err := d.StartTask(context.Background(), cfg)
 
 				require.ErrorIs(t, err, driver.ErrInvalidConfig)
-				require.Equal(t, before, tree(t, top), "nothing made")
+				require.Equal(t, before, safepathtest.Tree(t, top), "nothing made")
 				_, err = os.Lstat("/tmp/x-escaped-task")
 				require.ErrorIs(t, err, fs.ErrNotExist)
 			})
@@ -93,10 +72,10 @@ func TestLogsOutsideAllocDirRefused(t *testing.T) {
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	cfg := shellConfig(dir, "a1/t", "echo out")
 	cfg.StdoutPath = filepath.Join(sentinel, "keep")
-	before := tree(t, top)
+	before := safepathtest.Tree(t, top)
 	_, err := newDriver(t).StartTask(context.Background(), cfg)
 	require.ErrorIs(t, err, driver.ErrInvalidConfig)
-	require.Equal(t, before, tree(t, top))
+	require.Equal(t, before, safepathtest.Tree(t, top))
 }
 
 // TestPlantedSymlinksNotFollowed: symlinks planted in the allocation dir
@@ -128,7 +107,7 @@ func TestPlantedSymlinksNotFollowed(t *testing.T) {
 			require.NoError(t, os.Symlink(target, filepath.Join(dir, tt.link)))
 			cfg := shellConfig(dir, "a1/t", "echo out; echo err >&2")
 			cfg.StdoutPath, cfg.StderrPath = filepath.Join(dir, "stdout"), filepath.Join(dir, "stderr")
-			before := tree(t, sentinel)
+			before := safepathtest.Tree(t, sentinel)
 			d := newDriver(t)
 
 			h, err := d.StartTask(context.Background(), cfg)
@@ -142,7 +121,7 @@ func TestPlantedSymlinksNotFollowed(t *testing.T) {
 				require.NoError(t, err)
 				require.True(t, fi.IsDir(), "the link was replaced by the executor's own dir")
 			}
-			require.Equal(t, before, tree(t, sentinel), "the link's target is untouched")
+			require.Equal(t, before, safepathtest.Tree(t, sentinel), "the link's target is untouched")
 		})
 	}
 }
