@@ -128,6 +128,7 @@ func TestParseJSONHostile(t *testing.T) {
 		{"long meta key", job(`,"Meta":{"`+strings.Repeat("k", 200)+`":"v"}`, group), "key must be at most 128"},
 		{"volume name", withGroup(`"Volumes":{"..":{"Type":"host","Source":"s"}}`), `name must not be ".."`},
 		{"port label", withGroup(`"Networks":[{"DynamicPorts":[{"Label":"a=b"}]}]`), "label must not contain ="},
+		{"unknown kill signal", withTask(`"KillSignal":"SIGFOO"`), `kill_signal "SIGFOO" is not a signal`},
 		{"negative mbits", withGroup(`"Networks":[{"MBits":-1}]`), "mbits must not be negative"},
 	}
 	for _, c := range cases {

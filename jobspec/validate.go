@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
 // KnownDrivers are the task drivers troupe has.
@@ -176,6 +177,11 @@ func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 	}
 	if t.KillTimeout < 0 {
 		c.addf("kill_timeout must not be negative")
+	}
+	if t.KillSignal != "" {
+		if _, err := driver.ParseSignal(t.KillSignal); err != nil {
+			c.addf("kill_signal %s is not a signal (SIGTERM, SIGINT, SIGQUIT, SIGUSR1, ... or a number 1-64)", shown(t.KillSignal))
+		}
 	}
 	if p := textProblem(t.User, c.lim().MaxNameLength); p != "" {
 		c.addf("user %s", p)
