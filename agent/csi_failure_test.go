@@ -1,0 +1,168 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// rescheduledVolumeJob is volumeJob with a short reschedule policy, so a
+// failed allocation is replaced within a second or two.
+func rescheduledVolumeJob(id string, sources ...string) string {
+	return strings.Replace(volumeJob(id, 1, false, sources...), `    task "t" {`, `    reschedule {
+      attempts       = 3
+      interval       = "1h"
+      delay          = "1s"
+      delay_function = "constant"
+      unlimited      = false
+    }
+    task "t" {`, 1)
+}
+
+// failedThenReplaced waits for the job's first allocation to fail, then
+// for its replacement (PreviousAllocation set to the failed one) to run;
+// it returns both as the store has them.
+func (e *pluginEnv) failedThenReplaced(t *testing.T, jobID string) (failed, next *messages.Allocation) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		if fs := e.allocs(jobID, "failed"); len(fs) > 0 {
+			failed = fs[0]
+		}
+		return failed != nil
+	}, 60*time.Second, 20*time.Millisecond, "the first allocation of %s never failed", jobID)
+	require.Eventually(t, func() bool {
+		for _, al := range e.allocs(jobID, "running") {
+			if al.GetPreviousAllocation() == failed.GetID() {
+				next = al
+				return true
+			}
+		}
+		return false
+	}, 60*time.Second, 20*time.Millisecond, "the failed allocation of %s was never replaced", jobID)
+	return e.a.Store().Snapshot().AllocByID(failed.GetID()), next
+}
+
+// requireNamed checks that the failed allocation says which volume and
+// which CSI call failed: in its client description, in its volume's
+// events and in its task's events.
+func requireNamed(t *testing.T, al *messages.Allocation, volumeID, rpc string) {
+	t.Helper()
+	desc := al.GetClientDescription()
+	require.Contains(t, desc, `CSI volume "`+volumeID+`"`, desc)
+	require.Contains(t, desc, rpc, desc)
+	require.Contains(t, desc, "injected fault", desc)
+	var volEvents []string
+	for _, ev := range al.GetVolumeStates()["v0"].GetEvents() {
+		volEvents = append(volEvents, ev.GetType()+": "+ev.GetDisplayMessage())
+	}
+	require.True(t, containsAll(volEvents, volumeID, rpc), "volume events: %q", volEvents)
+	var taskEvents []string
+	for _, ev := range al.GetTaskStates()["t"].GetEvents() {
+		taskEvents = append(taskEvents, ev.GetType()+": "+ev.GetDisplayMessage())
+	}
+	require.True(t, containsAll(taskEvents, volumeID, rpc), "task events: %q", taskEvents)
+	require.True(t, al.GetTaskStates()["t"].GetFailed(), "the task never ran and counts as failed")
+}
+
+// containsAll reports whether one of lines contains every part.
+func containsAll(lines []string, parts ...string) bool {
+	for _, l := range lines {
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(l, p)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// requireNoClaimOf checks that the volume holds no claim of allocID (and
+// that the replacement's claim is the only one).
+func (e *pluginEnv) requireNoClaimOf(t *testing.T, volumeID, allocID, nextID string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		claims := e.volume(volumeID).GetClaims()
+		return len(claims) == 1 && claims[0].GetAllocationID() == nextID
+	}, 30*time.Second, 20*time.Millisecond, "the failed allocation %s kept its claim: %v", allocID, e.volume(volumeID).GetClaims())
+}
+
+// TestCSIControllerPublishFailsAllocRescheduled: the controller refuses
+// the first ControllerPublish; the allocation fails naming the volume and
+// the plugin's error, its claim is released, and the reschedule policy
+// places a replacement that runs.
+func TestCSIControllerPublishFailsAllocRescheduled(t *testing.T) {
+	e := startPluginJob(t, fastRetry(testConfig(t, t.TempDir())))
+	e.create(t, "cpub")
+	ext := e.volume("cpub").GetExternalID()
+	require.NoError(t, e.ctl.FailNext(t.Context(), "ControllerPublishVolume", ext, codes.FailedPrecondition, 1))
+	jobID := e.run(t, rescheduledVolumeJob("cpub", "cpub"))
+
+	failed, next := e.failedThenReplaced(t, jobID)
+	requireNamed(t, failed, "cpub", "ControllerPublishVolume")
+	e.requireNoClaimOf(t, "cpub", failed.GetID(), next.GetID())
+	pubs := e.calls(t, "ControllerPublishVolume")
+	require.GreaterOrEqual(t, len(pubs), 2)
+	require.Equal(t, "FailedPrecondition", pubs[0].Code)
+	require.Equal(t, "OK", pubs[len(pubs)-1].Code)
+}
+
+// TestCSIControllerPublishUnavailableAllocRescheduled: the controller
+// answers a retryable error until the client's setup tries are used up;
+// the allocation fails naming the volume and the error, its claim is
+// released, and the replacement runs once the fault is gone.
+func TestCSIControllerPublishUnavailableAllocRescheduled(t *testing.T) {
+	e := startPluginJob(t, fastRetry(testConfig(t, t.TempDir())))
+	e.create(t, "cflaky")
+	ext := e.volume("cflaky").GetExternalID()
+	require.NoError(t, e.ctl.FailNext(t.Context(), "ControllerPublishVolume", ext, codes.Internal, -1))
+	jobID := e.run(t, rescheduledVolumeJob("cflaky", "cflaky"))
+	require.Eventually(t, func() bool { return len(e.allocs(jobID, "failed")) > 0 },
+		60*time.Second, 20*time.Millisecond, "the allocation never failed")
+	require.NoError(t, e.ctl.Reset(t.Context()))
+
+	failed, next := e.failedThenReplaced(t, jobID)
+	requireNamed(t, failed, "cflaky", "ControllerPublishVolume")
+	e.requireNoClaimOf(t, "cflaky", failed.GetID(), next.GetID())
+}
+
+// TestCSINodePublishFailsAllocRescheduled: the node plugin refuses the
+// first NodePublish; the allocation fails naming the volume and the
+// error, what was staged is unstaged, its claim is released (controller
+// unpublish included), and the replacement runs.
+func TestCSINodePublishFailsAllocRescheduled(t *testing.T) {
+	e := startPluginJob(t, fastRetry(testConfig(t, t.TempDir())))
+	e.create(t, "npub")
+	ext := e.volume("npub").GetExternalID()
+	require.NoError(t, e.ctl.FailNext(t.Context(), "NodePublishVolume", ext, codes.FailedPrecondition, 1))
+	jobID := e.run(t, rescheduledVolumeJob("npub", "npub"))
+
+	failed, next := e.failedThenReplaced(t, jobID)
+	requireNamed(t, failed, "npub", "NodePublishVolume")
+	e.requireNoClaimOf(t, "npub", failed.GetID(), next.GetID())
+	var order []string
+	for _, c := range e.calls(t, "NodePublishVolume", "NodeUnstageVolume", "ControllerUnpublishVolume") {
+		order = append(order, c.Method+" "+c.Code)
+	}
+	require.Subset(t, order, []string{"NodePublishVolume FailedPrecondition", "NodeUnstageVolume OK",
+		"ControllerUnpublishVolume OK", "NodePublishVolume OK"}, order)
+}
+
+// TestCSINodeStageFailsAllocRescheduled: the same with NodeStage.
+func TestCSINodeStageFailsAllocRescheduled(t *testing.T) {
+	e := startPluginJob(t, fastRetry(testConfig(t, t.TempDir())))
+	e.create(t, "nstage")
+	ext := e.volume("nstage").GetExternalID()
+	require.NoError(t, e.ctl.FailNext(t.Context(), "NodeStageVolume", ext, codes.InvalidArgument, 1))
+	jobID := e.run(t, rescheduledVolumeJob("nstage", "nstage"))
+
+	failed, next := e.failedThenReplaced(t, jobID)
+	requireNamed(t, failed, "nstage", "NodeStageVolume")
+	e.requireNoClaimOf(t, "nstage", failed.GetID(), next.GetID())
+}
