@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func (e *pluginEnv) failedThenReplaced(t *testing.T, jobID string) (failed, next
 			}
 		}
 		return false
-	}, 60*time.Second, 20*time.Millisecond, "the failed allocation of %s was never replaced", jobID)
+	}, 60*time.Second, 20*time.Millisecond, "the failed allocation of %s was never replaced: %s", jobID, e.dump(jobID))
 	return e.a.Store().Snapshot().AllocByID(failed.GetID()), next
 }
 
@@ -67,6 +68,20 @@ func requireNamed(t *testing.T, al *messages.Allocation, volumeID, rpc string) {
 	}
 	require.True(t, containsAll(taskEvents, volumeID, rpc), "task events: %q", taskEvents)
 	require.True(t, al.GetTaskStates()["t"].GetFailed(), "the task never ran and counts as failed")
+}
+
+// requireEvalNames checks that an evaluation of the job says which
+// allocation failed, naming the volume and the CSI call (read through
+// Nomad's API client).
+func (e *pluginEnv) requireEvalNames(t *testing.T, jobID string, al *messages.Allocation, volumeID, rpc string) {
+	t.Helper()
+	evals, _, err := e.c.Jobs().Evaluations(jobID, nil)
+	require.NoError(t, err)
+	var descs []string
+	for _, ev := range evals {
+		descs = append(descs, ev.TriggeredBy+": "+ev.StatusDescription)
+	}
+	require.True(t, containsAll(descs, "alloc-failure", al.GetID(), `CSI volume "`+volumeID+`"`, rpc), "evaluations: %q", descs)
 }
 
 // containsAll reports whether one of lines contains every part.
@@ -93,6 +108,15 @@ func (e *pluginEnv) requireNoClaimOf(t *testing.T, volumeID, allocID, nextID str
 	}, 30*time.Second, 20*time.Millisecond, "the failed allocation %s kept its claim: %v", allocID, e.volume(volumeID).GetClaims())
 }
 
+// stopAndFree stops the job and waits until its volumes' claims are freed
+// (what is mounted is unmounted before the test's dirs go).
+func (e *pluginEnv) stopAndFree(t *testing.T, jobID string, ids ...string) {
+	t.Helper()
+	_, _, err := e.c.Jobs().Deregister(jobID, false, nil)
+	require.NoError(t, err)
+	e.waitFreed(t, ids...)
+}
+
 // TestCSIControllerPublishFailsAllocRescheduled: the controller refuses
 // the first ControllerPublish; the allocation fails naming the volume and
 // the plugin's error, its claim is released, and the reschedule policy
@@ -106,7 +130,9 @@ func TestCSIControllerPublishFailsAllocRescheduled(t *testing.T) {
 
 	failed, next := e.failedThenReplaced(t, jobID)
 	requireNamed(t, failed, "cpub", "ControllerPublishVolume")
+	e.requireEvalNames(t, jobID, failed, "cpub", "ControllerPublishVolume")
 	e.requireNoClaimOf(t, "cpub", failed.GetID(), next.GetID())
+	defer e.stopAndFree(t, jobID, "cpub")
 	pubs := e.calls(t, "ControllerPublishVolume")
 	require.GreaterOrEqual(t, len(pubs), 2)
 	require.Equal(t, "FailedPrecondition", pubs[0].Code)
@@ -129,7 +155,9 @@ func TestCSIControllerPublishUnavailableAllocRescheduled(t *testing.T) {
 
 	failed, next := e.failedThenReplaced(t, jobID)
 	requireNamed(t, failed, "cflaky", "ControllerPublishVolume")
+	e.requireEvalNames(t, jobID, failed, "cflaky", "ControllerPublishVolume")
 	e.requireNoClaimOf(t, "cflaky", failed.GetID(), next.GetID())
+	defer e.stopAndFree(t, jobID, "cflaky")
 }
 
 // TestCSINodePublishFailsAllocRescheduled: the node plugin refuses the
@@ -145,13 +173,16 @@ func TestCSINodePublishFailsAllocRescheduled(t *testing.T) {
 
 	failed, next := e.failedThenReplaced(t, jobID)
 	requireNamed(t, failed, "npub", "NodePublishVolume")
+	e.requireEvalNames(t, jobID, failed, "npub", "NodePublishVolume")
 	e.requireNoClaimOf(t, "npub", failed.GetID(), next.GetID())
+	defer e.stopAndFree(t, jobID, "npub")
 	var order []string
 	for _, c := range e.calls(t, "NodePublishVolume", "NodeUnstageVolume", "ControllerUnpublishVolume") {
 		order = append(order, c.Method+" "+c.Code)
 	}
-	require.Subset(t, order, []string{"NodePublishVolume FailedPrecondition", "NodeUnstageVolume OK",
-		"ControllerUnpublishVolume OK", "NodePublishVolume OK"}, order)
+	require.Equal(t, []string{"NodePublishVolume FailedPrecondition", "NodeUnstageVolume OK",
+		"ControllerUnpublishVolume OK", "NodePublishVolume OK"}, order,
+		"the failed allocation's node side and controller attachment are undone before the replacement's")
 }
 
 // TestCSINodeStageFailsAllocRescheduled: the same with NodeStage.
@@ -164,5 +195,25 @@ func TestCSINodeStageFailsAllocRescheduled(t *testing.T) {
 
 	failed, next := e.failedThenReplaced(t, jobID)
 	requireNamed(t, failed, "nstage", "NodeStageVolume")
+	e.requireEvalNames(t, jobID, failed, "nstage", "NodeStageVolume")
 	e.requireNoClaimOf(t, "nstage", failed.GetID(), next.GetID())
+	defer e.stopAndFree(t, jobID, "nstage")
+}
+
+// dump describes the job's allocations and evaluations, for a failure.
+func (e *pluginEnv) dump(jobID string) string {
+	var b strings.Builder
+	snap := e.a.Store().Snapshot()
+	for _, al := range snap.AllocsByJob("default", jobID) {
+		fmt.Fprintf(&b, "\nalloc %s %s/%s prev=%s: %s", al.GetID(), al.GetDesiredStatus(), al.GetClientStatus(),
+			al.GetPreviousAllocation(), al.GetClientDescription())
+	}
+	for _, ev := range snap.EvalsByJob("default", jobID) {
+		fmt.Fprintf(&b, "\neval %s %s %s wait=%d: %s %v", ev.GetID(), ev.GetTriggeredBy(), ev.GetStatus(),
+			ev.GetWaitUntil(), ev.GetStatusDescription(), ev.GetFailedTGAllocs())
+	}
+	for _, id := range []string{jobID} {
+		fmt.Fprintf(&b, "\nvolume claims: %v", e.volume(id).GetClaims())
+	}
+	return b.String()
 }
