@@ -212,8 +212,6 @@ func (e *pluginEnv) dump(jobID string) string {
 		fmt.Fprintf(&b, "\neval %s %s %s wait=%d: %s %v", ev.GetID(), ev.GetTriggeredBy(), ev.GetStatus(),
 			ev.GetWaitUntil(), ev.GetStatusDescription(), ev.GetFailedTGAllocs())
 	}
-	for _, id := range []string{jobID} {
-		fmt.Fprintf(&b, "\nvolume claims: %v", e.volume(id).GetClaims())
-	}
+	fmt.Fprintf(&b, "\nclaims of volume %s: %v", jobID, e.volume(jobID).GetClaims()) // each test's volume is named after its job
 	return b.String()
 }
