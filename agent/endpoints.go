@@ -49,17 +49,19 @@ func (a *Agent) updateAllocs(ctx context.Context, allocs []*messages.Allocation)
 			freed = true
 		}
 		key := old.GetNamespace() + "/" + old.GetJobID()
-		trigger := ""
+		trigger, why := "", ""
 		switch {
 		case up.GetClientStatus() == "failed" && old.GetDesiredStatus() == "run":
-			trigger = "alloc-failure"
+			trigger, why = "alloc-failure", failureDescription(up)
 		case old.GetClientStatus() == "unknown":
 			trigger = "reconnect" // the scheduler settles original vs replacement
 		}
 		if trigger != "" && !seen[key] {
 			if j := snap.JobByID(old.GetNamespace(), old.GetJobID()); j != nil && !j.GetStop() {
 				seen[key] = true
-				cmd.Evals = append(cmd.Evals, a.newEval(j, trigger, ""))
+				ev := a.newEval(j, trigger, "")
+				ev.StatusDescription = why
+				cmd.Evals = append(cmd.Evals, ev)
 			}
 		}
 	}
@@ -71,6 +73,17 @@ func (a *Agent) updateAllocs(ctx context.Context, allocs []*messages.Allocation)
 		a.sys.Root.Send(a.serverPID, &capacityChanged{})
 	}
 	return index, nil
+}
+
+// failureDescription says, for the evaluation a failed allocation
+// triggers, which allocation failed and why (a csi volume's setup error
+// names the volume and the plugin's answer).
+func failureDescription(up *messages.Allocation) string {
+	why := up.GetClientDescription()
+	if why == "" {
+		why = "failed"
+	}
+	return fmt.Sprintf("allocation %s failed: %s", up.GetID(), why)
 }
 
 // newEval builds a pending evaluation of a job.

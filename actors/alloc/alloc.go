@@ -380,6 +380,7 @@ func (a *Actor) setStatus(ctx actor.Context, status, desc string) {
 // mounted are unmounted, and the network torn down, first.
 func (a *Actor) fail(ctx actor.Context, why string) {
 	a.phase = phaseTerminal
+	a.failUnstarted(why)
 	a.setStatus(ctx, StatusFailed, why)
 	if a.holding() {
 		a.teardown(ctx)

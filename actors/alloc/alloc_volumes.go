@@ -76,6 +76,19 @@ func (a *Actor) onVolumesReady(ctx actor.Context, m *volumesReady) {
 	a.fail(ctx, "setup failed: "+m.err.Error())
 }
 
+// failUnstarted marks every task that is not dead yet (none started: the
+// setup failed) dead and failed with a Setup Failure event saying why, as
+// Nomad does, so that the reason shows in the task's events too.
+func (a *Actor) failUnstarted(why string) {
+	for _, t := range a.tasks {
+		if a.states[t].GetState() == TaskDead {
+			continue
+		}
+		a.states[t] = setupFailedState(a.states[t], why, a.spec.Clock.Now())
+		a.spec.DB.PutTaskState(a.alloc.GetID(), t, a.states[t])
+	}
+}
+
 func (a *Actor) onRetrySetup(ctx actor.Context) {
 	if a.phase != phaseMounting || a.setupTimer == nil {
 		return

@@ -77,7 +77,7 @@ func TestCSIHook(t *testing.T) {
 		e.claimer.claimErrs = []error{errCode("conflict")}
 		h.spawn(csiAlloc(csiAllocID, "vol0"))
 		failed := h.waitFor("failed", status(StatusFailed))
-		require.Contains(t, failed.GetClientDescription(), `volume "vol0": claiming vol0`)
+		require.Contains(t, failed.GetClientDescription(), `CSI volume "vol0": claim: `)
 		require.Contains(t, failed.GetClientDescription(), "conflict")
 		require.Equal(t, 1, e.claimer.claimCount(), "a final refusal is not retried")
 		require.Zero(t, h.fake.Calls(driver.MethodStartTask))
@@ -168,7 +168,7 @@ func TestCSIHook(t *testing.T) {
 		h, e, _ := csiHarness(t)
 		h.spawn(csiAlloc(csiAllocID, "nope"))
 		failed := h.waitFor("failed", status(StatusFailed))
-		require.Contains(t, failed.GetClientDescription(), `volume "nope": claiming nope: not_found: volume "nope" not found in namespace "default"`)
+		require.Contains(t, failed.GetClientDescription(), `CSI volume "nope": claim: not_found: volume "nope" not found in namespace "default"`)
 		require.Equal(t, 1, e.claimer.claimCount())
 		require.Zero(t, h.fake.Calls(driver.MethodStartTask))
 	})

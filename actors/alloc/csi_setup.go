@@ -105,7 +105,7 @@ func (s *volumeSetup) clean(rec *clientstate.VolumeMount) error {
 	rec.State.State = VolumeClaiming
 	for _, p := range append(slices.Clone(rec.Binds), rec.TargetPath) {
 		if err := s.cfg.Mounter.Unmount(p); err != nil {
-			return fatal(fmt.Errorf("%w: volume %q: clean %s: %w", ErrVolumeSetup, rec.Name, p, err))
+			return fatal(volumeErr(rec, "clean "+p, err))
 		}
 	}
 	return s.persist(rec)
@@ -131,7 +131,7 @@ func (s *volumeSetup) claim(ctx context.Context, rec *clientstate.VolumeMount, r
 	if err == nil {
 		return resp, nil
 	}
-	err = fmt.Errorf("%w: volume %q: claiming %s: %w", ErrVolumeSetup, rec.Name, rec.VolumeID, err)
+	err = volumeErr(rec, "claim", err)
 	addVolumeEvent(rec.State, EventVolumeClaimFailed, err.Error(), s.clock.Now())
 	if finalClaimCode(code) {
 		rec.State.State = VolumeFailed
@@ -151,7 +151,7 @@ func (s *volumeSetup) mount(ctx context.Context, rec *clientstate.VolumeMount, r
 	rec.State.PluginID = rec.PluginID
 	socket, info, ok := s.cfg.NodePlugin(rec.PluginID)
 	if !ok {
-		return s.fail(rec, retryable(fmt.Errorf("%w: volume %q: no healthy node plugin for %s", ErrVolumeSetup, rec.Name, rec.PluginID)))
+		return s.fail(rec, retryable(volumeErr(rec, "node plugin", fmt.Errorf("no healthy node plugin for %s on this node", rec.PluginID))))
 	}
 	rec.ExternalNodeID = info.GetNodeInfo().GetID()
 	stage := info.GetNodeInfo().GetRequiresNodeStageVolume()
@@ -164,7 +164,7 @@ func (s *volumeSetup) mount(ctx context.Context, rec *clientstate.VolumeMount, r
 	defer cancel()
 	client, err := s.cfg.Dial(cctx, socket)
 	if err != nil {
-		return s.fail(rec, retryable(fmt.Errorf("%w: volume %q: plugin %s: %w", ErrVolumeSetup, rec.Name, rec.PluginID, err)))
+		return s.fail(rec, retryable(volumeErr(rec, "plugin "+rec.PluginID, err)))
 	}
 	defer client.Close()
 	capability := &csi.VolumeCapability{AccessMode: rec.AccessMode, AttachmentMode: rec.AttachmentMode,
@@ -245,7 +245,7 @@ func (s *volumeSetup) bindAll(rec *clientstate.VolumeMount) error {
 			err = s.cfg.Mounter.Bind(rec.TargetPath, b.dst, b.readOnly)
 		}
 		if err != nil {
-			return s.fail(rec, fatal(fmt.Errorf("%w: volume %q: bind into %s: %w", ErrVolumeSetup, rec.Name, b.dst, err)))
+			return s.fail(rec, fatal(volumeErr(rec, "bind into "+b.dst, err)))
 		}
 	}
 	if rec.State.GetState() != VolumeMounted {
@@ -269,18 +269,23 @@ func (s *volumeSetup) persist(rec *clientstate.VolumeMount) error {
 		return retryable(err)
 	}
 	if err := s.db.PutVolumeMount(s.alloc.GetID(), rec); err != nil {
-		return fatal(fmt.Errorf("%w: volume %q: write state: %w", ErrVolumeSetup, rec.Name, err))
+		return fatal(volumeErr(rec, "write state", err))
 	}
 	s.progress(rec.Clone())
 	return nil
 }
 
 func csiSetupError(rec *clientstate.VolumeMount, rpc string, err error) error {
-	err = fmt.Errorf("%w: volume %q: %s: %w", ErrVolumeSetup, rec.Name, rpc, err)
+	err = volumeErr(rec, rpc, err)
 	if csi.IsRetryable(err) {
 		return retryable(err)
 	}
 	return fatal(err)
+}
+
+// volumeErr is a failed setup step of rec's volume.
+func volumeErr(rec *clientstate.VolumeMount, step string, err error) error {
+	return &VolumeError{VolumeID: rec.VolumeID, Name: rec.Name, Step: step, Err: err}
 }
 
 func first(a, b string) string {

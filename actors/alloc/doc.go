@@ -20,8 +20,11 @@
 // bind-mounts the target into each task that mounts it (Mounter; the task
 // sees it at VolumeMountPath and learns it as TROUPE_VOLUME_<NAME>).
 // Retryable failures retry the setup with backoff (ClaimRetry,
-// ClaimAttempts); a final one fails the allocation with a message naming
-// the volume. After every task is dead, the alloc actor spawns a volume
+// ClaimAttempts); a final one fails the allocation with a VolumeError
+// (`CSI volume "vol0": NodePublishVolume: rpc error: ...`: the volume the
+// server knows, the step, the plugin's answer) as its client description
+// and as a Setup Failure event of every task, which never started, and
+// lets go of what the setup took, as a stop does. After every task is dead, the alloc actor spawns a volume
 // actor per volume that may still be mounted or claimed: it unbinds,
 // NodeUnpublishVolume, NodeUnstageVolume when no other allocation on the
 // host uses the staged volume (Usage), and only then reports the volume

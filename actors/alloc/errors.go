@@ -1,6 +1,9 @@
 package alloc
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrUnknownDriver is returned when a task names a driver the client lacks.
@@ -34,3 +37,30 @@ var (
 	// bridge network.
 	ErrNetworkTeardown = errors.New("alloc: network teardown failed")
 )
+
+// VolumeError is a failed step of one csi volume's setup. It names the
+// volume as the server knows it (VolumeID: what an operator looks up with
+// `volume status`), the group's name for it when that differs, and the
+// step (a CSI RPC, "claim"), and matches ErrVolumeSetup:
+//
+//	CSI volume "vol0": NodePublishVolume: rpc error: code = ...
+type VolumeError struct {
+	VolumeID string
+	Name     string // the group's name for the volume
+	Step     string
+	Err      error
+}
+
+func (e *VolumeError) Error() string {
+	id := fmt.Sprintf("CSI volume %q", e.VolumeID)
+	if e.Name != "" && e.Name != e.VolumeID {
+		id += fmt.Sprintf(" (group volume %q)", e.Name)
+	}
+	return fmt.Sprintf("%s: %s: %v", id, e.Step, e.Err)
+}
+
+// Unwrap returns the step's error.
+func (e *VolumeError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrVolumeSetup) true.
+func (e *VolumeError) Is(target error) bool { return target == ErrVolumeSetup }

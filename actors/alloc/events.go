@@ -60,3 +60,14 @@ func appendEvent(st *messages.TaskState, ev *messages.TaskEvent) {
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// setupFailedState is the state of a task that never started because the
+// allocation's setup failed: dead, failed, with the reason as its event.
+func setupFailedState(st *messages.TaskState, why string, now time.Time) *messages.TaskState {
+	if st == nil {
+		st = &messages.TaskState{}
+	}
+	st.State, st.Failed, st.FinishedAt = TaskDead, true, rfc3339(now)
+	appendEvent(st, newEvent(EventSetupFailure, why, now))
+	return st
+}

@@ -68,7 +68,9 @@ type Actor struct {
 	refused map[string]int
 	rand    *rand.Rand
 	planned uint64
-	log     *slog.Logger
+	// missed: changes that arrived while a plan was in flight (unblock.go).
+	missed missedChanges
+	log    *slog.Logger
 }
 
 // New returns a producer for the scheduler actor.
@@ -200,6 +202,7 @@ func (a *Actor) onPlanApplied(ctx actor.Context, m *planApplied) {
 		delete(a.retries, m.eval.GetID())
 		delete(a.refused, m.eval.GetNamespace()+"/"+m.eval.GetJobID())
 	}
+	a.replayMissed(ctx)
 	a.next(ctx)
 }
 

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -162,13 +163,16 @@ func (p *planner) followups(later []delayed) {
 		if i < len(later) && later[i].at.Sub(later[start].at) < followupBatchWindow {
 			continue
 		}
-		p.plan.NewEvals = append(p.plan.NewEvals, p.followupEval(later[i-1].at))
+		p.plan.NewEvals = append(p.plan.NewEvals, p.followupEval(later[start:i]))
 		start = i
 	}
 }
 
-func (p *planner) followupEval(at time.Time) *messages.Evaluation {
-	now := p.opts.Now.UnixNano()
+// followupEval waits for the latest time of batch (sorted by time); its
+// description names the allocations it reschedules and why the first
+// failed, so that `eval status` says which volume or task broke.
+func (p *planner) followupEval(batch []delayed) *messages.Evaluation {
+	now, at := p.opts.Now.UnixNano(), batch[len(batch)-1].at
 	return &messages.Evaluation{
 		ID:                p.opts.NewID(),
 		Namespace:         p.eval.Namespace,
@@ -178,10 +182,24 @@ func (p *planner) followupEval(at time.Time) *messages.Evaluation {
 		JobID:             p.eval.JobID,
 		JobModifyIndex:    p.eval.JobModifyIndex,
 		Status:            EvalPending,
-		StatusDescription: delayedDescription,
+		StatusDescription: delayedWhy(batch),
 		PreviousEval:      p.eval.ID,
 		WaitUntil:         at.UnixNano(),
 		CreateTime:        now,
 		ModifyTime:        now,
 	}
+}
+
+// delayedWhy describes a followup eval: "created for delayed rescheduling
+// of allocation X (failed: <its client description>)", and how many more.
+func delayedWhy(batch []delayed) string {
+	first := batch[0].alloc
+	why := fmt.Sprintf("%s of allocation %s", delayedDescription, first.GetID())
+	if d := first.GetClientDescription(); d != "" {
+		why += " (failed: " + d + ")"
+	}
+	if len(batch) > 1 {
+		why += fmt.Sprintf(" and %d more", len(batch)-1)
+	}
+	return why
 }

@@ -111,3 +111,28 @@ func TestFollowupEvalsAreBatched(t *testing.T) {
 		"the batch waits for its latest alloc")
 	require.Equal(t, testNow.Add(time.Minute).UnixNano(), plan.NewEvals[1].WaitUntil)
 }
+
+// TestFollowupEvalNamesTheFailure: a delayed reschedule's eval says which
+// allocation it replaces and why it failed (a csi volume's setup error
+// names the volume and the plugin's answer).
+func TestFollowupEvalNamesTheFailure(t *testing.T) {
+	job := testJob("web", JobTypeService, 2)
+	job.TaskGroups[0].ReschedulePolicy = policy(3, time.Minute)
+	s := NewMemSnapshot(testNodes(3), job)
+	var ids []string
+	for i := range 2 {
+		a := testAlloc(job, "n00", uint32(i))
+		a.ClientStatus, a.ModifyTime = ClientFailed, testNow.UnixNano()
+		a.ClientDescription = `setup failed: CSI volume "vol0": NodePublishVolume: rpc error: code = FailedPrecondition desc = not ready`
+		s.AddAlloc(a)
+		ids = append(ids, a.ID)
+	}
+	plan := mustProcess(t, s, testEval(job), 1)
+	require.Len(t, plan.NewEvals, 1)
+	desc := plan.NewEvals[0].StatusDescription
+	require.Contains(t, desc, delayedDescription+" of allocation ")
+	require.Contains(t, desc, `(failed: setup failed: CSI volume "vol0": NodePublishVolume: rpc error`)
+	require.Contains(t, desc, " and 1 more")
+	require.True(t, desc == delayedWhy([]delayed{{alloc: s.Alloc(ids[0])}, {}}) ||
+		desc == delayedWhy([]delayed{{alloc: s.Alloc(ids[1])}, {}}), desc)
+}

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -136,14 +138,61 @@ func setOf(ids []string) map[string]bool {
 	return m
 }
 
+// missedChanges are the changes that arrived while a plan was in flight.
+// That plan's blocked evaluation (made against the state before them) was
+// not stored yet when they were handled, so they could not unblock it:
+// they are handled again once the plan landed, or a freed claim would
+// leave the evaluation blocked for good.
+type missedChanges struct {
+	capacity bool
+	volumes  map[string]bool
+	plugins  map[string]bool
+}
+
+// note records a change that arrives while a plan is in flight.
+func (m *missedChanges) note(capacity bool, ch *CSIChanged) {
+	m.capacity = m.capacity || capacity
+	if ch == nil {
+		return
+	}
+	if m.volumes == nil {
+		m.volumes, m.plugins = map[string]bool{}, map[string]bool{}
+	}
+	for _, id := range ch.Volumes {
+		m.volumes[id] = true
+	}
+	for _, id := range ch.Plugins {
+		m.plugins[id] = true
+	}
+}
+
+// replayMissed handles again what arrived while the plan now landed was
+// in flight.
+func (a *Actor) replayMissed(ctx actor.Context) {
+	m := a.missed
+	a.missed = missedChanges{}
+	if m.capacity {
+		a.onCapacityChanged(ctx)
+	}
+	if len(m.volumes)+len(m.plugins) > 0 {
+		a.onCSIChanged(ctx, &CSIChanged{Volumes: slices.Sorted(maps.Keys(m.volumes)), Plugins: slices.Sorted(maps.Keys(m.plugins))})
+	}
+}
+
 // onCapacityChanged retries every blocked evaluation.
 func (a *Actor) onCapacityChanged(ctx actor.Context) {
+	if a.busy {
+		a.missed.note(true, nil)
+	}
 	blocked := a.spec.State().EvalsByStatus(EvalBlocked)
 	a.unblock(ctx, blocked, blocked, descUnblockedCapacity)
 }
 
 // onCSIChanged retries the blocked evaluations the change may serve.
 func (a *Actor) onCSIChanged(ctx actor.Context, m *CSIChanged) {
+	if a.busy {
+		a.missed.note(false, m)
+	}
 	view := a.spec.State()
 	blocked := view.EvalsByStatus(EvalBlocked)
 	a.unblock(ctx, blocked, CSIUnblocked(view, blocked, m), descUnblockedCSI)
