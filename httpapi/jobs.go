@@ -121,6 +121,14 @@ func (s *Server) jobParse(w http.ResponseWriter, r *http.Request) (any, error) {
 	if strings.TrimSpace(req.JobHCL) == "" {
 		return nil, codeErr(http.StatusBadRequest, "JobHCL is empty")
 	}
+	// hcl's parser takes hundreds of bytes of memory per byte of input:
+	// a few parses at a time, however many requests come.
+	select {
+	case s.hclSlots <- struct{}{}:
+		defer func() { <-s.hclSlots }()
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
 	job, err := jobspec.Parse("job.hcl", []byte(req.JobHCL))
 	if err != nil {
 		return nil, codeErr(http.StatusBadRequest, "%v", err)

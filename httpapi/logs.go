@@ -191,7 +191,6 @@ func hasTask(j *messages.Job, group, task string) bool {
 	return false
 }
 
-
 func onlyTask(j *messages.Job, group string) string {
 	for _, g := range j.GetTaskGroups() {
 		if g.GetName() == group && len(g.GetTasks()) == 1 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +59,8 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 	mux  *http.ServeMux
+	// hclSlots bounds the HCL parses running at once.
+	hclSlots chan struct{}
 }
 
 // Options are the API's settings from the agent's configuration.
@@ -77,7 +80,8 @@ func New(b Backend, logger *slog.Logger, opts Options) *Server {
 	if opts.Region == "" {
 		opts.Region = "global"
 	}
-	s := &Server{b: b, opts: opts, log: logger, mux: http.NewServeMux()}
+	s := &Server{b: b, opts: opts, log: logger, mux: http.NewServeMux(),
+		hclSlots: make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))}
 	s.routes()
 	return s
 }

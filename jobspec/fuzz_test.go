@@ -60,6 +60,8 @@ func hclSeeds(f *testing.F) {
 		groupFile(`count = 1000000000`),
 		"job \"a\\nb\" {\n  group \"g\" {}\n}\n",
 		"job \"x\" {\n  meta { a = \"${\"${\"${1}\"}\"}\" }\n}\n",
+		groupFile(`meta { a = "` + strings.Repeat("%{if true}", 70) + strings.Repeat("%{endif}", 70) + `" }`),
+		groupFile("count = b" + strings.Repeat("[c]", 300)),
 		"job \"x\" {\n  meta = { a = <<EOF\n${x}\nEOF\n }\n}\n",
 	} {
 		f.Add([]byte(s))

@@ -47,7 +47,7 @@ type hclDecoder struct {
 
 func (d *hclDecoder) content(body hcl.Body, schema *hcl.BodySchema) *hcl.BodyContent {
 	c, diags := body.Content(schema)
-	d.diags = append(d.diags, diags...)
+	d.add(diags)
 	if c == nil {
 		c = &hcl.BodyContent{Attributes: hcl.Attributes{}}
 	}
@@ -58,7 +58,7 @@ func (d *hclDecoder) content(body hcl.Body, schema *hcl.BodySchema) *hcl.BodyCon
 // it cannot be used.
 func (d *hclDecoder) eval(a *hcl.Attribute) (cty.Value, bool) {
 	v, diags := d.ev.eval(a.Expr)
-	d.diags = append(d.diags, diags...)
+	d.add(diags)
 	if diags.HasErrors() {
 		return cty.NilVal, false
 	}
@@ -70,6 +70,9 @@ func (d *hclDecoder) eval(a *hcl.Attribute) (cty.Value, bool) {
 }
 
 func (d *hclDecoder) errorf(r hcl.Range, summary, format string, args ...any) {
+	if len(d.diags) > 10*maxDiagnostics {
+		return // parseErrorOf shows the first ones; a flood costs memory
+	}
 	d.diags = append(d.diags, &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  summary,
@@ -184,7 +187,7 @@ func (d *hclDecoder) duration(a *hcl.Attribute) (int64, bool) {
 // stringMap reads a block of free attributes (meta, env) as strings.
 func (d *hclDecoder) stringMap(block *hcl.Block) map[string]string {
 	attrs, diags := block.Body.JustAttributes()
-	d.diags = append(d.diags, diags...)
+	d.add(diags)
 	out := make(map[string]string, len(attrs))
 	for name, a := range attrs {
 		if s, ok := d.str(a); ok {
@@ -205,4 +208,12 @@ func (d *hclDecoder) single(c *hcl.BodyContent, t string) *hcl.Block {
 		return nil
 	}
 	return blocks[0]
+}
+
+// add keeps diags, up to ten times what parseErrorOf shows: a file that
+// makes a million errors must not make a million diagnostics.
+func (d *hclDecoder) add(diags hcl.Diagnostics) {
+	if room := 10*maxDiagnostics - len(d.diags); room > 0 {
+		d.diags = append(d.diags, diags[:min(len(diags), room)]...)
+	}
 }

@@ -20,15 +20,47 @@ type exprFrame struct {
 // million operators is refused with a positioned error instead of
 // overflowing the parser's stack.
 func checkHCLShape(filename string, src []byte) *ParseError {
+	if len(src) > MaxHCLBytes {
+		return &ParseError{Filename: filename, Detail: fmt.Sprintf("job file too large: %d bytes, over troupe's limit of %d for HCL (hcl's parser needs hundreds of times the file's size in memory)", len(src), MaxHCLBytes)}
+	}
 	tokens, _ := hclsyntax.LexConfig(src, filename, hcl.Pos{Line: 1, Column: 1})
 	stack := []exprFrame{{open: hclsyntax.TokenNil}}
-	for _, tok := range tokens {
+	// directives counts the open %{if} and %{for} of templates: each nests
+	// the rest of its template one level deeper until %{endif}/%{endfor}.
+	directives := 0
+	for i, tok := range tokens {
 		top := &stack[len(stack)-1]
+		if tok.Type == hclsyntax.TokenIdent && i > 0 && tokens[i-1].Type == hclsyntax.TokenTemplateControl {
+			switch string(tok.Bytes) {
+			case "if", "for":
+				if directives++; len(stack)+directives > MaxNestingDepth {
+					return shapeError(filename, tok, fmt.Sprintf("nested deeper than %d levels (template directives)", MaxNestingDepth))
+				}
+			case "endif", "endfor":
+				directives = max(directives-1, 0)
+			}
+			continue
+		}
 		switch tok.Type {
-		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen,
+		case hclsyntax.TokenOBrack, hclsyntax.TokenDot:
+			// An index or attribute access of a value nests the expression
+			// one level (a[x][y]... is parsed and evaluated recursively).
+			if i > 0 && endsValue(tokens[i-1].Type) {
+				if top.ops++; top.ops > MaxExprOperators {
+					return shapeError(filename, tok, fmt.Sprintf("an expression with more than %d operators, indexes and attribute accesses", MaxExprOperators))
+				}
+			}
+			if tok.Type == hclsyntax.TokenDot {
+				continue
+			}
+			if len(stack)+directives > MaxNestingDepth {
+				return shapeError(filename, tok, fmt.Sprintf("nested deeper than %d levels (blocks, objects, lists, parentheses and templates)", MaxNestingDepth))
+			}
+			stack = append(stack, exprFrame{open: tok.Type})
+		case hclsyntax.TokenOBrace, hclsyntax.TokenOParen,
 			hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl,
 			hclsyntax.TokenOQuote, hclsyntax.TokenOHeredoc:
-			if len(stack) > MaxNestingDepth {
+			if len(stack)+directives > MaxNestingDepth {
 				return shapeError(filename, tok, fmt.Sprintf("nested deeper than %d levels (blocks, objects, lists, parentheses and templates)", MaxNestingDepth))
 			}
 			stack = append(stack, exprFrame{open: tok.Type})
@@ -55,6 +87,17 @@ func checkHCLShape(filename string, src []byte) *ParseError {
 		}
 	}
 	return nil
+}
+
+// endsValue reports whether a token of type t can end a value, so that a
+// "[" or "." after it indexes or reads an attribute of that value.
+func endsValue(t hclsyntax.TokenType) bool {
+	switch t {
+	case hclsyntax.TokenIdent, hclsyntax.TokenNumberLit, hclsyntax.TokenCBrack,
+		hclsyntax.TokenCParen, hclsyntax.TokenCBrace, hclsyntax.TokenCQuote, hclsyntax.TokenStar:
+		return true
+	}
+	return false
 }
 
 func isOperator(t hclsyntax.TokenType) bool {

@@ -17,26 +17,44 @@ func groupFile(group string) string {
 // each of these overflowed hcl's parser stack (a fatal error, not a
 // panic) before the check.
 func TestParseRefusesCrushingShapes(t *testing.T) {
-	const n = 100000
+	const n = 60000 // every file stays under MaxHCLBytes
 	cases := map[string]string{
-		"lists":         groupFile("count = " + strings.Repeat("[", n) + strings.Repeat("]", n)),
-		"parentheses":   groupFile("count = " + strings.Repeat("(", n) + "1" + strings.Repeat(")", n)),
-		"objects":       groupFile("meta = " + strings.Repeat("{a = ", n) + "1" + strings.Repeat("}", n)),
-		"blocks":        groupFile("task \"t\" {\nconfig {\n" + strings.Repeat("a {\n", n) + strings.Repeat("}\n", n) + "}\n}"),
-		"templates":     groupFile("meta { a = " + strings.Repeat(`"${`, n) + "1" + strings.Repeat(`}"`, n) + " }"),
-		"binary chain":  groupFile("count = 1" + strings.Repeat("+1", 2*n)),
-		"unary chain":   groupFile("count = " + strings.Repeat("-", 2*n) + "1"),
-		"conditionals":  groupFile("count = " + strings.Repeat("true ? 1 : ", n/10) + "1"),
-		"wrapped chain": groupFile("count = (1\n" + strings.Repeat("+1\n", 2*n) + ")"),
+		"lists":          groupFile("count = " + strings.Repeat("[", n) + strings.Repeat("]", n)),
+		"parentheses":    groupFile("count = " + strings.Repeat("(", n) + "1" + strings.Repeat(")", n)),
+		"objects":        groupFile("meta = " + strings.Repeat("{a = ", n) + "1" + strings.Repeat("}", n)),
+		"blocks":         groupFile("task \"t\" {\nconfig {\n" + strings.Repeat("a {\n", n) + strings.Repeat("}\n", n) + "}\n}"),
+		"templates":      groupFile("meta { a = " + strings.Repeat(`"${`, n) + "1" + strings.Repeat(`}"`, n) + " }"),
+		"if directives":  groupFile(`meta { a = "` + strings.Repeat("%{if true}", n/3) + strings.Repeat("%{endif}", n/3) + `" }`),
+		"for directives": groupFile(`meta { a = "` + strings.Repeat("%{for x in [1]}", n/3) + strings.Repeat("%{endfor}", n/3) + `" }`),
+		"binary chain":   groupFile("count = 1" + strings.Repeat("+1", 2*n)),
+		"unary chain":    groupFile("count = " + strings.Repeat("-", 4*n) + "1"),
+		"index chain":    groupFile("count = b" + strings.Repeat("[c]", n)),
+		"attr chain":     groupFile("count = b" + strings.Repeat(".c", 2*n)),
+		"conditionals":   groupFile("count = " + strings.Repeat("true ? 1 : ", n/10) + "1"),
+		"wrapped chain":  groupFile("count = (1\n" + strings.Repeat("+1\n", n) + ")"),
 	}
 	for name, src := range cases {
 		t.Run(name, func(t *testing.T) {
+			require.Less(t, len(src), MaxHCLBytes)
 			_, err := Parse("deep.hcl", []byte(src))
 			require.ErrorIs(t, err, ErrParse)
 			require.Contains(t, err.Error(), "job file too complex")
 			require.Contains(t, err.Error(), "deep.hcl:")
 		})
 	}
+}
+
+// TestParseBoundsWhatAFileCosts: a file over MaxHCLBytes is refused
+// before hcl's lexer runs, and a file with a flood of errors gets a
+// message of bounded size.
+func TestParseBoundsWhatAFileCosts(t *testing.T) {
+	_, err := Parse("big.hcl", []byte(strings.Repeat("#", MaxHCLBytes+1)))
+	require.ErrorContains(t, err, "job file too large")
+	flood := "job \"x\" {\n" + strings.Repeat("a = 1\n", 80000) + "}\n"
+	_, err = Parse("flood.hcl", []byte(flood))
+	require.ErrorContains(t, err, "Attribute redefined")
+	require.ErrorContains(t, err, "more errors")
+	require.Less(t, len(err.Error()), 8192)
 }
 
 // TestParseKeepsOrdinaryShapes: the limits leave room for what jobs write.

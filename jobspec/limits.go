@@ -14,6 +14,12 @@ const (
 	// one HCL expression may hold: each is a level of recursion when the
 	// expression is parsed and evaluated.
 	MaxExprOperators = 256
+	// MaxHCLBytes bounds an HCL file: hcl's lexer and parser allocate
+	// several hundred bytes per byte of input, so a 4 MiB request body of
+	// HCL would cost gigabytes. Real job files are a few kilobytes.
+	MaxHCLBytes = 512 << 10
+	// maxDiagnostics bounds the problems one parse error lists.
+	maxDiagnostics = 20
 )
 
 // Limits are the bounds a server puts on a job beyond Validate's rules;

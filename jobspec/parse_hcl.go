@@ -152,8 +152,13 @@ func (d *hclDecoder) task(b *hcl.Block) (*messages.Task, taskPresence) {
 func parseErrorOf(filename string, diags hcl.Diagnostics) *ParseError {
 	pe := &ParseError{Filename: filename}
 	var lines []string
+	more := 0
 	for _, diag := range diags {
 		if diag.Severity != hcl.DiagError {
+			continue
+		}
+		if len(lines) == maxDiagnostics {
+			more++
 			continue
 		}
 		text := diag.Summary
@@ -168,6 +173,9 @@ func parseErrorOf(filename string, diags hcl.Diagnostics) *ParseError {
 			continue
 		}
 		lines = append(lines, diagPos(diag)+text)
+	}
+	if more > 0 {
+		lines = append(lines, fmt.Sprintf("... and %d more errors", more))
 	}
 	pe.Detail = strings.Join(lines, "\n")
 	return pe
