@@ -37,15 +37,20 @@ func hostileRequests() []hostileRequest {
 		return `{"Job":{"ID":"h"` + extra + `,"TaskGroups":[` + groups + `]}}`
 	}
 	deep := func(open, close string) string {
-		hcl := "job \"x\" {\n group \"g\" {\n count = " + strings.Repeat(open, 100000) + "1" + strings.Repeat(close, 100000) + "\n }\n}\n"
+		hcl := "job \"x\" {\n group \"g\" {\n count = " + strings.Repeat(open, 60000) + "1" + strings.Repeat(close, 60000) + "\n }\n}\n"
 		b, _ := json.Marshal(map[string]any{"JobHCL": hcl})
 		return string(b)
 	}
+	b, _ := json.Marshal(map[string]any{"JobHCL": "job \"x\" {\n meta { a = \"" +
+		strings.Repeat("%{if true}", 20000) + strings.Repeat("%{endif}", 20000) + "\" }\n}\n"})
+	directives := string(b)
 	return []hostileRequest{
 		{"hcl nested lists", "POST", "/v1/jobs/parse", deep("[", "]"), 400, "job file too complex"},
 		{"hcl nested parentheses", "POST", "/v1/jobs/parse", deep("(", ")"), 400, "job file too complex"},
 		{"hcl nested objects", "POST", "/v1/jobs/parse", deep("{a = ", "}"), 400, "job file too complex"},
 		{"hcl unary chain", "POST", "/v1/jobs/parse", deep("-", ""), 400, "job file too complex"},
+		{"hcl if directives", "POST", "/v1/jobs/parse", directives, 400, "job file too complex"},
+		{"hcl too large", "POST", "/v1/jobs/parse", `{"JobHCL":"` + strings.Repeat("#", 600<<10) + `"}`, 400, "job file too large"},
 		{"parse with trailing data", "POST", "/v1/jobs/parse", `{"JobHCL":"job \"x\" {}"} garbage`, 400, "invalid request body"},
 		{"json nested", "PUT", "/v1/jobs", `{"Job":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, 400, "nested deeper than 64"},
 		{"a billion allocations", "PUT", "/v1/jobs", job("", strings.Replace(group, `"Count":1`, `"Count":1000000000`, 1)), 400, "job_max_count"},
