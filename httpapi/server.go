@@ -258,6 +258,10 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// appliedWait bounds how long a forwarded write's answer waits for this
+// server's replica, as the agent's forwarded commands do.
+const appliedWait = 5 * time.Second
+
 // writeToLeader is toLeader for a write: the leader's answer is passed
 // back once this server's replica has applied the raft index it names
 // (X-Nomad-Index), so that a ?stale read here then sees the write.
@@ -272,7 +276,15 @@ func (s *Server) writeToLeader(w http.ResponseWriter, r *http.Request) bool {
 		if err != nil || store == nil || resp.StatusCode >= 300 {
 			return nil // nothing written, or nothing to wait for
 		}
-		return store.WaitApplied(resp.Request.Context(), index)
+		// At most appliedWait, and the leader's answer either way: the
+		// write is committed, and an error would make the client write
+		// it again.
+		ctx, cancel := context.WithTimeout(resp.Request.Context(), appliedWait)
+		defer cancel()
+		if err := store.WaitApplied(ctx, index); err != nil {
+			s.log.Warn("answering a forwarded write this server has not applied yet", "index", index, "error", err)
+		}
+		return nil
 	}).ServeHTTP(w, r)
 	return true
 }
