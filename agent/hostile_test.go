@@ -208,3 +208,37 @@ func TestHostileStreamWhileAJobRuns(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, jobs, 1, "hostile requests registered no job")
 }
+
+// TestAgentRegionAndLimits: on an agent of region "eu" with a
+// job_max_count of 5, a job file without a region is parsed and
+// registered for "eu", another region is refused, and a scale past the
+// limit is a 400 that changes nothing.
+func TestAgentRegionAndLimits(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.Region = "eu"
+	cfg.JobLimits.JobMaxCount = 5
+	a := startAgent(t, cfg)
+	defer a.Shutdown()
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr(), Region: "eu"})
+	require.NoError(t, err)
+	hcl := "job \"r\" {\n  group \"g\" {\n    count = 0\n    task \"t\" {\n      driver = \"exec\"\n      config { command = \"/bin/true\" }\n    }\n  }\n}\n"
+	job, err := c.Jobs().ParseHCLOpts(&nomad.JobsParseRequest{JobHCL: hcl, Canonicalize: true})
+	require.NoError(t, err)
+	require.Equal(t, "eu", *job.Region)
+	_, _, err = c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	stored := a.Store().Snapshot().JobByID("default", "r")
+	evals := len(a.Store().Snapshot().EvalsByJob("default", "r"))
+
+	_, _, err = c.Jobs().Scale("r", "g", ptr(6), "", false, nil, nil)
+	require.ErrorContains(t, err, "over the job_max_count limit of 5")
+	job.Region = ptr("global")
+	_, _, err = c.Jobs().Register(job, nil)
+	require.ErrorContains(t, err, `region "global" does not exist`)
+	after := a.Store().Snapshot().JobByID("default", "r")
+	require.Equal(t, stored.GetJobModifyIndex(), after.GetJobModifyIndex(), "refused requests changed the job")
+	require.Equal(t, "eu", after.GetRegion())
+	require.Len(t, a.Store().Snapshot().EvalsByJob("default", "r"), evals, "refused requests made evaluations")
+	_, _, err = c.Jobs().Scale("r", "g", ptr(5), "", false, nil, nil)
+	require.NoError(t, err)
+}

@@ -39,7 +39,7 @@ func (s *Server) jobScale(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	tg.Count = int32(*req.Count)
-	if err := s.validateJob(job); err != nil {
+	if err := s.checkJobCount(job); err != nil {
 		return nil, err
 	}
 	// The job as read here, and nothing newer, is what gets a new count:
@@ -107,4 +107,18 @@ func (s *Server) jobScaleStatus(w http.ResponseWriter, r *http.Request) (any, er
 		}
 		return out, nil
 	})
+}
+
+// checkJobCount refuses a scaled job whose groups' counts add up past
+// job_max_count. The rest of the stored job is not checked again: it was
+// valid when it was registered (an older rule must not stop a scale).
+func (s *Server) checkJobCount(job *messages.Job) error {
+	var total int64
+	for _, tg := range job.GetTaskGroups() {
+		total += int64(tg.GetCount())
+	}
+	if limit := s.opts.Limits.WithDefaults().JobMaxCount; total > int64(limit) {
+		return codeErr(http.StatusBadRequest, "the groups' counts would add up to %d allocations, over the job_max_count limit of %d", total, limit)
+	}
+	return nil
 }

@@ -134,6 +134,9 @@ func (s *Server) jobParse(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, codeErr(http.StatusBadRequest, "%v", err)
 	}
 	if req.Canonicalize {
+		if job.Region == "" {
+			job.Region = s.opts.Region // as registering it here would
+		}
 		jobspec.Canonicalize(job)
 	}
 	// Answer with every zero value kept (count = 0 stays 0 when the job
