@@ -68,11 +68,11 @@ func (f *groupFeas) resolveCSI(vr *messages.VolumeRequest, id string) csiReq {
 	vol := f.csiSrc.CSIVolumeByID(f.csiNS, id)
 	switch {
 	case vol == nil:
-		req.volReason = f.key("missing CSI Volume " + id)
+		req.volReason = f.key(reasonVolumeMissing(id))
 	case !vol.GetSchedulable():
-		req.volReason = f.key("CSI volume " + id + " is unschedulable")
+		req.volReason = f.key(reasonVolumeUnschedulable(id))
 	case !vr.GetReadOnly() && singleWriter[vr.GetAccessMode()] && writers(vol) > 0:
-		req.volReason = f.key("CSI volume " + id + " has exhausted its available writer claims")
+		req.volReason = f.key(reasonVolumeWriters(id))
 	default:
 		req.nodes, req.farNodes = map[string]bool{}, map[string]bool{}
 		if p := f.csiSrc.CSIPluginByID(vol.GetPluginID()); p != nil {
@@ -86,12 +86,23 @@ func (f *groupFeas) resolveCSI(vr *messages.VolumeRequest, id string) csiReq {
 				}
 			}
 		}
-		req.nodeReason = f.key("CSI plugin " + vol.GetPluginID() + " is missing from client or unhealthy")
+		req.nodeReason = f.key(reasonPluginMissing(vol.GetPluginID()))
 		if len(req.farNodes) > 0 {
 			req.topoReason = f.key(FilterCSITopology)
 		}
 	}
 	return req
+}
+
+// The filter reasons of CSI volumes and plugins (Nomad's words); CSI
+// unblocking looks for them in a failed group's metrics.
+func reasonVolumeMissing(id string) string       { return "missing CSI Volume " + id }
+func reasonVolumeUnschedulable(id string) string { return "CSI volume " + id + " is unschedulable" }
+func reasonVolumeWriters(id string) string {
+	return "CSI volume " + id + " has exhausted its available writer claims"
+}
+func reasonPluginMissing(id string) string {
+	return "CSI plugin " + id + " is missing from client or unhealthy"
 }
 
 // FilterCSITopology is the filter reason of a node whose node plugin's

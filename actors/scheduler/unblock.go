@@ -27,17 +27,23 @@ const (
 )
 
 // CSIUnblocked returns the blocked evaluations that the change may let
-// place what they could not: a group that failed (FailedTGAllocs) uses
+// place what they could not: a group failed (FailedTGAllocs) for a reason
+// of a CSI volume or plugin in the change, and that reason is gone now:
 //
-//   - a changed volume that can now take the group's claim: registered,
+//   - a changed volume the group names was missing, unschedulable or out
+//     of writer claims, and can now take the group's claim (registered,
 //     schedulable and, for a group that writes to a single-writer volume,
-//     with no writer claim left (a claim was freed); or
-//   - a volume of a changed plugin that now has a healthy node instance.
+//     with no writer claim left: a claim was freed); or its nodes did not
+//     meet its topology (a volume registered again with other topologies);
+//   - a changed plugin had no healthy node instance for a volume the
+//     group names, and has one now.
 //
-// A change that cannot help (a claim moving on while still held, an
-// unrelated volume or plugin) unblocks nothing. The cost is one job read
-// per blocked evaluation and the volumes its failed groups name; no
-// allocation is read.
+// A change that cannot help unblocks nothing: a claim moving on while
+// still held, an unrelated volume or plugin, or a group that failed for
+// memory while its multi-writer volume sees claims come and go (that is
+// CapacityChanged's business). The cost is one job read per blocked
+// evaluation and the volumes its failed groups name; no allocation is
+// read.
 func CSIUnblocked(snap Snapshot, blocked []*messages.Evaluation, ch *CSIChanged) []*messages.Evaluation {
 	src, ok := snap.(CSISource)
 	if !ok || len(blocked) == 0 || len(ch.Volumes)+len(ch.Plugins) == 0 {
@@ -49,7 +55,8 @@ func CSIUnblocked(snap Snapshot, blocked []*messages.Evaluation, ch *CSIChanged)
 	for _, e := range blocked {
 		job := snap.JobByID(e.GetNamespace(), e.GetJobID())
 		for _, tg := range job.GetTaskGroups() {
-			if e.GetFailedTGAllocs()[tg.GetName()] != nil && groupUnblocked(src, job.GetNamespace(), tg, vols, plugins) {
+			m := e.GetFailedTGAllocs()[tg.GetName()]
+			if m != nil && groupUnblocked(src, job.GetNamespace(), tg, m.GetConstraintFiltered(), vols, plugins) {
 				out = append(out, e)
 				break
 			}
@@ -58,16 +65,20 @@ func CSIUnblocked(snap Snapshot, blocked []*messages.Evaluation, ch *CSIChanged)
 	return out
 }
 
-// groupUnblocked reports whether a CSI volume of tg is among vols and can
-// take the group's claim now, or uses a plugin among plugins that has a
-// healthy node instance now.
-func groupUnblocked(src CSISource, ns string, tg *messages.TaskGroup, vols, plugins map[string]bool) bool {
+// groupUnblocked reports whether tg, which failed with the filter reasons
+// failed, failed for a volume among vols that can take its claim now, or
+// for a plugin among plugins that has a healthy node instance now.
+func groupUnblocked(src CSISource, ns string, tg *messages.TaskGroup, failed map[string]int32, vols, plugins map[string]bool) bool {
 	for _, vr := range tg.GetVolumes() {
 		if vr.GetType() != "csi" {
 			continue
 		}
 		for id := range vols {
-			if namesVolume(vr, tg.GetCount(), id) && takesClaim(src.CSIVolumeByID(ns, id), vr) {
+			if !namesVolume(vr, tg.GetCount(), id) {
+				continue
+			}
+			volFailed := failed[reasonVolumeMissing(id)]+failed[reasonVolumeUnschedulable(id)]+failed[reasonVolumeWriters(id)] > 0
+			if (volFailed && takesClaim(src.CSIVolumeByID(ns, id), vr)) || failed[FilterCSITopology] > 0 {
 				return true
 			}
 		}
@@ -76,7 +87,8 @@ func groupUnblocked(src CSISource, ns string, tg *messages.TaskGroup, vols, plug
 		}
 		for _, id := range volumeIDs(vr, tg.GetCount()) {
 			vol := src.CSIVolumeByID(ns, id)
-			if vol != nil && plugins[vol.GetPluginID()] && hasHealthyNode(src.CSIPluginByID(vol.GetPluginID())) {
+			p := vol.GetPluginID()
+			if vol != nil && plugins[p] && failed[reasonPluginMissing(p)] > 0 && hasHealthyNode(src.CSIPluginByID(p)) {
 				return true
 			}
 		}

@@ -254,3 +254,21 @@ func TestActorCSIChangedUnblocks(t *testing.T) {
 	require.Eventually(t, func() bool { return st.EvalByID(b.GetID()).GetStatus() == EvalPending }, 5*time.Second, time.Millisecond)
 	require.Equal(t, descUnblockedCSI, st.EvalByID(b.GetID()).GetStatusDescription())
 }
+
+// TestCSIUnblockedNotForOtherFailures: a group that failed for memory is
+// not retried each time claims of its multi-writer volume come and go
+// (that would re-plan it on every claim of a shared volume); nor when its
+// plugin changes while the plugin was never the reason.
+func TestCSIUnblockedNotForOtherFailures(t *testing.T) {
+	w := newCSIWorld(false, 1)
+	w.job.TaskGroups[0].Volumes["data"].AccessMode = "multi-node-multi-writer"
+	w.job.TaskGroups[0].Tasks[0].Resources.MemoryMB = 1 << 20 // fits no node
+	w.snap.AddJob(w.job)
+	w.snap.vols["vol1"] = csiVol("vol1", "hostpath")
+	w.snap.plugins["hostpath"] = csiPlugin("hostpath", true)
+	b := w.blocked(t)
+	require.NotZero(t, b.GetFailedTGAllocs()["web"].GetNodesExhausted(), "it failed for memory")
+	w.snap.vols["vol1"] = csiVol("vol1", "hostpath", writer("other", "taken"))
+	require.Empty(t, CSIUnblocked(w.snap, []*messages.Evaluation{b}, &CSIChanged{Volumes: []string{"vol1"}}))
+	require.Empty(t, CSIUnblocked(w.snap, []*messages.Evaluation{b}, &CSIChanged{Plugins: []string{"hostpath"}}))
+}
