@@ -50,8 +50,11 @@ type CapacityChanged struct{}
 type planApplied struct {
 	eval   *messages.Evaluation
 	placed int
-	result *messages.ApplyPlanResult
-	err    error
+	// continuation is the ID of the plan's follow-up evaluation for what
+	// MaxPlacements left out, "" when there is none.
+	continuation string
+	result       *messages.ApplyPlanResult
+	err          error
 }
 
 // Actor is the scheduler actor ("scheduler" on the leader). It plans one
@@ -70,14 +73,17 @@ type Actor struct {
 	planned uint64
 	// missed: changes that arrived while a plan was in flight (unblock.go).
 	missed missedChanges
-	log    *slog.Logger
+	// hold says until when a continuation of a refused plan waits (the
+	// refusal backoff; the continuation, not a retry, plans the job again).
+	hold map[string]time.Time
+	log  *slog.Logger
 }
 
 // New returns a producer for the scheduler actor.
 func New(spec *Spec) actor.Producer {
 	return func() actor.Actor {
 		return &Actor{spec: spec, queued: map[string]bool{}, timers: map[string]actors.Timer{}, retries: map[string]int{}, refused: map[string]int{},
-			rand: rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15)), log: spec.Logger}
+			hold: map[string]time.Time{}, rand: rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15)), log: spec.Logger}
 	}
 }
 
@@ -151,6 +157,11 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 		a.delay(ctx, id, wait)
 		return
 	}
+	if until, held := a.hold[id]; held && now.Before(until) {
+		a.delay(ctx, id, until.Sub(now))
+		return
+	}
+	delete(a.hold, id)
 	plan, err := Process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements})
 	if err != nil {
 		// A bad evaluation (unknown job type, ...) fails for good, visibly.
@@ -164,12 +175,13 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 	prop := a.spec.Proposer
 	cmd := &messages.Command{Time: now.UnixNano(), Cmd: &messages.Command_ApplyPlan{ApplyPlan: plan}}
 	placed := len(plan.GetPlace())
+	cont := continuationOf(plan)
 	actors.Go(ctx, func() any {
 		c, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		resp, _, err := prop.Apply(c, cmd)
 		res, _ := resp.(*messages.ApplyPlanResult)
-		return &planApplied{eval: eval, placed: placed, result: res, err: err}
+		return &planApplied{eval: eval, placed: placed, continuation: cont, result: res, err: err}
 	})
 }
 
@@ -196,7 +208,13 @@ func (a *Actor) onPlanApplied(ctx actor.Context, m *planApplied) {
 		a.refused[key]++
 		wait := refusedBackoff(a.refused[key])
 		a.log.Info("plan partly refused, re-evaluating", "eval", m.eval.GetID(), "refused", len(m.result.GetRefused()), "in", wait)
-		a.retry(ctx, m.eval, wait)
+		if m.continuation == "" {
+			a.retry(ctx, m.eval, wait)
+		} else if wait > 0 {
+			// The committed continuation plans the job again: one chain of
+			// evaluations, with the refusal's backoff.
+			a.hold[m.continuation] = a.spec.Clock.Now().Add(wait)
+		}
 	default:
 		a.planned += uint64(m.placed)
 		delete(a.retries, m.eval.GetID())
@@ -210,6 +228,16 @@ func (a *Actor) onPlanApplied(ctx actor.Context, m *planApplied) {
 // waits before it is planned again: at once the first time (the state
 // moved on; a fresh plan usually fits), then 1 s doubling to 30 s, so a
 // refusal that persists never turns into a hot loop of evaluations.
+// continuationOf is the ID of plan's continuation evaluation, if any.
+func continuationOf(plan *messages.ApplyPlan) string {
+	for _, e := range plan.GetNewEvals() {
+		if e.GetTriggeredBy() == TriggerQueued && e.GetStatus() == EvalPending {
+			return e.GetID()
+		}
+	}
+	return ""
+}
+
 func refusedBackoff(n int) time.Duration {
 	if n <= 1 {
 		return 0

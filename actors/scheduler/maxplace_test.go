@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/messages"
 )
 
 // TestMaxPlacementsSplitsAJob: with a placements-per-evaluation limit a
@@ -52,4 +55,39 @@ func sum(xs []int) int {
 		n += x
 	}
 	return n
+}
+
+// TestMaxPlacementsBlocksOnce: a job with a group that cannot be placed
+// gets one blocked evaluation, from the last plan of the chain, not one
+// per plan.
+func TestMaxPlacementsBlocksOnce(t *testing.T) {
+	job := testJob("big", JobTypeService, 25)
+	huge := proto.Clone(job.TaskGroups[0]).(*messages.TaskGroup)
+	huge.Name, huge.Count = "huge", 1
+	huge.Tasks[0].Resources.MemoryMB = 1 << 20
+	job.TaskGroups = append(job.TaskGroups, huge)
+	snap := NewMemSnapshot(testNodes(10), job)
+	eval := testEval(job)
+	blocked := 0
+	for range 5 {
+		opts := testOpts(1)
+		opts.MaxPlacements = 10
+		plan := processWith(t, snap, eval, opts)
+		snap.ApplyPlan(plan)
+		var next *messages.Evaluation
+		for _, e := range plan.NewEvals {
+			switch e.Status {
+			case EvalBlocked:
+				blocked++
+			case EvalPending:
+				next = e
+			}
+		}
+		if next == nil {
+			break
+		}
+		eval = next
+	}
+	require.Equal(t, 1, blocked)
+	require.Len(t, snap.AllocsByJob("default", "big"), 25)
 }

@@ -226,7 +226,7 @@ func (p *planner) placeGeneric(gs *groupState, reqs []placeReq) {
 			p.queued[gs.tg.Name]++
 			continue
 		}
-		if max := p.opts.MaxPlacements; max > 0 && len(p.plan.Place) >= max {
+		if max := p.opts.MaxPlacements; max > 0 && p.placedNew >= max {
 			p.capped = true
 			p.queued[gs.tg.Name]++
 			continue
@@ -275,6 +275,7 @@ func (p *planner) placeAt(gs *groupState, req *placeReq, idx int) {
 		p.assignDevices(gs.feas.devices, idx, a)
 	}
 	p.plan.Place = append(p.plan.Place, a)
+	p.placedNew++
 	p.usage[idx].used.add(gs.ask, 1)
 	p.accountAt(a, idx, 1)
 	if req.stopPrev != nil {

@@ -126,6 +126,7 @@ type planner struct {
 	deferred  []*messages.AllocStopUpdate // conditional stops that took effect
 	inPlaceOK map[versionGroup]bool       // inPlace's answers; nil until asked
 	capped    bool                        // MaxPlacements left placements for a follow-up
+	placedNew int                         // new allocations placed (not in-place updates)
 
 	pool     []*messages.Node // candidate nodes, shuffled for generic jobs
 	pooled   bool
@@ -256,9 +257,13 @@ func (p *planner) finish() *messages.ApplyPlan {
 	upd.FailedTGAllocs = nil // a blocked eval's old failures are not this plan's
 	if len(p.failed) > 0 {
 		upd.FailedTGAllocs = p.failed
-		if p.eval.Status == EvalBlocked {
+		switch {
+		case p.capped:
+			// The continuation plans the job again and blocks, once, when
+			// it is the last: one blocked evaluation, not one per plan.
+		case p.eval.Status == EvalBlocked:
 			upd.Status = EvalBlocked // reblock: still waiting for capacity
-		} else {
+		default:
 			b := p.blockedEval()
 			upd.BlockedEval = b.ID
 			p.plan.NewEvals = append(p.plan.NewEvals, b)
