@@ -12,6 +12,8 @@
 // directory through an os.Root: a symlink planted below the base (say
 // <alloc>/<task>/local -> /etc, or the task dir itself a link to /tmp/x)
 // is followed only while it stays beneath the base, and an operation whose
-// path would leave it fails instead. The base itself is trusted: it is a
+// path would leave it fails instead. OpenFile also refuses a link at the
+// file itself, wherever it points, and anything that is not a regular
+// file (openat with O_NOFOLLOW). The base itself is trusted: it is a
 // directory the agent made (its data dir, an allocation dir).
 package safepath

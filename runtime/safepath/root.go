@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -36,13 +37,34 @@ func MkdirAll(base, path string, perm os.FileMode) error {
 	return inRoot(base, path, func(r *os.Root, rel string) error { return r.MkdirAll(rel, perm) })
 }
 
-// OpenFile opens the file path, beneath base, like os.OpenFile; a symlink
-// on the way (the file included) that leads out of base is an error.
+// OpenFile opens the file path, beneath base, like os.OpenFile. A symlink
+// on the way that leads out of base is an error, and so is a symlink at
+// path itself, wherever it points (the agent, as root, must not append a
+// task's output to a file a link names, in the allocation dir or not), or
+// anything there that is not a regular file.
 func OpenFile(base, path string, flag int, perm os.FileMode) (*os.File, error) {
+	dir, name := filepath.Split(path)
+	if err := CheckName("file", name); err != nil {
+		return nil, err
+	}
 	var f *os.File
-	err := inRoot(base, path, func(r *os.Root, rel string) error {
-		var err error
-		f, err = r.OpenFile(rel, flag, perm)
+	err := inRoot(base, filepath.Clean(dir), func(r *os.Root, rel string) error {
+		d, err := r.Open(rel)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		if f, err = openNoFollow(d, name, flag, perm); err != nil {
+			return fmt.Errorf("safepath: open %s: %w", path, err)
+		}
+		fi, err := f.Stat()
+		if err == nil && !fi.Mode().IsRegular() {
+			err = fmt.Errorf("%w: %s is not a regular file", ErrSymlink, path)
+		}
+		if err != nil {
+			f.Close()
+			f = nil
+		}
 		return err
 	})
 	return f, err

@@ -244,3 +244,31 @@ func TestInsideWorks(t *testing.T) {
 	require.NoError(t, err)
 	require.NotZero(t, fi.Mode()&os.ModeSymlink)
 }
+
+// TestOpenFileRefusesLinksInsideToo: a link at the file itself is refused
+// even when it points inside base (a task's stdout linked to another
+// task's secrets), and so is a directory or fifo where a file should be;
+// a plain file opens.
+func TestOpenFileRefusesLinksInsideToo(t *testing.T) {
+	base := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(base, "t"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(base, "other", "secrets"), 0o700))
+	secret := filepath.Join(base, "other", "secrets", "token")
+	require.NoError(t, os.WriteFile(secret, []byte("s3cret"), 0o600))
+	require.NoError(t, os.Symlink("../other/secrets/token", filepath.Join(base, "t", "stdout")))
+	require.NoError(t, os.Mkdir(filepath.Join(base, "t", "stderr"), 0o755))
+
+	_, err := OpenFile(base, filepath.Join(base, "t", "stdout"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	require.ErrorIs(t, err, ErrSymlink)
+	_, err = OpenFile(base, filepath.Join(base, "t", "stderr"), os.O_RDONLY, 0)
+	require.ErrorIs(t, err, ErrSymlink, "a directory is not a log file")
+	b, err := os.ReadFile(secret)
+	require.NoError(t, err)
+	require.Equal(t, "s3cret", string(b))
+
+	f, err := OpenFile(base, filepath.Join(base, "t", "plain"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	require.NoError(t, err)
+	_, err = f.WriteString("ok")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
