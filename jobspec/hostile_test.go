@@ -83,6 +83,9 @@ func TestCheckJSON(t *testing.T) {
 		{"invalid utf-8", "{\"ID\":\"a\xffb\"}", "not valid UTF-8"},
 		{"lone high surrogate", `{"ID":"a\ud800b"}`, "half a surrogate pair"},
 		{"lone low surrogate", `{"ID":"a\udc00b"}`, "half a surrogate pair"},
+		{"low surrogate after an escaped backslash", `{"ID":"\\ud800\udc00"}`, "half a surrogate pair"},
+		{"keys that differ in case", `{"Job":{"ID":"a","id":"b"}}`, `key "id" appears twice`},
+		{"nested keys that differ in case", `{"Job":{"TaskGroups":[{"Name":"a","name":"b"}]}}`, `key "name" appears twice`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -97,6 +100,8 @@ func TestCheckJSON(t *testing.T) {
 	for _, ok := range []string{
 		`{"a":{"a":1},"b":[{"a":1},{"a":2}],"c":"\\ud800 is text","d":"\ud83d\ude00"}`,
 		`{"":1,"x":{"":2}}`, `[]`, `"\""`, strings.Repeat("[", 64) + strings.Repeat("]", 64),
+		`{"Job":{"Meta":{"rack":"a","Rack":"b"},"TaskGroups":[{"Tasks":[{"Env":{"PATH":"a","path":"b"},"Config":{"args":[{"X":1,"x":2}],"o":{"A":1,"a":2}}}]}]}}`,
+		`{"a":"\ud83d\ude00\u00e9\\u0041"}`,
 	} {
 		require.NoError(t, CheckJSON([]byte(ok)), ok)
 	}

@@ -3,6 +3,7 @@ package jobspec
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -27,7 +28,11 @@ func CheckJSON(src []byte) error {
 			if len(stack) >= MaxNestingDepth {
 				return jsonErrAt(src, i, fmt.Sprintf("JSON nested deeper than %d levels is over troupe's limit", MaxNestingDepth))
 			}
-			stack = append(stack, jsonFrame{object: src[i] == '{', expectKey: src[i] == '{'})
+			free := false
+			if n := len(stack); n > 0 {
+				free = stack[n-1].freeform || (stack[n-1].object && mapFields[strings.ToLower(stack[n-1].last)])
+			}
+			stack = append(stack, jsonFrame{object: src[i] == '{', expectKey: src[i] == '{', freeform: free})
 		case '}', ']':
 			if len(stack) > 0 {
 				stack = stack[:len(stack)-1]
@@ -55,13 +60,27 @@ func CheckJSON(src []byte) error {
 	return nil
 }
 
+// mapFields are the fields, in troupe's and Nomad's request shapes, whose
+// objects are maps with keys of their own (meta, env, a task's free-form
+// config and everything in it, volume parameters...): their keys may
+// differ in case only. Every other object is a struct, whose fields
+// encoding/json matches without regard to case, so "ID" and "id" in one
+// are the same key given twice.
+var mapFields = map[string]bool{
+	"meta": true, "env": true, "config": true, "volumes": true, "segments": true,
+	"parameters": true, "secrets": true, "context": true, "attributes": true,
+	"links": true, "target": true, "nodemeta": true,
+}
+
 // jsonFrame is an open object or array.
 type jsonFrame struct {
 	object    bool
 	expectKey bool
+	freeform  bool                // a map, or inside a task's config
+	last      string              // the key whose value is being read
 	n         int                 // keys seen
-	first     string              // the first key
-	keys      map[string]struct{} // every key, once there are two
+	first     string              // the first key, as compared
+	keys      map[string]struct{} // every key as compared, once there are two
 }
 
 func (f *jsonFrame) addKey(src []byte, start, end int) error {
@@ -70,59 +89,59 @@ func (f *jsonFrame) addKey(src []byte, start, end int) error {
 	if err := json.Unmarshal(src[start:end+1], &key); err != nil {
 		return nil // malformed: the decoder reports it with its position
 	}
+	f.last = key
+	cmp := key
+	if !f.freeform {
+		cmp = strings.ToLower(key)
+	}
 	if f.n++; f.n == 1 {
-		f.first = key
+		f.first = cmp
 		return nil
 	}
 	if f.keys == nil {
 		f.keys = map[string]struct{}{f.first: {}}
 	}
-	if _, dup := f.keys[key]; dup {
-		return jsonErrAt(src, start, fmt.Sprintf("invalid JSON: key %q appears twice in one object", key))
+	if _, dup := f.keys[cmp]; dup {
+		return jsonErrAt(src, start, fmt.Sprintf("invalid JSON: key %q appears twice in one object (field names are matched without regard to case)", key))
 	}
-	f.keys[key] = struct{}{}
+	f.keys[cmp] = struct{}{}
 	return nil
 }
 
 // scanString returns the index of the quote that closes the string opened
-// at src[start], refusing an escaped lone surrogate. An unterminated
-// string ends at the end of src (the decoder reports it).
+// at src[start], refusing an escaped lone surrogate: a high one must be
+// followed at once by an escaped low one, and a low one must not stand
+// alone (both are read forwards, so "\\ud800" is text, not an escape).
+// An unterminated string ends at the end of src (the decoder reports it).
 func scanString(src []byte, start int) (int, error) {
 	for i := start + 1; i < len(src); i++ {
 		switch src[i] {
 		case '"':
 			return i, nil
 		case '\\':
-			if i+1 < len(src) && src[i+1] == 'u' {
-				if err := checkSurrogate(src, i); err != nil {
-					return 0, err
-				}
+			if i+1 >= len(src) || src[i+1] != 'u' {
+				i++ // a one-character escape
+				continue
 			}
-			i++
+			r, ok := hex4(src, i+2)
+			switch {
+			case !ok:
+				i++ // malformed: the decoder reports it
+			case r < 0xd800 || r > 0xdfff:
+				i += 5
+			case r <= 0xdbff && i+11 < len(src) && src[i+6] == '\\' && src[i+7] == 'u' && isLowSurrogate(src, i+8):
+				i += 11 // the pair
+			default:
+				return 0, jsonErrAt(src, i, "invalid JSON: a \\u escape of half a surrogate pair is not a character")
+			}
 		}
 	}
 	return len(src), nil
 }
 
-// checkSurrogate checks the \uXXXX escape at src[i]: a high surrogate
-// must be followed by an escaped low one, and a low one must not stand
-// alone.
-func checkSurrogate(src []byte, i int) error {
-	r, ok := hex4(src, i+2)
-	if !ok || r < 0xd800 || r > 0xdfff {
-		return nil
-	}
-	if r <= 0xdbff && i+11 < len(src) && src[i+6] == '\\' && src[i+7] == 'u' {
-		if lo, ok := hex4(src, i+8); ok && lo >= 0xdc00 && lo <= 0xdfff {
-			return nil
-		}
-	}
-	if r >= 0xdc00 && i >= 6 && src[i-6] == '\\' && src[i-5] == 'u' {
-		if hi, ok := hex4(src, i-4); ok && hi >= 0xd800 && hi <= 0xdbff {
-			return nil
-		}
-	}
-	return jsonErrAt(src, i, "invalid JSON: a \\u escape of half a surrogate pair is not a character")
+func isLowSurrogate(src []byte, at int) bool {
+	r, ok := hex4(src, at)
+	return ok && r >= 0xdc00 && r <= 0xdfff
 }
 
 func hex4(src []byte, at int) (rune, bool) {
