@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +41,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	allocs := fs.Int("allocs", 1000000, "allocations to place in all")
 	count := fs.Int("count", 1000, "allocations per job (count of its one group)")
 	dir := fs.String("data-dir", "", "data dir (default: a temporary one, removed after)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the placements to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 1
 	}
@@ -47,7 +49,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Error: -nodes, -allocs and -count must be positive")
 		return 1
 	}
-	res, err := benchSchedule(*nodes, *allocs, *count, *dir, stdout)
+	res, err := benchSchedule(*nodes, *allocs, *count, *dir, *cpuProfile, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "Error:", err)
 		return 1
@@ -64,7 +66,7 @@ type benchResult struct {
 	peakHeap uint64
 }
 
-func benchSchedule(nodes, allocs, count int, dir string, progress io.Writer) (*benchResult, error) {
+func benchSchedule(nodes, allocs, count int, dir, cpuProfile string, progress io.Writer) (*benchResult, error) {
 	cfg := agent.DefaultConfig()
 	cfg.Client = false
 	cfg.HTTPAddr = "127.0.0.1:0"
@@ -102,6 +104,17 @@ func benchSchedule(nodes, allocs, count int, dir string, progress io.Writer) (*b
 	go sampleHeap(&peak, stop)
 	defer close(stop)
 
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	jobs := (allocs + count - 1) / count
 	start := time.Now()
 	for i := 0; i < jobs; i++ {
