@@ -7,12 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-uuid"
@@ -79,6 +81,11 @@ func benchSchedule(nodes, allocs, count int, dir, cpuProfile string, progress io
 		defer os.RemoveAll(d)
 		cfg.DataDir = d
 	}
+	// Simulated nodes never heartbeat: with the default TTL the leader
+	// marks all of them down about a minute in (6 TTLs of failover, then
+	// the grace), and a run that lasts longer measures that storm of
+	// node-update evaluations instead of placements.
+	cfg.HeartbeatTTL = time.Hour
 	cfg.SnapshotThreshold = 1 << 30
 	cfg.SnapshotInterval = time.Hour
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -114,6 +121,18 @@ func benchSchedule(nodes, allocs, count int, dir, cpuProfile string, progress io
 			return nil, err
 		}
 		defer pprof.StopCPUProfile()
+		// A run stopped early (SIGTERM, SIGINT) still leaves its profile.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+		defer signal.Stop(sig)
+		go func() {
+			if _, ok := <-sig; ok {
+				pprof.StopCPUProfile()
+				f.Close()
+				fmt.Fprintf(progress, "stopped with %d placed; profile written\n", countPlaced(a))
+				os.Exit(2)
+			}
+		}()
 	}
 	jobs := (allocs + count - 1) / count
 	start := time.Now()
@@ -126,8 +145,13 @@ func benchSchedule(nodes, allocs, count int, dir, cpuProfile string, progress io
 	wait, cancel := context.WithTimeout(ctx, 30*time.Minute)
 	defer cancel()
 	var index uint64
+	last := time.Now()
 	for {
 		placed := countPlaced(a)
+		if time.Since(last) >= 10*time.Second {
+			last = time.Now()
+			fmt.Fprintf(progress, "%s: %d placed\n", time.Since(start).Round(time.Second), placed)
+		}
 		if placed >= int64(allocs) {
 			return &benchResult{placed: int(placed), elapsed: time.Since(start), peakHeap: peak.Load()}, nil
 		}
