@@ -19,6 +19,10 @@ type StateView interface {
 	NodeByID(id string) *messages.Node
 	Nodes() []*messages.Node
 	AllocsByNode(nodeID string) []*messages.Allocation
+	// DisconnectWindow is the longest disconnect window of the node's
+	// allocations that are meant to run and not over on the client, kept
+	// by the state store as allocations change (not walked per change).
+	DisconnectWindow(nodeID string) time.Duration
 	JobVersion(namespace, id string, version uint64) *messages.Job
 	JobByID(namespace, id string) *messages.Job
 	EvalsByJob(namespace, id string) []*messages.Evaluation
@@ -155,17 +159,7 @@ type NodeUpdated struct{}
 // window feeds the longest disconnect window of the node's allocations to
 // the status machine.
 func (s *Server) window(ctx actor.Context) {
-	var w time.Duration
-	view := s.spec.State()
-	for _, a := range view.AllocsByNode(s.spec.NodeID) {
-		if messages.ClientTerminal(a.GetClientStatus()) || a.GetDesiredStatus() != "run" {
-			continue
-		}
-		if d := disconnectWindow(view.JobVersion(a.GetNamespace(), a.GetJobID(), a.GetJobVersion()), a.GetTaskGroup()); d > w {
-			w = d
-		}
-	}
-	s.step(ctx, ClientDisconnectWindow{Window: w})
+	s.step(ctx, ClientDisconnectWindow{Window: s.spec.State().DisconnectWindow(s.spec.NodeID)})
 }
 
 // onAlive handles a registration or heartbeat and answers the client.
@@ -302,18 +296,4 @@ func (s *Server) push(ctx actor.Context, index uint64) {
 	}
 	s.pushed = index
 	ctx.Send(to, out)
-}
-
-// disconnectWindow is how long a group's allocations may stay on a node
-// that stopped heartbeating before they count as lost.
-func disconnectWindow(j *messages.Job, group string) time.Duration {
-	for _, g := range j.GetTaskGroups() {
-		if g.GetName() != group {
-			continue
-		}
-		d := g.GetDisconnect()
-		w := max(time.Duration(d.GetLostAfter()), time.Duration(d.GetStopOnClientAfter()))
-		return max(w, time.Duration(g.GetStopAfterClientDisconnect()))
-	}
-	return 0
 }

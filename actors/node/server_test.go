@@ -20,6 +20,7 @@ type fakeView struct {
 	node   *messages.Node
 	allocs []*messages.Allocation
 	job    *messages.Job
+	window time.Duration
 }
 
 func (v *fakeView) NodeByID(string) *messages.Node                   { return v.node }
@@ -29,6 +30,7 @@ func (v *fakeView) JobVersion(string, string, uint64) *messages.Job  { return v.
 func (v *fakeView) JobByID(string, string) *messages.Job             { return v.job }
 func (v *fakeView) EvalsByJob(string, string) []*messages.Evaluation { return nil }
 func (v *fakeView) Index(...string) uint64                           { return 1 }
+func (v *fakeView) DisconnectWindow(string) time.Duration            { return v.window }
 
 // flakyProposer fails its first failures calls, then records commands.
 type flakyProposer struct {
@@ -94,4 +96,28 @@ func TestMissedHeartbeatCommitsDownAndRetries(t *testing.T) {
 	require.Len(t, last.GetEvals(), 1)
 	require.Equal(t, "web", last.GetEvals()[0].GetJobID())
 	require.Equal(t, "node-update", last.GetEvals()[0].GetTriggeredBy())
+}
+
+// TestMissedHeartbeatWithWindowDisconnects: the node's disconnect window,
+// read from the state view (not from its allocations), makes a node that
+// misses its heartbeats disconnected instead of down.
+func TestMissedHeartbeatWithWindowDisconnects(t *testing.T) {
+	clock := actors.NewFakeClock(time.Unix(1000, 0))
+	view := &fakeView{node: &messages.Node{ID: "n1", Status: "ready"}, window: time.Minute,
+		job:    &messages.Job{ID: "web", Namespace: "default", Type: "service"},
+		allocs: []*messages.Allocation{{ID: "a1", JobID: "web", Namespace: "default", DesiredStatus: "run", ClientStatus: "running"}}}
+	prop := &flakyProposer{}
+	sys := actors.NewSystem(slog.New(slog.DiscardHandler))
+	cfg := HeartbeatConfig{MinTTL: time.Second, Grace: time.Second, FailoverTTL: time.Second}
+	spec := &ServerSpec{NodeID: "n1", State: func() StateView { return view }, Proposer: prop, Clock: clock,
+		Heartbeat: cfg, ClientPID: func(*messages.Node) *actor.PID { return nil },
+		Servers: func() []string { return nil }, Leader: func() string { return "" }, Logger: slog.New(slog.DiscardHandler)}
+	pid, err := sys.Root.SpawnNamed(sys.Props("node", NewServer(spec)), "nodes/n1")
+	require.NoError(t, err)
+	defer func() { _ = sys.Root.StopFuture(pid).Wait(); sys.Shutdown() }()
+
+	require.Eventually(t, func() bool { return clock.Pending() == 1 }, 5*time.Second, time.Millisecond)
+	clock.Advance(3 * time.Second)
+	require.Eventually(t, func() bool { return len(prop.statuses()) == 1 }, 5*time.Second, time.Millisecond)
+	require.Equal(t, []string{"disconnected"}, prop.statuses())
 }

@@ -1,6 +1,10 @@
 package state
 
-import "github.com/troupe-dev/troupe/messages"
+import (
+	"time"
+
+	"github.com/troupe-dev/troupe/messages"
+)
 
 // allocTable holds the allocations and their indexes (by ID; by job; by
 // node; by eval, each sorted by alloc ID) plus the per-node usage of
@@ -14,6 +18,11 @@ type allocTable struct {
 	byNode *pmap[*pmap[*messages.Allocation]]
 	byEval *pmap[*pmap[*messages.Allocation]]
 	usage  *pmap[*nodeUsage]
+	// windows is the disconnect window each counted allocation holds
+	// (only non-zero ones); nodeWindows counts them per node
+	// (disconnect_window.go).
+	windows     *pmap[time.Duration]
+	nodeWindows *pmap[*windowCounts]
 }
 
 func newAllocTable() *allocTable {
@@ -23,6 +32,9 @@ func newAllocTable() *allocTable {
 		byNode: newPmap[*pmap[*messages.Allocation]](0),
 		byEval: newPmap[*pmap[*messages.Allocation]](0),
 		usage:  newPmap[*nodeUsage](0),
+
+		windows:     newPmap[time.Duration](0),
+		nodeWindows: newPmap[*windowCounts](0),
 	}
 }
 
@@ -38,6 +50,9 @@ func (t *allocTable) edit(gen uint64) *allocTable {
 		byNode: t.byNode.edit(gen),
 		byEval: t.byEval.edit(gen),
 		usage:  t.usage.edit(gen),
+
+		windows:     t.windows.edit(gen),
+		nodeWindows: t.nodeWindows.edit(gen),
 	}
 }
 

@@ -60,9 +60,11 @@ func Registered(old, j *messages.Job, index uint64, now int64) *messages.Job {
 // store's job versions.
 func (w *writeTxn) putJobVersion(j *messages.Job) {
 	w.insert(tableJobVersions, j)
+	clear(w.windowOf)
 	versions := w.read().JobVersions(j.Namespace, j.ID) // newest first
 	keep := int(w.store.jobVersions.Load())
 	for _, v := range versions[min(len(versions), keep):] {
 		w.delete(tableJobVersions, v)
+		w.dropVersionWindows(v)
 	}
 }

@@ -57,6 +57,7 @@ func requireSameState(t *testing.T, want, got *Snap) {
 		wc, wm, wd := want.NodeUsage(n.ID)
 		gc, gm, gd := got.NodeUsage(n.ID)
 		require.Equal(t, []int64{wc, wm, wd, want.liveAllocs(n.ID)}, []int64{gc, gm, gd, got.liveAllocs(n.ID)}, "usage of %s", n.ID)
+		require.Equal(t, want.DisconnectWindow(n.ID), got.DisconnectWindow(n.ID), "disconnect window of %s", n.ID)
 	}
 	for _, e := range want.Evals() {
 		protoEqual("eval allocs", msgs(want.AllocsByEval(e.ID)), msgs(got.AllocsByEval(e.ID)))

@@ -1,6 +1,8 @@
 package state
 
 import (
+	"time"
+
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/troupe-dev/troupe/messages"
@@ -145,6 +147,15 @@ func (s *Snap) NodeUsage(nodeID string) (cpuShares, memoryMB, diskMB int64) {
 		return 0, 0, 0
 	}
 	return u.CPU, u.MemoryMB, u.DiskMB
+}
+
+// DisconnectWindow is the longest disconnect window of the allocations
+// on a node that are meant to run and not over on the client (each read
+// from its job version), kept up to date on every alloc write so that the
+// node actor never walks the node's allocations for it.
+func (s *Snap) DisconnectWindow(nodeID string) time.Duration {
+	c, _ := s.allocs.nodeWindows.Get(nodeID)
+	return c.longest()
 }
 
 // liveAllocs is how many non-terminal allocations a node holds.

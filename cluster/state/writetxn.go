@@ -2,6 +2,7 @@ package state
 
 import (
 	"log/slog"
+	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -21,10 +22,13 @@ type writeTxn struct {
 	now     int64 // Command.Time, unix nanos
 	usage   map[string]*nodeUsage
 	summary map[jobRef]*jobSummary
-	changed map[string]bool // watched tables written
-	jobs    map[jobRef]bool // jobs whose status may change
-	ev      *eventBuilder
-	log     *slog.Logger
+	windows map[string]*windowCounts // node ID: disconnect windows
+	// windowOf caches job version groups' disconnect windows.
+	windowOf map[windowKey]time.Duration
+	changed  map[string]bool // watched tables written
+	jobs     map[jobRef]bool // jobs whose status may change
+	ev       *eventBuilder
+	log      *slog.Logger
 }
 
 func newWriteTxn(s *Store, index uint64, now int64, log *slog.Logger) *writeTxn {
@@ -38,10 +42,13 @@ func newWriteTxn(s *Store, index uint64, now int64, log *slog.Logger) *writeTxn 
 		now:     now,
 		usage:   map[string]*nodeUsage{},
 		summary: map[jobRef]*jobSummary{},
-		changed: map[string]bool{},
-		jobs:    map[jobRef]bool{},
-		ev:      newEventBuilder(index),
-		log:     log,
+		windows: map[string]*windowCounts{},
+
+		windowOf: map[windowKey]time.Duration{},
+		changed:  map[string]bool{},
+		jobs:     map[jobRef]bool{},
+		ev:       newEventBuilder(index),
+		log:      log,
 	}
 }
 
@@ -113,6 +120,7 @@ func (w *writeTxn) putAlloc(old, a *messages.Allocation) {
 		w.account(old, -1)
 	}
 	w.account(a, +1)
+	w.trackWindow(old, a)
 	w.allocTable(true).put(old, a)
 	w.changed[TableAllocs] = true
 	if messages.ClientTerminal(a.ClientStatus) && (old == nil || !messages.ClientTerminal(old.ClientStatus)) {
@@ -204,6 +212,16 @@ func (w *writeTxn) flushDerived() {
 		at := w.allocTable(true)
 		for id, u := range w.usage {
 			at.usage.Set(id, u)
+		}
+	}
+	if len(w.windows) > 0 {
+		at := w.allocTable(true)
+		for id, c := range w.windows {
+			if len(c.vals) == 0 {
+				at.nodeWindows.Delete(id)
+				continue
+			}
+			at.nodeWindows.Set(id, c)
 		}
 	}
 	for _, s := range w.summary {

@@ -7,11 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-uuid"
@@ -40,6 +43,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	allocs := fs.Int("allocs", 1000000, "allocations to place in all")
 	count := fs.Int("count", 1000, "allocations per job (count of its one group)")
 	dir := fs.String("data-dir", "", "data dir (default: a temporary one, removed after)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the placements to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 1
 	}
@@ -47,7 +51,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Error: -nodes, -allocs and -count must be positive")
 		return 1
 	}
-	res, err := benchSchedule(*nodes, *allocs, *count, *dir, stdout)
+	res, err := benchSchedule(*nodes, *allocs, *count, *dir, *cpuProfile, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "Error:", err)
 		return 1
@@ -64,7 +68,7 @@ type benchResult struct {
 	peakHeap uint64
 }
 
-func benchSchedule(nodes, allocs, count int, dir string, progress io.Writer) (*benchResult, error) {
+func benchSchedule(nodes, allocs, count int, dir, cpuProfile string, progress io.Writer) (*benchResult, error) {
 	cfg := agent.DefaultConfig()
 	cfg.Client = false
 	cfg.HTTPAddr = "127.0.0.1:0"
@@ -77,6 +81,11 @@ func benchSchedule(nodes, allocs, count int, dir string, progress io.Writer) (*b
 		defer os.RemoveAll(d)
 		cfg.DataDir = d
 	}
+	// Simulated nodes never heartbeat: with the default TTL the leader
+	// marks all of them down about a minute in (6 TTLs of failover, then
+	// the grace), and a run that lasts longer measures that storm of
+	// node-update evaluations instead of placements.
+	cfg.HeartbeatTTL = time.Hour
 	cfg.SnapshotThreshold = 1 << 30
 	cfg.SnapshotInterval = time.Hour
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -102,6 +111,29 @@ func benchSchedule(nodes, allocs, count int, dir string, progress io.Writer) (*b
 	go sampleHeap(&peak, stop)
 	defer close(stop)
 
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+		// A run stopped early (SIGTERM, SIGINT) still leaves its profile.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+		defer signal.Stop(sig)
+		go func() {
+			if _, ok := <-sig; ok {
+				pprof.StopCPUProfile()
+				f.Close()
+				fmt.Fprintf(progress, "stopped with %d placed; profile written\n", countPlaced(a))
+				os.Exit(2)
+			}
+		}()
+	}
 	jobs := (allocs + count - 1) / count
 	start := time.Now()
 	for i := 0; i < jobs; i++ {
@@ -113,8 +145,13 @@ func benchSchedule(nodes, allocs, count int, dir string, progress io.Writer) (*b
 	wait, cancel := context.WithTimeout(ctx, 30*time.Minute)
 	defer cancel()
 	var index uint64
+	last := time.Now()
 	for {
 		placed := countPlaced(a)
+		if time.Since(last) >= 10*time.Second {
+			last = time.Now()
+			fmt.Fprintf(progress, "%s: %d placed\n", time.Since(start).Round(time.Second), placed)
+		}
 		if placed >= int64(allocs) {
 			return &benchResult{placed: int(placed), elapsed: time.Since(start), peakHeap: peak.Load()}, nil
 		}
