@@ -175,7 +175,6 @@ func proxyTo(addr string, modify func(*http.Response) error) http.Handler {
 	})
 }
 
-// onlyTask names the task of a group that has exactly one.
 // hasTask reports whether group of job has a task of that name.
 func hasTask(j *messages.Job, group, task string) bool {
 	for _, g := range j.GetTaskGroups() {
@@ -191,6 +190,7 @@ func hasTask(j *messages.Job, group, task string) bool {
 	return false
 }
 
+// onlyTask names the task of a group that has exactly one.
 func onlyTask(j *messages.Job, group string) string {
 	for _, g := range j.GetTaskGroups() {
 		if g.GetName() == group && len(g.GetTasks()) == 1 {
