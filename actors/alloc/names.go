@@ -56,9 +56,7 @@ func (a *Actor) failBadName(ctx actor.Context, err error) {
 	why := "setup failed: " + err.Error()
 	for _, t := range a.tasks {
 		if utf8.ValidString(t) && len(t) <= safepath.MaxName {
-			st := &messages.TaskState{State: TaskDead, Failed: true}
-			appendEvent(st, newEvent(EventSetupFailure, why, a.spec.Clock.Now()))
-			a.states[t] = st
+			a.states[t] = setupFailedState(nil, why, a.spec.Clock.Now())
 		}
 	}
 	a.phase = phaseTerminal
