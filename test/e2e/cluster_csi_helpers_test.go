@@ -78,12 +78,12 @@ func buildHostpath(t *testing.T) string {
 	return bin
 }
 
-// runPlugin registers the plugin as a system job and waits until every
-// client has a healthy controller and node instance of it.
-func (cc *csiCluster) runPlugin(t *testing.T) {
+// registerPlugin registers the hostpath plugin as a system job, one
+// monolith instance per client, its command given the extra flags.
+func (cc *csiCluster) registerPlugin(t *testing.T, extra string) {
 	t.Helper()
-	cmd := fmt.Sprintf(`exec %s -endpoint \"$CSI_ENDPOINT\" -root %s -control %s/ctl-$NOMAD_ALLOC_NODE_ID.sock -node-id \"$NOMAD_ALLOC_NODE_ID\" -mode monolith`,
-		cc.bin, cc.root, cc.ctlDir)
+	cmd := fmt.Sprintf(`exec %s -endpoint \"$CSI_ENDPOINT\" -root %s -control %s/ctl-$NOMAD_ALLOC_NODE_ID.sock -node-id \"$NOMAD_ALLOC_NODE_ID\"%s -mode monolith`,
+		cc.bin, cc.root, cc.ctlDir, extra)
 	cc.register(t, fmt.Sprintf(`job "plugin" {
   datacenters = ["dc1"]
   type = "system"
@@ -107,6 +107,13 @@ func (cc *csiCluster) runPlugin(t *testing.T) {
     }
   }
 }`, cmd))
+}
+
+// runPlugin registers the plugin as a system job and waits until every
+// client has a healthy controller and node instance of it.
+func (cc *csiCluster) runPlugin(t *testing.T) {
+	t.Helper()
+	cc.registerPlugin(t, "")
 	want := len(cc.order)
 	cc.eventually(t, settleTimeout, "a healthy hostpath instance on every client", func() (bool, string) {
 		p, _, err := cc.server().API.Plugins().Info("hostpath", nil)

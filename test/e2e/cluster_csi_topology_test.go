@@ -106,31 +106,7 @@ func TestClusterCSITopology(t *testing.T) {
 // every client has a healthy node instance that shows it.
 func (cc *csiCluster) runZonedPlugin(t *testing.T) {
 	t.Helper()
-	cmd := fmt.Sprintf(`exec %s -endpoint \"$CSI_ENDPOINT\" -root %s -control %s/ctl-$NOMAD_ALLOC_NODE_ID.sock -node-id \"$NOMAD_ALLOC_NODE_ID\" -topology zone=$NOMAD_ALLOC_NODE_ID -mode monolith`,
-		cc.bin, cc.root, cc.ctlDir)
-	cc.register(t, fmt.Sprintf(`job "plugin" {
-  datacenters = ["dc1"]
-  type = "system"
-  group "p" {
-    task "hostpath" {
-      driver = "exec"
-      config {
-        command = "/bin/sh"
-        args    = ["-c", "%s"]
-      }
-      csi_plugin {
-        id        = "hostpath"
-        type      = "monolith"
-        mount_dir = "/csi"
-      }
-      kill_timeout = "2s"
-      resources {
-        cpu    = 50
-        memory = 64
-      }
-    }
-  }
-}`, cmd))
+	cc.registerPlugin(t, " -topology zone=$NOMAD_ALLOC_NODE_ID")
 	cc.eventually(t, settleTimeout, "a healthy, zoned hostpath instance on every client", func() (bool, string) {
 		p, _, err := cc.server().API.Plugins().Info("hostpath", nil)
 		if err != nil {
