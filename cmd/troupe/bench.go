@@ -56,8 +56,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Error:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "placed %d allocations on %d nodes in %s: %.0f placements/s (committed through raft)\n",
-		res.placed, *nodes, res.elapsed.Round(time.Millisecond), float64(res.placed)/res.elapsed.Seconds())
+	fmt.Fprintf(stdout, "placed %d allocations on %d nodes in %.3fs: %.0f placements/s (committed through raft)\n",
+		res.placed, *nodes, res.elapsed.Seconds(), float64(res.placed)/res.elapsed.Seconds())
 	fmt.Fprintf(stdout, "peak heap in use %d MiB, peak RSS %d MiB\n", res.peakHeap>>20, peakRSS()>>10)
 	return 0
 }

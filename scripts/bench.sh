@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Prints troupe's headline performance figures in one run, each with the
+# command behind it. Any change to actors/, cluster/, agent/ or the
+# scheduler runs this before it lands and quotes the figures; a drop of
+# more than 20%, or a cost per allocation that grows with the state, is a
+# regression to fix first.
+#   scripts/bench.sh                 everything (about 3 minutes on 2 cores)
+#   BENCH_BIG=200000 scripts/bench.sh   a smaller second schedule run
+# Not measured yet (issue 11 adds them): spread placements/s, the clients
+# bench (10,000 simulated clients heartbeating).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+small="${BENCH_SMALL:-100000}"
+big="${BENCH_BIG:-1000000}"
+
+go build -o bin/troupe ./cmd/troupe 2>/dev/null
+
+# schedule N prints the bench's lines and leaves the seconds in $secs.
+schedule() {
+	local cmd="bin/troupe bench schedule -nodes 10000 -allocs $1"
+	echo "\$ $cmd"
+	local out
+	out=$($cmd 2>/dev/null | grep -E '^(placed|peak)')
+	echo "$out" | sed 's/^/  /'
+	secs=$(echo "$out" | sed -n 's/.* in \([0-9.]*\)s:.*/\1/p')
+}
+
+echo "== Placements committed through raft (10,000 simulated nodes)"
+schedule "$small"
+t_small=$secs
+schedule "$big"
+t_big=$secs
+awk -v a="$t_small" -v b="$t_big" -v n="$small" -v m="$big" 'BEGIN {
+	pa = a / n * 1e6; pb = b / m * 1e6
+	printf "  time per allocation: %.1f us at %d, %.1f us at %d: ratio %.2f (goal: at most 1.3)\n", pa, n, pb, m, pb / pa
+}'
+
+echo
+echo "== Scheduler micro-benchmarks (one evaluation, 10,000 nodes)"
+cmd="go test -run ^\$ -bench (Process10kNodes|BareBinPack10kNodes|Process10kNodesLoaded|ProcessInPlace1kAllocs)\$ -benchtime 3x ./actors/scheduler/"
+echo "\$ $cmd"
+out=$(go test -run '^$' -bench '(Process10kNodes|BareBinPack10kNodes|Process10kNodesLoaded|ProcessInPlace1kAllocs)$' -benchtime 3x ./actors/scheduler/ | grep '^Benchmark')
+echo "$out" | sed 's/^/  /'
+echo "$out" | awk '$1 ~ /^BenchmarkProcess10kNodes(-[0-9]+)?$/ { p = $3 } $1 ~ /^BenchmarkBareBinPack10kNodes/ { b = $3 }
+	END { if (p && b) printf "  Process10kNodes / BareBinPack10kNodes: %.2fx the bare bin-pack loop\n", p / b }'
