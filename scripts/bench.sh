@@ -37,9 +37,9 @@ awk -v a="$t_small" -v b="$t_big" -v n="$small" -v m="$big" 'BEGIN {
 
 echo
 echo "== Scheduler micro-benchmarks (one evaluation, 10,000 nodes)"
-cmd="go test -run ^\$ -bench (Process10kNodes|BareBinPack10kNodes|Process10kNodesLoaded|ProcessInPlace1kAllocs)\$ -benchtime 3x ./actors/scheduler/"
+cmd="go test -run ^\$ -bench (Process10kNodes|BareBinPack10kNodes|Process10kNodesLoaded|ProcessInPlace1kAllocs)\$ -benchtime 10x ./actors/scheduler/"
 echo "\$ $cmd"
-out=$(go test -run '^$' -bench '(Process10kNodes|BareBinPack10kNodes|Process10kNodesLoaded|ProcessInPlace1kAllocs)$' -benchtime 3x ./actors/scheduler/ | grep '^Benchmark')
+out=$(go test -run '^$' -bench '(Process10kNodes|BareBinPack10kNodes|Process10kNodesLoaded|ProcessInPlace1kAllocs)$' -benchtime 10x ./actors/scheduler/ | grep '^Benchmark')
 echo "$out" | sed 's/^/  /'
 echo "$out" | awk '$1 ~ /^BenchmarkProcess10kNodes(-[0-9]+)?$/ { p = $3 } $1 ~ /^BenchmarkBareBinPack10kNodes/ { b = $3 }
 	END { if (p && b) printf "  Process10kNodes / BareBinPack10kNodes: %.2fx the bare bin-pack loop\n", p / b }'
