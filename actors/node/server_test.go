@@ -71,14 +71,7 @@ func TestMissedHeartbeatCommitsDownAndRetries(t *testing.T) {
 		job:    &messages.Job{ID: "web", Namespace: "default", Type: "service"},
 		allocs: []*messages.Allocation{{ID: "a1", JobID: "web", Namespace: "default", DesiredStatus: "run", ClientStatus: "running"}}}
 	prop := &flakyProposer{failures: 1}
-	sys := actors.NewSystem(slog.New(slog.DiscardHandler))
-	cfg := HeartbeatConfig{MinTTL: time.Second, Grace: time.Second, FailoverTTL: time.Second}
-	spec := &ServerSpec{NodeID: "n1", State: func() StateView { return view }, Proposer: prop, Clock: clock,
-		Heartbeat: cfg, ClientPID: func(*messages.Node) *actor.PID { return nil },
-		Servers: func() []string { return nil }, Leader: func() string { return "" }, Logger: slog.New(slog.DiscardHandler)}
-	pid, err := sys.Root.SpawnNamed(sys.Props("node", NewServer(spec)), "nodes/n1")
-	require.NoError(t, err)
-	defer func() { _ = sys.Root.StopFuture(pid).Wait(); sys.Shutdown() }()
+	defer startNodeServer(t, clock, view, prop)()
 
 	require.Eventually(t, func() bool { return clock.Pending() == 1 }, 5*time.Second, time.Millisecond)
 	clock.Advance(time.Second) // within failover TTL + grace: nothing yet
@@ -107,6 +100,19 @@ func TestMissedHeartbeatWithWindowDisconnects(t *testing.T) {
 		job:    &messages.Job{ID: "web", Namespace: "default", Type: "service"},
 		allocs: []*messages.Allocation{{ID: "a1", JobID: "web", Namespace: "default", DesiredStatus: "run", ClientStatus: "running"}}}
 	prop := &flakyProposer{}
+	defer startNodeServer(t, clock, view, prop)()
+
+	require.Eventually(t, func() bool { return clock.Pending() == 1 }, 5*time.Second, time.Millisecond)
+	clock.Advance(3 * time.Second)
+	require.Eventually(t, func() bool { return len(prop.statuses()) == 1 }, 5*time.Second, time.Millisecond)
+	require.Equal(t, []string{"disconnected"}, prop.statuses())
+}
+
+// startNodeServer spawns the server-side node actor of node n1 over view
+// and prop, heartbeats at a 1 s TTL, 1 s grace and 1 s failover TTL, and
+// returns what stops it.
+func startNodeServer(t *testing.T, clock *actors.FakeClock, view StateView, prop Proposer) func() {
+	t.Helper()
 	sys := actors.NewSystem(slog.New(slog.DiscardHandler))
 	cfg := HeartbeatConfig{MinTTL: time.Second, Grace: time.Second, FailoverTTL: time.Second}
 	spec := &ServerSpec{NodeID: "n1", State: func() StateView { return view }, Proposer: prop, Clock: clock,
@@ -114,10 +120,5 @@ func TestMissedHeartbeatWithWindowDisconnects(t *testing.T) {
 		Servers: func() []string { return nil }, Leader: func() string { return "" }, Logger: slog.New(slog.DiscardHandler)}
 	pid, err := sys.Root.SpawnNamed(sys.Props("node", NewServer(spec)), "nodes/n1")
 	require.NoError(t, err)
-	defer func() { _ = sys.Root.StopFuture(pid).Wait(); sys.Shutdown() }()
-
-	require.Eventually(t, func() bool { return clock.Pending() == 1 }, 5*time.Second, time.Millisecond)
-	clock.Advance(3 * time.Second)
-	require.Eventually(t, func() bool { return len(prop.statuses()) == 1 }, 5*time.Second, time.Millisecond)
-	require.Equal(t, []string{"disconnected"}, prop.statuses())
+	return func() { _ = sys.Root.StopFuture(pid).Wait(); sys.Shutdown() }
 }
