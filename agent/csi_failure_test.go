@@ -128,10 +128,7 @@ func TestCSIControllerPublishFailsAllocRescheduled(t *testing.T) {
 	require.NoError(t, e.ctl.FailNext(t.Context(), "ControllerPublishVolume", ext, codes.FailedPrecondition, 1))
 	jobID := e.run(t, rescheduledVolumeJob("cpub", "cpub"))
 
-	failed, next := e.failedThenReplaced(t, jobID)
-	requireNamed(t, failed, "cpub", "ControllerPublishVolume")
-	e.requireEvalNames(t, jobID, failed, "cpub", "ControllerPublishVolume")
-	e.requireNoClaimOf(t, "cpub", failed.GetID(), next.GetID())
+	e.requireFailedAndReplaced(t, jobID, "cpub", "ControllerPublishVolume")
 	defer e.stopAndFree(t, jobID, "cpub")
 	pubs := e.calls(t, "ControllerPublishVolume")
 	require.GreaterOrEqual(t, len(pubs), 2)
@@ -153,10 +150,7 @@ func TestCSIControllerPublishUnavailableAllocRescheduled(t *testing.T) {
 		60*time.Second, 20*time.Millisecond, "the allocation never failed")
 	require.NoError(t, e.ctl.Reset(t.Context()))
 
-	failed, next := e.failedThenReplaced(t, jobID)
-	requireNamed(t, failed, "cflaky", "ControllerPublishVolume")
-	e.requireEvalNames(t, jobID, failed, "cflaky", "ControllerPublishVolume")
-	e.requireNoClaimOf(t, "cflaky", failed.GetID(), next.GetID())
+	e.requireFailedAndReplaced(t, jobID, "cflaky", "ControllerPublishVolume")
 	defer e.stopAndFree(t, jobID, "cflaky")
 }
 
@@ -171,10 +165,7 @@ func TestCSINodePublishFailsAllocRescheduled(t *testing.T) {
 	require.NoError(t, e.ctl.FailNext(t.Context(), "NodePublishVolume", ext, codes.FailedPrecondition, 1))
 	jobID := e.run(t, rescheduledVolumeJob("npub", "npub"))
 
-	failed, next := e.failedThenReplaced(t, jobID)
-	requireNamed(t, failed, "npub", "NodePublishVolume")
-	e.requireEvalNames(t, jobID, failed, "npub", "NodePublishVolume")
-	e.requireNoClaimOf(t, "npub", failed.GetID(), next.GetID())
+	e.requireFailedAndReplaced(t, jobID, "npub", "NodePublishVolume")
 	defer e.stopAndFree(t, jobID, "npub")
 	var order []string
 	for _, c := range e.calls(t, "NodePublishVolume", "NodeUnstageVolume", "ControllerUnpublishVolume") {
@@ -193,11 +184,20 @@ func TestCSINodeStageFailsAllocRescheduled(t *testing.T) {
 	require.NoError(t, e.ctl.FailNext(t.Context(), "NodeStageVolume", ext, codes.InvalidArgument, 1))
 	jobID := e.run(t, rescheduledVolumeJob("nstage", "nstage"))
 
-	failed, next := e.failedThenReplaced(t, jobID)
-	requireNamed(t, failed, "nstage", "NodeStageVolume")
-	e.requireEvalNames(t, jobID, failed, "nstage", "NodeStageVolume")
-	e.requireNoClaimOf(t, "nstage", failed.GetID(), next.GetID())
+	e.requireFailedAndReplaced(t, jobID, "nstage", "NodeStageVolume")
 	defer e.stopAndFree(t, jobID, "nstage")
+}
+
+// requireFailedAndReplaced waits for the job's first allocation to fail
+// and a replacement to run, and checks that the failure names the volume
+// and the CSI call in the allocation and its evaluation, and that the
+// failed allocation holds no claim.
+func (e *pluginEnv) requireFailedAndReplaced(t *testing.T, jobID, vol, method string) {
+	t.Helper()
+	failed, next := e.failedThenReplaced(t, jobID)
+	requireNamed(t, failed, vol, method)
+	e.requireEvalNames(t, jobID, failed, vol, method)
+	e.requireNoClaimOf(t, vol, failed.GetID(), next.GetID())
 }
 
 // dump describes the job's allocations and evaluations, for a failure.
