@@ -56,9 +56,13 @@ type Allocation struct {
 	// VolumeStates is the client's view of each CSI volume the group
 	// mounts, by the group's volume name: where its mount stands and the
 	// recent node-side events (claim, stage, publish, unpublish attempts).
-	VolumeStates  map[string]*AllocVolumeState `protobuf:"bytes,29,rep,name=VolumeStates,proto3" json:"VolumeStates,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	VolumeStates map[string]*AllocVolumeState `protobuf:"bytes,29,rep,name=VolumeStates,proto3" json:"VolumeStates,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Preemption: the allocations this one evicted, and the one that evicted
+	// this (its DesiredStatus is then "evict").
+	PreemptedAllocations  []string `protobuf:"bytes,30,rep,name=PreemptedAllocations,proto3" json:"PreemptedAllocations,omitempty"`
+	PreemptedByAllocation string   `protobuf:"bytes,31,opt,name=PreemptedByAllocation,proto3" json:"PreemptedByAllocation,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *Allocation) Reset() {
@@ -292,6 +296,20 @@ func (x *Allocation) GetVolumeStates() map[string]*AllocVolumeState {
 		return x.VolumeStates
 	}
 	return nil
+}
+
+func (x *Allocation) GetPreemptedAllocations() []string {
+	if x != nil {
+		return x.PreemptedAllocations
+	}
+	return nil
+}
+
+func (x *Allocation) GetPreemptedByAllocation() string {
+	if x != nil {
+		return x.PreemptedByAllocation
+	}
+	return ""
 }
 
 // AllocVolumeState is one CSI volume of an allocation on its client.
@@ -1220,8 +1238,7 @@ var File_alloc_proto protoreflect.FileDescriptor
 
 const file_alloc_proto_rawDesc = "" +
 	"\n" +
-	"\valloc.proto\x12\x06troupe\x1a\tjob.proto\"\xdb\n" +
-	"\n" +
+	"\valloc.proto\x12\x06troupe\x1a\tjob.proto\"\xc5\v\n" +
 	"\n" +
 	"Allocation\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x1c\n" +
@@ -1261,7 +1278,9 @@ const file_alloc_proto_rawDesc = "" +
 	"\x11DesiredTransition\x18\x1a \x01(\v2\x19.troupe.DesiredTransitionR\x11DesiredTransition\x12;\n" +
 	"\rNetworkStatus\x18\x1b \x01(\v2\x15.troupe.NetworkStatusR\rNetworkStatus\x12\x14\n" +
 	"\x05Index\x18\x1c \x01(\rR\x05Index\x12H\n" +
-	"\fVolumeStates\x18\x1d \x03(\v2$.troupe.Allocation.VolumeStatesEntryR\fVolumeStates\x1aP\n" +
+	"\fVolumeStates\x18\x1d \x03(\v2$.troupe.Allocation.VolumeStatesEntryR\fVolumeStates\x122\n" +
+	"\x14PreemptedAllocations\x18\x1e \x03(\tR\x14PreemptedAllocations\x124\n" +
+	"\x15PreemptedByAllocation\x18\x1f \x01(\tR\x15PreemptedByAllocation\x1aP\n" +
 	"\x0fTaskStatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
 	"\x05value\x18\x02 \x01(\v2\x11.troupe.TaskStateR\x05value:\x028\x01\x1aY\n" +

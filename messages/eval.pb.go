@@ -225,8 +225,14 @@ type AllocMetric struct {
 	DimensionExhausted map[string]int32       `protobuf:"bytes,9,rep,name=DimensionExhausted,proto3" json:"DimensionExhausted,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	CoalescedFailures  int32                  `protobuf:"varint,10,opt,name=CoalescedFailures,proto3" json:"CoalescedFailures,omitempty"`
 	AllocationTime     int64                  `protobuf:"varint,11,opt,name=AllocationTime,proto3" json:"AllocationTime,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// ScoreMetaData is each scored node's scores by scorer (binpack,
+	// job-anti-affinity, node-affinity, allocation-spread, ...) and their
+	// normalised sum, best first (Nomad keeps the top 5).
+	ScoreMetaData  []*NodeScoreMeta `protobuf:"bytes,12,rep,name=ScoreMetaData,proto3" json:"ScoreMetaData,omitempty"`
+	NodePool       string           `protobuf:"bytes,13,opt,name=NodePool,proto3" json:"NodePool,omitempty"`
+	NodesPreempted int32            `protobuf:"varint,14,opt,name=NodesPreempted,proto3" json:"NodesPreempted,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AllocMetric) Reset() {
@@ -336,6 +342,87 @@ func (x *AllocMetric) GetAllocationTime() int64 {
 	return 0
 }
 
+func (x *AllocMetric) GetScoreMetaData() []*NodeScoreMeta {
+	if x != nil {
+		return x.ScoreMetaData
+	}
+	return nil
+}
+
+func (x *AllocMetric) GetNodePool() string {
+	if x != nil {
+		return x.NodePool
+	}
+	return ""
+}
+
+func (x *AllocMetric) GetNodesPreempted() int32 {
+	if x != nil {
+		return x.NodesPreempted
+	}
+	return 0
+}
+
+type NodeScoreMeta struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NodeID        string                 `protobuf:"bytes,1,opt,name=NodeID,proto3" json:"NodeID,omitempty"`
+	Scores        map[string]float64     `protobuf:"bytes,2,rep,name=Scores,proto3" json:"Scores,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	NormScore     float64                `protobuf:"fixed64,3,opt,name=NormScore,proto3" json:"NormScore,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeScoreMeta) Reset() {
+	*x = NodeScoreMeta{}
+	mi := &file_eval_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeScoreMeta) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeScoreMeta) ProtoMessage() {}
+
+func (x *NodeScoreMeta) ProtoReflect() protoreflect.Message {
+	mi := &file_eval_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeScoreMeta.ProtoReflect.Descriptor instead.
+func (*NodeScoreMeta) Descriptor() ([]byte, []int) {
+	return file_eval_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *NodeScoreMeta) GetNodeID() string {
+	if x != nil {
+		return x.NodeID
+	}
+	return ""
+}
+
+func (x *NodeScoreMeta) GetScores() map[string]float64 {
+	if x != nil {
+		return x.Scores
+	}
+	return nil
+}
+
+func (x *NodeScoreMeta) GetNormScore() float64 {
+	if x != nil {
+		return x.NormScore
+	}
+	return 0
+}
+
 var File_eval_proto protoreflect.FileDescriptor
 
 const file_eval_proto_rawDesc = "" +
@@ -373,7 +460,7 @@ const file_eval_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x13.troupe.AllocMetricR\x05value:\x028\x01\x1aD\n" +
 	"\x16QueuedAllocationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xfb\a\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xfc\b\n" +
 	"\vAllocMetric\x12&\n" +
 	"\x0eNodesEvaluated\x18\x01 \x01(\x05R\x0eNodesEvaluated\x12$\n" +
 	"\rNodesFiltered\x18\x02 \x01(\x05R\rNodesFiltered\x12 \n" +
@@ -386,7 +473,10 @@ const file_eval_proto_rawDesc = "" +
 	"\x12DimensionExhausted\x18\t \x03(\v2+.troupe.AllocMetric.DimensionExhaustedEntryR\x12DimensionExhausted\x12,\n" +
 	"\x11CoalescedFailures\x18\n" +
 	" \x01(\x05R\x11CoalescedFailures\x12&\n" +
-	"\x0eAllocationTime\x18\v \x01(\x03R\x0eAllocationTime\x1aA\n" +
+	"\x0eAllocationTime\x18\v \x01(\x03R\x0eAllocationTime\x12;\n" +
+	"\rScoreMetaData\x18\f \x03(\v2\x15.troupe.NodeScoreMetaR\rScoreMetaData\x12\x1a\n" +
+	"\bNodePool\x18\r \x01(\tR\bNodePool\x12&\n" +
+	"\x0eNodesPreempted\x18\x0e \x01(\x05R\x0eNodesPreempted\x1aA\n" +
 	"\x13NodesAvailableEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a@\n" +
@@ -401,7 +491,14 @@ const file_eval_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1aE\n" +
 	"\x17DimensionExhaustedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01B'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xbb\x01\n" +
+	"\rNodeScoreMeta\x12\x16\n" +
+	"\x06NodeID\x18\x01 \x01(\tR\x06NodeID\x129\n" +
+	"\x06Scores\x18\x02 \x03(\v2!.troupe.NodeScoreMeta.ScoresEntryR\x06Scores\x12\x1c\n" +
+	"\tNormScore\x18\x03 \x01(\x01R\tNormScore\x1a9\n" +
+	"\vScoresEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_eval_proto_rawDescOnce sync.Once
@@ -415,32 +512,36 @@ func file_eval_proto_rawDescGZIP() []byte {
 	return file_eval_proto_rawDescData
 }
 
-var file_eval_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_eval_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_eval_proto_goTypes = []any{
-	(*Evaluation)(nil),  // 0: troupe.Evaluation
-	(*AllocMetric)(nil), // 1: troupe.AllocMetric
-	nil,                 // 2: troupe.Evaluation.FailedTGAllocsEntry
-	nil,                 // 3: troupe.Evaluation.QueuedAllocationsEntry
-	nil,                 // 4: troupe.AllocMetric.NodesAvailableEntry
-	nil,                 // 5: troupe.AllocMetric.ClassFilteredEntry
-	nil,                 // 6: troupe.AllocMetric.ConstraintFilteredEntry
-	nil,                 // 7: troupe.AllocMetric.ClassExhaustedEntry
-	nil,                 // 8: troupe.AllocMetric.DimensionExhaustedEntry
+	(*Evaluation)(nil),    // 0: troupe.Evaluation
+	(*AllocMetric)(nil),   // 1: troupe.AllocMetric
+	(*NodeScoreMeta)(nil), // 2: troupe.NodeScoreMeta
+	nil,                   // 3: troupe.Evaluation.FailedTGAllocsEntry
+	nil,                   // 4: troupe.Evaluation.QueuedAllocationsEntry
+	nil,                   // 5: troupe.AllocMetric.NodesAvailableEntry
+	nil,                   // 6: troupe.AllocMetric.ClassFilteredEntry
+	nil,                   // 7: troupe.AllocMetric.ConstraintFilteredEntry
+	nil,                   // 8: troupe.AllocMetric.ClassExhaustedEntry
+	nil,                   // 9: troupe.AllocMetric.DimensionExhaustedEntry
+	nil,                   // 10: troupe.NodeScoreMeta.ScoresEntry
 }
 var file_eval_proto_depIdxs = []int32{
-	2, // 0: troupe.Evaluation.FailedTGAllocs:type_name -> troupe.Evaluation.FailedTGAllocsEntry
-	3, // 1: troupe.Evaluation.QueuedAllocations:type_name -> troupe.Evaluation.QueuedAllocationsEntry
-	4, // 2: troupe.AllocMetric.NodesAvailable:type_name -> troupe.AllocMetric.NodesAvailableEntry
-	5, // 3: troupe.AllocMetric.ClassFiltered:type_name -> troupe.AllocMetric.ClassFilteredEntry
-	6, // 4: troupe.AllocMetric.ConstraintFiltered:type_name -> troupe.AllocMetric.ConstraintFilteredEntry
-	7, // 5: troupe.AllocMetric.ClassExhausted:type_name -> troupe.AllocMetric.ClassExhaustedEntry
-	8, // 6: troupe.AllocMetric.DimensionExhausted:type_name -> troupe.AllocMetric.DimensionExhaustedEntry
-	1, // 7: troupe.Evaluation.FailedTGAllocsEntry.value:type_name -> troupe.AllocMetric
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	3,  // 0: troupe.Evaluation.FailedTGAllocs:type_name -> troupe.Evaluation.FailedTGAllocsEntry
+	4,  // 1: troupe.Evaluation.QueuedAllocations:type_name -> troupe.Evaluation.QueuedAllocationsEntry
+	5,  // 2: troupe.AllocMetric.NodesAvailable:type_name -> troupe.AllocMetric.NodesAvailableEntry
+	6,  // 3: troupe.AllocMetric.ClassFiltered:type_name -> troupe.AllocMetric.ClassFilteredEntry
+	7,  // 4: troupe.AllocMetric.ConstraintFiltered:type_name -> troupe.AllocMetric.ConstraintFilteredEntry
+	8,  // 5: troupe.AllocMetric.ClassExhausted:type_name -> troupe.AllocMetric.ClassExhaustedEntry
+	9,  // 6: troupe.AllocMetric.DimensionExhausted:type_name -> troupe.AllocMetric.DimensionExhaustedEntry
+	2,  // 7: troupe.AllocMetric.ScoreMetaData:type_name -> troupe.NodeScoreMeta
+	10, // 8: troupe.NodeScoreMeta.Scores:type_name -> troupe.NodeScoreMeta.ScoresEntry
+	1,  // 9: troupe.Evaluation.FailedTGAllocsEntry.value:type_name -> troupe.AllocMetric
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_eval_proto_init() }
@@ -454,7 +555,7 @@ func file_eval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_eval_proto_rawDesc), len(file_eval_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -47,8 +47,13 @@ type Job struct {
 	JobModifyIndex    uint64                 `protobuf:"varint,17,opt,name=JobModifyIndex,proto3" json:"JobModifyIndex,omitempty"`
 	SubmitTime        int64                  `protobuf:"varint,18,opt,name=SubmitTime,proto3" json:"SubmitTime,omitempty"`
 	Stable            bool                   `protobuf:"varint,19,opt,name=Stable,proto3" json:"Stable,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Affinities and Spreads score nodes (Nomad's affinity and spread
+	// blocks); NodePool limits placement to one pool ("all": every pool).
+	Affinities    []*Affinity `protobuf:"bytes,20,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
+	Spreads       []*Spread   `protobuf:"bytes,21,rep,name=Spreads,proto3" json:"Spreads,omitempty"`
+	NodePool      string      `protobuf:"bytes,22,opt,name=NodePool,proto3" json:"NodePool,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -214,6 +219,27 @@ func (x *Job) GetStable() bool {
 	return false
 }
 
+func (x *Job) GetAffinities() []*Affinity {
+	if x != nil {
+		return x.Affinities
+	}
+	return nil
+}
+
+func (x *Job) GetSpreads() []*Spread {
+	if x != nil {
+		return x.Spreads
+	}
+	return nil
+}
+
+func (x *Job) GetNodePool() string {
+	if x != nil {
+		return x.NodePool
+	}
+	return ""
+}
+
 type Constraint struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	LTarget       string                 `protobuf:"bytes,1,opt,name=LTarget,proto3" json:"LTarget,omitempty"`
@@ -288,6 +314,8 @@ type TaskGroup struct {
 	StopAfterClientDisconnect int64                     `protobuf:"varint,10,opt,name=StopAfterClientDisconnect,proto3" json:"StopAfterClientDisconnect,omitempty"`
 	Networks                  []*NetworkResource        `protobuf:"bytes,11,rep,name=Networks,proto3" json:"Networks,omitempty"`
 	Volumes                   map[string]*VolumeRequest `protobuf:"bytes,12,rep,name=Volumes,proto3" json:"Volumes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Affinities                []*Affinity               `protobuf:"bytes,13,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
+	Spreads                   []*Spread                 `protobuf:"bytes,14,rep,name=Spreads,proto3" json:"Spreads,omitempty"`
 	unknownFields             protoimpl.UnknownFields
 	sizeCache                 protoimpl.SizeCache
 }
@@ -406,6 +434,20 @@ func (x *TaskGroup) GetVolumes() map[string]*VolumeRequest {
 	return nil
 }
 
+func (x *TaskGroup) GetAffinities() []*Affinity {
+	if x != nil {
+		return x.Affinities
+	}
+	return nil
+}
+
+func (x *TaskGroup) GetSpreads() []*Spread {
+	if x != nil {
+		return x.Spreads
+	}
+	return nil
+}
+
 type Task struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=Name,proto3" json:"Name,omitempty"`
@@ -424,6 +466,7 @@ type Task struct {
 	Leader        bool                   `protobuf:"varint,14,opt,name=Leader,proto3" json:"Leader,omitempty"`
 	// CSIPluginConfig makes the task a CSI plugin (the csi_plugin block).
 	CSIPluginConfig *CSIPluginConfig `protobuf:"bytes,15,opt,name=CSIPluginConfig,proto3" json:"CSIPluginConfig,omitempty"`
+	Affinities      []*Affinity      `protobuf:"bytes,16,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -559,6 +602,13 @@ func (x *Task) GetLeader() bool {
 func (x *Task) GetCSIPluginConfig() *CSIPluginConfig {
 	if x != nil {
 		return x.CSIPluginConfig
+	}
+	return nil
+}
+
+func (x *Task) GetAffinities() []*Affinity {
+	if x != nil {
+		return x.Affinities
 	}
 	return nil
 }
@@ -860,6 +910,121 @@ func (x *Affinity) GetWeight() int32 {
 	return 0
 }
 
+// Spread is Nomad's spread block: allocations spread over the values of
+// Attribute, toward SpreadTarget's percentages (even over the values seen
+// when none is given). Weight is 0..100.
+type Spread struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Attribute     string                 `protobuf:"bytes,1,opt,name=Attribute,proto3" json:"Attribute,omitempty"`
+	Weight        int32                  `protobuf:"varint,2,opt,name=Weight,proto3" json:"Weight,omitempty"`
+	SpreadTarget  []*SpreadTarget        `protobuf:"bytes,3,rep,name=SpreadTarget,proto3" json:"SpreadTarget,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Spread) Reset() {
+	*x = Spread{}
+	mi := &file_job_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Spread) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Spread) ProtoMessage() {}
+
+func (x *Spread) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Spread.ProtoReflect.Descriptor instead.
+func (*Spread) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *Spread) GetAttribute() string {
+	if x != nil {
+		return x.Attribute
+	}
+	return ""
+}
+
+func (x *Spread) GetWeight() int32 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+func (x *Spread) GetSpreadTarget() []*SpreadTarget {
+	if x != nil {
+		return x.SpreadTarget
+	}
+	return nil
+}
+
+type SpreadTarget struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Value         string                 `protobuf:"bytes,1,opt,name=Value,proto3" json:"Value,omitempty"`
+	Percent       int32                  `protobuf:"varint,2,opt,name=Percent,proto3" json:"Percent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpreadTarget) Reset() {
+	*x = SpreadTarget{}
+	mi := &file_job_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpreadTarget) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpreadTarget) ProtoMessage() {}
+
+func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpreadTarget.ProtoReflect.Descriptor instead.
+func (*SpreadTarget) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SpreadTarget) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *SpreadTarget) GetPercent() int32 {
+	if x != nil {
+		return x.Percent
+	}
+	return 0
+}
+
 type NetworkResource struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Mode          string                 `protobuf:"bytes,1,opt,name=Mode,proto3" json:"Mode,omitempty"`
@@ -873,7 +1038,7 @@ type NetworkResource struct {
 
 func (x *NetworkResource) Reset() {
 	*x = NetworkResource{}
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -885,7 +1050,7 @@ func (x *NetworkResource) String() string {
 func (*NetworkResource) ProtoMessage() {}
 
 func (x *NetworkResource) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -898,7 +1063,7 @@ func (x *NetworkResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkResource.ProtoReflect.Descriptor instead.
 func (*NetworkResource) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{8}
+	return file_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *NetworkResource) GetMode() string {
@@ -948,7 +1113,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -960,7 +1125,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -973,7 +1138,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{9}
+	return file_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Port) GetLabel() string {
@@ -1016,7 +1181,7 @@ type RestartPolicy struct {
 
 func (x *RestartPolicy) Reset() {
 	*x = RestartPolicy{}
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1028,7 +1193,7 @@ func (x *RestartPolicy) String() string {
 func (*RestartPolicy) ProtoMessage() {}
 
 func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1041,7 +1206,7 @@ func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartPolicy.ProtoReflect.Descriptor instead.
 func (*RestartPolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{10}
+	return file_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RestartPolicy) GetAttempts() int32 {
@@ -1086,7 +1251,7 @@ type ReschedulePolicy struct {
 
 func (x *ReschedulePolicy) Reset() {
 	*x = ReschedulePolicy{}
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1098,7 +1263,7 @@ func (x *ReschedulePolicy) String() string {
 func (*ReschedulePolicy) ProtoMessage() {}
 
 func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1111,7 +1276,7 @@ func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReschedulePolicy.ProtoReflect.Descriptor instead.
 func (*ReschedulePolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{11}
+	return file_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ReschedulePolicy) GetAttempts() int32 {
@@ -1168,7 +1333,7 @@ type MigrateStrategy struct {
 
 func (x *MigrateStrategy) Reset() {
 	*x = MigrateStrategy{}
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1180,7 +1345,7 @@ func (x *MigrateStrategy) String() string {
 func (*MigrateStrategy) ProtoMessage() {}
 
 func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1193,7 +1358,7 @@ func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateStrategy.ProtoReflect.Descriptor instead.
 func (*MigrateStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{12}
+	return file_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *MigrateStrategy) GetMaxParallel() int32 {
@@ -1236,7 +1401,7 @@ type DisconnectStrategy struct {
 
 func (x *DisconnectStrategy) Reset() {
 	*x = DisconnectStrategy{}
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +1413,7 @@ func (x *DisconnectStrategy) String() string {
 func (*DisconnectStrategy) ProtoMessage() {}
 
 func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +1426,7 @@ func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectStrategy.ProtoReflect.Descriptor instead.
 func (*DisconnectStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{13}
+	return file_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DisconnectStrategy) GetLostAfter() int64 {
@@ -1307,7 +1472,7 @@ type VolumeRequest struct {
 
 func (x *VolumeRequest) Reset() {
 	*x = VolumeRequest{}
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1319,7 +1484,7 @@ func (x *VolumeRequest) String() string {
 func (*VolumeRequest) ProtoMessage() {}
 
 func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1332,7 +1497,7 @@ func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeRequest.ProtoReflect.Descriptor instead.
 func (*VolumeRequest) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{14}
+	return file_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *VolumeRequest) GetName() string {
@@ -1395,7 +1560,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1407,7 +1572,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1420,7 +1585,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{15}
+	return file_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *VolumeMount) GetVolume() string {
@@ -1454,7 +1619,7 @@ type LogConfig struct {
 
 func (x *LogConfig) Reset() {
 	*x = LogConfig{}
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1466,7 +1631,7 @@ func (x *LogConfig) String() string {
 func (*LogConfig) ProtoMessage() {}
 
 func (x *LogConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1479,7 +1644,7 @@ func (x *LogConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogConfig.ProtoReflect.Descriptor instead.
 func (*LogConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{16}
+	return file_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *LogConfig) GetMaxFiles() int32 {
@@ -1500,7 +1665,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\"\x96\x05\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\"\x8e\x06\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -1525,7 +1690,12 @@ const file_job_proto_rawDesc = "" +
 	"\n" +
 	"SubmitTime\x18\x12 \x01(\x03R\n" +
 	"SubmitTime\x12\x16\n" +
-	"\x06Stable\x18\x13 \x01(\bR\x06Stable\x1a7\n" +
+	"\x06Stable\x18\x13 \x01(\bR\x06Stable\x120\n" +
+	"\n" +
+	"Affinities\x18\x14 \x03(\v2\x10.troupe.AffinityR\n" +
+	"Affinities\x12(\n" +
+	"\aSpreads\x18\x15 \x03(\v2\x0e.troupe.SpreadR\aSpreads\x12\x1a\n" +
+	"\bNodePool\x18\x16 \x01(\tR\bNodePool\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
@@ -1533,7 +1703,7 @@ const file_job_proto_rawDesc = "" +
 	"Constraint\x12\x18\n" +
 	"\aLTarget\x18\x01 \x01(\tR\aLTarget\x12\x18\n" +
 	"\aRTarget\x18\x02 \x01(\tR\aRTarget\x12\x18\n" +
-	"\aOperand\x18\x03 \x01(\tR\aOperand\"\xeb\x05\n" +
+	"\aOperand\x18\x03 \x01(\tR\aOperand\"\xc7\x06\n" +
 	"\tTaskGroup\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x14\n" +
 	"\x05Count\x18\x02 \x01(\x05R\x05Count\x124\n" +
@@ -1549,13 +1719,17 @@ const file_job_proto_rawDesc = "" +
 	"\x19StopAfterClientDisconnect\x18\n" +
 	" \x01(\x03R\x19StopAfterClientDisconnect\x123\n" +
 	"\bNetworks\x18\v \x03(\v2\x17.troupe.NetworkResourceR\bNetworks\x128\n" +
-	"\aVolumes\x18\f \x03(\v2\x1e.troupe.TaskGroup.VolumesEntryR\aVolumes\x1a7\n" +
+	"\aVolumes\x18\f \x03(\v2\x1e.troupe.TaskGroup.VolumesEntryR\aVolumes\x120\n" +
+	"\n" +
+	"Affinities\x18\r \x03(\v2\x10.troupe.AffinityR\n" +
+	"Affinities\x12(\n" +
+	"\aSpreads\x18\x0e \x03(\v2\x0e.troupe.SpreadR\aSpreads\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xe8\x05\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\x9a\x06\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -1574,7 +1748,10 @@ const file_job_proto_rawDesc = "" +
 	"\fVolumeMounts\x18\f \x03(\v2\x13.troupe.VolumeMountR\fVolumeMounts\x12/\n" +
 	"\tLogConfig\x18\r \x01(\v2\x11.troupe.LogConfigR\tLogConfig\x12\x16\n" +
 	"\x06Leader\x18\x0e \x01(\bR\x06Leader\x12A\n" +
-	"\x0fCSIPluginConfig\x18\x0f \x01(\v2\x17.troupe.CSIPluginConfigR\x0fCSIPluginConfig\x1a6\n" +
+	"\x0fCSIPluginConfig\x18\x0f \x01(\v2\x17.troupe.CSIPluginConfigR\x0fCSIPluginConfig\x120\n" +
+	"\n" +
+	"Affinities\x18\x10 \x03(\v2\x10.troupe.AffinityR\n" +
+	"Affinities\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
@@ -1605,7 +1782,14 @@ const file_job_proto_rawDesc = "" +
 	"\aLTarget\x18\x01 \x01(\tR\aLTarget\x12\x18\n" +
 	"\aRTarget\x18\x02 \x01(\tR\aRTarget\x12\x18\n" +
 	"\aOperand\x18\x03 \x01(\tR\aOperand\x12\x16\n" +
-	"\x06Weight\x18\x04 \x01(\x05R\x06Weight\"\xb1\x01\n" +
+	"\x06Weight\x18\x04 \x01(\x05R\x06Weight\"x\n" +
+	"\x06Spread\x12\x1c\n" +
+	"\tAttribute\x18\x01 \x01(\tR\tAttribute\x12\x16\n" +
+	"\x06Weight\x18\x02 \x01(\x05R\x06Weight\x128\n" +
+	"\fSpreadTarget\x18\x03 \x03(\v2\x14.troupe.SpreadTargetR\fSpreadTarget\">\n" +
+	"\fSpreadTarget\x12\x14\n" +
+	"\x05Value\x18\x01 \x01(\tR\x05Value\x12\x18\n" +
+	"\aPercent\x18\x02 \x01(\x05R\aPercent\"\xb1\x01\n" +
 	"\x0fNetworkResource\x12\x12\n" +
 	"\x04Mode\x18\x01 \x01(\tR\x04Mode\x12\x0e\n" +
 	"\x02IP\x18\x02 \x01(\tR\x02IP\x12\x14\n" +
@@ -1669,7 +1853,7 @@ func file_job_proto_rawDescGZIP() []byte {
 	return file_job_proto_rawDescData
 }
 
-var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_job_proto_goTypes = []any{
 	(*Job)(nil),                // 0: troupe.Job
 	(*Constraint)(nil),         // 1: troupe.Constraint
@@ -1679,56 +1863,64 @@ var file_job_proto_goTypes = []any{
 	(*Resources)(nil),          // 5: troupe.Resources
 	(*RequestedDevice)(nil),    // 6: troupe.RequestedDevice
 	(*Affinity)(nil),           // 7: troupe.Affinity
-	(*NetworkResource)(nil),    // 8: troupe.NetworkResource
-	(*Port)(nil),               // 9: troupe.Port
-	(*RestartPolicy)(nil),      // 10: troupe.RestartPolicy
-	(*ReschedulePolicy)(nil),   // 11: troupe.ReschedulePolicy
-	(*MigrateStrategy)(nil),    // 12: troupe.MigrateStrategy
-	(*DisconnectStrategy)(nil), // 13: troupe.DisconnectStrategy
-	(*VolumeRequest)(nil),      // 14: troupe.VolumeRequest
-	(*VolumeMount)(nil),        // 15: troupe.VolumeMount
-	(*LogConfig)(nil),          // 16: troupe.LogConfig
-	nil,                        // 17: troupe.Job.MetaEntry
-	nil,                        // 18: troupe.TaskGroup.MetaEntry
-	nil,                        // 19: troupe.TaskGroup.VolumesEntry
-	nil,                        // 20: troupe.Task.EnvEntry
-	nil,                        // 21: troupe.Task.MetaEntry
-	(*structpb.Struct)(nil),    // 22: google.protobuf.Struct
+	(*Spread)(nil),             // 8: troupe.Spread
+	(*SpreadTarget)(nil),       // 9: troupe.SpreadTarget
+	(*NetworkResource)(nil),    // 10: troupe.NetworkResource
+	(*Port)(nil),               // 11: troupe.Port
+	(*RestartPolicy)(nil),      // 12: troupe.RestartPolicy
+	(*ReschedulePolicy)(nil),   // 13: troupe.ReschedulePolicy
+	(*MigrateStrategy)(nil),    // 14: troupe.MigrateStrategy
+	(*DisconnectStrategy)(nil), // 15: troupe.DisconnectStrategy
+	(*VolumeRequest)(nil),      // 16: troupe.VolumeRequest
+	(*VolumeMount)(nil),        // 17: troupe.VolumeMount
+	(*LogConfig)(nil),          // 18: troupe.LogConfig
+	nil,                        // 19: troupe.Job.MetaEntry
+	nil,                        // 20: troupe.TaskGroup.MetaEntry
+	nil,                        // 21: troupe.TaskGroup.VolumesEntry
+	nil,                        // 22: troupe.Task.EnvEntry
+	nil,                        // 23: troupe.Task.MetaEntry
+	(*structpb.Struct)(nil),    // 24: google.protobuf.Struct
 }
 var file_job_proto_depIdxs = []int32{
 	1,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
 	2,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
-	17, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
-	1,  // 3: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
-	3,  // 4: troupe.TaskGroup.Tasks:type_name -> troupe.Task
-	10, // 5: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
-	11, // 6: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
-	18, // 7: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
-	12, // 8: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
-	13, // 9: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
-	8,  // 10: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
-	19, // 11: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
-	22, // 12: troupe.Task.Config:type_name -> google.protobuf.Struct
-	20, // 13: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	5,  // 14: troupe.Task.Resources:type_name -> troupe.Resources
-	10, // 15: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	21, // 16: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
-	1,  // 17: troupe.Task.Constraints:type_name -> troupe.Constraint
-	15, // 18: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	16, // 19: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	4,  // 20: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	8,  // 21: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	6,  // 22: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	1,  // 23: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	7,  // 24: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	9,  // 25: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	9,  // 26: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	14, // 27: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	19, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
+	7,  // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
+	8,  // 4: troupe.Job.Spreads:type_name -> troupe.Spread
+	1,  // 5: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
+	3,  // 6: troupe.TaskGroup.Tasks:type_name -> troupe.Task
+	12, // 7: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
+	13, // 8: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
+	20, // 9: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
+	14, // 10: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
+	15, // 11: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
+	10, // 12: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
+	21, // 13: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
+	7,  // 14: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
+	8,  // 15: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
+	24, // 16: troupe.Task.Config:type_name -> google.protobuf.Struct
+	22, // 17: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	5,  // 18: troupe.Task.Resources:type_name -> troupe.Resources
+	12, // 19: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	23, // 20: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	1,  // 21: troupe.Task.Constraints:type_name -> troupe.Constraint
+	17, // 22: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	18, // 23: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	4,  // 24: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	7,  // 25: troupe.Task.Affinities:type_name -> troupe.Affinity
+	10, // 26: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	6,  // 27: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	1,  // 28: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	7,  // 29: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	9,  // 30: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	11, // 31: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	11, // 32: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	16, // 33: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -1742,7 +1934,7 @@ func file_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_job_proto_rawDesc), len(file_job_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

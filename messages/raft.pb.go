@@ -46,6 +46,9 @@ type Command struct {
 	//	*Command_ClaimVolume
 	//	*Command_UpdateClaimState
 	//	*Command_UpsertPluginInstances
+	//	*Command_UpsertNodePools
+	//	*Command_DeleteNodePools
+	//	*Command_SetSchedulerConfig
 	Cmd           isCommand_Cmd `protobuf_oneof:"Cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -230,6 +233,33 @@ func (x *Command) GetUpsertPluginInstances() *UpsertPluginInstances {
 	return nil
 }
 
+func (x *Command) GetUpsertNodePools() *UpsertNodePools {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpsertNodePools); ok {
+			return x.UpsertNodePools
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetDeleteNodePools() *DeleteNodePools {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_DeleteNodePools); ok {
+			return x.DeleteNodePools
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetSetSchedulerConfig() *SetSchedulerConfig {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_SetSchedulerConfig); ok {
+			return x.SetSchedulerConfig
+		}
+	}
+	return nil
+}
+
 type isCommand_Cmd interface {
 	isCommand_Cmd()
 }
@@ -295,6 +325,19 @@ type Command_UpsertPluginInstances struct {
 	UpsertPluginInstances *UpsertPluginInstances `protobuf:"bytes,24,opt,name=UpsertPluginInstances,proto3,oneof"`
 }
 
+type Command_UpsertNodePools struct {
+	// Node pools and the scheduler configuration (operator.proto).
+	UpsertNodePools *UpsertNodePools `protobuf:"bytes,25,opt,name=UpsertNodePools,proto3,oneof"`
+}
+
+type Command_DeleteNodePools struct {
+	DeleteNodePools *DeleteNodePools `protobuf:"bytes,26,opt,name=DeleteNodePools,proto3,oneof"`
+}
+
+type Command_SetSchedulerConfig struct {
+	SetSchedulerConfig *SetSchedulerConfig `protobuf:"bytes,27,opt,name=SetSchedulerConfig,proto3,oneof"`
+}
+
 func (*Command_RegisterJob) isCommand_Cmd() {}
 
 func (*Command_DeregisterJob) isCommand_Cmd() {}
@@ -324,6 +367,12 @@ func (*Command_ClaimVolume) isCommand_Cmd() {}
 func (*Command_UpdateClaimState) isCommand_Cmd() {}
 
 func (*Command_UpsertPluginInstances) isCommand_Cmd() {}
+
+func (*Command_UpsertNodePools) isCommand_Cmd() {}
+
+func (*Command_DeleteNodePools) isCommand_Cmd() {}
+
+func (*Command_SetSchedulerConfig) isCommand_Cmd() {}
 
 // RegisterJob stores a job (a new version when it changed) and its eval.
 type RegisterJob struct {
@@ -513,12 +562,16 @@ func (x *UpsertEvals) GetEvals() []*Evaluation {
 // against the node's free resources at apply time and refuses what no
 // longer fits.
 type ApplyPlan struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	EvalID        string                 `protobuf:"bytes,1,opt,name=EvalID,proto3" json:"EvalID,omitempty"`
-	Place         []*Allocation          `protobuf:"bytes,2,rep,name=Place,proto3" json:"Place,omitempty"`
-	Stop          []*AllocStopUpdate     `protobuf:"bytes,3,rep,name=Stop,proto3" json:"Stop,omitempty"`
-	EvalUpdate    *Evaluation            `protobuf:"bytes,4,opt,name=EvalUpdate,proto3" json:"EvalUpdate,omitempty"`
-	NewEvals      []*Evaluation          `protobuf:"bytes,5,rep,name=NewEvals,proto3" json:"NewEvals,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	EvalID     string                 `protobuf:"bytes,1,opt,name=EvalID,proto3" json:"EvalID,omitempty"`
+	Place      []*Allocation          `protobuf:"bytes,2,rep,name=Place,proto3" json:"Place,omitempty"`
+	Stop       []*AllocStopUpdate     `protobuf:"bytes,3,rep,name=Stop,proto3" json:"Stop,omitempty"`
+	EvalUpdate *Evaluation            `protobuf:"bytes,4,opt,name=EvalUpdate,proto3" json:"EvalUpdate,omitempty"`
+	NewEvals   []*Evaluation          `protobuf:"bytes,5,rep,name=NewEvals,proto3" json:"NewEvals,omitempty"`
+	// Preemptions evict running allocations of lower-priority jobs to make
+	// room for Place (DesiredStatus "evict", PreemptedByAllocation set); the
+	// FSM re-checks them like every placement.
+	Preemptions   []*AllocStopUpdate `protobuf:"bytes,6,rep,name=Preemptions,proto3" json:"Preemptions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -588,15 +641,23 @@ func (x *ApplyPlan) GetNewEvals() []*Evaluation {
 	return nil
 }
 
+func (x *ApplyPlan) GetPreemptions() []*AllocStopUpdate {
+	if x != nil {
+		return x.Preemptions
+	}
+	return nil
+}
+
 type AllocStopUpdate struct {
-	state              protoimpl.MessageState `protogen:"open.v1"`
-	AllocID            string                 `protobuf:"bytes,1,opt,name=AllocID,proto3" json:"AllocID,omitempty"`
-	DesiredStatus      string                 `protobuf:"bytes,2,opt,name=DesiredStatus,proto3" json:"DesiredStatus,omitempty"`
-	DesiredDescription string                 `protobuf:"bytes,3,opt,name=DesiredDescription,proto3" json:"DesiredDescription,omitempty"`
-	ClientStatus       string                 `protobuf:"bytes,4,opt,name=ClientStatus,proto3" json:"ClientStatus,omitempty"` // set to "lost" for allocs on down nodes
-	FollowupEvalID     string                 `protobuf:"bytes,5,opt,name=FollowupEvalID,proto3" json:"FollowupEvalID,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	state                 protoimpl.MessageState `protogen:"open.v1"`
+	AllocID               string                 `protobuf:"bytes,1,opt,name=AllocID,proto3" json:"AllocID,omitempty"`
+	DesiredStatus         string                 `protobuf:"bytes,2,opt,name=DesiredStatus,proto3" json:"DesiredStatus,omitempty"`
+	DesiredDescription    string                 `protobuf:"bytes,3,opt,name=DesiredDescription,proto3" json:"DesiredDescription,omitempty"`
+	ClientStatus          string                 `protobuf:"bytes,4,opt,name=ClientStatus,proto3" json:"ClientStatus,omitempty"` // set to "lost" for allocs on down nodes
+	FollowupEvalID        string                 `protobuf:"bytes,5,opt,name=FollowupEvalID,proto3" json:"FollowupEvalID,omitempty"`
+	PreemptedByAllocation string                 `protobuf:"bytes,6,opt,name=PreemptedByAllocation,proto3" json:"PreemptedByAllocation,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *AllocStopUpdate) Reset() {
@@ -660,6 +721,13 @@ func (x *AllocStopUpdate) GetClientStatus() string {
 func (x *AllocStopUpdate) GetFollowupEvalID() string {
 	if x != nil {
 		return x.FollowupEvalID
+	}
+	return ""
+}
+
+func (x *AllocStopUpdate) GetPreemptedByAllocation() string {
+	if x != nil {
+		return x.PreemptedByAllocation
 	}
 	return ""
 }
@@ -1091,17 +1159,19 @@ func (x *StopAlloc) GetEval() *Evaluation {
 
 // Snapshot is the whole state, written by the FSM's snapshot.
 type Snapshot struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Index         uint64                 `protobuf:"varint,1,opt,name=Index,proto3" json:"Index,omitempty"`
-	Jobs          []*Job                 `protobuf:"bytes,2,rep,name=Jobs,proto3" json:"Jobs,omitempty"`               // current version of each job
-	JobVersions   []*Job                 `protobuf:"bytes,3,rep,name=JobVersions,proto3" json:"JobVersions,omitempty"` // every stored version
-	Evals         []*Evaluation          `protobuf:"bytes,4,rep,name=Evals,proto3" json:"Evals,omitempty"`
-	Allocs        []*Allocation          `protobuf:"bytes,5,rep,name=Allocs,proto3" json:"Allocs,omitempty"`
-	Nodes         []*Node                `protobuf:"bytes,6,rep,name=Nodes,proto3" json:"Nodes,omitempty"`
-	Volumes       []*CSIVolume           `protobuf:"bytes,7,rep,name=Volumes,proto3" json:"Volumes,omitempty"`
-	Plugins       []*CSIPlugin           `protobuf:"bytes,8,rep,name=Plugins,proto3" json:"Plugins,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state           protoimpl.MessageState  `protogen:"open.v1"`
+	Index           uint64                  `protobuf:"varint,1,opt,name=Index,proto3" json:"Index,omitempty"`
+	Jobs            []*Job                  `protobuf:"bytes,2,rep,name=Jobs,proto3" json:"Jobs,omitempty"`               // current version of each job
+	JobVersions     []*Job                  `protobuf:"bytes,3,rep,name=JobVersions,proto3" json:"JobVersions,omitempty"` // every stored version
+	Evals           []*Evaluation           `protobuf:"bytes,4,rep,name=Evals,proto3" json:"Evals,omitempty"`
+	Allocs          []*Allocation           `protobuf:"bytes,5,rep,name=Allocs,proto3" json:"Allocs,omitempty"`
+	Nodes           []*Node                 `protobuf:"bytes,6,rep,name=Nodes,proto3" json:"Nodes,omitempty"`
+	Volumes         []*CSIVolume            `protobuf:"bytes,7,rep,name=Volumes,proto3" json:"Volumes,omitempty"`
+	Plugins         []*CSIPlugin            `protobuf:"bytes,8,rep,name=Plugins,proto3" json:"Plugins,omitempty"`
+	NodePools       []*NodePool             `protobuf:"bytes,9,rep,name=NodePools,proto3" json:"NodePools,omitempty"`
+	SchedulerConfig *SchedulerConfiguration `protobuf:"bytes,10,opt,name=SchedulerConfig,proto3" json:"SchedulerConfig,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Snapshot) Reset() {
@@ -1190,6 +1260,20 @@ func (x *Snapshot) GetPlugins() []*CSIPlugin {
 	return nil
 }
 
+func (x *Snapshot) GetNodePools() []*NodePool {
+	if x != nil {
+		return x.NodePools
+	}
+	return nil
+}
+
+func (x *Snapshot) GetSchedulerConfig() *SchedulerConfiguration {
+	if x != nil {
+		return x.SchedulerConfig
+	}
+	return nil
+}
+
 var File_raft_proto protoreflect.FileDescriptor
 
 const file_raft_proto_rawDesc = "" +
@@ -1197,7 +1281,7 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\x1a\fvolume.proto\"\x97\b\n" +
+	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\"\xef\t\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1215,7 +1299,10 @@ const file_raft_proto_rawDesc = "" +
 	"\x10DeregisterVolume\x18\x15 \x01(\v2\x18.troupe.DeregisterVolumeH\x00R\x10DeregisterVolume\x127\n" +
 	"\vClaimVolume\x18\x16 \x01(\v2\x13.troupe.ClaimVolumeH\x00R\vClaimVolume\x12F\n" +
 	"\x10UpdateClaimState\x18\x17 \x01(\v2\x18.troupe.UpdateClaimStateH\x00R\x10UpdateClaimState\x12U\n" +
-	"\x15UpsertPluginInstances\x18\x18 \x01(\v2\x1d.troupe.UpsertPluginInstancesH\x00R\x15UpsertPluginInstancesB\x05\n" +
+	"\x15UpsertPluginInstances\x18\x18 \x01(\v2\x1d.troupe.UpsertPluginInstancesH\x00R\x15UpsertPluginInstances\x12C\n" +
+	"\x0fUpsertNodePools\x18\x19 \x01(\v2\x17.troupe.UpsertNodePoolsH\x00R\x0fUpsertNodePools\x12C\n" +
+	"\x0fDeleteNodePools\x18\x1a \x01(\v2\x17.troupe.DeleteNodePoolsH\x00R\x0fDeleteNodePools\x12L\n" +
+	"\x12SetSchedulerConfig\x18\x1b \x01(\v2\x1a.troupe.SetSchedulerConfigH\x00R\x12SetSchedulerConfigB\x05\n" +
 	"\x03Cmd\"\xa0\x01\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
@@ -1228,7 +1315,7 @@ const file_raft_proto_rawDesc = "" +
 	"\x05Purge\x18\x03 \x01(\bR\x05Purge\x12&\n" +
 	"\x04Eval\x18\x04 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"7\n" +
 	"\vUpsertEvals\x12(\n" +
-	"\x05Evals\x18\x01 \x03(\v2\x12.troupe.EvaluationR\x05Evals\"\xde\x01\n" +
+	"\x05Evals\x18\x01 \x03(\v2\x12.troupe.EvaluationR\x05Evals\"\x99\x02\n" +
 	"\tApplyPlan\x12\x16\n" +
 	"\x06EvalID\x18\x01 \x01(\tR\x06EvalID\x12(\n" +
 	"\x05Place\x18\x02 \x03(\v2\x12.troupe.AllocationR\x05Place\x12+\n" +
@@ -1236,13 +1323,15 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"EvalUpdate\x18\x04 \x01(\v2\x12.troupe.EvaluationR\n" +
 	"EvalUpdate\x12.\n" +
-	"\bNewEvals\x18\x05 \x03(\v2\x12.troupe.EvaluationR\bNewEvals\"\xcd\x01\n" +
+	"\bNewEvals\x18\x05 \x03(\v2\x12.troupe.EvaluationR\bNewEvals\x129\n" +
+	"\vPreemptions\x18\x06 \x03(\v2\x17.troupe.AllocStopUpdateR\vPreemptions\"\x83\x02\n" +
 	"\x0fAllocStopUpdate\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12$\n" +
 	"\rDesiredStatus\x18\x02 \x01(\tR\rDesiredStatus\x12.\n" +
 	"\x12DesiredDescription\x18\x03 \x01(\tR\x12DesiredDescription\x12\"\n" +
 	"\fClientStatus\x18\x04 \x01(\tR\fClientStatus\x12&\n" +
-	"\x0eFollowupEvalID\x18\x05 \x01(\tR\x0eFollowupEvalID\"Y\n" +
+	"\x0eFollowupEvalID\x18\x05 \x01(\tR\x0eFollowupEvalID\x124\n" +
+	"\x15PreemptedByAllocation\x18\x06 \x01(\tR\x15PreemptedByAllocation\"Y\n" +
 	"\x0fApplyPlanResult\x12\x16\n" +
 	"\x06Placed\x18\x01 \x03(\tR\x06Placed\x12\x18\n" +
 	"\aRefused\x18\x02 \x03(\tR\aRefused\x12\x14\n" +
@@ -1270,7 +1359,7 @@ const file_raft_proto_rawDesc = "" +
 	"\tStopAlloc\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12.\n" +
 	"\x12DesiredDescription\x18\x02 \x01(\tR\x12DesiredDescription\x12&\n" +
-	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xc4\x02\n" +
+	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xbe\x03\n" +
 	"\bSnapshot\x12\x14\n" +
 	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12\x1f\n" +
 	"\x04Jobs\x18\x02 \x03(\v2\v.troupe.JobR\x04Jobs\x12-\n" +
@@ -1279,7 +1368,10 @@ const file_raft_proto_rawDesc = "" +
 	"\x06Allocs\x18\x05 \x03(\v2\x12.troupe.AllocationR\x06Allocs\x12\"\n" +
 	"\x05Nodes\x18\x06 \x03(\v2\f.troupe.NodeR\x05Nodes\x12+\n" +
 	"\aVolumes\x18\a \x03(\v2\x11.troupe.CSIVolumeR\aVolumes\x12+\n" +
-	"\aPlugins\x18\b \x03(\v2\x11.troupe.CSIPluginR\aPluginsB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\aPlugins\x18\b \x03(\v2\x11.troupe.CSIPluginR\aPlugins\x12.\n" +
+	"\tNodePools\x18\t \x03(\v2\x10.troupe.NodePoolR\tNodePools\x12H\n" +
+	"\x0fSchedulerConfig\x18\n" +
+	" \x01(\v2\x1e.troupe.SchedulerConfigurationR\x0fSchedulerConfigB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_raft_proto_rawDescOnce sync.Once
@@ -1314,13 +1406,18 @@ var file_raft_proto_goTypes = []any{
 	(*ClaimVolume)(nil),            // 16: troupe.ClaimVolume
 	(*UpdateClaimState)(nil),       // 17: troupe.UpdateClaimState
 	(*UpsertPluginInstances)(nil),  // 18: troupe.UpsertPluginInstances
-	(*Job)(nil),                    // 19: troupe.Job
-	(*Evaluation)(nil),             // 20: troupe.Evaluation
-	(*Allocation)(nil),             // 21: troupe.Allocation
-	(*Node)(nil),                   // 22: troupe.Node
-	(*DrainStrategy)(nil),          // 23: troupe.DrainStrategy
-	(*CSIVolume)(nil),              // 24: troupe.CSIVolume
-	(*CSIPlugin)(nil),              // 25: troupe.CSIPlugin
+	(*UpsertNodePools)(nil),        // 19: troupe.UpsertNodePools
+	(*DeleteNodePools)(nil),        // 20: troupe.DeleteNodePools
+	(*SetSchedulerConfig)(nil),     // 21: troupe.SetSchedulerConfig
+	(*Job)(nil),                    // 22: troupe.Job
+	(*Evaluation)(nil),             // 23: troupe.Evaluation
+	(*Allocation)(nil),             // 24: troupe.Allocation
+	(*Node)(nil),                   // 25: troupe.Node
+	(*DrainStrategy)(nil),          // 26: troupe.DrainStrategy
+	(*CSIVolume)(nil),              // 27: troupe.CSIVolume
+	(*CSIPlugin)(nil),              // 28: troupe.CSIPlugin
+	(*NodePool)(nil),               // 29: troupe.NodePool
+	(*SchedulerConfiguration)(nil), // 30: troupe.SchedulerConfiguration
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1338,35 +1435,41 @@ var file_raft_proto_depIdxs = []int32{
 	16, // 12: troupe.Command.ClaimVolume:type_name -> troupe.ClaimVolume
 	17, // 13: troupe.Command.UpdateClaimState:type_name -> troupe.UpdateClaimState
 	18, // 14: troupe.Command.UpsertPluginInstances:type_name -> troupe.UpsertPluginInstances
-	19, // 15: troupe.RegisterJob.Job:type_name -> troupe.Job
-	20, // 16: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	20, // 17: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	20, // 18: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	21, // 19: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 20: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	20, // 21: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	20, // 22: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	21, // 23: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	20, // 24: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	22, // 25: troupe.RegisterNode.Node:type_name -> troupe.Node
-	20, // 26: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	20, // 27: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	20, // 28: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	23, // 29: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	20, // 30: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	20, // 31: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	19, // 32: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	19, // 33: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	20, // 34: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	21, // 35: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	22, // 36: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	24, // 37: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	25, // 38: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	39, // [39:39] is the sub-list for method output_type
-	39, // [39:39] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	19, // 15: troupe.Command.UpsertNodePools:type_name -> troupe.UpsertNodePools
+	20, // 16: troupe.Command.DeleteNodePools:type_name -> troupe.DeleteNodePools
+	21, // 17: troupe.Command.SetSchedulerConfig:type_name -> troupe.SetSchedulerConfig
+	22, // 18: troupe.RegisterJob.Job:type_name -> troupe.Job
+	23, // 19: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	23, // 20: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	23, // 21: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	24, // 22: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 23: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	23, // 24: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	23, // 25: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 26: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	24, // 27: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	23, // 28: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	25, // 29: troupe.RegisterNode.Node:type_name -> troupe.Node
+	23, // 30: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	23, // 31: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	23, // 32: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	26, // 33: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	23, // 34: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	23, // 35: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	22, // 36: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	22, // 37: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	23, // 38: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	24, // 39: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	25, // 40: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	27, // 41: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	28, // 42: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	29, // 43: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	30, // 44: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	45, // [45:45] is the sub-list for method output_type
+	45, // [45:45] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1379,6 +1482,7 @@ func file_raft_proto_init() {
 	file_alloc_proto_init()
 	file_node_proto_init()
 	file_volume_proto_init()
+	file_operator_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_RegisterJob)(nil),
 		(*Command_DeregisterJob)(nil),
@@ -1395,6 +1499,9 @@ func file_raft_proto_init() {
 		(*Command_ClaimVolume)(nil),
 		(*Command_UpdateClaimState)(nil),
 		(*Command_UpsertPluginInstances)(nil),
+		(*Command_UpsertNodePools)(nil),
+		(*Command_DeleteNodePools)(nil),
+		(*Command_SetSchedulerConfig)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -10,7 +10,7 @@ set -euo pipefail
 need=(iproute2 iptables iputils-ping procps util-linux ca-certificates
   containerd runc containernetworking-plugins busybox-static docker-registry)
 if [[ "${1:-}" == "-proto" ]]; then
-  need+=(protobuf-compiler)
+  need+=(protobuf-compiler libprotobuf-dev) # libprotobuf-dev: google/protobuf/struct.proto
 fi
 
 missing=()
