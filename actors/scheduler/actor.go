@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -39,6 +40,10 @@ type Spec struct {
 	// MaxPlacements bounds the allocations one plan places (0: none);
 	// see Options.MaxPlacements.
 	MaxPlacements int
+	// PipelineDepth is how many plans may be on their way through raft at
+	// once, each of another job (0: DefaultPipelineDepth; 1: one at a
+	// time). See pipeline.go.
+	PipelineDepth int
 }
 
 // CapacityChanged tells the scheduler that room may have appeared (a node
@@ -49,6 +54,7 @@ type CapacityChanged struct{}
 // Worker results.
 type planApplied struct {
 	eval   *messages.Evaluation
+	plan   *messages.ApplyPlan
 	placed int
 	// continuation is the ID of the plan's follow-up evaluation for what
 	// MaxPlacements left out, "" when there is none.
@@ -58,13 +64,14 @@ type planApplied struct {
 }
 
 // Actor is the scheduler actor ("scheduler" on the leader). It plans one
-// evaluation at a time and commits each plan through raft; evaluations that
-// arrive meanwhile wait in order.
+// evaluation at a time and commits each plan through raft; while a plan is
+// on its way it may plan the evaluation of another job (pipeline.go);
+// evaluations that arrive meanwhile wait in order.
 type Actor struct {
 	spec    *Spec
 	queue   []string
 	queued  map[string]bool
-	busy    bool
+	flight  inFlight
 	timers  map[string]actors.Timer
 	retries map[string]int
 	// refused counts, per job ("namespace/id"), the plans refused in a row.
@@ -89,8 +96,8 @@ func New(spec *Spec) actor.Producer {
 
 // Phase names the actor's state for the actor tree.
 func (a *Actor) Phase() string {
-	if a.busy {
-		return fmt.Sprintf("planning (%d queued)", len(a.queue))
+	if a.flight.busy() {
+		return fmt.Sprintf("planning (%d in flight, %d queued)", len(a.flight.jobs), len(a.queue))
 	}
 	return "idle"
 }
@@ -138,9 +145,13 @@ func (a *Actor) enqueue(ctx actor.Context, id string) {
 // next starts planning the oldest queued evaluation unless a plan is in
 // flight.
 func (a *Actor) next(ctx actor.Context) {
-	for !a.busy && len(a.queue) > 0 {
-		id := a.queue[0]
-		a.queue = a.queue[1:]
+	for a.flight.room(a.spec.PipelineDepth) && len(a.queue) > 0 {
+		i := a.pick()
+		if i < 0 {
+			return
+		}
+		id := a.queue[i]
+		a.queue = slices.Delete(a.queue, i, i+1)
 		delete(a.queued, id)
 		a.plan(ctx, id)
 	}
@@ -162,7 +173,8 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 		return
 	}
 	delete(a.hold, id)
-	plan, err := Process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements})
+	plan, err := Process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements,
+		Pending: a.flight.pending})
 	if err != nil {
 		// A bad evaluation (unknown job type, ...) fails for good, visibly.
 		a.log.Error("scheduling failed", "eval", id, "error", err)
@@ -171,7 +183,11 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 		a.propose(ctx, &messages.UpsertEvals{Evals: []*messages.Evaluation{failed}})
 		return
 	}
-	a.busy = true
+	if a.flight.busy() && planFailed(plan) {
+		a.replanAlone(id)
+		return
+	}
+	a.flight.start(eval, plan)
 	prop := a.spec.Proposer
 	cmd := &messages.Command{Time: now.UnixNano(), Cmd: &messages.Command_ApplyPlan{ApplyPlan: plan}}
 	placed := len(plan.GetPlace())
@@ -181,7 +197,7 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 		defer cancel()
 		resp, _, err := prop.Apply(c, cmd)
 		res, _ := resp.(*messages.ApplyPlanResult)
-		return &planApplied{eval: eval, placed: placed, continuation: cont, result: res, err: err}
+		return &planApplied{eval: eval, plan: plan, placed: placed, continuation: cont, result: res, err: err}
 	})
 }
 
@@ -194,7 +210,7 @@ func (a *Actor) delay(ctx actor.Context, id string, wait time.Duration) {
 }
 
 func (a *Actor) onPlanApplied(ctx actor.Context, m *planApplied) {
-	a.busy = false
+	a.flight.done(m.eval, m.plan)
 	delete(a.timers, m.eval.GetID())
 	switch {
 	case m.err != nil:
@@ -220,7 +236,9 @@ func (a *Actor) onPlanApplied(ctx actor.Context, m *planApplied) {
 		delete(a.retries, m.eval.GetID())
 		delete(a.refused, m.eval.GetNamespace()+"/"+m.eval.GetJobID())
 	}
-	a.replayMissed(ctx)
+	if !a.flight.busy() {
+		a.replayMissed(ctx)
+	}
 	a.next(ctx)
 }
 

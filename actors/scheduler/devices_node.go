@@ -166,7 +166,7 @@ func (p *planner) nodeDevices(idx int) *nodeDevices {
 	n := p.pool[idx]
 	nd := p.devSlabs.newNodeDevices(n)
 	if len(nd.groups) > 0 {
-		for _, a := range p.snap.AllocsByNode(n.ID) {
+		for _, a := range p.nodeAllocs(n.ID) {
 			if !terminal(a) && !p.stopped[a.ID] {
 				nd.addAlloc(a, 1)
 			}

@@ -45,6 +45,9 @@ type Options struct {
 	// the rest are left to a follow-up evaluation, so one huge job is
 	// placed in plans of a bounded size.
 	MaxPlacements int
+	// Pending is what plans proposed but not committed yet place: counted
+	// as used on their nodes (nil: nothing).
+	Pending *Pending
 }
 
 // Job types.

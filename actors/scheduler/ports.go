@@ -127,7 +127,7 @@ func (p *planner) nodePorts(idx int) *nodePorts {
 	n := p.pool[idx]
 	lo, hi := p.dynamicRange(n)
 	np := &nodePorts{min: lo, max: hi}
-	for _, a := range p.snap.AllocsByNode(n.ID) {
+	for _, a := range p.nodeAllocs(n.ID) {
 		if !terminal(a) && !p.stopped[a.ID] {
 			np.addAlloc(a, 1)
 		}

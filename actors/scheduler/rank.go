@@ -106,6 +106,9 @@ func (p *planner) nodeUsage(idx int) *nodeUsage {
 			}
 		}
 	}
+	for _, a := range p.opts.Pending.On(n.ID) {
+		u.used.add(allocResources(a), 1)
+	}
 	u.ready = true
 	return u
 }

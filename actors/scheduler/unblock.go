@@ -193,7 +193,7 @@ func (a *Actor) replayMissed(ctx actor.Context) {
 
 // onCapacityChanged retries every blocked evaluation.
 func (a *Actor) onCapacityChanged(ctx actor.Context) {
-	if a.busy {
+	if a.flight.busy() {
 		a.missed.note(true, nil)
 	}
 	blocked := a.spec.State().EvalsByStatus(EvalBlocked)
@@ -202,7 +202,7 @@ func (a *Actor) onCapacityChanged(ctx actor.Context) {
 
 // onCSIChanged retries the blocked evaluations the change may serve.
 func (a *Actor) onCSIChanged(ctx actor.Context, m *CSIChanged) {
-	if a.busy {
+	if a.flight.busy() {
 		a.missed.note(false, m)
 	}
 	view := a.spec.State()

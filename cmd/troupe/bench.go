@@ -44,6 +44,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	count := fs.Int("count", 1000, "allocations per job (count of its one group)")
 	dir := fs.String("data-dir", "", "data dir (default: a temporary one, removed after)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the placements to this file")
+	memProfile := fs.String("memprofile", "", "write a heap profile, taken once every allocation is placed, to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 1
 	}
@@ -51,7 +52,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Error: -nodes, -allocs and -count must be positive")
 		return 1
 	}
-	res, err := benchSchedule(*nodes, *allocs, *count, *dir, *cpuProfile, stdout)
+	res, err := benchSchedule(*nodes, *allocs, *count, *dir, profiles{cpu: *cpuProfile, mem: *memProfile}, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "Error:", err)
 		return 1
@@ -68,7 +69,11 @@ type benchResult struct {
 	peakHeap uint64
 }
 
-func benchSchedule(nodes, allocs, count int, dir, cpuProfile string, progress io.Writer) (*benchResult, error) {
+// profiles names the files a bench writes its profiles to ("": none).
+type profiles struct{ cpu, mem string }
+
+func benchSchedule(nodes, allocs, count int, dir string, prof profiles, progress io.Writer) (*benchResult, error) {
+	cpuProfile := prof.cpu
 	cfg := agent.DefaultConfig()
 	cfg.Client = false
 	cfg.HTTPAddr = "127.0.0.1:0"
@@ -88,7 +93,7 @@ func benchSchedule(nodes, allocs, count int, dir, cpuProfile string, progress io
 	cfg.HeartbeatTTL = time.Hour
 	cfg.SnapshotThreshold = 1 << 30
 	cfg.SnapshotInterval = time.Hour
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Logger = slog.New(slog.NewTextHandler(benchLog(), nil))
 	a, err := agent.New(cfg)
 	if err != nil {
 		return nil, err
@@ -153,6 +158,9 @@ func benchSchedule(nodes, allocs, count int, dir, cpuProfile string, progress io
 			fmt.Fprintf(progress, "%s: %d placed\n", time.Since(start).Round(time.Second), placed)
 		}
 		if placed >= int64(allocs) {
+			if err := writeHeapProfile(prof.mem); err != nil {
+				return nil, err
+			}
 			return &benchResult{placed: int(placed), elapsed: time.Since(start), peakHeap: peak.Load()}, nil
 		}
 		if wait.Err() != nil {
@@ -247,4 +255,28 @@ func peakRSS() uint64 {
 		}
 	}
 	return 0
+}
+
+// writeHeapProfile writes the live heap to path, after a collection so
+// that it shows what the state keeps, not garbage ("": nothing).
+func writeHeapProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	runtime.GC()
+	return pprof.WriteHeapProfile(f)
+}
+
+// benchLog is where the bench's agent logs: nowhere, or stderr with
+// TROUPE_BENCH_LOG=1 (to see refused plans and the like).
+func benchLog() io.Writer {
+	if os.Getenv("TROUPE_BENCH_LOG") != "" {
+		return os.Stderr
+	}
+	return io.Discard
 }
