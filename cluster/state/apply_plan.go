@@ -16,6 +16,7 @@ func applyPlan(w *writeTxn, c *messages.ApplyPlan) any {
 		w.stopAlloc(s)
 	}
 	nodes := map[string]*messages.Node{}
+	var share planShare
 	for _, a := range c.GetPlace() {
 		old := w.read().AllocByID(a.ID)
 		if err := w.fits(a, old, nodes); err != nil {
@@ -23,6 +24,7 @@ func applyPlan(w *writeTxn, c *messages.ApplyPlan) any {
 			res.Refused = append(res.Refused, a.ID)
 			continue
 		}
+		share.alloc(a, nodes[a.NodeID])
 		w.placeAlloc(a, old)
 		res.Placed = append(res.Placed, a.ID)
 	}
