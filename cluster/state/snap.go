@@ -1,6 +1,7 @@
 package state
 
 import (
+	"slices"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -17,6 +18,10 @@ import (
 type Snap struct {
 	txn    *memdb.Txn
 	allocs *allocTable
+	// store and db are set on the store's read snapshots (not on a write
+	// transaction's view of itself): Nodes shares its list through them.
+	store *Store
+	db    *memdb.MemDB
 }
 
 // Index is the largest last-change raft index of the named tables
@@ -134,8 +139,29 @@ func (s *Snap) NodeByName(name string) *messages.Node {
 }
 
 // Nodes returns every node.
+//
+// The list is shared by every snapshot of the same nodes: callers must not
+// modify it. The scheduler asks for it once per evaluation, and walking
+// 10,000 nodes in memdb each time was a tenth of its work.
 func (s *Snap) Nodes() []*messages.Node {
-	return list[*messages.Node](s.txn, TableNodes, idxID)
+	if s.store == nil {
+		return list[*messages.Node](s.txn, TableNodes, idxID)
+	}
+	index := s.Index(TableNodes)
+	if c := s.store.nodeList.Load(); c != nil && c.db == s.db && c.index == index {
+		return c.nodes
+	}
+	nodes := list[*messages.Node](s.txn, TableNodes, idxID)
+	s.store.nodeList.Store(&nodeList{db: s.db, index: index, nodes: slices.Clip(nodes)})
+	return nodes
+}
+
+// nodeList is every node as of one index of the nodes table in one
+// database (Restore starts another).
+type nodeList struct {
+	db    *memdb.MemDB
+	index uint64
+	nodes []*messages.Node
 }
 
 // NodeUsage reports the CPU (MHz), memory (MB) and disk (MB) held by the

@@ -24,6 +24,8 @@ type Store struct {
 	applied appliedIndex
 	// jobVersions is how many versions of each job are kept.
 	jobVersions atomic.Int64
+	// nodeList is the last list of every node a snapshot built (nodes.go).
+	nodeList atomic.Pointer[nodeList]
 }
 
 // DefaultJobVersions is how many versions of a job a store keeps unless
@@ -97,7 +99,7 @@ func (s *Store) replace(db *memdb.MemDB, allocs *allocTable) {
 func (s *Store) Snapshot() *Snap {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return &Snap{txn: s.db.Txn(false), allocs: s.allocs}
+	return &Snap{txn: s.db.Txn(false), allocs: s.allocs, store: s, db: s.db}
 }
 
 // Wait is a blocking query: it returns as soon as Index(tables...) is

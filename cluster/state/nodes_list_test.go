@@ -1,0 +1,35 @@
+package state
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestNodesListSharedUntilANodeChanges: snapshots of the same nodes share
+// one list; a node written (or a restore) gives the next snapshot a new
+// one, and a write transaction's own view sees its uncommitted node.
+func TestNodesListSharedUntilANodeChanges(t *testing.T) {
+	h := newHarness(t)
+	h.apply(registerNode(testNode("n1", 4000, 8192)))
+	h.apply(registerNode(testNode("n2", 4000, 8192)))
+	first := h.snap().Nodes()
+	require.Len(t, first, 2)
+	require.Same(t, &first[0], &h.snap().Nodes()[0], "no node changed: the same list")
+
+	h.apply(registerJob(testJob("web", 100, 100), testEval("e1", "web", "pending")))
+	require.Same(t, &first[0], &h.snap().Nodes()[0], "a job write leaves the node list as it was")
+
+	down := testNode("n2", 4000, 8192)
+	down.Status = "down"
+	h.apply(registerNode(down))
+	after := h.snap().Nodes()
+	require.NotSame(t, &first[0], &after[0], "a node written: a new list")
+	require.Equal(t, "down", after[1].Status)
+	require.Equal(t, "ready", first[1].Status, "the old snapshot's list is untouched")
+
+	w := newWriteTxn(h.fsm.store, h.fsm.store.Snapshot().Index()+1, 0, nil)
+	w.putNode(testNode("n3", 4000, 8192))
+	require.Len(t, w.read().Nodes(), 3, "a write transaction sees its own node")
+	require.Len(t, h.snap().Nodes(), 2, "which no snapshot sees before the commit")
+}
