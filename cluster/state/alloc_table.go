@@ -21,6 +21,11 @@ type allocTable struct {
 	// windows is the disconnect window each counted allocation holds
 	// (only non-zero ones); nodeWindows counts them per node
 	// (disconnect_window.go).
+	// jobCur and evalCur remember the inner map of the last job and
+	// evaluation written in this generation: a plan writes a thousand
+	// allocations of one job and one evaluation in a row.
+	jobCur, evalCur nestedCursor[*messages.Allocation]
+
 	windows     *pmap[time.Duration]
 	nodeWindows *pmap[*windowCounts]
 }
@@ -64,20 +69,22 @@ func (t *allocTable) put(old, a *messages.Allocation) {
 	if old != nil {
 		if old.Namespace != a.Namespace || old.JobID != a.JobID {
 			nestedDelete(t.byJob, allocJobKey(old.Namespace, old.JobID), old.ID)
+			t.jobCur = nestedCursor[*messages.Allocation]{}
 		}
 		if old.NodeID != a.NodeID && old.NodeID != "" {
 			nestedDelete(t.byNode, old.NodeID, old.ID)
 		}
 		if old.EvalID != a.EvalID && old.EvalID != "" {
 			nestedDelete(t.byEval, old.EvalID, old.ID)
+			t.evalCur = nestedCursor[*messages.Allocation]{}
 		}
 	}
 	t.byID.Set(a.ID, a)
-	nestedSet(t.byJob, allocJobKey(a.Namespace, a.JobID), a.ID, a)
+	t.jobCur.set(t.byJob, allocJobKey(a.Namespace, a.JobID), a.ID, a)
 	if a.NodeID != "" {
 		nestedSet(t.byNode, a.NodeID, a.ID, a)
 	}
 	if a.EvalID != "" {
-		nestedSet(t.byEval, a.EvalID, a.ID, a)
+		t.evalCur.set(t.byEval, a.EvalID, a.ID, a)
 	}
 }

@@ -190,12 +190,32 @@ func (m *pmap[V]) Values() []V {
 // nestedSet stores v under ikey in the inner map at okey (created when
 // missing). outer must be owned by the caller's transaction.
 func nestedSet[V any](outer *pmap[*pmap[V]], okey, ikey string, v V) {
+	var c nestedCursor[V]
+	c.set(outer, okey, ikey, v)
+}
+
+// nestedCursor is nestedSet that remembers the inner map it last wrote,
+// owned by the outer map's generation, so that writes in a row to one
+// inner map skip the outer lookup. Reset it (to its zero value) whenever
+// its outer map loses a key.
+type nestedCursor[V any] struct {
+	outer *pmap[*pmap[V]]
+	key   string
+	inner *pmap[V]
+}
+
+func (c *nestedCursor[V]) set(outer *pmap[*pmap[V]], okey, ikey string, v V) {
+	if c.inner != nil && c.outer == outer && c.key == okey && c.inner.gen == outer.gen {
+		c.inner.Set(ikey, v)
+		return
+	}
 	inner, _ := outer.Get(okey)
 	owned := inner.edit(outer.gen)
 	owned.Set(ikey, v)
 	if owned != inner {
-		outer.Set(okey, owned) // first change to this inner map in the transaction
+		outer.Set(okey, owned)
 	}
+	c.outer, c.key, c.inner = outer, okey, owned
 }
 
 // nestedDelete removes ikey from the inner map at okey, dropping the inner
