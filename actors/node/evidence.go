@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -69,15 +70,7 @@ var suspectTransitions = map[SuspectPhase][]SuspectPhase{
 }
 
 func canSuspect(from, to SuspectPhase) bool {
-	if from == to {
-		return true
-	}
-	for _, t := range suspectTransitions[from] {
-		if t == to {
-			return true
-		}
-	}
-	return false
+	return from == to || slices.Contains(suspectTransitions[from], to)
 }
 
 // SuspectInput is one thing that happens to a Suspicion.

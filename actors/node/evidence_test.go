@@ -32,20 +32,11 @@ func TestSuspectTransitionsWholeTable(t *testing.T) {
 	}
 }
 
-type suspectStep struct {
-	in    SuspectInput
-	want  SuspectEffects
-	phase SuspectPhase
-}
+type suspectStep = stepCase[SuspectInput, SuspectEffects, SuspectPhase]
 
 func runSuspect(t *testing.T, s *Suspicion, steps []suspectStep) {
 	t.Helper()
-	for i, st := range steps {
-		eff, err := s.Step(st.in)
-		require.NoError(t, err, "step %d %#v", i, st.in)
-		require.Equal(t, st.want, eff, "step %d %#v", i, st.in)
-		require.Equal(t, st.phase, s.Phase(), "step %d %#v", i, st.in)
-	}
+	runTable(t, steps, s.Step, s.Phase)
 }
 
 const gossip = "gossip reports member c1 failed"

@@ -202,6 +202,16 @@ func replacedOn(survivorID string, count int, lost []string) allocCheck {
 	}
 }
 
+// spinOnBothClients submits j to a cluster of two clients and waits until
+// its allocations run on both; it returns the node IDs by client name and
+// the running allocations.
+func (tc *testCluster) spinOnBothClients(t *testing.T, j spinJob) (map[string]string, []*api.AllocListStub) {
+	t.Helper()
+	ids := tc.nodeIDs(t)
+	tc.submit(t, tc.server(), j)
+	return ids, tc.waitRunning(t, j.ID, j.Count, settleTimeout, onEachNode(ids[tc.clients[0].Name], ids[tc.clients[1].Name]))
+}
+
 // allocsOn returns the IDs of the allocations on node nodeID.
 func allocsOn(allocs []*api.AllocListStub, nodeID string) []string {
 	var ids []string

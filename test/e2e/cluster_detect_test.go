@@ -28,10 +28,8 @@ const detectTimeout = 60 * time.Second
 func TestClusterDetectClientCrash(t *testing.T) {
 	measure(t, func(t *testing.T, f *figures) {
 		tc := startDefaultCluster(t, 2)
-		ids := tc.nodeIDs(t)
 		victim, survivor := tc.clients[0], tc.clients[1]
-		tc.submit(t, tc.server(), spinJob{ID: "spin", Count: spinAllocs})
-		allocs := tc.waitRunning(t, "spin", spinAllocs, settleTimeout, onEachNode(ids[victim.Name], ids[survivor.Name]))
+		ids, allocs := tc.spinOnBothClients(t, spinJob{ID: "spin", Count: spinAllocs})
 		lost := allocsOn(allocs, ids[victim.Name])
 
 		crashedAt := time.Now()
@@ -51,10 +49,9 @@ func TestClusterDetectClientCrash(t *testing.T) {
 // rounds of evidence.
 func TestClusterDetectGossipFlap(t *testing.T) {
 	tc := startDefaultCluster(t, 2)
-	ids := tc.nodeIDs(t)
-	victim, survivor := tc.clients[0], tc.clients[1]
-	tc.submit(t, tc.server(), spinJob{ID: "spin", Count: spinAllocs})
-	before := allocIDs(tc.waitRunning(t, "spin", spinAllocs, settleTimeout, onEachNode(ids[victim.Name], ids[survivor.Name])))
+	victim := tc.clients[0]
+	ids, allocs := tc.spinOnBothClients(t, spinJob{ID: "spin", Count: spinAllocs})
+	before := allocIDs(allocs)
 	leader := tc.leader(t)
 
 	blockedAt := time.Now()
@@ -84,10 +81,8 @@ func TestClusterDetectGossipFlap(t *testing.T) {
 func TestClusterDetectCutStopOnClientAfter(t *testing.T) {
 	measure(t, func(t *testing.T, f *figures) {
 		tc := startDefaultCluster(t, 2)
-		ids := tc.nodeIDs(t)
 		victim, survivor := tc.clients[0], tc.clients[1]
-		tc.submit(t, tc.server(), spinJob{ID: "spin", Count: spinAllocs, StopOnClientAfter: "10s"})
-		tc.waitRunning(t, "spin", spinAllocs, settleTimeout, onEachNode(ids[victim.Name], ids[survivor.Name]))
+		ids, _ := tc.spinOnBothClients(t, spinJob{ID: "spin", Count: spinAllocs, StopOnClientAfter: "10s"})
 		require.NotZero(t, spinTasks(t, victim.Host))
 
 		cutAt := time.Now()

@@ -112,10 +112,8 @@ func TestClusterLeaderKill(t *testing.T) {
 // allocations are lost and replaced on the other client.
 func TestClusterClientKill(t *testing.T) {
 	tc := startCluster(t, 2)
-	ids := tc.nodeIDs(t)
 	victim, survivor := tc.clients[0], tc.clients[1]
-	tc.submit(t, tc.server(), spinJob{ID: "spin", Count: spinAllocs})
-	allocs := tc.waitRunning(t, "spin", spinAllocs, settleTimeout, onEachNode(ids[victim.Name], ids[survivor.Name]))
+	ids, allocs := tc.spinOnBothClients(t, spinJob{ID: "spin", Count: spinAllocs})
 	lost := allocsOn(allocs, ids[victim.Name])
 
 	killedAt := time.Now()
