@@ -97,19 +97,24 @@ func (a *Agent) joinLoop(peers []string) {
 }
 
 // watchMembers reacts to gossip: a server waiting to bootstrap counts its
-// peers; the leader adds new servers to raft as voters.
+// peers; the leader adds new servers to raft as voters and passes on the
+// clients gossip reports failed to their node actors (evidence.go).
 func (a *Agent) watchMembers() {
 	defer a.wg.Done()
-	tick := time.NewTicker(500 * time.Millisecond)
+	tick, sweep := time.NewTicker(500*time.Millisecond), time.NewTicker(evidenceSweep)
 	defer tick.Stop()
+	defer sweep.Stop()
 	for {
 		select {
 		case <-a.stop:
 			return
-		case _, ok := <-a.members.Events():
+		case ev, ok := <-a.members.Events():
 			if !ok {
 				return
 			}
+			a.suspectOnEvent(ev) // evidence.go
+		case <-sweep.C:
+			a.suspectFailedClients()
 		case <-tick.C:
 		}
 		if a.cfg.Server {

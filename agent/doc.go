@@ -9,4 +9,9 @@
 // and snapshots under <data-dir>/server, the client state file under
 // <data-dir>/client and the allocation directories under <data-dir>/alloc,
 // so a restart restores everything and re-attaches to running tasks.
+//
+// Clients join the servers' gossip pool. On the leader, a client member
+// that gossip declares failed is passed to its node actor as evidence
+// (evidence.go), which probes the client before it takes the node for
+// missed; a member that left gracefully is no evidence.
 package agent

@@ -61,6 +61,8 @@ func (s *serverActor) Receive(ctx actor.Context) {
 		s.onNodeRegistered(ctx, m)
 	case *messages.NodeHeartbeat:
 		s.onHeartbeat(ctx, m)
+	case *node.SuspectNode:
+		s.onSuspect(ctx, m)
 	case *messages.UpdateAllocsRequest:
 		s.onUpdateAllocs(ctx, m)
 	case *messages.UpsertPluginInstances:
@@ -104,6 +106,15 @@ func (s *serverActor) onLeadership(ctx actor.Context, m *leadership) {
 		s.ensureNode(ctx, n.GetID())
 	}
 	s.startVolumes(ctx)
+	s.a.suspectFailedClients() // clients gossip reported failed under the old leader
+}
+
+// onSuspect routes gossip's evidence to the node's actor (only the leader
+// runs them).
+func (s *serverActor) onSuspect(ctx actor.Context, m *node.SuspectNode) {
+	if pid, ok := s.nodes[m.NodeID]; ok {
+		ctx.Send(pid, m)
+	}
 }
 
 func (s *serverActor) ensureNode(ctx actor.Context, id string) *actor.PID {

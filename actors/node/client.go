@@ -140,7 +140,8 @@ type Client struct {
 	flushBack   backoff.BackOff
 	hbTimer     actors.Timer
 	hbBack      backoff.BackOff
-	lastContact time.Time
+	lastContact time.Time    // the servers' last answer (client_contact.go)
+	stopTimer   actors.Timer // the nearest stop_on_client_after window
 	// stopAfter is, per alloc, how long the client may be cut off from the
 	// servers before it stops the alloc itself (stop_on_client_after).
 	stopAfter map[string]time.Duration
@@ -213,6 +214,10 @@ func (c *Client) Receive(ctx actor.Context) {
 		c.heartbeat(ctx)
 	case *heartbeatDone:
 		c.onHeartbeat(ctx, m)
+	case *stopCheck:
+		c.onStopCheck(ctx)
+	case *messages.ProbeNode:
+		c.onProbeNode(ctx)
 	case *messages.SetClientAllocs:
 		c.onSetAllocs(ctx, m)
 	case *messages.AllocUpdated:
@@ -240,7 +245,7 @@ func (c *Client) Receive(ctx actor.Context) {
 		// the new one starts its own.
 		_, c.stopping = m.(*actor.Stopping)
 		c.stopDevices()
-		for _, t := range []actors.Timer{c.timer, c.hbTimer} {
+		for _, t := range []actors.Timer{c.timer, c.hbTimer, c.stopTimer} {
 			if t != nil {
 				t.Stop()
 			}
@@ -334,7 +339,7 @@ func (c *Client) onRegistered(ctx actor.Context, m *registered) {
 	c.node = m.node
 	c.phase = clientReady
 	c.regBack.Reset()
-	c.lastContact = c.spec.Clock.Now()
+	c.onContact(ctx)
 	c.scheduleHeartbeat(ctx, m.ttl)
 	c.startDevices(ctx)
 	if c.regAgain {
@@ -372,7 +377,7 @@ func (c *Client) onHeartbeat(ctx actor.Context, m *heartbeatDone) {
 			c.resendReports(ctx) // back in contact: the servers may have marked our allocs
 		}
 		c.hbBack = nil
-		c.lastContact = c.spec.Clock.Now()
+		c.onContact(ctx)
 		c.scheduleHeartbeat(ctx, m.reply.TTL)
 	case NodeUnknown(m.err):
 		c.log.Warn("the servers do not know this node: registering again", "error", m.err)

@@ -25,6 +25,7 @@ func (c *Client) spawn(ctx actor.Context, a *messages.Allocation) {
 	c.allocs[a.GetID()] = a
 	if d := stopOnClientAfter(a); d > 0 {
 		c.stopAfter[a.GetID()] = d
+		c.armStopCheck(ctx)
 	}
 }
 
@@ -38,23 +39,6 @@ func stopOnClientAfter(a *messages.Allocation) time.Duration {
 		}
 	}
 	return 0
-}
-
-// stopDisconnected stops, on the client's own authority, every alloc whose
-// stop_on_client_after window has passed since the servers last answered:
-// the servers treat them as gone after the same window.
-func (c *Client) stopDisconnected(ctx actor.Context) {
-	cut := c.spec.Clock.Now().Sub(c.lastContact)
-	for id, d := range c.stopAfter {
-		pid, ok := c.known[id]
-		if !ok || cut < d || messages.ClientTerminal(c.last[id]) {
-			continue
-		}
-		c.log.Warn("no server reached for the group's stop_on_client_after window: stopping the allocation", "alloc", id, "window", d)
-		ctx.Send(pid, &messages.UpdateAlloc{Alloc: &messages.Allocation{ID: id, DesiredStatus: "stop",
-			DesiredDescription: "client lost contact with the servers for " + d.String()}})
-		delete(c.stopAfter, id)
-	}
 }
 
 // onSetAllocs diffs the server's full set for this node against the alloc
@@ -168,6 +152,7 @@ func (c *Client) onFlushed(ctx actor.Context, m *flushed) {
 		return
 	}
 	c.flushBack = nil
+	c.onContact(ctx)
 	if len(c.pending) > 0 && c.timer == nil {
 		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
 	}

@@ -21,6 +21,20 @@
 // status machine (heartbeats, down, disconnected) is driven by an injected
 // clock.
 //
+// A missed heartbeat deadline is not the only way a node goes missing:
+// evidence (SuspectNode: gossip reporting the client's member failed)
+// makes the leader's node actor probe the client actor directly
+// (messages.ProbeNode, a short timeout, retried once). Only a node that
+// fails every probe, with no heartbeat in between, counts as missed early
+// (Unreachable); one that answers is left as it is and evidence about it
+// is ignored for a while (Suspicion, a state machine like NodeStatus). So
+// a dead client's allocations are replaced within seconds, and a gossip
+// flap never marks a healthy node down.
+//
+// A client cut off from the servers stops each allocation whose group sets
+// disconnect.stop_on_client_after that long after its last successful
+// contact with a server, on a timer of its own (client_contact.go).
+//
 // The node package does not import the alloc package: the agent injects a
 // factory that builds alloc actor props.
 package node

@@ -48,7 +48,10 @@ type ServerSpec struct {
 	// Servers and Leader tell clients where the servers are.
 	Servers func() []string
 	Leader  func() string
-	Logger  *slog.Logger
+	// Probe sets how evidence that the node is gone is checked (zero:
+	// DefaultProbeConfig); see SuspectNode.
+	Probe  ProbeConfig
+	Logger *slog.Logger
 }
 
 // RegisterDone tells the node actor that its node's registration is
@@ -77,6 +80,8 @@ type Server struct {
 	timer      actors.Timer
 	drainTimer actors.Timer
 	pushed     uint64
+	suspect    *Suspicion   // checks evidence other than heartbeats (server_probe.go)
+	probeTimer actors.Timer // the probe's retry delay or timeout
 	log        *slog.Logger
 }
 
@@ -121,8 +126,14 @@ func (s *Server) Receive(ctx actor.Context) {
 		s.onDrainTick(ctx)
 	case *NodeUpdated:
 		s.drain(ctx)
+	case *SuspectNode:
+		s.onSuspect(ctx, m)
+	case *nodeProbeNow:
+		s.onProbeNow(ctx, m)
+	case *nodeProbeResult:
+		s.onProbeResult(ctx, m)
 	case *actor.Stopping:
-		for _, t := range []actors.Timer{s.timer, s.drainTimer} {
+		for _, t := range []actors.Timer{s.timer, s.drainTimer, s.probeTimer} {
 			if t != nil {
 				t.Stop()
 			}
@@ -166,6 +177,7 @@ func (s *Server) window(ctx actor.Context) {
 func (s *Server) onAlive(ctx actor.Context, in Input, index uint64) {
 	was := s.status.Status()
 	eff := s.step(ctx, in)
+	s.suspectStep(ctx, Alive{At: s.spec.Clock.Now()}) // a probe round in flight ends: the node lives
 	// Back from disconnected or down: the servers marked the node's
 	// allocations, so the client reports them all again.
 	resend := (was == StatusDisconnected || was == StatusDown) && s.status.Status() == StatusReady

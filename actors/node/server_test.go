@@ -3,12 +3,10 @@ package node
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/actors"
@@ -113,12 +111,6 @@ func TestMissedHeartbeatWithWindowDisconnects(t *testing.T) {
 // returns what stops it.
 func startNodeServer(t *testing.T, clock *actors.FakeClock, view StateView, prop Proposer) func() {
 	t.Helper()
-	sys := actors.NewSystem(slog.New(slog.DiscardHandler))
-	cfg := HeartbeatConfig{MinTTL: time.Second, Grace: time.Second, FailoverTTL: time.Second}
-	spec := &ServerSpec{NodeID: "n1", State: func() StateView { return view }, Proposer: prop, Clock: clock,
-		Heartbeat: cfg, ClientPID: func(*messages.Node) *actor.PID { return nil },
-		Servers: func() []string { return nil }, Leader: func() string { return "" }, Logger: slog.New(slog.DiscardHandler)}
-	pid, err := sys.Root.SpawnNamed(sys.Props("node", NewServer(spec)), "nodes/n1")
-	require.NoError(t, err)
-	return func() { _ = sys.Root.StopFuture(pid).Wait(); sys.Shutdown() }
+	_, stop := startNodeServerWith(t, clock, view, prop, nil)
+	return stop
 }

@@ -260,6 +260,8 @@ func (s *NodeStatus) step(in Input) (Effects, error) {
 		return s.onTick(m.At)
 	case ClientDisconnectWindow:
 		return s.onWindow(m.Window)
+	case Unreachable:
+		return s.onUnreachable(m.At)
 	default:
 		return Effects{}, fmt.Errorf("%w: %T", ErrInvalidStatusInput, in)
 	}

@@ -107,27 +107,18 @@ func TestRandomJitterBounds(t *testing.T) {
 	}
 }
 
-type step struct {
-	in     Input
-	want   Effects
-	status Status
-}
+type step = stepCase[Input, Effects, Status]
 
 func runSteps(t *testing.T, s *NodeStatus, steps []step) {
 	t.Helper()
-	for i, st := range steps {
-		eff, err := s.Step(st.in)
-		require.NoError(t, err, "step %d %#v", i, st.in)
-		require.Equal(t, st.want, eff, "step %d %#v", i, st.in)
-		require.Equal(t, st.status, s.Status(), "step %d %#v", i, st.in)
-	}
+	runTable(t, steps, s.Step, s.Status)
 }
 
 // register at t0: TTL 10s, deadline t0+15s.
 var registerAtT0 = step{
-	in:     Registered{At: t0, Nodes: 3},
-	want:   Effects{NewStatus: "ready", StatusDescription: DescRegistered, TTL: 10 * time.Second, ArmTimerAt: at(15 * time.Second)},
-	status: StatusReady,
+	in:    Registered{At: t0, Nodes: 3},
+	want:  Effects{NewStatus: "ready", StatusDescription: DescRegistered, TTL: 10 * time.Second, ArmTimerAt: at(15 * time.Second)},
+	state: StatusReady,
 }
 
 func TestMissedHeartbeatAtDeadline(t *testing.T) {

@@ -33,6 +33,7 @@
 //		require.NoError(t, c.Hosts()[0].Partition()) // cut host0 off
 //		...
 //		require.NoError(t, c.Hosts()[0].Heal())
+//		require.NoError(t, c.Hosts()[1].Crash()) // host1 loses power: link, then every process
 //	}
 //
 // New registers a t.Cleanup that kills every process, deletes the

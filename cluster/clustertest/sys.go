@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -76,13 +75,12 @@ func parseLinkNames(out string) []string {
 
 // killNetnsPids SIGKILLs every process inside network namespace ns.
 func killNetnsPids(ctx context.Context, ns string) error {
-	out, err := run(ctx, "ip", "netns", "pids", ns)
+	pids, err := netnsPids(ctx, ns)
 	if err != nil {
 		return err
 	}
-	for _, f := range strings.Fields(string(out)) {
-		pid, err := strconv.Atoi(f)
-		if err != nil || pid <= 1 {
+	for _, pid := range pids {
+		if pid <= 1 {
 			continue
 		}
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {

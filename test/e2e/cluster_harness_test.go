@@ -99,6 +99,13 @@ func startCluster(t *testing.T, clients int) *testCluster {
 // before the cleanups registered earlier.
 func startAgents(t *testing.T, dataRoot string, servers, clients int) *testCluster {
 	t.Helper()
+	return startAgentsTuned(t, dataRoot, servers, clients, clusterTuning)
+}
+
+// startAgentsTuned is startAgents with the given flags on every agent in
+// place of clusterTuning.
+func startAgentsTuned(t *testing.T, dataRoot string, servers, clients int, tuning []string) *testCluster {
+	t.Helper()
 	c := clustertest.New(t, servers+clients, logDirOption(t)...)
 	tc := &testCluster{c: c}
 	hosts := c.Hosts()
@@ -114,11 +121,11 @@ func startAgents(t *testing.T, dataRoot string, servers, clients int) *testClust
 				args = append(args, "-join", addr)
 			}
 		}
-		tc.servers = append(tc.servers, startAgent(t, hosts[i], fmt.Sprintf("server%d", i), dataRoot, args))
+		tc.servers = append(tc.servers, startAgentTuned(t, hosts[i], fmt.Sprintf("server%d", i), dataRoot, args, tuning))
 	}
 	for i := range clients {
 		args := []string{"agent", "-client", "-servers", strings.Join(serverAddrs, ",")}
-		tc.clients = append(tc.clients, startAgent(t, hosts[servers+i], fmt.Sprintf("client%d", i), dataRoot, args))
+		tc.clients = append(tc.clients, startAgentTuned(t, hosts[servers+i], fmt.Sprintf("client%d", i), dataRoot, args, tuning))
 	}
 	tc.eventually(t, formTimeout, "cluster formation", func() (bool, string) { return tc.formed(clients) })
 	t.Logf("%d servers + %d clients formed in %.1f s", servers, clients, time.Since(start).Seconds())
@@ -141,6 +148,11 @@ func logDirOption(t *testing.T) []clustertest.Option {
 
 func startAgent(t *testing.T, h *clustertest.Host, name, dataRoot string, args []string) *agentProc {
 	t.Helper()
+	return startAgentTuned(t, h, name, dataRoot, args, clusterTuning)
+}
+
+func startAgentTuned(t *testing.T, h *clustertest.Host, name, dataRoot string, args, tuning []string) *agentProc {
+	t.Helper()
 	dir := filepath.Join(dataRoot, name)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	args = append(args, "-data-dir", dir, "-bind", h.Addr, "-node", name)
@@ -149,7 +161,7 @@ func startAgent(t *testing.T, h *clustertest.Host, name, dataRoot string, args [
 	tmp, err := os.MkdirTemp("", "tt")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
-	p, err := h.StartSpec(name, clustertest.Spec{Path: troupeBin, Args: append(args, clusterTuning...), Env: []string{"TMPDIR=" + tmp}})
+	p, err := h.StartSpec(name, clustertest.Spec{Path: troupeBin, Args: append(args, tuning...), Env: []string{"TMPDIR=" + tmp}})
 	require.NoError(t, err)
 	a := &agentProc{Name: name, Host: h, Proc: p}
 	a.API, err = api.NewClient(&api.Config{

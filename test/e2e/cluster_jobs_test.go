@@ -18,13 +18,19 @@ type spinJob struct {
 	ID        string
 	Count     int
 	LostAfter string // disconnect.lost_after; "" leaves the block out
+	// StopOnClientAfter is disconnect.stop_on_client_after (instead of
+	// lost_after, as Nomad wants).
+	StopOnClientAfter string
 }
 
 // hcl renders the job file, one attribute per line (HCL2 wants that).
 func (j spinJob) hcl() string {
 	disconnect := ""
-	if j.LostAfter != "" {
+	switch {
+	case j.LostAfter != "":
 		disconnect = fmt.Sprintf("\n    disconnect {\n      lost_after = %q\n    }\n", j.LostAfter)
+	case j.StopOnClientAfter != "":
+		disconnect = fmt.Sprintf("\n    disconnect {\n      stop_on_client_after = %q\n    }\n", j.StopOnClientAfter)
 	}
 	return fmt.Sprintf(`job %[1]q {
   datacenters = ["dc1"]

@@ -112,34 +112,16 @@ func TestClusterLeaderKill(t *testing.T) {
 // allocations are lost and replaced on the other client.
 func TestClusterClientKill(t *testing.T) {
 	tc := startCluster(t, 2)
-	ids := tc.nodeIDs(t)
 	victim, survivor := tc.clients[0], tc.clients[1]
-	tc.submit(t, tc.server(), spinJob{ID: "spin", Count: spinAllocs})
-	allocs := tc.waitRunning(t, "spin", spinAllocs, settleTimeout, onEachNode(ids[victim.Name], ids[survivor.Name]))
-	var lost []string
-	for _, a := range allocs {
-		if a.NodeID == ids[victim.Name] {
-			lost = append(lost, a.ID)
-		}
-	}
+	ids, allocs := tc.spinOnBothClients(t, spinJob{ID: "spin", Count: spinAllocs})
+	lost := allocsOn(allocs, ids[victim.Name])
 
 	killedAt := time.Now()
 	victim.Kill(t)
 	tc.waitNodeStatus(t, victim, "down", settleTimeout)
 	t.Logf("client kill -> node down: %.1f s", time.Since(killedAt).Seconds())
 
-	replaced := func(running, all []*api.AllocListStub) (bool, string) {
-		if n := perNode(running); n[ids[survivor.Name]] != spinAllocs {
-			return false, fmt.Sprintf("%d running on %s", n[ids[survivor.Name]], survivor.Name)
-		}
-		for _, a := range all {
-			if slices.Contains(lost, a.ID) && a.ClientStatus != "lost" {
-				return false, fmt.Sprintf("alloc %s on the dead node is %s, want lost", short(a.ID), a.ClientStatus)
-			}
-		}
-		return true, ""
-	}
-	final := tc.waitRunning(t, "spin", spinAllocs, settleTimeout, replaced)
+	final := tc.waitRunning(t, "spin", spinAllocs, settleTimeout, replacedOn(ids[survivor.Name], spinAllocs, lost))
 	t.Logf("client kill -> replacement running: %.1f s (%s)", time.Since(killedAt).Seconds(), describeAllocs(final))
 }
 
