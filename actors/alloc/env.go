@@ -37,7 +37,9 @@ func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *mes
 		StderrPath:  filepath.Join(dir, "stderr"),
 		CPU:         int64(t.GetResources().GetCPU()),
 		MemoryMB:    int64(t.GetResources().GetMemoryMB()),
-		MemoryMaxMB: int64(t.GetResources().GetMemoryMaxMB()),
+		// What the scheduler allocated: without memory oversubscription
+		// it gives no MemoryMaxMB, and the task's memory_max is ignored.
+		MemoryMaxMB: a.GetAllocatedResources().GetTasks()[t.GetName()].GetMemory().GetMemoryMaxMB(),
 	}
 	if cfg.Config == nil {
 		cfg.Config = map[string]any{}

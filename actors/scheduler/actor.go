@@ -76,6 +76,8 @@ type Actor struct {
 	// hold says until when a continuation of a refused plan waits (the
 	// refusal backoff; the continuation, not a retry, plans the job again).
 	hold map[string]time.Time
+	// held: the scheduler configuration pauses planning (PauseEvalBroker).
+	held bool
 	log  *slog.Logger
 }
 
@@ -91,6 +93,9 @@ func New(spec *Spec) actor.Producer {
 func (a *Actor) Phase() string {
 	if a.busy {
 		return fmt.Sprintf("planning (%d queued)", len(a.queue))
+	}
+	if a.held {
+		return fmt.Sprintf("paused by the scheduler configuration (%d queued)", len(a.queue))
 	}
 	return "idle"
 }
@@ -108,6 +113,8 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.onCapacityChanged(ctx)
 	case *CSIChanged:
 		a.onCSIChanged(ctx, m)
+	case *ConfigChanged:
+		a.next(ctx)
 	case *actor.Stopping:
 		for _, t := range a.timers {
 			t.Stop()
@@ -138,6 +145,9 @@ func (a *Actor) enqueue(ctx actor.Context, id string) {
 // next starts planning the oldest queued evaluation unless a plan is in
 // flight.
 func (a *Actor) next(ctx actor.Context) {
+	if !a.busy && len(a.queue) > 0 && a.paused() {
+		return
+	}
 	for !a.busy && len(a.queue) > 0 {
 		id := a.queue[0]
 		a.queue = a.queue[1:]
@@ -162,7 +172,8 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 		return
 	}
 	delete(a.hold, id)
-	plan, err := Process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements})
+	plan, err := Process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements,
+		SchedulerAlgorithm: ConfigOf(view).GetSchedulerAlgorithm()})
 	if err != nil {
 		// A bad evaluation (unknown job type, ...) fails for good, visibly.
 		a.log.Error("scheduling failed", "eval", id, "error", err)
