@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hashicorp/raft"
 	nomad "github.com/hashicorp/nomad/api"
+	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 

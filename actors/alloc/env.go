@@ -26,17 +26,17 @@ func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *mes
 	dir := TaskDir(root, a.GetID(), t.GetName())
 	env := taskEnv(root, node, a, t, net)
 	cfg := &driver.TaskConfig{
-		ID:          a.GetID() + "/" + t.GetName(),
-		AllocID:     a.GetID(),
-		TaskName:    t.GetName(),
-		Config:      interpolateConfig(t.GetConfig().AsMap(), refs{env: env, node: node}),
-		Env:         env,
-		User:        t.GetUser(),
-		TaskDir:     dir,
-		StdoutPath:  filepath.Join(dir, "stdout"),
-		StderrPath:  filepath.Join(dir, "stderr"),
-		CPU:         int64(t.GetResources().GetCPU()),
-		MemoryMB:    int64(t.GetResources().GetMemoryMB()),
+		ID:         a.GetID() + "/" + t.GetName(),
+		AllocID:    a.GetID(),
+		TaskName:   t.GetName(),
+		Config:     interpolateConfig(t.GetConfig().AsMap(), refs{env: env, node: node}),
+		Env:        env,
+		User:       t.GetUser(),
+		TaskDir:    dir,
+		StdoutPath: filepath.Join(dir, "stdout"),
+		StderrPath: filepath.Join(dir, "stderr"),
+		CPU:        int64(t.GetResources().GetCPU()),
+		MemoryMB:   int64(t.GetResources().GetMemoryMB()),
 		// What the scheduler allocated: without memory oversubscription
 		// it gives no MemoryMaxMB, and the task's memory_max is ignored.
 		MemoryMaxMB: a.GetAllocatedResources().GetTasks()[t.GetName()].GetMemory().GetMemoryMaxMB(),
