@@ -26,20 +26,18 @@ func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *mes
 	dir := TaskDir(root, a.GetID(), t.GetName())
 	env := taskEnv(root, node, a, t, net)
 	cfg := &driver.TaskConfig{
-		ID:         a.GetID() + "/" + t.GetName(),
-		AllocID:    a.GetID(),
-		TaskName:   t.GetName(),
-		Config:     interpolateConfig(t.GetConfig().AsMap(), refs{env: env, node: node}),
-		Env:        env,
-		User:       t.GetUser(),
-		TaskDir:    dir,
-		StdoutPath: filepath.Join(dir, "stdout"),
-		StderrPath: filepath.Join(dir, "stderr"),
-		CPU:        int64(t.GetResources().GetCPU()),
-		MemoryMB:   int64(t.GetResources().GetMemoryMB()),
-		// What the scheduler allocated: without memory oversubscription
-		// it gives no MemoryMaxMB, and the task's memory_max is ignored.
-		MemoryMaxMB: a.GetAllocatedResources().GetTasks()[t.GetName()].GetMemory().GetMemoryMaxMB(),
+		ID:          a.GetID() + "/" + t.GetName(),
+		AllocID:     a.GetID(),
+		TaskName:    t.GetName(),
+		Config:      interpolateConfig(t.GetConfig().AsMap(), refs{env: env, node: node}),
+		Env:         env,
+		User:        t.GetUser(),
+		TaskDir:     dir,
+		StdoutPath:  filepath.Join(dir, "stdout"),
+		StderrPath:  filepath.Join(dir, "stderr"),
+		CPU:         int64(t.GetResources().GetCPU()),
+		MemoryMB:    int64(t.GetResources().GetMemoryMB()),
+		MemoryMaxMB: allocatedMemoryMax(a, t),
 	}
 	if cfg.Config == nil {
 		cfg.Config = map[string]any{}
@@ -51,6 +49,13 @@ func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *mes
 		cfg.Config = containerdConfig(cfg.Config, a, t, net, vols)
 	}
 	return cfg
+}
+
+// allocatedMemoryMax is task t's memory limit above its reservation as
+// the scheduler allocated it: without memory oversubscription it gives
+// none, and the task's memory_max is ignored, as in Nomad.
+func allocatedMemoryMax(a *messages.Allocation, t *messages.Task) int64 {
+	return a.GetAllocatedResources().GetTasks()[t.GetName()].GetMemory().GetMemoryMaxMB()
 }
 
 // containerdConfig adds to a containerd task's driver config (a copy) the
