@@ -25,14 +25,19 @@ func DefaultConfig() *messages.SchedulerConfiguration {
 		PreemptionConfig: &messages.PreemptionConfig{SystemSchedulerEnabled: true, SysBatchSchedulerEnabled: true}}
 }
 
+// defaultConfig is DefaultConfig made once; ConfigOf hands it out, so it
+// is never changed.
+var defaultConfig = DefaultConfig()
+
 // ConfigOf is the scheduler configuration snap holds, or DefaultConfig.
+// The result is shared: do not change it.
 func ConfigOf(snap Snapshot) *messages.SchedulerConfiguration {
 	if src, ok := snap.(SchedulerConfigSource); ok {
 		if c := src.SchedulerConfig(); c != nil {
 			return c
 		}
 	}
-	return DefaultConfig()
+	return defaultConfig
 }
 
 // PreemptionEnabled says whether the scheduler of jobType may evict

@@ -11,7 +11,8 @@ import (
 // costs anything, while plain placements succeed.
 type preemptor struct {
 	jobs     map[string]*messages.Job // job key -> current version (nil: purged)
-	victims  map[int][]victim         // pool index -> candidates, sorted
+	victims  [][]victim               // per pool node: candidates, sorted...
+	built    []bool                   // ...once read
 	examined int32                    // nodes weighed since the last takeExamined
 	evicted  []*messages.Job          // jobs this plan preempts, in order
 	seen     map[string]bool          // their keys
@@ -19,7 +20,7 @@ type preemptor struct {
 
 func (p *planner) preemptor() *preemptor {
 	if p.evict == nil {
-		p.evict = &preemptor{jobs: map[string]*messages.Job{}, victims: map[int][]victim{}, seen: map[string]bool{}}
+		p.evict = &preemptor{jobs: map[string]*messages.Job{}, seen: map[string]bool{}}
 	}
 	return p.evict
 }
@@ -49,43 +50,38 @@ func (e *preemptor) takeExamined() int32 {
 
 // victims returns the allocations on pool node idx that the job may
 // evict, lowest priority first: live, of another job, whose priority is
-// at least PreemptionPriorityGap below the job's, and not stopped or
-// preempted by this plan already.
+// at least PreemptionPriorityGap below the job's, and not preempted by
+// this plan already (evictAndPlace takes those out).
 func (p *planner) victims(idx int) []victim {
 	e := p.preemptor()
-	vs, ok := e.victims[idx]
-	if !ok {
-		for _, a := range p.snap.AllocsByNode(p.pool[idx].ID) {
-			if terminal(a) || (a.Namespace == p.job.Namespace && a.JobID == p.job.ID) {
-				continue
-			}
-			j := e.job(p.snap, a.Namespace, a.JobID)
-			if j == nil || p.job.Priority-j.Priority < PreemptionPriorityGap {
-				continue
-			}
-			vs = append(vs, victim{alloc: a, prio: j.Priority, res: allocResources(a)})
-		}
-		sortVictims(vs)
-		e.victims[idx] = vs
+	if e.victims == nil {
+		e.victims = make([][]victim, len(p.pool))
+		e.built = make([]bool, len(p.pool))
 	}
-	for i, v := range vs {
-		if p.stopped[v.alloc.ID] {
-			return p.dropStopped(vs, i)
-		}
+	if e.built[idx] {
+		return e.victims[idx]
 	}
+	var vs []victim
+	for _, a := range p.snap.AllocsByNode(p.pool[idx].ID) {
+		if terminal(a) || p.stopped[a.ID] || (a.Namespace == p.job.Namespace && a.JobID == p.job.ID) {
+			continue
+		}
+		j := e.job(p.snap, a.Namespace, a.JobID)
+		if j == nil || p.job.Priority-j.Priority < PreemptionPriorityGap {
+			continue
+		}
+		vs = append(vs, victim{alloc: a, prio: j.Priority, res: allocResources(a)})
+	}
+	sortVictims(vs)
+	e.victims[idx], e.built[idx] = vs, true
 	return vs
 }
 
-// dropStopped copies vs (which is cached) without the victims, from
-// index from on, that this plan stopped or preempted.
-func (p *planner) dropStopped(vs []victim, from int) []victim {
-	out := slices.Clone(vs[:from])
-	for _, v := range vs[from+1:] {
-		if !p.stopped[v.alloc.ID] {
-			out = append(out, v)
-		}
-	}
-	return out
+// taken drops the victims of set from pool node idx's candidates.
+func (e *preemptor) taken(idx int, set []victim) {
+	e.victims[idx] = slices.DeleteFunc(e.victims[idx], func(v victim) bool {
+		return slices.ContainsFunc(set, func(s victim) bool { return s.alloc.ID == v.alloc.ID })
+	})
 }
 
 // preemptOnNode finds the allocations to evict on pool node idx so that
@@ -93,14 +89,17 @@ func (p *planner) dropStopped(vs []victim, from int) []victim {
 // chooseVictims what frees the CPU, memory and disk that are missing,
 // then, while gs's dynamic ports or devices still do not fit, the lowest
 // priority holders of ports or devices. False when no set makes room.
-func (p *planner) preemptOnNode(gs *groupState, idx int) ([]victim, bool) {
+//
+// With a best cost found elsewhere (nil: none yet), a node where even
+// its cheapest single eviction would not cost less is passed over.
+func (p *planner) preemptOnNode(gs *groupState, idx int, best *preemptCost) ([]victim, bool) {
 	u := p.nodeUsage(idx)
 	ask := gs.ask
 	if ask.cpu > u.cap.cpu || ask.mem > u.cap.mem || (ask.disk > 0 && ask.disk > u.cap.disk) {
 		return nil, false // would not fit on the empty node
 	}
 	vs := p.victims(idx)
-	if len(vs) == 0 {
+	if len(vs) == 0 || (best != nil && !(preemptCost{prio: int64(vs[0].prio), count: 1}).less(*best)) {
 		return nil, false
 	}
 	p.evict.examined++

@@ -26,7 +26,11 @@ func (p *planner) placePreempting(gs *groupState, req *placeReq) bool {
 		if p.staticReason(gs, idx) >= 0 || p.dynamicReason(gs, idx) >= 0 {
 			continue
 		}
-		set, ok := p.preemptOnNode(gs, idx)
+		var bound *preemptCost
+		if best >= 0 {
+			bound = &bestCost
+		}
+		set, ok := p.preemptOnNode(gs, idx, bound)
 		if !ok {
 			continue
 		}
@@ -46,7 +50,7 @@ func (p *planner) placePreempting(gs *groupState, req *placeReq) bool {
 // makes room.
 func (p *planner) preemptAt(gs *groupState, req *placeReq, idx int) bool {
 	p.preemptor().examined = 0
-	set, ok := p.preemptOnNode(gs, idx)
+	set, ok := p.preemptOnNode(gs, idx, nil)
 	if !ok {
 		return false
 	}
@@ -60,6 +64,7 @@ func (p *planner) preemptAt(gs *groupState, req *placeReq, idx int) bool {
 // in the new allocation's PreemptedAllocations, their jobs for an
 // evaluation each.
 func (p *planner) evictAndPlace(gs *groupState, req *placeReq, idx int, set []victim) {
+	p.preemptor().taken(idx, set)
 	for _, v := range set {
 		p.stopped[v.alloc.ID] = true
 		p.addUsage(v.alloc, -1)
