@@ -227,3 +227,27 @@ func TestDryRunCountsPreemptions(t *testing.T) {
 	require.EqualValues(t, 2, res.Updates["web"].Preemptions)
 	require.EqualValues(t, 1, res.Updates["web"].Place)
 }
+
+// TestPreemptionFreesDevices: GPUs held by lower-priority allocations are
+// freed by evicting the fewest of them, lowest priority first, though
+// CPU and memory fit.
+func TestPreemptionFreesDevices(t *testing.T) {
+	job := gpuJob("high", 1, gpuReq("nvidia/gpu", 2))
+	job.Type, job.Priority = JobTypeSystem, 50
+	mem := NewMemSnapshot([]*messages.Node{gpuNode("n00", gpus(modelH100, "81559", "g", 3))}, job)
+	for _, h := range []struct {
+		id   string
+		prio int32
+		ids  []string
+	}{{"low-a", 30, []string{"g0"}}, {"low-b", 10, []string{"g1"}}, {"low-c", 45, []string{"g2"}}} {
+		a := gpuHolder(h.id, "n00", modelH100, h.ids...)
+		j := testJob(a.JobID, JobTypeService, 1)
+		j.Priority = h.prio
+		mem.AddJob(j)
+		mem.AddAlloc(a)
+	}
+	plan := mustProcess(t, mem, testEval(job), 1)
+	require.Len(t, plan.Place, 1)
+	requirePreempted(t, plan, plan.Place[0], []string{"low-b", "low-a"})
+	require.ElementsMatch(t, []string{"g0", "g1"}, deviceIDs(plan.Place[0]))
+}
