@@ -165,6 +165,9 @@ func (s *serverActor) onEvent(ctx actor.Context, ev *state.Event) {
 	if len(ev.NodeUpdated) > 0 {
 		ctx.Send(s.sched, &scheduler.CapacityChanged{})
 	}
+	if ev.SchedulerConfigChanged {
+		ctx.Send(s.sched, &scheduler.ConfigChanged{})
+	}
 	// A freed claim or a plugin instance coming up may unblock the
 	// evaluations that failed on that volume or plugin.
 	if len(ev.VolumesChanged)+len(ev.PluginsChanged) > 0 {

@@ -99,6 +99,7 @@ type AllocListStub struct {
 	NodeName           string
 	JobID              string
 	JobVersion         uint64
+	JobType            string
 	TaskGroup          string
 	DesiredStatus      string
 	DesiredDescription string

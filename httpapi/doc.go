@@ -1,6 +1,7 @@
 // Package httpapi is troupe's HTTP API: Nomad's /v1 endpoints and shapes
 // (jobs, allocations, evaluations, nodes, client logs, agent, status,
-// operator) plus GET /v1/actors, the live actor tree.
+// operator raft and scheduler configuration) plus GET /v1/actors, the
+// live actor tree.
 //
 // Reads come from the local state store and support Nomad's blocking
 // queries (?index=&wait=, answered with X-Nomad-Index and X-Troupe-Index).

@@ -36,7 +36,8 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	out := &api.JobPlanResponse{JobModifyIndex: old.GetJobModifyIndex(), CreatedEvals: res.Plan.GetNewEvals(),
-		FailedTGAllocs: res.Failed, Annotations: &api.PlanAnnotations{DesiredTGUpdates: map[string]*api.DesiredUpdates{}}}
+		FailedTGAllocs: res.Failed, Warnings: s.jobWarnings(job), Annotations: &api.PlanAnnotations{
+			DesiredTGUpdates: map[string]*api.DesiredUpdates{}, PreemptedAllocs: preemptedStubs(snap, res.Plan)}}
 	for name, u := range res.Updates {
 		out.Annotations.DesiredTGUpdates[name] = (*api.DesiredUpdates)(u) // the same fields
 	}

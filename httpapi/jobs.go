@@ -47,11 +47,15 @@ func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error
 
 // register commits a RegisterJob command and answers as Nomad does.
 func (s *Server) register(w http.ResponseWriter, r *http.Request, cmd *messages.RegisterJob) (*api.JobRegisterResponse, error) {
+	if err := s.registrationAllowed(); err != nil {
+		return nil, err
+	}
 	resp, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_RegisterJob{RegisterJob: cmd}})
 	if err != nil {
 		return nil, err
 	}
-	out := &api.JobRegisterResponse{EvalID: cmd.GetEval().GetID(), EvalCreateIndex: index, JobModifyIndex: index, Index: index}
+	out := &api.JobRegisterResponse{EvalID: cmd.GetEval().GetID(), EvalCreateIndex: index, JobModifyIndex: index, Index: index,
+		Warnings: s.jobWarnings(cmd.GetJob())}
 	if res, ok := resp.(*state.RegisterJobResult); ok {
 		out.JobModifyIndex, out.EvalID = res.JobModifyIndex, res.EvalID
 	}

@@ -27,7 +27,7 @@ var (
 	presenceParams = []string{"stale", "pretty"}
 	boolParams     = []string{"purge", "diffs", "plain", "follow", "force", "verbose"}
 	// uintParams are the whole numbers some endpoints take.
-	uintParams = []string{"index", "offset"}
+	uintParams = []string{"index", "offset", "cas"}
 )
 
 // queryOptions are the query parameters every endpoint shares, parsed and

@@ -37,7 +37,7 @@ func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *mes
 		StderrPath:  filepath.Join(dir, "stderr"),
 		CPU:         int64(t.GetResources().GetCPU()),
 		MemoryMB:    int64(t.GetResources().GetMemoryMB()),
-		MemoryMaxMB: int64(t.GetResources().GetMemoryMaxMB()),
+		MemoryMaxMB: allocatedMemoryMax(a, t),
 	}
 	if cfg.Config == nil {
 		cfg.Config = map[string]any{}
@@ -49,6 +49,13 @@ func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *mes
 		cfg.Config = containerdConfig(cfg.Config, a, t, net, vols)
 	}
 	return cfg
+}
+
+// allocatedMemoryMax is task t's memory limit above its reservation as
+// the scheduler allocated it: without memory oversubscription it gives
+// none, and the task's memory_max is ignored, as in Nomad.
+func allocatedMemoryMax(a *messages.Allocation, t *messages.Task) int64 {
+	return a.GetAllocatedResources().GetTasks()[t.GetName()].GetMemory().GetMemoryMaxMB()
 }
 
 // containerdConfig adds to a containerd task's driver config (a copy) the

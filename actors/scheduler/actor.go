@@ -83,6 +83,8 @@ type Actor struct {
 	// hold says until when a continuation of a refused plan waits (the
 	// refusal backoff; the continuation, not a retry, plans the job again).
 	hold map[string]time.Time
+	// held: the scheduler configuration pauses planning (PauseEvalBroker).
+	held bool
 	log  *slog.Logger
 }
 
@@ -98,6 +100,9 @@ func New(spec *Spec) actor.Producer {
 func (a *Actor) Phase() string {
 	if a.flight.busy() {
 		return fmt.Sprintf("planning (%d in flight, %d queued)", len(a.flight.jobs), len(a.queue))
+	}
+	if a.held {
+		return fmt.Sprintf("paused by the scheduler configuration (%d queued)", len(a.queue))
 	}
 	return "idle"
 }
@@ -115,6 +120,8 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.onCapacityChanged(ctx)
 	case *CSIChanged:
 		a.onCSIChanged(ctx, m)
+	case *ConfigChanged:
+		a.next(ctx)
 	case *actor.Stopping:
 		for _, t := range a.timers {
 			t.Stop()
@@ -145,6 +152,9 @@ func (a *Actor) enqueue(ctx actor.Context, id string) {
 // next starts planning the oldest queued evaluation unless a plan is in
 // flight.
 func (a *Actor) next(ctx actor.Context) {
+	if len(a.queue) > 0 && a.paused() {
+		return
+	}
 	for a.flight.room(a.spec.PipelineDepth) && len(a.queue) > 0 {
 		i := a.pick()
 		if i < 0 {
@@ -174,7 +184,7 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 	}
 	delete(a.hold, id)
 	plan, err := Process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements,
-		Pending: a.flight.pending})
+		Pending: a.flight.pending, SchedulerAlgorithm: ConfigOf(view).GetSchedulerAlgorithm()})
 	if err != nil {
 		// A bad evaluation (unknown job type, ...) fails for good, visibly.
 		a.log.Error("scheduling failed", "eval", id, "error", err)

@@ -48,6 +48,20 @@
 // JobVersionSource (the state store is). DryRun runs Process as if a job
 // were registered and counts the plan per group, for `job plan`.
 //
+// The operator's scheduler configuration (a Snapshot that is a
+// SchedulerConfigSource; else DefaultConfig) is read once per
+// evaluation: its algorithm goes to Options.SchedulerAlgorithm, memory_max
+// reaches an allocation only with memory oversubscription, and it says
+// whether the job's scheduler preempts (system and sysbatch by default).
+// Preemption runs only after a placement found no node: on every feasible
+// node it picks, from the allocations of jobs at least 10 priority points
+// lower, the holders of static ports the group asks for, then Nomad's
+// greedy choice by priority, lowest first (chooseVictims), then holders
+// of ports or devices until those fit; the node whose set has the least
+// total priority, then the fewest evictions, wins. The plan evicts them
+// (Preemptions, PreemptedAllocations) and carries an evaluation for each
+// preempted job. While plain placements succeed none of this is built.
+//
 // Actor wraps it: the leader's "scheduler" actor plans one evaluation at a
 // time, commits each plan through raft (from a worker, so its mailbox never
 // blocks), retries a plan the FSM partly refused, holds delayed
@@ -55,5 +69,7 @@
 // evaluations when capacity changes (CapacityChanged: all of them) or when
 // a CSI volume or plugin that a failed group uses changes so that it may
 // now take the claim (CSIChanged, CSIUnblocked: only those). On start it picks up every pending
-// evaluation, so a new leader carries on where the old one stopped.
+// evaluation, so a new leader carries on where the old one stopped. While
+// the configuration sets PauseEvalBroker it plans nothing and keeps the
+// evaluations queued, until ConfigChanged finds the pause lifted.
 package scheduler

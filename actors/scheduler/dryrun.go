@@ -109,5 +109,6 @@ func countUpdates(snap Snapshot, job *messages.Job, plan *messages.ApplyPlan) ma
 			group(a.GetTaskGroup()).Ignore++
 		}
 	}
+	countPreemptions(plan, group)
 	return out
 }

@@ -240,6 +240,9 @@ func (p *planner) placeGeneric(gs *groupState, reqs []placeReq) {
 			penalty = penaltyNodes(req.prev)
 		}
 		idx := p.selectNode(gs, penalty)
+		if idx < 0 && p.preemption && p.placePreempting(gs, req) {
+			continue
+		}
 		if idx < 0 {
 			if req.stopPrev != nil {
 				p.unrelease(req.prev)
@@ -254,6 +257,7 @@ func (p *planner) placeGeneric(gs *groupState, reqs []placeReq) {
 func (p *planner) failPlacement(gs *groupState) {
 	m := p.metric.allocMetric(gs.feas.keys)
 	m.NodesInPool = int32(len(p.pool))
+	m.NodesPreempted = p.evict.takeExamined()
 	p.pre.into(m)
 	p.failed[gs.tg.Name] = m
 	p.queued[gs.tg.Name]++
@@ -295,7 +299,7 @@ func (p *planner) newAlloc(gs *groupState, req *placeReq, node *messages.Node) *
 		JobID:              p.job.ID,
 		JobVersion:         p.job.Version,
 		TaskGroup:          gs.tg.Name,
-		AllocatedResources: allocated(gs.tg),
+		AllocatedResources: p.allocated(gs.tg),
 		DesiredStatus:      DesiredRun,
 		ClientStatus:       ClientPending,
 		Metrics: &messages.AllocMetricRef{NodesEvaluated: p.metric.evaluated,

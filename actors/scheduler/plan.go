@@ -48,6 +48,10 @@ type Options struct {
 	// Pending is what plans proposed but not committed yet place: counted
 	// as used on their nodes (nil: nothing).
 	Pending *Pending
+	// SchedulerAlgorithm is the scheduler configuration's algorithm for
+	// this evaluation ("binpack" or "spread"); "" reads it from the
+	// snapshot (SchedulerConfigSource), else binpack.
+	SchedulerAlgorithm string
 }
 
 // Job types.
@@ -142,6 +146,10 @@ type planner struct {
 	limit    int
 	pre      prefilter
 	metric   selectMetric
+
+	config     *messages.SchedulerConfiguration // in force for this evaluation
+	preemption bool                             // this job's scheduler may preempt
+	evict      *preemptor                       // nil until a placement needs preemption
 }
 
 func newPlanner(snap Snapshot, eval *messages.Evaluation, opts Options) *planner {
@@ -166,6 +174,7 @@ func (p *planner) run() error {
 	if p.job == nil {
 		p.job = p.snap.JobByID(p.eval.Namespace, p.eval.JobID)
 	}
+	p.configure()
 	p.jobAllocs = sortedAllocs(p.snap.AllocsByJob(p.eval.Namespace, p.eval.JobID))
 	if p.job != nil {
 		for _, tg := range p.job.TaskGroups {
@@ -253,6 +262,7 @@ func stopUpdate(a *messages.Allocation, desc, clientStatus string) *messages.All
 // finish builds the eval update and the blocked eval.
 func (p *planner) finish() *messages.ApplyPlan {
 	p.plan.Stop = append(p.plan.Stop, p.deferred...)
+	p.plan.NewEvals = append(p.plan.NewEvals, p.preemptionEvals()...)
 	upd := proto.Clone(p.eval).(*messages.Evaluation)
 	upd.Status = EvalComplete
 	upd.ModifyTime = p.opts.Now.UnixNano()

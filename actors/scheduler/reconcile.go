@@ -118,8 +118,8 @@ func (gp *groupPlan) replace(prev *messages.Allocation, stop *messages.AllocStop
 // classify sorts an alloc into its slot class; false means it holds no
 // name (terminal, or a finished service alloc) and is left alone.
 func (p *planner) classify(tg *messages.TaskGroup, a *messages.Allocation, batch bool) (slot, bool) {
-	if serverTerminal(a) {
-		return slot{a: a, class: slotDone}, batch && a.ClientStatus == ClientComplete
+	if serverTerminal(a) { // a batch alloc evicted before it finished is placed again
+		return slot{a: a, class: slotDone}, batch && a.ClientStatus == ClientComplete && a.DesiredStatus != DesiredEvict
 	}
 	switch a.ClientStatus {
 	case ClientComplete:

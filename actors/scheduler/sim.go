@@ -162,15 +162,16 @@ func (s *MemSnapshot) addUsage(nodeID string, r resources, sign int64) {
 }
 
 // ApplyPlan commits a plan the way the FSM would, without re-checking
-// fit: it adds the placements and marks the stopped allocs.
+// fit: it adds the placements and marks the stopped and preempted allocs.
 func (s *MemSnapshot) ApplyPlan(plan *messages.ApplyPlan) {
-	for _, st := range plan.Stop {
+	for _, st := range slices.Concat(plan.Stop, plan.Preemptions) {
 		old := s.allocs[st.AllocID]
 		if old == nil {
 			continue
 		}
 		a := cloneAlloc(old)
 		a.DesiredStatus, a.DesiredDescription = st.DesiredStatus, st.DesiredDescription
+		a.PreemptedByAllocation = st.PreemptedByAllocation
 		if st.ClientStatus != "" {
 			a.ClientStatus = st.ClientStatus
 		}

@@ -113,6 +113,9 @@ func (p *planner) placeOnNode(gs *groupState, idx int, req *placeReq) {
 	if d := p.nodeUsage(idx).exhausted(gs.ask); dim == "" && d >= 0 {
 		dim = dimNames[d]
 	}
+	if dim != "" && p.preemption && p.preemptAt(gs, req, idx) {
+		return
+	}
 	if dim != "" {
 		if req.stopPrev != nil {
 			p.unrelease(req.prev)
@@ -135,6 +138,7 @@ func (p *planner) failOnNode(gs *groupState, dim string) {
 		m.CoalescedFailures++
 	}
 	m.NodesEvaluated++
+	m.NodesPreempted += p.evict.takeExamined()
 	m.NodesExhausted++
 	m.DimensionExhausted[dim]++
 	p.queued[gs.tg.Name]++

@@ -8,8 +8,11 @@ import (
 
 // applyPlan commits a scheduler's plan: stops first (what they free counts
 // for the placements), then every placement that still fits its node
-// (CPU, memory, disk, host ports and device instances), then the
-// evaluation update and the new evaluations.
+// (CPU, memory, disk, host ports and device instances), counting what its
+// preemptions free (a placement whose preemptions no longer hold is
+// refused with them), then the evaluation update and the new evaluations
+// (those for preempted jobs only when one of their allocations was
+// evicted).
 func applyPlan(w *writeTxn, c *messages.ApplyPlan) any {
 	res := &messages.ApplyPlanResult{Index: w.index}
 	for _, s := range c.GetStop() {
@@ -17,19 +20,25 @@ func applyPlan(w *writeTxn, c *messages.ApplyPlan) any {
 	}
 	nodes := map[string]*messages.Node{}
 	var share planShare
+	preempts, preempted := preemptionsByAlloc(c), map[jobRef]bool{}
 	for _, a := range c.GetPlace() {
 		old := w.read().AllocByID(a.ID)
-		if err := w.fits(a, old, nodes); err != nil {
+		ev, err := w.checkEvictions(a, preempts[a.ID])
+		if err == nil {
+			err = w.fits(a, old, nodes, ev)
+		}
+		if err != nil {
 			w.log.Debug("plan placement refused", "alloc", a.ID, "eval", c.EvalID, "err", err)
 			res.Refused = append(res.Refused, a.ID)
 			continue
 		}
 		share.alloc(a, nodes[a.NodeID])
+		w.evict(ev, preempted)
 		w.placeAlloc(a, old)
 		res.Placed = append(res.Placed, a.ID)
 	}
 	w.putEval(c.GetEvalUpdate())
-	w.putEvals(c.GetNewEvals())
+	w.putEvals(preemptionEvals(c.GetNewEvals(), preempted))
 	return res
 }
 
@@ -40,8 +49,9 @@ func applyPlan(w *writeTxn, c *messages.ApplyPlan) any {
 // node's eligibility is not checked, nor is capacity when the update asks
 // for no more than old held, nor the ports and devices old already holds.
 // Otherwise a node that turned ineligible, shrank or lost a GPU's health
-// would refuse, plan after plan, an update that takes nothing new.
-func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.Node) error {
+// would refuse, plan after plan, an update that takes nothing new. What
+// ev (the placement's checked preemptions, nil for none) evicts is free.
+func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.Node, ev *evictions) error {
 	n, ok := nodes[a.NodeID]
 	if !ok {
 		n = w.read().NodeByID(a.NodeID)
@@ -66,12 +76,13 @@ func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.
 	fillAllocatedResources(a)
 	capCPU, capMem, capDisk := NodeCapacity(n)
 	u := w.nodeUsage(n.ID)
-	usedCPU, usedMem, usedDisk := u.CPU, u.MemoryMB, u.DiskMB
+	freeCPU, freeMem, freeDisk := ev.freed()
+	usedCPU, usedMem, usedDisk := u.CPU-freeCPU, u.MemoryMB-freeMem, u.DiskMB-freeDisk
 	cpu, mem, disk := AllocResources(a)
 	if old != nil {
 		oldCPU, oldMem, oldDisk := AllocResources(old) // replaced in place: its share is freed
 		if cpu <= oldCPU && mem <= oldMem && disk <= oldDisk {
-			return w.conflicts(a, old, n)
+			return w.conflicts(a, old, n, ev)
 		}
 		usedCPU, usedMem, usedDisk = usedCPU-oldCPU, usedMem-oldMem, usedDisk-oldDisk
 	}
@@ -80,7 +91,7 @@ func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.
 		return fmt.Errorf("%w: node %s has %d MHz/%d MB/%d MB disk free, alloc needs %d/%d/%d",
 			ErrPlacementRefused, n.ID, capCPU-usedCPU, capMem-usedMem, capDisk-usedDisk, cpu, mem, disk)
 	}
-	return w.conflicts(a, old, n)
+	return w.conflicts(a, old, n, ev)
 }
 
 // placeAlloc stores a placement; one with the ID of a stored allocation
@@ -130,6 +141,9 @@ func (w *writeTxn) stopAlloc(s *messages.AllocStopUpdate) {
 		a.DesiredStatus = AllocDesiredStop
 	}
 	a.DesiredDescription = s.DesiredDescription
+	if s.PreemptedByAllocation != "" {
+		a.PreemptedByAllocation = s.PreemptedByAllocation
+	}
 	if s.ClientStatus != "" {
 		a.ClientStatus = s.ClientStatus
 	}

@@ -52,6 +52,20 @@
 // leader's actors subscribe through it. Callbacks run on raft's FSM
 // goroutine: they must only hand the event on.
 //
+// # Scheduler configuration and preemption
+//
+// SetSchedulerConfig stores the operator's scheduler configuration (one
+// row of TableSchedulerConfig, in snapshots too), with check-and-set
+// against its ModifyIndex (0 while none is stored); it answers
+// *SetSchedulerConfigResult, or ErrInvalidSchedulerConfig for an unknown
+// algorithm. Snap.SchedulerConfig answers DefaultSchedulerConfig while
+// none is stored. An ApplyPlan's Preemptions evict (desired status
+// "evict", PreemptedByAllocation set) only with the placement they make
+// room for, which fits counting what they free; one whose victim is gone,
+// over or already evicted is refused together with its placement, and the
+// plan's evaluations for preempted jobs (TriggeredBy "preemption") are
+// kept only for jobs that lost an allocation.
+//
 // # CSI volumes and plugins
 //
 // RegisterVolume, DeregisterVolume, ClaimVolume, UpdateClaimState and

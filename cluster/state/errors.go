@@ -26,6 +26,10 @@ var (
 	ErrJobModifyIndex = errors.New("state: job modify index conflict")
 )
 
+// ErrInvalidSchedulerConfig is the Apply response to a SetSchedulerConfig
+// whose configuration has a bad value; it changed nothing.
+var ErrInvalidSchedulerConfig = errors.New("state: invalid scheduler configuration")
+
 // ErrPlacementRefused says why the FSM refused a plan's placement (logged;
 // the plan result lists the refused IDs).
 var ErrPlacementRefused = errors.New("state: placement refused")

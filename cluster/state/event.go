@@ -35,12 +35,15 @@ type Event struct {
 	// terminal (complete, failed, lost) in this change: the volume
 	// manager releases their claims.
 	AllocsStopped []string
+	// SchedulerConfigChanged says the scheduler configuration was set
+	// (or restored): a paused scheduler looks again.
+	SchedulerConfigChanged bool
 }
 
 // Empty reports whether the event says nothing changed.
 func (e *Event) Empty() bool {
 	return len(e.EvalsReady)+len(e.DelayedEvals)+len(e.NodesChanged)+len(e.NodeUpdated)+len(e.JobsChanged)+
-		len(e.VolumesChanged)+len(e.PluginsChanged)+len(e.AllocsStopped) == 0
+		len(e.VolumesChanged)+len(e.PluginsChanged)+len(e.AllocsStopped) == 0 && !e.SchedulerConfigChanged
 }
 
 type eventBuilder struct {
@@ -53,6 +56,7 @@ type eventBuilder struct {
 	volumes map[string]bool
 	plugins map[string]bool
 	stopped map[string]bool
+	config  bool
 }
 
 func newEventBuilder(index uint64) *eventBuilder {
@@ -93,6 +97,8 @@ func (b *eventBuilder) plugin(id string) { b.plugins[id] = true }
 
 func (b *eventBuilder) allocStopped(id string) { b.stopped[id] = true }
 
+func (b *eventBuilder) schedulerConfig() { b.config = true }
+
 func (b *eventBuilder) build() Event {
 	ev := Event{
 		Index:        b.index,
@@ -104,6 +110,8 @@ func (b *eventBuilder) build() Event {
 		VolumesChanged: sortedKeys(b.volumes),
 		PluginsChanged: sortedKeys(b.plugins),
 		AllocsStopped:  sortedKeys(b.stopped),
+
+		SchedulerConfigChanged: b.config,
 	}
 	for _, id := range sortedKeys(b.delayed) {
 		ev.DelayedEvals = append(ev.DelayedEvals, b.delayed[id])

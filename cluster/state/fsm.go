@@ -119,6 +119,8 @@ func (f *FSM) applyCommand(index uint64, cmd *messages.Command) any {
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyNodeEligibility(w, c.UpdateNodeEligibility) })
 	case *messages.Command_StopAlloc:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyStopAlloc(w, c.StopAlloc) })
+	case *messages.Command_SetSchedulerConfig:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applySetSchedulerConfig(w, c.SetSchedulerConfig) })
 	default:
 		return f.applyVolumeCommand(index, cmd)
 	}

@@ -67,6 +67,7 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		func() error {
 			return each(txn, TableCSIVolumes, cw, func(r *messages.Snapshot, v *messages.CSIVolume) { r.Volumes = append(r.Volumes, v) })
 		},
+		func() error { return s.writeSchedulerConfig(cw) },
 		cw.flush,
 	}
 	for _, step := range steps {
@@ -185,6 +186,9 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 	for _, v := range rec.Volumes {
 		w.insert(TableCSIVolumes, v)
 	}
+	if c := rec.SchedulerConfig; c != nil {
+		w.insert(TableSchedulerConfig, c)
+	}
 }
 
 // commitRestore flushes the derived tables and sets every table's index
@@ -199,6 +203,7 @@ func (w *writeTxn) commitRestore() {
 
 func restoreEvent(s *Snap, index uint64, now int64) Event {
 	b := newEventBuilder(index)
+	b.schedulerConfig() // the restored one may differ from what was in force
 	for _, e := range s.EvalsByStatus(EvalStatusPending) {
 		b.eval(e, now)
 	}

@@ -50,8 +50,8 @@ func (h holdings) minus(o holdings) holdings {
 // conflict means its view was stale (a GPU turned unhealthy meanwhile,
 // say); the placement is refused rather than handed out twice. held is
 // the live allocation that a is an in-place update of (nil: none): what
-// it holds already is not checked again.
-func (w *writeTxn) conflicts(a, held *messages.Allocation, n *messages.Node) error {
+// it holds already is not checked again, nor is what ev evicts.
+func (w *writeTxn) conflicts(a, held *messages.Allocation, n *messages.Node, ev *evictions) error {
 	want := allocHoldings(a)
 	if held != nil {
 		want = want.minus(allocHoldings(held))
@@ -74,7 +74,7 @@ func (w *writeTxn) conflicts(a, held *messages.Allocation, n *messages.Node) err
 	}
 	ports, devices := map[int32]string{}, map[string]string{}
 	for _, o := range w.read().AllocsByNode(n.ID) {
-		if o.ID == a.ID || AllocTerminal(o) {
+		if o.ID == a.ID || AllocTerminal(o) || ev.has(o.ID) {
 			continue
 		}
 		h := allocHoldings(o)

@@ -19,6 +19,9 @@ const (
 	TableNodes      = "nodes"
 	TableCSIVolumes = "csi_volumes"
 	TableCSIPlugins = "csi_plugins"
+	// TableSchedulerConfig holds at most one row, the scheduler
+	// configuration (scheduler_config.go).
+	TableSchedulerConfig = "scheduler_config"
 
 	tableJobVersions = "job_versions"
 	tableIndex       = "index"
@@ -26,7 +29,8 @@ const (
 )
 
 // watchedTables are the tables whose last-change index is recorded.
-var watchedTables = []string{TableJobs, TableEvals, TableAllocs, TableNodes, TableCSIVolumes, TableCSIPlugins}
+var watchedTables = []string{TableJobs, TableEvals, TableAllocs, TableNodes, TableCSIVolumes, TableCSIPlugins,
+	TableSchedulerConfig}
 
 // Index names.
 const (
@@ -133,6 +137,7 @@ func schema() *memdb.DBSchema {
 			index(idxVolumeID, false, func(o any) []byte { return key1(vol(o).ID) }),
 			index(idxPlugin, false, func(o any) []byte { return optKey1(vol(o).PluginID) })),
 		table(TableCSIPlugins, index(idxID, true, func(o any) []byte { return key1(o.(*messages.CSIPlugin).ID) })),
+		schedulerConfigTable(),
 		table(tableIndex, index(idxID, true, func(o any) []byte { return key1(o.(*indexEntry).Table) })),
 		table(tableJobSummary, index(idxID, true, func(o any) []byte {
 			return key2(o.(*jobSummary).Namespace, o.(*jobSummary).JobID)

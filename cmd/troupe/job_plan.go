@@ -57,6 +57,7 @@ func jobPlanCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(m.stdout, "- WARNING: Failed to place all allocations.")
 		writePlacementFailures(m.stdout, resp.FailedTGAllocs, "  ")
 	}
+	writePlanNotes(m.stdout, resp)
 	if *verbose && resp.Annotations != nil {
 		writePlanUpdates(m.stdout, resp.Annotations.DesiredTGUpdates)
 	}

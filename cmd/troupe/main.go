@@ -87,6 +87,10 @@ func commandTree() *cmdNode {
 				"list-peers":  {synopsis: "List the raft peers", run: raftListPeersCommand},
 				"remove-peer": {synopsis: "Remove a server from raft", run: raftRemovePeerCommand},
 			}},
+			"scheduler": {synopsis: "Scheduler configuration commands", subs: map[string]*cmdNode{
+				"get-config": {synopsis: "Display the scheduler configuration", run: schedulerGetConfigCommand},
+				"set-config": {synopsis: "Modify the scheduler configuration", run: schedulerSetConfigCommand},
+			}},
 		}},
 	}}
 }
