@@ -119,6 +119,10 @@ func (f *FSM) applyCommand(index uint64, cmd *messages.Command) any {
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyNodeEligibility(w, c.UpdateNodeEligibility) })
 	case *messages.Command_StopAlloc:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyStopAlloc(w, c.StopAlloc) })
+	case *messages.Command_UpsertNodePools:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyUpsertNodePools(w, c.UpsertNodePools) })
+	case *messages.Command_DeleteNodePools:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyDeleteNodePools(w, c.DeleteNodePools) })
 	default:
 		return f.applyVolumeCommand(index, cmd)
 	}

@@ -67,6 +67,9 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		func() error {
 			return each(txn, TableCSIVolumes, cw, func(r *messages.Snapshot, v *messages.CSIVolume) { r.Volumes = append(r.Volumes, v) })
 		},
+		func() error {
+			return each(txn, TableNodePools, cw, func(r *messages.Snapshot, p *messages.NodePool) { r.NodePools = append(r.NodePools, p) })
+		},
 		cw.flush,
 	}
 	for _, step := range steps {
@@ -185,6 +188,7 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 	for _, v := range rec.Volumes {
 		w.insert(TableCSIVolumes, v)
 	}
+	w.restoreNodePools(rec.NodePools)
 }
 
 // commitRestore flushes the derived tables and sets every table's index
