@@ -112,7 +112,7 @@ func TestFailedPlacementInPoolCountsOnlyItsNodes(t *testing.T) {
 	job.NodePool = "gpu"
 	nodes := pooledNodes()
 	nodes[3].Attributes["kernel.name"] = "windows" // g0
-	nodes[4].Status = NodeDown                    // g1
+	nodes[4].Status = NodeDown                     // g1
 	nodes[5].Attributes["kernel.name"] = "windows" // g2
 	plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 1)
 	m := plan.EvalUpdate.FailedTGAllocs["web"]
