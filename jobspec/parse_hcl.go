@@ -14,6 +14,7 @@ var (
 		{name: "name", field: "Name"}, {name: "namespace", field: "Namespace"},
 		{name: "region", field: "Region"}, {name: "datacenters", field: "Datacenters"},
 		{name: "type", field: "Type"}, {name: "priority", field: "Priority"},
+		{name: "node_pool", field: "NodePool"},
 	}
 	groupAttrs = []attrSpec{
 		{name: "count", field: "Count"},
