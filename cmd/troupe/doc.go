@@ -6,8 +6,9 @@
 // own file (job.go, job_status.go, job_monitor.go, alloc.go, alloc_logs.go,
 // node.go, node_pool.go, eval.go, server.go, operator.go, actors.go);
 // format.go holds the table and time helpers, lookup.go the ID-prefix
-// lookups, meta.go the flags every command shares: -address (default $TROUPE_ADDR, else
-// http://127.0.0.1:4646) and, where a command prints an API object, -json.
+// lookups, meta.go the flags every command shares: -address (default
+// $TROUPE_ADDR, else http://127.0.0.1:4646) and, where a command prints
+// an API object, -json.
 // The environment and the clock are read through getenv and nowFunc so
 // tests can replace them.
 //
