@@ -95,9 +95,10 @@ func startCluster(t *testing.T, clients int) *testCluster {
 // agent (bootstrap-expect servers) in each of the first hosts and a client
 // in each of the others, their data under dataRoot, and waits until the
 // servers agree on a leader, gossip shows them all alive and every client
-// is a ready node. The cluster's cleanup, which kills the agents, runs
-// before the cleanups registered earlier.
-func startAgents(t *testing.T, dataRoot string, servers, clients int) *testCluster {
+// is a ready node. clientArgs[i], when given, are more arguments of
+// client i. The cluster's cleanup, which kills the agents, runs before the
+// cleanups registered earlier.
+func startAgents(t *testing.T, dataRoot string, servers, clients int, clientArgs ...[]string) *testCluster {
 	t.Helper()
 	c := clustertest.New(t, servers+clients, logDirOption(t)...)
 	tc := &testCluster{c: c}
@@ -118,6 +119,9 @@ func startAgents(t *testing.T, dataRoot string, servers, clients int) *testClust
 	}
 	for i := range clients {
 		args := []string{"agent", "-client", "-servers", strings.Join(serverAddrs, ",")}
+		if i < len(clientArgs) {
+			args = append(args, clientArgs[i]...)
+		}
 		tc.clients = append(tc.clients, startAgent(t, hosts[servers+i], fmt.Sprintf("client%d", i), dataRoot, args))
 	}
 	tc.eventually(t, formTimeout, "cluster formation", func() (bool, string) { return tc.formed(clients) })
