@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -42,14 +41,10 @@ const (
 // name. Errors are *ParseError; the pool's name and description are the
 // server's to check. ParseNodePoolJSON reads the JSON form.
 func ParseNodePool(filename string, src []byte) (*messages.NodePool, error) {
-	if pe := checkHCLShape(filename, src); pe != nil {
-		return nil, pe
+	file, d, err := parseHCLFile(filename, src)
+	if err != nil {
+		return nil, err
 	}
-	file, diags := hclsyntax.ParseConfig(src, filename, hcl.Pos{Line: 1, Column: 1})
-	if diags.HasErrors() {
-		return nil, parseErrorOf(filename, diags)
-	}
-	d := &hclDecoder{ev: evaluator{src: src}}
 	c := d.content(file.Body, nodePoolFileSchema)
 	var pool *messages.NodePool
 	if b := d.single(c, "node_pool"); b != nil {

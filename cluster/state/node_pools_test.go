@@ -29,6 +29,18 @@ func poolNames(pools []*messages.NodePool) []string {
 	return out
 }
 
+// requireRefused checks that the FSM answered res, an error matching
+// want that says every one of texts, and changed nothing since before.
+func requireRefused(t *testing.T, h *harness, before *Snap, res any, want error, texts ...string) {
+	t.Helper()
+	err, _ := res.(error)
+	require.ErrorIs(t, err, want)
+	for _, text := range texts {
+		require.ErrorContains(t, err, text)
+	}
+	requireUnchanged(t, before, h.snap())
+}
+
 // requireUnchanged checks that a refused command left the pools, nodes,
 // jobs and every table index as they were.
 func requireUnchanged(t *testing.T, before, after *Snap) {
@@ -88,10 +100,7 @@ func TestUpsertNodePools(t *testing.T) {
 			before := h.snap()
 			res := h.apply(upsertPools(tt.pools...))
 			if tt.wantErr != nil {
-				err, _ := res.(error)
-				require.ErrorIs(t, err, tt.wantErr)
-				require.ErrorContains(t, err, tt.errText)
-				requireUnchanged(t, before, h.snap())
+				requireRefused(t, h, before, res, tt.wantErr, tt.errText)
 				return
 			}
 			require.Nil(t, res)
@@ -156,12 +165,7 @@ func TestDeleteNodePools(t *testing.T) {
 			before := h.snap()
 			res := h.apply(deletePools(tt.names...))
 			if tt.wantErr != nil {
-				err, _ := res.(error)
-				require.ErrorIs(t, err, tt.wantErr)
-				for _, text := range tt.errText {
-					require.ErrorContains(t, err, text)
-				}
-				requireUnchanged(t, before, h.snap())
+				requireRefused(t, h, before, res, tt.wantErr, tt.errText...)
 				return
 			}
 			require.Nil(t, res)
@@ -190,17 +194,12 @@ func TestRegisterNodeJoinsPool(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t)
-			h.apply(upsertPools(&messages.NodePool{Name: "dev"}))
-			before := h.snap()
+			h, before := withDevPool(t)
 			n := testNode("n1", 1000, 1000)
 			n.NodePool = tt.pool
 			res := h.apply(registerNode(n))
 			if tt.errText != "" {
-				err, _ := res.(error)
-				require.ErrorIs(t, err, ErrInvalidNodePool)
-				require.ErrorContains(t, err, tt.errText)
-				requireUnchanged(t, before, h.snap())
+				requireRefused(t, h, before, res, ErrInvalidNodePool, tt.errText)
 				return
 			}
 			require.Nil(t, res)
@@ -213,6 +212,13 @@ func TestRegisterNodeJoinsPool(t *testing.T) {
 			require.Equal(t, tt.created, p.CreateIndex == h.index, "created by this registration")
 		})
 	}
+}
+
+// withDevPool is a harness holding pool "dev", and its state.
+func withDevPool(t *testing.T) (*harness, *Snap) {
+	h := newHarness(t)
+	require.Nil(t, h.apply(upsertPools(&messages.NodePool{Name: "dev"})))
+	return h, h.snap()
 }
 
 func nodeIDs(nodes []*messages.Node) []string {
@@ -234,17 +240,12 @@ func TestRegisterJobNeedsItsPool(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t)
-			h.apply(upsertPools(&messages.NodePool{Name: "dev"}))
-			before := h.snap()
+			h, before := withDevPool(t)
 			j := testJob("web", 100, 100)
 			j.NodePool = tt.pool
 			res := h.apply(registerJob(j, testEval("e1", "web", EvalStatusPending)))
 			if tt.errText != "" {
-				err, _ := res.(error)
-				require.ErrorIs(t, err, ErrInvalidNodePool)
-				require.ErrorContains(t, err, tt.errText)
-				requireUnchanged(t, before, h.snap())
+				requireRefused(t, h, before, res, ErrInvalidNodePool, tt.errText)
 				require.Nil(t, h.snap().EvalByID("e1"), "no evaluation either")
 				return
 			}

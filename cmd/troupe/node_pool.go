@@ -29,16 +29,9 @@ func nodePoolListCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("node pool list", stdout, stderr, true)
 	setHelp(m, "node pool list [options]", "Lists the node pools, by name.")
 	prefix := m.fs.String("prefix", "", "only the pools whose name starts with this")
-	rest, code, ok := m.parse(args)
+	c, code, ok := m.parseNone(args)
 	if !ok {
 		return code
-	}
-	if len(rest) != 0 {
-		return m.usageError("no arguments")
-	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
 	}
 	pools, _, err := c.NodePools().List(&api.QueryOptions{Prefix: *prefix})
 	if err != nil {
