@@ -61,8 +61,9 @@ func allocated(tg *messages.TaskGroup) *messages.AllocatedResources {
 }
 
 // buildPool reads the nodes once: for generic jobs the ready, eligible
-// nodes in the job's datacenters, shuffled; for system jobs every node in
-// snapshot order. It then counts the job's existing allocs per node.
+// nodes of the job's node pool in its datacenters, shuffled; for system
+// jobs every node in snapshot order (systemNode skips other pools). It
+// then counts the job's existing allocs per node.
 func (p *planner) buildPool(generic bool) {
 	p.pre.byDC = map[string]int32{}
 	p.pre.dcOK = map[string]bool{}
