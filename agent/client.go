@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/actors/alloc"
 	"github.com/troupe-dev/troupe/actors/node"
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/csi"
@@ -39,7 +40,7 @@ func (a *Agent) startClient() error {
 	}
 	a.node = &messages.Node{
 		ID: id, Name: name, Datacenter: a.cfg.Datacenter, Region: a.cfg.Region,
-		NodeClass: a.cfg.NodeClass, NodePool: "default", Meta: a.cfg.Meta,
+		NodeClass: a.cfg.NodeClass, NodePool: state.PoolOrDefault(a.cfg.NodePool), Meta: a.cfg.Meta,
 		HTTPAddr: a.cfg.HTTPAddr, Status: "initializing",
 		Version: node.Version,
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/runtime/device"
 )
@@ -27,7 +28,10 @@ type Config struct {
 	Datacenter          string
 	Region              string
 	NodeClass           string
-	Meta                map[string]string
+	// NodePool is the client's node pool (Nomad's client node_pool; ""
+	// is "default"); the servers create it when the node registers.
+	NodePool string
+	Meta     map[string]string
 	// ExecutorPath is the binary the exec driver runs as its executor
 	// (troupe itself); ExecutorArgs its leading arguments.
 	ExecutorPath string
@@ -139,6 +143,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: -bootstrap-expect must not be negative", ErrConfig)
 	case c.Dev && c.Clustered():
 		return fmt.Errorf("%w: -dev runs alone; drop -bind", ErrConfig)
+	}
+	if _, err := state.NodeNodePool(c.NodePool); c.Client && err != nil {
+		return fmt.Errorf("%w: -node-pool: %w", ErrConfig, err)
 	}
 	return nil
 }

@@ -55,6 +55,7 @@ type JobListStub struct {
 	Name              string
 	Namespace         string
 	Datacenters       []string
+	NodePool          string
 	Type              string
 	Priority          int
 	Stop              bool

@@ -10,8 +10,11 @@
 // Backend.Apply. Operator requests on CSI volumes (create, delete, detach,
 // deregister) instead go to the leader's volume manager through
 // Backend.VolumeOp, whose error codes become statuses (not_found 404,
-// invalid 400, conflict 409, no leader 503). Bodies over 4 MiB are refused
-// with 413.
+// invalid 400, conflict 409, no leader 503). Node pools (/v1/node/pools,
+// /v1/node/pool/:name[/nodes|/jobs]) are written on the leader's API, which
+// checks them against its state first: 404 for an unknown pool, 409 for
+// one that still has nodes or jobs, 400 for a bad name or a built-in
+// pool. Bodies over 4 MiB are refused with 413.
 //
 //	h := httpapi.New(agent, logger)
 //	http.ListenAndServe("127.0.0.1:4646", h)

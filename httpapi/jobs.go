@@ -97,8 +97,8 @@ func (s *Server) readJob(r *http.Request, extra any) (*messages.Job, error) {
 }
 
 // validateJob checks a job that is about to be registered: jobspec's
-// rules under this server's limits, and a region and namespace that
-// exist here.
+// rules under this server's limits, and a region, namespace and node
+// pool that exist here.
 func (s *Server) validateJob(job *messages.Job) error {
 	if err := jobspec.ValidateLimits(job, s.opts.Limits); err != nil {
 		return codeErr(http.StatusBadRequest, "%v", err)
@@ -109,7 +109,7 @@ func (s *Server) validateJob(job *messages.Job) error {
 	if job.GetNamespace() != defaultNamespace {
 		return codeErr(http.StatusBadRequest, "namespace %q does not exist: troupe has only %q so far", job.GetNamespace(), defaultNamespace)
 	}
-	return nil
+	return s.checkJobPool(job)
 }
 
 func (s *Server) newEval(job *messages.Job, trigger string) *messages.Evaluation {
@@ -160,17 +160,21 @@ func (s *Server) jobList(w http.ResponseWriter, r *http.Request) (any, error) {
 	return s.query(w, r, []string{"jobs", "allocs"}, func(snap *state.Snap) (any, error) {
 		out := []*api.JobListStub{}
 		for _, j := range snap.Jobs() {
-			if !matchPrefix(r, j.GetID()) {
-				continue
+			if matchPrefix(r, j.GetID()) {
+				out = append(out, jobStub(snap, j))
 			}
-			out = append(out, &api.JobListStub{ID: j.ID, Name: j.Name, Namespace: j.Namespace,
-				Datacenters: j.Datacenters, Type: j.Type, Priority: int(j.Priority), Stop: j.Stop,
-				Status: j.Status, StatusDescription: j.StatusDescription, JobSummary: summary(snap, j),
-				CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex, JobModifyIndex: j.JobModifyIndex,
-				SubmitTime: j.SubmitTime, Version: j.Version})
 		}
 		return out, nil
 	})
+}
+
+// jobStub is a job's row in a job list.
+func jobStub(snap *state.Snap, j *messages.Job) *api.JobListStub {
+	return &api.JobListStub{ID: j.ID, Name: j.Name, Namespace: j.Namespace,
+		Datacenters: j.Datacenters, NodePool: state.PoolOrDefault(j.NodePool), Type: j.Type, Priority: int(j.Priority),
+		Stop: j.Stop, Status: j.Status, StatusDescription: j.StatusDescription, JobSummary: summary(snap, j),
+		CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex, JobModifyIndex: j.JobModifyIndex,
+		SubmitTime: j.SubmitTime, Version: j.Version}
 }
 
 func (s *Server) jobGet(w http.ResponseWriter, r *http.Request) (any, error) {

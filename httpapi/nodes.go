@@ -13,17 +13,21 @@ func (s *Server) nodeList(w http.ResponseWriter, r *http.Request) (any, error) {
 	return s.query(w, r, nodeTables, func(snap *state.Snap) (any, error) {
 		out := []*api.NodeListStub{}
 		for _, n := range snap.Nodes() {
-			if !matchPrefix(r, n.GetID()) {
-				continue
+			if matchPrefix(r, n.GetID()) {
+				out = append(out, nodeStub(n))
 			}
-			out = append(out, &api.NodeListStub{Address: n.HTTPAddr, ID: n.ID, Datacenter: n.Datacenter,
-				Name: n.Name, NodeClass: n.NodeClass, NodePool: n.NodePool, Version: n.Version, Drain: n.Drain,
-				SchedulingEligibility: n.SchedulingEligibility, Status: n.Status,
-				StatusDescription: n.StatusDescription, Drivers: n.Drivers, NodeResources: n.NodeResources,
-				CreateIndex: n.CreateIndex, ModifyIndex: n.ModifyIndex})
 		}
 		return out, nil
 	})
+}
+
+// nodeStub is a node's row in a node list.
+func nodeStub(n *messages.Node) *api.NodeListStub {
+	return &api.NodeListStub{Address: n.HTTPAddr, ID: n.ID, Datacenter: n.Datacenter,
+		Name: n.Name, NodeClass: n.NodeClass, NodePool: n.NodePool, Version: n.Version, Drain: n.Drain,
+		SchedulingEligibility: n.SchedulingEligibility, Status: n.Status,
+		StatusDescription: n.StatusDescription, Drivers: n.Drivers, NodeResources: n.NodeResources,
+		CreateIndex: n.CreateIndex, ModifyIndex: n.ModifyIndex}
 }
 
 func (s *Server) nodeGet(w http.ResponseWriter, r *http.Request) (any, error) {

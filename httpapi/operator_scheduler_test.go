@@ -1,56 +1,12 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 
 	nomad "github.com/hashicorp/nomad/api"
-	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
-
-	"github.com/troupe-dev/troupe/cluster/state"
-	"github.com/troupe-dev/troupe/messages"
 )
-
-// fsmBackend applies commands straight to an FSM, as a single server's
-// raft would. Like fakeBackend, anything else it is asked panics.
-type fsmBackend struct {
-	fakeBackend
-	mu    sync.Mutex
-	fsm   *state.FSM
-	index uint64
-}
-
-func newFSMBackend() *fsmBackend { return &fsmBackend{fsm: state.NewFSM(state.NewStore(), nil)} }
-
-func (b *fsmBackend) Store() *state.Store { return b.fsm.Store() }
-
-func (b *fsmBackend) Apply(_ context.Context, cmd *messages.Command) (any, uint64, error) {
-	data, err := proto.Marshal(cmd)
-	if err != nil {
-		return nil, 0, err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.index++
-	res := b.fsm.Apply(&raft.Log{Index: b.index, Type: raft.LogCommand, Data: data})
-	if err, ok := res.(error); ok {
-		return nil, b.index, err
-	}
-	return res, b.index, nil
-}
-
-func nomadClient(t *testing.T, b Backend) *nomad.Client {
-	srv := httptest.NewServer(New(b, nil, Options{}))
-	t.Cleanup(srv.Close)
-	c, err := nomad.NewClient(&nomad.Config{Address: srv.URL})
-	require.NoError(t, err)
-	return c
-}
 
 // TestSchedulerConfigThroughNomadsClient: Nomad's client reads the
 // defaults, sets a configuration, and check-and-sets it: a stale index
@@ -58,7 +14,7 @@ func nomadClient(t *testing.T, b Backend) *nomad.Client {
 // a 400 naming the field that changes nothing.
 func TestSchedulerConfigThroughNomadsClient(t *testing.T) {
 	b := newFSMBackend()
-	op := nomadClient(t, b).Operator()
+	op := nomadAgainst(t, b).Operator()
 
 	got, _, err := op.SchedulerGetConfiguration(nil)
 	require.NoError(t, err)
@@ -130,8 +86,6 @@ func memoryMaxJob() *nomad.Job {
 	return job
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 // TestRegistrationUnderSchedulerConfig: RejectJobRegistration refuses
 // registrations with Nomad's 403 and stores nothing; without memory
 // oversubscription a task's memory_max is accepted with Nomad's warning.
@@ -151,7 +105,7 @@ func TestRegistrationUnderSchedulerConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newFSMBackend()
-			c := nomadClient(t, b)
+			c := nomadAgainst(t, b)
 			_, _, err := c.Operator().SchedulerSetConfiguration(&tt.cfg, nil)
 			require.NoError(t, err)
 			resp, _, err := c.Jobs().Register(memoryMaxJob(), nil)

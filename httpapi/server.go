@@ -117,7 +117,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/evaluation/{id}/allocations", s.wrap(s.evalAllocs))
 	m.HandleFunc("GET /v1/nodes", s.wrap(s.nodeList))
 	m.HandleFunc("GET /v1/node/{id}", s.wrap(s.nodeGet))
-	m.HandleFunc("GET /v1/node/{id}/allocations", s.wrap(s.nodeAllocs))
+	s.nodePoolRoutes(m) // and GET /v1/node/{id}/allocations
 	m.HandleFunc("POST /v1/node/{id}/eligibility", s.wrap(s.nodeEligibility))
 	m.HandleFunc("PUT /v1/node/{id}/eligibility", s.wrap(s.nodeEligibility))
 	m.HandleFunc("POST /v1/node/{id}/drain", s.wrap(s.nodeDrain))
@@ -218,6 +218,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &he):
 		code = he.Code
+	case poolErrorCode(err) != 0:
+		code = poolErrorCode(err)
 	case errors.As(err, &mbe):
 		code = http.StatusRequestEntityTooLarge
 		err = fmt.Errorf("request body too large: limit is %d bytes", mbe.Limit)

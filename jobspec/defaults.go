@@ -18,6 +18,7 @@ const (
 const (
 	defaultNamespace   = "default"
 	defaultRegion      = "global"
+	defaultNodePool    = "default"
 	defaultPriority    = 50
 	defaultCPU         = 100
 	defaultMemoryMB    = 300
@@ -72,7 +73,7 @@ func defaultMigrate() *messages.MigrateStrategy {
 }
 
 // Canonicalize fills Nomad's defaults in place: namespace, region,
-// datacenters ["*"], type, priority, name; per group the restart,
+// datacenters ["*"], type, priority, name, node pool "default"; per group the restart,
 // reschedule (not for system jobs) and migrate (service jobs) policies when
 // absent; per task the group's restart policy, kill timeout, resources
 // (cpu 100, memory 300), log config; constraint operands and network modes.
@@ -88,6 +89,7 @@ func Canonicalize(job *messages.Job) {
 	setDefault(&job.Region, defaultRegion)
 	setDefault(&job.Type, TypeService)
 	setDefault(&job.Name, job.ID)
+	setDefault(&job.NodePool, defaultNodePool)
 	if job.Priority == 0 {
 		job.Priority = defaultPriority
 	}

@@ -40,5 +40,11 @@
 // ParseVolumesJSON reads Nomad's {"Volumes": [...]} bodies with several
 // volumes; ParseSize reads sizes such as "10GiB".
 //
+// Node pool specification files, for `troupe node pool apply`, are
+// Nomad's `node_pool "name" { description = "..." meta { k = "v" } }`:
+// ParseNodePool reads them, ParseNodePoolJSON their JSON form and the
+// body of PUT /v1/node/pools. Nomad's scheduler_config and
+// node_identity_ttl are refused by name.
+//
 // Errors wrap ErrParse or ErrInvalid.
 package jobspec

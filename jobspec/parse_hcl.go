@@ -14,6 +14,7 @@ var (
 		{name: "name", field: "Name"}, {name: "namespace", field: "Namespace"},
 		{name: "region", field: "Region"}, {name: "datacenters", field: "Datacenters"},
 		{name: "type", field: "Type"}, {name: "priority", field: "Priority"},
+		{name: "node_pool", field: "NodePool"},
 	}
 	groupAttrs = []attrSpec{
 		{name: "count", field: "Count"},
@@ -45,14 +46,10 @@ var (
 // Errors are *ParseError; a file nested deeper than MaxNestingDepth, or
 // with an expression of more than MaxExprOperators operators, is one too.
 func Parse(filename string, src []byte) (*messages.Job, error) {
-	if pe := checkHCLShape(filename, src); pe != nil {
-		return nil, pe
+	file, d, err := parseHCLFile(filename, src)
+	if err != nil {
+		return nil, err
 	}
-	file, diags := hclsyntax.ParseConfig(src, filename, hcl.Pos{Line: 1, Column: 1})
-	if diags.HasErrors() {
-		return nil, parseErrorOf(filename, diags)
-	}
-	d := &hclDecoder{ev: evaluator{src: src}}
 	c := d.content(file.Body, fileSchema)
 	jobs := c.Blocks.OfType("job")
 	if len(jobs) == 0 && !d.diags.HasErrors() {
@@ -69,6 +66,19 @@ func Parse(filename string, src []byte) (*messages.Job, error) {
 	}
 	applyPresence(job, pres)
 	return job, nil
+}
+
+// parseHCLFile checks the shape of an HCL file and parses it, with a decoder
+// for its bodies; errors are *ParseError.
+func parseHCLFile(filename string, src []byte) (*hcl.File, *hclDecoder, error) {
+	if pe := checkHCLShape(filename, src); pe != nil {
+		return nil, nil, pe
+	}
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.Pos{Line: 1, Column: 1})
+	if diags.HasErrors() {
+		return nil, nil, parseErrorOf(filename, diags)
+	}
+	return file, &hclDecoder{ev: evaluator{src: src}}, nil
 }
 
 func (d *hclDecoder) job(b *hcl.Block) (*messages.Job, []groupPresence) {

@@ -8,6 +8,15 @@
 // every node for system jobs) and return a messages.ApplyPlan with the
 // allocations to place and stop, and why placements failed.
 //
+// A job is placed only on the nodes of its node pool (Job.NodePool; ""
+// is "default", "all" is every node): nodes of other pools are never
+// candidates and are counted nowhere, so a failure's NodesInPool and
+// NodesEvaluated count the job's pool only, and AllocMetric.NodePool
+// names it. A Snapshot that is a NodePoolSource (the state store is)
+// hands over a pool's nodes from its index; otherwise each node costs one
+// string compare. A system job's allocation on a node outside its pool
+// is stopped as not needed, as one outside its datacenters.
+//
 // Groups with network ports get them on the chosen node: each placed
 // alloc's AllocatedResources.Shared.Networks copies the group's networks
 // with the node's IP, static ports as asked and every dynamic port given a

@@ -20,10 +20,14 @@ const (
 )
 
 // prefilter counts the nodes left out of the pool, and the pool by DC.
+// Nodes outside the job's node pool (pool) are left out uncounted;
+// inPool is how many nodes the job's node pool has.
 type prefilter struct {
 	notReady, datacenter, ineligible, draining int32
 	byDC                                       map[string]int32
 	dcOK                                       map[string]bool
+	pool                                       string
+	inPool                                     int32
 }
 
 // inDatacenter is inDatacenters memoised per datacenter name.
@@ -38,6 +42,10 @@ func (f *prefilter) inDatacenter(job *messages.Job, dc string) bool {
 
 // admit reports whether node joins a generic job's pool, counting why not.
 func (f *prefilter) admit(job *messages.Job, n *messages.Node) bool {
+	if !inPool(f.pool, n) {
+		return false
+	}
+	f.inPool++
 	switch {
 	case n.Status != NodeReady:
 		f.notReady++

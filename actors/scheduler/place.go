@@ -61,13 +61,15 @@ func allocated(tg *messages.TaskGroup) *messages.AllocatedResources {
 }
 
 // buildPool reads the nodes once: for generic jobs the ready, eligible
-// nodes in the job's datacenters, shuffled; for system jobs every node in
-// snapshot order. It then counts the job's existing allocs per node.
+// nodes of the job's node pool in its datacenters, shuffled; for system
+// jobs every node in snapshot order (systemNode skips other pools). It
+// then counts the job's existing allocs per node.
 func (p *planner) buildPool(generic bool) {
-	nodes := p.snap.Nodes()
 	p.pre.byDC = map[string]int32{}
 	p.pre.dcOK = map[string]bool{}
+	p.pre.pool = jobPool(p.job)
 	if generic {
+		nodes := p.poolNodes()
 		pool := make([]*messages.Node, 0, len(nodes))
 		for _, n := range nodes {
 			if p.pre.admit(p.job, n) {
@@ -77,7 +79,8 @@ func (p *planner) buildPool(generic bool) {
 		p.opts.Rand.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
 		p.pool = pool
 	} else {
-		p.pool = nodes
+		p.pool = p.snap.Nodes() // other pools' allocs are stopped as not needed
+		p.pre.inPool = countInPool(p.pre.pool, p.pool)
 	}
 	p.pooled = true
 	p.limit = logLimit(len(p.pool))
@@ -256,7 +259,7 @@ func (p *planner) placeGeneric(gs *groupState, reqs []placeReq) {
 
 func (p *planner) failPlacement(gs *groupState) {
 	m := p.metric.allocMetric(gs.feas.keys)
-	m.NodesInPool = int32(len(p.pool))
+	m.NodesInPool, m.NodePool = int32(len(p.pool)), p.pre.pool
 	m.NodesPreempted = p.evict.takeExamined()
 	p.pre.into(m)
 	p.failed[gs.tg.Name] = m

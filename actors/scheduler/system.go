@@ -58,7 +58,7 @@ func (p *planner) systemNode(gs *groupState, idx int, allocs []*messages.Allocat
 		return
 	case n.Status != NodeReady:
 		return
-	case !inDatacenters(p.job.Datacenters, n.Datacenter):
+	case !inDatacenters(p.job.Datacenters, n.Datacenter) || !inPool(p.pre.pool, n):
 		p.stopLive(allocs, DescNotNeeded, "")
 		return
 	case n.SchedulingEligibility != NodeEligible || n.Drain:
@@ -131,7 +131,7 @@ func (p *planner) placeOnNode(gs *groupState, idx int, req *placeReq) {
 func (p *planner) failOnNode(gs *groupState, dim string) {
 	m := p.failed[gs.tg.Name]
 	if m == nil {
-		m = &messages.AllocMetric{NodesInPool: int32(len(p.pool)),
+		m = &messages.AllocMetric{NodesInPool: p.pre.inPool, NodePool: p.pre.pool,
 			ConstraintFiltered: map[string]int32{}, DimensionExhausted: map[string]int32{}}
 		p.failed[gs.tg.Name] = m
 	} else {

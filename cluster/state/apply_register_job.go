@@ -13,6 +13,9 @@ func applyRegisterJob(w *writeTxn, c *messages.RegisterJob) any {
 	if j == nil {
 		return fmt.Errorf("%w: RegisterJob without a job", ErrBadCommand)
 	}
+	if err := w.jobInPool(j); err != nil {
+		return err
+	}
 	old := w.read().JobByID(j.Namespace, j.ID)
 	if c.GetEnforceIndex() && old.GetJobModifyIndex() != c.GetJobModifyIndex() {
 		// Worded as Nomad's, whose clients look for "Enforcing job modify index".

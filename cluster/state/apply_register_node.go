@@ -14,6 +14,9 @@ func applyRegisterNode(w *writeTxn, c *messages.RegisterNode) any {
 	if n == nil || n.ID == "" {
 		return fmt.Errorf("%w: RegisterNode without a node ID", ErrBadCommand)
 	}
+	if err := w.nodeJoinsPool(n); err != nil {
+		return err
+	}
 	old := w.read().NodeByID(n.ID)
 	n.CreateIndex = w.index
 	if old != nil {

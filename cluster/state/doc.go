@@ -83,6 +83,17 @@
 // its instances change. Event.VolumesChanged and Event.PluginsChanged name
 // what changed.
 //
+// # Node pools
+//
+// The node_pools table starts with the built-in "default" and "all"
+// pools, which can be neither changed nor deleted. UpsertNodePools and
+// DeleteNodePools keep it, through the checks the HTTP API runs first
+// too (CheckUpsertNodePools, CheckDeleteNodePools: a pool with nodes or
+// with jobs that are not dead stays). A registering node goes into its
+// pool ("default" when it names none), which is created when missing; a
+// job must name a pool that exists ("" is "default"). Nodes and jobs are
+// indexed by pool (NodesByPool, JobsByPool).
+//
 // ApplyPlan re-checks every placement at apply time: the node must exist,
 // be ready and eligible, and still have room (capacity minus reserved
 // minus the non-terminal allocations on it, counting those the same plan

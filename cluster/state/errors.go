@@ -88,3 +88,19 @@ func (e *ClaimConflictError) Error() string {
 
 // Is makes errors.Is(err, ErrClaimConflict) true.
 func (e *ClaimConflictError) Is(target error) bool { return target == ErrClaimConflict }
+
+// Node pool errors: the Apply response to a node pool command, or to a
+// node or job registration naming a pool, that changed nothing.
+var (
+	// ErrNodePoolNotFound: a pool to delete that does not exist.
+	ErrNodePoolNotFound = errors.New("state: node pool not found")
+	// ErrInvalidNodePool: a pool with a bad name, description or a field
+	// troupe does not implement; a node in "all"; a job in a pool that
+	// does not exist.
+	ErrInvalidNodePool = errors.New("state: invalid node pool")
+	// ErrNodePoolBuiltIn: a change to "default" or "all".
+	ErrNodePoolBuiltIn = errors.New("state: built-in node pool")
+	// ErrNodePoolInUse: a pool to delete that still has nodes or jobs
+	// that are not dead.
+	ErrNodePoolInUse = errors.New("state: node pool in use")
+)

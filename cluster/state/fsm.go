@@ -121,6 +121,10 @@ func (f *FSM) applyCommand(index uint64, cmd *messages.Command) any {
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyStopAlloc(w, c.StopAlloc) })
 	case *messages.Command_SetSchedulerConfig:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applySetSchedulerConfig(w, c.SetSchedulerConfig) })
+	case *messages.Command_UpsertNodePools:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyUpsertNodePools(w, c.UpsertNodePools) })
+	case *messages.Command_DeleteNodePools:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyDeleteNodePools(w, c.DeleteNodePools) })
 	default:
 		return f.applyVolumeCommand(index, cmd)
 	}

@@ -68,6 +68,9 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 			return each(txn, TableCSIVolumes, cw, func(r *messages.Snapshot, v *messages.CSIVolume) { r.Volumes = append(r.Volumes, v) })
 		},
 		func() error { return s.writeSchedulerConfig(cw) },
+		func() error {
+			return each(txn, TableNodePools, cw, func(r *messages.Snapshot, p *messages.NodePool) { r.NodePools = append(r.NodePools, p) })
+		},
 		cw.flush,
 	}
 	for _, step := range steps {
@@ -189,6 +192,7 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 	if c := rec.SchedulerConfig; c != nil {
 		w.insert(TableSchedulerConfig, c)
 	}
+	w.restoreNodePools(rec.NodePools)
 }
 
 // commitRestore flushes the derived tables and sets every table's index

@@ -64,6 +64,7 @@ func requireSameState(t *testing.T, want, got *Snap) {
 	}
 	protoEqual("volumes", msgs(want.CSIVolumes()), msgs(got.CSIVolumes()))
 	protoEqual("plugins", msgs(want.CSIPlugins()), msgs(got.CSIPlugins()))
+	protoEqual("node pools", msgs(want.NodePools()), msgs(got.NodePools()))
 	for _, p := range want.CSIPlugins() {
 		protoEqual("plugin volumes", msgs(want.CSIVolumesByPlugin(p.ID)), msgs(got.CSIVolumesByPlugin(p.ID)))
 	}

@@ -30,7 +30,7 @@ const (
 
 // watchedTables are the tables whose last-change index is recorded.
 var watchedTables = []string{TableJobs, TableEvals, TableAllocs, TableNodes, TableCSIVolumes, TableCSIPlugins,
-	TableSchedulerConfig}
+	TableSchedulerConfig, TableNodePools}
 
 // Index names.
 const (
@@ -121,7 +121,8 @@ func schema() *memdb.DBSchema {
 	node := func(o any) *messages.Node { return o.(*messages.Node) }
 	vol := func(o any) *messages.CSIVolume { return o.(*messages.CSIVolume) }
 	tables := []*memdb.TableSchema{
-		table(TableJobs, index(idxID, true, func(o any) []byte { return key2(job(o).Namespace, job(o).ID) })),
+		table(TableJobs, index(idxID, true, func(o any) []byte { return key2(job(o).Namespace, job(o).ID) }),
+			index(idxPool, false, func(o any) []byte { return poolKey(job(o).NodePool) })),
 		table(tableJobVersions, index(idxID, true, func(o any) []byte {
 			return binary.BigEndian.AppendUint64(key2(job(o).Namespace, job(o).ID), job(o).Version)
 		})),
@@ -131,13 +132,15 @@ func schema() *memdb.DBSchema {
 			index(idxStatus, false, func(o any) []byte { return key1(eval(o).Status) })),
 		table(TableNodes,
 			index(idxID, true, func(o any) []byte { return key1(node(o).ID) }),
-			index(idxName, false, func(o any) []byte { return optKey1(node(o).Name) })),
+			index(idxName, false, func(o any) []byte { return optKey1(node(o).Name) }),
+			index(idxPool, false, func(o any) []byte { return poolKey(node(o).NodePool) })),
 		table(TableCSIVolumes,
 			index(idxID, true, func(o any) []byte { return key2(vol(o).Namespace, vol(o).ID) }),
 			index(idxVolumeID, false, func(o any) []byte { return key1(vol(o).ID) }),
 			index(idxPlugin, false, func(o any) []byte { return optKey1(vol(o).PluginID) })),
 		table(TableCSIPlugins, index(idxID, true, func(o any) []byte { return key1(o.(*messages.CSIPlugin).ID) })),
 		schedulerConfigTable(),
+		nodePoolTable(),
 		table(tableIndex, index(idxID, true, func(o any) []byte { return key1(o.(*indexEntry).Table) })),
 		table(tableJobSummary, index(idxID, true, func(o any) []byte {
 			return key2(o.(*jobSummary).Namespace, o.(*jobSummary).JobID)

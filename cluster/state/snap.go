@@ -26,7 +26,7 @@ type Snap struct {
 
 // Index is the largest last-change raft index of the named tables
 // (TableJobs, TableEvals, TableAllocs, TableNodes, TableCSIVolumes,
-// TableCSIPlugins); all of them when none is named.
+// TableCSIPlugins, TableNodePools); all of them when none is named.
 func (s *Snap) Index(tables ...string) uint64 {
 	if len(tables) == 0 {
 		tables = watchedTables

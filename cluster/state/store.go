@@ -58,6 +58,11 @@ func newDB() *memdb.MemDB {
 			panic(err)
 		}
 	}
+	for _, p := range builtInNodePools() {
+		if err := txn.Insert(TableNodePools, p); err != nil {
+			panic(err)
+		}
+	}
 	txn.Commit()
 	return db
 }

@@ -36,6 +36,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.Datacenter, "dc", cfg.Datacenter, "datacenter")
 	fs.StringVar(&cfg.Region, "region", cfg.Region, "region")
 	fs.StringVar(&cfg.NodeClass, "node-class", "", "node class")
+	fs.StringVar(&cfg.NodePool, "node-pool", "default", "node pool of the client (created when it does not exist)")
 	fs.StringVar(&cfg.BindAddr, "bind", "", "address the RPC (4647), gossip (4648) and raft (4649) listeners bind; enables cluster mode")
 	fs.IntVar(&cfg.BootstrapExpect, "bootstrap-expect", 0, "servers to wait for before bootstrapping raft")
 	var join, servers listFlag

@@ -4,10 +4,11 @@
 // main.go dispatches `troupe <cmd> [<sub>...] [flags] args` through a tree
 // of commands. Each CLI command is a func(args, stdout, stderr) int in its
 // own file (job.go, job_status.go, job_monitor.go, alloc.go, alloc_logs.go,
-// node.go, eval.go, server.go, operator.go, actors.go); format.go holds the
-// table and time helpers, lookup.go the ID-prefix lookups, meta.go the
-// flags every command shares: -address (default $TROUPE_ADDR, else
-// http://127.0.0.1:4646) and, where a command prints an API object, -json.
+// node.go, node_pool.go, eval.go, server.go, operator.go, actors.go);
+// format.go holds the table and time helpers, lookup.go the ID-prefix
+// lookups, meta.go the flags every command shares: -address (default
+// $TROUPE_ADDR, else http://127.0.0.1:4646) and, where a command prints
+// an API object, -json.
 // The environment and the clock are read through getenv and nowFunc so
 // tests can replace them.
 //

@@ -56,6 +56,7 @@ type fakeAPI struct {
 	jobAllocs   map[string][][]*api.AllocListStub
 	allocs      map[string]*messages.Allocation
 	nodes       map[string]*messages.Node
+	pools       map[string]*messages.NodePool // node_pool_test.go
 	members     *api.ServerMembers
 	leader      string
 	raft        *api.RaftConfiguration
@@ -71,7 +72,7 @@ type fakeAPI struct {
 func newFakeAPI(t *testing.T) *fakeAPI {
 	f := &fakeAPI{t: t, index: 10, jobs: map[string]*messages.Job{}, summaries: map[string]*api.JobSummary{},
 		evals: map[string][]*messages.Evaluation{}, jobAllocs: map[string][][]*api.AllocListStub{},
-		allocs: map[string]*messages.Allocation{}, nodes: map[string]*messages.Node{},
+		allocs: map[string]*messages.Allocation{}, nodes: map[string]*messages.Node{}, pools: map[string]*messages.NodePool{},
 		actors: map[string]*api.ActorTree{}, logs: map[string]string{}, stats: map[string]*api.HostStats{}}
 	mux := http.NewServeMux()
 	f.routes(mux)
@@ -110,7 +111,8 @@ func (f *fakeAPI) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/allocation/{id}/stop", f.write(func(string) any { return &api.AllocStopResponse{EvalID: f.evalID} }))
 	mux.HandleFunc("GET /v1/node/{id}", get(f, func(id string) any { return f.nodes[id] }))
 	mux.HandleFunc("GET /v1/nodes", f.listNodes)
-	mux.HandleFunc("GET /v1/node/{id}/allocations", get(f, f.nodeAllocs))
+	mux.HandleFunc("GET /v1/node/{id}/{sub}", get(f, f.nodeAllocs)) // a pattern /v1/node/pool/{name} can beat
+	f.poolRoutes(mux)
 	mux.HandleFunc("PUT /v1/job/{id}/plan", get(f, func(string) any { return f.plan }))
 	mux.HandleFunc("GET /v1/job/{id}/versions", get(f, func(string) any { return f.versions }))
 	mux.HandleFunc("PUT /v1/job/{id}/revert", f.write(func(string) any { return &api.JobRegisterResponse{EvalID: f.evalID} }))

@@ -159,6 +159,9 @@ func metricReasons(m *messages.AllocMetric) []string {
 	if m.GetNodesEvaluated() == 0 {
 		out = append(out, "No nodes were eligible for evaluation")
 	}
+	if m.GetNodePool() != "" && m.GetNodesInPool() == 0 {
+		out = append(out, fmt.Sprintf("No nodes are available in node pool %q", m.NodePool))
+	}
 	for _, dc := range sortedKeys(m.GetNodesAvailable()) {
 		if m.NodesAvailable[dc] == 0 {
 			out = append(out, fmt.Sprintf("No nodes are available in datacenter %q", dc))

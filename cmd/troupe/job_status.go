@@ -43,6 +43,11 @@ func jobList(m *meta, c *api.Client) int {
 	if err != nil {
 		return m.fail("querying jobs", err)
 	}
+	return printJobs(m, jobs)
+}
+
+// printJobs writes a job list (or its JSON).
+func printJobs(m *meta, jobs []*api.JobListStub) int {
 	if m.json {
 		return m.printJSON(jobs)
 	}

@@ -109,6 +109,17 @@ func TestJobRunMonitor(t *testing.T) {
 			},
 		},
 		{
+			name: "empty node pool",
+			evals: []*messages.Evaluation{evalWith("complete", func(e *messages.Evaluation) {
+				e.FailedTGAllocs = map[string]*messages.AllocMetric{"web": {NodePool: "gpu"}}
+			})},
+			wantCode: exitPlacing,
+			want: []string{
+				`      * No nodes were eligible for evaluation`,
+				`      * No nodes are available in node pool "gpu"`,
+			},
+		},
+		{
 			name:   "allocation fails",
 			evals:  []*messages.Evaluation{evalWith("complete")},
 			allocs: [][]*api.AllocListStub{{allocStub("pending")}, {allocStub("failed")}},

@@ -64,6 +64,7 @@ func commandTree() *cmdNode {
 			"status":      {synopsis: "List nodes or show one node", run: nodeStatusCommand},
 			"eligibility": {synopsis: "Toggle a node's scheduling eligibility", run: nodeEligibilityCommand},
 			"drain":       {synopsis: "Drain a node's allocations (or stop draining)", run: nodeDrainCommand},
+			"pool":        nodePoolCommands(),
 		}},
 		"volume": {synopsis: "Create, register, inspect, detach and remove CSI volumes", subs: map[string]*cmdNode{
 			"create":     {synopsis: "Create a volume with its CSI plugin from a spec file", run: volumeCreateCommand},

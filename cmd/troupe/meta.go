@@ -82,16 +82,32 @@ func (m *meta) printJSON(v any) int {
 // ID) and makes the API client: the common start of most commands. When ok
 // is false the command returns code.
 func (m *meta) parseOne(args []string, usage string) (arg string, c *api.Client, code int, ok bool) {
-	rest, code, ok := m.parse(args)
+	rest, c, code, ok := m.parseN(args, 1, usage)
 	if !ok {
 		return "", nil, code, false
 	}
-	if len(rest) != 1 {
-		return "", nil, m.usageError(usage), false
+	return rest[0], c, 0, true
+}
+
+// parseNone is parseOne for a command that takes no positional argument.
+func (m *meta) parseNone(args []string) (c *api.Client, code int, ok bool) {
+	_, c, code, ok = m.parseN(args, 0, "no arguments")
+	return c, code, ok
+}
+
+// parseN parses args that must leave n positional arguments and makes the
+// API client.
+func (m *meta) parseN(args []string, n int, usage string) (rest []string, c *api.Client, code int, ok bool) {
+	rest, code, ok = m.parse(args)
+	if !ok {
+		return nil, nil, code, false
+	}
+	if len(rest) != n {
+		return nil, nil, m.usageError(usage), false
 	}
 	c, err := m.client()
 	if err != nil {
-		return "", nil, m.fail("creating the API client", err), false
+		return nil, nil, m.fail("creating the API client", err), false
 	}
-	return rest[0], c, 0, true
+	return rest, c, 0, true
 }

@@ -45,6 +45,11 @@ func nodeList(m *meta, c *api.Client, verbose bool) int {
 	if err != nil {
 		return m.fail("querying nodes", err)
 	}
+	return printNodes(m, nodes, verbose)
+}
+
+// printNodes writes a node list (or its JSON).
+func printNodes(m *meta, nodes []*api.NodeListStub, verbose bool) int {
 	if m.json {
 		return m.printJSON(nodes)
 	}

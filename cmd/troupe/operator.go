@@ -9,16 +9,9 @@ import (
 // raftListPeersCommand is `troupe operator raft list-peers [-json]`.
 func raftListPeersCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("operator raft list-peers", stdout, stderr, true)
-	rest, code, ok := m.parse(args)
+	c, code, ok := m.parseNone(args)
 	if !ok {
 		return code
-	}
-	if len(rest) != 0 {
-		return m.usageError("no arguments")
-	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
 	}
 	conf, err := c.Operator().RaftGetConfiguration(nil)
 	if err != nil {

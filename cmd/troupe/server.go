@@ -14,16 +14,9 @@ import (
 // (host:port), which it compares with /v1/status/leader to mark the leader.
 func serverMembersCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("server members", stdout, stderr, true)
-	rest, code, ok := m.parse(args)
+	c, code, ok := m.parseNone(args)
 	if !ok {
 		return code
-	}
-	if len(rest) != 0 {
-		return m.usageError("no arguments")
-	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
 	}
 	members, err := c.Agent().Members()
 	if err != nil {

@@ -95,16 +95,17 @@ func startCluster(t *testing.T, clients int) *testCluster {
 // agent (bootstrap-expect servers) in each of the first hosts and a client
 // in each of the others, their data under dataRoot, and waits until the
 // servers agree on a leader, gossip shows them all alive and every client
-// is a ready node. The cluster's cleanup, which kills the agents, runs
-// before the cleanups registered earlier.
-func startAgents(t *testing.T, dataRoot string, servers, clients int) *testCluster {
+// is a ready node. clientArgs[i], when given, are more arguments of
+// client i. The cluster's cleanup, which kills the agents, runs before the
+// cleanups registered earlier.
+func startAgents(t *testing.T, dataRoot string, servers, clients int, clientArgs ...[]string) *testCluster {
 	t.Helper()
-	return startAgentsTuned(t, dataRoot, servers, clients, clusterTuning)
+	return startAgentsTuned(t, dataRoot, servers, clients, clusterTuning, clientArgs...)
 }
 
 // startAgentsTuned is startAgents with the given flags on every agent in
 // place of clusterTuning.
-func startAgentsTuned(t *testing.T, dataRoot string, servers, clients int, tuning []string) *testCluster {
+func startAgentsTuned(t *testing.T, dataRoot string, servers, clients int, tuning []string, clientArgs ...[]string) *testCluster {
 	t.Helper()
 	c := clustertest.New(t, servers+clients, logDirOption(t)...)
 	tc := &testCluster{c: c}
@@ -125,6 +126,9 @@ func startAgentsTuned(t *testing.T, dataRoot string, servers, clients int, tunin
 	}
 	for i := range clients {
 		args := []string{"agent", "-client", "-servers", strings.Join(serverAddrs, ",")}
+		if i < len(clientArgs) {
+			args = append(args, clientArgs[i]...)
+		}
 		tc.clients = append(tc.clients, startAgentTuned(t, hosts[servers+i], fmt.Sprintf("client%d", i), dataRoot, args, tuning))
 	}
 	tc.eventually(t, formTimeout, "cluster formation", func() (bool, string) { return tc.formed(clients) })
