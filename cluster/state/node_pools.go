@@ -174,6 +174,9 @@ func (s *Snap) NodesByPool(pool string) []*messages.Node {
 	if pool == NodePoolAll {
 		return s.Nodes()
 	}
+	if c := s.nodeList(); c != nil {
+		return c.inPool(PoolOrDefault(pool))
+	}
 	return list[*messages.Node](s.txn, TableNodes, idxPool, PoolOrDefault(pool))
 }
 

@@ -33,3 +33,24 @@ func TestNodesListSharedUntilANodeChanges(t *testing.T) {
 	require.Len(t, w.read().Nodes(), 3, "a write transaction sees its own node")
 	require.Len(t, h.snap().Nodes(), 2, "which no snapshot sees before the commit")
 }
+
+// TestNodesByPoolShared: a pool's nodes are filtered from the shared list
+// once per change of the nodes table, sorted by ID.
+func TestNodesByPoolShared(t *testing.T) {
+	h := newHarness(t)
+	for _, id := range []string{"n3", "n1", "n2"} {
+		n := testNode(id, 4000, 8192)
+		if id != "n2" {
+			n.NodePool = "x"
+		}
+		h.apply(registerNode(n))
+	}
+	x := h.snap().NodesByPool("x")
+	require.Equal(t, []string{"n1", "n3"}, []string{x[0].ID, x[1].ID})
+	require.Same(t, &x[0], &h.snap().NodesByPool("x")[0], "the same list until a node changes")
+	def := h.snap().NodesByPool("")
+	require.Len(t, def, 1)
+	require.Equal(t, "n2", def[0].ID)
+	require.Len(t, h.snap().NodesByPool(NodePoolAll), 3)
+	require.Empty(t, h.snap().NodesByPool("nope"))
+}

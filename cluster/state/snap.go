@@ -1,7 +1,6 @@
 package state
 
 import (
-	"slices"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -140,28 +139,13 @@ func (s *Snap) NodeByName(name string) *messages.Node {
 
 // Nodes returns every node.
 //
-// The list is shared by every snapshot of the same nodes: callers must not
-// modify it. The scheduler asks for it once per evaluation, and walking
-// 10,000 nodes in memdb each time was a tenth of its work.
+// The list is shared by every snapshot of the same nodes (nodes_list.go):
+// callers must not modify it.
 func (s *Snap) Nodes() []*messages.Node {
-	if s.store == nil {
-		return list[*messages.Node](s.txn, TableNodes, idxID)
-	}
-	index := s.Index(TableNodes)
-	if c := s.store.nodeList.Load(); c != nil && c.db == s.db && c.index == index {
+	if c := s.nodeList(); c != nil {
 		return c.nodes
 	}
-	nodes := list[*messages.Node](s.txn, TableNodes, idxID)
-	s.store.nodeList.Store(&nodeList{db: s.db, index: index, nodes: slices.Clip(nodes)})
-	return nodes
-}
-
-// nodeList is every node as of one index of the nodes table in one
-// database (Restore starts another).
-type nodeList struct {
-	db    *memdb.MemDB
-	index uint64
-	nodes []*messages.Node
+	return list[*messages.Node](s.txn, TableNodes, idxID)
 }
 
 // NodeUsage reports the CPU (MHz), memory (MB) and disk (MB) held by the
