@@ -21,10 +21,11 @@ type fakeView struct {
 	allocs []*messages.Allocation
 	job    *messages.Job
 	window time.Duration
+	live   int // LiveNodes; 0 reads as 1
 }
 
 func (v *fakeView) NodeByID(string) *messages.Node                   { return v.node }
-func (v *fakeView) Nodes() []*messages.Node                          { return []*messages.Node{v.node} }
+func (v *fakeView) LiveNodes() int                                   { return max(v.live, 1) }
 func (v *fakeView) AllocsByNode(string) []*messages.Allocation       { return v.allocs }
 func (v *fakeView) JobVersion(string, string, uint64) *messages.Job  { return v.job }
 func (v *fakeView) JobByID(string, string) *messages.Job             { return v.job }
@@ -113,12 +114,19 @@ func TestMissedHeartbeatWithWindowDisconnects(t *testing.T) {
 // returns what stops it.
 func startNodeServer(t *testing.T, clock *actors.FakeClock, view StateView, prop Proposer) func() {
 	t.Helper()
+	_, _, stop := spawnNodeServer(t, clock, view, prop, HeartbeatConfig{MinTTL: time.Second, Grace: time.Second, FailoverTTL: time.Second})
+	return stop
+}
+
+// spawnNodeServer spawns the server-side node actor of node n1 with the
+// heartbeat config cfg.
+func spawnNodeServer(t *testing.T, clock *actors.FakeClock, view StateView, prop Proposer, cfg HeartbeatConfig) (*actors.System, *actor.PID, func()) {
+	t.Helper()
 	sys := actors.NewSystem(slog.New(slog.DiscardHandler))
-	cfg := HeartbeatConfig{MinTTL: time.Second, Grace: time.Second, FailoverTTL: time.Second}
 	spec := &ServerSpec{NodeID: "n1", State: func() StateView { return view }, Proposer: prop, Clock: clock,
 		Heartbeat: cfg, ClientPID: func(*messages.Node) *actor.PID { return nil },
 		Servers: func() []string { return nil }, Leader: func() string { return "" }, Logger: slog.New(slog.DiscardHandler)}
 	pid, err := sys.Root.SpawnNamed(sys.Props("node", NewServer(spec)), "nodes/n1")
 	require.NoError(t, err)
-	return func() { _ = sys.Root.StopFuture(pid).Wait(); sys.Shutdown() }
+	return sys, pid, func() { _ = sys.Root.StopFuture(pid).Wait(); sys.Shutdown() }
 }

@@ -96,9 +96,7 @@ func (m *Membership) Members() []Member {
 // Servers returns the alive servers, sorted by name (client-side server
 // discovery). A server that is leaving is left out.
 func (m *Membership) Servers() []Member {
-	return m.reg.list(func(e *entry) bool {
-		return e.status == StatusAlive && e.meta.Role == RoleServer
-	})
+	return m.reg.servers()
 }
 
 // Events delivers membership changes, including this node's own join at

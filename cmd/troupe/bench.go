@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,8 +32,12 @@ func benchCommand(args []string) int {
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "clients" {
+		return runBenchClients(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "schedule" {
 		fmt.Fprintln(stderr, "usage: troupe bench schedule [-nodes N] [-allocs N] [-count N]")
+		fmt.Fprintln(stderr, "       troupe bench clients [-n N] [-stop N] [-max-heartbeats-per-second R] [-min-ttl D] [-grace D] [-duration D]")
 		return 1
 	}
 	fs := flag.NewFlagSet("bench schedule", flag.ContinueOnError)
@@ -112,23 +115,18 @@ func benchSchedule(nodes, allocs, count int, dir, cpuProfile string, progress io
 	defer close(stop)
 
 	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
+		stopProfile, err := startCPUProfile(cpuProfile)
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, err
-		}
-		defer pprof.StopCPUProfile()
+		defer stopProfile()
 		// A run stopped early (SIGTERM, SIGINT) still leaves its profile.
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
 		defer signal.Stop(sig)
 		go func() {
 			if _, ok := <-sig; ok {
-				pprof.StopCPUProfile()
-				f.Close()
+				stopProfile()
 				fmt.Fprintf(progress, "stopped with %d placed; profile written\n", countPlaced(a))
 				os.Exit(2)
 			}
