@@ -37,6 +37,7 @@ type Result struct {
 	Register, Place time.Duration // time to register every node; to run the job after
 	TTLMin, TTLMax  time.Duration // TTLs the nodes held when the steady state began
 	Steady          Steady
+	Stopped         []string // IDs of the nodes stopped
 	Detect          Detect
 }
 

@@ -96,6 +96,7 @@ func Run(ctx context.Context, srv *Server, sc Scenario) (*Result, error) {
 		return res, nil
 	}
 	ids := pickStopped(sim.Nodes(), sc.Stop)
+	res.Stopped = ids
 	stopAt := time.Now()
 	sim.Stop(ids)
 	fmt.Fprintf(sc.Progress, "stopped %d clients; waiting for the leader to mark them down\n", len(ids))
