@@ -50,9 +50,26 @@ func (r *Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "steady: %.0fs, %d heartbeats (%.0f/s): leader CPU %.2f cores (%.1fs), heartbeat RTT p50 %s p99 %s max %s, raft entries %d\n",
 		s.Wall.Seconds(), s.Heartbeats, s.Rate(), s.Cores(), s.CPU.Seconds(),
 		ms(s.RTT.Quantile(0.5)), ms(s.RTT.Quantile(0.99)), ms(s.RTT.Max()), s.RaftEntries)
-	if r.Stop == 0 {
-		return
+	if r.Stop > 0 {
+		r.printStop(w)
 	}
+	fmt.Fprintln(w, r.Summary())
+}
+
+// Summary is the headline figures on one line ("summary: ...").
+func (r *Result) Summary() string {
+	s := r.Steady
+	line := fmt.Sprintf("summary: %d clients, %.0f heartbeats/s: leader %.2f cores, heartbeat RTT p50 %s p99 %s, %d raft entries while steady",
+		r.Nodes, s.Rate(), s.Cores(), ms(s.RTT.Quantile(0.5)), ms(s.RTT.Quantile(0.99)), s.RaftEntries)
+	if r.Stop > 0 {
+		d := r.Detect
+		line += fmt.Sprintf("; %d stopped: all down with evaluations in %.1fs, %d/%d by last heartbeat + TTL + grace (bound %.1fs)",
+			r.Stop, d.AllDown.Seconds(), d.InTime, r.Stop, d.Bound.Seconds())
+	}
+	return line
+}
+
+func (r *Result) printStop(w io.Writer) {
 	d := r.Detect
 	evaluated := "not seen done"
 	if d.Evaluated > 0 {
