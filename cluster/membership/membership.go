@@ -94,7 +94,8 @@ func (m *Membership) Members() []Member {
 }
 
 // Servers returns the alive servers, sorted by name (client-side server
-// discovery). A server that is leaving is left out.
+// discovery). A server that is leaving is left out. It is cheap (the list
+// is kept between changes); the Members' Tags maps are shared, read only.
 func (m *Membership) Servers() []Member {
 	return m.reg.servers()
 }

@@ -1,7 +1,7 @@
 package membership
 
 import (
-	"maps"
+	"slices"
 	"time"
 )
 
@@ -27,12 +27,7 @@ func (r *registry) servers() []Member {
 		sortMembers(r.serverList)
 		r.serversGen, r.serversOK = r.gen, true
 	}
-	out := make([]Member, len(r.serverList))
-	for i, m := range r.serverList {
-		m.Tags = maps.Clone(m.Tags) // callers may write theirs
-		out[i] = m
-	}
-	return out
+	return slices.Clone(r.serverList) // the Members' Tags are shared: read only
 }
 
 // changedLocked records a change of the members (r.mu held).
