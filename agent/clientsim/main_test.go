@@ -1,12 +1,10 @@
 package clientsim_test
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"testing"
+
+	"github.com/troupe-dev/troupe/cluster/clustertest"
 )
 
 // troupeBin is the troupe binary, built once: the server agent runs as a
@@ -14,20 +12,4 @@ import (
 // process, and the Sim runs its own).
 var troupeBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "troupe-clientsim-test-")
-	if err != nil {
-		panic(err)
-	}
-	troupeBin = filepath.Join(dir, "troupe")
-	_, file, _, _ := runtime.Caller(0)
-	build := exec.Command("go", "build", "-o", troupeBin, "./cmd/troupe")
-	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building troupe: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(clustertest.RunWithTroupe(m, &troupeBin)) }

@@ -216,7 +216,23 @@ func placeJob(ctx context.Context, c *api.Client, sim *Sim, sc Scenario) error {
 	if sc.Allocs <= 0 {
 		return nil
 	}
-	src := fmt.Sprintf(`job %q {
+	src := JobHCL(sc.JobID, sc.Allocs, sc.Resources.CPU/2+1, sc.Resources.MemoryMB/2+1)
+	job, err := c.Jobs().ParseHCL(src, true)
+	if err != nil {
+		return err
+	}
+	if _, _, err := c.Jobs().Register(job, nil); err != nil {
+		return err
+	}
+	return poll(ctx, sc.Poll, sc.Timeout, "the job's allocations running", func() (bool, error) {
+		return sim.Counters().Reported >= int64(sc.Allocs), nil
+	})
+}
+
+// JobHCL is a service job of one group of count allocations, each one
+// exec task (/bin/true) asking for cpu MHz and memoryMB, in dc1.
+func JobHCL(id string, count int, cpu, memoryMB int64) string {
+	return fmt.Sprintf(`job %q {
   datacenters = ["dc1"]
   group "g" {
     count = %d
@@ -231,15 +247,5 @@ func placeJob(ctx context.Context, c *api.Client, sim *Sim, sc Scenario) error {
       }
     }
   }
-}`, sc.JobID, sc.Allocs, sc.Resources.CPU/2+1, sc.Resources.MemoryMB/2+1)
-	job, err := c.Jobs().ParseHCL(src, true)
-	if err != nil {
-		return err
-	}
-	if _, _, err := c.Jobs().Register(job, nil); err != nil {
-		return err
-	}
-	return poll(ctx, sc.Poll, sc.Timeout, "the job's allocations running", func() (bool, error) {
-		return sim.Counters().Reported >= int64(sc.Allocs), nil
-	})
+}`, id, count, cpu, memoryMB)
 }

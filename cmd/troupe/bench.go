@@ -20,6 +20,7 @@ import (
 
 	"github.com/troupe-dev/troupe/actors/scheduler"
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/agent/clientsim"
 	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -188,22 +189,7 @@ func registerNodes(ctx context.Context, a *agent.Agent, nodes []*messages.Node) 
 }
 
 func registerBenchJob(ctx context.Context, a *agent.Agent, id string, count int) error {
-	job, err := jobspec.Parse(id+".hcl", []byte(fmt.Sprintf(`job %q {
-  datacenters = ["dc1"]
-  group "g" {
-    count = %d
-    task "t" {
-      driver = "exec"
-      config {
-        command = "/bin/true"
-      }
-      resources {
-        cpu    = 10
-        memory = 16
-      }
-    }
-  }
-}`, id, count)))
+	job, err := jobspec.Parse(id+".hcl", []byte(clientsim.JobHCL(id, count, 10, 16)))
 	if err != nil {
 		return err
 	}
