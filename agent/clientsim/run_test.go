@@ -3,6 +3,7 @@ package clientsim_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -53,4 +54,19 @@ func TestRunSmall(t *testing.T) {
 	res.Print(&out)
 	require.Contains(t, out.String(), "steady: ")
 	require.Contains(t, out.String(), "stop: 5 clients: all down with node-update evaluations")
+}
+
+// TestRunEndsWhenTheAgentDies: a run against an agent that is gone ends
+// with ErrServer instead of waiting out its timeouts.
+func TestRunEndsWhenTheAgentDies(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv, err := clientsim.StartServer(ctx, clientsim.ServerConfig{Exe: troupeBin, Args: []string{"agent"}})
+	require.NoError(t, err)
+	defer srv.Stop()
+	p, err := os.FindProcess(srv.PID())
+	require.NoError(t, err)
+	require.NoError(t, p.Kill())
+	_, err = clientsim.Run(ctx, srv, clientsim.Scenario{Nodes: 3, Steady: time.Second})
+	require.ErrorIs(t, err, clientsim.ErrServer)
 }

@@ -2,6 +2,7 @@ package clientsim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -66,6 +67,15 @@ func Run(ctx context.Context, srv *Server, sc Scenario) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Scenario: sc, Grace: srv.Grace}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() { // a dead agent ends every wait at once
+		select {
+		case <-srv.done:
+			cancel(fmt.Errorf("%w: exited during the run: %v", ErrServer, srv.waitErr))
+		case <-ctx.Done():
+		}
+	}()
 	sim, err := New(Config{Server: srv.RPCAddr, Nodes: NewNodes(sc.Nodes, sc.Resources), Logger: sc.Logger})
 	if err != nil {
 		return nil, err
@@ -148,7 +158,7 @@ func measureSteady(ctx context.Context, srv *Server, sim *Sim, d time.Duration) 
 	start := time.Now()
 	select {
 	case <-ctx.Done():
-		return st, ctx.Err()
+		return st, context.Cause(ctx)
 	case <-time.After(d):
 	}
 	cpu1, err := srv.CPU()
@@ -204,6 +214,9 @@ func poll(ctx context.Context, interval, limit time.Duration, what string, done 
 		}
 		select {
 		case <-ctx.Done():
+			if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
+				return cause
+			}
 			return fmt.Errorf("%w: %s (after %s)", ErrTimeout, what, limit)
 		case <-tick.C:
 		}
