@@ -101,6 +101,11 @@ type Config struct {
 	GossipInterval time.Duration // 0 = memberlist's LAN defaults
 	RaftTimeout    time.Duration // raft heartbeat and election timeouts
 
+	// MaxHeartbeatsPerSecond is the leader's heartbeat budget: TTLs grow
+	// with the number of live nodes to stay under it (Nomad's
+	// max_heartbeats_per_second; 0 = 50).
+	MaxHeartbeatsPerSecond float64
+
 	Logger *slog.Logger
 }
 
@@ -115,7 +120,7 @@ func DefaultConfig() *Config {
 		SnapshotThreshold: 8192, SnapshotInterval: 2 * time.Minute,
 		ClientBatch: 50 * time.Millisecond,
 		RPCPort:     4647, GossipPort: 4648, RaftPort: 4649,
-		HeartbeatTTL: 10 * time.Second, HeartbeatGrace: 10 * time.Second,
+		HeartbeatTTL: 10 * time.Second, HeartbeatGrace: 10 * time.Second, MaxHeartbeatsPerSecond: 50,
 		VolumeRetry: volume.DefaultRetryPolicy(),
 	}
 }

@@ -182,6 +182,9 @@ func (s *serverActor) onEvent(ctx actor.Context, ev *state.Event) {
 func (a *Agent) heartbeatConfig() node.HeartbeatConfig {
 	c := node.DefaultHeartbeatConfig()
 	c.MinTTL, c.Grace = a.cfg.HeartbeatTTL, a.cfg.HeartbeatGrace
+	if a.cfg.MaxHeartbeatsPerSecond > 0 {
+		c.MaxHeartbeatsPerSecond = a.cfg.MaxHeartbeatsPerSecond
+	}
 	c.FailoverTTL = 6 * a.cfg.HeartbeatTTL
 	return c
 }

@@ -19,7 +19,10 @@
 // On the raft leader, one server-side node actor per node ("nodes/<id>")
 // pushes the node's allocations to that client whenever they change. Its
 // status machine (heartbeats, down, disconnected) is driven by an injected
-// clock.
+// clock. Each heartbeat's TTL is Nomad's: a base of max(MinTTL, live
+// nodes / MaxHeartbeatsPerSecond), plus a random part of up to the base
+// (HeartbeatConfig.TTL). A heartbeat costs O(1): the live node count comes
+// from the state store, and one that changes nothing proposes nothing.
 //
 // A missed heartbeat deadline is not the only way a node goes missing:
 // evidence (SuspectNode: gossip reporting the client's member failed)

@@ -17,7 +17,9 @@ import (
 // reads (the state store's snapshot implements it).
 type StateView interface {
 	NodeByID(id string) *messages.Node
-	Nodes() []*messages.Node
+	// LiveNodes is how many nodes are not down (the TTLs scale with it),
+	// in O(1): it is read on every heartbeat.
+	LiveNodes() int
 	AllocsByNode(nodeID string) []*messages.Allocation
 	// DisconnectWindow is the longest disconnect window of the node's
 	// allocations that are meant to run and not over on the client, kept
@@ -155,7 +157,9 @@ func (s *Server) onStarted(ctx actor.Context) {
 	s.drain(ctx)
 }
 
-func (s *Server) nodes() int { return len(s.spec.State().Nodes()) }
+// nodes is the cluster size the TTL scales with. It is read per
+// heartbeat, so it must not walk the nodes (the state store counts them).
+func (s *Server) nodes() int { return s.spec.State().LiveNodes() }
 
 func (s *Server) onAllocsChanged(ctx actor.Context, m *messages.NodeAllocsChanged) {
 	s.window(ctx)

@@ -98,6 +98,22 @@ func TestProbeConfirmsOrRefutes(t *testing.T) {
 func startNodeServerWith(t *testing.T, clock *actors.FakeClock, view StateView, prop Proposer,
 	edit func(*actors.System, *ServerSpec)) (*actor.PID, func()) {
 	t.Helper()
+	_, pid, stop := spawnNodeServerSpec(t, clock, view, prop, edit)
+	return pid, stop
+}
+
+// spawnNodeServer spawns the server-side node actor of node n1 with the
+// heartbeat config cfg.
+func spawnNodeServer(t *testing.T, clock *actors.FakeClock, view StateView, prop Proposer, cfg HeartbeatConfig) (*actors.System, *actor.PID, func()) {
+	t.Helper()
+	return spawnNodeServerSpec(t, clock, view, prop, func(_ *actors.System, s *ServerSpec) { s.Heartbeat = cfg })
+}
+
+// spawnNodeServerSpec spawns the server-side node actor of node n1 with
+// one-second heartbeat settings, its spec changed by edit (nil: none).
+func spawnNodeServerSpec(t *testing.T, clock *actors.FakeClock, view StateView, prop Proposer,
+	edit func(*actors.System, *ServerSpec)) (*actors.System, *actor.PID, func()) {
+	t.Helper()
 	sys := actors.NewSystem(slog.New(slog.DiscardHandler))
 	cfg := HeartbeatConfig{MinTTL: time.Second, Grace: time.Second, FailoverTTL: time.Second}
 	spec := &ServerSpec{NodeID: "n1", State: func() StateView { return view }, Proposer: prop, Clock: clock,
@@ -108,5 +124,5 @@ func startNodeServerWith(t *testing.T, clock *actors.FakeClock, view StateView, 
 	}
 	pid, err := sys.Root.SpawnNamed(sys.Props("node", NewServer(spec)), "nodes/n1")
 	require.NoError(t, err)
-	return pid, func() { _ = sys.Root.StopFuture(pid).Wait(); sys.Shutdown() }
+	return sys, pid, func() { _ = sys.Root.StopFuture(pid).Wait(); sys.Shutdown() }
 }

@@ -19,10 +19,11 @@ type fakeView struct {
 	allocs []*messages.Allocation
 	job    *messages.Job
 	window time.Duration
+	live   int // LiveNodes; 0 reads as 1
 }
 
 func (v *fakeView) NodeByID(string) *messages.Node                   { return v.node }
-func (v *fakeView) Nodes() []*messages.Node                          { return []*messages.Node{v.node} }
+func (v *fakeView) LiveNodes() int                                   { return max(v.live, 1) }
 func (v *fakeView) AllocsByNode(string) []*messages.Allocation       { return v.allocs }
 func (v *fakeView) JobVersion(string, string, uint64) *messages.Job  { return v.job }
 func (v *fakeView) JobByID(string, string) *messages.Job             { return v.job }

@@ -94,25 +94,27 @@ const (
 
 // HeartbeatConfig sets how long nodes may go between heartbeats.
 type HeartbeatConfig struct {
-	// MinTTL is the smallest TTL handed to a node; MaxTTL caps the
-	// cluster-size scaling (0: no cap). Jitter comes on top of the cap.
+	// MinTTL is the smallest base TTL handed to a node; MaxTTL caps the
+	// cluster-size scaling (0: no cap; Nomad has none). The jitter comes
+	// on top of the cap.
 	MinTTL, MaxTTL time.Duration
-	// MaxHeartbeatsPerSecond scales the TTL with the number of nodes so
-	// the servers see at most this many heartbeats a second (0: no scaling).
+	// MaxHeartbeatsPerSecond scales the base TTL with the number of live
+	// nodes so that a leader sees about this many heartbeats a second
+	// (0: no scaling).
 	MaxHeartbeatsPerSecond float64
 	// Grace is the extra time past the TTL before a node counts as missed.
 	Grace time.Duration
 	// FailoverTTL is the deadline given to a live node the machine has not
 	// heard from (a new leader rebuilt it); 0 means MaxTTL, or MinTTL.
 	FailoverTTL time.Duration
-	// Jitter returns a value in [0, limit]; it is added to each TTL so
-	// nodes spread out. nil adds none.
+	// Jitter returns a value in [0, limit]; it is added to each base TTL
+	// (limit is the base) so nodes spread out. nil adds none.
 	Jitter func(limit time.Duration) time.Duration
 }
 
 // DefaultHeartbeatConfig returns Nomad's defaults (10s minimum TTL, 50
-// heartbeats a second, 10s grace, 5m failover) with a 5m cap and random
-// jitter.
+// heartbeats a second, 10s grace, 5m failover) with a 5m cap on the base
+// and a random jitter of up to the base.
 func DefaultHeartbeatConfig() HeartbeatConfig {
 	return HeartbeatConfig{
 		MinTTL:                 10 * time.Second,
@@ -132,10 +134,10 @@ func RandomJitter(limit time.Duration) time.Duration {
 	return rand.N(limit + 1)
 }
 
-// TTL is the heartbeat TTL for a cluster of the given number of nodes:
-// max(MinTTL, nodes/MaxHeartbeatsPerSecond seconds), capped at MaxTTL, plus
-// a jitter of up to 10% of that.
-func (c HeartbeatConfig) TTL(nodes int) time.Duration {
+// BaseTTL is the heartbeat TTL before the jitter for a cluster of the
+// given number of live nodes: max(MinTTL, nodes/MaxHeartbeatsPerSecond
+// seconds), capped at MaxTTL (Nomad's RateScaledInterval).
+func (c HeartbeatConfig) BaseTTL(nodes int) time.Duration {
 	ttl := c.MinTTL
 	if c.MaxHeartbeatsPerSecond > 0 && nodes > 0 {
 		scaled := time.Duration(float64(nodes) / c.MaxHeartbeatsPerSecond * float64(time.Second))
@@ -144,11 +146,19 @@ func (c HeartbeatConfig) TTL(nodes int) time.Duration {
 	if c.MaxTTL > 0 {
 		ttl = min(ttl, c.MaxTTL)
 	}
+	return ttl
+}
+
+// TTL is the heartbeat TTL handed to a node: the base plus a jitter of up
+// to the base, so TTLs spread evenly over [base, 2*base] and the nodes'
+// heartbeats do not bunch, as Nomad spreads them (its RandomStagger of
+// the base).
+func (c HeartbeatConfig) TTL(nodes int) time.Duration {
+	base := c.BaseTTL(nodes)
 	if c.Jitter == nil {
-		return ttl
+		return base
 	}
-	limit := ttl / 10
-	return ttl + min(max(c.Jitter(limit), 0), limit)
+	return base + min(max(c.Jitter(base), 0), base)
 }
 
 func (c HeartbeatConfig) failoverTTL() time.Duration {

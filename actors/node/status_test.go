@@ -77,10 +77,13 @@ func TestHeartbeatTTL(t *testing.T) {
 		{"no cap when max is 0", func(c *HeartbeatConfig) { c.MaxTTL = 0 }, 100000, 2000 * time.Second},
 		{"no scaling without a rate", func(c *HeartbeatConfig) { c.MaxHeartbeatsPerSecond = 0 }, 100000, 10 * time.Second},
 		{"jitter added", func(c *HeartbeatConfig) { c.Jitter = fixed(time.Second) }, 1000, 21 * time.Second},
-		{"full jitter is 10%", func(c *HeartbeatConfig) { c.Jitter = full }, 1000, 22 * time.Second},
-		{"jitter on top of cap", func(c *HeartbeatConfig) { c.Jitter = full }, 100000, 110 * time.Second},
-		{"jitter clamped to 10%", func(c *HeartbeatConfig) { c.Jitter = fixed(time.Hour) }, 0, 11 * time.Second},
+		{"full jitter doubles the base", func(c *HeartbeatConfig) { c.Jitter = full }, 1000, 40 * time.Second},
+		{"full jitter on the min", func(c *HeartbeatConfig) { c.Jitter = full }, 10, 20 * time.Second},
+		{"jitter on top of cap", func(c *HeartbeatConfig) { c.Jitter = full }, 100000, 200 * time.Second},
+		{"jitter clamped to the base", func(c *HeartbeatConfig) { c.Jitter = fixed(time.Hour) }, 0, 20 * time.Second},
 		{"negative jitter clamped to 0", func(c *HeartbeatConfig) { c.Jitter = fixed(-time.Hour) }, 0, 10 * time.Second},
+		{"10,000 nodes at 50/s: 200s base", func(c *HeartbeatConfig) { c.MaxTTL = 0 }, 10000, 200 * time.Second},
+		{"10,000 nodes at 500/s: 20s base", func(c *HeartbeatConfig) { c.MaxHeartbeatsPerSecond = 500 }, 10000, 20 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,8 +106,32 @@ func TestRandomJitterBounds(t *testing.T) {
 		require.LessOrEqual(t, j, time.Duration(10))
 		ttl := cfg.TTL(1)
 		require.GreaterOrEqual(t, ttl, cfg.MinTTL)
-		require.LessOrEqual(t, ttl, cfg.MinTTL+cfg.MinTTL/10)
+		require.LessOrEqual(t, ttl, 2*cfg.MinTTL)
 	}
+}
+
+// TestHeartbeatTTLSpread: with the random jitter, TTLs cover the whole
+// [base, 2*base] (Nomad's spread), not a narrow band above the base.
+func TestHeartbeatTTLSpread(t *testing.T) {
+	cfg := DefaultHeartbeatConfig()
+	base := cfg.BaseTTL(1000) // 20s at 50/s
+	require.Equal(t, 20*time.Second, base)
+	var lo, hi int
+	for range 2000 {
+		ttl := cfg.TTL(1000)
+		require.GreaterOrEqual(t, ttl, base)
+		require.LessOrEqual(t, ttl, 2*base)
+		if ttl < base+base/4 {
+			lo++
+		}
+		if ttl > 2*base-base/4 {
+			hi++
+		}
+	}
+	// Each quarter holds about 500 of 2000; a narrow jitter holds none in
+	// the top one.
+	require.Greater(t, lo, 300, "TTLs near the base")
+	require.Greater(t, hi, 300, "TTLs near twice the base")
 }
 
 type step = stepCase[Input, Effects, Status]

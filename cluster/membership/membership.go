@@ -94,11 +94,10 @@ func (m *Membership) Members() []Member {
 }
 
 // Servers returns the alive servers, sorted by name (client-side server
-// discovery). A server that is leaving is left out.
+// discovery). A server that is leaving is left out. It is cheap (the list
+// is kept between changes); the Members' Tags maps are shared, read only.
 func (m *Membership) Servers() []Member {
-	return m.reg.list(func(e *entry) bool {
-		return e.status == StatusAlive && e.meta.Role == RoleServer
-	})
+	return m.reg.servers()
 }
 
 // Events delivers membership changes, including this node's own join at

@@ -17,6 +17,13 @@ type registry struct {
 	members   map[string]*entry
 	now       func() time.Time
 	reapAfter time.Duration
+	// gen counts the changes of members; serverList holds the alive
+	// servers as of serversGen; reapAt is when the earliest gone member
+	// may be forgotten (zero: none is gone). See servers.go.
+	gen, serversGen uint64
+	serversOK       bool
+	serverList      []Member
+	reapAt          time.Time
 }
 
 func newRegistry(now func() time.Time, reapAfter time.Duration) *registry {
@@ -46,6 +53,7 @@ func (r *registry) alive(n *memberlist.Node, typ EventType) (Event, error) {
 	}
 	e.addr = append(net.IP(nil), n.Addr...)
 	e.port, e.status, e.meta = n.Port, status, meta
+	r.changedLocked()
 	return Event{Type: typ, Member: e.member()}, nil
 }
 
@@ -64,6 +72,8 @@ func (r *registry) gone(name string) (Event, bool) {
 	}
 	e.status = status
 	e.since = r.now()
+	r.changedLocked()
+	r.goneLocked(e)
 	return Event{Type: typ, Member: e.member()}, true
 }
 
@@ -92,18 +102,6 @@ func (r *registry) list(keep func(*entry) bool) []Member {
 	}
 	sortMembers(out)
 	return out
-}
-
-func (r *registry) reapLocked() {
-	if r.reapAfter <= 0 {
-		return
-	}
-	now := r.now()
-	for name, e := range r.members {
-		if !e.live() && now.Sub(e.since) > r.reapAfter {
-			delete(r.members, name)
-		}
-	}
 }
 
 // conflict says why a live peer named name with node ID id cannot be

@@ -28,6 +28,9 @@ type allocTable struct {
 
 	windows     *pmap[time.Duration]
 	nodeWindows *pmap[*windowCounts]
+	// liveNodes counts the nodes that are not down (live_nodes.go); it
+	// rides here so that a Snap sees it at the same moment as the rest.
+	liveNodes int
 }
 
 func newAllocTable() *allocTable {
@@ -58,6 +61,7 @@ func (t *allocTable) edit(gen uint64) *allocTable {
 
 		windows:     t.windows.edit(gen),
 		nodeWindows: t.nodeWindows.edit(gen),
+		liveNodes:   t.liveNodes,
 	}
 }
 

@@ -36,7 +36,9 @@
 // persistent structure (pmap: sorted chunks, copied on write per
 // transaction) with indexes by ID, job, node and eval, and per-node usage
 // of non-terminal allocations, so committing a 1000-allocation plan costs
-// O(1000 log n) and checking a node's free resources never scans.
+// O(1000 log n) and checking a node's free resources never scans. The
+// count of nodes that are not down (LiveNodes, which scales every
+// heartbeat's TTL) is kept beside them on every node write.
 //
 // # FSM
 //

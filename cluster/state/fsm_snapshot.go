@@ -168,6 +168,7 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 		w.index = rec.Index
 	}
 	for _, n := range rec.Nodes {
+		w.countNode(nil, n)
 		w.insert(TableNodes, n)
 	}
 	for _, j := range rec.Jobs {

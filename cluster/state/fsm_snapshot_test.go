@@ -52,6 +52,7 @@ func requireSameState(t *testing.T, want, got *Snap) {
 	protoEqual("evals", msgs(want.Evals()), msgs(got.Evals()))
 	protoEqual("allocs", msgs(want.Allocs()), msgs(got.Allocs()))
 	protoEqual("nodes", msgs(want.Nodes()), msgs(got.Nodes()))
+	require.Equal(t, want.LiveNodes(), got.LiveNodes(), "live nodes")
 	for _, n := range want.Nodes() {
 		protoEqual("node allocs", msgs(want.AllocsByNode(n.ID)), msgs(got.AllocsByNode(n.ID)))
 		wc, wm, wd := want.NodeUsage(n.ID)

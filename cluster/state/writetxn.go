@@ -188,6 +188,7 @@ func (w *writeTxn) putJob(j *messages.Job) {
 }
 
 func (w *writeTxn) putNode(n *messages.Node) {
+	w.countNode(w.read().NodeByID(n.ID), n)
 	w.insert(TableNodes, n)
 	w.changed[TableNodes] = true
 	w.ev.nodeUpdated(n.ID)

@@ -47,6 +47,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.IntVar(&cfg.RaftPort, "raft-port", cfg.RaftPort, "raft port")
 	fs.DurationVar(&cfg.HeartbeatTTL, "heartbeat-ttl", cfg.HeartbeatTTL, "the least heartbeat TTL handed to clients")
 	fs.DurationVar(&cfg.HeartbeatGrace, "heartbeat-grace", cfg.HeartbeatGrace, "extra time past a TTL before a node counts as missed")
+	fs.Float64Var(&cfg.MaxHeartbeatsPerSecond, "max-heartbeats-per-second", cfg.MaxHeartbeatsPerSecond, "the leader's heartbeat budget: TTLs grow with the cluster to stay under it")
 	fs.DurationVar(&cfg.GossipInterval, "gossip-interval", 0, "gossip and probe interval (0: memberlist's LAN defaults)")
 	fs.DurationVar(&cfg.RaftTimeout, "raft-timeout", 0, "raft heartbeat and election timeout (0: 1s)")
 	fs.Uint64Var(&cfg.SnapshotThreshold, "raft-snapshot-threshold", cfg.SnapshotThreshold, "raft log entries between snapshots")
@@ -67,8 +68,17 @@ func runAgent(args []string, stderr io.Writer) int {
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the agent's whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return 1
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "Error:", err)
+			return 1
+		}
+		defer stop()
 	}
 	if *server || *client {
 		cfg.Server, cfg.Client = *server, *client

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/troupe-dev/troupe/actors/scheduler"
 	"github.com/troupe-dev/troupe/agent"
+	"github.com/troupe-dev/troupe/agent/clientsim"
 	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -33,8 +33,12 @@ func benchCommand(args []string) int {
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "clients" {
+		return runBenchClients(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "schedule" {
 		fmt.Fprintln(stderr, "usage: troupe bench schedule [-nodes N] [-allocs N] [-count N]")
+		fmt.Fprintln(stderr, "       troupe bench clients [-n N] [-stop N] [-max-heartbeats-per-second R] [-min-ttl D] [-grace D] [-duration D]")
 		return 1
 	}
 	fs := flag.NewFlagSet("bench schedule", flag.ContinueOnError)
@@ -117,23 +121,18 @@ func benchSchedule(nodes, allocs, count int, dir string, prof profiles, progress
 	defer close(stop)
 
 	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
+		stopProfile, err := startCPUProfile(cpuProfile)
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, err
-		}
-		defer pprof.StopCPUProfile()
+		defer stopProfile()
 		// A run stopped early (SIGTERM, SIGINT) still leaves its profile.
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
 		defer signal.Stop(sig)
 		go func() {
 			if _, ok := <-sig; ok {
-				pprof.StopCPUProfile()
-				f.Close()
+				stopProfile()
 				fmt.Fprintf(progress, "stopped with %d placed; profile written\n", countPlaced(a))
 				os.Exit(2)
 			}
@@ -198,22 +197,7 @@ func registerNodes(ctx context.Context, a *agent.Agent, nodes []*messages.Node) 
 }
 
 func registerBenchJob(ctx context.Context, a *agent.Agent, id string, count int) error {
-	job, err := jobspec.Parse(id+".hcl", []byte(fmt.Sprintf(`job %q {
-  datacenters = ["dc1"]
-  group "g" {
-    count = %d
-    task "t" {
-      driver = "exec"
-      config {
-        command = "/bin/true"
-      }
-      resources {
-        cpu    = 10
-        memory = 16
-      }
-    }
-  }
-}`, id, count)))
+	job, err := jobspec.Parse(id+".hcl", []byte(clientsim.JobHCL(id, count, 10, 16)))
 	if err != nil {
 		return err
 	}
@@ -255,21 +239,6 @@ func peakRSS() uint64 {
 		}
 	}
 	return 0
-}
-
-// writeHeapProfile writes the live heap to path, after a collection so
-// that it shows what the state keeps, not garbage ("": nothing).
-func writeHeapProfile(path string) error {
-	if path == "" {
-		return nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	runtime.GC()
-	return pprof.WriteHeapProfile(f)
 }
 
 // benchLog is where the bench's agent logs: nowhere, or stderr with

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -15,29 +14,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/cluster/clustertest"
 )
 
 // troupeBin is the troupe binary built once for the package's tests.
 var troupeBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "troupe-e2e-")
-	if err != nil {
-		panic(err)
-	}
-	troupeBin = filepath.Join(dir, "troupe")
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	build := exec.Command("go", "build", "-o", troupeBin, "./cmd/troupe")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building troupe: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(clustertest.RunWithTroupe(m, &troupeBin)) }
 
 // repoRoot is the module root (examples/ lives there).
 func repoRoot() string {
