@@ -45,6 +45,12 @@ type Options struct {
 	// the rest are left to a follow-up evaluation, so one huge job is
 	// placed in plans of a bounded size.
 	MaxPlacements int
+	// SchedulerAlgorithm is the scheduler configuration's algorithm for
+	// this evaluation's job (the cluster's, or its node pool's):
+	// AlgorithmBinPack ("binpack", also when empty) ranks the fullest
+	// node that fits first, AlgorithmSpread ("spread") the emptiest. Any
+	// other value is binpack.
+	SchedulerAlgorithm string
 }
 
 // Job types.
@@ -126,6 +132,7 @@ type planner struct {
 	deferred  []*messages.AllocStopUpdate // conditional stops that took effect
 	inPlaceOK map[versionGroup]bool       // inPlace's answers; nil until asked
 	capped    bool                        // MaxPlacements left placements for a follow-up
+	spreadFit bool                        // SchedulerAlgorithm is AlgorithmSpread
 	placedNew int                         // new allocations placed (not in-place updates)
 
 	pool     []*messages.Node // candidate nodes, shuffled for generic jobs
@@ -144,17 +151,18 @@ type planner struct {
 func newPlanner(snap Snapshot, eval *messages.Evaluation, opts Options) *planner {
 	src, _ := snap.(NodeUsageSource)
 	return &planner{
-		snap:     snap,
-		usageSrc: src,
-		eval:     eval,
-		opts:     opts,
-		plan:     &messages.ApplyPlan{EvalID: eval.ID},
-		match:    newMatcher(),
-		nodes:    map[string]*messages.Node{},
-		stopped:  map[string]bool{},
-		groups:   map[string]*groupState{},
-		failed:   map[string]*messages.AllocMetric{},
-		queued:   map[string]int32{},
+		snap:      snap,
+		usageSrc:  src,
+		eval:      eval,
+		opts:      opts,
+		spreadFit: opts.SchedulerAlgorithm == AlgorithmSpread,
+		plan:      &messages.ApplyPlan{EvalID: eval.ID},
+		match:     newMatcher(),
+		nodes:     map[string]*messages.Node{},
+		stopped:   map[string]bool{},
+		groups:    map[string]*groupState{},
+		failed:    map[string]*messages.AllocMetric{},
+		queued:    map[string]int32{},
 	}
 }
 
