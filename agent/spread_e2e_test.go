@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
-	"time"
 
 	nomad "github.com/hashicorp/nomad/api"
 	"github.com/stretchr/testify/require"
@@ -78,22 +77,11 @@ func TestSpreadAndAffinityThroughNomadsClient(t *testing.T) {
 	}
 }
 
-// waitPlaced follows a job's allocations with blocking queries until n of
-// them are placed.
+// waitPlaced waits until n of the job's allocations are placed.
 func waitPlaced(t *testing.T, c *nomad.Client, jobID string, n int) []*nomad.AllocationListStub {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	var index uint64
-	for time.Now().Before(deadline) {
-		allocs, meta, err := c.Jobs().Allocations(jobID, false, &nomad.QueryOptions{WaitIndex: index, WaitTime: 2 * time.Second})
-		require.NoError(t, err)
-		index = meta.LastIndex
-		if len(allocs) >= n {
-			return allocs
-		}
-	}
-	t.Fatalf("job %s: fewer than %d allocations placed", jobID, n)
-	return nil
+	return waitAllocs(t, c, jobID, fmt.Sprintf("fewer than %d allocations placed", n),
+		func(allocs []*nomad.AllocationListStub) bool { return len(allocs) >= n })
 }
 
 // requireScoreJSON reads the allocation as raw JSON: Metrics.ScoreMetaData

@@ -1,7 +1,6 @@
 package jobspec
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -159,14 +158,7 @@ func TestValidateSpreadsAndAffinities(t *testing.T) {
 			`group "g": task "t": affinity[0]: weight -101 must be between -100 and 100 and not 0`},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			job := validJob(t)
-			tc.mutate(job)
-			err := Validate(job)
-			require.Error(t, err)
-			require.True(t, errors.Is(err, ErrInvalid))
-			require.Contains(t, err.Error(), tc.want)
-		})
+		t.Run(tc.name, func(t *testing.T) { requireInvalid(t, tc.mutate, tc.want) })
 	}
 }
 

@@ -34,17 +34,12 @@ func BenchmarkSpread25Racks10kNodes(b *testing.B) {
 		rackOf[n.ID] = n.Meta["rack"]
 	}
 	snap := NewMemSnapshot(nodes, job)
-	n := 0
-	opts := Options{Now: testNow, Rand: rand.New(rand.NewPCG(1, 2)),
-		NewID: func() string { n++; return strconv.Itoa(n) }}
+	opts := benchOpts()
 	b.ReportAllocs()
 	b.ResetTimer()
 	gap, evaluated := 0, 0
 	for range b.N {
-		plan, err := Process(snap, testEval(job), opts)
-		if err != nil || len(plan.Place) != benchCount {
-			b.Fatalf("placed %d: %v", len(plan.GetPlace()), err)
-		}
+		plan := benchPlace(b, snap, job, opts)
 		perRack := map[string]int{}
 		for _, a := range plan.Place {
 			perRack[rackOf[a.NodeID]]++
@@ -62,4 +57,20 @@ func BenchmarkSpread25Racks10kNodes(b *testing.B) {
 	b.ReportMetric(float64(benchCount*b.N)/b.Elapsed().Seconds(), "placements/s")
 	b.ReportMetric(float64(evaluated)/float64(benchCount*b.N), "nodes/alloc")
 	b.ReportMetric(float64(gap), "rack-gap")
+}
+
+// benchOpts are a benchmark's options: a fixed seed, counted IDs.
+func benchOpts() Options {
+	n := 0
+	return Options{Now: testNow, Rand: rand.New(rand.NewPCG(1, 2)),
+		NewID: func() string { n++; return strconv.Itoa(n) }}
+}
+
+// benchPlace plans job's eval and requires every allocation placed.
+func benchPlace(b *testing.B, snap Snapshot, job *messages.Job, opts Options) *messages.ApplyPlan {
+	plan, err := Process(snap, testEval(job), opts)
+	if err != nil || len(plan.Place) != benchCount {
+		b.Fatalf("placed %d: %v", len(plan.GetPlace()), err)
+	}
+	return plan
 }
