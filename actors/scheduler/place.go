@@ -28,14 +28,14 @@ func newGroupState(job *messages.Job, tg *messages.TaskGroup, poolSize int, memo
 		ports:      newPortAsk(tg),
 		collisions: make([]int32, poolSize),
 	}
-	if memo {
-		gs.feas.cache = make([]uint16, poolSize)
-	}
 	gs.shown = shownAlways
-	if gs.spreads = newSpreadSet(job, tg, poolSize); gs.spreads != nil {
-		gs.shown |= 1 << scSpread
+	if memo { // a generic job's group; system jobs rank no candidates
+		gs.feas.cache = make([]uint16, poolSize)
+		if gs.spreads = newSpreadSet(job, tg, poolSize); gs.spreads != nil {
+			gs.shown |= 1 << scSpread
+		}
+		gs.affs = newAffinitySet(job, tg, poolSize)
 	}
-	gs.affs = newAffinitySet(job, tg, poolSize)
 	if gs.feas.devices != nil && gs.feas.devices.affWeight > 0 {
 		gs.shown |= 1 << scDevices
 	}
@@ -108,7 +108,7 @@ func (p *planner) buildPool(generic bool) {
 	for _, tg := range p.job.TaskGroups {
 		gs := newGroupState(p.job, tg, len(p.pool), generic)
 		gs.limit = p.limit
-		if generic && (gs.spreads != nil || gs.affs != nil) {
+		if gs.spreads != nil || gs.affs != nil {
 			gs.limit = scoredLimit(tg, p.limit)
 			gs.fits = make([]fitMemo, len(p.pool))
 		}

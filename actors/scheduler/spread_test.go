@@ -196,3 +196,22 @@ func TestSpreadRanksMoreCandidates(t *testing.T) {
 	require.Equal(t, int32(minScoredLimit), spread.Place[0].Metrics.NodesEvaluated)
 	require.Equal(t, 1500, scoredLimit(&messages.TaskGroup{Count: 1500}, 14), "at least the count")
 }
+
+// TestSystemJobsIgnoreSpreadsAndAffinities: as in Nomad, a system job runs
+// on every feasible node whatever its spreads and affinities; each
+// allocation's ScoreMetaData is its own node's fit.
+func TestSystemJobsIgnoreSpreadsAndAffinities(t *testing.T) {
+	job := testJob("sys", JobTypeSystem, 1)
+	job.Spreads = []*messages.Spread{{Attribute: "${meta.rack}", Weight: 100, SpreadTarget: targets("r1", 100)}}
+	job.Affinities = []*messages.Affinity{{LTarget: "${meta.rack}", Operand: "=", RTarget: "r1", Weight: -100}}
+	nodes := racks(1, "r1", "r1", "r2")
+	plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 1)
+	require.Len(t, plan.Place, 3)
+	for _, a := range plan.Place {
+		meta := a.Metrics.ScoreMetaData
+		require.Len(t, meta, 1)
+		require.Equal(t, a.NodeID, meta[0].NodeID)
+		require.NotContains(t, meta[0].Scores, ScoreSpread)
+		require.InDelta(t, meta[0].Scores[ScoreBinPack], meta[0].NormScore, 1e-9)
+	}
+}
