@@ -81,8 +81,8 @@ func TestAffinityPlacesAtEachLevel(t *testing.T) {
 				meta := plan.Place[0].Metrics.ScoreMetaData
 				require.Len(t, meta, 3, "every node ranked")
 				require.Equal(t, nodes[tc.wantN].ID, meta[0].NodeID)
-				require.NotZero(t, meta[0].Scores[ScoreNodeAffinity]+meta[1].Scores[ScoreNodeAffinity]+
-					meta[2].Scores[ScoreNodeAffinity])
+				require.NotZero(t, meta[0].ScoreMap()[ScoreNodeAffinity]+meta[1].ScoreMap()[ScoreNodeAffinity]+
+					meta[2].ScoreMap()[ScoreNodeAffinity])
 			}
 		})
 	}

@@ -52,8 +52,9 @@
 // candidates per placement instead of the log limit. Spread counts are
 // kept per attribute value as placements and stops are made (spreadSet),
 // so scoring a node never walks allocations. Each placed allocation's
-// Metrics.ScoreMetaData lists the 5 best-scoring nodes with their scores
-// by scorer, best first.
+// Metrics.ScoreMetaData lists the 5 best-scoring nodes with the scores of
+// the scorers that applied (in ScoreNames/ScoreValues, which JSON shows as
+// Nomad's Scores map) and their mean, best first.
 //
 // A job's new version updates a running allocation in place (the plan
 // places it again under its ID, on its node, with the new version) when

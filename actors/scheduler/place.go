@@ -16,7 +16,6 @@ type groupState struct {
 	affs       *affinitySet // nil when no affinity applies to the group
 	limit      int          // candidates ranked per placement
 	fits       []fitMemo    // per pool node, when limit makes nodes ranked again and again; else nil
-	shown      uint8        // the scorers its ScoreMetaData lists even at 0
 }
 
 func newGroupState(job *messages.Job, tg *messages.TaskGroup, poolSize int, memo bool) *groupState {
@@ -28,16 +27,10 @@ func newGroupState(job *messages.Job, tg *messages.TaskGroup, poolSize int, memo
 		ports:      newPortAsk(tg),
 		collisions: make([]int32, poolSize),
 	}
-	gs.shown = shownAlways
 	if memo { // a generic job's group; system jobs rank no candidates
 		gs.feas.cache = make([]uint16, poolSize)
-		if gs.spreads = newSpreadSet(job, tg, poolSize); gs.spreads != nil {
-			gs.shown |= 1 << scSpread
-		}
+		gs.spreads = newSpreadSet(job, tg, poolSize)
 		gs.affs = newAffinitySet(job, tg, poolSize)
-	}
-	if gs.feas.devices != nil && gs.feas.devices.affWeight > 0 {
-		gs.shown |= 1 << scDevices
 	}
 	return gs
 }
@@ -295,7 +288,7 @@ func (p *planner) placeGeneric(gs *groupState, reqs []placeReq) {
 }
 
 func (p *planner) failPlacement(gs *groupState) {
-	m := p.metric.allocMetric(gs.feas.keys, p.pool, gs.shown)
+	m := p.metric.allocMetric(gs.feas.keys, p.pool)
 	m.NodesInPool = int32(len(p.pool))
 	p.pre.into(m)
 	p.failed[gs.tg.Name] = m
@@ -342,7 +335,7 @@ func (p *planner) newAlloc(gs *groupState, req *placeReq, node *messages.Node) *
 		DesiredStatus:      DesiredRun,
 		ClientStatus:       ClientPending,
 		Metrics: &messages.AllocMetricRef{NodesEvaluated: p.metric.evaluated,
-			NodesFiltered: p.metric.filtered, ScoreMetaData: p.metric.top.meta(p.pool, gs.shown)},
+			NodesFiltered: p.metric.filtered, ScoreMetaData: p.metric.top.meta(p.pool)},
 		CreateTime: now,
 		ModifyTime: now,
 		Index:      req.index,

@@ -176,9 +176,9 @@ func (m *selectMetric) reset(nreasons int) {
 }
 
 // allocMetric turns the counts into Nomad's AllocMetric.
-func (m *selectMetric) allocMetric(keys []string, pool []*messages.Node, shown uint8) *messages.AllocMetric {
+func (m *selectMetric) allocMetric(keys []string, pool []*messages.Node) *messages.AllocMetric {
 	am := &messages.AllocMetric{
-		ScoreMetaData:      m.top.meta(pool, shown),
+		ScoreMetaData:      m.top.meta(pool),
 		NodesEvaluated:     m.evaluated,
 		NodesFiltered:      m.filtered,
 		NodesExhausted:     m.exhausted,

@@ -36,10 +36,6 @@ const (
 var scorerNames = [numScorers]string{ScoreBinPack, ScoreJobAntiAffinity, ScoreReschedulePenalty,
 	ScoreNodeAffinity, ScoreSpread, ScoreDevices}
 
-// shownAlways are the scorers every ScoreMetaData entry lists, at 0 when
-// they did not apply, as Nomad lists them.
-const shownAlways = 1<<scBinPack | 1<<scAntiAffinity | 1<<scPenalty | 1<<scAffinity
-
 // nodeScores is one node's score by scorer. Each is in [-1, 1]; the node's
 // normalised score is the mean of those that apply (Nomad's score
 // normalisation): a scorer that has nothing to say about a node (no
@@ -65,18 +61,6 @@ func (s *nodeScores) norm() float64 {
 		return 0
 	}
 	return s.sum / float64(s.n)
-}
-
-// fill writes the scores of the scorers in shown, or that apply, into m.
-func (s *nodeScores) fill(m *messages.NodeScoreMeta, shown uint8) {
-	mask := shown | s.set
-	m.Scores = make(map[string]float64, numScorers)
-	for k := range numScorers {
-		if mask&(1<<k) != 0 {
-			m.Scores[scorerNames[k]] = s.v[k]
-		}
-	}
-	m.NormScore = s.norm()
 }
 
 // maxScoreMeta is how many nodes a placement's metrics keep the scores of
@@ -115,18 +99,31 @@ func (t *topScores) offer(idx int, norm float64, s *nodeScores) {
 }
 
 // meta is the kept nodes' ScoreMetaData, best first (nil when none was
-// scored).
-func (t *topScores) meta(pool []*messages.Node, shown uint8) []*messages.NodeScoreMeta {
+// scored). Each lists the scorers that apply to its node in ScoreNames and
+// ScoreValues: four allocations for the whole list, where a map per node
+// would be ten. (Nomad also lists job-anti-affinity,
+// node-reschedule-penalty and node-affinity at 0 when they do not apply.)
+func (t *topScores) meta(pool []*messages.Node) []*messages.NodeScoreMeta {
 	if t.n == 0 {
 		return nil
 	}
+	total := 0
+	for i := range t.n {
+		total += t.e[i].s.n
+	}
+	names, values := make([]string, 0, total), make([]float64, 0, total)
 	backing := make([]messages.NodeScoreMeta, t.n)
 	out := make([]*messages.NodeScoreMeta, t.n)
 	for i := range t.n {
-		e := &t.e[i]
-		m := &backing[i]
-		m.NodeID = pool[e.idx].ID
-		e.s.fill(m, shown)
+		e, m := &t.e[i], &backing[i]
+		from := len(names)
+		for k := range numScorers {
+			if e.s.set&(1<<k) != 0 {
+				names, values = append(names, scorerNames[k]), append(values, e.s.v[k])
+			}
+		}
+		m.NodeID, m.NormScore = pool[e.idx].ID, e.norm
+		m.ScoreNames, m.ScoreValues = names[from:len(names):len(names)], values[from:len(values):len(values)]
 		out[i] = m
 	}
 	return out

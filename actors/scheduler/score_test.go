@@ -15,19 +15,16 @@ func TestNodeScoresNormalise(t *testing.T) {
 	cases := []struct {
 		name  string
 		parts []part
-		shown uint8
 		norm  float64
 		meta  map[string]float64
 	}{
-		{"bin-packing alone", []part{{scBinPack, 0.6}}, shownAlways, 0.6,
-			map[string]float64{ScoreBinPack: 0.6, ScoreJobAntiAffinity: 0, ScoreReschedulePenalty: 0, ScoreNodeAffinity: 0}},
+		{"bin-packing alone", []part{{scBinPack, 0.6}}, 0.6, map[string]float64{ScoreBinPack: 0.6}},
 		{"a scorer that does not apply is not a 0 in the mean", []part{{scBinPack, 0.6}, {scAffinity, 1}},
-			shownAlways | 1<<scSpread, 0.8, map[string]float64{ScoreBinPack: 0.6, ScoreJobAntiAffinity: 0,
-				ScoreReschedulePenalty: 0, ScoreNodeAffinity: 1, ScoreSpread: 0}},
+			0.8, map[string]float64{ScoreBinPack: 0.6, ScoreNodeAffinity: 1}},
 		{"every scorer", []part{{scBinPack, 0.4}, {scAntiAffinity, -0.5}, {scPenalty, -1}, {scAffinity, 0.5},
-			{scSpread, 0.6}, {scDevices, 1}}, 0, 1.0 / 6, map[string]float64{ScoreBinPack: 0.4, ScoreJobAntiAffinity: -0.5,
+			{scSpread, 0.6}, {scDevices, 1}}, 1.0 / 6, map[string]float64{ScoreBinPack: 0.4, ScoreJobAntiAffinity: -0.5,
 			ScoreReschedulePenalty: -1, ScoreNodeAffinity: 0.5, ScoreSpread: 0.6, ScoreDevices: 1}},
-		{"nothing", nil, 0, 0, map[string]float64{}},
+		{"nothing", nil, 0, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -36,10 +33,11 @@ func TestNodeScoresNormalise(t *testing.T) {
 				s.add(p.s, p.v)
 			}
 			require.InDelta(t, tc.norm, s.norm(), 1e-9)
-			var m messages.NodeScoreMeta
-			s.fill(&m, tc.shown)
-			require.InDeltaMapValues(t, tc.meta, m.Scores, 1e-9)
-			require.Len(t, m.Scores, len(tc.meta))
+			top := topScores{}
+			top.offer(0, s.norm(), &s)
+			m := top.meta(testNodes(1))[0]
+			require.InDeltaMapValues(t, tc.meta, m.ScoreMap(), 1e-9)
+			require.Len(t, m.ScoreMap(), len(tc.meta))
 			require.InDelta(t, tc.norm, m.NormScore, 1e-9)
 		})
 	}
@@ -53,14 +51,14 @@ func TestTopScoresKeepsTheBestFive(t *testing.T) {
 		s.add(scBinPack, v)
 		top.offer(i, v, &s)
 	}
-	meta := top.meta(pool, shownAlways)
+	meta := top.meta(pool)
 	var ids []string
 	for _, m := range meta {
 		ids = append(ids, m.NodeID)
 	}
 	require.Equal(t, []string{"n01", "n04", "n05", "n03", "n07"}, ids, "best first, ties in the order ranked")
 	top.reset()
-	require.Nil(t, top.meta(pool, shownAlways))
+	require.Nil(t, top.meta(pool))
 }
 
 func TestSchedulerAlgorithm(t *testing.T) {
@@ -90,7 +88,7 @@ func TestSchedulerAlgorithm(t *testing.T) {
 			if tc.algorithm == AlgorithmSpread {
 				fit = spreadFitScore(u, resources{cpu: 500, mem: 256})
 			}
-			require.InDelta(t, fit, plan.Place[0].Metrics.ScoreMetaData[0].Scores[ScoreBinPack], 1e-9)
+			require.InDelta(t, fit, plan.Place[0].Metrics.ScoreMetaData[0].ScoreMap()[ScoreBinPack], 1e-9)
 		})
 	}
 }
@@ -145,12 +143,12 @@ func TestScoresCombine(t *testing.T) {
 			require.Greater(t, meta[0].NormScore, meta[1].NormScore)
 			for _, m := range meta {
 				sum, n := 0.0, 0
-				for _, v := range m.Scores {
+				for _, v := range m.ScoreMap() {
 					if v != 0 {
 						sum, n = sum+v, n+1
 					}
 				}
-				require.InDelta(t, sum/float64(n), m.NormScore, 1e-9, "%s: the mean of %v", m.NodeID, m.Scores)
+				require.InDelta(t, sum/float64(n), m.NormScore, 1e-9, "%s: the mean of %v", m.NodeID, m.ScoreMap())
 			}
 		})
 	}
