@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,18 +78,34 @@ func TestNomadClientDrivesAgent(t *testing.T) {
 // the first one has the client status.
 func waitAllocStatus(t *testing.T, c *nomad.Client, jobID, status string) *nomad.AllocationListStub {
 	t.Helper()
+	var found *nomad.AllocationListStub
+	waitAllocs(t, c, jobID, fmt.Sprintf("no allocation reached %q", status), func(allocs []*nomad.AllocationListStub) bool {
+		for _, al := range allocs {
+			if al.ClientStatus == status {
+				found = al
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// waitAllocs follows the job's allocations with blocking queries until done
+// says they are what the test waits for, and returns them; after 30s the
+// test fails with failure.
+func waitAllocs(t *testing.T, c *nomad.Client, jobID, failure string, done func([]*nomad.AllocationListStub) bool) []*nomad.AllocationListStub {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	var index uint64
 	for time.Now().Before(deadline) {
 		allocs, meta, err := c.Jobs().Allocations(jobID, false, &nomad.QueryOptions{WaitIndex: index, WaitTime: 2 * time.Second})
 		require.NoError(t, err)
 		index = meta.LastIndex
-		for _, al := range allocs {
-			if al.ClientStatus == status {
-				return al
-			}
+		if done(allocs) {
+			return allocs
 		}
 	}
-	t.Fatalf("job %s: no allocation reached %q", jobID, status)
+	t.Fatalf("job %s: %s", jobID, failure)
 	return nil
 }

@@ -73,7 +73,9 @@ func defaultMigrate() *messages.MigrateStrategy {
 }
 
 // Canonicalize fills Nomad's defaults in place: namespace, region,
-// datacenters ["*"], type, priority, name, node pool "default"; per group the restart,
+// datacenters ["*"], type, priority, name, node pool "default"; affinity
+// operators ("=") and weights (50) and spread weights (50) at every level;
+// per group the restart,
 // reschedule (not for system jobs) and migrate (service jobs) policies when
 // absent; per task the group's restart policy, kill timeout, resources
 // (cpu 100, memory 300), log config; constraint operands and network modes.
@@ -97,6 +99,8 @@ func Canonicalize(job *messages.Job) {
 		job.Datacenters = []string{"*"}
 	}
 	canonConstraints(job.Constraints)
+	canonAffinities(job.Affinities)
+	canonSpreads(job.Spreads)
 	for _, g := range job.TaskGroups {
 		if g != nil {
 			canonGroup(job.Type, g)
@@ -106,6 +110,8 @@ func Canonicalize(job *messages.Job) {
 
 func canonGroup(typ string, g *messages.TaskGroup) {
 	canonConstraints(g.Constraints)
+	canonAffinities(g.Affinities)
+	canonSpreads(g.Spreads)
 	if g.RestartPolicy == nil {
 		g.RestartPolicy = defaultRestart(typ)
 	}
@@ -140,6 +146,7 @@ func canonGroup(typ string, g *messages.TaskGroup) {
 
 func canonTask(g *messages.TaskGroup, t *messages.Task) {
 	canonConstraints(t.Constraints)
+	canonAffinities(t.Affinities)
 	if t.RestartPolicy == nil {
 		t.RestartPolicy = proto.Clone(g.RestartPolicy).(*messages.RestartPolicy)
 	}
@@ -187,13 +194,27 @@ func canonDevice(dev *messages.RequestedDevice) {
 		dev.Count = 1
 	}
 	canonConstraints(dev.Constraints)
-	for _, a := range dev.Affinities {
+	canonAffinities(dev.Affinities)
+}
+
+// canonAffinities fills Nomad's affinity defaults: operator "=", weight 50.
+func canonAffinities(affs []*messages.Affinity) {
+	for _, a := range affs {
 		if a == nil {
 			continue
 		}
 		setDefault(&a.Operand, defaultOperand)
 		if a.Weight == 0 {
 			a.Weight = defaultWeight
+		}
+	}
+}
+
+// canonSpreads fills Nomad's spread default: weight 50.
+func canonSpreads(spreads []*messages.Spread) {
+	for _, sp := range spreads {
+		if sp != nil && sp.Weight == 0 {
+			sp.Weight = defaultWeight
 		}
 	}
 }

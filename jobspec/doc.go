@@ -26,6 +26,13 @@
 // struct tags drop zero values (count = 0, attempts = 0) that ParseJSON
 // would then read as absent.
 //
+// Scoring blocks are Nomad's: affinity (attribute, operator, value,
+// weight -100..100, not 0) at job, group and task level and inside a
+// device block, and spread (attribute, weight 1..100, target "value" {
+// percent = N } with percents adding up to at most 100) at job and group
+// level. Canonicalize gives affinities the operator "=" and the weight 50,
+// and spreads the weight 50, when they leave them out.
+//
 // A task's csi_plugin block (id, type monolith|controller|node, mount_dir,
 // stage_publish_base_dir, health_timeout) lands in Task.CSIPluginConfig;
 // Canonicalize fills Nomad's defaults (/csi, /local/csi, 30s).

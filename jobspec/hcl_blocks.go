@@ -62,12 +62,16 @@ var (
 		{name: "memory_max", field: "MemoryMaxMB"}, {name: "disk", field: "DiskMB"},
 	}
 	deviceAttrs = []attrSpec{{name: "count", field: "Count"}}
+	spreadAttrs = []attrSpec{{name: "attribute", field: "Attribute"}, {name: "weight", field: "Weight"}}
+	targetAttrs = []attrSpec{{name: "percent", field: "Percent"}}
 
 	constraintSchema = constraintSchemaOf()
 	affinitySchema   = schemaOf(affinityAttrs)
 	networkSchema    = schemaOf(networkAttrs, blockSpec{"port", []string{"label"}})
 	resourcesSchema  = schemaOf(resourcesAttrs, blockSpec{"device", []string{"name"}})
 	deviceSchema     = schemaOf(deviceAttrs, blockSpec{name: "constraint"}, blockSpec{name: "affinity"})
+	spreadSchema     = schemaOf(spreadAttrs, blockSpec{"target", []string{"value"}})
+	targetSchema     = schemaOf(targetAttrs)
 )
 
 func constraintSchemaOf() *hcl.BodySchema {
@@ -217,10 +221,35 @@ func (d *hclDecoder) device(b *hcl.Block) *messages.RequestedDevice {
 	c := d.content(b.Body, deviceSchema)
 	d.decodeAttrs(c.Attributes, deviceAttrs, dev)
 	dev.Constraints = d.constraints(c.Blocks.OfType("constraint"))
-	for _, ab := range c.Blocks.OfType("affinity") {
-		a := &messages.Affinity{}
-		d.decodeAttrs(d.content(ab.Body, affinitySchema).Attributes, affinityAttrs, a)
-		dev.Affinities = append(dev.Affinities, a)
-	}
+	dev.Affinities = d.affinities(c.Blocks.OfType("affinity"))
 	return dev
+}
+
+// affinities decodes affinity blocks: attribute, operator, value, weight.
+func (d *hclDecoder) affinities(blocks hcl.Blocks) []*messages.Affinity {
+	var out []*messages.Affinity
+	for _, b := range blocks {
+		a := &messages.Affinity{}
+		d.decodeAttrs(d.content(b.Body, affinitySchema).Attributes, affinityAttrs, a)
+		out = append(out, a)
+	}
+	return out
+}
+
+// spreads decodes spread blocks: attribute, weight and target "value" {
+// percent = N } blocks.
+func (d *hclDecoder) spreads(blocks hcl.Blocks) []*messages.Spread {
+	var out []*messages.Spread
+	for _, b := range blocks {
+		sp := &messages.Spread{}
+		c := d.content(b.Body, spreadSchema)
+		d.decodeAttrs(c.Attributes, spreadAttrs, sp)
+		for _, tb := range c.Blocks.OfType("target") {
+			st := &messages.SpreadTarget{Value: tb.Labels[0]}
+			d.decodeAttrs(d.content(tb.Body, targetSchema).Attributes, targetAttrs, st)
+			sp.SpreadTarget = append(sp.SpreadTarget, st)
+		}
+		out = append(out, sp)
+	}
+	return out
 }

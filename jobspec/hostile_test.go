@@ -166,7 +166,7 @@ func TestParseJSONHostile(t *testing.T) {
 			require.Less(t, len(err.Error()), 4096, "the message repeats the input")
 		})
 	}
-	j, err := ParseJSON([]byte(job(`,"Update":{"MaxParallel":1,"Stagger":30000000000},"Affinities":[{"Weight":-50}]`, group)))
+	j, err := ParseJSON([]byte(job(`,"Update":{"MaxParallel":1,"Stagger":30000000000},"Affinities":[{"LTarget":"${meta.rack}","RTarget":"r1","Weight":-50}]`, group)))
 	require.NoError(t, err, "Nomad's defaults pass")
 	Canonicalize(j)
 	require.NoError(t, Validate(j))

@@ -26,16 +26,19 @@ var (
 		{name: "kill_timeout", field: "KillTimeout", dur: true},
 	}
 
-	fileSchema  = schemaOf(nil, blockSpec{"job", []string{"name"}})
-	jobSchema   = schemaOf(jobAttrs, blockSpec{name: "meta"}, blockSpec{name: "constraint"}, blockSpec{"group", []string{"name"}})
+	fileSchema = schemaOf(nil, blockSpec{"job", []string{"name"}})
+	jobSchema  = schemaOf(jobAttrs, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
+		blockSpec{name: "affinity"}, blockSpec{name: "spread"}, blockSpec{"group", []string{"name"}})
 	groupSchema = schemaOf(groupAttrs,
-		blockSpec{name: "constraint"}, blockSpec{name: "restart"}, blockSpec{name: "reschedule"},
+		blockSpec{name: "constraint"}, blockSpec{name: "affinity"}, blockSpec{name: "spread"},
+		blockSpec{name: "restart"}, blockSpec{name: "reschedule"},
 		blockSpec{name: "migrate"}, blockSpec{name: "disconnect"}, blockSpec{name: "network"},
 		blockSpec{"volume", []string{"name"}}, blockSpec{name: "meta"}, blockSpec{"task", []string{"name"}})
 	taskSchema = schemaOf(taskAttrs,
 		blockSpec{name: "config"}, blockSpec{name: "env"}, blockSpec{name: "resources"},
 		blockSpec{name: "restart"}, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
-		blockSpec{name: "volume_mount"}, blockSpec{name: "logs"}, blockSpec{name: "csi_plugin"})
+		blockSpec{name: "affinity"}, blockSpec{name: "volume_mount"}, blockSpec{name: "logs"},
+		blockSpec{name: "csi_plugin"})
 )
 
 // Parse decodes an HCL job file (a Nomad-like subset) into a job. filename
@@ -94,6 +97,8 @@ func (d *hclDecoder) job(b *hcl.Block) (*messages.Job, []groupPresence) {
 		job.Meta = d.stringMap(m)
 	}
 	job.Constraints = d.constraints(c.Blocks.OfType("constraint"))
+	job.Affinities = d.affinities(c.Blocks.OfType("affinity"))
+	job.Spreads = d.spreads(c.Blocks.OfType("spread"))
 	var pres []groupPresence
 	for _, gb := range c.Blocks.OfType("group") {
 		g, p := d.group(gb)
@@ -109,6 +114,8 @@ func (d *hclDecoder) group(b *hcl.Block) (*messages.TaskGroup, groupPresence) {
 	var p groupPresence
 	p.count = d.decodeAttrs(c.Attributes, groupAttrs, g).has("Count")
 	g.Constraints = d.constraints(c.Blocks.OfType("constraint"))
+	g.Affinities = d.affinities(c.Blocks.OfType("affinity"))
+	g.Spreads = d.spreads(c.Blocks.OfType("spread"))
 	if m := d.single(c, "meta"); m != nil {
 		g.Meta = d.stringMap(m)
 	}
@@ -145,6 +152,7 @@ func (d *hclDecoder) task(b *hcl.Block) (*messages.Task, taskPresence) {
 	t.Resources, p.resources = d.resources(d.single(c, "resources"))
 	t.RestartPolicy, p.restart = d.restart(d.single(c, "restart"))
 	t.Constraints = d.constraints(c.Blocks.OfType("constraint"))
+	t.Affinities = d.affinities(c.Blocks.OfType("affinity"))
 	for _, vb := range c.Blocks.OfType("volume_mount") {
 		t.VolumeMounts = append(t.VolumeMounts, d.volumeMount(vb))
 	}

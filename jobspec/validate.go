@@ -80,6 +80,8 @@ func validateJob(c checker, job *messages.Job) {
 		}
 	}
 	validateConstraints(c, "constraint", job.Constraints)
+	validateAffinities(c, job.Affinities)
+	validateSpreads(c, job.Spreads)
 	if len(job.TaskGroups) == 0 {
 		c.addf("job must have at least one group")
 	}
@@ -136,6 +138,8 @@ func validateGroup(c checker, typ string, g *messages.TaskGroup) {
 		c.addf("stop_after_client_disconnect must not be negative")
 	}
 	validateConstraints(c, "constraint", g.Constraints)
+	validateAffinities(c, g.Affinities)
+	validateSpreads(c, g.Spreads)
 	validateRestart(c.at("restart"), g.RestartPolicy)
 	validateReschedule(c.at("reschedule"), g.ReschedulePolicy)
 	validateMigrate(c.at("migrate"), g.Migrate)
@@ -190,6 +194,7 @@ func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 	checkStringMap(c, "meta", t.Meta, c.lim(), false)
 	validateResources(c, t.Resources)
 	validateConstraints(c, "constraint", t.Constraints)
+	validateAffinities(c, t.Affinities)
 	validateRestart(c.at("restart"), t.RestartPolicy)
 	if lc := t.LogConfig; lc != nil {
 		if lc.MaxFiles < 1 {

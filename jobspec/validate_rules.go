@@ -73,21 +73,7 @@ func validateDevice(c checker, dev *messages.RequestedDevice) {
 		c.addf("count must be at least 1")
 	}
 	validateConstraints(c, "constraint", dev.Constraints)
-	for i, a := range dev.Affinities {
-		ac := c.at("affinity[%d]", i)
-		if a == nil {
-			ac.addf("is missing")
-			continue
-		}
-		if slices.Contains([]string{"distinct_hosts", "distinct_property"}, a.Operand) {
-			ac.addf("operator %q is not allowed in an affinity", a.Operand)
-		} else {
-			validateOperand(ac, a.Operand, a.LTarget, a.RTarget)
-		}
-		if a.Weight < -100 || a.Weight > 100 || a.Weight == 0 {
-			ac.addf("weight %d must be between -100 and 100 and not 0", a.Weight)
-		}
-	}
+	validateAffinities(c, dev.Affinities)
 }
 
 func validateRestart(c checker, rp *messages.RestartPolicy) {

@@ -93,17 +93,22 @@ func TestValidateRules(t *testing.T) {
 		}, `group "g": task "t": resources.device "nvidia/gpu": affinity[0]: weight 101`},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			job := validJob(t)
-			tc.mutate(job)
-			err := Validate(job)
-			require.Error(t, err)
-			require.True(t, errors.Is(err, ErrInvalid))
-			var ve *ValidationError
-			require.ErrorAs(t, err, &ve)
-			require.True(t, hasPrefixed(ve.Problems, tc.want), "want a problem starting %q, got:\n%s", tc.want, err)
-		})
+		t.Run(tc.name, func(t *testing.T) { requireInvalid(t, tc.mutate, tc.want) })
 	}
+}
+
+// requireInvalid changes a valid job with mutate and requires Validate to
+// refuse it with a problem starting with want.
+func requireInvalid(t *testing.T, mutate func(*messages.Job), want string) {
+	t.Helper()
+	job := validJob(t)
+	mutate(job)
+	err := Validate(job)
+	require.Error(t, err)
+	require.True(t, errors.Is(err, ErrInvalid))
+	var ve *ValidationError
+	require.ErrorAs(t, err, &ve)
+	require.True(t, hasPrefixed(ve.Problems, want), "want a problem starting %q, got:\n%s", want, err)
 }
 
 // hasPrefixed reports whether one problem starts with want.

@@ -403,8 +403,11 @@ type AllocMetricRef struct {
 	NodesEvaluated int32                  `protobuf:"varint,1,opt,name=NodesEvaluated,proto3" json:"NodesEvaluated,omitempty"`
 	NodesFiltered  int32                  `protobuf:"varint,2,opt,name=NodesFiltered,proto3" json:"NodesFiltered,omitempty"`
 	AllocationTime int64                  `protobuf:"varint,3,opt,name=AllocationTime,proto3" json:"AllocationTime,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// ScoreMetaData is the scores of the best nodes the placement ranked,
+	// best first (Nomad's AllocMetric.ScoreMetaData, top 5).
+	ScoreMetaData []*NodeScoreMeta `protobuf:"bytes,4,rep,name=ScoreMetaData,proto3" json:"ScoreMetaData,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AllocMetricRef) Reset() {
@@ -456,6 +459,13 @@ func (x *AllocMetricRef) GetAllocationTime() int64 {
 		return x.AllocationTime
 	}
 	return 0
+}
+
+func (x *AllocMetricRef) GetScoreMetaData() []*NodeScoreMeta {
+	if x != nil {
+		return x.ScoreMetaData
+	}
+	return nil
 }
 
 type DesiredTransition struct {
@@ -1238,7 +1248,8 @@ var File_alloc_proto protoreflect.FileDescriptor
 
 const file_alloc_proto_rawDesc = "" +
 	"\n" +
-	"\valloc.proto\x12\x06troupe\x1a\tjob.proto\"\xc5\v\n" +
+	"\valloc.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
+	"eval.proto\"\xc5\v\n" +
 	"\n" +
 	"Allocation\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x1c\n" +
@@ -1295,11 +1306,12 @@ const file_alloc_proto_rawDesc = "" +
 	"TargetPath\x18\x04 \x01(\tR\n" +
 	"TargetPath\x12)\n" +
 	"\x06Events\x18\x05 \x03(\v2\x11.troupe.TaskEventR\x06Events\x12\x1a\n" +
-	"\bAttempts\x18\x06 \x01(\x05R\bAttempts\"\x86\x01\n" +
+	"\bAttempts\x18\x06 \x01(\x05R\bAttempts\"\xc3\x01\n" +
 	"\x0eAllocMetricRef\x12&\n" +
 	"\x0eNodesEvaluated\x18\x01 \x01(\x05R\x0eNodesEvaluated\x12$\n" +
 	"\rNodesFiltered\x18\x02 \x01(\x05R\rNodesFiltered\x12&\n" +
-	"\x0eAllocationTime\x18\x03 \x01(\x03R\x0eAllocationTime\"\xa1\x01\n" +
+	"\x0eAllocationTime\x18\x03 \x01(\x03R\x0eAllocationTime\x12;\n" +
+	"\rScoreMetaData\x18\x04 \x03(\v2\x15.troupe.NodeScoreMetaR\rScoreMetaData\"\xa1\x01\n" +
 	"\x11DesiredTransition\x12\x18\n" +
 	"\aMigrate\x18\x01 \x01(\bR\aMigrate\x12\x1e\n" +
 	"\n" +
@@ -1406,7 +1418,8 @@ var file_alloc_proto_goTypes = []any{
 	nil,                              // 17: troupe.AllocatedResources.TasksEntry
 	nil,                              // 18: troupe.TaskEvent.DetailsEntry
 	(*Job)(nil),                      // 19: troupe.Job
-	(*NetworkResource)(nil),          // 20: troupe.NetworkResource
+	(*NodeScoreMeta)(nil),            // 20: troupe.NodeScoreMeta
+	(*NetworkResource)(nil),          // 21: troupe.NetworkResource
 }
 var file_alloc_proto_depIdxs = []int32{
 	19, // 0: troupe.Allocation.Job:type_name -> troupe.Job
@@ -1418,23 +1431,24 @@ var file_alloc_proto_depIdxs = []int32{
 	12, // 6: troupe.Allocation.NetworkStatus:type_name -> troupe.NetworkStatus
 	16, // 7: troupe.Allocation.VolumeStates:type_name -> troupe.Allocation.VolumeStatesEntry
 	14, // 8: troupe.AllocVolumeState.Events:type_name -> troupe.TaskEvent
-	5,  // 9: troupe.RescheduleTracker.Events:type_name -> troupe.RescheduleEvent
-	17, // 10: troupe.AllocatedResources.Tasks:type_name -> troupe.AllocatedResources.TasksEntry
-	11, // 11: troupe.AllocatedResources.Shared:type_name -> troupe.AllocatedSharedResources
-	8,  // 12: troupe.AllocatedTaskResources.Cpu:type_name -> troupe.AllocatedCpuResources
-	9,  // 13: troupe.AllocatedTaskResources.Memory:type_name -> troupe.AllocatedMemoryResources
-	10, // 14: troupe.AllocatedTaskResources.Devices:type_name -> troupe.AllocatedDeviceResource
-	20, // 15: troupe.AllocatedSharedResources.Networks:type_name -> troupe.NetworkResource
-	14, // 16: troupe.TaskState.Events:type_name -> troupe.TaskEvent
-	18, // 17: troupe.TaskEvent.Details:type_name -> troupe.TaskEvent.DetailsEntry
-	13, // 18: troupe.Allocation.TaskStatesEntry.value:type_name -> troupe.TaskState
-	1,  // 19: troupe.Allocation.VolumeStatesEntry.value:type_name -> troupe.AllocVolumeState
-	7,  // 20: troupe.AllocatedResources.TasksEntry.value:type_name -> troupe.AllocatedTaskResources
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	20, // 9: troupe.AllocMetricRef.ScoreMetaData:type_name -> troupe.NodeScoreMeta
+	5,  // 10: troupe.RescheduleTracker.Events:type_name -> troupe.RescheduleEvent
+	17, // 11: troupe.AllocatedResources.Tasks:type_name -> troupe.AllocatedResources.TasksEntry
+	11, // 12: troupe.AllocatedResources.Shared:type_name -> troupe.AllocatedSharedResources
+	8,  // 13: troupe.AllocatedTaskResources.Cpu:type_name -> troupe.AllocatedCpuResources
+	9,  // 14: troupe.AllocatedTaskResources.Memory:type_name -> troupe.AllocatedMemoryResources
+	10, // 15: troupe.AllocatedTaskResources.Devices:type_name -> troupe.AllocatedDeviceResource
+	21, // 16: troupe.AllocatedSharedResources.Networks:type_name -> troupe.NetworkResource
+	14, // 17: troupe.TaskState.Events:type_name -> troupe.TaskEvent
+	18, // 18: troupe.TaskEvent.Details:type_name -> troupe.TaskEvent.DetailsEntry
+	13, // 19: troupe.Allocation.TaskStatesEntry.value:type_name -> troupe.TaskState
+	1,  // 20: troupe.Allocation.VolumeStatesEntry.value:type_name -> troupe.AllocVolumeState
+	7,  // 21: troupe.AllocatedResources.TasksEntry.value:type_name -> troupe.AllocatedTaskResources
+	22, // [22:22] is the sub-list for method output_type
+	22, // [22:22] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_alloc_proto_init() }
@@ -1443,6 +1457,7 @@ func file_alloc_proto_init() {
 		return
 	}
 	file_job_proto_init()
+	file_eval_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -364,10 +364,16 @@ func (x *AllocMetric) GetNodesPreempted() int32 {
 }
 
 type NodeScoreMeta struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	NodeID        string                 `protobuf:"bytes,1,opt,name=NodeID,proto3" json:"NodeID,omitempty"`
-	Scores        map[string]float64     `protobuf:"bytes,2,rep,name=Scores,proto3" json:"Scores,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	NormScore     float64                `protobuf:"fixed64,3,opt,name=NormScore,proto3" json:"NormScore,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	NodeID    string                 `protobuf:"bytes,1,opt,name=NodeID,proto3" json:"NodeID,omitempty"`
+	Scores    map[string]float64     `protobuf:"bytes,2,rep,name=Scores,proto3" json:"Scores,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	NormScore float64                `protobuf:"fixed64,3,opt,name=NormScore,proto3" json:"NormScore,omitempty"`
+	// ScoreNames and ScoreValues are scores too, ScoreValues[i] by
+	// ScoreNames[i]: a form much cheaper to build than a map, which the
+	// scheduler writes for every allocation it places. JSON shows them in
+	// Scores, as Nomad does; ScoreMap reads both forms.
+	ScoreNames    []string  `protobuf:"bytes,4,rep,name=ScoreNames,proto3" json:"ScoreNames,omitempty"`
+	ScoreValues   []float64 `protobuf:"fixed64,5,rep,packed,name=ScoreValues,proto3" json:"ScoreValues,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -421,6 +427,20 @@ func (x *NodeScoreMeta) GetNormScore() float64 {
 		return x.NormScore
 	}
 	return 0
+}
+
+func (x *NodeScoreMeta) GetScoreNames() []string {
+	if x != nil {
+		return x.ScoreNames
+	}
+	return nil
+}
+
+func (x *NodeScoreMeta) GetScoreValues() []float64 {
+	if x != nil {
+		return x.ScoreValues
+	}
+	return nil
 }
 
 var File_eval_proto protoreflect.FileDescriptor
@@ -491,11 +511,15 @@ const file_eval_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1aE\n" +
 	"\x17DimensionExhaustedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xbb\x01\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xfd\x01\n" +
 	"\rNodeScoreMeta\x12\x16\n" +
 	"\x06NodeID\x18\x01 \x01(\tR\x06NodeID\x129\n" +
 	"\x06Scores\x18\x02 \x03(\v2!.troupe.NodeScoreMeta.ScoresEntryR\x06Scores\x12\x1c\n" +
-	"\tNormScore\x18\x03 \x01(\x01R\tNormScore\x1a9\n" +
+	"\tNormScore\x18\x03 \x01(\x01R\tNormScore\x12\x1e\n" +
+	"\n" +
+	"ScoreNames\x18\x04 \x03(\tR\n" +
+	"ScoreNames\x12 \n" +
+	"\vScoreValues\x18\x05 \x03(\x01R\vScoreValues\x1a9\n" +
 	"\vScoresEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"

@@ -12,16 +12,10 @@ type SchedulerConfigSource interface {
 	SchedulerConfig() *messages.SchedulerConfiguration
 }
 
-// Scheduler algorithms.
-const (
-	AlgorithmBinpack = "binpack"
-	AlgorithmSpread  = "spread"
-)
-
 // DefaultConfig is Nomad's default scheduler configuration: bin-packing,
 // and preemption for the system scheduler only (not sysbatch).
 func DefaultConfig() *messages.SchedulerConfiguration {
-	return &messages.SchedulerConfiguration{SchedulerAlgorithm: AlgorithmBinpack,
+	return &messages.SchedulerConfiguration{SchedulerAlgorithm: AlgorithmBinPack,
 		PreemptionConfig: &messages.PreemptionConfig{SystemSchedulerEnabled: true}}
 }
 
@@ -64,7 +58,7 @@ func (p *planner) configure() {
 		p.opts.SchedulerAlgorithm = p.config.GetSchedulerAlgorithm()
 	}
 	if p.opts.SchedulerAlgorithm == "" {
-		p.opts.SchedulerAlgorithm = AlgorithmBinpack
+		p.opts.SchedulerAlgorithm = AlgorithmBinPack
 	}
 	p.preemption = p.job != nil && PreemptionEnabled(p.config, p.job.GetType())
 }

@@ -26,13 +26,13 @@ func TestConfigPerEvaluation(t *testing.T) {
 		wantAlgo string
 		wantMax  int64
 	}{
-		{name: "defaults", wantAlgo: AlgorithmBinpack},
+		{name: "defaults", wantAlgo: AlgorithmBinPack},
 		{name: "spread from the configuration", cfg: &messages.SchedulerConfiguration{SchedulerAlgorithm: AlgorithmSpread}, wantAlgo: AlgorithmSpread},
 		{name: "the caller's algorithm wins", cfg: &messages.SchedulerConfiguration{SchedulerAlgorithm: AlgorithmSpread},
-			optAlgo: AlgorithmBinpack, wantAlgo: AlgorithmBinpack},
-		{name: "an empty algorithm is binpack", cfg: &messages.SchedulerConfiguration{}, wantAlgo: AlgorithmBinpack},
+			optAlgo: AlgorithmBinPack, wantAlgo: AlgorithmBinPack},
+		{name: "an empty algorithm is binpack", cfg: &messages.SchedulerConfiguration{}, wantAlgo: AlgorithmBinPack},
 		{name: "memory_max with oversubscription", cfg: &messages.SchedulerConfiguration{MemoryOversubscriptionEnabled: true},
-			wantAlgo: AlgorithmBinpack, wantMax: 1024},
+			wantAlgo: AlgorithmBinPack, wantMax: 1024},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

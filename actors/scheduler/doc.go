@@ -3,10 +3,11 @@
 // Process is the whole decision, a pure function of a state snapshot and an
 // evaluation: reconcile what runs against what the job wants, filter nodes
 // by feasibility (status, eligibility, datacenter, drivers, constraints,
-// resources), rank the candidates (bin-packing, job anti-affinity, Nomad's
-// limit of max(2, ceil(log2 N)) candidates for service and batch jobs,
-// every node for system jobs) and return a messages.ApplyPlan with the
-// allocations to place and stop, and why placements failed.
+// resources), rank the candidates (bin-packing, job anti-affinity,
+// affinities, spreads, Nomad's limit of max(2, ceil(log2 N)) candidates
+// for service and batch jobs, every node for system jobs) and return a
+// messages.ApplyPlan with the allocations to place and stop, and why
+// placements failed.
 //
 // A job is placed only on the nodes of its node pool (Job.NodePool; ""
 // is "default", "all" is every node): nodes of other pools are never
@@ -46,6 +47,23 @@
 // terminal allocs release theirs. As with ports, a node's device use is
 // read from its allocs only when a group that asks for devices considers
 // it, so other groups pay nothing.
+//
+// Nodes are scored as Nomad scores them: each scorer gives a score in
+// [-1, 1] and a node's score is the mean of those that apply to it:
+// bin-packing (the fullest node first; with Options.SchedulerAlgorithm
+// "spread" the emptiest), device affinities, job anti-affinity, the
+// rescheduling penalty, node affinities (the job's, the group's and its
+// tasks', met weights over the sum of |weights|, left out when none is
+// met) and spreads (the group's and the job's, each weighted by its share
+// of the weights: toward the target percents, or even over the values
+// allocations were counted on; a node without the attribute is a value of
+// its own). A group with spreads or affinities ranks max(100, count)
+// candidates per placement instead of the log limit. Spread counts are
+// kept per attribute value as placements and stops are made (spreadSet),
+// so scoring a node never walks allocations. Each placed allocation's
+// Metrics.ScoreMetaData lists the 5 best-scoring nodes with the scores of
+// the scorers that applied (in ScoreNames/ScoreValues, which JSON shows as
+// Nomad's Scores map) and their mean, best first.
 //
 // A job's new version updates a running allocation in place (the plan
 // places it again under its ID, on its node, with the new version) when

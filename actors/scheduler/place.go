@@ -10,8 +10,12 @@ type groupState struct {
 	ask        resources
 	desired    int32
 	feas       groupFeas
-	ports      *portAsk // nil when the group asks for no ports
-	collisions []int32  // proposed allocs of this group per pool node
+	ports      *portAsk     // nil when the group asks for no ports
+	collisions []int32      // proposed allocs of this group per pool node
+	spreads    *spreadSet   // nil when neither the group nor the job spreads
+	affs       *affinitySet // nil when no affinity applies to the group
+	limit      int          // candidates ranked per placement
+	fits       []fitMemo    // per pool node, when limit makes nodes ranked again and again; else nil
 }
 
 func newGroupState(job *messages.Job, tg *messages.TaskGroup, poolSize int, memo bool) *groupState {
@@ -23,11 +27,23 @@ func newGroupState(job *messages.Job, tg *messages.TaskGroup, poolSize int, memo
 		ports:      newPortAsk(tg),
 		collisions: make([]int32, poolSize),
 	}
-	if memo {
+	if memo { // a generic job's group; system jobs rank no candidates
 		gs.feas.cache = make([]uint16, poolSize)
+		gs.spreads = newSpreadSet(job, tg, poolSize)
+		gs.affs = newAffinitySet(job, tg, poolSize)
 	}
 	return gs
 }
+
+// scoredLimit is how many candidates a placement of a group with spreads
+// or affinities ranks: as in Nomad, at least 100 and at least the group's
+// count, so that the scores that depend on the node's attributes see
+// enough of the cluster.
+func scoredLimit(tg *messages.TaskGroup, limit int) int {
+	return max(limit, minScoredLimit, int(tg.Count))
+}
+
+const minScoredLimit = 100
 
 // groupAsk is the sum of the group's task resources.
 func groupAsk(tg *messages.TaskGroup) resources {
@@ -87,6 +103,11 @@ func (p *planner) buildPool(generic bool) {
 	p.usage = make([]nodeUsage, len(p.pool))
 	for _, tg := range p.job.TaskGroups {
 		gs := newGroupState(p.job, tg, len(p.pool), generic)
+		gs.limit = p.limit
+		if gs.spreads != nil || gs.affs != nil {
+			gs.limit = scoredLimit(tg, p.limit)
+			gs.fits = make([]fitMemo, len(p.pool))
+		}
 		if src, ok := p.snap.(CSISource); ok {
 			gs.feas.addCSI(p.job, tg, src)
 		}
@@ -102,7 +123,12 @@ func (p *planner) buildPool(generic bool) {
 		switch {
 		case terminal(a):
 		case p.stopped[a.ID]:
-			p.addUsage(a, -1) // stopped by this plan before the pool existed
+			// Stopped by this plan before the pool existed: it holds
+			// nothing, but its node's spread values count as seen, as
+			// they would had it been stopped after.
+			p.addUsage(a, -1)
+			p.account(a, 1)
+			p.account(a, -1)
 		default:
 			p.account(a, 1)
 		}
@@ -126,7 +152,7 @@ func (p *planner) poolIndex(id string) int {
 
 func (p *planner) addUsage(a *messages.Allocation, sign int64) {
 	if i := p.poolIndex(a.NodeID); i >= 0 {
-		p.usage[i].used.add(allocResources(a), sign)
+		p.usage[i].change(allocResources(a), sign)
 		if p.ports != nil && p.ports[i] != nil {
 			p.ports[i].addAlloc(a, int32(sign))
 		}
@@ -137,16 +163,26 @@ func (p *planner) addUsage(a *messages.Allocation, sign int64) {
 }
 
 // account adds (sign 1) or removes (-1) a proposed alloc of the job from
-// the anti-affinity and distinct_property counts.
+// the anti-affinity, spread and distinct_property counts.
 func (p *planner) account(a *messages.Allocation, sign int32) {
 	p.accountAt(a, p.poolIndex(a.NodeID), sign)
 }
 
 func (p *planner) accountAt(a *messages.Allocation, idx int, sign int32) {
-	if gs := p.groups[a.TaskGroup]; gs != nil && idx >= 0 {
-		gs.collisions[idx] += sign
-	}
 	var node *messages.Node
+	if gs := p.groups[a.TaskGroup]; gs != nil {
+		if idx >= 0 {
+			gs.collisions[idx] += sign
+		}
+		if gs.spreads != nil {
+			if idx < 0 {
+				if node = p.allocNode(a, idx); node == nil {
+					return
+				}
+			}
+			gs.spreads.account(p.pool, idx, node, sign)
+		}
+	}
 	for _, gs := range p.groups {
 		for _, pl := range gs.feas.props {
 			if !pl.jobScope && gs.tg.Name != a.TaskGroup {
@@ -258,7 +294,7 @@ func (p *planner) placeGeneric(gs *groupState, reqs []placeReq) {
 }
 
 func (p *planner) failPlacement(gs *groupState) {
-	m := p.metric.allocMetric(gs.feas.keys)
+	m := p.metric.allocMetric(gs.feas.keys, p.pool)
 	m.NodesInPool, m.NodePool = int32(len(p.pool)), p.pre.pool
 	m.NodesPreempted = p.evict.takeExamined()
 	p.pre.into(m)
@@ -283,7 +319,7 @@ func (p *planner) placeAt(gs *groupState, req *placeReq, idx int) {
 	}
 	p.plan.Place = append(p.plan.Place, a)
 	p.placedNew++
-	p.usage[idx].used.add(gs.ask, 1)
+	p.usage[idx].change(gs.ask, 1)
 	p.accountAt(a, idx, 1)
 	if req.stopPrev != nil {
 		p.deferred = append(p.deferred, req.stopPrev)
@@ -306,7 +342,7 @@ func (p *planner) newAlloc(gs *groupState, req *placeReq, node *messages.Node) *
 		DesiredStatus:      DesiredRun,
 		ClientStatus:       ClientPending,
 		Metrics: &messages.AllocMetricRef{NodesEvaluated: p.metric.evaluated,
-			NodesFiltered: p.metric.filtered},
+			NodesFiltered: p.metric.filtered, ScoreMetaData: p.metric.top.meta(p.pool)},
 		CreateTime: now,
 		ModifyTime: now,
 		Index:      req.index,

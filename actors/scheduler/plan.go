@@ -49,8 +49,9 @@ type Options struct {
 	// as used on their nodes (nil: nothing).
 	Pending *Pending
 	// SchedulerAlgorithm is the scheduler configuration's algorithm for
-	// this evaluation ("binpack" or "spread"); "" reads it from the
-	// snapshot (SchedulerConfigSource), else binpack.
+	// this evaluation: AlgorithmBinPack ("binpack") ranks the fullest node
+	// that fits first, AlgorithmSpread ("spread") the emptiest; "" reads
+	// it from the snapshot (SchedulerConfigSource), else binpack.
 	SchedulerAlgorithm string
 }
 
@@ -133,6 +134,7 @@ type planner struct {
 	deferred  []*messages.AllocStopUpdate // conditional stops that took effect
 	inPlaceOK map[versionGroup]bool       // inPlace's answers; nil until asked
 	capped    bool                        // MaxPlacements left placements for a follow-up
+	spreadFit bool                        // SchedulerAlgorithm is AlgorithmSpread
 	placedNew int                         // new allocations placed (not in-place updates)
 
 	pool     []*messages.Node // candidate nodes, shuffled for generic jobs
@@ -155,17 +157,18 @@ type planner struct {
 func newPlanner(snap Snapshot, eval *messages.Evaluation, opts Options) *planner {
 	src, _ := snap.(NodeUsageSource)
 	return &planner{
-		snap:     snap,
-		usageSrc: src,
-		eval:     eval,
-		opts:     opts,
-		plan:     &messages.ApplyPlan{EvalID: eval.ID},
-		match:    newMatcher(),
-		nodes:    map[string]*messages.Node{},
-		stopped:  map[string]bool{},
-		groups:   map[string]*groupState{},
-		failed:   map[string]*messages.AllocMetric{},
-		queued:   map[string]int32{},
+		snap:      snap,
+		usageSrc:  src,
+		eval:      eval,
+		opts:      opts,
+		spreadFit: opts.SchedulerAlgorithm == AlgorithmSpread,
+		plan:      &messages.ApplyPlan{EvalID: eval.ID},
+		match:     newMatcher(),
+		nodes:     map[string]*messages.Node{},
+		stopped:   map[string]bool{},
+		groups:    map[string]*groupState{},
+		failed:    map[string]*messages.AllocMetric{},
+		queued:    map[string]int32{},
 	}
 }
 

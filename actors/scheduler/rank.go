@@ -57,8 +57,15 @@ func allocResources(a *messages.Allocation) resources {
 // first time the node is ranked.
 type nodeUsage struct {
 	ready bool
+	gen   uint32 // changes with used, for fitMemo
 	used  resources
 	cap   resources
+}
+
+// change adds (sign 1) or takes (-1) r to the node's use.
+func (u *nodeUsage) change(r resources, sign int64) {
+	u.used.add(r, sign)
+	u.gen++
 }
 
 func nodeCapacity(n *messages.Node) resources {
@@ -110,6 +117,7 @@ func (p *planner) nodeUsage(idx int) *nodeUsage {
 		u.used.add(allocResources(a), 1)
 	}
 	u.ready = true
+	u.gen++
 	return u
 }
 
@@ -129,16 +137,14 @@ func (u *nodeUsage) exhausted(ask resources) int {
 // binPackScore is Nomad's ScoreFitBinPack normalised to 0..1: fuller
 // nodes (after placing ask) score higher.
 func binPackScore(u *nodeUsage, ask resources) float64 {
-	total := pow10(freeFraction(u.used.cpu+ask.cpu, u.cap.cpu)) +
+	return clampFit(20-freePow(u, ask)) / binPackMaxScore
+}
+
+// freePow is 10^(free cpu fraction) + 10^(free memory fraction) after
+// placing ask, the quantity both of Nomad's fit scores are made of.
+func freePow(u *nodeUsage, ask resources) float64 {
+	return pow10(freeFraction(u.used.cpu+ask.cpu, u.cap.cpu)) +
 		pow10(freeFraction(u.used.mem+ask.mem, u.cap.mem))
-	score := 20.0 - total
-	switch {
-	case score > binPackMaxScore:
-		score = binPackMaxScore
-	case score < 0:
-		score = 0
-	}
-	return score / binPackMaxScore
 }
 
 // pow10 is 10^x, computed as e^(x ln 10): cheaper than math.Pow.
@@ -157,11 +163,13 @@ type selectMetric struct {
 	dims                           [3]int32
 	reasons                        []int32
 	keyed                          map[string]int32 // network and devices, by DimensionExhausted key; nil until needed
+	top                            topScores        // the best-scoring nodes, for ScoreMetaData
 }
 
 func (m *selectMetric) reset(nreasons int) {
 	m.evaluated, m.filtered, m.exhausted = 0, 0, 0
 	m.dims = [3]int32{}
+	m.top.reset()
 	clear(m.keyed)
 	if cap(m.reasons) < nreasons {
 		m.reasons = make([]int32, nreasons)
@@ -171,8 +179,9 @@ func (m *selectMetric) reset(nreasons int) {
 }
 
 // allocMetric turns the counts into Nomad's AllocMetric.
-func (m *selectMetric) allocMetric(keys []string) *messages.AllocMetric {
+func (m *selectMetric) allocMetric(keys []string, pool []*messages.Node) *messages.AllocMetric {
 	am := &messages.AllocMetric{
+		ScoreMetaData:      m.top.meta(pool),
 		NodesEvaluated:     m.evaluated,
 		NodesFiltered:      m.filtered,
 		NodesExhausted:     m.exhausted,
@@ -210,8 +219,8 @@ func (m *selectMetric) exhaustKeyed(key string) {
 }
 
 // selectNode walks the shuffled pool from where the last placement
-// stopped, as Nomad's limit iterator does: it stops after limit feasible
-// options and returns the best-scoring one (-1 when none fits).
+// stopped, as Nomad's limit iterator does: it stops after gs.limit
+// feasible options and returns the best-scoring one (-1 when none fits).
 func (p *planner) selectNode(gs *groupState, penalty []string) int {
 	m := &p.metric
 	m.reset(len(gs.feas.keys))
@@ -219,15 +228,17 @@ func (p *planner) selectNode(gs *groupState, penalty []string) int {
 	var skipped [maxSkip]candidate
 	nskip, returned := 0, 0
 	best := candidate{idx: -1}
-	for seen := 0; seen < n && returned < p.limit; seen++ {
+	for seen := 0; seen < n && returned < gs.limit; seen++ {
 		idx := p.cursor
 		if p.cursor++; p.cursor == n {
 			p.cursor = 0
 		}
-		score, ok := p.rankNode(gs, idx, penalty)
-		if !ok {
+		var s nodeScores
+		if !p.rankNode(gs, idx, penalty, &s) {
 			continue
 		}
+		score := s.norm()
+		m.top.offer(idx, score, &s)
 		if score <= skipThreshold && nskip < maxSkip {
 			skipped[nskip] = candidate{idx, score}
 			nskip++
@@ -238,7 +249,7 @@ func (p *planner) selectNode(gs *groupState, penalty []string) int {
 			best = candidate{idx, score}
 		}
 	}
-	for i := 0; i < nskip && returned < p.limit; i++ {
+	for i := 0; i < nskip && returned < gs.limit; i++ {
 		returned++
 		if best.idx < 0 || skipped[i].score > best.score {
 			best = skipped[i]
@@ -247,10 +258,9 @@ func (p *planner) selectNode(gs *groupState, penalty []string) int {
 	return best.idx
 }
 
-// rankNode checks pool node idx for gs and scores it: bin-packing,
-// averaged with the device affinity, job anti-affinity and rescheduling
-// penalties that apply, as Nomad's score normalisation does.
-func (p *planner) rankNode(gs *groupState, idx int, penalty []string) (float64, bool) {
+// rankNode checks pool node idx for gs and, when it fits, scores it into
+// s (scoreNode).
+func (p *planner) rankNode(gs *groupState, idx int, penalty []string, s *nodeScores) bool {
 	m := &p.metric
 	m.evaluated++
 	r := p.staticReason(gs, idx)
@@ -260,43 +270,31 @@ func (p *planner) rankNode(gs *groupState, idx int, penalty []string) (float64, 
 	if r >= 0 {
 		m.filtered++
 		m.reasons[r]++
-		return 0, false
+		return false
 	}
 	if gs.ports != nil { // before cpu and memory, as Nomad's bin-packing does
 		if k := p.portsReason(gs, idx); k != "" {
 			m.exhaustKeyed(k)
-			return 0, false
+			return false
 		}
 	}
 	devScore := 0.0
 	if gs.feas.devices != nil { // before cpu and memory too
-		s, k := p.devicesFit(gs.feas.devices, idx)
+		ds, k := p.devicesFit(gs.feas.devices, idx)
 		if k != "" {
 			m.exhaustKeyed(k)
-			return 0, false
+			return false
 		}
-		devScore = s
+		devScore = ds
 	}
 	u := p.nodeUsage(idx)
 	if d := u.exhausted(gs.ask); d >= 0 {
 		m.exhausted++
 		m.dims[d]++
-		return 0, false
+		return false
 	}
-	score, parts := binPackScore(u, gs.ask), 1.0
-	if gs.feas.devices != nil && gs.feas.devices.affWeight > 0 {
-		score += devScore
-		parts++
-	}
-	if c := gs.collisions[idx]; c > 0 {
-		score += -float64(c+1) / float64(gs.desired)
-		parts++
-	}
-	if len(penalty) > 0 && contains(penalty, p.pool[idx].ID) {
-		score--
-		parts++
-	}
-	return score / parts, true
+	p.scoreNode(gs, idx, u, penalty, devScore, s)
+	return true
 }
 
 // logLimit is Nomad's candidate limit for n nodes: max(2, ceil(log2 n)).

@@ -110,7 +110,8 @@ func (p *planner) placeOnNode(gs *groupState, idx int, req *placeReq) {
 	if gs.feas.devices != nil && dim == "" {
 		_, dim = p.devicesFit(gs.feas.devices, idx)
 	}
-	if d := p.nodeUsage(idx).exhausted(gs.ask); dim == "" && d >= 0 {
+	u := p.nodeUsage(idx)
+	if d := u.exhausted(gs.ask); dim == "" && d >= 0 {
 		dim = dimNames[d]
 	}
 	if dim != "" && p.preemption && p.preemptAt(gs, req, idx) {
@@ -123,6 +124,9 @@ func (p *planner) placeOnNode(gs *groupState, idx int, req *placeReq) {
 		p.failOnNode(gs, dim)
 		return
 	}
+	var s nodeScores // the node's fit, for the alloc's ScoreMetaData
+	s.add(scBinPack, p.fitScore(u, gs.ask))
+	p.metric.top.offer(idx, s.norm(), &s)
 	p.placeAt(gs, req, idx)
 }
 

@@ -38,12 +38,31 @@ func (s *planShare) alloc(a *messages.Allocation, n *messages.Node) {
 		*f = s.str(*f)
 	}
 	a.AllocatedResources = s.resources(a.AllocatedResources)
-	if m := a.Metrics; m != nil && s.met != nil && m.NodesEvaluated == s.met.NodesEvaluated &&
-		m.NodesFiltered == s.met.NodesFiltered && m.AllocationTime == s.met.AllocationTime {
-		a.Metrics = s.met
-	} else {
-		s.met = m
+	a.Metrics = s.metrics(a.Metrics)
+}
+
+// metrics returns the plan's last metrics when m says the same and has no
+// scores (each placement ranks its own nodes), else m with its score
+// names and node IDs shared.
+func (s *planShare) metrics(m *messages.AllocMetricRef) *messages.AllocMetricRef {
+	if m == nil {
+		return nil
 	}
+	if len(m.ScoreMetaData) > 0 {
+		for _, sm := range m.ScoreMetaData {
+			sm.NodeID = s.str(sm.NodeID)
+			for i, name := range sm.ScoreNames {
+				sm.ScoreNames[i] = s.str(name)
+			}
+		}
+		return m
+	}
+	if c := s.met; c != nil && m.NodesEvaluated == c.NodesEvaluated && m.NodesFiltered == c.NodesFiltered &&
+		m.AllocationTime == c.AllocationTime {
+		return c
+	}
+	s.met = m
+	return m
 }
 
 func (s *planShare) str(v string) string {

@@ -97,6 +97,17 @@ func TestPlanShare(t *testing.T) {
 	require.Same(t, unsafeData(a.JobID), unsafeData(b.JobID))
 	require.Same(t, unsafeData(a.EvalID), unsafeData(b.EvalID))
 
+	scored := mk()
+	scored.Metrics.ScoreMetaData = []*messages.NodeScoreMeta{{NodeID: string([]byte("node-1")), ScoreNames: []string{string([]byte("binpack"))}}}
+	scored2 := mk()
+	scored2.Metrics.ScoreMetaData = []*messages.NodeScoreMeta{{NodeID: string([]byte("node-1")), ScoreNames: []string{string([]byte("binpack"))}}}
+	s.alloc(scored, node)
+	s.alloc(scored2, node)
+	require.NotSame(t, scored.Metrics, scored2.Metrics, "metrics with scores are each placement's own")
+	require.NotSame(t, a.Metrics, scored.Metrics)
+	require.Same(t, unsafeData(scored.Metrics.ScoreMetaData[0].NodeID), unsafeData(scored2.Metrics.ScoreMetaData[0].NodeID))
+	require.Same(t, unsafeData(scored.Metrics.ScoreMetaData[0].ScoreNames[0]), unsafeData(scored2.Metrics.ScoreMetaData[0].ScoreNames[0]))
+
 	ports := mk()
 	ports.AllocatedResources.Shared.Networks = []*messages.NetworkResource{{Mode: "host"}}
 	own := ports.AllocatedResources

@@ -11,7 +11,7 @@ import (
 
 // Scheduler algorithms (SchedulerConfiguration.SchedulerAlgorithm).
 const (
-	SchedulerAlgorithmBinpack = "binpack"
+	SchedulerAlgorithmBinPack = "binpack"
 	SchedulerAlgorithmSpread  = "spread"
 )
 
@@ -27,7 +27,7 @@ func schedulerConfigTable() *memdb.TableSchema {
 // Nomad: not sysbatch, service or batch).
 func DefaultSchedulerConfig() *messages.SchedulerConfiguration {
 	return &messages.SchedulerConfiguration{
-		SchedulerAlgorithm: SchedulerAlgorithmBinpack,
+		SchedulerAlgorithm: SchedulerAlgorithmBinPack,
 		PreemptionConfig:   &messages.PreemptionConfig{SystemSchedulerEnabled: true},
 	}
 }
@@ -58,11 +58,11 @@ func ValidateSchedulerConfig(c *messages.SchedulerConfiguration) error {
 		return fmt.Errorf("%w: missing configuration", ErrInvalidSchedulerConfig)
 	}
 	switch c.GetSchedulerAlgorithm() {
-	case "", SchedulerAlgorithmBinpack, SchedulerAlgorithmSpread:
+	case "", SchedulerAlgorithmBinPack, SchedulerAlgorithmSpread:
 		return nil
 	}
 	return fmt.Errorf("%w: SchedulerAlgorithm %q is not one of %q, %q", ErrInvalidSchedulerConfig,
-		c.GetSchedulerAlgorithm(), SchedulerAlgorithmBinpack, SchedulerAlgorithmSpread)
+		c.GetSchedulerAlgorithm(), SchedulerAlgorithmBinPack, SchedulerAlgorithmSpread)
 }
 
 // normalSchedulerConfig is c as it is stored: an empty algorithm is
@@ -71,7 +71,7 @@ func ValidateSchedulerConfig(c *messages.SchedulerConfiguration) error {
 func normalSchedulerConfig(c *messages.SchedulerConfiguration) *messages.SchedulerConfiguration {
 	n := proto.Clone(c).(*messages.SchedulerConfiguration)
 	if n.SchedulerAlgorithm == "" {
-		n.SchedulerAlgorithm = SchedulerAlgorithmBinpack
+		n.SchedulerAlgorithm = SchedulerAlgorithmBinPack
 	}
 	if n.PreemptionConfig == nil {
 		n.PreemptionConfig = &messages.PreemptionConfig{}
