@@ -7,7 +7,6 @@
 #   scripts/bench.sh                 everything (about 5 minutes on 2 cores)
 #   BENCH_BIG=200000 scripts/bench.sh   a smaller second schedule run
 #   BENCH_CLIENTS=0 scripts/bench.sh    without the clients bench
-# Not measured yet (issue 11 adds it): spread placements/s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 small="${BENCH_SMALL:-100000}"
@@ -43,6 +42,12 @@ out=$(go test -run '^$' -bench '(Process10kNodes|BareBinPack10kNodes|Process10kN
 echo "$out" | sed 's/^/  /'
 echo "$out" | awk '$1 ~ /^BenchmarkProcess10kNodes(-[0-9]+)?$/ { p = $3 } $1 ~ /^BenchmarkBareBinPack10kNodes/ { b = $3 }
 	END { if (p && b) printf "  Process10kNodes / BareBinPack10kNodes: %.2fx the bare bin-pack loop\n", p / b }'
+
+echo
+echo "== Spread: 1,000 placements of one group spread over 25 racks on 10,000 nodes (goal: at least 5,000/s)"
+cmd="go test -run ^\$ -bench Spread25Racks10kNodes\$ -benchtime 5x ./actors/scheduler/"
+echo "\$ $cmd"
+go test -run '^$' -bench 'Spread25Racks10kNodes$' -benchtime 5x ./actors/scheduler/ | grep '^Benchmark' | sed 's/^/  /'
 
 if [ "${BENCH_CLIENTS:-1}" != 0 ]; then
 	echo
