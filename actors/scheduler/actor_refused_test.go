@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,30 +17,10 @@ import (
 // refusing proposer writes; every plan it is given is refused whole.
 type refusingState struct {
 	*MemSnapshot
-	mu    sync.Mutex
-	evals map[string]*messages.Evaluation
-	order []string // evaluation IDs as written
+	evalStore
 	sys   *actors.System
 	pid   *actor.PID
 	ready chan struct{} // closed once pid is set
-}
-
-func (s *refusingState) EvalByID(id string) *messages.Evaluation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.evals[id]
-}
-
-func (s *refusingState) EvalsByStatus(status string) []*messages.Evaluation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*messages.Evaluation
-	for _, id := range s.order {
-		if s.evals[id].GetStatus() == status {
-			out = append(out, s.evals[id])
-		}
-	}
-	return out
 }
 
 // Apply refuses every placement and stores upserted evaluations, telling
@@ -92,7 +71,7 @@ func TestRefusedPlansBackOff(t *testing.T) {
 	clock := actors.NewFakeClock(testNow)
 	sys := actors.NewSystem(slog.New(slog.DiscardHandler))
 	defer sys.Shutdown()
-	st := &refusingState{MemSnapshot: NewMemSnapshot(testNodes(1), job), evals: map[string]*messages.Evaluation{}, sys: sys,
+	st := &refusingState{MemSnapshot: NewMemSnapshot(testNodes(1), job), evalStore: evalStore{evals: map[string]*messages.Evaluation{}}, sys: sys,
 		ready: make(chan struct{})}
 	first := testEval(job)
 	st.evals[first.ID], st.order = first, []string{first.ID}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -132,4 +133,30 @@ func changeTasks(job *messages.Job, version uint64) {
 			task.Env["VERSION"] = fmt.Sprint(version)
 		}
 	}
+}
+
+// evalStore is the evaluations of a fake StateView, in the order written.
+// Its users take mu to change them.
+type evalStore struct {
+	mu    sync.Mutex
+	evals map[string]*messages.Evaluation
+	order []string // evaluation IDs as written
+}
+
+func (s *evalStore) EvalByID(id string) *messages.Evaluation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.evals[id]
+}
+
+func (s *evalStore) EvalsByStatus(status string) []*messages.Evaluation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*messages.Evaluation
+	for _, id := range s.order {
+		if s.evals[id].GetStatus() == status {
+			out = append(out, s.evals[id])
+		}
+	}
+	return out
 }

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,9 +18,7 @@ import (
 // which plans the actor has on their way at once.
 type heldState struct {
 	*MemSnapshot
-	mu       sync.Mutex
-	evals    map[string]*messages.Evaluation
-	order    []string
+	evalStore
 	gates    map[string]chan struct{}
 	proposed chan *messages.ApplyPlan
 	planning chan string // the job of each Process, while the test listens
@@ -29,31 +26,13 @@ type heldState struct {
 }
 
 func newHeldState(snap *MemSnapshot, evals ...*messages.Evaluation) *heldState {
-	s := &heldState{MemSnapshot: snap, evals: map[string]*messages.Evaluation{}, gates: map[string]chan struct{}{},
+	s := &heldState{MemSnapshot: snap, evalStore: evalStore{evals: map[string]*messages.Evaluation{}}, gates: map[string]chan struct{}{},
 		proposed: make(chan *messages.ApplyPlan, 16), planning: make(chan string, 16)}
 	for _, e := range evals {
 		s.evals[e.ID], s.order = e, append(s.order, e.ID)
 		s.gates[e.ID] = make(chan struct{})
 	}
 	return s
-}
-
-func (s *heldState) EvalByID(id string) *messages.Evaluation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.evals[id]
-}
-
-func (s *heldState) EvalsByStatus(status string) []*messages.Evaluation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*messages.Evaluation
-	for _, id := range s.order {
-		if s.evals[id].GetStatus() == status {
-			out = append(out, s.evals[id])
-		}
-	}
-	return out
 }
 
 // Apply holds a plan until its evaluation is released, then places all

@@ -13,16 +13,9 @@ import (
 // [-json]`: the scheduler configuration in force, as Nomad's CLI prints it.
 func schedulerGetConfigCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("operator scheduler get-config", stdout, stderr, true)
-	rest, code, ok := m.parse(args)
+	c, code, ok := m.parseNone(args)
 	if !ok {
 		return code
-	}
-	if len(rest) != 0 {
-		return m.usageError("no arguments")
-	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
 	}
 	resp, _, err := c.Operator().SchedulerGetConfiguration(nil)
 	if err != nil {
@@ -96,16 +89,9 @@ func schedulerSetConfigCommand(args []string, stdout, stderr io.Writer) int {
 	} {
 		m.fs.Var(f.v, f.name, f.help+" (true|false)")
 	}
-	rest, code, ok := m.parse(args)
+	c, code, ok := m.parseNone(args)
 	if !ok {
 		return code
-	}
-	if len(rest) != 0 {
-		return m.usageError("no arguments")
-	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
 	}
 	resp, _, err := c.Operator().SchedulerGetConfiguration(nil)
 	if err != nil {
