@@ -32,7 +32,8 @@ func TestRunSmall(t *testing.T) {
 
 	require.Equal(t, 45, res.Allocs, "nine in ten nodes hold an allocation")
 	require.NotZero(t, res.Steady.Heartbeats)
-	require.Len(t, res.Steady.RTT, int(res.Steady.Heartbeats), "every heartbeat's round trip recorded")
+	require.Positive(t, res.Steady.RTT[0], "round trips are measured")
+	require.Greater(t, res.Steady.RTT.Quantile(0.99), time.Duration(0))
 	require.Zero(t, res.Steady.RaftEntries, "heartbeats that change nothing propose nothing")
 	require.Positive(t, res.Steady.CPU, "the agent's CPU time is read from /proc")
 	// Checked again here through the HTTP API: every stopped client is

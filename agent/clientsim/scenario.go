@@ -153,7 +153,6 @@ func measureSteady(ctx context.Context, srv *Server, sim *Sim, d time.Duration) 
 	if err != nil {
 		return st, err
 	}
-	beats0 := sim.Counters().Heartbeats
 	sim.Record(true)
 	start := time.Now()
 	select {
@@ -172,8 +171,11 @@ func measureSteady(ctx context.Context, srv *Server, sim *Sim, d time.Duration) 
 		return st, err
 	}
 	st.CPU, st.RaftEntries = cpu1-cpu0, idx1-idx0
-	st.Heartbeats = sim.Counters().Heartbeats - beats0
+	// The heartbeats of the window are those recorded while it was on: a
+	// difference of the total counter would also count the ones answered
+	// between reading it and turning the recorder on or off.
 	st.RTT = sim.RoundTrips()
+	st.Heartbeats = int64(len(st.RTT))
 	return st, nil
 }
 

@@ -3,6 +3,7 @@
 package cni
 
 import (
+	"context"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -14,9 +15,12 @@ import (
 
 func TestSetupTeardownCyclesLeaveTheHostAsItWas(t *testing.T) {
 	tn := newTestNet(t)
-	ctx := testCtx(t)
 	port := mustFreePort(t)
+	// Each cycle has its own deadline: on a loaded 2-core machine a cycle
+	// takes about a second, and one deadline for all 51 ran out.
 	cycle := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
 		id := newID()
 		req := SetupRequest{AllocID: id, JobID: "job", Group: "g", Ports: []PortMapping{
 			{HostPort: port, ContainerPort: 80}, {HostPort: port, ContainerPort: 53, Protocol: "udp"}}}
