@@ -37,7 +37,7 @@ type DryRunResult struct {
 // opts it uses random UUIDs and a Rand seeded from opts.Now, as the
 // scheduler actor does.
 func DryRun(snap Snapshot, job *messages.Job, eval *messages.Evaluation, opts Options) (*DryRunResult, error) {
-	opts.Job = job
+	opts.Job, opts.ScoreMetaData = job, true
 	if opts.NewID == nil {
 		opts.NewID = newID
 	}

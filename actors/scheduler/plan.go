@@ -53,6 +53,9 @@ type Options struct {
 	// that fits first, AlgorithmSpread ("spread") the emptiest; "" reads
 	// it from the snapshot (SchedulerConfigSource), else binpack.
 	SchedulerAlgorithm string
+	// ScoreMetaData keeps every placement's scores in its metrics, not only
+	// those of groups with spreads or affinities (job plan sets it).
+	ScoreMetaData bool
 }
 
 // Job types.

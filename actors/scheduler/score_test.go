@@ -77,7 +77,7 @@ func TestSchedulerAlgorithm(t *testing.T) {
 			s := NewMemSnapshot([]*messages.Node{testNode("empty", 4000, 8192), testNode("busy", 4000, 8192)}, job)
 			s.AddAlloc(otherJobAlloc("busy", 2000, 4096))
 			opts := testOpts(1)
-			opts.SchedulerAlgorithm = tc.algorithm
+			opts.SchedulerAlgorithm, opts.ScoreMetaData = tc.algorithm, true
 			plan := processWith(t, s, testEval(job), opts)
 			require.Equal(t, tc.want, plan.Place[0].NodeID)
 			u := &nodeUsage{cap: resources{cpu: 4000, mem: 8192}}
@@ -134,7 +134,7 @@ func TestScoresCombine(t *testing.T) {
 			s := NewMemSnapshot(nodes, job)
 			s.AddAlloc(otherJobAlloc("busy", 500, 1024)) // bin-packing 0.41 there, 0.18 on empty
 			tc.setup(job, s)
-			plan := mustProcess(t, s, testEval(job), 1)
+			plan := processWith(t, s, testEval(job), scoredOpts())
 			require.Len(t, plan.Place, 1)
 			require.Equal(t, tc.want, plan.Place[0].NodeID)
 			meta := plan.Place[0].Metrics.ScoreMetaData
@@ -152,4 +152,27 @@ func TestScoresCombine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestScoreMetaDataKeptWhereItExplains: a plain bin-pack placement stores
+// no scores (job plan asks for them), one with an affinity does.
+func TestScoreMetaDataKeptWhereItExplains(t *testing.T) {
+	plain := testJob("plain", JobTypeService, 1)
+	plan := mustProcess(t, NewMemSnapshot(testNodes(3), plain), testEval(plain), 1)
+	require.Empty(t, plan.Place[0].Metrics.ScoreMetaData, "a plain bin-pack placement keeps no scores")
+
+	plan = processWith(t, NewMemSnapshot(testNodes(3), plain), testEval(plain), scoredOpts())
+	require.NotEmpty(t, plan.Place[0].Metrics.ScoreMetaData, "unless asked, as job plan does")
+
+	aff := testJob("aff", JobTypeService, 1)
+	aff.Affinities = []*messages.Affinity{{LTarget: "${node.datacenter}", RTarget: "dc1", Operand: "=", Weight: 50}}
+	plan = mustProcess(t, NewMemSnapshot(testNodes(3), aff), testEval(aff), 1)
+	require.NotEmpty(t, plan.Place[0].Metrics.ScoreMetaData, "an affinity chose the node: its scores are kept")
+}
+
+// scoredOpts are testOpts(1) that keep every placement's scores.
+func scoredOpts() Options {
+	opts := testOpts(1)
+	opts.ScoreMetaData = true
+	return opts
 }

@@ -209,7 +209,7 @@ func TestSystemJobsIgnoreSpreadsAndAffinities(t *testing.T) {
 	job.Spreads = []*messages.Spread{{Attribute: "${meta.rack}", Weight: 100, SpreadTarget: targets("r1", 100)}}
 	job.Affinities = []*messages.Affinity{{LTarget: "${meta.rack}", Operand: "=", RTarget: "r1", Weight: -100}}
 	nodes := racks(1, "r1", "r1", "r2")
-	plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 1)
+	plan := processWith(t, NewMemSnapshot(nodes, job), testEval(job), scoredOpts())
 	require.Len(t, plan.Place, 3)
 	for _, a := range plan.Place {
 		meta := a.Metrics.ScoreMetaData
