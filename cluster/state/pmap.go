@@ -22,6 +22,8 @@ type pmap[V any] struct {
 	chunks []*pchunk[V]
 	firsts []uint64 // firsts[i] = keyPrefix(chunks[i]'s first key): a cache-friendly search
 	n      int
+	// split is the size at which a chunk splits in two (0: maxChunk).
+	split int
 }
 
 type pchunk[V any] struct {
@@ -34,10 +36,24 @@ type pitem[V any] struct {
 	val V
 }
 
-// maxChunk is the size at which a chunk splits in two.
-const maxChunk = 64
+// maxChunk is the size at which a chunk splits in two. A write copies
+// each chunk it touches once, so the inner maps of the nested indexes
+// (by node, job and evaluation), each written a few keys per transaction,
+// split at innerChunk: a placement on a node with a hundred allocations
+// copies 16 of them, not 64.
+const (
+	maxChunk   = 64
+	innerChunk = 16
+)
 
 func newPmap[V any](gen uint64) *pmap[V] { return &pmap[V]{gen: gen} }
+
+func (m *pmap[V]) splitAt() int {
+	if m.split > 0 {
+		return m.split
+	}
+	return maxChunk
+}
 
 // Len is the number of keys.
 func (m *pmap[V]) Len() int {
@@ -56,7 +72,7 @@ func (m *pmap[V]) edit(gen uint64) *pmap[V] {
 	if m.gen == gen {
 		return m
 	}
-	return &pmap[V]{gen: gen, chunks: slices.Clone(m.chunks), firsts: slices.Clone(m.firsts), n: m.n}
+	return &pmap[V]{gen: gen, chunks: slices.Clone(m.chunks), firsts: slices.Clone(m.firsts), n: m.n, split: m.split}
 }
 
 // keyPrefix is the first 8 bytes of key, big-endian, zero-padded: it
@@ -142,7 +158,7 @@ func (m *pmap[V]) Set(key string, val V) {
 	if i == 0 {
 		m.firsts[ci] = keyPrefix(key)
 	}
-	if len(c.items) > maxChunk {
+	if len(c.items) > m.splitAt() {
 		half := len(c.items) / 2
 		right := &pchunk[V]{gen: m.gen, items: slices.Clone(c.items[half:])}
 		c.items = slices.Clip(c.items[:half])
@@ -211,6 +227,9 @@ func (c *nestedCursor[V]) set(outer *pmap[*pmap[V]], okey, ikey string, v V) {
 	}
 	inner, _ := outer.Get(okey)
 	owned := inner.edit(outer.gen)
+	if inner == nil {
+		owned.split = innerChunk
+	}
 	owned.Set(ikey, v)
 	if owned != inner {
 		outer.Set(okey, owned)

@@ -96,3 +96,20 @@ func TestKeyPrefixOrdersLikeKeys(t *testing.T) {
 		require.LessOrEqual(t, keyPrefix(keys[i-1]), keyPrefix(keys[i]), "%q < %q", keys[i-1], keys[i])
 	}
 }
+
+// TestNestedInnerMapsSplitSmall: inner maps of the nested indexes split
+// at innerChunk, so a write copies at most that many of their entries.
+func TestNestedInnerMapsSplitSmall(t *testing.T) {
+	outer := newPmap[*pmap[int]](1)
+	for i := range 100 {
+		nestedSet(outer, "node", fmt.Sprintf("k%03d", i), i)
+	}
+	inner, _ := outer.Get("node")
+	require.Equal(t, 100, inner.Len())
+	for _, c := range inner.chunks {
+		require.LessOrEqual(t, len(c.items), innerChunk)
+	}
+	require.Equal(t, 42, nestedValues(outer, "node")[42])
+	edited := inner.edit(2)
+	require.Equal(t, innerChunk, edited.split, "a new version keeps the split")
+}
