@@ -149,8 +149,8 @@ func (a *Actor) enqueue(ctx actor.Context, id string) {
 	a.next(ctx)
 }
 
-// next starts planning the oldest queued evaluation unless a plan is in
-// flight.
+// next starts planning queued evaluations, oldest first, while the
+// pipeline has room (pipeline.go: never two of one job at once).
 func (a *Actor) next(ctx actor.Context) {
 	if len(a.queue) > 0 && a.paused() {
 		return
