@@ -184,7 +184,7 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 	}
 	delete(a.hold, id)
 	plan, err := Process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements,
-		Pending: a.flight.pending, SchedulerAlgorithm: ConfigOf(view).GetSchedulerAlgorithm()})
+		Pending: a.flight.pending}) // Process reads the stored configuration's algorithm itself
 	if err != nil {
 		// A bad evaluation (unknown job type, ...) fails for good, visibly.
 		a.log.Error("scheduling failed", "eval", id, "error", err)

@@ -12,18 +12,11 @@ type SchedulerConfigSource interface {
 	SchedulerConfig() *messages.SchedulerConfiguration
 }
 
-// DefaultConfig is Nomad's default scheduler configuration: bin-packing,
-// and preemption for the system scheduler only (not sysbatch).
-func DefaultConfig() *messages.SchedulerConfiguration {
-	return &messages.SchedulerConfiguration{SchedulerAlgorithm: AlgorithmBinPack,
-		PreemptionConfig: &messages.PreemptionConfig{SystemSchedulerEnabled: true}}
-}
+// defaultConfig is messages.DefaultSchedulerConfiguration made once;
+// ConfigOf hands it out, so it is never changed.
+var defaultConfig = messages.DefaultSchedulerConfiguration()
 
-// defaultConfig is DefaultConfig made once; ConfigOf hands it out, so it
-// is never changed.
-var defaultConfig = DefaultConfig()
-
-// ConfigOf is the scheduler configuration snap holds, or DefaultConfig.
+// ConfigOf is the scheduler configuration snap holds, or the default configuration.
 // The result is shared: do not change it.
 func ConfigOf(snap Snapshot) *messages.SchedulerConfiguration {
 	if src, ok := snap.(SchedulerConfigSource); ok {

@@ -16,8 +16,8 @@ const (
 
 // Scheduler algorithms (the scheduler configuration's SchedulerAlgorithm).
 const (
-	AlgorithmBinPack = "binpack" // prefer the fullest node that fits (the default)
-	AlgorithmSpread  = "spread"  // prefer the emptiest node
+	AlgorithmBinPack = messages.SchedulerAlgorithmBinPack
+	AlgorithmSpread  = messages.SchedulerAlgorithmSpread
 )
 
 // scorer indexes nodeScores.

@@ -60,7 +60,7 @@
 // row of TableSchedulerConfig, in snapshots too), with check-and-set
 // against its ModifyIndex (0 while none is stored); it answers
 // *SetSchedulerConfigResult, or ErrInvalidSchedulerConfig for an unknown
-// algorithm. Snap.SchedulerConfig answers DefaultSchedulerConfig while
+// algorithm. Snap.SchedulerConfig answers messages.DefaultSchedulerConfiguration while
 // none is stored. An ApplyPlan's Preemptions evict (desired status
 // "evict", PreemptedByAllocation set) only with the placement they make
 // room for, which fits counting what they free; one whose victim is gone,

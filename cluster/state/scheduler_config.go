@@ -9,12 +9,6 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// Scheduler algorithms (SchedulerConfiguration.SchedulerAlgorithm).
-const (
-	SchedulerAlgorithmBinPack = "binpack"
-	SchedulerAlgorithmSpread  = "spread"
-)
-
 // schedulerConfigKey is the one row's key in TableSchedulerConfig.
 var schedulerConfigKey = key1("scheduler_config")
 
@@ -22,24 +16,14 @@ func schedulerConfigTable() *memdb.TableSchema {
 	return table(TableSchedulerConfig, index(idxID, true, func(any) []byte { return schedulerConfigKey }))
 }
 
-// DefaultSchedulerConfig is the configuration in force while none is
-// stored: bin-packing, and preemption for the system scheduler only (as
-// Nomad: not sysbatch, service or batch).
-func DefaultSchedulerConfig() *messages.SchedulerConfiguration {
-	return &messages.SchedulerConfiguration{
-		SchedulerAlgorithm: SchedulerAlgorithmBinPack,
-		PreemptionConfig:   &messages.PreemptionConfig{SystemSchedulerEnabled: true},
-	}
-}
-
 // SchedulerConfig returns the stored scheduler configuration, or
-// DefaultSchedulerConfig (CreateIndex and ModifyIndex 0) when none is
+// messages.DefaultSchedulerConfiguration (CreateIndex and ModifyIndex 0) when none is
 // stored. The stored object is returned itself: do not mutate it.
 func (s *Snap) SchedulerConfig() *messages.SchedulerConfiguration {
 	if c := storedSchedulerConfig(s); c != nil {
 		return c
 	}
-	return DefaultSchedulerConfig()
+	return messages.DefaultSchedulerConfiguration()
 }
 
 func storedSchedulerConfig(s *Snap) *messages.SchedulerConfiguration {
@@ -58,11 +42,11 @@ func ValidateSchedulerConfig(c *messages.SchedulerConfiguration) error {
 		return fmt.Errorf("%w: missing configuration", ErrInvalidSchedulerConfig)
 	}
 	switch c.GetSchedulerAlgorithm() {
-	case "", SchedulerAlgorithmBinPack, SchedulerAlgorithmSpread:
+	case "", messages.SchedulerAlgorithmBinPack, messages.SchedulerAlgorithmSpread:
 		return nil
 	}
 	return fmt.Errorf("%w: SchedulerAlgorithm %q is not one of %q, %q", ErrInvalidSchedulerConfig,
-		c.GetSchedulerAlgorithm(), SchedulerAlgorithmBinPack, SchedulerAlgorithmSpread)
+		c.GetSchedulerAlgorithm(), messages.SchedulerAlgorithmBinPack, messages.SchedulerAlgorithmSpread)
 }
 
 // normalSchedulerConfig is c as it is stored: an empty algorithm is
@@ -71,7 +55,7 @@ func ValidateSchedulerConfig(c *messages.SchedulerConfiguration) error {
 func normalSchedulerConfig(c *messages.SchedulerConfiguration) *messages.SchedulerConfiguration {
 	n := proto.Clone(c).(*messages.SchedulerConfiguration)
 	if n.SchedulerAlgorithm == "" {
-		n.SchedulerAlgorithm = SchedulerAlgorithmBinPack
+		n.SchedulerAlgorithm = messages.SchedulerAlgorithmBinPack
 	}
 	if n.PreemptionConfig == nil {
 		n.PreemptionConfig = &messages.PreemptionConfig{}

@@ -19,7 +19,7 @@ func setSchedulerConfig(c *messages.SchedulerConfiguration, cas bool, index uint
 func TestSchedulerConfigDefaultsWhenNoneStored(t *testing.T) {
 	h := newHarness(t)
 	got := h.snap().SchedulerConfig()
-	require.True(t, proto.Equal(DefaultSchedulerConfig(), got), "got %v", got)
+	require.True(t, proto.Equal(messages.DefaultSchedulerConfiguration(), got), "got %v", got)
 	require.Equal(t, "binpack", got.SchedulerAlgorithm)
 	require.True(t, proto.Equal(&messages.PreemptionConfig{SystemSchedulerEnabled: true},
 		got.PreemptionConfig))
