@@ -19,7 +19,6 @@ import (
 // A nil *Pending has nothing pending.
 type Pending struct {
 	byNode map[string][]*messages.Allocation
-	n      int
 }
 
 // NewPending returns an empty Pending.
@@ -31,7 +30,6 @@ func NewPending() *Pending {
 func (p *Pending) Add(plan *messages.ApplyPlan) {
 	for _, a := range plan.GetPlace() {
 		p.byNode[a.NodeID] = append(p.byNode[a.NodeID], a)
-		p.n++
 	}
 }
 
@@ -48,16 +46,7 @@ func (p *Pending) Remove(plan *messages.ApplyPlan) {
 		} else {
 			p.byNode[a.NodeID] = slices.Delete(on, i, i+1)
 		}
-		p.n--
 	}
-}
-
-// Len is how many placements are pending.
-func (p *Pending) Len() int {
-	if p == nil {
-		return 0
-	}
-	return p.n
 }
 
 // On returns the placements pending on a node.
