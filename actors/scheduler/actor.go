@@ -77,6 +77,7 @@ type Actor struct {
 	// refused counts, per job ("namespace/id"), the plans refused in a row.
 	refused map[string]int
 	rand    *rand.Rand
+	nodes   *NodeCache // what Process derives from nodes alone, kept across evaluations
 	planned uint64
 	// missed: changes that arrived while a plan was in flight (unblock.go).
 	missed missedChanges
@@ -92,7 +93,7 @@ type Actor struct {
 func New(spec *Spec) actor.Producer {
 	return func() actor.Actor {
 		return &Actor{spec: spec, queued: map[string]bool{}, timers: map[string]actors.Timer{}, retries: map[string]int{}, refused: map[string]int{},
-			hold: map[string]time.Time{}, rand: rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15)), log: spec.Logger}
+			hold: map[string]time.Time{}, nodes: NewNodeCache(), rand: rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15)), log: spec.Logger}
 	}
 }
 
@@ -183,7 +184,7 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 		return
 	}
 	delete(a.hold, id)
-	plan, err := Process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements,
+	plan, err := Process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements, NodeCache: a.nodes,
 		Pending: a.flight.pending}) // Process reads the stored configuration's algorithm itself
 	if err != nil {
 		// A bad evaluation (unknown job type, ...) fails for good, visibly.

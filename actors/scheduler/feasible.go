@@ -140,6 +140,7 @@ type groupFeas struct {
 	devices    *deviceAsk // nil when no task asks for devices
 	devReason  int
 	cache      []uint16 // 0 unknown, 1 feasible, r+2 filtered by reason r
+	cross      []uint16 // as cache, by node list position, kept across evaluations (NodeCache); nil without
 }
 
 const reasonDrivers = 0
@@ -230,6 +231,15 @@ func (f *groupFeas) checkStatic(m *matcher, n *messages.Node) int {
 // staticReason is checkStatic memoised per pool node.
 func (p *planner) staticReason(gs *groupState, idx int) int {
 	f := &gs.feas
+	if f.cross != nil {
+		i := p.pos[idx]
+		p.cached.at(i, p.pool[idx])
+		c := &f.cross[i]
+		if *c == 0 {
+			*c = uint16(f.checkStatic(p.match, p.pool[idx]) + 2)
+		}
+		return int(*c) - 2
+	}
 	if f.cache != nil {
 		if v := f.cache[idx]; v != 0 {
 			return int(v) - 2

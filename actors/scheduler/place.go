@@ -87,13 +87,26 @@ func (p *planner) buildPool(generic bool) {
 	if generic {
 		nodes := p.poolNodes()
 		pool := make([]*messages.Node, 0, len(nodes))
-		for _, n := range nodes {
+		var pos []int32
+		if p.opts.NodeCache != nil {
+			p.cached = p.opts.NodeCache.list(p.pre.pool, nodes)
+			pos = make([]int32, 0, len(nodes))
+		}
+		for i, n := range nodes {
 			if p.pre.admit(p.job, n) {
 				pool = append(pool, n)
+				if pos != nil {
+					pos = append(pos, int32(i))
+				}
 			}
 		}
-		p.opts.Rand.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
-		p.pool = pool
+		p.opts.Rand.Shuffle(len(pool), func(i, j int) {
+			pool[i], pool[j] = pool[j], pool[i]
+			if pos != nil {
+				pos[i], pos[j] = pos[j], pos[i]
+			}
+		})
+		p.pool, p.pos = pool, pos
 	} else {
 		p.pool = p.snap.Nodes() // other pools' allocs are stopped as not needed
 		p.pre.inPool = countInPool(p.pre.pool, p.pool)
@@ -110,6 +123,11 @@ func (p *planner) buildPool(generic bool) {
 		}
 		if src, ok := p.snap.(CSISource); ok {
 			gs.feas.addCSI(p.job, tg, src)
+		}
+		if p.cached != nil {
+			if sig := staticSignature(p.job, tg, &gs.feas); sig != "" {
+				gs.feas.cross = p.cached.checks(sig)
+			}
 		}
 		p.groups[tg.Name] = gs
 		if gs.ports != nil && p.ports == nil {

@@ -56,6 +56,9 @@ type Options struct {
 	// ScoreMetaData keeps every placement's scores in its metrics, not only
 	// those of groups with spreads or affinities (job plan sets it).
 	ScoreMetaData bool
+	// NodeCache keeps what is derived from nodes alone across
+	// evaluations (nil: nothing kept); the plan is the same either way.
+	NodeCache *NodeCache
 }
 
 // Job types.
@@ -141,6 +144,8 @@ type planner struct {
 	placedNew int                         // new allocations placed (not in-place updates)
 
 	pool     []*messages.Node // candidate nodes, shuffled for generic jobs
+	pos      []int32          // with cached: each pool node's position in the node list
+	cached   *nodeListCache   // Options.NodeCache's entries for this job's pool; nil without
 	pooled   bool
 	index    map[string]int32 // node ID -> position in pool
 	usage    []nodeUsage

@@ -102,7 +102,11 @@ func (p *planner) nodeUsage(idx int) *nodeUsage {
 		return u
 	}
 	n := p.pool[idx]
-	u.cap = nodeCapacity(n)
+	if p.cached != nil {
+		u.cap = p.cached.capacity(p.pos[idx], n)
+	} else {
+		u.cap = nodeCapacity(n)
+	}
 	if p.usageSrc != nil {
 		c, m, d := p.usageSrc.NodeUsage(n.ID)
 		u.used.add(resources{c, m, d}, 1)
