@@ -31,7 +31,11 @@ type pchunk[V any] struct {
 	items []pitem[V]
 }
 
+// pitem's pfx is keyPrefix(key): a search compares prefixes, which sit
+// in the chunk's own memory, and reads a key's bytes (elsewhere) only to
+// break a tie; keys are mostly UUIDs, whose first 8 bytes differ.
 type pitem[V any] struct {
+	pfx uint64
 	key string
 	val V
 }
@@ -108,7 +112,14 @@ func (m *pmap[V]) chunkFor(key string) int {
 }
 
 func (c *pchunk[V]) find(key string) (int, bool) {
+	p := keyPrefix(key)
 	return slices.BinarySearchFunc(c.items, key, func(it pitem[V], k string) int {
+		switch {
+		case it.pfx < p:
+			return -1
+		case it.pfx > p:
+			return 1
+		}
 		return strings.Compare(it.key, k)
 	})
 }
@@ -141,7 +152,7 @@ func (m *pmap[V]) ownChunk(i int) *pchunk[V] {
 // Set stores val under key. m must be owned by the caller's transaction.
 func (m *pmap[V]) Set(key string, val V) {
 	if len(m.chunks) == 0 {
-		m.chunks = []*pchunk[V]{{gen: m.gen, items: []pitem[V]{{key, val}}}}
+		m.chunks = []*pchunk[V]{{gen: m.gen, items: []pitem[V]{{keyPrefix(key), key, val}}}}
 		m.firsts = []uint64{keyPrefix(key)}
 		m.n = 1
 		return
@@ -153,7 +164,7 @@ func (m *pmap[V]) Set(key string, val V) {
 		c.items[i].val = val
 		return
 	}
-	c.items = slices.Insert(c.items, i, pitem[V]{key, val})
+	c.items = slices.Insert(c.items, i, pitem[V]{keyPrefix(key), key, val})
 	m.n++
 	if i == 0 {
 		m.firsts[ci] = keyPrefix(key)
@@ -163,7 +174,7 @@ func (m *pmap[V]) Set(key string, val V) {
 		right := &pchunk[V]{gen: m.gen, items: slices.Clone(c.items[half:])}
 		c.items = slices.Clip(c.items[:half])
 		m.chunks = slices.Insert(m.chunks, ci+1, right)
-		m.firsts = slices.Insert(m.firsts, ci+1, keyPrefix(right.items[0].key))
+		m.firsts = slices.Insert(m.firsts, ci+1, right.items[0].pfx)
 	}
 }
 
@@ -185,7 +196,7 @@ func (m *pmap[V]) Delete(key string) {
 		m.chunks = slices.Delete(m.chunks, ci, ci+1)
 		m.firsts = slices.Delete(m.firsts, ci, ci+1)
 	case i == 0:
-		m.firsts[ci] = keyPrefix(c.items[0].key)
+		m.firsts[ci] = c.items[0].pfx
 	}
 }
 

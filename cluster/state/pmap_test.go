@@ -71,6 +71,11 @@ func requirePmapEqual(t *testing.T, model map[string]int, m *pmap[int], msgAndAr
 	require.Equal(t, want, m.Values(), msgAndArgs...)
 	_, ok := m.Get("absent-key")
 	require.False(t, ok)
+	for _, c := range m.chunks {
+		for _, it := range c.items {
+			require.Equal(t, keyPrefix(it.key), it.pfx, msgAndArgs...)
+		}
+	}
 }
 
 func TestNestedPmapDropsEmptyInner(t *testing.T) {
