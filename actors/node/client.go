@@ -34,6 +34,17 @@ type ServerConn interface {
 	UpsertPlugins(ctx context.Context, up *messages.UpsertPluginInstances) error
 }
 
+// AllocStore is the part of the client state file (a *clientstate.DB) the
+// client actor uses.
+type AllocStore interface {
+	// Allocs reads every stored allocation.
+	Allocs() ([]*clientstate.StoredAlloc, error)
+	// DeleteAlloc drops an allocation's records (queued).
+	DeleteAlloc(id string)
+}
+
+var _ AllocStore = (*clientstate.DB)(nil)
+
 // HeartbeatReply is what the servers answer a heartbeat.
 type HeartbeatReply struct {
 	TTL time.Duration
@@ -54,7 +65,7 @@ type ClientSpec struct {
 	Node    *messages.Node
 	Server  ServerConn
 	Drivers map[string]driver.Driver
-	DB      *clientstate.DB
+	DB      AllocStore
 	Clock   actors.Clock
 	// AllocProps builds the props of an alloc actor for an allocation
 	// (injected: the node package does not import the alloc package).
@@ -100,8 +111,12 @@ const (
 
 // Worker results and timers.
 type (
-	restoredAllocs struct{ allocs []*clientstate.StoredAlloc }
-	registered     struct {
+	restoredAllocs struct {
+		allocs []*clientstate.StoredAlloc
+		err    error
+	}
+	retryRestore struct{}
+	registered   struct {
 		ttl  time.Duration
 		err  error
 		node *messages.Node // as registered
@@ -118,48 +133,36 @@ type (
 		err   error
 	}
 	flushNow struct{}
-	flushed  struct {
-		batch []*messages.Allocation
-		err   error
-	}
+	flushed  struct{ err error }
 )
 
 // Client is the client's node actor.
 type Client struct {
-	spec        *ClientSpec
-	phase       string
-	known       map[string]*actor.PID // alloc actors by alloc ID
-	last        map[string]string     // last reported client status per alloc
-	desired     map[string]bool       // allocs in the server's last push
-	pending     map[string]*messages.Allocation
-	timer       actors.Timer
-	inFlight    bool
+	spec  *ClientSpec
+	phase string
+	// table is every allocation the client knows of, one entry each
+	// (client_table.go).
+	table       *allocTable
+	timer       actors.Timer // the batch timer
 	regBack     backoff.BackOff
 	regInFlight bool // a registration runs
 	regAgain    bool // register again once it answers (the devices changed)
 	flushBack   backoff.BackOff
+	flushErr    error // why the last batch failed
 	hbTimer     actors.Timer
 	hbBack      backoff.BackOff
+	// loadBack and loadTimer retry a failed read of the state file.
+	loadBack    backoff.BackOff
+	loadTimer   actors.Timer
 	lastContact time.Time    // the servers' last answer (client_contact.go)
 	stopTimer   actors.Timer // the nearest stop_on_client_after window
-	// stopAfter is, per alloc, how long the client may be cut off from the
-	// servers before it stops the alloc itself (stop_on_client_after).
-	stopAfter map[string]time.Duration
 	// stopping is set while the client actor itself stops (its children
 	// stop with it; that is no crash).
 	stopping bool
-	// setIndex is the index of the newest allocation set received.
-	setIndex uint64
-	// allocs are the allocations (with their jobs) the client runs.
-	allocs map[string]*messages.Allocation
 	// probes and plugins are the CSI plugin tasks watched (by
 	// allocID/task) and the instances they last reported.
 	probes  map[string]*actor.PID
 	plugins map[string]*pluginInstance
-	// released are the allocs whose actor let go of everything on the host.
-	released map[string]bool
-	// reports is each alloc's newest report, re-sent after a reconnect.
-	reports map[string]*messages.Allocation
 	dev     clientDevices
 	// node is the node as last registered, fingerprint included.
 	node *messages.Node
@@ -188,10 +191,8 @@ func NewClient(spec *ClientSpec) actor.Producer {
 		}
 	}
 	return func() actor.Actor {
-		return &Client{spec: spec, phase: clientRestoring, known: map[string]*actor.PID{},
-			last: map[string]string{}, desired: map[string]bool{}, pending: map[string]*messages.Allocation{},
-			stopAfter: map[string]time.Duration{}, reports: map[string]*messages.Allocation{}, released: map[string]bool{},
-			allocs: map[string]*messages.Allocation{}, probes: map[string]*actor.PID{}, plugins: map[string]*pluginInstance{},
+		return &Client{spec: spec, phase: clientRestoring, table: newAllocTable(),
+			probes: map[string]*actor.PID{}, plugins: map[string]*pluginInstance{},
 			log: spec.Logger.With("node", spec.Node.GetID())}
 	}
 }
@@ -206,6 +207,8 @@ func (c *Client) Receive(ctx actor.Context) {
 		c.onStarted(ctx)
 	case *restoredAllocs:
 		c.onRestored(ctx, m)
+	case *retryRestore:
+		c.restore(ctx)
 	case *registered:
 		c.onRegistered(ctx, m)
 	case *retryRegister:
@@ -223,7 +226,7 @@ func (c *Client) Receive(ctx actor.Context) {
 	case *messages.AllocUpdated:
 		c.onAllocUpdated(ctx, m)
 	case *flushNow:
-		c.flush(ctx)
+		c.onFlushNow(ctx)
 	case *pluginInstance:
 		c.onPluginInstance(ctx, m)
 	case *pluginsSent:
@@ -245,7 +248,7 @@ func (c *Client) Receive(ctx actor.Context) {
 		// the new one starts its own.
 		_, c.stopping = m.(*actor.Stopping)
 		c.stopDevices()
-		for _, t := range []actors.Timer{c.timer, c.hbTimer, c.stopTimer} {
+		for _, t := range []actors.Timer{c.timer, c.hbTimer, c.stopTimer, c.loadTimer} {
 			if t != nil {
 				t.Stop()
 			}
@@ -258,28 +261,43 @@ func (c *Client) Receive(ctx actor.Context) {
 	}
 }
 
-func (c *Client) onStarted(ctx actor.Context) {
+func (c *Client) onStarted(ctx actor.Context) { c.restore(ctx) }
+
+// restore reads the allocations of a previous run from the state file
+// (again, after a read failed).
+func (c *Client) restore(ctx actor.Context) {
+	c.loadTimer = nil
 	db := c.spec.DB
 	actors.Go(ctx, func() any {
 		all, err := db.Allocs()
-		if err != nil {
-			return &restoredAllocs{}
-		}
-		return &restoredAllocs{allocs: all}
+		return &restoredAllocs{allocs: all, err: err}
 	})
 }
 
 // onRestored respawns the alloc actors of a previous run: they re-attach to
-// their tasks through the stored handles.
+// their tasks through the stored handles. A state file that could not be
+// read is read again with backoff: taking it for an empty one would start
+// tasks that are already running.
 func (c *Client) onRestored(ctx actor.Context, m *restoredAllocs) {
-	for _, sa := range m.allocs {
-		a := sa.Alloc
-		if a.GetJob() == nil {
-			continue
+	if m.err != nil {
+		if c.loadBack == nil {
+			c.loadBack = c.spec.Retry()
 		}
-		c.last[a.GetID()] = a.GetClientStatus()
-		c.spawn(ctx, a)
+		d := c.loadBack.NextBackOff()
+		if d == backoff.Stop { // the backoff gave up: keep reading at its first interval
+			c.loadBack.Reset()
+			d = c.loadBack.NextBackOff()
+		}
+		c.log.Error("reading the client state failed, retrying", "error", m.err, "in", d)
+		c.loadTimer = c.after(ctx, d, &retryRestore{})
+		return
 	}
+	c.loadBack = nil
+	allocs := make([]*messages.Allocation, 0, len(m.allocs))
+	for _, sa := range m.allocs {
+		allocs = append(allocs, sa.Alloc)
+	}
+	c.step(ctx, evRestored{Allocs: allocs})
 	if len(m.allocs) > 0 {
 		c.log.Info("restored allocations from the client state", "count", len(m.allocs))
 	}
@@ -361,7 +379,7 @@ func (c *Client) scheduleHeartbeat(ctx actor.Context, ttl time.Duration) {
 }
 
 func (c *Client) heartbeat(ctx actor.Context) {
-	srv, id, idx := c.spec.Server, c.spec.Node.GetID(), c.setIndex
+	srv, id, idx := c.spec.Server, c.spec.Node.GetID(), c.table.index
 	actors.Go(ctx, func() any {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -374,7 +392,7 @@ func (c *Client) onHeartbeat(ctx actor.Context, m *heartbeatDone) {
 	switch {
 	case m.err == nil:
 		if c.hbBack != nil || m.reply.Resend {
-			c.resendReports(ctx) // back in contact: the servers may have marked our allocs
+			c.step(ctx, evResend{}) // back in contact: the servers may have marked our allocs
 		}
 		c.hbBack = nil
 		c.onContact(ctx)

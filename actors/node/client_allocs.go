@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -11,21 +12,66 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
+// step feeds an event to the allocation table and carries out its
+// effects.
+func (c *Client) step(ctx actor.Context, ev allocEvent) {
+	eff, err := c.table.Step(ev)
+	if err != nil {
+		c.log.Error("client allocation table refused an event", "error", err)
+		return
+	}
+	c.apply(ctx, eff)
+}
+
+// apply carries out a step's effects, in their order.
+func (c *Client) apply(ctx actor.Context, eff allocEffects) {
+	if eff.Stale {
+		c.log.Debug("ignoring an older allocation set", "have", c.table.index)
+	}
+	for _, a := range eff.Spawn {
+		c.spawn(ctx, a)
+	}
+	for _, ws := range eff.WindowStops {
+		now := c.spec.Clock.Now()
+		c.log.Warn(LogStopOnClientAfter, "alloc", ws.ID, "window", ws.Window, "last_contact", c.lastContact, "cut_for", now.Sub(c.lastContact))
+	}
+	for _, up := range eff.Update {
+		ctx.Send(c.child(ctx, up.GetID()), &messages.UpdateAlloc{Alloc: up})
+	}
+	for _, id := range eff.Forget {
+		ctx.Stop(c.child(ctx, id))
+		c.spec.DB.DeleteAlloc(id)
+	}
+	for _, failed := range eff.Crashed {
+		c.log.Error("alloc actor died; reporting the allocation failed", "alloc", failed.GetID())
+		c.watchPlugins(ctx, failed)
+	}
+	if eff.Send != nil {
+		c.send(ctx, eff.Send)
+	}
+	c.armFlush(ctx, eff.Flush)
+	if eff.ArmStopCheck {
+		c.armStopCheck(ctx)
+	}
+}
+
+// allocsPrefix names the alloc actors under the client actor.
+const allocsPrefix = "allocs/"
+
+// child is the PID of the allocation's actor.
+func (c *Client) child(ctx actor.Context, id string) *actor.PID {
+	self := ctx.Self()
+	return actor.NewPID(self.Address, self.Id+"/"+allocsPrefix+id)
+}
+
 func (c *Client) spawn(ctx actor.Context, a *messages.Allocation) {
 	node := c.node
 	if node == nil { // restored before the first registration
 		node = c.spec.Node
 	}
-	pid, err := ctx.SpawnNamed(c.spec.AllocProps(a, node), "allocs/"+a.GetID())
-	if err != nil {
+	if _, err := ctx.SpawnNamed(c.spec.AllocProps(a, node), allocsPrefix+a.GetID()); err != nil {
 		c.log.Error("spawn alloc actor", "alloc", a.GetID(), "error", err)
-		return
-	}
-	c.known[a.GetID()] = pid
-	c.allocs[a.GetID()] = a
-	if d := stopOnClientAfter(a); d > 0 {
-		c.stopAfter[a.GetID()] = d
-		c.armStopCheck(ctx)
+		c.step(ctx, evSpawnFailed{ID: a.GetID()})
 	}
 }
 
@@ -42,87 +88,29 @@ func stopOnClientAfter(a *messages.Allocation) time.Duration {
 }
 
 // onSetAllocs diffs the server's full set for this node against the alloc
-// actors it runs. It is idempotent: a re-sent set changes nothing.
+// actors it runs (allocTable.listed).
 func (c *Client) onSetAllocs(ctx actor.Context, m *messages.SetClientAllocs) {
-	if m.GetIndex() < c.setIndex {
-		c.log.Debug("ignoring an older allocation set", "index", m.GetIndex(), "have", c.setIndex)
-		return
-	}
-	c.setIndex = m.GetIndex()
-	c.desired = map[string]bool{}
-	for _, a := range m.GetAllocs() {
-		c.desired[a.GetID()] = true
-		if pid, ok := c.known[a.GetID()]; ok {
-			ctx.Send(pid, &messages.UpdateAlloc{Alloc: a})
-			continue
-		}
-		if a.GetDesiredStatus() != "run" || messages.ClientTerminal(a.GetClientStatus()) {
-			continue
-		}
-		c.spawn(ctx, a)
-	}
-	for id, pid := range c.known {
-		if c.desired[id] {
-			continue
-		}
-		if messages.ClientTerminal(c.last[id]) {
-			if c.released[id] {
-				c.forget(ctx, id, pid)
-			}
-			continue
-		}
-		ctx.Send(pid, &messages.UpdateAlloc{Alloc: &messages.Allocation{ID: id, DesiredStatus: "stop",
-			DesiredDescription: "allocation no longer assigned to this node"}})
-	}
+	c.step(ctx, evListed{Index: m.GetIndex(), Allocs: m.GetAllocs()})
 }
 
 // onAllocReleased records that an alloc actor let go of everything it
-// held on the host (its last volume unmounted, its network torn down); a
-// stopped allocation the servers no longer list is forgotten only then,
-// so no teardown is cut short and no state it still needs is dropped.
+// held on the host (allocTable.released).
 func (c *Client) onAllocReleased(ctx actor.Context, m *actors.AllocReleased) {
-	c.released[m.AllocID] = true
-	pid, ok := c.known[m.AllocID]
-	if ok && c.setIndex > 0 && !c.desired[m.AllocID] && messages.ClientTerminal(c.last[m.AllocID]) {
-		c.forget(ctx, m.AllocID, pid)
-	}
-}
-
-// forget stops a finished alloc actor the server no longer lists and drops
-// its local state (its alloc dir, with the logs, stays).
-func (c *Client) forget(ctx actor.Context, id string, pid *actor.PID) {
-	ctx.Stop(pid)
-	delete(c.known, id)
-	delete(c.stopAfter, id)
-	delete(c.last, id)
-	delete(c.released, id)
-	c.spec.DB.DeleteAlloc(id)
+	c.step(ctx, evReleased{ID: m.AllocID})
 }
 
 func (c *Client) onAllocUpdated(ctx actor.Context, m *messages.AllocUpdated) {
-	a := m.GetAlloc()
-	c.last[a.GetID()] = a.GetClientStatus()
-	c.pending[a.GetID()] = a
-	c.reports[a.GetID()] = a
-	c.watchPlugins(ctx, a)
-	if c.timer == nil && !c.inFlight {
-		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
-	}
+	c.step(ctx, evReported{Alloc: m.GetAlloc()})
+	c.watchPlugins(ctx, m.GetAlloc())
 }
 
-// flush sends the gathered updates in one call; one call is in flight at a
-// time, so updates reach the server in order.
-func (c *Client) flush(ctx actor.Context) {
+func (c *Client) onFlushNow(ctx actor.Context) {
 	c.timer = nil
-	if c.inFlight || len(c.pending) == 0 {
-		return
-	}
-	batch := make([]*messages.Allocation, 0, len(c.pending))
-	for _, a := range c.pending {
-		batch = append(batch, a)
-	}
-	c.pending = map[string]*messages.Allocation{}
-	c.inFlight = true
+	c.step(ctx, evFlushDue{})
+}
+
+// send sends a batch of reports in one call.
+func (c *Client) send(ctx actor.Context, batch []*messages.Allocation) {
 	srv := c.spec.Server
 	sendable := make([]*messages.Allocation, len(batch))
 	for i, a := range batch {
@@ -131,66 +119,45 @@ func (c *Client) flush(ctx actor.Context) {
 	actors.Go(ctx, func() any {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		return &flushed{batch: batch, err: srv.UpdateAllocs(cctx, sendable)}
+		return &flushed{err: srv.UpdateAllocs(cctx, sendable)}
 	})
 }
 
-func (c *Client) onFlushed(ctx actor.Context, m *flushed) {
-	c.inFlight = false
-	if m.err != nil {
-		for _, a := range m.batch {
-			if _, newer := c.pending[a.GetID()]; !newer {
-				c.pending[a.GetID()] = a
-			}
-		}
+// armFlush arms the batch timer the table asked for.
+func (c *Client) armFlush(ctx actor.Context, f flushTimer) {
+	switch f {
+	case flushBatch:
+		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
+	case flushRetry:
 		if c.flushBack == nil {
 			c.flushBack = c.spec.Retry()
 		}
 		d := c.flushBack.NextBackOff()
-		c.log.Warn("alloc update failed, retrying", "error", m.err, "in", d)
+		c.log.Warn("alloc update failed, retrying", "error", c.flushErr, "in", d)
 		c.timer = c.after(ctx, d, &flushNow{})
+	}
+}
+
+func (c *Client) onFlushed(ctx actor.Context, m *flushed) {
+	if c.flushErr = m.err; m.err != nil {
+		c.step(ctx, evFlushed{Failed: true})
 		return
 	}
 	c.flushBack = nil
 	c.onContact(ctx)
-	if len(c.pending) > 0 && c.timer == nil {
-		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
-	}
+	c.step(ctx, evFlushed{})
 }
 
 // onChildTerminated notices an alloc actor that died (its supervisor gave
 // up after repeated crashes, or it was stopped): one still wanted is
-// reported failed, so the servers reschedule it, instead of being left as
-// a dead PID.
+// reported failed (allocTable.died), instead of being left as a dead PID.
 func (c *Client) onChildTerminated(ctx actor.Context, m *actor.Terminated) {
 	if c.stopping {
 		return
 	}
-	for id, pid := range c.known {
-		if !pid.Equal(m.GetWho()) {
-			continue
-		}
-		delete(c.known, id)
-		delete(c.stopAfter, id)
-		delete(c.released, id)
-		if !messages.ClientTerminal(c.last[id]) && c.desired[id] {
-			c.log.Error("alloc actor died; reporting the allocation failed", "alloc", id)
-			failed := &messages.Allocation{ID: id, ClientStatus: "failed", ClientDescription: "the allocation's actor crashed repeatedly",
-				ModifyTime: c.spec.Clock.Now().UnixNano()}
-			c.onAllocUpdated(ctx, &messages.AllocUpdated{Alloc: failed})
-		}
-		return
+	id, ok := strings.CutPrefix(m.GetWho().GetId(), ctx.Self().GetId()+"/"+allocsPrefix)
+	if !ok {
+		return // a plugin probe
 	}
-}
-
-// resendReports queues every alloc's newest report again.
-func (c *Client) resendReports(ctx actor.Context) {
-	for id, a := range c.reports {
-		if _, newer := c.pending[id]; !newer {
-			c.pending[id] = a
-		}
-	}
-	if len(c.pending) > 0 && c.timer == nil && !c.inFlight {
-		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
-	}
+	c.step(ctx, evDied{ID: id, At: c.spec.Clock.Now()})
 }

@@ -60,7 +60,7 @@ func (c *Client) armStopCheck(ctx actor.Context) {
 		return
 	}
 	now := c.spec.Clock.Now()
-	if _, next := expiredWindows(now, c.lastContact, c.stopAfter); !next.IsZero() {
+	if _, next := expiredWindows(now, c.lastContact, c.table.windows()); !next.IsZero() {
 		c.stopTimer = c.after(ctx, next.Sub(now), &stopCheck{})
 	}
 }
@@ -75,22 +75,7 @@ func (c *Client) onStopCheck(ctx actor.Context) {
 // passed since the servers last answered: the servers treat them as gone
 // after the same window.
 func (c *Client) stopDisconnected(ctx actor.Context) {
-	if c.lastContact.IsZero() {
-		return
-	}
-	now := c.spec.Clock.Now()
-	due, _ := expiredWindows(now, c.lastContact, c.stopAfter)
-	for _, id := range due {
-		d := c.stopAfter[id]
-		delete(c.stopAfter, id)
-		pid, ok := c.known[id]
-		if !ok || messages.ClientTerminal(c.last[id]) {
-			continue
-		}
-		c.log.Warn(LogStopOnClientAfter, "alloc", id, "window", d, "last_contact", c.lastContact, "cut_for", now.Sub(c.lastContact))
-		ctx.Send(pid, &messages.UpdateAlloc{Alloc: &messages.Allocation{ID: id, DesiredStatus: "stop",
-			DesiredDescription: "client lost contact with the servers for " + d.String()}})
-	}
+	c.step(ctx, evWindowsDue{Now: c.spec.Clock.Now(), LastContact: c.lastContact})
 }
 
 // onProbeNode answers the leader's direct probe (server_probe.go) with

@@ -20,7 +20,7 @@ type pluginsSent struct{ err error }
 // watchPlugins starts a probe for each CSI plugin task of the allocation
 // once it runs, and stops it (dropping its instances) once it stops.
 func (c *Client) watchPlugins(ctx actor.Context, up *messages.Allocation) {
-	a := c.allocs[up.GetID()]
+	a := c.table.alloc(up.GetID())
 	if a == nil || c.spec.ProbeCSI == nil || c.spec.PluginSocket == nil {
 		return
 	}

@@ -103,6 +103,16 @@ func newTestClient(t *testing.T, srv *fakeServer, clock *actors.FakeClock, rec *
 func newTestClientWith(t *testing.T, srv *fakeServer, clock *actors.FakeClock, rec *recorder,
 	edit func(*ClientSpec)) (*actors.System, *actor.PID) {
 	t.Helper()
+	sys, pid := startTestClient(t, srv, clock, rec, edit)
+	require.Eventually(t, func() bool { r, _ := srv.calls(); return r == 1 }, 5*time.Second, time.Millisecond)
+	return sys, pid
+}
+
+// startTestClient starts the client actor without waiting for it to
+// register.
+func startTestClient(t *testing.T, srv *fakeServer, clock *actors.FakeClock, rec *recorder,
+	edit func(*ClientSpec)) (*actors.System, *actor.PID) {
+	t.Helper()
 	sys := actors.NewSystem(slog.New(slog.DiscardHandler))
 	db, err := clientstate.Open(filepath.Join(t.TempDir(), "state.db"), nil)
 	require.NoError(t, err)
@@ -115,7 +125,6 @@ func newTestClientWith(t *testing.T, srv *fakeServer, clock *actors.FakeClock, r
 	}
 	pid, err := sys.Root.SpawnNamed(sys.Props("client", NewClient(spec)), "client")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { r, _ := srv.calls(); return r == 1 }, 5*time.Second, time.Millisecond)
 	return sys, pid
 }
 

@@ -7,6 +7,24 @@
 // (client/allocs/<id>), and batches the status updates of its alloc actors
 // back to the servers.
 //
+// The client actor keeps what it knows of each allocation in one entry of
+// an allocation table (client_table.go: allocEntry in allocTable): the
+// allocation as spawned, whether its actor runs, its last client status,
+// whether the servers' newest set lists it, whether its actor let go of
+// the host, its stop_on_client_after window and its newest report. Every
+// change goes through allocTable.Step, a pure step (no I/O, no clock) that
+// returns effects the actor carries out: alloc actors to spawn, stop or
+// message, state file records to delete, a batch of reports to send,
+// timers to arm. An allocation that is gone (its actor stopped or dead,
+// the servers no longer list it, its last report answered) leaves no
+// entry, so the table does not grow and a resend after a reconnect only
+// sends the reports of allocations still known.
+//
+// At start the client reads the state file (ClientSpec.DB, an
+// AllocStore) before it registers; a read that fails is retried with the
+// ClientSpec.Retry backoff on the injected clock, never taken for an
+// empty file (that would start tasks that already run).
+//
 // With ClientSpec.Devices (a device.Plugin, usually a device.Manager), the
 // node's registration carries the host's device groups
 // (NodeResources.Devices). After the first registration the client

@@ -13,4 +13,8 @@ var (
 	// Suspicion.Step) for an input it
 	// cannot use (unknown type, zero time, negative window).
 	ErrInvalidStatusInput = errors.New("node: invalid status input")
+	// ErrInvalidAllocEvent is returned by the client's allocation table
+	// for an event it cannot use (unknown type, no allocation ID, a batch
+	// answered with none in flight).
+	ErrInvalidAllocEvent = errors.New("node: invalid allocation event")
 )
