@@ -187,6 +187,7 @@ func NewClient(spec *ClientSpec) actor.Producer {
 		spec.Retry = func() backoff.BackOff {
 			b := backoff.NewExponentialBackOff()
 			b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = 200*time.Millisecond, 10*time.Second, 0
+			b.Reset() // NewExponentialBackOff started at its own 500 ms
 			return b
 		}
 	}
