@@ -23,6 +23,17 @@ import (
 // scheduler actor passes it to Process); nil disables it.
 type NodeCache struct {
 	pools map[string]*nodeListCache
+	usage []nodeUsage // the planner's per-node usage, reused: 0.6 MB an evaluation at 10,000 nodes
+}
+
+// usageBuf returns n zeroed nodeUsage, reusing the last evaluation's.
+func (c *NodeCache) usageBuf(n int) []nodeUsage {
+	if cap(c.usage) < n {
+		c.usage = make([]nodeUsage, n)
+	}
+	c.usage = c.usage[:n]
+	clear(c.usage)
+	return c.usage
 }
 
 type nodeListCache struct {

@@ -10,12 +10,13 @@ type groupState struct {
 	ask        resources
 	desired    int32
 	feas       groupFeas
-	ports      *portAsk     // nil when the group asks for no ports
-	collisions []int32      // proposed allocs of this group per pool node
-	spreads    *spreadSet   // nil when neither the group nor the job spreads
-	affs       *affinitySet // nil when no affinity applies to the group
-	limit      int          // candidates ranked per placement
-	fits       []fitMemo    // per pool node, when limit makes nodes ranked again and again; else nil
+	ports      *portAsk                     // nil when the group asks for no ports
+	collisions []int32                      // proposed allocs of this group per pool node
+	spreads    *spreadSet                   // nil when neither the group nor the job spreads
+	affs       *affinitySet                 // nil when no affinity applies to the group
+	limit      int                          // candidates ranked per placement
+	fits       []fitMemo                    // per pool node, when limit makes nodes ranked again and again; else nil
+	allocated  *messages.AllocatedResources // shared by its new allocs (groupAllocated); nil until one
 }
 
 func newGroupState(job *messages.Job, tg *messages.TaskGroup, poolSize int, memo bool) *groupState {
@@ -113,7 +114,11 @@ func (p *planner) buildPool(generic bool) {
 	}
 	p.pooled = true
 	p.limit = logLimit(len(p.pool))
-	p.usage = make([]nodeUsage, len(p.pool))
+	if p.opts.NodeCache != nil {
+		p.usage = p.opts.NodeCache.usageBuf(len(p.pool))
+	} else {
+		p.usage = make([]nodeUsage, len(p.pool))
+	}
 	for _, tg := range p.job.TaskGroups {
 		gs := newGroupState(p.job, tg, len(p.pool), generic)
 		gs.limit = p.limit
@@ -356,7 +361,7 @@ func (p *planner) newAlloc(gs *groupState, req *placeReq, node *messages.Node) *
 		JobID:              p.job.ID,
 		JobVersion:         p.job.Version,
 		TaskGroup:          gs.tg.Name,
-		AllocatedResources: p.allocated(gs.tg),
+		AllocatedResources: p.groupAllocated(gs),
 		DesiredStatus:      DesiredRun,
 		ClientStatus:       ClientPending,
 		Metrics: &messages.AllocMetricRef{NodesEvaluated: p.metric.evaluated,
@@ -372,6 +377,19 @@ func (p *planner) newAlloc(gs *groupState, req *placeReq, node *messages.Node) *
 		a.RescheduleTracker = nextTracker(req.prev, gs.tg.ReschedulePolicy, p.opts.Now)
 	}
 	return a
+}
+
+// groupAllocated is a new alloc's AllocatedResources: for a group that
+// asks for no ports or devices (nothing is added to it per alloc) one
+// value shared by the plan's allocs, read-only from here on; else a new one.
+func (p *planner) groupAllocated(gs *groupState) *messages.AllocatedResources {
+	if gs.ports != nil || gs.feas.devices != nil {
+		return p.allocated(gs.tg)
+	}
+	if gs.allocated == nil {
+		gs.allocated = p.allocated(gs.tg)
+	}
+	return gs.allocated
 }
 
 // scoreMeta is the ScoreMetaData a placement of gs keeps: the best nodes'
