@@ -52,12 +52,29 @@ type Spec struct {
 	// class, pool, attributes and meta fill ${node.*}, ${attr.*} and
 	// ${meta.*} in the tasks' config and env; nil leaves them as written.
 	Node *messages.Node
+	// LoadRetry is the backoff between reads of the state file when one
+	// failed (zero: DefaultLoadRetry); reads go on until one works.
+	LoadRetry volume.RetryPolicy
+
+	// readAlloc reads the allocation's stored state; nil: DB.Alloc
+	// (tests make it fail).
+	readAlloc func(id string) (*clientstate.StoredAlloc, error)
+}
+
+// DefaultLoadRetry is the backoff between state file reads: 1 s doubling
+// to 1 min, without end.
+func DefaultLoadRetry() volume.RetryPolicy {
+	return volume.RetryPolicy{Initial: time.Second, Max: time.Minute, Multiplier: 2}
 }
 
 // Messages of the alloc actor.
 type (
-	// loaded: the state file was read (stored nil: nothing is stored).
-	loaded struct{ stored *clientstate.StoredAlloc }
+	// loaded: the state file was read (err nil; stored nil: nothing is
+	// stored), or could not be.
+	loaded struct {
+		stored *clientstate.StoredAlloc
+		err    error
+	}
 	// retryDue: the retry timer number seq fired.
 	retryDue struct{ seq int }
 	// crash makes the actor panic; tests use it to exercise supervision.
@@ -104,7 +121,11 @@ func New(spec *Spec) actor.Producer {
 		for i, h := range a.hooks {
 			plans[i] = planOf(h)
 		}
-		a.life = NewLifecycle(plans)
+		loadRetry := spec.LoadRetry
+		if loadRetry == (volume.RetryPolicy{}) {
+			loadRetry = DefaultLoadRetry()
+		}
+		a.life = NewLifecycle(plans, loadRetry)
 		return a
 	}
 }
@@ -162,13 +183,13 @@ func (a *Actor) onStarted(ctx actor.Context) {
 
 // load reads the allocation's stored state in a worker.
 func (a *Actor) load(ctx actor.Context) {
-	db, id := a.spec.DB, a.spec.Alloc.GetID()
+	read, id := a.spec.readAlloc, a.spec.Alloc.GetID()
+	if read == nil {
+		read = a.spec.DB.Alloc
+	}
 	actors.Go(ctx, func() any {
-		sa, err := db.Alloc(id)
-		if err != nil {
-			return &loaded{}
-		}
-		return &loaded{stored: sa}
+		sa, err := read(id)
+		return &loaded{stored: sa, err: err}
 	})
 }
 
@@ -180,10 +201,15 @@ func (a *Actor) onStopping() {
 }
 
 // onLoaded takes the allocation from the spawn spec and what the state
-// file holds.
+// file holds; a failed read changes nothing and is tried again.
 func (a *Actor) onLoaded(ctx actor.Context, m *loaded) {
 	if a.alloc != nil {
 		return // a read from before a restart of this actor
+	}
+	if m.err != nil {
+		a.log.Error("reading the allocation's state failed, reading again", "error", m.err, "attempt", a.life.Tries()+1)
+		a.step(ctx, Loaded{Err: m.err, At: a.spec.Clock.Now()})
+		return
 	}
 	a.alloc = proto.Clone(a.spec.Alloc).(*messages.Allocation)
 	a.states = map[string]*messages.TaskState{}
@@ -198,6 +224,7 @@ func (a *Actor) onLoaded(ctx actor.Context, m *loaded) {
 		BadName: checkNames(a.alloc), NoTasks: len(a.tasks) == 0,
 		Terminal: Terminal(a.alloc.GetClientStatus()), StopWanted: a.stopWanted(),
 		Handles: m.stored != nil && len(m.stored.Handles) > 0, Holding: a.holding(),
+		At: a.spec.Clock.Now(),
 	})
 }
 
@@ -267,6 +294,9 @@ func (a *Actor) apply(ctx actor.Context, eff Effects) {
 	}
 	if eff.RetryIn > 0 {
 		a.armTimer(ctx, eff.RetryIn)
+	}
+	if eff.Load {
+		a.load(ctx)
 	}
 	if eff.Released {
 		a.released(ctx)

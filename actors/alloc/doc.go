@@ -28,8 +28,10 @@
 // checks, templates, artifacts) is a new file and a line in hookList.
 // The lifecycle decides the order, the retries (with backoff on the
 // injected clock), stops during the setup and what a failure tears down;
-// the actor logs every phase change. The task actor has its own phases
-// (TaskPhase, task_phase.go).
+// the actor logs every phase change. A failed read of the state file is
+// read again with backoff (Spec.LoadRetry), for ever: it is never taken
+// as "nothing stored", which would start tasks that already run. The task
+// actor has its own phases (TaskPhase, task_phase.go).
 //
 // The alloc actor spawns the task actors once every prerun is done, folds
 // their states into the allocation's client status and reports every

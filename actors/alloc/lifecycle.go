@@ -14,7 +14,7 @@ type Phase uint8
 
 // Allocation phases. The zero value is the first: reading the state file.
 const (
-	PhaseLoading     Phase = iota // reading the state file
+	PhaseLoading     Phase = iota // reading the state file (again, after a failed read)
 	PhasePrerun                   // a hook's prerun runs
 	PhasePrerunWait               // a failed prerun waits to be tried again
 	PhaseRunning                  // the tasks run
@@ -119,8 +119,12 @@ type HookPlan struct {
 // Event is one thing that happens to an allocation's lifecycle.
 type Event interface{ isEvent() }
 
-// Loaded says the state file was read and what the allocation holds.
+// Loaded says the state file was read (Err nil) and what the allocation
+// holds, or that it could not be read (Err, at At): nothing is known, so
+// nothing may start.
 type Loaded struct {
+	Err        error
+	At         time.Time
 	BadName    error // checkNames refused the allocation
 	NoTasks    bool  // its task group is not in its job
 	Terminal   bool  // its stored client status is final
@@ -182,6 +186,7 @@ type Effects struct {
 	Update      bool          // run the update hooks
 	Run         *HookStep     // start this hook phase; HookDone when it ends
 	RetryIn     time.Duration // arm the retry timer: RetryDue when it fires
+	Load        bool          // read the state file (again)
 	Released    bool          // tell the parent the allocation let go of everything
 }
 
@@ -199,18 +204,21 @@ const (
 // stops. It does no I/O and reads no clock: time comes in the events.
 type Lifecycle struct {
 	hooks     []HookPlan
+	loadRetry volume.RetryPolicy
 	phase     Phase
 	hook      int       // the hook whose phase runs or waits
 	abandon   bool      // the hook's abandon runs, not its postrun
+	loadWait  bool      // a failed state read waits for RetryDue
 	stop      bool      // a stop is wanted
-	tries     int       // failed tries of the current hook phase
+	tries     int       // failed tries of the current hook phase, or state reads
 	firstFail time.Time // the first of them
 }
 
 // NewLifecycle returns the lifecycle of an allocation with the hook list
-// hooks.
-func NewLifecycle(hooks []HookPlan) *Lifecycle {
-	return &Lifecycle{hooks: hooks}
+// hooks; a failed state read is tried again after loadRetry's delay, for
+// ever (starting tasks that may run is worse than waiting).
+func NewLifecycle(hooks []HookPlan, loadRetry volume.RetryPolicy) *Lifecycle {
+	return &Lifecycle{hooks: hooks, loadRetry: loadRetry}
 }
 
 // Phase returns the current phase.
@@ -226,7 +234,8 @@ func (l *Lifecycle) Hook() int {
 	return -1
 }
 
-// Tries returns how many tries of the current hook phase failed so far.
+// Tries returns how many tries of the current hook phase (or state reads)
+// failed so far.
 func (l *Lifecycle) Tries() int { return l.tries }
 
 // Abandoning reports whether the current hook's abandon runs.

@@ -3,12 +3,22 @@ package alloc
 import "time"
 
 // onLoaded decides how the allocation starts from what the state file
-// holds.
+// holds. A failed read waits and reads again: it is never "nothing
+// stored", which would start tasks that may already run.
 func (l *Lifecycle) onLoaded(e Loaded) (Effects, error) {
-	if l.phase != PhaseLoading {
+	if l.phase != PhaseLoading || l.loadWait {
 		return Effects{}, l.unexpected(e)
 	}
-	l.stop = e.StopWanted
+	if e.Err != nil {
+		l.failed(e.At)
+		l.loadWait = true
+		d, ok := l.loadRetry.Delay(l.tries, 0) // no deadline: read until it works
+		if !ok || d <= 0 {
+			d = l.loadRetry.Max
+		}
+		return Effects{RetryIn: d}, nil
+	}
+	l.tries, l.firstFail, l.stop = 0, time.Time{}, e.StopWanted
 	switch {
 	case e.BadName != nil && e.Terminal:
 		return l.terminal(Effects{Report: true})
@@ -82,6 +92,11 @@ func (l *Lifecycle) postrunDone(e HookDone) (Effects, error) {
 
 func (l *Lifecycle) onRetryDue() (Effects, error) {
 	switch l.phase {
+	case PhaseLoading:
+		if l.loadWait {
+			l.loadWait = false
+			return Effects{Load: true}, nil
+		}
 	case PhasePrerunWait:
 		return Effects{Run: &HookStep{Hook: l.hook, Phase: HookPrerun}}, l.become(PhasePrerun)
 	case PhasePostrunWait:

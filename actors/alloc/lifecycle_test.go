@@ -227,10 +227,22 @@ func TestLifecycleScenarios(t *testing.T) {
 			{failed(HookPostrun, errBroken, true, 0), Effects{Run: run(0, HookAbandon)}, PhasePostrun},
 			{failed(HookAbandon, errBroken, false, 0), Effects{Report: true, Released: true}, PhaseTerminal},
 		})},
+		{"a failed state read is read again with backoff, never taken as nothing stored", []lstep{
+			{Loaded{Err: errBroken, At: lt0}, Effects{RetryIn: sec}, PhaseLoading},
+			{Updated{StopWanted: true}, Effects{}, PhaseLoading},
+			{RetryDue{}, Effects{Load: true}, PhaseLoading},
+			{Loaded{Err: errBroken, At: lt0.Add(sec)}, Effects{RetryIn: 2 * sec}, PhaseLoading},
+			{RetryDue{}, Effects{Load: true}, PhaseLoading},
+			{Loaded{Err: errBroken, At: lt0.Add(3 * sec)}, Effects{RetryIn: 4 * sec}, PhaseLoading},
+			{RetryDue{}, Effects{Load: true}, PhaseLoading},
+			{Loaded{Err: errBroken, At: lt0.Add(2 * time.Hour)}, Effects{RetryIn: 4 * sec}, PhaseLoading},
+			{RetryDue{}, Effects{Load: true}, PhaseLoading},
+			{Loaded{Handles: true}, Effects{Run: run(0, HookPrerun)}, PhasePrerun},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			runLifecycle(t, NewLifecycle(testPlans()), tt.steps)
+			runLifecycle(t, NewLifecycle(testPlans(), testPolicy), tt.steps)
 		})
 	}
 }
@@ -242,7 +254,7 @@ func withReleased(eff Effects) Effects { eff.Released = true; return eff }
 // TestLifecycleNoHooks: without hooks the tasks start at once and the
 // allocation is terminal as soon as they are dead.
 func TestLifecycleNoHooks(t *testing.T) {
-	runLifecycle(t, NewLifecycle(nil), []lstep{
+	runLifecycle(t, NewLifecycle(nil, testPolicy), []lstep{
 		{Loaded{}, Effects{StartTasks: true}, PhaseRunning},
 		{TasksDead{}, Effects{Report: true, Released: true}, PhaseTerminal},
 	})
@@ -258,6 +270,7 @@ func TestLifecycleUnexpectedEvents(t *testing.T) {
 	}{
 		{"hook done while loading", nil, done(HookPrerun)},
 		{"retry due while loading", nil, RetryDue{}},
+		{"a second read result while waiting", []lstep{{Loaded{Err: errBroken}, Effects{RetryIn: time.Second}, PhaseLoading}}, Loaded{}},
 		{"loaded twice", setupSteps[:1], Loaded{}},
 		{"postrun done during prerun", setupSteps[:1], done(HookPostrun)},
 		{"abandon done during prerun", setupSteps[:1], done(HookAbandon)},
@@ -271,7 +284,7 @@ func TestLifecycleUnexpectedEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := NewLifecycle(testPlans())
+			l := NewLifecycle(testPlans(), testPolicy)
 			runLifecycle(t, l, tt.setup)
 			before := *l
 			_, err := l.Step(tt.in)
