@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -28,7 +26,8 @@ type Spec struct {
 	DB        *clientstate.DB
 	Clock     actors.Clock
 	AllocRoot string
-	// Hooks run after the alloc dir hook, in order.
+	// Hooks run after the alloc dir and devices hooks and before the csi
+	// volumes are mounted, in order (their postrun in reverse).
 	Hooks    []Hook
 	Registry *actors.Registry
 	Logger   *slog.Logger
@@ -53,83 +52,92 @@ type Spec struct {
 	// class, pool, attributes and meta fill ${node.*}, ${attr.*} and
 	// ${meta.*} in the tasks' config and env; nil leaves them as written.
 	Node *messages.Node
+	// LoadRetry is the backoff between reads of the state file when one
+	// failed (zero: DefaultLoadRetry); reads go on until one works.
+	LoadRetry volume.RetryPolicy
+
+	// readAlloc reads the allocation's stored state; nil: DB.Alloc
+	// (tests make it fail).
+	readAlloc func(id string) (*clientstate.StoredAlloc, error)
 }
 
-// Alloc actor phases.
-const (
-	phaseLoading     = "loading"
-	phaseNetwork     = "setting up network"
-	phasePrerun      = "prerun"
-	phaseMounting    = "mounting volumes"
-	phaseRunning     = "running"
-	phaseStopping    = "stopping"
-	phaseUnmounting  = "unmounting volumes"
-	phasePostrun     = "postrun"
-	phaseNetworkDown = "tearing down network"
-	phaseTerminal    = "terminal"
-)
+// DefaultLoadRetry is the backoff between state file reads: 1 s doubling
+// to 1 min, without end.
+func DefaultLoadRetry() volume.RetryPolicy {
+	return volume.RetryPolicy{Initial: time.Second, Max: time.Minute, Multiplier: 2}
+}
 
-// Worker results.
+// Messages of the alloc actor.
 type (
-	loaded    struct{ stored *clientstate.StoredAlloc }
-	hooksDone struct {
-		post bool
-		err  error
+	// loaded: the state file was read (err nil; stored nil: nothing is
+	// stored), or could not be.
+	loaded struct {
+		stored *clientstate.StoredAlloc
+		err    error
 	}
+	// retryDue: the retry timer number seq fired.
+	retryDue struct{ seq int }
 	// crash makes the actor panic; tests use it to exercise supervision.
 	crash struct{}
 )
 
-// Actor runs one allocation on the client.
+// Actor runs one allocation on the client: it carries out the effects of
+// its Lifecycle, which walks the hook list (hookList) around the tasks.
 type Actor struct {
 	spec   *Spec
-	alloc  *messages.Allocation
+	alloc  *messages.Allocation // nil until the state file was read
 	tasks  []string
 	states map[string]*messages.TaskState
-	phase  string
+	life   *Lifecycle
 	hooks  []Hook
-	log    *slog.Logger
+	// the hooks that hold state the tasks need
+	network *networkHook
+	csi     *csiHook
+	log     *slog.Logger
 
-	csi         *CSIConfig                            // with defaults; nil: no CSI support
-	vols        map[string]*messages.AllocVolumeState // csi volumes, by group volume name
-	pendingVols map[string]bool                       // volume actors not finished yet
-	setupTries  int                                   // failed volume setups so far
-	setupStart  time.Time                             // first failed volume setup
-	setupTimer  actors.Timer                          // the next setup try, while waiting
-	ctx         context.Context                       // cancelled on stop: ends the setup worker
-	cancel      context.CancelFunc
-
-	net          *clientstate.AllocNetwork // the network's record; nil: none held
-	netRecreated bool                      // restored into a new netns: re-attached tasks lost theirs
-	netRetry     volume.RetryPolicy
-	netAttempts  int
-	netTries     int          // failed network teardowns so far
-	netStart     time.Time    // the first failed network teardown
-	netTimer     actors.Timer // the next teardown try, while waiting
+	ctx      context.Context // cancelled on stop: ends the workers
+	cancel   context.CancelFunc
+	timer    actors.Timer // the retry timer, while a step waits
+	timerSeq int          // numbers the retry timers: a late one is ignored
 }
 
 // New returns a producer for an alloc actor.
 func New(spec *Spec) actor.Producer {
 	return func() actor.Actor {
-		hooks := append([]Hook{&AllocDirHook{Root: spec.AllocRoot}, &deviceHook{plugin: spec.Devices}}, spec.Hooks...)
-		a := &Actor{spec: spec, hooks: hooks, phase: phaseLoading, vols: map[string]*messages.AllocVolumeState{},
-			log: spec.Logger.With("alloc", spec.Alloc.GetID())}
+		a := &Actor{spec: spec, log: spec.Logger.With("alloc", spec.Alloc.GetID())}
+		a.network = &networkHook{a: a, retry: Retry{Policy: spec.NetworkRetry, Attempts: spec.NetworkAttempts}}
+		if a.network.retry.Policy == (volume.RetryPolicy{}) {
+			a.network.retry.Policy = DefaultNetworkRetry()
+		}
+		if a.network.retry.Attempts <= 0 {
+			a.network.retry.Attempts = DefaultNetworkAttempts
+		}
+		a.csi = &csiHook{a: a, vols: map[string]*messages.AllocVolumeState{}}
 		if spec.CSI != nil {
-			a.csi = spec.CSI.withDefaults()
+			a.csi.cfg = spec.CSI.withDefaults()
 		}
-		a.netRetry, a.netAttempts = spec.NetworkRetry, spec.NetworkAttempts
-		if a.netRetry == (volume.RetryPolicy{}) {
-			a.netRetry = DefaultNetworkRetry()
+		a.hooks = a.hookList()
+		plans := make([]HookPlan, len(a.hooks))
+		for i, h := range a.hooks {
+			plans[i] = planOf(h)
 		}
-		if a.netAttempts <= 0 {
-			a.netAttempts = DefaultNetworkAttempts
+		loadRetry := spec.LoadRetry
+		if loadRetry == (volume.RetryPolicy{}) {
+			loadRetry = DefaultLoadRetry()
 		}
+		a.life = NewLifecycle(plans, loadRetry)
 		return a
 	}
 }
 
-// Phase names the actor's state for the actor tree.
-func (a *Actor) Phase() string { return a.phase }
+// Phase names the actor's state for the actor tree: the lifecycle's
+// phase, and the hook whose phase runs or waits.
+func (a *Actor) Phase() string {
+	if i := a.life.Hook(); i >= 0 {
+		return a.life.Phase().String() + " " + a.hooks[i].Name()
+	}
+	return a.life.Phase().String()
+}
 
 // Receive dispatches.
 func (a *Actor) Receive(ctx actor.Context) {
@@ -138,26 +146,24 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.onStarted(ctx)
 	case *loaded:
 		a.onLoaded(ctx, m)
-	case *hooksDone:
-		a.onHooksDone(ctx, m)
+	case *retryDue:
+		a.onRetryDue(ctx, m)
+	case *hookDone:
+		a.onHookDone(ctx, m)
 	case *messages.TaskStateChanged:
 		a.onTaskState(ctx, m)
 	case *messages.UpdateAlloc:
 		a.onUpdate(ctx, m)
-	case *volumeProgress:
-		a.onVolumeProgress(ctx, m)
-	case *volumesReady:
-		a.onVolumesReady(ctx, m)
-	case *retrySetup:
-		a.onRetrySetup(ctx)
-	case *volumeChanged:
-		a.onVolumeChanged(ctx, m)
 	case *networkReady:
-		a.onNetworkReady(ctx, m)
+		a.network.onReady(ctx, m)
 	case *networkDown:
-		a.onNetworkDown(ctx, m)
-	case *retryNetworkTeardown:
-		a.onRetryNetworkTeardown(ctx)
+		a.network.onDown(ctx, m)
+	case *volumeProgress:
+		a.csi.onProgress(ctx, m)
+	case *volumesReady:
+		a.csi.onReady(ctx, m)
+	case *volumeChanged:
+		a.csi.onVolumeChanged(ctx, m)
 	case *crash:
 		panic("alloc actor: crash requested")
 	case *actor.Stopping, *actor.Restarting:
@@ -172,13 +178,18 @@ func (a *Actor) Receive(ctx actor.Context) {
 // agent restart) the client state file is newer than the spawn spec.
 func (a *Actor) onStarted(ctx actor.Context) {
 	a.ctx, a.cancel = context.WithCancel(context.Background())
-	db, id := a.spec.DB, a.spec.Alloc.GetID()
+	a.load(ctx)
+}
+
+// load reads the allocation's stored state in a worker.
+func (a *Actor) load(ctx actor.Context) {
+	read, id := a.spec.readAlloc, a.spec.Alloc.GetID()
+	if read == nil {
+		read = a.spec.DB.Alloc
+	}
 	actors.Go(ctx, func() any {
-		sa, err := db.Alloc(id)
-		if err != nil {
-			return &loaded{}
-		}
-		return &loaded{stored: sa}
+		sa, err := read(id)
+		return &loaded{stored: sa, err: err}
 	})
 }
 
@@ -186,272 +197,134 @@ func (a *Actor) onStopping() {
 	if a.cancel != nil {
 		a.cancel()
 	}
-	if a.setupTimer != nil {
-		a.setupTimer.Stop()
-	}
-	if a.netTimer != nil {
-		a.netTimer.Stop()
-	}
+	a.stopTimer()
 }
 
+// onLoaded takes the allocation from the spawn spec and what the state
+// file holds; a failed read changes nothing and is tried again.
 func (a *Actor) onLoaded(ctx actor.Context, m *loaded) {
+	if a.alloc != nil {
+		return // a read from before a restart of this actor
+	}
+	if m.err != nil {
+		a.log.Error("reading the allocation's state failed, reading again", "error", m.err, "attempt", a.life.Tries()+1)
+		a.step(ctx, Loaded{Err: m.err, At: a.spec.Clock.Now()})
+		return
+	}
 	a.alloc = proto.Clone(a.spec.Alloc).(*messages.Allocation)
 	a.states = map[string]*messages.TaskState{}
 	if m.stored != nil {
-		st := m.stored.Alloc
-		a.alloc.ClientStatus, a.alloc.ClientDescription = st.GetClientStatus(), st.GetClientDescription()
-		if st.GetModifyIndex() > a.alloc.GetModifyIndex() {
-			a.alloc.DesiredStatus, a.alloc.DesiredDescription = st.GetDesiredStatus(), st.GetDesiredDescription()
-		}
-		if st.GetNetworkStatus() != nil {
-			a.alloc.NetworkStatus = st.GetNetworkStatus()
-		}
-		a.states = m.stored.TaskStates
-		for name, v := range m.stored.Volumes {
-			a.vols[name] = v.State
-		}
-		a.net = m.stored.Network
+		a.restore(m.stored)
 	}
 	for _, t := range groupOf(a.alloc).GetTasks() {
 		a.tasks = append(a.tasks, t.GetName())
 	}
 	a.spec.DB.PutAlloc(a.alloc)
-	nameErr := checkNames(a.alloc)
-	switch {
-	case nameErr != nil && Terminal(a.alloc.GetClientStatus()):
-		a.becomeTerminal(ctx)
-	case nameErr != nil:
-		a.failBadName(ctx, nameErr)
-	case Terminal(a.alloc.GetClientStatus()) && a.holding():
-		// stopped, but its volumes or its network were not all let go (an
-		// agent restart in the middle): resume that
-		a.report(ctx)
-		a.teardown(ctx)
-	case Terminal(a.alloc.GetClientStatus()):
-		a.becomeTerminal(ctx)
-	case len(a.tasks) == 0:
-		a.fail(ctx, "task group not found in job")
-	case a.stopWanted() && (m.stored == nil || len(m.stored.Handles) == 0) && a.holding():
-		a.stopBeforeStart(ctx, "stopped before start")
-	case a.stopWanted() && (m.stored == nil || len(m.stored.Handles) == 0):
-		a.setStatus(ctx, StatusComplete, "stopped before start")
-		a.becomeTerminal(ctx)
-	default:
-		a.setupNetwork(ctx)
-	}
-}
-
-func (a *Actor) runHooks(ctx actor.Context, post bool) {
-	hooks, al := a.hooks, proto.Clone(a.alloc).(*messages.Allocation)
-	actors.Go(ctx, func() any {
-		return &hooksDone{post: post, err: runHooks(context.Background(), hooks, al, post)}
+	a.step(ctx, Loaded{
+		BadName: checkNames(a.alloc), NoTasks: len(a.tasks) == 0,
+		Terminal: Terminal(a.alloc.GetClientStatus()), StopWanted: a.stopWanted(),
+		Handles: m.stored != nil && len(m.stored.Handles) > 0, Holding: a.holding(),
+		At: a.spec.Clock.Now(),
 	})
 }
 
-func (a *Actor) onHooksDone(ctx actor.Context, m *hooksDone) {
-	if m.post {
-		if m.err != nil {
-			a.log.Error("postrun hooks failed", "error", m.err)
-		}
-		a.releaseNetwork(ctx)
-		return
+// restore takes what the state file holds over the spawn spec, and gives
+// the hooks their part.
+func (a *Actor) restore(stored *clientstate.StoredAlloc) {
+	st := stored.Alloc
+	a.alloc.ClientStatus, a.alloc.ClientDescription = st.GetClientStatus(), st.GetClientDescription()
+	if st.GetModifyIndex() > a.alloc.GetModifyIndex() {
+		a.alloc.DesiredStatus, a.alloc.DesiredDescription = st.GetDesiredStatus(), st.GetDesiredDescription()
 	}
-	if m.err != nil {
-		a.fail(ctx, "setup failed: "+m.err.Error())
-		return
+	if st.GetNetworkStatus() != nil {
+		a.alloc.NetworkStatus = st.GetNetworkStatus()
 	}
-	if len(csiVolumes(a.alloc)) > 0 {
-		a.setupVolumes(ctx)
-		return
-	}
-	a.startTasks(ctx)
-}
-
-func (a *Actor) startTasks(ctx actor.Context) {
-	a.phase = phaseRunning
-	a.spawnTasks(ctx)
-	if a.stopWanted() {
-		a.killTasks(ctx, "allocation stopped")
-	}
-}
-
-func (a *Actor) spawnTasks(ctx actor.Context) {
-	jobType := a.alloc.GetJob().GetType()
-	for _, t := range groupOf(a.alloc).GetTasks() {
-		drv, ok := a.spec.Drivers[t.GetDriver()]
-		if !ok {
-			a.states[t.GetName()] = deadState(a.spec, fmt.Sprintf("%v: %q", ErrUnknownDriver, t.GetDriver()))
-			continue
-		}
-		spec := &TaskSpec{
-			AllocID: a.alloc.GetID(), JobType: jobType, Task: t, Driver: drv,
-			DB: a.spec.DB, Clock: a.spec.Clock, Logger: a.spec.Logger,
-			Start:            taskConfig(a.spec.AllocRoot, a.spec.Node, a.alloc, t, a.net, a.vols),
-			Restored:         a.states[t.GetName()],
-			NetworkRecreated: a.netRecreated,
-			Devices:          a.spec.Devices,
-			DeviceIDs:        deviceIDs(a.alloc, t.GetName()),
-		}
-		props := a.spec.Registry.Props("task", NewTaskActor(spec))
-		if _, err := ctx.SpawnNamed(props, "tasks/"+t.GetName()); err != nil {
-			a.log.Error("spawn task actor", "task", t.GetName(), "error", err)
+	a.states = stored.TaskStates
+	for _, h := range a.hooks {
+		if r, ok := h.(RestoreHook); ok {
+			r.Restore(stored)
 		}
 	}
-	a.refresh(ctx)
 }
 
-func (a *Actor) onTaskState(ctx actor.Context, m *messages.TaskStateChanged) {
-	a.states[m.GetTask()] = m.GetState()
-	a.spec.DB.PutTaskState(a.alloc.GetID(), m.GetTask(), m.GetState())
-	if m.GetState().GetState() == TaskDead && a.phase == phaseRunning {
-		if m.GetState().GetFailed() {
-			a.killTasks(ctx, EventSiblingFailed+": "+m.GetTask())
-		} else if a.isLeader(m.GetTask()) {
-			a.killTasks(ctx, "leader task "+m.GetTask()+" is dead")
-		}
+// step feeds the lifecycle one event and carries out its effects. An
+// event the phase does not expect (a late result) is dropped.
+func (a *Actor) step(ctx actor.Context, ev Event) Effects {
+	from := a.life.Phase()
+	eff, err := a.life.Step(ev)
+	if err != nil {
+		a.log.Debug("lifecycle event dropped", "error", err)
+		return eff
 	}
-	a.refresh(ctx)
+	if to := a.life.Phase(); to != from {
+		a.log.Debug("alloc phase", "from", from, "to", to)
+	}
+	a.apply(ctx, eff)
+	return eff
 }
 
-func (a *Actor) onUpdate(ctx actor.Context, m *messages.UpdateAlloc) {
-	in := m.GetAlloc()
-	// A restarted actor starts from the newest view; an update without a
-	// job (a stop the client made up) changes only the desired status.
-	if in.GetJob() != nil {
-		a.spec.Alloc = in
-	} else {
-		c := proto.Clone(a.spec.Alloc).(*messages.Allocation)
-		c.DesiredStatus, c.DesiredDescription = in.GetDesiredStatus(), in.GetDesiredDescription()
-		a.spec.Alloc = c
+// apply carries out a step's effects, in the order Effects lists them.
+func (a *Actor) apply(ctx actor.Context, eff Effects) {
+	if eff.StopTimer {
+		a.stopTimer()
 	}
-	if a.alloc == nil {
-		return
+	if eff.Refuse {
+		a.refuse(eff.Description)
 	}
-	a.alloc.DesiredStatus, a.alloc.DesiredDescription = in.GetDesiredStatus(), in.GetDesiredDescription()
-	a.alloc.ModifyIndex, a.alloc.DesiredTransition = in.GetModifyIndex(), in.GetDesiredTransition()
-	if in.GetJob() != nil && in.GetJobVersion() != a.alloc.GetJobVersion() {
-		// An in-place update: the running tasks now belong to the new
-		// version (the scheduler changed nothing they see).
-		a.alloc.Job, a.alloc.JobVersion = in.GetJob(), in.GetJobVersion()
+	if eff.FailTasks {
+		a.failUnstarted(eff.Description)
 	}
-	a.spec.DB.PutAlloc(a.alloc)
-	switch {
-	case a.stopWanted() && a.phase == phaseRunning:
-		a.killTasks(ctx, "allocation stopped: "+in.GetDesiredDescription())
-	case a.stopWanted() && a.phase == phaseMounting && a.setupTimer != nil:
-		a.stopBeforeStart(ctx, "allocation stopped before its volumes were ready")
+	if eff.Status != "" {
+		a.setStatus(ctx, eff.Status, eff.Description)
 	}
-}
-
-func (a *Actor) killTasks(ctx actor.Context, reason string) {
-	for _, pid := range ctx.Children() {
-		if strings.HasPrefix(pid.GetId(), ctx.Self().GetId()+"/tasks/") {
-			ctx.Send(pid, &messages.KillTask{Reason: reason})
-		}
+	if eff.Report {
+		a.report(ctx)
 	}
-	if a.phase == phaseRunning {
-		a.phase = phaseStopping
+	if eff.StartTasks {
+		a.spawnTasks(ctx)
 	}
-}
-
-// refresh recomputes the client status; once every task is dead it
-// unmounts the csi volumes, then runs the postrun hooks.
-func (a *Actor) refresh(ctx actor.Context) {
-	status := ClientStatus(a.tasks, a.states)
-	desc := map[string]string{StatusPending: "No tasks have started", StatusRunning: "Tasks are running",
-		StatusComplete: "All tasks have completed", StatusFailed: "Failed tasks"}[status]
-	a.setStatus(ctx, status, desc)
-	allDead := true
-	for _, t := range a.tasks {
-		allDead = allDead && a.states[t].GetState() == TaskDead
+	if eff.KillTasks != "" {
+		a.killTasks(ctx, eff.KillTasks)
 	}
-	if allDead && (a.phase == phaseRunning || a.phase == phaseStopping) {
-		a.teardown(ctx)
+	if eff.Update {
+		a.runUpdateHooks(ctx)
+	}
+	if eff.Run != nil && !a.startHook(ctx, *eff.Run) {
+		a.hookFinished(ctx, eff.Run.Phase, nil) // nothing to do
+	}
+	if eff.RetryIn > 0 {
+		a.armTimer(ctx, eff.RetryIn)
+	}
+	if eff.Load {
+		a.load(ctx)
+	}
+	if eff.Released {
+		a.released(ctx)
+	}
+	if eff.StartTasks {
+		a.refresh(ctx)
 	}
 }
 
-func (a *Actor) setStatus(ctx actor.Context, status, desc string) {
-	a.alloc.ClientStatus, a.alloc.ClientDescription = status, desc
-	a.spec.DB.PutAlloc(a.alloc)
-	a.report(ctx)
+// armTimer sends RetryDue to the lifecycle after d.
+func (a *Actor) armTimer(ctx actor.Context, d time.Duration) {
+	a.stopTimer()
+	a.timerSeq++
+	self, root, seq := ctx.Self(), ctx.ActorSystem().Root, a.timerSeq
+	a.timer = a.spec.Clock.AfterFunc(d, func() { root.Send(self, &retryDue{seq: seq}) })
 }
 
-// fail ends an allocation whose tasks never ran; volumes that were
-// mounted are unmounted, and the network torn down, first.
-func (a *Actor) fail(ctx actor.Context, why string) {
-	a.phase = phaseTerminal
-	a.failUnstarted(why)
-	a.setStatus(ctx, StatusFailed, why)
-	if a.holding() {
-		a.teardown(ctx)
-		return
+func (a *Actor) stopTimer() {
+	if a.timer != nil {
+		a.timer.Stop()
+		a.timer = nil
 	}
-	a.released(ctx)
 }
 
-func (a *Actor) stopWanted() bool {
-	d := a.alloc.GetDesiredStatus()
-	return d == "stop" || d == "evict"
-}
-
-func (a *Actor) isLeader(task string) bool {
-	for _, t := range groupOf(a.alloc).GetTasks() {
-		if t.GetName() == task {
-			return t.GetLeader()
-		}
+func (a *Actor) onRetryDue(ctx actor.Context, m *retryDue) {
+	if a.timer == nil || m.seq != a.timerSeq {
+		return // stopped, or replaced
 	}
-	return false
-}
-
-// report tells the parent (the client's node actor) the allocation's
-// client-side status.
-func (a *Actor) report(ctx actor.Context) {
-	up := &messages.Allocation{
-		ID: a.alloc.GetID(), ClientStatus: a.alloc.GetClientStatus(),
-		ClientDescription: a.alloc.GetClientDescription(),
-		TaskStates:        map[string]*messages.TaskState{},
-		ModifyTime:        a.spec.Clock.Now().UnixNano(),
-		VolumeStates:      a.volumeStates(),
-	}
-	if st := a.alloc.GetNetworkStatus(); st != nil {
-		up.NetworkStatus = proto.Clone(st).(*messages.NetworkStatus)
-	}
-	for _, t := range a.tasks {
-		if st := a.states[t]; st != nil {
-			up.TaskStates[t] = proto.Clone(st).(*messages.TaskState)
-		}
-	}
-	ctx.Send(ctx.Parent(), &messages.AllocUpdated{Alloc: up})
-}
-
-func deadState(spec *Spec, why string) *messages.TaskState {
-	st := &messages.TaskState{State: TaskDead, Failed: true}
-	appendEvent(st, newEvent(EventDriverFailure, why, spec.Clock.Now()))
-	return st
-}
-
-// Tasks lists the task names of an allocation's group, for callers that
-// need them without an actor.
-func Tasks(a *messages.Allocation) []string {
-	var out []string
-	for _, t := range groupOf(a).GetTasks() {
-		out = append(out, t.GetName())
-	}
-	return slices.Clip(out)
-}
-
-// becomeTerminal ends the actor's work: it reports the final status and
-// tells the client that the allocation holds nothing on the host anymore.
-func (a *Actor) becomeTerminal(ctx actor.Context) {
-	a.phase = phaseTerminal
-	a.report(ctx)
-	a.released(ctx)
-}
-
-// released tells the client actor that this allocation let go of its
-// tasks, volumes and network, so its state may be forgotten.
-func (a *Actor) released(ctx actor.Context) {
-	if p := ctx.Parent(); p != nil {
-		ctx.Send(p, &actors.AllocReleased{AllocID: a.alloc.GetID()})
-	}
+	a.timer = nil
+	a.step(ctx, RetryDue{})
 }

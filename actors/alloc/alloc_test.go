@@ -42,7 +42,9 @@ type harness struct {
 	drivers     map[string]driver.Driver
 	// devices is every spawned alloc's Spec.Devices.
 	devices device.Plugin
-	close   func()
+	// readAlloc, when set, is every spawned alloc's state read.
+	readAlloc func(id string) (*clientstate.StoredAlloc, error)
+	close     func()
 }
 
 type spawnAlloc struct{ spec *Spec }
@@ -103,7 +105,7 @@ func (h *harness) spawn(a *messages.Allocation) {
 	h.sys.Root.Send(h.parent, &spawnAlloc{spec: &Spec{Alloc: a, Drivers: drivers,
 		DB: h.db, Clock: h.clock, AllocRoot: h.root, Registry: h.sys.Registry, Logger: slog.New(slog.DiscardHandler),
 		CSI: h.csi, Hooks: h.hooks, Network: h.net, NetworkRetry: h.netRetry, NetworkAttempts: h.netAttempts,
-		Devices: h.devices}})
+		Devices: h.devices, readAlloc: h.readAlloc}})
 }
 
 // waitFor waits for a report that satisfies ok, returning it.

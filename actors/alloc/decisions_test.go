@@ -10,21 +10,21 @@ import (
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
-func TestTransitionTable(t *testing.T) {
-	legal := map[[2]Phase]bool{}
-	for from, tos := range transitions {
+func TestTaskTransitionTable(t *testing.T) {
+	legal := map[[2]TaskPhase]bool{}
+	for from, tos := range taskTransitions {
 		for _, to := range tos {
-			legal[[2]Phase{from, to}] = true
+			legal[[2]TaskPhase{from, to}] = true
 		}
 	}
-	for from := PhasePending; from <= PhaseDead; from++ {
-		for to := PhasePending; to <= PhaseDead; to++ {
-			require.Equal(t, legal[[2]Phase{from, to}], CanTransition(from, to), "%s -> %s", from, to)
+	for from := TaskPhasePending; from <= TaskPhaseDead; from++ {
+		for to := TaskPhasePending; to <= TaskPhaseDead; to++ {
+			require.Equal(t, legal[[2]TaskPhase{from, to}], CanTaskTransition(from, to), "%s -> %s", from, to)
 		}
 	}
-	require.False(t, CanTransition(PhaseDead, PhaseStarting))
-	require.True(t, CanTransition(PhaseRunning, PhaseRestarting))
-	require.Equal(t, "recovering", PhaseRecovering.String())
+	require.False(t, CanTaskTransition(TaskPhaseDead, TaskPhaseStarting))
+	require.True(t, CanTaskTransition(TaskPhaseRunning, TaskPhaseRestarting))
+	require.Equal(t, "recovering", TaskPhaseRecovering.String())
 }
 
 func TestClientStatus(t *testing.T) {

@@ -4,11 +4,38 @@
 // its CSI volumes, one volume actor per volume
 // (client/allocs/<id>/volumes/<name>).
 //
-// The alloc actor sets up the allocation's network, runs its hooks in
-// order (alloc dir, devices), then mounts the group's csi volumes,
-// spawns its task actors, folds their states into the allocation's client
-// status and reports every change to its parent (the client's node
-// actor). The task actor starts,
+// How to read it. The alloc actor (alloc.go, alloc_tasks.go) is a thin
+// carrier of effects: its Lifecycle (lifecycle.go, with its steps in
+// lifecycle_steps.go) is the one state table of an allocation, a pure
+// Step(event) (Effects, error) with a whole-table test, as NodeStatus is
+// in actors/node. Its phases are loading, prerun, running, stopping,
+// postrun and terminal (and the waits before a retry):
+//
+//	loading -> prerun (each hook in order) -> running -> stopping
+//	        -> postrun (each hook in reverse order) -> terminal
+//
+// The hooks are one ordered list (hookList in hooks.go), one file each:
+//
+//	network_hook.go   bridge network namespace (first up, last down)
+//	allocdir_hook.go  the allocation's directories
+//	device_hook.go    no device plugin: fail before any task starts
+//	Spec.Hooks        the caller's own
+//	csi_hook.go       csi volumes (last up, first down)
+//
+// A hook implements only the phases it needs (PrerunHook, PostrunHook,
+// UpdateHook, RestoreHook; an actorHook runs its phases on the actor and
+// says how they retry): the next hook (task lifecycle, services and
+// checks, templates, artifacts) is a new file and a line in hookList.
+// The lifecycle decides the order, the retries (with backoff on the
+// injected clock), stops during the setup and what a failure tears down;
+// the actor logs every phase change. A failed read of the state file is
+// read again with backoff (Spec.LoadRetry), for ever: it is never taken
+// as "nothing stored", which would start tasks that already run. The task
+// actor has its own phases (TaskPhase, task_phase.go).
+//
+// The alloc actor spawns the task actors once every prerun is done, folds
+// their states into the allocation's client status and reports every
+// change to its parent (the client's node actor). The task actor starts,
 // watches, restarts and stops one task through a runtime driver; every
 // driver call runs in a worker (actors.Go) and comes back as a message.
 //
@@ -30,14 +57,14 @@
 // host uses the staged volume (Usage), and only then reports the volume
 // node-detached; every failure is an event and a retry with backoff on the
 // injected clock (Retry) until its deadline, when the volume is marked
-// failed. The postrun hooks run, and the actor becomes terminal, once
-// every volume actor finished; the client status is complete or failed
+// failed. The csi hook's postrun ends, and the other hooks' postrun
+// begin, once every volume actor finished; the client status is complete or failed
 // as soon as the tasks are dead. Allocation.VolumeStates carries each
 // volume's state and recent events.
 //
 // Bridge networking (Spec.Network, a cni.Networker; nil means none). A
 // group with network { mode = "bridge" } gets its own network namespace
-// before anything else (network_hook.go): the ports the scheduler
+// before anything else: the ports the scheduler
 // allocated (AllocatedResources.Shared.Networks; before it did, the
 // group's reserved ports) are mapped from the host, for tcp and udp. The
 // CNI result is written to the state file before any task starts; a
@@ -69,8 +96,9 @@
 // fails that start with the plugin's message; an allocation with devices
 // on a client without a plugin fails its setup (device_hook.go).
 //
-// Decisions are plain types tested without an actor system: RestartTracker
-// (the task restart policy), ClientStatus (how task states make an
+// Decisions are plain types tested without an actor system: Lifecycle
+// (the allocation's phases and hook order), RestartTracker (the task
+// restart policy), ClientStatus (how task states make an
 // allocation's status), Usage, and volume.RetryPolicy's delays.
 //
 // Durable state lives in the client's state file (runtime/clientstate): a

@@ -10,6 +10,12 @@ var (
 	ErrUnknownDriver = errors.New("alloc: unknown driver")
 	// ErrIllegalTransition is returned for a task phase change the table forbids.
 	ErrIllegalTransition = errors.New("alloc: illegal task transition")
+	// ErrIllegalLifecycleTransition is returned for an allocation phase
+	// change the lifecycle's table forbids.
+	ErrIllegalLifecycleTransition = errors.New("alloc: illegal lifecycle transition")
+	// ErrUnexpectedLifecycleEvent is returned for an event the lifecycle's
+	// phase does not expect (a late worker result or timer): it is ignored.
+	ErrUnexpectedLifecycleEvent = errors.New("alloc: unexpected lifecycle event")
 	// ErrNoCSI fails an allocation with a csi volume on a client that has
 	// no CSI support (Spec.CSI is nil).
 	ErrNoCSI = errors.New("alloc: this client has no CSI support")

@@ -2,20 +2,32 @@ package alloc
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
-	"github.com/troupe-dev/troupe/runtime/safepath"
+	"github.com/troupe-dev/troupe/runtime/clientstate"
 )
 
-// Hook is one step of an allocation's setup and teardown. Hooks run in
-// order before the tasks start (Prerun) and in reverse order after every
-// task is dead (Postrun); a hook implements only the phases it needs.
-// Network, volume and device hooks slot in here.
+// Hook is one step of an allocation's setup and teardown. The alloc actor
+// keeps one ordered list of hooks (hookList); its Lifecycle runs their
+// prerun in order before the tasks start and their postrun in reverse
+// after every task is dead. A hook implements only the phases it needs:
+//
+//   - PrerunHook, PostrunHook, UpdateHook: a blocking call, in a worker
+//     of the alloc actor, with a copy of the allocation and the actor's
+//     lifetime context; an error reads "<name>: <error>".
+//   - RestoreHook: on the actor, once the state file was read.
+//   - holder: says the hook may hold something on the host (a network, a
+//     volume), so that a failed setup is torn down.
+//   - actorHook: its phases run on the actor (they keep results, report
+//     progress, spawn children) and it says how they are retried.
+//
+// A new hook is a new file with a type that implements some of these,
+// and a line in hookList.
 type Hook interface {
 	Name() string
 }
@@ -25,147 +37,166 @@ type PrerunHook interface {
 	Prerun(ctx context.Context, a *messages.Allocation) error
 }
 
-// PostrunHook releases what Prerun took, once every task is dead.
+// PostrunHook releases what Prerun took, once every task is dead. It runs
+// also after a failed setup that holds something, so it must cope with a
+// Prerun that never ran.
 type PostrunHook interface {
 	Postrun(ctx context.Context, a *messages.Allocation) error
 }
 
-// AllocDirHook creates the allocation's directory tree:
-// <root>/<alloc-id>/alloc (shared) and <root>/<alloc-id>/<task> per task.
-type AllocDirHook struct {
-	Root string
+// UpdateHook learns of every update of the allocation while its tasks
+// run (the one that stops them too); its error is logged.
+type UpdateHook interface {
+	Update(ctx context.Context, a *messages.Allocation) error
 }
 
-// Name implements Hook.
-func (h *AllocDirHook) Name() string { return "alloc_dir" }
+// RestoreHook takes its state from what the state file holds for the
+// allocation (after an agent restart or an actor crash). It runs on the
+// actor and must not block.
+type RestoreHook interface {
+	Restore(stored *clientstate.StoredAlloc)
+}
 
-// Prerun implements PrerunHook. Every directory is made beneath the
-// allocation's own, which is made beneath Root: a name that is not one
-// path element is refused, and a symlink planted on the way that leads out
-// of the allocation dir (<task> -> /tmp/x) fails the setup, making nothing
-// outside.
-func (h *AllocDirHook) Prerun(_ context.Context, a *messages.Allocation) error {
-	if err := checkNames(a); err != nil {
-		return fmt.Errorf("alloc dir: %w", err)
+// holder is a hook that may still hold something on the host.
+type holder interface {
+	holding() bool
+}
+
+// actorHook is a hook whose phases run on the alloc actor. start begins
+// phase p and returns false when there is nothing to do (the phase is
+// done); else the hook ends it later with Actor.hookFinished. It must not
+// block: blocking calls go to a worker (actors.Go) and come back as its
+// own messages. plan says which phases it has and how they retry.
+type actorHook interface {
+	Hook
+	plan() HookPlan
+	start(ctx actor.Context, p HookPhase) bool
+}
+
+// hookList is the allocation's hooks in setup order: the network first
+// (tasks and plugins join it), then the alloc dir, the devices check,
+// Spec.Hooks, and the csi volumes last (they bind into the task dirs).
+func (a *Actor) hookList() []Hook {
+	hooks := []Hook{a.network, &AllocDirHook{Root: a.spec.AllocRoot}, &deviceHook{plugin: a.spec.Devices}}
+	hooks = append(hooks, a.spec.Hooks...)
+	return append(hooks, a.csi)
+}
+
+// planOf is what the lifecycle needs to know of a hook.
+func planOf(h Hook) HookPlan {
+	if ah, ok := h.(actorHook); ok {
+		return ah.plan()
 	}
-	allocDir, err := h.allocDir(a)
-	if err != nil {
-		return err
+	_, pre := h.(PrerunHook)
+	_, post := h.(PostrunHook)
+	return HookPlan{Name: h.Name(), Prerun: pre, Postrun: post}
+}
+
+// hookDone is the end of a blocking hook phase.
+type hookDone struct {
+	step HookStep
+	err  error
+}
+
+// startHook begins a hook phase: an actor hook's on the actor, a blocking
+// one in a worker. false: there was nothing to do.
+func (a *Actor) startHook(ctx actor.Context, s HookStep) bool {
+	h := a.hooks[s.Hook]
+	if ah, ok := h.(actorHook); ok {
+		return ah.start(ctx, s.Phase)
 	}
-	dirs := []string{filepath.Join(allocDir, "alloc")}
-	var outside []string // CSI socket stand-ins under the temp dir
-	for _, t := range groupOf(a).GetTasks() {
-		dirs = append(dirs, TaskDir(h.Root, a.GetID(), t.GetName()))
-		if cfg := t.GetCSIPluginConfig(); cfg != nil {
-			d := filepath.Dir(PluginSocketPath(h.Root, a.GetID(), t.GetName(), cfg.GetMountDir()))
-			if safepath.Within(allocDir, d) {
-				dirs = append(dirs, d)
-			} else {
-				outside = append(outside, d)
+	var run func(context.Context, *messages.Allocation) error
+	if p, ok := h.(PrerunHook); ok && s.Phase == HookPrerun {
+		run = p.Prerun
+	}
+	if p, ok := h.(PostrunHook); ok && s.Phase == HookPostrun {
+		run = p.Postrun
+	}
+	if run == nil {
+		return false
+	}
+	al, c, name := proto.Clone(a.alloc).(*messages.Allocation), a.ctx, h.Name()
+	actors.Go(ctx, func() any {
+		err := run(c, al)
+		if c.Err() != nil {
+			return nil // stopping: a restarted actor runs the phase again
+		}
+		if err != nil {
+			err = fmt.Errorf("%s: %w", name, err)
+		}
+		return &hookDone{step: s, err: err}
+	})
+	return true
+}
+
+func (a *Actor) onHookDone(ctx actor.Context, m *hookDone) {
+	if a.current(a.hooks[m.step.Hook], m.step.Phase) {
+		a.hookFinished(ctx, m.step.Phase, m.err)
+	}
+}
+
+// current reports whether phase p of hook h is the one that runs.
+func (a *Actor) current(h Hook, p HookPhase) bool {
+	i := a.life.Hook()
+	if i < 0 || a.hooks[i] != h || a.life.Phase() == PhasePrerunWait || a.life.Phase() == PhasePostrunWait {
+		return false
+	}
+	switch p {
+	case HookPrerun:
+		return a.life.Phase() == PhasePrerun
+	case HookPostrun:
+		return a.life.Phase() == PhasePostrun && !a.life.Abandoning()
+	default:
+		return a.life.Abandoning()
+	}
+}
+
+// hookFinished steps the lifecycle with the end of the current hook
+// phase, and logs a failure with what comes of it.
+func (a *Actor) hookFinished(ctx actor.Context, p HookPhase, err error) {
+	name := a.hooks[a.life.Hook()].Name()
+	eff := a.step(ctx, HookDone{Phase: p, Err: err, Holding: a.holding(), At: a.spec.Clock.Now()})
+	switch {
+	case err == nil:
+	case eff.RetryIn > 0:
+		a.log.Warn("hook failed, retrying", "hook", name, "phase", p, "error", err, "attempt", a.life.Tries(), "in", eff.RetryIn)
+	case a.life.Abandoning():
+		a.log.Error("hook failed, giving up", "hook", name, "phase", p, "error", err, "attempts", a.life.Tries())
+	default:
+		a.log.Error("hook failed", "hook", name, "phase", p, "error", err)
+	}
+}
+
+// holding reports whether a hook may still hold something to let go.
+func (a *Actor) holding() bool {
+	for _, h := range a.hooks {
+		if hh, ok := h.(holder); ok && hh.holding() {
+			return true
+		}
+	}
+	return false
+}
+
+// runUpdateHooks runs every update hook, in order, in one worker.
+func (a *Actor) runUpdateHooks(ctx actor.Context) {
+	var hooks []Hook
+	for _, h := range a.hooks {
+		if _, ok := h.(UpdateHook); ok {
+			hooks = append(hooks, h)
+		}
+	}
+	if len(hooks) == 0 {
+		return
+	}
+	al, c, log := proto.Clone(a.alloc).(*messages.Allocation), a.ctx, a.log
+	actors.Go(ctx, func() any {
+		for _, h := range hooks {
+			if err := h.(UpdateHook).Update(c, al); err != nil {
+				log.Error("hook failed", "hook", h.Name(), "phase", "update", "error", err)
 			}
 		}
-	}
-	for _, d := range dirs {
-		if err := safepath.MkdirAll(allocDir, d, 0o755); err != nil {
-			return fmt.Errorf("alloc dir: %w", err)
-		}
-	}
-	for _, d := range outside {
-		if err := socketStandIn(d); err != nil {
-			return fmt.Errorf("alloc dir: %w", err)
-		}
-	}
-	return nil
-}
-
-// allocDir makes <Root>/<alloc-id> (Root is the agent's, trusted) and
-// makes sure it is a directory, not a symlink.
-func (h *AllocDirHook) allocDir(a *messages.Allocation) (string, error) {
-	dir, err := safepath.Join(h.Root, a.GetID())
-	if err == nil {
-		err = safepath.MkdirAll(h.Root, dir, 0o755)
-	}
-	if err != nil {
-		return "", fmt.Errorf("alloc dir: %w", err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return "", fmt.Errorf("alloc dir: %w", err)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("alloc dir: %w: %s is not a directory", safepath.ErrSymlink, dir)
-	}
-	return dir, nil
-}
-
-// socketStandIn makes a CSI socket's stand-in directory under the temp
-// dir, refusing one that is there already as a symlink or a file (the
-// temp dir is everyone's).
-func socketStandIn(dir string) error {
-	err := os.Mkdir(dir, 0o755)
-	if err == nil || !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%w: %s is not a directory", safepath.ErrSymlink, dir)
-	}
-	return nil
-}
-
-// Postrun implements PostrunHook: it removes the short socket directories
-// that stood in for CSI plugin mount dirs too deep for a unix socket path
-// (the alloc dir itself stays, with the logs). An allocation with an
-// unsafe name made none.
-func (h *AllocDirHook) Postrun(_ context.Context, a *messages.Allocation) error {
-	if checkNames(a) != nil {
 		return nil
-	}
-	var errs []error
-	for _, t := range groupOf(a).GetTasks() {
-		cfg := t.GetCSIPluginConfig()
-		if cfg == nil {
-			continue
-		}
-		dir := filepath.Dir(PluginSocketPath(h.Root, a.GetID(), t.GetName(), cfg.GetMountDir()))
-		if !safepath.Within(filepath.Join(h.Root, a.GetID()), dir) {
-			// a symlink there is removed itself, never what it points to
-			errs = append(errs, safepath.RemoveAll(filepath.Dir(dir), dir))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// TaskDir is where a task runs and writes its stdout and stderr files.
-// The names must have passed checkNames (safepath.CheckName).
-func TaskDir(root, allocID, task string) string {
-	return filepath.Join(root, allocID, task)
-}
-
-// runHooks runs the prerun (or, reversed, the postrun) phase of hooks.
-func runHooks(ctx context.Context, hooks []Hook, a *messages.Allocation, post bool) error {
-	if post {
-		var first error
-		for i := len(hooks) - 1; i >= 0; i-- {
-			if h, ok := hooks[i].(PostrunHook); ok {
-				if err := h.Postrun(ctx, a); err != nil && first == nil {
-					first = fmt.Errorf("%s: %w", hooks[i].Name(), err)
-				}
-			}
-		}
-		return first
-	}
-	for _, h := range hooks {
-		if p, ok := h.(PrerunHook); ok {
-			if err := p.Prerun(ctx, a); err != nil {
-				return fmt.Errorf("%s: %w", h.Name(), err)
-			}
-		}
-	}
-	return nil
+	})
 }
 
 // groupOf finds the allocation's task group in its job.

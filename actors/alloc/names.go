@@ -8,9 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"unicode/utf8"
-
-	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/safepath"
@@ -45,23 +42,6 @@ func checkNames(a *messages.Allocation) error {
 		}
 	}
 	return nil
-}
-
-// failBadName ends an allocation that checkNames refused: nothing was
-// made on the host for it, and nothing is torn down (a name that leaves
-// the allocation directory must not lead a removal either). Every task
-// whose name can travel in a report gets a dead state saying why.
-func (a *Actor) failBadName(ctx actor.Context, err error) {
-	a.log.Warn("allocation refused: unsafe name", "error", err)
-	why := "setup failed: " + err.Error()
-	for _, t := range a.tasks {
-		if utf8.ValidString(t) && len(t) <= safepath.MaxName {
-			a.states[t] = setupFailedState(nil, why, a.spec.Clock.Now())
-		}
-	}
-	a.phase = phaseTerminal
-	a.setStatus(ctx, StatusFailed, why)
-	a.released(ctx)
 }
 
 // mountPoint prepares dst, beneath the allocation dir, for a bind mount of

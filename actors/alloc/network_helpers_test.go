@@ -104,7 +104,7 @@ func phaseOf(h *harness, id string) string {
 // waitTerminal waits until the alloc actor let go of everything.
 func waitTerminal(t *testing.T, h *harness, id string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return phaseOf(h, id) == phaseTerminal }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return phaseOf(h, id) == PhaseTerminal.String() }, 5*time.Second, time.Millisecond)
 }
 
 func hasNetwork(addr string) func(*messages.Allocation) bool {

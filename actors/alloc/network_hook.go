@@ -5,23 +5,143 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/cni"
 )
 
 // networkHook gives an allocation whose group asks for network { mode =
-// "bridge" } its own network namespace (cni), before any other hook, and
-// takes it back after everything else was let go. Its methods block: they
-// run in workers of the alloc actor.
+// "bridge" } its own network namespace (cni), first of all hooks, and
+// takes it back last, after everything else was let go. Its phases run on
+// the alloc actor; the CNI calls and state writes (networkCalls) run in
+// workers.
 //
 // The client state file keeps the network's record: it is written (with
 // no CNI result yet) before Setup, so that a crash in the middle still
 // leaves a record that says a network may exist, and again with the CNI
 // result before any task starts. A record found on start (an agent
-// restart, a host reboot) makes prerun Restore instead of Setup: CNI
-// CHECK keeps a live namespace, and a lost one is made anew.
+// restart, a host reboot; Restore) makes prerun Restore instead of Setup:
+// CNI CHECK keeps a live namespace, and a lost one is made anew. A failed
+// teardown is retried with backoff (Spec.NetworkRetry, NetworkAttempts);
+// then the hook gives up (abandon): it drops the record and leaves the
+// rest to the agent's network GC.
 type networkHook struct {
+	a         *Actor
+	retry     Retry
+	rec       *clientstate.AllocNetwork // the network's record; nil: none held
+	recreated bool                      // restored into a new netns: re-attached tasks lost theirs
+}
+
+// Messages of the network hook's workers.
+type (
+	// networkReady: prerun answered.
+	networkReady struct {
+		up  *networkUp
+		err error
+	}
+	// networkDown: a teardown (or, dropped, abandon) attempt answered.
+	networkDown struct {
+		err     error
+		dropped bool
+	}
+)
+
+// Name implements Hook.
+func (h *networkHook) Name() string { return "network" }
+
+func (h *networkHook) plan() HookPlan {
+	return HookPlan{Name: h.Name(), Prerun: true, Postrun: true, PostrunRetry: &h.retry, Abandon: true}
+}
+
+// Restore implements RestoreHook: the network the allocation may hold.
+func (h *networkHook) Restore(stored *clientstate.StoredAlloc) { h.rec = stored.Network }
+
+func (h *networkHook) holding() bool { return h.rec != nil }
+
+func (h *networkHook) calls() *networkCalls {
+	return &networkCalls{net: h.a.spec.Network, db: h.a.spec.DB, alloc: proto.Clone(h.a.alloc).(*messages.Allocation)}
+}
+
+func (h *networkHook) start(ctx actor.Context, p HookPhase) bool {
+	calls, c := h.calls(), h.a.ctx
+	switch {
+	case p == HookPrerun:
+		actors.Go(ctx, func() any {
+			up, err := calls.prerun(c)
+			if c.Err() != nil {
+				return nil // stopping: a restarted actor restores from the record
+			}
+			return &networkReady{up: up, err: err}
+		})
+	case h.rec == nil:
+		return false // no network to tear down
+	case p == HookPostrun:
+		rec := h.rec.Clone()
+		actors.Go(ctx, func() any {
+			err := calls.postrun(c, rec)
+			if c.Err() != nil {
+				return nil // stopping: a restarted actor tears it down from the record
+			}
+			return &networkDown{err: err}
+		})
+	default: // abandon: the agent's network GC removes what is left
+		actors.Go(ctx, func() any {
+			err := calls.drop(c)
+			if c.Err() != nil {
+				return nil
+			}
+			return &networkDown{err: err, dropped: true}
+		})
+	}
+	return true
+}
+
+// onReady keeps the network's record and tells the server the address.
+func (h *networkHook) onReady(ctx actor.Context, m *networkReady) {
+	if !h.a.current(h, HookPrerun) {
+		return
+	}
+	if m.up != nil {
+		h.rec, h.recreated = m.up.rec, m.up.recreated
+	}
+	if m.err != nil {
+		h.a.hookFinished(ctx, HookPrerun, fmt.Errorf("%s: %w", h.Name(), m.err))
+		return
+	}
+	if st := networkStatus(h.rec); st != nil {
+		h.a.log.Info("network ready", "netns", h.rec.NetnsPath, "address", h.rec.IP, "recreated", h.recreated)
+		h.a.alloc.NetworkStatus = st
+		h.a.spec.DB.PutAlloc(h.a.alloc)
+		h.a.report(ctx)
+	}
+	h.a.hookFinished(ctx, HookPrerun, nil)
+}
+
+// onDown forgets the record once the network is gone, or given up on.
+func (h *networkHook) onDown(ctx actor.Context, m *networkDown) {
+	p := HookPostrun
+	if m.dropped {
+		p = HookAbandon
+	}
+	if !h.a.current(h, p) {
+		return
+	}
+	if m.err == nil && !m.dropped {
+		h.a.log.Info("network torn down")
+	}
+	if m.err == nil || m.dropped {
+		h.rec = nil
+	}
+	h.a.hookFinished(ctx, p, m.err)
+}
+
+// networkCalls are the network hook's blocking calls: they run in workers
+// of the alloc actor, on a copy of the allocation.
+type networkCalls struct {
 	net   cni.Networker // nil: the client has no bridge networking
 	db    *clientstate.DB
 	alloc *messages.Allocation
@@ -38,7 +158,7 @@ type networkUp struct {
 }
 
 // prerun sets up, or restores, the allocation's network.
-func (h *networkHook) prerun(ctx context.Context) (*networkUp, error) {
+func (h *networkCalls) prerun(ctx context.Context) (*networkUp, error) {
 	up := &networkUp{}
 	bridge, err := wantsBridge(h.alloc)
 	if err != nil || !bridge {
@@ -87,7 +207,7 @@ func (h *networkHook) prerun(ctx context.Context) (*networkUp, error) {
 
 // postrun tears the network down (CNI DEL and the forced cleanup) and
 // drops the record once it is gone; rec is the network's record.
-func (h *networkHook) postrun(ctx context.Context, rec *clientstate.AllocNetwork) error {
+func (h *networkCalls) postrun(ctx context.Context, rec *clientstate.AllocNetwork) error {
 	if h.net == nil {
 		return ErrNoBridge
 	}
@@ -105,7 +225,7 @@ func (h *networkHook) postrun(ctx context.Context, rec *clientstate.AllocNetwork
 
 // drop forgets the network's record (after its teardown, or when the
 // client gave up on it).
-func (h *networkHook) drop(ctx context.Context) error {
+func (h *networkCalls) drop(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

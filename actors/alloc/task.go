@@ -63,7 +63,7 @@ type (
 // TaskActor runs one task.
 type TaskActor struct {
 	spec    *TaskSpec
-	phase   Phase
+	phase   TaskPhase
 	state   *messages.TaskState
 	tracker *RestartTracker
 	gen     int // bumps on every start, so stale exits are ignored
@@ -121,8 +121,8 @@ func (a *TaskActor) Receive(ctx actor.Context) {
 	}
 }
 
-func (a *TaskActor) become(ctx actor.Context, to Phase) {
-	if !CanTransition(a.phase, to) {
+func (a *TaskActor) become(ctx actor.Context, to TaskPhase) {
+	if !CanTaskTransition(a.phase, to) {
 		a.log.Error("illegal task transition", "from", a.phase, "to", to, "error", ErrIllegalTransition)
 		return
 	}
@@ -133,7 +133,7 @@ func (a *TaskActor) become(ctx actor.Context, to Phase) {
 func (a *TaskActor) onStarted(ctx actor.Context) {
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	if a.state.GetState() == TaskDead {
-		a.phase = PhaseDead
+		a.phase = TaskPhaseDead
 		a.report(ctx)
 		return
 	}
@@ -174,7 +174,7 @@ func (a *TaskActor) onHandleLoaded(ctx actor.Context, m *handleLoaded) {
 		a.start(ctx)
 		return
 	}
-	a.become(ctx, PhaseRecovering)
+	a.become(ctx, TaskPhaseRecovering)
 	drv, h, c := a.spec.Driver, m.handle, a.ctx
 	actors.Go(ctx, func() any { return &recoverResult{err: drv.RecoverTask(c, h)} })
 }
@@ -193,7 +193,7 @@ func (a *TaskActor) onRecoverResult(ctx actor.Context, m *recoverResult) {
 		a.renew(ctx)
 		return
 	}
-	a.become(ctx, PhaseRunning)
+	a.become(ctx, TaskPhaseRunning)
 	appendEvent(a.state, newEvent(EventReattached, "Task re-attached after agent restart", a.spec.Clock.Now()))
 	a.state.State = TaskRunning
 	a.report(ctx)
@@ -239,7 +239,7 @@ func (a *TaskActor) stopTask(ctx actor.Context, then func(c context.Context, drv
 // onRenewResult starts the task again once its old process is gone (or
 // ends it, when a kill came meanwhile).
 func (a *TaskActor) onRenewResult(ctx actor.Context, m *renewResult) {
-	if a.phase != PhaseRecovering {
+	if a.phase != TaskPhaseRecovering {
 		return
 	}
 	if m.err != nil {
@@ -253,7 +253,7 @@ func (a *TaskActor) onRenewResult(ctx actor.Context, m *renewResult) {
 }
 
 func (a *TaskActor) start(ctx actor.Context) {
-	a.become(ctx, PhaseStarting)
+	a.become(ctx, TaskPhaseStarting)
 	a.gen++
 	drv, cfg, db, c := a.spec.Driver, a.spec.Start, a.spec.DB, a.ctx
 	alloc, task := a.spec.AllocID, a.spec.Task.GetName()
@@ -289,7 +289,7 @@ func (a *TaskActor) onStartResult(ctx actor.Context, m *startResult) {
 		a.afterExit(ctx, nil)
 		return
 	}
-	a.become(ctx, PhaseRunning)
+	a.become(ctx, TaskPhaseRunning)
 	a.state.State = TaskRunning
 	a.state.StartedAt = rfc3339(now)
 	appendEvent(a.state, newEvent(EventStarted, "", now))
@@ -319,7 +319,7 @@ func (a *TaskActor) wait(ctx actor.Context) {
 }
 
 func (a *TaskActor) onExit(ctx actor.Context, m *exitResult) {
-	if m.gen != a.gen || a.phase == PhaseDead {
+	if m.gen != a.gen || a.phase == TaskPhaseDead {
 		return
 	}
 	appendEvent(a.state, exitEvent(m.res, a.spec.Clock.Now()))
@@ -337,7 +337,7 @@ func (a *TaskActor) afterExit(ctx actor.Context, res *driver.ExitResult) {
 	d := a.tracker.Next(res, now)
 	switch {
 	case d.Restart:
-		a.become(ctx, PhaseRestarting)
+		a.become(ctx, TaskPhaseRestarting)
 		ev := newEvent(EventRestarting, fmt.Sprintf("Restart within policy: %s, restarting in %s", d.Reason, d.Delay), now)
 		ev.StartDelay = int64(d.Delay)
 		appendEvent(a.state, ev)
@@ -355,22 +355,22 @@ func (a *TaskActor) afterExit(ctx actor.Context, res *driver.ExitResult) {
 }
 
 func (a *TaskActor) onRestartNow(ctx actor.Context, m *restartNow) {
-	if m.gen != a.gen || a.phase != PhaseRestarting {
+	if m.gen != a.gen || a.phase != TaskPhaseRestarting {
 		return
 	}
 	a.start(ctx)
 }
 
 func (a *TaskActor) onKill(ctx actor.Context, m *messages.KillTask) {
-	if a.killing || a.phase == PhaseDead {
+	if a.killing || a.phase == TaskPhaseDead {
 		return
 	}
 	a.killing = true
 	appendEvent(a.state, newEvent(EventKilling, m.GetReason(), a.spec.Clock.Now()))
 	switch a.phase {
-	case PhaseRunning:
+	case TaskPhaseRunning:
 		a.stop(ctx)
-	case PhaseRestarting:
+	case TaskPhaseRestarting:
 		if a.timer != nil {
 			a.timer.Stop()
 		}
@@ -383,7 +383,7 @@ func (a *TaskActor) onKill(ctx actor.Context, m *messages.KillTask) {
 }
 
 func (a *TaskActor) stop(ctx actor.Context) {
-	a.become(ctx, PhaseStopping)
+	a.become(ctx, TaskPhaseStopping)
 	a.report(ctx)
 	a.stopTask(ctx, func(_ context.Context, _ driver.Driver, _ string, err error) any { return &stopResult{err: err} })
 }
@@ -396,7 +396,7 @@ func (a *TaskActor) onStopResult(m *stopResult) {
 
 // finish makes the task dead for good.
 func (a *TaskActor) finish(ctx actor.Context, failed bool, ev *messages.TaskEvent) {
-	a.become(ctx, PhaseDead)
+	a.become(ctx, TaskPhaseDead)
 	if ev != nil {
 		appendEvent(a.state, ev)
 	}

@@ -1,0 +1,188 @@
+package alloc
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/safepath"
+)
+
+func (a *Actor) spawnTasks(ctx actor.Context) {
+	jobType := a.alloc.GetJob().GetType()
+	for _, t := range groupOf(a.alloc).GetTasks() {
+		drv, ok := a.spec.Drivers[t.GetDriver()]
+		if !ok {
+			a.states[t.GetName()] = deadState(a.spec, fmt.Sprintf("%v: %q", ErrUnknownDriver, t.GetDriver()))
+			continue
+		}
+		spec := &TaskSpec{
+			AllocID: a.alloc.GetID(), JobType: jobType, Task: t, Driver: drv,
+			DB: a.spec.DB, Clock: a.spec.Clock, Logger: a.spec.Logger,
+			Start:            taskConfig(a.spec.AllocRoot, a.spec.Node, a.alloc, t, a.network.rec, a.csi.vols),
+			Restored:         a.states[t.GetName()],
+			NetworkRecreated: a.network.recreated,
+			Devices:          a.spec.Devices,
+			DeviceIDs:        deviceIDs(a.alloc, t.GetName()),
+		}
+		props := a.spec.Registry.Props("task", NewTaskActor(spec))
+		if _, err := ctx.SpawnNamed(props, "tasks/"+t.GetName()); err != nil {
+			a.log.Error("spawn task actor", "task", t.GetName(), "error", err)
+		}
+	}
+}
+
+func (a *Actor) onTaskState(ctx actor.Context, m *messages.TaskStateChanged) {
+	a.states[m.GetTask()] = m.GetState()
+	a.spec.DB.PutTaskState(a.alloc.GetID(), m.GetTask(), m.GetState())
+	if m.GetState().GetState() == TaskDead {
+		a.step(ctx, TaskDied{Task: m.GetTask(), Failed: m.GetState().GetFailed(), Leader: a.isLeader(m.GetTask())})
+	}
+	a.refresh(ctx)
+}
+
+func (a *Actor) onUpdate(ctx actor.Context, m *messages.UpdateAlloc) {
+	in := m.GetAlloc()
+	// A restarted actor starts from the newest view; an update without a
+	// job (a stop the client made up) changes only the desired status.
+	if in.GetJob() != nil {
+		a.spec.Alloc = in
+	} else {
+		c := proto.Clone(a.spec.Alloc).(*messages.Allocation)
+		c.DesiredStatus, c.DesiredDescription = in.GetDesiredStatus(), in.GetDesiredDescription()
+		a.spec.Alloc = c
+	}
+	if a.alloc == nil {
+		return // the state file is not read yet: the update is in spec.Alloc
+	}
+	a.alloc.DesiredStatus, a.alloc.DesiredDescription = in.GetDesiredStatus(), in.GetDesiredDescription()
+	a.alloc.ModifyIndex, a.alloc.DesiredTransition = in.GetModifyIndex(), in.GetDesiredTransition()
+	if in.GetJob() != nil && in.GetJobVersion() != a.alloc.GetJobVersion() {
+		// An in-place update: the running tasks now belong to the new
+		// version (the scheduler changed nothing they see).
+		a.alloc.Job, a.alloc.JobVersion = in.GetJob(), in.GetJobVersion()
+	}
+	a.spec.DB.PutAlloc(a.alloc)
+	a.step(ctx, Updated{StopWanted: a.stopWanted(), Description: in.GetDesiredDescription()})
+}
+
+func (a *Actor) killTasks(ctx actor.Context, reason string) {
+	for _, pid := range ctx.Children() {
+		if strings.HasPrefix(pid.GetId(), ctx.Self().GetId()+"/tasks/") {
+			ctx.Send(pid, &messages.KillTask{Reason: reason})
+		}
+	}
+}
+
+// refresh recomputes the client status; once every task is dead the
+// lifecycle tears the allocation down.
+func (a *Actor) refresh(ctx actor.Context) {
+	status := ClientStatus(a.tasks, a.states)
+	desc := map[string]string{StatusPending: "No tasks have started", StatusRunning: "Tasks are running",
+		StatusComplete: "All tasks have completed", StatusFailed: "Failed tasks"}[status]
+	a.setStatus(ctx, status, desc)
+	allDead := true
+	for _, t := range a.tasks {
+		allDead = allDead && a.states[t].GetState() == TaskDead
+	}
+	if allDead {
+		a.step(ctx, TasksDead{})
+	}
+}
+
+func (a *Actor) setStatus(ctx actor.Context, status, desc string) {
+	a.alloc.ClientStatus, a.alloc.ClientDescription = status, desc
+	a.spec.DB.PutAlloc(a.alloc)
+	a.report(ctx)
+}
+
+// failUnstarted marks every task that is not dead yet (none started: the
+// setup failed) dead and failed with a Setup Failure event saying why, as
+// Nomad does, so that the reason shows in the task's events too.
+func (a *Actor) failUnstarted(why string) {
+	for _, t := range a.tasks {
+		if a.states[t].GetState() == TaskDead {
+			continue
+		}
+		a.states[t] = setupFailedState(a.states[t], why, a.spec.Clock.Now())
+		a.spec.DB.PutTaskState(a.alloc.GetID(), t, a.states[t])
+	}
+}
+
+// refuse gives the tasks of an allocation that checkNames refused a dead
+// state saying why: nothing was made on the host for it, and nothing is
+// torn down (a name that leaves the allocation directory must not lead a
+// removal either). Only names that can travel in a report get one.
+func (a *Actor) refuse(why string) {
+	a.log.Warn("allocation refused: unsafe name", "error", why)
+	for _, t := range a.tasks {
+		if utf8.ValidString(t) && len(t) <= safepath.MaxName {
+			a.states[t] = setupFailedState(nil, why, a.spec.Clock.Now())
+		}
+	}
+}
+
+func (a *Actor) stopWanted() bool {
+	d := a.alloc.GetDesiredStatus()
+	return d == "stop" || d == "evict"
+}
+
+func (a *Actor) isLeader(task string) bool {
+	for _, t := range groupOf(a.alloc).GetTasks() {
+		if t.GetName() == task {
+			return t.GetLeader()
+		}
+	}
+	return false
+}
+
+// report tells the parent (the client's node actor) the allocation's
+// client-side status.
+func (a *Actor) report(ctx actor.Context) {
+	up := &messages.Allocation{
+		ID: a.alloc.GetID(), ClientStatus: a.alloc.GetClientStatus(),
+		ClientDescription: a.alloc.GetClientDescription(),
+		TaskStates:        map[string]*messages.TaskState{},
+		ModifyTime:        a.spec.Clock.Now().UnixNano(),
+		VolumeStates:      a.csi.volumeStates(),
+	}
+	if st := a.alloc.GetNetworkStatus(); st != nil {
+		up.NetworkStatus = proto.Clone(st).(*messages.NetworkStatus)
+	}
+	for _, t := range a.tasks {
+		if st := a.states[t]; st != nil {
+			up.TaskStates[t] = proto.Clone(st).(*messages.TaskState)
+		}
+	}
+	ctx.Send(ctx.Parent(), &messages.AllocUpdated{Alloc: up})
+}
+
+// released tells the client actor that this allocation let go of its
+// tasks, volumes and network, so its state may be forgotten.
+func (a *Actor) released(ctx actor.Context) {
+	if p := ctx.Parent(); p != nil {
+		ctx.Send(p, &actors.AllocReleased{AllocID: a.alloc.GetID()})
+	}
+}
+
+func deadState(spec *Spec, why string) *messages.TaskState {
+	st := &messages.TaskState{State: TaskDead, Failed: true}
+	appendEvent(st, newEvent(EventDriverFailure, why, spec.Clock.Now()))
+	return st
+}
+
+// Tasks lists the task names of an allocation's group, for callers that
+// need them without an actor.
+func Tasks(a *messages.Allocation) []string {
+	var out []string
+	for _, t := range groupOf(a).GetTasks() {
+		out = append(out, t.GetName())
+	}
+	return slices.Clip(out)
+}
