@@ -1,8 +1,6 @@
 package state
 
 import (
-	"time"
-
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -26,7 +24,7 @@ type allocTable struct {
 	// allocations of one job and one evaluation in a row.
 	jobCur, evalCur nestedCursor[*messages.Allocation]
 
-	windows     *pmap[time.Duration]
+	windows     *pmap[heldWindow]
 	nodeWindows *pmap[*windowCounts]
 	// liveNodes counts the nodes that are not down (live_nodes.go); it
 	// rides here so that a Snap sees it at the same moment as the rest.
@@ -35,14 +33,14 @@ type allocTable struct {
 
 func newAllocTable() *allocTable {
 	return &allocTable{
-		byID:   newPmap[*messages.Allocation](0),
-		byJob:  newPmap[*pmap[*messages.Allocation]](0),
-		byNode: newPmap[*pmap[*messages.Allocation]](0),
-		byEval: newPmap[*pmap[*messages.Allocation]](0),
-		usage:  newPmap[*nodeUsage](0),
+		byID:   newPmap(0, allocID),
+		byJob:  newPmap(0, innerName[*messages.Allocation]),
+		byNode: newPmap(0, innerName[*messages.Allocation]),
+		byEval: newPmap(0, innerName[*messages.Allocation]),
+		usage:  newPmap(0, func(u *nodeUsage) string { return u.NodeID }),
 
-		windows:     newPmap[time.Duration](0),
-		nodeWindows: newPmap[*windowCounts](0),
+		windows:     newPmap(0, func(h heldWindow) string { return h.alloc }),
+		nodeWindows: newPmap(0, func(c *windowCounts) string { return c.node }),
 	}
 }
 
@@ -67,6 +65,9 @@ func (t *allocTable) edit(gen uint64) *allocTable {
 
 func allocJobKey(ns, jobID string) string { return ns + "\x00" + jobID }
 
+// allocID is an allocation's key in the tables.
+func allocID(a *messages.Allocation) string { return a.ID }
+
 // put stores a, replacing old (the stored allocation with that ID, or
 // nil) in every index. t must be owned by the caller's transaction.
 func (t *allocTable) put(old, a *messages.Allocation) {
@@ -83,12 +84,12 @@ func (t *allocTable) put(old, a *messages.Allocation) {
 			t.evalCur = nestedCursor[*messages.Allocation]{}
 		}
 	}
-	t.byID.Set(a.ID, a)
-	t.jobCur.set(t.byJob, allocJobKey(a.Namespace, a.JobID), a.ID, a)
+	t.byID.Set(a)
+	t.jobCur.set(t.byJob, allocJobKey(a.Namespace, a.JobID), a, allocID)
 	if a.NodeID != "" {
-		nestedSet(t.byNode, a.NodeID, a.ID, a)
+		nestedSet(t.byNode, a.NodeID, a, allocID)
 	}
 	if a.EvalID != "" {
-		t.evalCur.set(t.byEval, a.EvalID, a.ID, a)
+		t.evalCur.set(t.byEval, a.EvalID, a, allocID)
 	}
 }

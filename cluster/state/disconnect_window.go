@@ -35,7 +35,14 @@ func windowCounted(a *messages.Allocation) bool {
 // and reading the longest are O(distinct windows), never O(allocations).
 // A published windowCounts is immutable; a transaction edits a copy.
 type windowCounts struct {
+	node string
 	vals []windowCount
+}
+
+// heldWindow is the disconnect window one counted allocation holds.
+type heldWindow struct {
+	alloc  string
+	window time.Duration
 }
 
 type windowCount struct {
@@ -93,7 +100,8 @@ func (w *writeTxn) trackWindow(old, a *messages.Allocation) {
 	at := w.allocTable(true)
 	var was, now time.Duration
 	if old != nil {
-		was, _ = at.windows.Get(old.ID)
+		h, _ := at.windows.Get(old.ID)
+		was = h.window
 	}
 	if windowCounted(a) {
 		if windowCounted(old) && sameGroupVersion(old, a) {
@@ -110,7 +118,7 @@ func (w *writeTxn) trackWindow(old, a *messages.Allocation) {
 		w.nodeWindows(old.NodeID).add(was, -1)
 	}
 	if now > 0 {
-		at.windows.Set(a.ID, now)
+		at.windows.Set(heldWindow{a.ID, now})
 		w.nodeWindows(a.NodeID).add(now, +1)
 	}
 }
@@ -124,7 +132,7 @@ func (w *writeTxn) nodeWindows(nodeID string) *windowCounts {
 	if c, ok := w.windows[nodeID]; ok {
 		return c
 	}
-	c := &windowCounts{}
+	c := &windowCounts{node: nodeID}
 	if old, ok := w.allocTable(false).nodeWindows.Get(nodeID); ok {
 		c.vals = slices.Clone(old.vals)
 	}
@@ -152,9 +160,9 @@ func (w *writeTxn) dropVersionWindows(v *messages.Job) {
 		if a.JobVersion != v.Version {
 			continue
 		}
-		if d, ok := at.windows.Get(a.ID); ok {
+		if h, ok := at.windows.Get(a.ID); ok {
 			at.windows.Delete(a.ID)
-			w.nodeWindows(a.NodeID).add(d, -1)
+			w.nodeWindows(a.NodeID).add(h.window, -1)
 		}
 	}
 }

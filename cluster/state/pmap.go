@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// pmap is a persistent sorted map from string keys to values: a sorted
-// list of sorted chunks. A published pmap is immutable; a write
+// pmap is a persistent sorted map from string keys to values that carry
+// their own key (keyOf): a sorted list of sorted chunks. A published pmap is immutable; a write
 // transaction (identified by a generation number) edits copies, copying the
 // chunk list once and each chunk it touches once, so a batch of k inserts
 // costs O(k log n) comparisons plus O(k) chunk copies, and readers holding
@@ -16,7 +16,9 @@ import (
 //
 // The allocations table uses it instead of go-memdb: with a million
 // allocations memdb's radix trees cost ~40µs and ~3KB per allocation
-// (four indexes, a channel per node), this ~2µs and ~100 bytes.
+// (four indexes, a channel per node), this ~2µs and ~70 bytes. An item
+// holds no key of its own (the value has it): one pointer an item for the
+// garbage collector to mark and the write barrier to copy, not two.
 type pmap[V any] struct {
 	gen    uint64
 	chunks []*pchunk[V]
@@ -24,6 +26,9 @@ type pmap[V any] struct {
 	n      int
 	// split is the size at which a chunk splits in two (0: maxChunk).
 	split int
+	keyOf func(V) string
+	// name is the key of an inner map in its outer one (nestedSet).
+	name string
 }
 
 type pchunk[V any] struct {
@@ -31,12 +36,12 @@ type pchunk[V any] struct {
 	items []pitem[V]
 }
 
-// pitem's pfx is keyPrefix(key): a search compares prefixes, which sit
-// in the chunk's own memory, and reads a key's bytes (elsewhere) only to
-// break a tie; keys are mostly UUIDs, whose first 8 bytes differ.
+// pitem's pfx is keyPrefix of its value's key: a search compares
+// prefixes, which sit in the chunk's own memory, and reads a key (through
+// the value) only to break a tie; keys are mostly UUIDs, whose first 8
+// bytes differ.
 type pitem[V any] struct {
 	pfx uint64
-	key string
 	val V
 }
 
@@ -50,7 +55,12 @@ const (
 	innerChunk = 16
 )
 
-func newPmap[V any](gen uint64) *pmap[V] { return &pmap[V]{gen: gen} }
+func newPmap[V any](gen uint64, keyOf func(V) string) *pmap[V] {
+	return &pmap[V]{gen: gen, keyOf: keyOf}
+}
+
+// innerName is the key of an inner map: its name.
+func innerName[V any](m *pmap[V]) string { return m.name }
 
 func (m *pmap[V]) splitAt() int {
 	if m.split > 0 {
@@ -70,13 +80,11 @@ func (m *pmap[V]) Len() int {
 // edit returns a version of m that transaction gen may change: m itself
 // when gen already owns it, else a copy sharing its chunks.
 func (m *pmap[V]) edit(gen uint64) *pmap[V] {
-	if m == nil {
-		return newPmap[V](gen)
-	}
 	if m.gen == gen {
 		return m
 	}
-	return &pmap[V]{gen: gen, chunks: slices.Clone(m.chunks), firsts: slices.Clone(m.firsts), n: m.n, split: m.split}
+	return &pmap[V]{gen: gen, chunks: slices.Clone(m.chunks), firsts: slices.Clone(m.firsts), n: m.n,
+		split: m.split, keyOf: m.keyOf, name: m.name}
 }
 
 // keyPrefix is the first 8 bytes of key, big-endian, zero-padded: it
@@ -104,14 +112,14 @@ func (m *pmap[V]) chunkFor(key string) int {
 		hi += lo
 	}
 	// i: the first chunk whose first key is >= key.
-	i := lo + sort.Search(hi-lo, func(j int) bool { return m.chunks[lo+j].items[0].key >= key })
-	if i < len(m.chunks) && m.chunks[i].items[0].key == key {
+	i := lo + sort.Search(hi-lo, func(j int) bool { return m.keyOf(m.chunks[lo+j].items[0].val) >= key })
+	if i < len(m.chunks) && m.keyOf(m.chunks[i].items[0].val) == key {
 		return i
 	}
 	return max(i-1, 0)
 }
 
-func (c *pchunk[V]) find(key string) (int, bool) {
+func (c *pchunk[V]) find(key string, keyOf func(V) string) (int, bool) {
 	p := keyPrefix(key)
 	return slices.BinarySearchFunc(c.items, key, func(it pitem[V], k string) int {
 		switch {
@@ -120,7 +128,7 @@ func (c *pchunk[V]) find(key string) (int, bool) {
 		case it.pfx > p:
 			return 1
 		}
-		return strings.Compare(it.key, k)
+		return strings.Compare(keyOf(it.val), k)
 	})
 }
 
@@ -131,7 +139,7 @@ func (m *pmap[V]) Get(key string) (V, bool) {
 		return zero, false
 	}
 	c := m.chunks[m.chunkFor(key)]
-	if i, ok := c.find(key); ok {
+	if i, ok := c.find(key, m.keyOf); ok {
 		return c.items[i].val, true
 	}
 	return zero, false
@@ -149,25 +157,28 @@ func (m *pmap[V]) ownChunk(i int) *pchunk[V] {
 	return c
 }
 
-// Set stores val under key. m must be owned by the caller's transaction.
-func (m *pmap[V]) Set(key string, val V) {
+// Set stores val under its key. m must be owned by the caller's
+// transaction.
+func (m *pmap[V]) Set(val V) {
+	key := m.keyOf(val)
+	p := keyPrefix(key)
 	if len(m.chunks) == 0 {
-		m.chunks = []*pchunk[V]{{gen: m.gen, items: []pitem[V]{{keyPrefix(key), key, val}}}}
-		m.firsts = []uint64{keyPrefix(key)}
+		m.chunks = []*pchunk[V]{{gen: m.gen, items: []pitem[V]{{p, val}}}}
+		m.firsts = []uint64{p}
 		m.n = 1
 		return
 	}
 	ci := m.chunkFor(key)
 	c := m.ownChunk(ci)
-	i, found := c.find(key)
+	i, found := c.find(key, m.keyOf)
 	if found {
 		c.items[i].val = val
 		return
 	}
-	c.items = slices.Insert(c.items, i, pitem[V]{keyPrefix(key), key, val})
+	c.items = slices.Insert(c.items, i, pitem[V]{p, val})
 	m.n++
 	if i == 0 {
-		m.firsts[ci] = keyPrefix(key)
+		m.firsts[ci] = p
 	}
 	if len(c.items) > m.splitAt() {
 		half := len(c.items) / 2
@@ -184,11 +195,11 @@ func (m *pmap[V]) Delete(key string) {
 		return
 	}
 	ci := m.chunkFor(key)
-	if _, found := m.chunks[ci].find(key); !found {
+	i, found := m.chunks[ci].find(key, m.keyOf)
+	if !found {
 		return
 	}
 	c := m.ownChunk(ci)
-	i, _ := c.find(key)
 	c.items = slices.Delete(c.items, i, i+1)
 	m.n--
 	switch {
@@ -214,11 +225,11 @@ func (m *pmap[V]) Values() []V {
 	return out
 }
 
-// nestedSet stores v under ikey in the inner map at okey (created when
-// missing). outer must be owned by the caller's transaction.
-func nestedSet[V any](outer *pmap[*pmap[V]], okey, ikey string, v V) {
+// nestedSet stores v in the inner map at okey (created when missing, with
+// keyOf for its values). outer must be owned by the caller's transaction.
+func nestedSet[V any](outer *pmap[*pmap[V]], okey string, v V, keyOf func(V) string) {
 	var c nestedCursor[V]
-	c.set(outer, okey, ikey, v)
+	c.set(outer, okey, v, keyOf)
 }
 
 // nestedCursor is nestedSet that remembers the inner map it last wrote,
@@ -231,19 +242,21 @@ type nestedCursor[V any] struct {
 	inner *pmap[V]
 }
 
-func (c *nestedCursor[V]) set(outer *pmap[*pmap[V]], okey, ikey string, v V) {
+func (c *nestedCursor[V]) set(outer *pmap[*pmap[V]], okey string, v V, keyOf func(V) string) {
 	if c.inner != nil && c.outer == outer && c.key == okey && c.inner.gen == outer.gen {
-		c.inner.Set(ikey, v)
+		c.inner.Set(v)
 		return
 	}
 	inner, _ := outer.Get(okey)
-	owned := inner.edit(outer.gen)
+	var owned *pmap[V]
 	if inner == nil {
-		owned.split = innerChunk
+		owned = &pmap[V]{gen: outer.gen, split: innerChunk, keyOf: keyOf, name: okey}
+	} else {
+		owned = inner.edit(outer.gen)
 	}
-	owned.Set(ikey, v)
+	owned.Set(v)
 	if owned != inner {
-		outer.Set(okey, owned)
+		outer.Set(owned)
 	}
 	c.outer, c.key, c.inner = outer, okey, owned
 }
@@ -261,7 +274,7 @@ func nestedDelete[V any](outer *pmap[*pmap[V]], okey, ikey string) {
 	case owned.Len() == 0:
 		outer.Delete(okey)
 	case owned != inner:
-		outer.Set(okey, owned)
+		outer.Set(owned)
 	}
 }
 

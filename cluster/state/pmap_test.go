@@ -25,10 +25,10 @@ func TestPmapMatchesModel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 2))
-			m := newPmap[int](0)
+			m := newPmap(0, kvKey)
 			model := map[string]int{}
 			type version struct {
-				m     *pmap[int]
+				m     *pmap[kv]
 				model map[string]int
 			}
 			var versions []version
@@ -42,7 +42,7 @@ func TestPmapMatchesModel(t *testing.T) {
 						continue
 					}
 					v := r.Int()
-					m.Set(k, v)
+					m.Set(kv{k, v})
 					model[k] = v
 				}
 				versions = append(versions, version{m, maps.Clone(model)})
@@ -54,16 +54,24 @@ func TestPmapMatchesModel(t *testing.T) {
 	}
 }
 
-func requirePmapEqual(t *testing.T, model map[string]int, m *pmap[int], msgAndArgs ...any) {
+// kv is a test value that carries its key.
+type kv struct {
+	k string
+	v int
+}
+
+func kvKey(e kv) string { return e.k }
+
+func requirePmapEqual(t *testing.T, model map[string]int, m *pmap[kv], msgAndArgs ...any) {
 	t.Helper()
 	require.Equal(t, len(model), m.Len(), msgAndArgs...)
 	keys := slices.Sorted(maps.Keys(model))
-	want := make([]int, 0, len(keys))
+	want := make([]kv, 0, len(keys))
 	for _, k := range keys {
-		want = append(want, model[k])
+		want = append(want, kv{k, model[k]})
 		got, ok := m.Get(k)
 		require.True(t, ok, msgAndArgs...)
-		require.Equal(t, model[k], got, msgAndArgs...)
+		require.Equal(t, kv{k, model[k]}, got, msgAndArgs...)
 	}
 	if len(want) == 0 {
 		want = nil
@@ -73,26 +81,26 @@ func requirePmapEqual(t *testing.T, model map[string]int, m *pmap[int], msgAndAr
 	require.False(t, ok)
 	for _, c := range m.chunks {
 		for _, it := range c.items {
-			require.Equal(t, keyPrefix(it.key), it.pfx, msgAndArgs...)
+			require.Equal(t, keyPrefix(it.val.k), it.pfx, msgAndArgs...)
 		}
 	}
 }
 
 func TestNestedPmapDropsEmptyInner(t *testing.T) {
-	outer := newPmap[*pmap[int]](1)
-	nestedSet(outer, "a", "x", 1)
-	nestedSet(outer, "a", "y", 2)
-	nestedSet(outer, "b", "z", 3)
+	outer := newPmap(1, innerName[kv])
+	nestedSet(outer, "a", kv{"x", 1}, kvKey)
+	nestedSet(outer, "a", kv{"y", 2}, kvKey)
+	nestedSet(outer, "b", kv{"z", 3}, kvKey)
 	published := outer
 	outer = outer.edit(2)
 	nestedDelete(outer, "a", "x")
 	nestedDelete(outer, "b", "z")
 	nestedDelete(outer, "missing", "z")
-	require.Equal(t, []int{2}, nestedValues(outer, "a"))
+	require.Equal(t, []kv{{"y", 2}}, nestedValues(outer, "a"))
 	require.Nil(t, nestedValues(outer, "b"))
 	require.Equal(t, 1, outer.Len())
-	require.Equal(t, []int{1, 2}, nestedValues(published, "a"), "published version unchanged")
-	require.Equal(t, []int{3}, nestedValues(published, "b"))
+	require.Equal(t, []kv{{"x", 1}, {"y", 2}}, nestedValues(published, "a"), "published version unchanged")
+	require.Equal(t, []kv{{"z", 3}}, nestedValues(published, "b"))
 }
 
 func TestKeyPrefixOrdersLikeKeys(t *testing.T) {
@@ -105,16 +113,16 @@ func TestKeyPrefixOrdersLikeKeys(t *testing.T) {
 // TestNestedInnerMapsSplitSmall: inner maps of the nested indexes split
 // at innerChunk, so a write copies at most that many of their entries.
 func TestNestedInnerMapsSplitSmall(t *testing.T) {
-	outer := newPmap[*pmap[int]](1)
+	outer := newPmap(1, innerName[kv])
 	for i := range 100 {
-		nestedSet(outer, "node", fmt.Sprintf("k%03d", i), i)
+		nestedSet(outer, "node", kv{fmt.Sprintf("k%03d", i), i}, kvKey)
 	}
 	inner, _ := outer.Get("node")
 	require.Equal(t, 100, inner.Len())
 	for _, c := range inner.chunks {
 		require.LessOrEqual(t, len(c.items), innerChunk)
 	}
-	require.Equal(t, 42, nestedValues(outer, "node")[42])
+	require.Equal(t, 42, nestedValues(outer, "node")[42].v)
 	edited := inner.edit(2)
 	require.Equal(t, innerChunk, edited.split, "a new version keeps the split")
 }

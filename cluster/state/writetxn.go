@@ -211,8 +211,8 @@ func (w *writeTxn) commit() Event {
 func (w *writeTxn) flushDerived() {
 	if len(w.usage) > 0 {
 		at := w.allocTable(true)
-		for id, u := range w.usage {
-			at.usage.Set(id, u)
+		for _, u := range w.usage {
+			at.usage.Set(u)
 		}
 	}
 	if len(w.windows) > 0 {
@@ -222,7 +222,7 @@ func (w *writeTxn) flushDerived() {
 				at.nodeWindows.Delete(id)
 				continue
 			}
-			at.nodeWindows.Set(id, c)
+			at.nodeWindows.Set(c)
 		}
 	}
 	for _, s := range w.summary {
