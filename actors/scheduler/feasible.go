@@ -232,9 +232,7 @@ func (f *groupFeas) checkStatic(m *matcher, n *messages.Node) int {
 func (p *planner) staticReason(gs *groupState, idx int) int {
 	f := &gs.feas
 	if f.cross != nil {
-		i := p.pos[idx]
-		p.cached.at(i, p.pool[idx])
-		c := &f.cross[i]
+		c := &f.cross[p.pos[idx]]
 		if *c == 0 {
 			*c = uint16(f.checkStatic(p.match, p.pool[idx]) + 2)
 		}

@@ -19,7 +19,8 @@ import (
 // The entries are aligned with the node list of a node pool that the
 // snapshot shares (one per index of the nodes table,
 // cluster/state/nodes_list.go): a changed node makes a new list, and that
-// pool's entries start again. A NodeCache belongs to one goroutine (the
+// pool's entries start again. A list is also compared with the copy kept
+// (10,000 pointers, a few microseconds), so one changed in place is seen. A NodeCache belongs to one goroutine (the
 // scheduler actor passes it to Process); nil disables it.
 type NodeCache struct {
 	pools map[string]*nodeListCache
@@ -38,10 +39,33 @@ func (c *NodeCache) usageBuf(n int) []nodeUsage {
 
 type nodeListCache struct {
 	src   []*messages.Node // the list as shared: its identity
-	nodes []*messages.Node // the node each entry was derived from (a copy: lists may change in place)
+	nodes []*messages.Node // a copy, to see a list changed in place (MemSnapshot.AddNode)
 	caps  []resources
 	capOK []bool
 	feas  map[string][]uint16 // static checks' signature -> result per node, as groupFeas.cache
+	adm   map[string]*admission
+}
+
+// admission is what buildPool's prefilter made of a node list for one set
+// of datacenters: the admitted nodes' positions and the counts.
+type admission struct {
+	pos []int32
+	pre prefilter
+}
+
+// admits returns the admission kept for the job datacenters dcs, made by
+// build when there is none.
+func (c *nodeListCache) admits(dcs []string, build func() *admission) *admission {
+	key := strings.Join(dcs, "\x00")
+	if a, ok := c.adm[key]; ok {
+		return a
+	}
+	if len(c.adm) >= maxCachedChecks {
+		clear(c.adm)
+	}
+	a := build()
+	c.adm[key] = a
+	return a
 }
 
 // maxCachedChecks bounds the sets of static checks kept for one node list,
@@ -59,33 +83,21 @@ func NewNodeCache() *NodeCache { return &NodeCache{pools: map[string]*nodeListCa
 // was known of an older list.
 func (c *NodeCache) list(pool string, nodes []*messages.Node) *nodeListCache {
 	l := c.pools[pool]
-	if l != nil && len(l.src) == len(nodes) && unsafe.SliceData(l.src) == unsafe.SliceData(nodes) {
+	if l != nil && len(l.src) == len(nodes) && unsafe.SliceData(l.src) == unsafe.SliceData(nodes) &&
+		slices.Equal(l.nodes, nodes) {
 		return l
 	}
 	if l == nil && len(c.pools) >= maxCachedPools {
 		clear(c.pools)
 	}
 	l = &nodeListCache{src: nodes, nodes: slices.Clone(nodes), caps: make([]resources, len(nodes)),
-		capOK: make([]bool, len(nodes)), feas: map[string][]uint16{}}
+		capOK: make([]bool, len(nodes)), feas: map[string][]uint16{}, adm: map[string]*admission{}}
 	c.pools[pool] = l
 	return l
 }
 
-// at makes the entries at position i describe n, forgetting them when
-// they were derived from another node (a list changed in place).
-func (c *nodeListCache) at(i int32, n *messages.Node) {
-	if c.nodes[i] == n {
-		return
-	}
-	c.nodes[i], c.capOK[i] = n, false
-	for _, v := range c.feas {
-		v[i] = 0
-	}
-}
-
-// capacity is nodeCapacity of n, at position i of the list.
-func (c *nodeListCache) capacity(i int32, n *messages.Node) resources {
-	c.at(i, n)
+// capacity is nodeCapacity of the node at position i of the list.
+func (c *nodeListCache) capacity(i int32) resources {
 	if !c.capOK[i] {
 		c.caps[i] = nodeCapacity(c.nodes[i])
 		c.capOK[i] = true

@@ -18,6 +18,7 @@ func cachedJobs() []*messages.Job {
 	constrained.Constraints = []*messages.Constraint{{LTarget: "${meta.rack}", Operand: "=", RTarget: "r1"}}
 	docker := testJob("docker", JobTypeBatch, 5)
 	docker.TaskGroups[0].Tasks[0].Driver = "docker"
+	docker.Datacenters = []string{"dc*"}
 	return []*messages.Job{plain, constrained, docker}
 }
 
@@ -57,6 +58,7 @@ func TestNodeCacheKeepsThePlan(t *testing.T) {
 	l := cache.pools[NodePoolDefault]
 	require.NotNil(t, l)
 	require.Len(t, l.feas, len(jobs), "one set of static checks per job")
+	require.Len(t, l.adm, 2, "one admission per set of datacenters")
 	for sig, v := range l.feas {
 		known := 0
 		for _, r := range v {
@@ -76,6 +78,9 @@ func TestNodeCacheKeepsThePlan(t *testing.T) {
 		if n.ID == s.Nodes()[0].ID {
 			c.NodeResources.Memory.MemoryMB = 300
 		}
+		if n.ID == s.Nodes()[1].ID {
+			c.Drain = true // leaves the pool: the admission kept must not
+		}
 		s.AddNode(c)
 	}
 	jobs[1].Constraints[0].RTarget = "r0" // a new signature, still placeable
@@ -86,6 +91,9 @@ func TestNodeCacheKeepsThePlan(t *testing.T) {
 	require.Empty(t, plan.Place, "no node has docker any more")
 	require.Contains(t, plan.EvalUpdate.FailedTGAllocs, "web")
 	run(1)
+	for _, a := range cache.pools[NodePoolDefault].adm {
+		require.Len(t, a.pos, len(s.Nodes())-1, "the drained node is out")
+	}
 }
 
 // TestNodeCacheSkipsWhatDependsOnMore: groups with devices or CSI volumes

@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"github.com/troupe-dev/troupe/messages"
+	"maps"
+	"slices"
 )
 
 // groupState is a task group's placement state within one Process call.
@@ -86,28 +88,14 @@ func (p *planner) buildPool(generic bool) {
 	p.pre.dcOK = map[string]bool{}
 	p.pre.pool = jobPool(p.job)
 	if generic {
-		nodes := p.poolNodes()
-		pool := make([]*messages.Node, 0, len(nodes))
-		var pos []int32
-		if p.opts.NodeCache != nil {
-			p.cached = p.opts.NodeCache.list(p.pre.pool, nodes)
-			pos = make([]int32, 0, len(nodes))
-		}
-		for i, n := range nodes {
-			if p.pre.admit(p.job, n) {
-				pool = append(pool, n)
-				if pos != nil {
-					pos = append(pos, int32(i))
-				}
-			}
-		}
+		p.pool, p.pos = p.admitted()
+		pool, pos := p.pool, p.pos
 		p.opts.Rand.Shuffle(len(pool), func(i, j int) {
 			pool[i], pool[j] = pool[j], pool[i]
 			if pos != nil {
 				pos[i], pos[j] = pos[j], pos[i]
 			}
 		})
-		p.pool, p.pos = pool, pos
 	} else {
 		p.pool = p.snap.Nodes() // other pools' allocs are stopped as not needed
 		p.pre.inPool = countInPool(p.pre.pool, p.pool)
@@ -377,6 +365,41 @@ func (p *planner) newAlloc(gs *groupState, req *placeReq, node *messages.Node) *
 		a.RescheduleTracker = nextTracker(req.prev, gs.tg.ReschedulePolicy, p.opts.Now)
 	}
 	return a
+}
+
+// admitted returns the nodes a generic job's pool admits (prefilter.admit,
+// which counts the others), in node list order, and with NodeCache their
+// positions in the list: the nodes, the counts and the positions are kept
+// per set of datacenters, as they depend on nothing else.
+func (p *planner) admitted() ([]*messages.Node, []int32) {
+	nodes := p.poolNodes()
+	if p.opts.NodeCache == nil {
+		pool := make([]*messages.Node, 0, len(nodes))
+		for _, n := range nodes {
+			if p.pre.admit(p.job, n) {
+				pool = append(pool, n)
+			}
+		}
+		return pool, nil
+	}
+	p.cached = p.opts.NodeCache.list(p.pre.pool, nodes)
+	adm := p.cached.admits(p.job.Datacenters, func() *admission {
+		a := &admission{}
+		for i, n := range nodes {
+			if p.pre.admit(p.job, n) {
+				a.pos = append(a.pos, int32(i))
+			}
+		}
+		a.pre = p.pre
+		return a
+	})
+	p.pre = adm.pre
+	p.pre.byDC = maps.Clone(adm.pre.byDC)
+	pool, pos := make([]*messages.Node, len(adm.pos)), slices.Clone(adm.pos)
+	for i, at := range pos {
+		pool[i] = nodes[at]
+	}
+	return pool, pos
 }
 
 // groupAllocated is a new alloc's AllocatedResources: for a group that

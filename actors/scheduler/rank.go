@@ -103,7 +103,7 @@ func (p *planner) nodeUsage(idx int) *nodeUsage {
 	}
 	n := p.pool[idx]
 	if p.cached != nil {
-		u.cap = p.cached.capacity(p.pos[idx], n)
+		u.cap = p.cached.capacity(p.pos[idx])
 	} else {
 		u.cap = nodeCapacity(n)
 	}
