@@ -44,6 +44,49 @@ type nodeListCache struct {
 	capOK []bool
 	feas  map[string][]uint16 // static checks' signature -> result per node, as groupFeas.cache
 	adm   map[string]*admission
+
+	// used is each node's usage as the snapshot of version (epoch, gen)
+	// holds it, where usedOK (syncUsage).
+	used    []resources
+	usedOK  []bool
+	epoch   any
+	gen     uint64
+	synced  bool
+	posByID map[string]int32 // built when first needed
+}
+
+// syncUsage brings the kept usage to src's version: only the nodes whose
+// usage changed since are read again (a plan changes a tenth of 10,000).
+func (c *nodeListCache) syncUsage(src UsageLogSource) {
+	epoch, gen := src.UsageVersion()
+	switch {
+	case c.synced && c.epoch == epoch && c.gen == gen:
+	case c.synced && c.epoch == epoch && c.gen < gen && src.UsageChangedSince(c.epoch, c.gen, c.forgetUsage):
+	default:
+		clear(c.usedOK)
+	}
+	c.epoch, c.gen, c.synced = epoch, gen, true
+}
+
+func (c *nodeListCache) forgetUsage(nodeID string) {
+	if c.posByID == nil {
+		c.posByID = make(map[string]int32, len(c.nodes))
+		for i, n := range c.nodes {
+			c.posByID[n.ID] = int32(i)
+		}
+	}
+	if i, ok := c.posByID[nodeID]; ok {
+		c.usedOK[i] = false
+	}
+}
+
+// usage is the snapshot's usage of the node at position i.
+func (c *nodeListCache) usage(i int32, src NodeUsageSource) resources {
+	if !c.usedOK[i] {
+		cpu, mem, disk := src.NodeUsage(c.nodes[i].ID)
+		c.used[i], c.usedOK[i] = resources{cpu, mem, disk}, true
+	}
+	return c.used[i]
 }
 
 // admission is what buildPool's prefilter made of a node list for one set
@@ -91,7 +134,8 @@ func (c *NodeCache) list(pool string, nodes []*messages.Node) *nodeListCache {
 		clear(c.pools)
 	}
 	l = &nodeListCache{src: nodes, nodes: slices.Clone(nodes), caps: make([]resources, len(nodes)),
-		capOK: make([]bool, len(nodes)), feas: map[string][]uint16{}, adm: map[string]*admission{}}
+		capOK: make([]bool, len(nodes)), feas: map[string][]uint16{}, adm: map[string]*admission{},
+		used: make([]resources, len(nodes)), usedOK: make([]bool, len(nodes))}
 	c.pools[pool] = l
 	return l
 }

@@ -108,3 +108,56 @@ func TestNodeCacheSkipsWhatDependsOnMore(t *testing.T) {
 	f.csi, f.devices = nil, &deviceAsk{}
 	require.Empty(t, staticSignature(job, job.TaskGroups[0], &f))
 }
+
+// loggedSnap is a MemSnapshot with a usage log (UsageLogSource): every
+// plan it applies names the nodes whose usage changed.
+type loggedSnap struct {
+	*MemSnapshot
+	log []string // log[i] changed at version i+1
+}
+
+func (s *loggedSnap) UsageVersion() (any, uint64) { return s.MemSnapshot, uint64(len(s.log)) }
+
+func (s *loggedSnap) UsageChangedSince(epoch any, gen uint64, fn func(string)) bool {
+	if epoch != any(s.MemSnapshot) || gen > uint64(len(s.log)) {
+		return false
+	}
+	for _, id := range s.log[gen:] {
+		fn(id)
+	}
+	return true
+}
+
+func (s *loggedSnap) apply(plan *messages.ApplyPlan) {
+	s.ApplyPlan(plan)
+	for _, a := range plan.Place {
+		s.log = append(s.log, a.NodeID)
+	}
+	for _, st := range plan.Stop {
+		s.log = append(s.log, s.allocs[st.AllocID].NodeID)
+	}
+}
+
+// TestNodeCacheKeepsUsageOfUnchangedNodes: with a usage log the cache
+// reads again only the nodes that changed, and every plan is the plan
+// made without the cache, as placements fill the nodes up.
+func TestNodeCacheKeepsUsageOfUnchangedNodes(t *testing.T) {
+	nodes := SimulatedNodes(60, 1)
+	s := &loggedSnap{MemSnapshot: NewMemSnapshot(nodes)}
+	cache := NewNodeCache()
+	for round := range 12 {
+		job := testJob(fmt.Sprint("job", round), JobTypeService, 15)
+		s.AddJob(job)
+		opts := prefixedOpts(uint64(round), fmt.Sprint("u", round))
+		want := processWith(t, s.MemSnapshot, testEval(job), opts) // no log, no cache
+		opts = prefixedOpts(uint64(round), fmt.Sprint("u", round))
+		opts.NodeCache = cache
+		got := processWith(t, s, testEval(job), opts)
+		require.True(t, proto.Equal(want, got), "round %d: the cache changed the plan", round)
+		s.apply(got)
+	}
+	l := cache.pools[NodePoolDefault]
+	_, gen := s.UsageVersion()
+	require.Equal(t, gen, l.gen, "the cache is at the snapshot's version")
+	require.NotNil(t, l.posByID, "changes were applied node by node")
+}

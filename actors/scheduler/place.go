@@ -383,6 +383,10 @@ func (p *planner) admitted() ([]*messages.Node, []int32) {
 		return pool, nil
 	}
 	p.cached = p.opts.NodeCache.list(p.pre.pool, nodes)
+	if src, ok := p.snap.(UsageLogSource); ok {
+		p.cached.syncUsage(src)
+		p.logged = true
+	}
 	adm := p.cached.admits(p.job.Datacenters, func() *admission {
 		a := &admission{}
 		for i, n := range nodes {

@@ -29,6 +29,17 @@ type NodeUsageSource interface {
 	NodeUsage(nodeID string) (cpuShares, memoryMB, diskMB int64)
 }
 
+// UsageLogSource is a NodeUsageSource that says which nodes' usage
+// changed since a version it gave (cluster/state's Snap does): with it a
+// NodeCache keeps every other node's usage from one evaluation to the
+// next. fn is called for each node changed after (epoch, gen); false
+// means it cannot tell (another epoch, or too far back).
+type UsageLogSource interface {
+	NodeUsageSource
+	UsageVersion() (epoch any, gen uint64)
+	UsageChangedSince(epoch any, gen uint64, fn func(nodeID string)) bool
+}
+
 // Options are the effects Process needs, injected so that it stays pure.
 type Options struct {
 	Now   time.Time
@@ -146,6 +157,7 @@ type planner struct {
 	pool     []*messages.Node // candidate nodes, shuffled for generic jobs
 	pos      []int32          // with cached: each pool node's position in the node list
 	cached   *nodeListCache   // Options.NodeCache's entries for this job's pool; nil without
+	logged   bool             // cached keeps the snapshot's usage (UsageLogSource)
 	pooled   bool
 	index    map[string]int32 // node ID -> position in pool
 	usage    []nodeUsage

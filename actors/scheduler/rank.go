@@ -107,10 +107,13 @@ func (p *planner) nodeUsage(idx int) *nodeUsage {
 	} else {
 		u.cap = nodeCapacity(n)
 	}
-	if p.usageSrc != nil {
+	switch {
+	case p.logged:
+		u.used.add(p.cached.usage(p.pos[idx], p.usageSrc), 1)
+	case p.usageSrc != nil:
 		c, m, d := p.usageSrc.NodeUsage(n.ID)
 		u.used.add(resources{c, m, d}, 1)
-	} else {
+	default:
 		for _, a := range p.snap.AllocsByNode(n.ID) {
 			if !terminal(a) {
 				u.used.add(allocResources(a), 1)

@@ -26,6 +26,9 @@ type allocTable struct {
 
 	windows     *pmap[heldWindow]
 	nodeWindows *pmap[*windowCounts]
+	// usageLog names the nodes whose usage recent transactions changed
+	// (usage_log.go).
+	usageLog []usageChange
 	// liveNodes counts the nodes that are not down (live_nodes.go); it
 	// rides here so that a Snap sees it at the same moment as the rest.
 	liveNodes int
@@ -60,6 +63,7 @@ func (t *allocTable) edit(gen uint64) *allocTable {
 		windows:     t.windows.edit(gen),
 		nodeWindows: t.nodeWindows.edit(gen),
 		liveNodes:   t.liveNodes,
+		usageLog:    t.usageLog,
 	}
 }
 

@@ -211,9 +211,12 @@ func (w *writeTxn) commit() Event {
 func (w *writeTxn) flushDerived() {
 	if len(w.usage) > 0 {
 		at := w.allocTable(true)
-		for _, u := range w.usage {
+		nodes := make([]string, 0, len(w.usage))
+		for id, u := range w.usage {
 			at.usage.Set(u)
+			nodes = append(nodes, id)
 		}
+		at.logUsage(w.gen, nodes)
 	}
 	if len(w.windows) > 0 {
 		at := w.allocTable(true)
