@@ -48,6 +48,9 @@ type Agent struct {
 	sys       *actors.System
 	serverPID *actor.PID
 	clientPID *actor.PID
+	// local is this agent's own client as the server's actors see it,
+	// fixed before they start (identifyClient); empty without a client.
+	local     localClient
 	transport *remote.Transport
 	// conn reaches the servers (the leader follows redirects): the
 	// client's calls and volume requests use it.
@@ -106,34 +109,59 @@ func (a *Agent) AllocDir() string { return filepath.Join(a.dataDir, "alloc") }
 
 // Start brings up raft, the actors and the HTTP API.
 func (a *Agent) Start() error {
+	if err := a.boot(); err != nil {
+		return err
+	}
+	for _, step := range a.startSteps() {
+		if err := step.run(); err != nil {
+			a.Shutdown()
+			return err
+		}
+	}
+	return nil
+}
+
+// boot creates the actor system and the agent actor.
+func (a *Agent) boot() error {
 	a.started = time.Now()
 	a.conn = newServerConn(a)
 	a.sys = actors.NewSystem(remote.QuietLogger(a.log))
 	if _, err := a.sys.Root.SpawnNamed(a.sys.Props("agent", func() actor.Actor { return &agentActor{a: a} }), "agent"); err != nil {
 		return fmt.Errorf("agent: spawn agent actor: %w", err)
 	}
-	// Raft first: the transport delivers requests that need it.
-	steps := []func() error{a.listenHTTP}
+	return nil
+}
+
+// startStep is one step of Start, named for tests that stop between steps.
+type startStep struct {
+	name string
+	run  func() error
+}
+
+// startSteps lists what Start brings up, in order. The local client's
+// identity comes first: the server's actors read it from their first
+// message on, so it is fixed before they start and never written again.
+// Raft comes before the transport: the transport delivers requests that
+// need it.
+func (a *Agent) startSteps() []startStep {
+	steps := []startStep{{"http-listen", a.listenHTTP}}
+	if a.cfg.Client {
+		steps = append(steps, startStep{"client-identity", a.identifyClient})
+	}
 	if a.cfg.Server {
-		steps = append(steps, a.startServer)
+		steps = append(steps, startStep{"server", a.startServer})
 	}
 	if a.cfg.Clustered() {
-		steps = append(steps, a.startRemote)
+		steps = append(steps, startStep{"remote", a.startRemote})
 	}
 	if a.cfg.Client {
-		steps = append(steps, a.startClient)
+		steps = append(steps, startStep{"client", a.startClient})
 	}
-	steps = append(steps, a.startHTTP)
+	steps = append(steps, startStep{"http", a.startHTTP})
 	if a.cfg.Clustered() {
-		steps = append(steps, a.startMembership)
+		steps = append(steps, startStep{"membership", a.startMembership})
 	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			a.Shutdown()
-			return err
-		}
-	}
-	return nil
+	return steps
 }
 
 func (a *Agent) startServer() error {

@@ -30,10 +30,7 @@ func (a *Agent) startClient() error {
 	if err != nil {
 		return err
 	}
-	id, err := persistentID(filepath.Join(a.dataDir, "client", "node-id"))
-	if err != nil {
-		return err
-	}
+	id := a.local.nodeID
 	name := a.cfg.NodeName
 	if name == "" {
 		name, _ = os.Hostname()
@@ -77,7 +74,7 @@ func (a *Agent) startClient() error {
 		spec.Devices = a.devices
 	}
 	a.clientPID, err = a.sys.Root.SpawnNamed(a.sys.Props("client", node.NewClient(spec),
-		actor.WithSupervisor(actors.DefaultSupervision.Strategy())), "client")
+		actor.WithSupervisor(actors.DefaultSupervision.Strategy())), clientActorName)
 	if err != nil {
 		return fmt.Errorf("agent: spawn client actor: %w", err)
 	}

@@ -196,9 +196,7 @@ func (g *agentActor) Receive(ctx actor.Context) {
 // actorTreeMessage is this agent's live actor tree as a message.
 func (a *Agent) actorTreeMessage() *messages.ActorTreeResponse {
 	out := &messages.ActorTreeResponse{}
-	if a.node != nil {
-		out.Node = a.node.GetID()
-	}
+	out.Node = a.local.nodeID // fixed before the actors start; a.node comes later
 	for _, in := range a.sys.Tree() {
 		out.Actors = append(out.Actors, &messages.ActorInfo{Path: in.Path, Kind: in.Kind, Parent: in.Parent,
 			Children: in.Children, Phase: in.Phase, MailboxLen: int32(in.MailboxLen), Restarts: int32(in.Restarts),

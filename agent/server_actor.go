@@ -188,16 +188,3 @@ func (a *Agent) heartbeatConfig() node.HeartbeatConfig {
 	c.FailoverTTL = 6 * a.cfg.HeartbeatTTL
 	return c
 }
-
-// clientPIDFor says where a node's client actor lives: this process for
-// its own node, the node's RPC address otherwise; nil for a node that has
-// none (simulated nodes in benchmarks).
-func (a *Agent) clientPIDFor(n *messages.Node) *actor.PID {
-	if a.node != nil && n.GetID() == a.node.GetID() {
-		return a.clientPID
-	}
-	if n.GetRPCAddr() == "" {
-		return nil
-	}
-	return actor.NewPID(n.GetRPCAddr(), "client")
-}

@@ -99,7 +99,7 @@ func (c *controllerRPC) Run(ctx context.Context, nodeID string, req *messages.Co
 	if pid == nil {
 		return nil, fmt.Errorf("agent: node %q has no RPC address", nodeID)
 	}
-	if pid.GetAddress() == c.a.sys.ActorSystem.Address() || pid == c.a.clientPID {
+	if pid.GetAddress() == c.a.sys.ActorSystem.Address() || pid == c.a.local.pid {
 		res, err := c.a.requestLocal(ctx, pid, req, controllerRPCTimeout)
 		if err != nil {
 			return nil, fmt.Errorf("agent: local client: %w", err)
