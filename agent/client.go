@@ -68,7 +68,7 @@ func (a *Agent) startClient() error {
 			return alloc.PluginSocketPath(a.AllocDir(), allocID, task, mountDir)
 		},
 		ProbeCSI: probeCSI, PluginProbeInterval: a.cfg.PluginProbeInterval, Registry: a.sys.Registry,
-		Plugins: a.plugins, RunController: runController,
+		Plugins: a.plugins, RunController: csi.RunController,
 	}
 	if a.devices != nil { // a nil *device.Manager must stay a nil interface
 		spec.Devices = a.devices
