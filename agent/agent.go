@@ -19,6 +19,7 @@ import (
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/actors/alloc"
 	"github.com/troupe-dev/troupe/actors/node"
+	"github.com/troupe-dev/troupe/actors/server"
 	"github.com/troupe-dev/troupe/actors/volume"
 	"github.com/troupe-dev/troupe/cluster"
 	"github.com/troupe-dev/troupe/cluster/membership"
@@ -50,7 +51,7 @@ type Agent struct {
 	clientPID *actor.PID
 	// local is this agent's own client as the server's actors see it,
 	// fixed before they start (identifyClient); empty without a client.
-	local     localClient
+	local     server.Clients
 	transport *remote.Transport
 	// conn reaches the servers (the leader follows redirects): the
 	// client's calls and volume requests use it.
@@ -162,73 +163,6 @@ func (a *Agent) startSteps() []startStep {
 		steps = append(steps, startStep{"membership", a.startMembership})
 	}
 	return steps
-}
-
-func (a *Agent) startServer() error {
-	a.store = state.NewStore()
-	if a.cfg.JobVersions > 0 {
-		a.store.SetJobVersions(a.cfg.JobVersions)
-	}
-	a.fsm = state.NewFSM(a.store, a.log)
-	id, err := persistentID(filepath.Join(a.dataDir, "server", "server-id"))
-	if err != nil {
-		return err
-	}
-	a.raftID = id
-	props := a.sys.Props("server", newServerActor(a))
-	a.serverPID, err = a.sys.Root.SpawnNamed(props, "server")
-	if err != nil {
-		return fmt.Errorf("agent: spawn server actor: %w", err)
-	}
-	a.fsm.OnApply(func(ev state.Event) {
-		a.sys.Root.Send(a.serverPID, &ev)
-	})
-	rc := cluster.RaftConfig{
-		NodeID: id, DataDir: filepath.Join(a.dataDir, "server"), Bootstrap: true,
-		SnapshotThreshold: a.cfg.SnapshotThreshold, SnapshotInterval: a.cfg.SnapshotInterval,
-		HeartbeatTimeout: 500 * time.Millisecond, ElectionTimeout: 500 * time.Millisecond,
-		LeaderLeaseTimeout: 250 * time.Millisecond, Logger: a.log,
-	}
-	if a.cfg.Clustered() {
-		rc.BindAddr = a.cfg.addr(a.cfg.RaftPort)
-		rc.Bootstrap = a.cfg.BootstrapExpect == 1
-		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = time.Second, time.Second, 500*time.Millisecond
-		if d := a.cfg.RaftTimeout; d > 0 {
-			rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = d, d, d/2
-		}
-	}
-	a.raft, err = cluster.NewRaft(rc, a.fsm)
-	if err != nil {
-		return err
-	}
-	a.wg.Add(1)
-	go a.watchLeadership()
-	return nil
-}
-
-// watchLeadership tells the server actor when this server gains or loses
-// raft leadership.
-func (a *Agent) watchLeadership() {
-	defer a.wg.Done()
-	ch := a.raft.LeaderCh()
-	for {
-		select {
-		case <-a.stop:
-			return
-		case isLeader, ok := <-ch:
-			if !ok {
-				return
-			}
-			if isLeader {
-				// Act only on a state that holds every committed entry.
-				if err := a.raft.Barrier(time.Minute); err != nil {
-					a.log.Warn("raft barrier failed after gaining leadership", "error", err)
-					continue
-				}
-			}
-			a.sys.Root.Send(a.serverPID, &leadership{leader: isLeader})
-		}
-	}
 }
 
 // Apply proposes a raft command: through this server when it leads, else

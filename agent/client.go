@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/actors/alloc"
 	"github.com/troupe-dev/troupe/actors/node"
+	"github.com/troupe-dev/troupe/actors/server"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
@@ -30,7 +31,7 @@ func (a *Agent) startClient() error {
 	if err != nil {
 		return err
 	}
-	id := a.local.nodeID
+	id := a.local.LocalNodeID
 	name := a.cfg.NodeName
 	if name == "" {
 		name, _ = os.Hostname()
@@ -74,7 +75,7 @@ func (a *Agent) startClient() error {
 		spec.Devices = a.devices
 	}
 	a.clientPID, err = a.sys.Root.SpawnNamed(a.sys.Props("client", node.NewClient(spec),
-		actor.WithSupervisor(actors.DefaultSupervision.Strategy())), clientActorName)
+		actor.WithSupervisor(actors.DefaultSupervision.Strategy())), server.ClientActorName)
 	if err != nil {
 		return fmt.Errorf("agent: spawn client actor: %w", err)
 	}
