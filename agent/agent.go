@@ -19,6 +19,7 @@ import (
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/actors/alloc"
 	"github.com/troupe-dev/troupe/actors/node"
+	"github.com/troupe-dev/troupe/actors/server"
 	"github.com/troupe-dev/troupe/actors/volume"
 	"github.com/troupe-dev/troupe/cluster"
 	"github.com/troupe-dev/troupe/cluster/membership"
@@ -48,6 +49,9 @@ type Agent struct {
 	sys       *actors.System
 	serverPID *actor.PID
 	clientPID *actor.PID
+	// local is this agent's own client as the server's actors see it,
+	// fixed before they start (identifyClient); empty without a client.
+	local     server.Clients
 	transport *remote.Transport
 	// conn reaches the servers (the leader follows redirects): the
 	// client's calls and volume requests use it.
@@ -106,29 +110,11 @@ func (a *Agent) AllocDir() string { return filepath.Join(a.dataDir, "alloc") }
 
 // Start brings up raft, the actors and the HTTP API.
 func (a *Agent) Start() error {
-	a.started = time.Now()
-	a.conn = newServerConn(a)
-	a.sys = actors.NewSystem(remote.QuietLogger(a.log))
-	if _, err := a.sys.Root.SpawnNamed(a.sys.Props("agent", func() actor.Actor { return &agentActor{a: a} }), "agent"); err != nil {
-		return fmt.Errorf("agent: spawn agent actor: %w", err)
+	if err := a.boot(); err != nil {
+		return err
 	}
-	// Raft first: the transport delivers requests that need it.
-	steps := []func() error{a.listenHTTP}
-	if a.cfg.Server {
-		steps = append(steps, a.startServer)
-	}
-	if a.cfg.Clustered() {
-		steps = append(steps, a.startRemote)
-	}
-	if a.cfg.Client {
-		steps = append(steps, a.startClient)
-	}
-	steps = append(steps, a.startHTTP)
-	if a.cfg.Clustered() {
-		steps = append(steps, a.startMembership)
-	}
-	for _, step := range steps {
-		if err := step(); err != nil {
+	for _, step := range a.startSteps() {
+		if err := step.run(); err != nil {
 			a.Shutdown()
 			return err
 		}
@@ -136,71 +122,47 @@ func (a *Agent) Start() error {
 	return nil
 }
 
-func (a *Agent) startServer() error {
-	a.store = state.NewStore()
-	if a.cfg.JobVersions > 0 {
-		a.store.SetJobVersions(a.cfg.JobVersions)
+// boot creates the actor system and the agent actor.
+func (a *Agent) boot() error {
+	a.started = time.Now()
+	a.conn = newServerConn(a)
+	a.sys = actors.NewSystem(remote.QuietLogger(a.log))
+	if _, err := a.sys.Root.SpawnNamed(a.sys.Props("agent", func() actor.Actor { return &agentActor{a: a} }), "agent"); err != nil {
+		return fmt.Errorf("agent: spawn agent actor: %w", err)
 	}
-	a.fsm = state.NewFSM(a.store, a.log)
-	id, err := persistentID(filepath.Join(a.dataDir, "server", "server-id"))
-	if err != nil {
-		return err
-	}
-	a.raftID = id
-	props := a.sys.Props("server", newServerActor(a))
-	a.serverPID, err = a.sys.Root.SpawnNamed(props, "server")
-	if err != nil {
-		return fmt.Errorf("agent: spawn server actor: %w", err)
-	}
-	a.fsm.OnApply(func(ev state.Event) {
-		a.sys.Root.Send(a.serverPID, &ev)
-	})
-	rc := cluster.RaftConfig{
-		NodeID: id, DataDir: filepath.Join(a.dataDir, "server"), Bootstrap: true,
-		SnapshotThreshold: a.cfg.SnapshotThreshold, SnapshotInterval: a.cfg.SnapshotInterval,
-		HeartbeatTimeout: 500 * time.Millisecond, ElectionTimeout: 500 * time.Millisecond,
-		LeaderLeaseTimeout: 250 * time.Millisecond, Logger: a.log,
-	}
-	if a.cfg.Clustered() {
-		rc.BindAddr = a.cfg.addr(a.cfg.RaftPort)
-		rc.Bootstrap = a.cfg.BootstrapExpect == 1
-		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = time.Second, time.Second, 500*time.Millisecond
-		if d := a.cfg.RaftTimeout; d > 0 {
-			rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = d, d, d/2
-		}
-	}
-	a.raft, err = cluster.NewRaft(rc, a.fsm)
-	if err != nil {
-		return err
-	}
-	a.wg.Add(1)
-	go a.watchLeadership()
 	return nil
 }
 
-// watchLeadership tells the server actor when this server gains or loses
-// raft leadership.
-func (a *Agent) watchLeadership() {
-	defer a.wg.Done()
-	ch := a.raft.LeaderCh()
-	for {
-		select {
-		case <-a.stop:
-			return
-		case isLeader, ok := <-ch:
-			if !ok {
-				return
-			}
-			if isLeader {
-				// Act only on a state that holds every committed entry.
-				if err := a.raft.Barrier(time.Minute); err != nil {
-					a.log.Warn("raft barrier failed after gaining leadership", "error", err)
-					continue
-				}
-			}
-			a.sys.Root.Send(a.serverPID, &leadership{leader: isLeader})
-		}
+// startStep is one step of Start, named for tests that stop between steps.
+type startStep struct {
+	name string
+	run  func() error
+}
+
+// startSteps lists what Start brings up, in order. The local client's
+// identity comes first: the server's actors read it from their first
+// message on, so it is fixed before they start and never written again.
+// Raft comes before the transport: the transport delivers requests that
+// need it.
+func (a *Agent) startSteps() []startStep {
+	steps := []startStep{{"http-listen", a.listenHTTP}}
+	if a.cfg.Client {
+		steps = append(steps, startStep{"client-identity", a.identifyClient})
 	}
+	if a.cfg.Server {
+		steps = append(steps, startStep{"server", a.startServer})
+	}
+	if a.cfg.Clustered() {
+		steps = append(steps, startStep{"remote", a.startRemote})
+	}
+	if a.cfg.Client {
+		steps = append(steps, startStep{"client", a.startClient})
+	}
+	steps = append(steps, startStep{"http", a.startHTTP})
+	if a.cfg.Clustered() {
+		steps = append(steps, startStep{"membership", a.startMembership})
+	}
+	return steps
 }
 
 // Apply proposes a raft command: through this server when it leads, else

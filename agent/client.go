@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/actors/alloc"
 	"github.com/troupe-dev/troupe/actors/node"
+	"github.com/troupe-dev/troupe/actors/server"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
@@ -30,10 +31,7 @@ func (a *Agent) startClient() error {
 	if err != nil {
 		return err
 	}
-	id, err := persistentID(filepath.Join(a.dataDir, "client", "node-id"))
-	if err != nil {
-		return err
-	}
+	id := a.local.LocalNodeID
 	name := a.cfg.NodeName
 	if name == "" {
 		name, _ = os.Hostname()
@@ -71,13 +69,13 @@ func (a *Agent) startClient() error {
 			return alloc.PluginSocketPath(a.AllocDir(), allocID, task, mountDir)
 		},
 		ProbeCSI: probeCSI, PluginProbeInterval: a.cfg.PluginProbeInterval, Registry: a.sys.Registry,
-		Plugins: a.plugins, RunController: runController,
+		Plugins: a.plugins, RunController: csi.RunController,
 	}
 	if a.devices != nil { // a nil *device.Manager must stay a nil interface
 		spec.Devices = a.devices
 	}
 	a.clientPID, err = a.sys.Root.SpawnNamed(a.sys.Props("client", node.NewClient(spec),
-		actor.WithSupervisor(actors.DefaultSupervision.Strategy())), "client")
+		actor.WithSupervisor(actors.DefaultSupervision.Strategy())), server.ClientActorName)
 	if err != nil {
 		return fmt.Errorf("agent: spawn client actor: %w", err)
 	}

@@ -1,8 +1,19 @@
 // Package agent wires a troupe agent together: the raft-replicated state
-// (cluster, cluster/state), the actor system with the server actors
-// (server, server/scheduler, server/nodes/<id>) and the client actors
-// (client, client/allocs/<id>, .../tasks/<name>), the task drivers, and the
-// HTTP API (httpapi).
+// (cluster, cluster/state), the actor system with the server actor
+// (actors/server: server, server/scheduler, server/nodes/<id>,
+// server/volumes) and the client actors (client, client/allocs/<id>,
+// .../tasks/<name>), the task drivers, and the HTTP API (httpapi). The
+// rules live in those packages; the agent builds their specs, starts them
+// in order (Start's steps) and passes raft's leadership changes and the
+// FSM's events to the server actor (server.go).
+//
+// What the server actor reads of the agent is fixed before it starts:
+// this server's raft, the state store and the local client's identity
+// (node ID and client actor PID, identifyClient), so the leader's node
+// actors, which start as soon as raft restores their nodes, never read
+// what the client's start writes later. A follower forwards raft commands
+// to the leader and answers once its own replica has applied them
+// (forward.go).
 //
 // A -dev agent is one process that is both server and client, with its
 // state in a temporary directory. An agent with -data-dir keeps raft's log

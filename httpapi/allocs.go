@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/troupe-dev/troupe/actors/server/evals"
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
@@ -57,7 +58,7 @@ func (s *Server) allocStop(w http.ResponseWriter, r *http.Request) (any, error) 
 	if j == nil {
 		j = &messages.Job{ID: a.JobID, Namespace: a.Namespace, Type: "service", Priority: 50}
 	}
-	eval := s.newEval(j, "alloc-stop")
+	eval := s.newEval(j, evals.AllocStop)
 	_, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_StopAlloc{StopAlloc: &messages.StopAlloc{
 		AllocID: a.ID, DesiredDescription: "alloc was stopped by an operator", Eval: eval}}})
 	if err != nil {

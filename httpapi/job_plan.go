@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors/scheduler"
+	"github.com/troupe-dev/troupe/actors/server/evals"
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobdiff"
@@ -29,7 +30,7 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	old := snap.JobByID(job.GetNamespace(), job.GetID())
 	now := s.b.Now()
 	stored := state.Registered(old, proto.Clone(job).(*messages.Job), snap.Index()+1, now.UnixNano())
-	eval := messages.NewEval(stored, "job-register", "", now)
+	eval := evals.ForJob(stored, evals.JobRegister, now)
 	eval.JobModifyIndex = stored.GetJobModifyIndex()
 	res, err := scheduler.DryRun(snap, stored, eval, scheduler.Options{Now: now})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/troupe-dev/troupe/actors/server/evals"
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
@@ -48,7 +49,7 @@ func (s *Server) jobScale(w http.ResponseWriter, r *http.Request) (any, error) {
 	if index == 0 {
 		index = stored.GetJobModifyIndex()
 	}
-	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.newEval(job, "job-scaling"),
+	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.newEval(job, evals.JobScaling),
 		EnforceIndex: true, JobModifyIndex: index})
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/troupe-dev/troupe/actors/server/evals"
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobdiff"
@@ -68,7 +69,7 @@ func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request) (any, error) 
 			id, req.JobVersion, versionList(snap.JobVersions(ns, id)))
 	}
 	job := proto.Clone(target).(*messages.Job)
-	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.newEval(job, "job-register"),
+	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.newEval(job, evals.JobRegister),
 		EnforceIndex: true, JobModifyIndex: current.GetJobModifyIndex()})
 }
 

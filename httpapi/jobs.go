@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/troupe-dev/troupe/actors/server/evals"
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
@@ -41,7 +42,7 @@ func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.newEval(job, "job-register"),
+	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.newEval(job, evals.JobRegister),
 		EnforceIndex: enforce.EnforceIndex, JobModifyIndex: enforce.JobModifyIndex})
 }
 
@@ -112,8 +113,8 @@ func (s *Server) validateJob(job *messages.Job) error {
 	return s.checkJobPool(job)
 }
 
-func (s *Server) newEval(job *messages.Job, trigger string) *messages.Evaluation {
-	return messages.NewEval(job, trigger, "", s.b.Now())
+func (s *Server) newEval(job *messages.Job, trigger evals.Trigger) *messages.Evaluation {
+	return evals.ForJob(job, trigger, s.b.Now())
 }
 
 // jobParse handles POST /v1/jobs/parse: HCL in, the job's JSON out.
@@ -193,7 +194,7 @@ func (s *Server) jobDeregister(w http.ResponseWriter, r *http.Request) (any, err
 	if j == nil {
 		return nil, codeErr(http.StatusNotFound, "job not found: %q", id)
 	}
-	eval := s.newEval(j, "job-deregister")
+	eval := s.newEval(j, evals.JobDeregister)
 	resp, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_DeregisterJob{
 		DeregisterJob: &messages.DeregisterJob{Namespace: ns, JobID: id, Purge: boolParam(r, "purge"), Eval: eval}}})
 	if err != nil {

@@ -13,3 +13,23 @@ const (
 	CSIAttachFileSystem  = "file-system"
 	CSIAttachBlockDevice = "block-device"
 )
+
+// ControllerOpKind names a CSI controller operation: ControllerOp.Kind,
+// which travels as its string.
+type ControllerOpKind string
+
+// The controller operations. Create runs from an operator's `volume
+// create`; the others are the destructive RPCs a plugin's controller
+// actor serialises.
+const (
+	ControllerCreateVolume   ControllerOpKind = "create-volume"
+	ControllerPublish        ControllerOpKind = "controller-publish"
+	ControllerUnpublish      ControllerOpKind = "controller-unpublish"
+	ControllerExpand         ControllerOpKind = "controller-expand"
+	ControllerDeleteVolume   ControllerOpKind = "delete-volume"
+	ControllerCreateSnapshot ControllerOpKind = "create-snapshot"
+	ControllerDeleteSnapshot ControllerOpKind = "delete-snapshot"
+)
+
+// OpKind is the operation's kind as a typed value.
+func (x *ControllerOp) OpKind() ControllerOpKind { return ControllerOpKind(x.GetKind()) }

@@ -846,10 +846,16 @@ func (x *UpdateAllocsFromClient) GetEvals() []*Evaluation {
 	return nil
 }
 
+// RegisterNode upserts a node with the evaluations its registration
+// creates (one per system job that should run on it), in one entry.
 type RegisterNode struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Node          *Node                  `protobuf:"bytes,1,opt,name=Node,proto3" json:"Node,omitempty"`
-	Eval          *Evaluation            `protobuf:"bytes,2,opt,name=Eval,proto3" json:"Eval,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Node  *Node                  `protobuf:"bytes,1,opt,name=Node,proto3" json:"Node,omitempty"`
+	// Eval is how an older version carried the first evaluation (the rest
+	// went in a second, UpsertEvals, entry). New entries use Evals; a log
+	// written before still applies Eval.
+	Eval          *Evaluation   `protobuf:"bytes,2,opt,name=Eval,proto3" json:"Eval,omitempty"`
+	Evals         []*Evaluation `protobuf:"bytes,3,rep,name=Evals,proto3" json:"Evals,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -894,6 +900,13 @@ func (x *RegisterNode) GetNode() *Node {
 func (x *RegisterNode) GetEval() *Evaluation {
 	if x != nil {
 		return x.Eval
+	}
+	return nil
+}
+
+func (x *RegisterNode) GetEvals() []*Evaluation {
+	if x != nil {
+		return x.Evals
 	}
 	return nil
 }
@@ -1338,10 +1351,11 @@ const file_raft_proto_rawDesc = "" +
 	"\x05Index\x18\x03 \x01(\x04R\x05Index\"n\n" +
 	"\x16UpdateAllocsFromClient\x12*\n" +
 	"\x06Allocs\x18\x01 \x03(\v2\x12.troupe.AllocationR\x06Allocs\x12(\n" +
-	"\x05Evals\x18\x02 \x03(\v2\x12.troupe.EvaluationR\x05Evals\"X\n" +
+	"\x05Evals\x18\x02 \x03(\v2\x12.troupe.EvaluationR\x05Evals\"\x82\x01\n" +
 	"\fRegisterNode\x12 \n" +
 	"\x04Node\x18\x01 \x01(\v2\f.troupe.NodeR\x04Node\x12&\n" +
-	"\x04Eval\x18\x02 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\x9a\x01\n" +
+	"\x04Eval\x18\x02 \x01(\v2\x12.troupe.EvaluationR\x04Eval\x12(\n" +
+	"\x05Evals\x18\x03 \x03(\v2\x12.troupe.EvaluationR\x05Evals\"\x9a\x01\n" +
 	"\x10UpdateNodeStatus\x12\x16\n" +
 	"\x06NodeID\x18\x01 \x01(\tR\x06NodeID\x12\x16\n" +
 	"\x06Status\x18\x02 \x01(\tR\x06Status\x12,\n" +
@@ -1451,25 +1465,26 @@ var file_raft_proto_depIdxs = []int32{
 	23, // 28: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
 	25, // 29: troupe.RegisterNode.Node:type_name -> troupe.Node
 	23, // 30: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	23, // 31: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	23, // 32: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	26, // 33: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	23, // 34: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	23, // 35: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	22, // 36: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	22, // 37: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	23, // 38: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	24, // 39: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	25, // 40: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	27, // 41: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	28, // 42: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	29, // 43: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	30, // 44: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	45, // [45:45] is the sub-list for method output_type
-	45, // [45:45] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	23, // 31: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	23, // 32: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	23, // 33: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	26, // 34: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	23, // 35: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	23, // 36: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	22, // 37: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	22, // 38: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	23, // 39: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	24, // 40: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	25, // 41: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	27, // 42: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	28, // 43: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	29, // 44: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	30, // 45: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	46, // [46:46] is the sub-list for method output_type
+	46, // [46:46] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }

@@ -1774,10 +1774,11 @@ func (x *UpsertPluginInstances) GetNodes() []*CSIInfo {
 }
 
 // ControllerOp is one destructive controller RPC, queued by a volume actor
-// on its plugin's controller actor. Kind is one of: controller-publish,
-// controller-unpublish, controller-expand, delete-volume, create-snapshot,
-// delete-snapshot. The controller actor reads secrets and capabilities from
-// the stored volume when it runs the op.
+// on its plugin's controller actor. Kind is a ControllerOpKind (read it
+// typed with OpKind()): controller-publish, controller-unpublish,
+// controller-expand, delete-volume, create-snapshot, delete-snapshot, or
+// create-volume for an operator's create. The controller actor reads
+// secrets and capabilities from the stored volume when it runs the op.
 type ControllerOp struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	Kind             string                 `protobuf:"bytes,1,opt,name=Kind,proto3" json:"Kind,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/actors/server/evals"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -91,7 +92,7 @@ func (s *Server) drain(ctx actor.Context) {
 	if len(step.evalJobs) > 0 {
 		up := &messages.UpsertEvals{}
 		for _, j := range step.evalJobs {
-			up.Evals = append(up.Evals, messages.NewEval(j, "node-drain", s.spec.NodeID, now))
+			up.Evals = append(up.Evals, evals.ForNodeDrain(j, s.spec.NodeID, now))
 		}
 		cmds = append(cmds, &messages.Command{Cmd: &messages.Command_UpsertEvals{UpsertEvals: up}})
 	}
@@ -102,7 +103,7 @@ func (s *Server) drain(ctx actor.Context) {
 		}
 		cmds = append(cmds, &messages.Command{Cmd: &messages.Command_StopAlloc{StopAlloc: &messages.StopAlloc{
 			AllocID: a.GetID(), DesiredDescription: "alloc stopped by the drain of node " + n.GetName(),
-			Eval: messages.NewEval(j, "node-drain", s.spec.NodeID, now)}}})
+			Eval: evals.ForNodeDrain(j, s.spec.NodeID, now)}}})
 	}
 	if step.done {
 		s.log.Info("node drain complete")

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/actors/server/evals"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -222,20 +223,8 @@ func (s *Server) step(ctx actor.Context, in Input) Effects {
 func (s *Server) commit(ctx actor.Context, eff Effects) {
 	view := s.spec.State()
 	now := s.spec.Clock.Now().UnixNano()
-	seen := map[string]bool{}
-	up := &messages.UpdateNodeStatus{NodeID: s.spec.NodeID, Status: eff.NewStatus, StatusDescription: eff.StatusDescription}
-	for _, a := range view.AllocsByNode(s.spec.NodeID) {
-		key := a.GetNamespace() + "/" + a.GetJobID()
-		if seen[key] || messages.ClientTerminal(a.GetClientStatus()) {
-			continue
-		}
-		seen[key] = true
-		j := view.JobByID(a.GetNamespace(), a.GetJobID())
-		if j == nil {
-			continue
-		}
-		up.Evals = append(up.Evals, messages.NewEval(j, "node-update", s.spec.NodeID, s.spec.Clock.Now()))
-	}
+	up := &messages.UpdateNodeStatus{NodeID: s.spec.NodeID, Status: eff.NewStatus, StatusDescription: eff.StatusDescription,
+		Evals: evals.ForNodeStatus(view, s.spec.NodeID, s.spec.Clock.Now())}
 	cmds := []*messages.Command{{Time: now, Cmd: &messages.Command_UpdateNodeStatus{UpdateNodeStatus: up}}}
 	if eff.MarkAllocsUnknown {
 		// The node is cut off: its allocations may still run, but nobody

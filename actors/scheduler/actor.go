@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/actors/server/evals"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -277,13 +278,7 @@ func refusedBackoff(n int) time.Duration {
 // retry queues a fresh evaluation of the same job after a refused plan,
 // to be planned after wait.
 func (a *Actor) retry(ctx actor.Context, prev *messages.Evaluation, wait time.Duration) {
-	now := a.spec.Clock.Now()
-	ev := &messages.Evaluation{ID: newID(), Namespace: prev.GetNamespace(), Priority: prev.GetPriority(),
-		Type: prev.GetType(), TriggeredBy: "plan-refused", JobID: prev.GetJobID(), Status: "pending",
-		PreviousEval: prev.GetID(), CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}
-	if wait > 0 {
-		ev.WaitUntil = now.Add(wait).UnixNano()
-	}
+	ev := evals.ForPlanRefused(prev, wait, a.spec.Clock.Now())
 	a.propose(ctx, &messages.UpsertEvals{Evals: []*messages.Evaluation{ev}})
 }
 

@@ -15,7 +15,7 @@ import (
 // OpCreateVolume is the ControllerOp kind of an operator's create: it runs
 // through the plugin's controller actor like every destructive op, but
 // its result goes to the manager, which registers the volume.
-const OpCreateVolume = "create-volume"
+const OpCreateVolume = string(messages.ControllerCreateVolume)
 
 // creating is a create-volume under way: who asked, and the spec.
 type creating struct {

@@ -11,14 +11,14 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// Controller operation kinds (ControllerOp.Kind).
+// Controller operation kinds (ControllerOp.Kind), as messages names them.
 const (
-	OpControllerPublish   = "controller-publish"
-	OpControllerUnpublish = "controller-unpublish"
-	OpControllerExpand    = "controller-expand"
-	OpDeleteVolume        = "delete-volume"
-	OpCreateSnapshot      = "create-snapshot"
-	OpDeleteSnapshot      = "delete-snapshot"
+	OpControllerPublish   = string(messages.ControllerPublish)
+	OpControllerUnpublish = string(messages.ControllerUnpublish)
+	OpControllerExpand    = string(messages.ControllerExpand)
+	OpDeleteVolume        = string(messages.ControllerDeleteVolume)
+	OpCreateSnapshot      = string(messages.ControllerCreateSnapshot)
+	OpDeleteSnapshot      = string(messages.ControllerDeleteSnapshot)
 )
 
 // VolumeState is the volume actor's state: the stored volume as it will

@@ -6,7 +6,8 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// applyRegisterNode upserts a node. Re-registering keeps the CreateIndex,
+// applyRegisterNode upserts a node and stores the evaluations it came
+// with (Eval as well: entries written by an older version). Re-registering keeps the CreateIndex,
 // and the drain and eligibility the operator set unless the node sends
 // its own.
 func applyRegisterNode(w *writeTxn, c *messages.RegisterNode) any {
@@ -40,5 +41,6 @@ func applyRegisterNode(w *writeTxn, c *messages.RegisterNode) any {
 	n.ModifyIndex = w.index
 	w.putNode(n)
 	w.putEval(c.GetEval())
+	w.putEvals(c.GetEvals())
 	return nil
 }

@@ -19,6 +19,12 @@
 // is on retryable in errors.go). Requests missing a required field fail
 // with ErrInvalidRequest before any RPC.
 //
+// RunController runs a controller RPC the leader routed to this client
+// (a messages.ControllerRequest) on the plugin at a socket, dispatching on
+// its typed kind (messages.ControllerOpKind) and answering a
+// ControllerResponse whose Code is the gRPC code name ("" for OK);
+// RunControllerOn does the same on any Client.
+//
 // Access and attachment modes travel as Nomad's strings
 // ("single-node-writer", "file-system"); VolumeCapability.ToCSI and
 // CapabilityFromCSI convert them, and an unknown mode is an error naming

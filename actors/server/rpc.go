@@ -1,0 +1,178 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/actors/node"
+	"github.com/troupe-dev/troupe/actors/scheduler"
+	"github.com/troupe-dev/troupe/cluster/remote"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// rpcTimeout bounds one commit made on behalf of a client or a peer.
+const rpcTimeout = 30 * time.Second
+
+// Worker results.
+type (
+	// nodeRegistered is the result of committing a node registration.
+	nodeRegistered struct {
+		sender *actor.PID
+		nodeID string
+		index  uint64
+		err    error
+	}
+	// allocsUpdated is the result of committing a client's updates.
+	allocsUpdated struct {
+		sender *actor.PID
+		resp   *messages.UpdateAllocsResponse
+		freed  bool
+	}
+)
+
+// notLeader is the answer of a server that does not lead.
+func (s *Actor) notLeader() *messages.Error {
+	return &messages.Error{Code: remote.CodeNotLeader, Message: "this server is not the leader", LeaderRPCAddr: s.spec.Leader()}
+}
+
+// commit applies cmd through this server's raft, in a worker.
+func (s *Actor) commit(cmd *messages.Command) (any, uint64, error) {
+	c, cancel := context.WithTimeout(context.Background(), rpcTimeout)
+	defer cancel()
+	return s.spec.Raft.Apply(c, cmd)
+}
+
+// onApply commits a command a follower forwarded.
+func (s *Actor) onApply(ctx actor.Context, m *messages.ApplyRequest) {
+	if !s.spec.Raft.IsLeader() {
+		ctx.Respond(&messages.ApplyResponse{Error: s.notLeader()})
+		return
+	}
+	actors.Reply(ctx, func() any {
+		res, index, err := s.commit(m.GetCommand())
+		if err != nil {
+			return &messages.ApplyResponse{Error: toError(err)}
+		}
+		return applyResponse(res, index)
+	})
+}
+
+// onRegisterNode commits a client's node with the evaluations its
+// registration creates, in one raft entry, then lets the node's actor
+// answer with the heartbeat TTL.
+func (s *Actor) onRegisterNode(ctx actor.Context, m *messages.RegisterNodeRequest) {
+	if !s.spec.Raft.IsLeader() {
+		ctx.Respond(&messages.RegisterNodeResponse{Error: s.notLeader()})
+		return
+	}
+	sender, id := ctx.Sender(), m.GetNode().GetID()
+	cmd := registerNode(s.spec.State(), m.GetNode(), s.spec.Clock.Now())
+	actors.Go(ctx, func() any {
+		_, index, err := s.commit(cmd)
+		return &nodeRegistered{sender: sender, nodeID: id, index: index, err: err}
+	})
+}
+
+func (s *Actor) onNodeRegistered(ctx actor.Context, m *nodeRegistered) {
+	if m.err != nil {
+		ctx.Send(m.sender, &messages.RegisterNodeResponse{Error: toError(m.err)})
+		return
+	}
+	pid := s.ensureNode(ctx, m.nodeID)
+	if pid == nil {
+		ctx.Send(m.sender, &messages.RegisterNodeResponse{Error: &messages.Error{Code: remote.CodeInternal, Message: "no node actor"}})
+		return
+	}
+	ctx.RequestWithCustomSender(pid, &node.RegisterDone{Index: m.index}, m.sender)
+}
+
+// onHeartbeat hands a heartbeat to the node's actor, which answers.
+func (s *Actor) onHeartbeat(ctx actor.Context, m *messages.NodeHeartbeat) {
+	if !s.spec.Raft.IsLeader() {
+		ctx.Respond(&messages.NodeHeartbeatResponse{Error: s.notLeader()})
+		return
+	}
+	pid, ok := s.nodes[m.GetNodeID()]
+	if !ok || s.spec.State().NodeByID(m.GetNodeID()) == nil {
+		ctx.Respond(&messages.NodeHeartbeatResponse{Error: &messages.Error{Code: remote.CodeNotFound,
+			Message: "node " + m.GetNodeID() + " is not registered"}})
+		return
+	}
+	ctx.Forward(pid)
+}
+
+// onUpdateAllocs commits a client's batched allocation updates with the
+// evaluations they create.
+func (s *Actor) onUpdateAllocs(ctx actor.Context, m *messages.UpdateAllocsRequest) {
+	if !s.spec.Raft.IsLeader() {
+		ctx.Respond(&messages.UpdateAllocsResponse{Error: s.notLeader()})
+		return
+	}
+	sender := ctx.Sender()
+	cmd, freed := updateAllocs(s.spec.State(), m.GetAllocs(), s.spec.Clock.Now())
+	actors.Go(ctx, func() any {
+		_, index, err := s.commit(cmd)
+		if err != nil {
+			err = fmt.Errorf("server: update allocs: %w", err)
+			return &allocsUpdated{sender: sender, resp: &messages.UpdateAllocsResponse{Error: toError(err)}}
+		}
+		return &allocsUpdated{sender: sender, resp: &messages.UpdateAllocsResponse{Index: index}, freed: freed}
+	})
+}
+
+// onAllocsUpdated answers the client; allocations that ended freed
+// capacity, so blocked evaluations are retried.
+func (s *Actor) onAllocsUpdated(ctx actor.Context, m *allocsUpdated) {
+	if m.freed && s.sched != nil {
+		ctx.Send(s.sched, &scheduler.CapacityChanged{})
+	}
+	if m.sender != nil {
+		ctx.Send(m.sender, m.resp)
+	}
+}
+
+// onUpsertPlugins commits the CSI plugin instances a client runs.
+func (s *Actor) onUpsertPlugins(ctx actor.Context, m *messages.UpsertPluginInstances) {
+	if !s.spec.Raft.IsLeader() {
+		ctx.Respond(&messages.UpsertPluginInstancesResponse{Error: s.notLeader()})
+		return
+	}
+	cmd := &messages.Command{Time: s.spec.Clock.Now().UnixNano(),
+		Cmd: &messages.Command_UpsertPluginInstances{UpsertPluginInstances: m}}
+	actors.Reply(ctx, func() any {
+		_, index, err := s.commit(cmd)
+		if err != nil {
+			return &messages.UpsertPluginInstancesResponse{Error: toError(err)}
+		}
+		return &messages.UpsertPluginInstancesResponse{Index: index}
+	})
+}
+
+// onVolumeClaim names the claim's node as the volume's plugin knows it,
+// then hands the claim to the volume manager.
+func (s *Actor) onVolumeClaim(ctx actor.Context, m *messages.VolumeClaimRequest) {
+	if s.spec.Raft.IsLeader() && s.volumes != nil {
+		fillExternalNodeID(s.spec.State(), m)
+	}
+	s.onVolumeRequest(ctx)
+}
+
+// onVolumeRequest hands a volume request to the leader's volume manager,
+// which answers the sender.
+func (s *Actor) onVolumeRequest(ctx actor.Context) {
+	if !s.spec.Raft.IsLeader() || s.volumes == nil {
+		e := s.notLeader()
+		switch ctx.Message().(type) {
+		case *messages.VolumeClaimRequest:
+			ctx.Respond(&messages.VolumeClaimResponse{Error: e})
+		default:
+			ctx.Respond(&messages.VolumeOpResponse{Error: e})
+		}
+		return
+	}
+	ctx.Forward(s.volumes)
+}
