@@ -154,10 +154,9 @@ func TestNodeCacheKeepsUsageOfUnchangedNodes(t *testing.T) {
 		opts.NodeCache = cache
 		got := processWith(t, s, testEval(job), opts)
 		require.True(t, proto.Equal(want, got), "round %d: the cache changed the plan", round)
+		_, gen := s.UsageVersion()
+		require.Equal(t, gen, cache.pools[NodePoolDefault].gen, "the cache is at the snapshot's version")
 		s.apply(got)
 	}
-	l := cache.pools[NodePoolDefault]
-	_, gen := s.UsageVersion()
-	require.Equal(t, gen, l.gen, "the cache is at the snapshot's version")
-	require.NotNil(t, l.posByID, "changes were applied node by node")
+	require.NotNil(t, cache.pools[NodePoolDefault].posByID, "changes were applied node by node")
 }
