@@ -182,3 +182,28 @@ func TestEncodeJSONRoundTrip(t *testing.T) {
 	Canonicalize(back)
 	require.True(t, proto.Equal(job, back), "want %v\ngot  %v", job, back)
 }
+
+// TestEncodeJSONKeepsLargeIntegersExact: a SubmitTime in unix nanoseconds
+// and indexes above 2^53 (more than a float64 holds) come back from
+// ParseJSON digit for digit.
+func TestEncodeJSONKeepsLargeIntegersExact(t *testing.T) {
+	src, err := os.ReadFile("testdata/full.hcl")
+	require.NoError(t, err)
+	job, err := Parse("full.hcl", src)
+	require.NoError(t, err)
+	Canonicalize(job)
+	job.SubmitTime = 1<<53 + 1
+	job.JobModifyIndex = 1<<60 + 3
+	job.ModifyIndex = 1<<64 - 1
+
+	body, err := EncodeJSON(job)
+	require.NoError(t, err)
+	require.Contains(t, string(body), `"SubmitTime":9007199254740993`)
+	back, err := ParseJSON(body)
+	require.NoError(t, err)
+	require.Equal(t, int64(1<<53+1), back.SubmitTime)
+	require.Equal(t, uint64(1<<60+3), back.JobModifyIndex)
+	require.Equal(t, uint64(1<<64-1), back.ModifyIndex)
+	Canonicalize(back)
+	require.True(t, proto.Equal(job, back), "want %v\ngot  %v", job, back)
+}
