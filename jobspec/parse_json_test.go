@@ -207,3 +207,17 @@ func TestEncodeJSONKeepsLargeIntegersExact(t *testing.T) {
 	Canonicalize(back)
 	require.True(t, proto.Equal(job, back), "want %v\ngot  %v", job, back)
 }
+
+// TestEncodeJSONLeavesUnsetAffinityWeightOut: a job built in code with an
+// affinity that leaves Weight at 0 (unset) goes through EncodeJSON and
+// ParseJSON, which refuses an explicit 0, and gets the default 50.
+func TestEncodeJSONLeavesUnsetAffinityWeightOut(t *testing.T) {
+	job := &messages.Job{ID: "web", Affinities: []*messages.Affinity{{LTarget: "${meta.rack}", RTarget: "r1"}},
+		TaskGroups: []*messages.TaskGroup{{Name: "g", Count: 1, Tasks: []*messages.Task{{Name: "t", Driver: "exec"}}}}}
+	body, err := EncodeJSON(job)
+	require.NoError(t, err)
+	back, err := ParseJSON(body)
+	require.NoError(t, err)
+	Canonicalize(back)
+	require.EqualValues(t, 50, back.Affinities[0].Weight)
+}

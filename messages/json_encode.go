@@ -15,11 +15,13 @@ import (
 // generated struct tags say omitempty, so encoding/json would drop a
 // group's Count of 0, a job's Version 0 or Stop false; Nomad's client,
 // whose fields are pointers there, would read nil ("no value") instead of
-// 0, and ParseJSON would fill a default in. Empty strings, lists and
-// absent messages are still left out, and every other type (the HTTP API's
-// own response shapes, structpb) keeps its tags. Integers are written
-// exactly, whatever their size. The few unix-nanosecond fields that are
-// times in Nomad's JSON (JSONTimeField) are written as RFC 3339 times.
+// 0, and jobspec.ParseJSON would fill a default in. Empty strings, lists
+// and absent messages are still left out, and so is an affinity's Weight
+// of 0 (unset: Canonicalize makes it 50, and Nomad refuses an explicit 0).
+// Every other type (the HTTP API's own response shapes, structpb) keeps
+// its tags. Integers are written exactly, whatever their size. The few
+// unix-nanosecond fields that are times in Nomad's JSON (JSONTimeField)
+// are written as RFC 3339 times.
 //
 // It is the one encoder for messages in JSON: the HTTP API writes its
 // responses with it, and jobspec.EncodeJSON its job bodies.

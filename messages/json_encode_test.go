@@ -170,3 +170,12 @@ func TestMarshalJSONKeepsLargeIntegersExact(t *testing.T) {
 	require.Equal(t, int64(nanos), back.SubmitTime)
 	require.Equal(t, uint64(math.MaxUint64), back.ModifyIndex)
 }
+
+// TestMarshalJSONLeavesUnsetAffinityWeightOut: an affinity's Weight of 0
+// means unset (Nomad refuses an explicit 0), so it stays out; any other
+// weight is written.
+func TestMarshalJSONLeavesUnsetAffinityWeightOut(t *testing.T) {
+	raw, err := messages.MarshalJSON([]*messages.Affinity{{LTarget: "a", RTarget: "b"}, {LTarget: "c", Weight: -20}})
+	require.NoError(t, err)
+	require.Equal(t, `[{"LTarget":"a","RTarget":"b"},{"LTarget":"c","Weight":-20}]`, string(raw))
+}

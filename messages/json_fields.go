@@ -11,6 +11,13 @@ import (
 // value of it can hold a messages struct at all (if not, encoding/json
 // writes it whole).
 
+// zeroMeansUnset lists, by message name, the number fields whose zero
+// means "not set" (jobspec.Canonicalize fills the default) and whose
+// explicit 0 Nomad, and so jobspec.ParseJSON, refuses: they keep omitempty.
+var zeroMeansUnset = map[string]map[string]bool{
+	"Affinity": {"Weight": true},
+}
+
 // field is one JSON member of a struct type.
 type field struct {
 	name      string
@@ -68,7 +75,7 @@ func structFields(t reflect.Type) []field {
 				name:      name,
 				quoted:    appendString(nil, name),
 				index:     append(slices.Clone(index), i),
-				omitEmpty: strings.Contains(","+opts+",", ",omitempty,") && !(inMessages && isScalar(sf.Type)),
+				omitEmpty: strings.Contains(","+opts+",", ",omitempty,") && !(inMessages && isScalar(sf.Type) && !zeroMeansUnset[t.Name()][sf.Name]),
 				asTime:    inMessages && sf.Type.Kind() == reflect.Int64 && JSONTimeField(t.Name(), sf.Name),
 			}, depth: depth, tagged: tagged})
 		}
