@@ -144,17 +144,9 @@ func (s *Server) jobParse(w http.ResponseWriter, r *http.Request) (any, error) {
 		}
 		jobspec.Canonicalize(job)
 	}
-	// Answer with every zero value kept (count = 0 stays 0 when the job
-	// comes back to PUT /v1/jobs).
-	full, err := jobspec.EncodeJSON(job)
-	if err != nil {
-		return nil, err
-	}
-	var wrapped struct{ Job json.RawMessage }
-	if err := json.Unmarshal(full, &wrapped); err != nil {
-		return nil, err
-	}
-	return wrapped.Job, nil
+	// The response writer keeps every zero value (count = 0 stays 0 when
+	// the job comes back to PUT /v1/jobs).
+	return job, nil
 }
 
 func (s *Server) jobList(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -148,13 +148,13 @@ func TestCSIExamplesFitTogether(t *testing.T) {
 
 	vol := loadVolumeExample(t, "csi/volume.hcl")
 	require.Equal(t, task.CSIPluginConfig.ID, vol.PluginID)
-	requireProto(t, &messages.CSIVolumeCapability{AccessMode: AccessSingleNodeWriter, AttachmentMode: AttachFileSystem},
+	requireProto(t, &messages.CSIVolumeCapability{AccessMode: messages.CSIAccessSingleNodeWriter, AttachmentMode: messages.CSIAttachFileSystem},
 		vol.RequestedCapabilities[0])
 
 	app := loadExample(t, "csi/app.hcl")
 	g := app.TaskGroups[0]
 	requireProto(t, &messages.VolumeRequest{Name: "data", Type: VolumeTypeCSI, Source: vol.ID,
-		AccessMode: AccessSingleNodeWriter, AttachmentMode: AttachFileSystem}, g.Volumes["data"])
+		AccessMode: messages.CSIAccessSingleNodeWriter, AttachmentMode: messages.CSIAttachFileSystem}, g.Volumes["data"])
 	requireProto(t, &messages.VolumeMount{Volume: "data", Destination: "/data"}, g.Tasks[0].VolumeMounts[0])
 	require.Contains(t, g.Tasks[0].Config.AsMap()["args"], any("-c"))
 }

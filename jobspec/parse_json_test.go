@@ -182,3 +182,42 @@ func TestEncodeJSONRoundTrip(t *testing.T) {
 	Canonicalize(back)
 	require.True(t, proto.Equal(job, back), "want %v\ngot  %v", job, back)
 }
+
+// TestEncodeJSONKeepsLargeIntegersExact: a SubmitTime in unix nanoseconds
+// and indexes above 2^53 (more than a float64 holds) come back from
+// ParseJSON digit for digit.
+func TestEncodeJSONKeepsLargeIntegersExact(t *testing.T) {
+	src, err := os.ReadFile("testdata/full.hcl")
+	require.NoError(t, err)
+	job, err := Parse("full.hcl", src)
+	require.NoError(t, err)
+	Canonicalize(job)
+	job.SubmitTime = 1<<53 + 1
+	job.JobModifyIndex = 1<<60 + 3
+	job.ModifyIndex = 1<<64 - 1
+
+	body, err := EncodeJSON(job)
+	require.NoError(t, err)
+	require.Contains(t, string(body), `"SubmitTime":9007199254740993`)
+	back, err := ParseJSON(body)
+	require.NoError(t, err)
+	require.Equal(t, int64(1<<53+1), back.SubmitTime)
+	require.Equal(t, uint64(1<<60+3), back.JobModifyIndex)
+	require.Equal(t, uint64(1<<64-1), back.ModifyIndex)
+	Canonicalize(back)
+	require.True(t, proto.Equal(job, back), "want %v\ngot  %v", job, back)
+}
+
+// TestEncodeJSONLeavesUnsetAffinityWeightOut: a job built in code with an
+// affinity that leaves Weight at 0 (unset) goes through EncodeJSON and
+// ParseJSON, which refuses an explicit 0, and gets the default 50.
+func TestEncodeJSONLeavesUnsetAffinityWeightOut(t *testing.T) {
+	job := &messages.Job{ID: "web", Affinities: []*messages.Affinity{{LTarget: "${meta.rack}", RTarget: "r1"}},
+		TaskGroups: []*messages.TaskGroup{{Name: "g", Count: 1, Tasks: []*messages.Task{{Name: "t", Driver: "exec"}}}}}
+	body, err := EncodeJSON(job)
+	require.NoError(t, err)
+	back, err := ParseJSON(body)
+	require.NoError(t, err)
+	Canonicalize(back)
+	require.EqualValues(t, 50, back.Affinities[0].Weight)
+}

@@ -9,18 +9,6 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// CSI access and attachment modes, as Nomad spells them.
-const (
-	AccessSingleNodeReader      = messages.CSIAccessSingleNodeReader
-	AccessSingleNodeWriter      = messages.CSIAccessSingleNodeWriter
-	AccessMultiNodeReader       = messages.CSIAccessMultiNodeReader
-	AccessMultiNodeSingleWriter = messages.CSIAccessMultiNodeSingleWriter
-	AccessMultiNodeMultiWriter  = messages.CSIAccessMultiNodeMultiWriter
-
-	AttachFileSystem  = messages.CSIAttachFileSystem
-	AttachBlockDevice = messages.CSIAttachBlockDevice
-)
-
 // CSI plugin types of a task's csi_plugin block.
 const (
 	PluginMonolith   = "monolith"
@@ -35,9 +23,9 @@ const (
 )
 
 var (
-	csiAccessModes = []string{AccessSingleNodeReader, AccessSingleNodeWriter,
-		AccessMultiNodeReader, AccessMultiNodeSingleWriter, AccessMultiNodeMultiWriter}
-	csiAttachmentModes = []string{AttachFileSystem, AttachBlockDevice}
+	csiAccessModes = []string{messages.CSIAccessSingleNodeReader, messages.CSIAccessSingleNodeWriter,
+		messages.CSIAccessMultiNodeReader, messages.CSIAccessMultiNodeSingleWriter, messages.CSIAccessMultiNodeMultiWriter}
+	csiAttachmentModes = []string{messages.CSIAttachFileSystem, messages.CSIAttachBlockDevice}
 	csiPluginTypes     = []string{PluginMonolith, PluginController, PluginNode}
 )
 
@@ -92,15 +80,15 @@ func validateCSIRequest(c checker, v *messages.VolumeRequest, count int32) {
 	checkCSIModes(c, v.AccessMode, v.AttachmentMode, " for csi volumes")
 	shared := count > 1 && !v.PerAlloc
 	switch v.AccessMode {
-	case AccessSingleNodeReader, AccessMultiNodeReader:
+	case messages.CSIAccessSingleNodeReader, messages.CSIAccessMultiNodeReader:
 		if !v.ReadOnly {
 			c.addf("access_mode %q needs read_only = true", v.AccessMode)
 		}
-	case AccessSingleNodeWriter:
+	case messages.CSIAccessSingleNodeWriter:
 		if shared {
 			c.addf("access_mode %q allows one allocation; count %d needs per_alloc = true", v.AccessMode, count)
 		}
-	case AccessMultiNodeSingleWriter:
+	case messages.CSIAccessMultiNodeSingleWriter:
 		if shared && !v.ReadOnly {
 			c.addf("access_mode %q allows one writer; count %d needs per_alloc = true or read_only = true", v.AccessMode, count)
 		}

@@ -8,6 +8,12 @@
 // Durations are int64 nanoseconds; times a Nomad client decodes as time.Time
 // are RFC 3339 strings.
 //
+// Write these types to JSON with MarshalJSON (or AppendJSON), not
+// json.Marshal: the generated tags say omitempty, and a zero count,
+// version or attempts must still be written, for Nomad's client and for
+// jobspec.ParseJSON. It is the one encoder for them: the HTTP API's
+// responses and jobspec.EncodeJSON both use it.
+//
 // Regenerate with `go generate ./messages` (needs protoc and protoc-gen-go;
 // scripts/setup.sh -proto installs them).
 package messages

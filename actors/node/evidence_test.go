@@ -150,12 +150,12 @@ func TestStatusUnreachable(t *testing.T) {
 		steps   []step
 	}{
 		{"ready without a window goes down", "initializing", []step{registerAtT0,
-			{Unreachable{At: at(3 * sec)}, Effects{NewStatus: "down", StatusDescription: DescUnreachable, MarkAllocsLost: true}, StatusDown},
+			{Unreachable{At: at(3 * sec)}, Effects{NewStatus: "down", StatusDescription: DescUnreachable}, StatusDown},
 		}},
 		{"ready with a window goes disconnected for the window", "initializing", []step{registerAtT0,
 			{ClientDisconnectWindow{Window: 10 * sec}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
 			{Unreachable{At: at(3 * sec)}, Effects{NewStatus: "disconnected", StatusDescription: DescUnreachable, MarkAllocsUnknown: true, ArmTimerAt: at(13 * sec)}, StatusDisconnected},
-			{Tick{At: at(13 * sec)}, Effects{NewStatus: "down", StatusDescription: DescDisconnectExpired, MarkAllocsLost: true}, StatusDown},
+			{Tick{At: at(13 * sec)}, Effects{NewStatus: "down", StatusDescription: DescDisconnectExpired}, StatusDown},
 		}},
 		{"disconnected stays as it is", "initializing", []step{registerAtT0,
 			{ClientDisconnectWindow{Window: 10 * sec}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
@@ -166,7 +166,7 @@ func TestStatusUnreachable(t *testing.T) {
 			{Unreachable{At: t0}, Effects{}, StatusDown},
 		}},
 		{"a heartbeat after it reconnects", "initializing", []step{registerAtT0,
-			{Unreachable{At: at(3 * sec)}, Effects{NewStatus: "down", StatusDescription: DescUnreachable, MarkAllocsLost: true}, StatusDown},
+			{Unreachable{At: at(3 * sec)}, Effects{NewStatus: "down", StatusDescription: DescUnreachable}, StatusDown},
 			{Heartbeat{At: at(4 * sec), Nodes: 1}, Effects{NewStatus: "ready", StatusDescription: DescReconnected, TTL: 10 * sec, ArmTimerAt: at(19 * sec)}, StatusReady},
 		}},
 	}

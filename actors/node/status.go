@@ -201,7 +201,9 @@ func (Tick) isInput()                   {}
 func (ClientDisconnectWindow) isInput() {}
 
 // Effects is what the actor must do after a step. Every status change
-// (NewStatus != "") also needs node evaluations, as in Nomad.
+// (NewStatus != "") also needs node evaluations, as in Nomad: from them the
+// scheduler marks a down node's allocations lost and reconciles a
+// reconnected node's, so neither needs an effect of its own.
 type Effects struct {
 	NewStatus         string        // "" when unchanged
 	StatusDescription string        // why, for the log and Node.StatusDescription; "" when unchanged
@@ -209,9 +211,7 @@ type Effects struct {
 	// ArmTimerAt is when the next Tick is due; it replaces any pending
 	// timer. Zero: none is due (node down, or never heard from).
 	ArmTimerAt        time.Time
-	MarkAllocsLost    bool // node went down: mark its allocs lost, create evals
 	MarkAllocsUnknown bool // node went disconnected: allocs become unknown
-	Reconnected       bool // a disconnected node came back: reconcile its allocs
 }
 
 // NodeStatus is the status machine of one node as the leader sees it. It
@@ -297,10 +297,7 @@ func (s *NodeStatus) onAlive(at time.Time, nodes int, why string) (Effects, erro
 		return Effects{}, fmt.Errorf("%w: zero time", ErrInvalidStatusInput)
 	}
 	var eff Effects
-	switch s.status {
-	case StatusDisconnected:
-		why, eff.Reconnected = DescReconnected, true
-	case StatusDown:
+	if s.status == StatusDisconnected || s.status == StatusDown {
 		why = DescReconnected
 	}
 	if err := s.become(StatusReady, why, &eff); err != nil {
@@ -371,7 +368,6 @@ func (s *NodeStatus) goDown(why string) (Effects, error) {
 		return Effects{}, err
 	}
 	s.deadline, s.missedAt = time.Time{}, time.Time{}
-	eff.MarkAllocsLost = true
 	return eff, nil
 }
 

@@ -149,7 +149,7 @@ var registerAtT0 = step{
 }
 
 func TestMissedHeartbeatAtDeadline(t *testing.T) {
-	down := Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed, MarkAllocsLost: true}
+	down := Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed}
 	tests := []struct {
 		name   string
 		tick   time.Time
@@ -190,7 +190,7 @@ func TestStatusScenarios(t *testing.T) {
 			{Tick{At: at(15 * sec)}, Effects{ArmTimerAt: at(23 * sec)}, StatusReady},
 			{Heartbeat{At: at(20 * sec), Nodes: 1000}, Effects{TTL: 20 * sec, ArmTimerAt: at(45 * sec)}, StatusReady},
 			{Tick{At: at(44 * sec)}, Effects{ArmTimerAt: at(45 * sec)}, StatusReady},
-			{Tick{At: at(45 * sec)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed, MarkAllocsLost: true}, StatusDown},
+			{Tick{At: at(45 * sec)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed}, StatusDown},
 		}},
 		{"re-register while ready keeps status", "ready", []step{
 			{Registered{At: t0, Nodes: 1}, Effects{TTL: 10 * sec, ArmTimerAt: at(15 * sec)}, StatusReady},
@@ -200,7 +200,7 @@ func TestStatusScenarios(t *testing.T) {
 			{ClientDisconnectWindow{Window: 30 * sec}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
 			{Tick{At: at(16 * sec)}, Effects{NewStatus: "disconnected", StatusDescription: DescHeartbeatMissed, MarkAllocsUnknown: true, ArmTimerAt: at(46 * sec)}, StatusDisconnected},
 			{Tick{At: at(46*sec - 1)}, Effects{ArmTimerAt: at(46 * sec)}, StatusDisconnected},
-			{Tick{At: at(46 * sec)}, Effects{NewStatus: "down", StatusDescription: DescDisconnectExpired, MarkAllocsLost: true}, StatusDown},
+			{Tick{At: at(46 * sec)}, Effects{NewStatus: "down", StatusDescription: DescDisconnectExpired}, StatusDown},
 			{Tick{At: at(100 * sec)}, Effects{}, StatusDown},
 		}},
 		{"window grows a disconnected deadline, never shrinks it", "initializing", []step{
@@ -215,21 +215,21 @@ func TestStatusScenarios(t *testing.T) {
 			registerAtT0,
 			{ClientDisconnectWindow{Window: 30 * sec}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
 			{ClientDisconnectWindow{Window: 0}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
-			{Tick{At: at(15 * sec)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed, MarkAllocsLost: true}, StatusDown},
+			{Tick{At: at(15 * sec)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed}, StatusDown},
 		}},
 		{"reconnect from disconnected", "initializing", []step{
 			registerAtT0,
 			{ClientDisconnectWindow{Window: 30 * sec}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
 			{Tick{At: at(15 * sec)}, Effects{NewStatus: "disconnected", StatusDescription: DescHeartbeatMissed, MarkAllocsUnknown: true, ArmTimerAt: at(45 * sec)}, StatusDisconnected},
-			{Heartbeat{At: at(40 * sec), Nodes: 1}, Effects{NewStatus: "ready", StatusDescription: DescReconnected, TTL: 10 * sec, ArmTimerAt: at(55 * sec), Reconnected: true}, StatusReady},
+			{Heartbeat{At: at(40 * sec), Nodes: 1}, Effects{NewStatus: "ready", StatusDescription: DescReconnected, TTL: 10 * sec, ArmTimerAt: at(55 * sec)}, StatusReady},
 			{Tick{At: at(45 * sec)}, Effects{ArmTimerAt: at(55 * sec)}, StatusReady},
 		}},
 		{"re-register from disconnected reconnects", "disconnected", []step{
-			{Registered{At: t0, Nodes: 1}, Effects{NewStatus: "ready", StatusDescription: DescReconnected, TTL: 10 * sec, ArmTimerAt: at(15 * sec), Reconnected: true}, StatusReady},
+			{Registered{At: t0, Nodes: 1}, Effects{NewStatus: "ready", StatusDescription: DescReconnected, TTL: 10 * sec, ArmTimerAt: at(15 * sec)}, StatusReady},
 		}},
 		{"reconnect from down by heartbeat", "initializing", []step{
 			registerAtT0,
-			{Tick{At: at(15 * sec)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed, MarkAllocsLost: true}, StatusDown},
+			{Tick{At: at(15 * sec)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed}, StatusDown},
 			{Heartbeat{At: at(60 * sec), Nodes: 1}, Effects{NewStatus: "ready", StatusDescription: DescReconnected, TTL: 10 * sec, ArmTimerAt: at(75 * sec)}, StatusReady},
 		}},
 		{"reconnect from down by registering", "down", []step{
@@ -238,16 +238,16 @@ func TestStatusScenarios(t *testing.T) {
 		}},
 		{"new leader: failover deadline for a ready node", "ready", []step{
 			{Tick{At: t0}, Effects{ArmTimerAt: at(65 * sec)}, StatusReady},
-			{Tick{At: at(65 * sec)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed, MarkAllocsLost: true}, StatusDown},
+			{Tick{At: at(65 * sec)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed}, StatusDown},
 		}},
 		{"new leader: disconnected node keeps its longer window", "disconnected", []step{
 			{ClientDisconnectWindow{Window: 10 * time.Minute}, Effects{}, StatusDisconnected},
 			{Tick{At: t0}, Effects{ArmTimerAt: at(10 * time.Minute)}, StatusDisconnected},
-			{Tick{At: at(10 * time.Minute)}, Effects{NewStatus: "down", StatusDescription: DescDisconnectExpired, MarkAllocsLost: true}, StatusDown},
+			{Tick{At: at(10 * time.Minute)}, Effects{NewStatus: "down", StatusDescription: DescDisconnectExpired}, StatusDown},
 		}},
 		{"new leader: disconnected node gets at least the failover period", "disconnected", []step{
 			{Tick{At: t0}, Effects{ArmTimerAt: at(65 * sec)}, StatusDisconnected},
-			{Tick{At: at(65 * sec)}, Effects{NewStatus: "down", StatusDescription: DescDisconnectExpired, MarkAllocsLost: true}, StatusDown},
+			{Tick{At: at(65 * sec)}, Effects{NewStatus: "down", StatusDescription: DescDisconnectExpired}, StatusDown},
 		}},
 	}
 	for _, tt := range tests {
@@ -293,7 +293,7 @@ func TestFailedStepKeepsDeadline(t *testing.T) {
 	require.Equal(t, at(15*time.Second), s.Deadline())
 	require.Equal(t, t0, s.LastHeartbeat())
 	runSteps(t, s, []step{
-		{Tick{At: at(15 * time.Second)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed, MarkAllocsLost: true}, StatusDown},
+		{Tick{At: at(15 * time.Second)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed}, StatusDown},
 	})
 	require.True(t, s.Deadline().IsZero())
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/cluster/remote"
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/csi"
 )
@@ -27,7 +28,7 @@ func TestActorClaimPublishesAndReplies(t *testing.T) {
 	require.Equal(t, map[string]string{"device": "/dev/fake"}, r.GetClaim().GetPublishContext())
 	require.True(t, r.GetClaim().GetControllerPublished())
 	require.Equal(t, "vol1", r.GetVolume().GetID())
-	require.Equal(t, StateTaken.String(), h.claimState("vol1", "a1"))
+	require.Equal(t, state.ClaimTaken.String(), h.claimState("vol1", "a1"))
 	require.True(t, h.csi.ControllerPublished("ext-vol1", "ext-n1"))
 	h.before("a1:claim", "rpc controller-publish vol1/a1", "a1:taken")
 
@@ -45,7 +46,7 @@ func TestActorClaimUnknownVolume(t *testing.T) {
 	h := newHarness(t)
 	h.cluster()
 	h.start()
-	r := h.claim("nope", "a1", "n1", AccessSingleNodeWriter)
+	r := h.claim("nope", "a1", "n1", messages.CSIAccessSingleNodeWriter)
 	require.Equal(t, remote.CodeNotFound, r.GetError().GetCode())
 	require.Contains(t, r.GetError().GetMessage(), `"nope"`)
 }
@@ -61,7 +62,7 @@ func TestActorSecondWriterRefused(t *testing.T) {
 	h.start()
 	h.claimed("vol1", "a1")
 
-	r := h.claim("vol1", "a2", "n1", AccessSingleNodeWriter)
+	r := h.claim("vol1", "a2", "n1", messages.CSIAccessSingleNodeWriter)
 	require.Equal(t, CodeConflict, r.GetError().GetCode())
 	require.Contains(t, r.GetError().GetMessage(), `volume "vol1"`)
 	require.Contains(t, r.GetError().GetMessage(), `alloc "a1"`)
@@ -82,7 +83,7 @@ func TestActorNodeDetachBeforeControllerUnpublish(t *testing.T) {
 	h.claimed("vol1", "a1")
 
 	h.allocStatus("a1", "complete")
-	h.waitClaim("vol1", "a1", StateUnpublishing.String())
+	h.waitClaim("vol1", "a1", state.ClaimUnpublishing.String())
 	// the volume actor is done with the release: nothing was sent to the controller
 	require.Eventually(t, func() bool { return h.phase("volumes/v/vol1") == "idle" }, 5*time.Second, time.Millisecond)
 	require.Zero(t, h.csi.Calls(csi.MethodControllerUnpublish))
@@ -107,7 +108,7 @@ func TestActorNodeDetachedFromWrongNode(t *testing.T) {
 	h.claimed("vol1", "a1")
 	r := h.detached("vol1", "a1", "n9")
 	require.Equal(t, remote.CodeInvalid, r.GetError().GetCode())
-	require.Equal(t, StateTaken.String(), h.claimState("vol1", "a1"))
+	require.Equal(t, state.ClaimTaken.String(), h.claimState("vol1", "a1"))
 }
 
 // TestActorAbandonedNodeGoesToControllerStep: when the claim's node goes
@@ -142,7 +143,7 @@ func TestActorCommitFailureAnswersAndRecovers(t *testing.T) {
 	h.alloc("a1", "n1")
 	h.start()
 	h.prop.failNext(1)
-	r := h.claim("vol1", "a1", "n1", AccessSingleNodeWriter)
+	r := h.claim("vol1", "a1", "n1", messages.CSIAccessSingleNodeWriter)
 	require.Equal(t, remote.CodeNotLeader, r.GetError().GetCode(), "%v", r.GetError())
 	require.Equal(t, "", h.claimState("vol1", "a1"))
 	require.Zero(t, h.csi.Calls(csi.MethodControllerPublish))
@@ -154,7 +155,7 @@ func TestActorCommitFailureAnswersAndRecovers(t *testing.T) {
 
 	r = h.claimed("vol1", "a1")
 	require.True(t, r.GetClaim().GetControllerPublished())
-	require.Equal(t, StateTaken.String(), h.claimState("vol1", "a1"))
+	require.Equal(t, state.ClaimTaken.String(), h.claimState("vol1", "a1"))
 }
 
 // TestActorManyClaimsOneVolume: concurrent claims on a multi-writer
@@ -172,7 +173,7 @@ func TestActorManyClaimsOneVolume(t *testing.T) {
 	for i := range n {
 		go func() {
 			req := &messages.VolumeClaimRequest{VolumeID: "vol1",
-				Claim: testClaim(fmt.Sprintf("a%d", i), "n1", ModeWrite, AccessMultiNodeMultiWriter)}
+				Claim: testClaim(fmt.Sprintf("a%d", i), "n1", state.ModeWrite, messages.CSIAccessMultiNodeMultiWriter)}
 			res, err := h.sys.Root.RequestFuture(h.mgr.Load(), req, 10*time.Second).Result()
 			if r, ok := res.(*messages.VolumeClaimResponse); err == nil && (!ok || r.GetError() != nil) {
 				err = fmt.Errorf("claim a%d: %v", i, res)

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/csi"
 )
 
@@ -106,7 +108,7 @@ func TestActorSkipsUnhealthyAndDownInstances(t *testing.T) {
 	h.volume("vol1")
 	h.alloc("a1", "n3")
 	h.start()
-	r := h.claim("vol1", "a1", "n3", AccessSingleNodeWriter)
+	r := h.claim("vol1", "a1", "n3", messages.CSIAccessSingleNodeWriter)
 	require.Nil(t, r.GetError())
 	require.Equal(t, []string{"n3"}, h.rpc.calledNodes())
 }
@@ -122,7 +124,7 @@ func TestActorWaitsForAnInstance(t *testing.T) {
 	h.start()
 	done := make(chan error, 1)
 	go func() {
-		r := h.claim("vol1", "a1", "n1", AccessSingleNodeWriter)
+		r := h.claim("vol1", "a1", "n1", messages.CSIAccessSingleNodeWriter)
 		if r.GetError() != nil {
 			done <- fmt.Errorf("%v", r.GetError())
 		}
@@ -165,7 +167,7 @@ func TestActorRetriesUnpublishAfterBackoff(t *testing.T) {
 
 	require.Eventually(t, func() bool { return h.clock.Pending() == 1 }, 5*time.Second, time.Millisecond)
 	require.Equal(t, 1, h.csi.Calls(csi.MethodControllerUnpublish))
-	require.Equal(t, StateNodeDetached.String(), h.claimState("vol1", "a1"))
+	require.Equal(t, state.ClaimNodeDetached.String(), h.claimState("vol1", "a1"))
 	h.clock.Advance(testRetry.Initial - time.Millisecond)
 	require.Equal(t, 1, h.clock.Pending(), "not due yet")
 
@@ -188,7 +190,7 @@ func TestActorPublishFailure(t *testing.T) {
 	h.alloc("a1", "n1")
 	h.start()
 	h.csi.FailNext(csi.MethodControllerPublish, status.Error(codes.FailedPrecondition, "attached elsewhere"), 1)
-	r := h.claim("vol1", "a1", "n1", AccessSingleNodeWriter)
+	r := h.claim("vol1", "a1", "n1", messages.CSIAccessSingleNodeWriter)
 	require.NotNil(t, r.GetError())
 	require.Contains(t, r.GetError().GetMessage(), "attached elsewhere")
 	require.Contains(t, r.GetError().GetMessage(), "retryable: false")

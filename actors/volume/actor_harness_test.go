@@ -305,13 +305,13 @@ func (h *harness) request(msg any) any {
 func (h *harness) claim(vol, alloc, nodeID, access string) *messages.VolumeClaimResponse {
 	h.t.Helper()
 	return h.request(&messages.VolumeClaimRequest{VolumeID: vol,
-		Claim: testClaim(alloc, nodeID, ModeWrite, access)}).(*messages.VolumeClaimResponse)
+		Claim: testClaim(alloc, nodeID, state.ModeWrite, access)}).(*messages.VolumeClaimResponse)
 }
 
 // claimed claims vol for alloc on n1 and requires success.
 func (h *harness) claimed(vol, alloc string) *messages.VolumeClaimResponse {
 	h.t.Helper()
-	r := h.claim(vol, alloc, "n1", AccessSingleNodeWriter)
+	r := h.claim(vol, alloc, "n1", messages.CSIAccessSingleNodeWriter)
 	require.Nil(h.t, r.GetError(), "claim %s for %s", vol, alloc)
 	return r
 }

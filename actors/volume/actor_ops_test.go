@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/troupe-dev/troupe/cluster/remote"
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/csi"
 )
@@ -97,7 +98,7 @@ func TestActorDeregister(t *testing.T) {
 
 	h.volume("vol1")
 	h.claimed("vol1", "a2")
-	require.Equal(t, StateTaken.String(), h.claimState("vol1", "a2"))
+	require.Equal(t, state.ClaimTaken.String(), h.claimState("vol1", "a2"))
 }
 
 // TestActorDetachRedrivesFailedUnpublish: a controller unpublish that
@@ -115,7 +116,7 @@ func TestActorDetachRedrivesFailedUnpublish(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return h.csi.Calls(csi.MethodControllerUnpublish) == 1 && h.phase("volumes/v/vol1") == "idle"
 	}, 5*time.Second, time.Millisecond)
-	require.Equal(t, StateNodeDetached.String(), h.claimState("vol1", "a1"))
+	require.Equal(t, state.ClaimNodeDetached.String(), h.claimState("vol1", "a1"))
 	require.Zero(t, h.clock.Pending(), "no retry for a failure that will not heal")
 
 	bad := h.op(&messages.VolumeOpRequest{Op: OpRequestDetach, VolumeID: "vol1"})
@@ -141,14 +142,14 @@ func TestActorLostAllocOnDisconnectedNode(t *testing.T) {
 	h.alloc("a2", "n2")
 	h.start()
 	h.claimed("vol1", "a1")
-	r := h.claim("vol2", "a2", "n2", AccessSingleNodeWriter)
+	r := h.claim("vol2", "a2", "n2", messages.CSIAccessSingleNodeWriter)
 	require.Nil(t, r.GetError())
 
 	h.nodeStatus("n1", "disconnected")
 	h.allocStatus("a1", "lost")
 	h.allocStatus("a2", "lost")
 	h.waitClaim("vol1", "a1", "")
-	h.waitClaim("vol2", "a2", StateUnpublishing.String())
+	h.waitClaim("vol2", "a2", state.ClaimUnpublishing.String())
 	h.before("a1:node-detached!", "rpc controller-unpublish vol1/a1", "a1:freed")
 	require.Equal(t, []string{"vol1/a1"}, h.rpcs(OpControllerUnpublish))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/stretchr/testify/require"
 
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/csi"
 )
@@ -43,10 +44,10 @@ func (h *harness) at(sec int64, cmd *messages.Command) {
 
 func claimCmd(vol, alloc, nodeID string) *messages.Command {
 	return &messages.Command{Cmd: &messages.Command_ClaimVolume{ClaimVolume: &messages.ClaimVolume{VolumeID: vol,
-		Claim: testClaim(alloc, nodeID, ModeWrite, AccessMultiNodeMultiWriter)}}}
+		Claim: testClaim(alloc, nodeID, state.ModeWrite, messages.CSIAccessMultiNodeMultiWriter)}}}
 }
 
-func moveCmd(vol, alloc string, to ClaimState, published bool) *messages.Command {
+func moveCmd(vol, alloc string, to state.ClaimState, published bool) *messages.Command {
 	return &messages.Command{Cmd: &messages.Command_UpdateClaimState{UpdateClaimState: &messages.UpdateClaimState{
 		VolumeID: vol, AllocationID: alloc, State: to.String(), ControllerPublished: published}}}
 }
@@ -63,16 +64,16 @@ func TestActorRebuildFinishesOpsOnce(t *testing.T) {
 	// what the old leader left behind
 	steps := []struct {
 		vol, alloc, node string
-		states           []ClaimState
+		states           []state.ClaimState
 		published        bool
 		at               int64
 	}{
-		{"vol1", "a1", "n1", []ClaimState{StateUnpublishing, StateNodeDetached}, true, 300},
-		{"vol2", "a2", "n1", []ClaimState{StateUnpublishing, StateNodeDetached, StateControllerDetached}, true, 50},
-		{"vol3", "a3", "n1", []ClaimState{StateUnpublishing}, false, 100}, // never reached its node
-		{"vol4", "a4", "n1", nil, true, 10},                               // in use
-		{"vol5", "a5", "n1", []ClaimState{StateUnpublishing, StateNodeDetached}, true, 200},
-		{"vol5", "a6", "n2", []ClaimState{StateUnpublishing, StateNodeDetached}, true, 400},
+		{"vol1", "a1", "n1", []state.ClaimState{state.ClaimUnpublishing, state.ClaimNodeDetached}, true, 300},
+		{"vol2", "a2", "n1", []state.ClaimState{state.ClaimUnpublishing, state.ClaimNodeDetached, state.ClaimControllerDetached}, true, 50},
+		{"vol3", "a3", "n1", []state.ClaimState{state.ClaimUnpublishing}, false, 100}, // never reached its node
+		{"vol4", "a4", "n1", nil, true, 10}, // in use
+		{"vol5", "a5", "n1", []state.ClaimState{state.ClaimUnpublishing, state.ClaimNodeDetached}, true, 200},
+		{"vol5", "a6", "n2", []state.ClaimState{state.ClaimUnpublishing, state.ClaimNodeDetached}, true, 400},
 	}
 	for _, s := range steps {
 		if h.stored(s.vol) == nil {
@@ -80,7 +81,7 @@ func TestActorRebuildFinishesOpsOnce(t *testing.T) {
 		}
 		h.alloc(s.alloc, s.node)
 		h.at(s.at, claimCmd(s.vol, s.alloc, s.node))
-		h.at(s.at, moveCmd(s.vol, s.alloc, StateTaken, s.published))
+		h.at(s.at, moveCmd(s.vol, s.alloc, state.ClaimTaken, s.published))
 		for _, st := range s.states {
 			h.at(s.at, moveCmd(s.vol, s.alloc, st, false))
 		}
@@ -93,7 +94,7 @@ func TestActorRebuildFinishesOpsOnce(t *testing.T) {
 	h.waitClaim("vol5", "a5", "")
 	h.waitClaim("vol5", "a6", "")
 	h.barrier("barrier")
-	require.Equal(t, StateTaken.String(), h.claimState("vol4", "a4"))
+	require.Equal(t, state.ClaimTaken.String(), h.claimState("vol4", "a4"))
 	require.Equal(t, []string{"vol3/a3", "vol5/a5", "vol1/a1", "vol5/a6"}, h.rpcs(OpControllerUnpublish),
 		"each once, in the order they became due")
 	require.Equal(t, 4, h.csi.Calls(csi.MethodControllerUnpublish))
@@ -125,7 +126,7 @@ func TestActorLeaderChangeMidWay(t *testing.T) {
 	// The old leader's call ends on its own time (a partitioned leader's
 	// may outlive the next leader's first call); here it ends first.
 	require.Eventually(t, func() bool { return h.rpc.running.Load() == 0 }, 5*time.Second, time.Millisecond)
-	require.Equal(t, StateNodeDetached.String(), h.claimState("vol0", "a0"))
+	require.Equal(t, state.ClaimNodeDetached.String(), h.claimState("vol0", "a0"))
 
 	h.start()
 	for i := range 3 {
@@ -146,7 +147,7 @@ func TestActorRestartedControllerGetsOpsBack(t *testing.T) {
 	h.alloc("a1", "n1")
 	h.start()
 	done := make(chan *messages.VolumeClaimResponse, 1)
-	go func() { done <- h.claim("vol1", "a1", "n1", AccessSingleNodeWriter) }()
+	go func() { done <- h.claim("vol1", "a1", "n1", messages.CSIAccessSingleNodeWriter) }()
 	require.Eventually(t, func() bool { return h.phase("volumes/c/hostpath") == "waiting-instance" },
 		5*time.Second, time.Millisecond)
 

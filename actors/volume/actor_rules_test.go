@@ -11,6 +11,7 @@ import (
 
 	"github.com/troupe-dev/troupe/cluster"
 	"github.com/troupe-dev/troupe/cluster/remote"
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/csi"
 )
@@ -23,27 +24,27 @@ func TestClaimRule(t *testing.T) {
 	node := func(status string) *messages.Node { return &messages.Node{ID: "n1", Status: status} }
 	release, abandon := ReleaseRequested{AllocID: "a1"}, NodeAbandoned{AllocID: "a1"}
 	cases := []struct {
-		claim  ClaimState
+		claim  state.ClaimState
 		alloc  *messages.Allocation
 		node   *messages.Node
 		want   Input
 		reason string
 	}{
-		{StateTaken, alloc("running"), node("ready"), nil, "in use"},
-		{StateTaken, &messages.Allocation{ClientStatus: "running", DesiredStatus: "stop"}, node("ready"), nil, "stopping: wait for the client"},
-		{StateTaken, alloc("complete"), node("ready"), release, "client-terminal"},
-		{StateTaken, alloc("failed"), node("disconnected"), release, "failed on a cut-off node: the client unmounts"},
-		{StateTaken, alloc("lost"), node("ready"), release, "lost on a live node"},
-		{StateTaken, alloc("lost"), node("disconnected"), abandon, "lost past stop_on_client_after"},
-		{StateTaken, alloc("running"), node("disconnected"), nil, "disconnected, window not over"},
-		{StateTaken, alloc("running"), node("down"), abandon, "node down"},
-		{StateTaken, alloc("running"), nil, abandon, "node garbage-collected"},
-		{StateTaken, nil, node("ready"), abandon, "alloc garbage-collected"},
-		{StateUnpublishing, alloc("complete"), node("ready"), nil, "waits for the node's report"},
-		{StateUnpublishing, alloc("complete"), node("down"), abandon, "node down while unpublishing"},
-		{StateUnpublishing, alloc("lost"), node("disconnected"), abandon, "lost while unpublishing"},
-		{StateNodeDetached, nil, nil, nil, "past the node step"},
-		{StateControllerDetached, nil, nil, nil, "past the node step"},
+		{state.ClaimTaken, alloc("running"), node("ready"), nil, "in use"},
+		{state.ClaimTaken, &messages.Allocation{ClientStatus: "running", DesiredStatus: "stop"}, node("ready"), nil, "stopping: wait for the client"},
+		{state.ClaimTaken, alloc("complete"), node("ready"), release, "client-terminal"},
+		{state.ClaimTaken, alloc("failed"), node("disconnected"), release, "failed on a cut-off node: the client unmounts"},
+		{state.ClaimTaken, alloc("lost"), node("ready"), release, "lost on a live node"},
+		{state.ClaimTaken, alloc("lost"), node("disconnected"), abandon, "lost past stop_on_client_after"},
+		{state.ClaimTaken, alloc("running"), node("disconnected"), nil, "disconnected, window not over"},
+		{state.ClaimTaken, alloc("running"), node("down"), abandon, "node down"},
+		{state.ClaimTaken, alloc("running"), nil, abandon, "node garbage-collected"},
+		{state.ClaimTaken, nil, node("ready"), abandon, "alloc garbage-collected"},
+		{state.ClaimUnpublishing, alloc("complete"), node("ready"), nil, "waits for the node's report"},
+		{state.ClaimUnpublishing, alloc("complete"), node("down"), abandon, "node down while unpublishing"},
+		{state.ClaimUnpublishing, alloc("lost"), node("disconnected"), abandon, "lost while unpublishing"},
+		{state.ClaimNodeDetached, nil, nil, nil, "past the node step"},
+		{state.ClaimControllerDetached, nil, nil, nil, "past the node step"},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/%s", c.claim, c.reason), func(t *testing.T) {
@@ -69,11 +70,11 @@ func (v *rulesView) CSIVolumeAnyNamespace(string) *messages.CSIVolume { return n
 // and ends with a Resume; claims elsewhere or in use are left alone.
 func TestDetachInputs(t *testing.T) {
 	vol := &messages.CSIVolume{ID: "vol1", Claims: []*messages.CSIVolumeClaim{
-		{AllocationID: "done", NodeID: "n1", State: StateTaken.String()},
-		{AllocationID: "running", NodeID: "n1", State: StateTaken.String()},
-		{AllocationID: "gc", NodeID: "n1", State: StateUnpublishing.String()},
-		{AllocationID: "stuck", NodeID: "n1", State: StateNodeDetached.String()},
-		{AllocationID: "other", NodeID: "n2", State: StateTaken.String()},
+		{AllocationID: "done", NodeID: "n1", State: state.ClaimTaken.String()},
+		{AllocationID: "running", NodeID: "n1", State: state.ClaimTaken.String()},
+		{AllocationID: "gc", NodeID: "n1", State: state.ClaimUnpublishing.String()},
+		{AllocationID: "stuck", NodeID: "n1", State: state.ClaimNodeDetached.String()},
+		{AllocationID: "other", NodeID: "n2", State: state.ClaimTaken.String()},
 	}}
 	view := &rulesView{nodes: map[string]*messages.Node{"n1": {ID: "n1", Status: "ready"}},
 		allocs: map[string]*messages.Allocation{
@@ -136,10 +137,10 @@ func TestErrorOf(t *testing.T) {
 		err  error
 		code string
 	}{
-		{&ConflictError{VolumeID: "v", AllocID: "a1"}, CodeConflict},
-		{fmt.Errorf("x: %w", ErrClaimReleasing), CodeConflict},
-		{fmt.Errorf("x: %w", ErrVolumeInUse), CodeConflict},
-		{fmt.Errorf("x: %w", ErrReadOnly), remote.CodeInvalid},
+		{&state.ClaimConflictError{VolumeID: "v", AllocID: "a1"}, CodeConflict},
+		{fmt.Errorf("x: %w", state.ErrClaimReleasing), CodeConflict},
+		{fmt.Errorf("x: %w", state.ErrVolumeInUse), CodeConflict},
+		{fmt.Errorf("x: %w", state.ErrVolumeReadOnly), remote.CodeInvalid},
 		{fmt.Errorf("x: %w", cluster.ErrNotLeader), remote.CodeNotLeader},
 		{&ControllerError{Kind: OpControllerPublish, Retryable: true}, remote.CodeUnavailable},
 		{&ControllerError{Kind: OpControllerPublish}, remote.CodeInternal},
@@ -154,5 +155,5 @@ func TestErrorOf(t *testing.T) {
 		require.Equal(t, c.code, ErrorOf(c.err).GetCode(), "%v", c.err)
 	}
 	require.Nil(t, ErrorOf(nil))
-	require.Contains(t, ErrorOf(&ConflictError{VolumeID: "v", AllocID: "a1"}).GetMessage(), `alloc "a1"`)
+	require.Contains(t, ErrorOf(&state.ClaimConflictError{VolumeID: "v", AllocID: "a1"}).GetMessage(), `alloc "a1"`)
 }

@@ -5,41 +5,18 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// The claim rules (access modes, Claims.Check, the claim state table) live
-// in cluster/state, next to the FSM that applies the volume commands with
-// them; these names keep this package's spelling.
-
-// Access modes, as Nomad spells them.
-const (
-	AccessSingleNodeReader      = state.AccessSingleNodeReader
-	AccessSingleNodeWriter      = state.AccessSingleNodeWriter
-	AccessMultiNodeReader       = state.AccessMultiNodeReader
-	AccessMultiNodeSingleWriter = state.AccessMultiNodeSingleWriter
-	AccessMultiNodeMultiWriter  = state.AccessMultiNodeMultiWriter
-)
-
-// Attachment modes, as Nomad spells them.
-const (
-	AttachFilesystem  = state.AttachFilesystem
-	AttachBlockDevice = state.AttachBlockDevice
-)
-
-// Claim modes: which slot a claim takes.
-const (
-	ModeRead  = state.ModeRead
-	ModeWrite = state.ModeWrite
-)
-
-// Claims is state.Claims: a volume's claims under the access-mode rules
-// (state.ClaimsOf(vol).Check(req)).
-type Claims = state.Claims
+// The claim rules (access modes, state.Claims.Check, the claim state
+// table) and their errors live in cluster/state, next to the FSM that
+// applies the volume commands with them; the modes' names are messages'
+// (messages.CSIAccessSingleNodeWriter, ...). This package uses them by
+// those names.
 
 // ClaimMode is the slot a volume request takes: read_only requests read.
 func ClaimMode(readOnly bool) string {
 	if readOnly {
-		return ModeRead
+		return state.ModeRead
 	}
-	return ModeWrite
+	return state.ModeWrite
 }
 
 // NewClaim is the claim an allocation on nodeID asks for to satisfy req.

@@ -10,26 +10,26 @@ import (
 )
 
 func TestReadOnlyRequestTakesReadSlot(t *testing.T) {
-	req := &messages.VolumeRequest{Source: "v", ReadOnly: true, AccessMode: AccessSingleNodeWriter, AttachmentMode: AttachFilesystem}
+	req := &messages.VolumeRequest{Source: "v", ReadOnly: true, AccessMode: messages.CSIAccessSingleNodeWriter, AttachmentMode: messages.CSIAttachFileSystem}
 	c := NewClaim("a1", "n1", "ext-n1", req)
-	require.Equal(t, ModeRead, c.GetMode())
+	require.Equal(t, state.ModeRead, c.GetMode())
 	require.Equal(t, "ext-n1", c.GetExternalNodeID())
 	vol := testVolume("v", false)
 	require.NoError(t, state.ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: c}, 0))
 	require.Equal(t, 1, state.ClaimsOf(vol).Readers())
 	require.Equal(t, 0, state.ClaimsOf(vol).Writers())
-	_, err := state.ClaimsOf(vol).Check(testClaim("a2", "n1", ModeWrite, AccessSingleNodeWriter))
+	_, err := state.ClaimsOf(vol).Check(testClaim("a2", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter))
 	require.NoError(t, err, "the writer slot is still free")
-	require.Equal(t, ModeWrite, ClaimMode(false))
+	require.Equal(t, state.ModeWrite, ClaimMode(false))
 }
 
 // The aliases are the state package's values: errors.Is works across.
 func TestClaimErrorsAreTheFSMs(t *testing.T) {
 	s := NewVolumeState(testVolume("v", false))
-	step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter)})
-	_, err := s.Step(ClaimRequested{Claim: testClaim("a2", "n1", ModeWrite, AccessSingleNodeWriter)})
+	step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
+	_, err := s.Step(ClaimRequested{Claim: testClaim("a2", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
 	require.ErrorIs(t, err, state.ErrClaimConflict)
-	var ce *ConflictError
+	var ce *state.ClaimConflictError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, "a1", ce.AllocID)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -188,9 +189,9 @@ func TestPendingOpsFromStoredVolumes(t *testing.T) {
 		v.Claims = claims
 		return v
 	}
-	claim := func(alloc, state string, at int64) *messages.CSIVolumeClaim {
-		c := testClaim(alloc, "n-"+alloc, ModeWrite, AccessMultiNodeMultiWriter)
-		c.State, c.UpdatedAt, c.ControllerPublished = state, at, true
+	claim := func(alloc, claimState string, at int64) *messages.CSIVolumeClaim {
+		c := testClaim(alloc, "n-"+alloc, state.ModeWrite, messages.CSIAccessMultiNodeMultiWriter)
+		c.State, c.UpdatedAt, c.ControllerPublished = claimState, at, true
 		return c
 	}
 	vols := []*messages.CSIVolume{
@@ -237,7 +238,7 @@ func TestManyVolumesStopAtOnce(t *testing.T) {
 		id := fmt.Sprintf("vol%02d", i)
 		v := testVolume(id, true)
 		v.Claims = []*messages.CSIVolumeClaim{{AllocationID: "alloc-" + id, NodeID: "w1",
-			Mode: ModeWrite, AccessMode: AccessSingleNodeWriter, AttachmentMode: AttachFilesystem,
+			Mode: state.ModeWrite, AccessMode: messages.CSIAccessSingleNodeWriter, AttachmentMode: messages.CSIAttachFileSystem,
 			State: "unpublishing", ControllerPublished: true}}
 		vols[id] = NewVolumeState(v)
 	}

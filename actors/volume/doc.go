@@ -7,20 +7,22 @@
 // actor system.
 //
 // The claim rules live in cluster/state, beside the FSM that applies the
-// volume commands with the same code; claims.go, claim_state.go and
-// errors.go give them this package's names (AccessSingleNodeWriter,
-// StateTaken, ErrClaimConflict, ConflictError are aliases).
+// volume commands with the same code, and this package uses them by their
+// names there: the claim states (state.ClaimTaken, ...), reasons
+// (state.ReasonRelease, ...) and errors (state.ErrClaimConflict,
+// *state.ClaimConflictError, ...); the access and attachment modes are
+// messages' (messages.CSIAccessSingleNodeWriter, ...).
 //
 // Claims (state.ClaimsOf(vol).Check) apply the access modes. Every claim
 // that is not freed holds its slot: single-node-* modes keep all claims on
 // one node, *-single-writer and single-node-writer allow one writer,
-// reader-only modes refuse writers (ErrReadOnly); a conflict is a
-// *ConflictError naming the volume and the allocation in the way.
-// Claiming again for the same allocation returns the same claim.
+// reader-only modes refuse writers (state.ErrVolumeReadOnly); a conflict
+// is a *state.ClaimConflictError naming the volume and the allocation in
+// the way. Claiming again for the same allocation returns the same claim.
 //
 // A claim moves taken -> unpublishing -> node-detached ->
 // controller-detached -> freed (state.CanClaimTransition). Each edge accepts only
-// some Reasons: unpublishing -> node-detached needs the node's report, an
+// some state.ClaimReasons: unpublishing -> node-detached needs the node's report, an
 // abandoned node plugin, or a claim that never reached its node, so a
 // failed node unmount is a hard gate before any controller detach.
 //

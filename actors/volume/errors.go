@@ -3,38 +3,13 @@ package volume
 import (
 	"errors"
 	"fmt"
-
-	"github.com/troupe-dev/troupe/cluster/state"
 )
 
-// Claim errors are cluster/state's, where the claim rules live; the FSM
-// answers the same values. Test with errors.Is.
-var (
-	// ErrClaimConflict: the claim does not fit next to the volume's other
-	// claims. See ConflictError.
-	ErrClaimConflict = state.ErrClaimConflict
-	// ErrReadOnly: a write claim on a reader-only access mode.
-	ErrReadOnly = state.ErrVolumeReadOnly
-	// ErrInvalidClaim: a claim request missing a field or with an unknown mode.
-	ErrInvalidClaim = state.ErrInvalidClaim
-	// ErrUnsupportedCapability: the claim's modes are not among the
-	// volume's requested capabilities.
-	ErrUnsupportedCapability = state.ErrUnsupportedCapability
-	// ErrModeMismatch: the claim's modes differ from the ones in use.
-	ErrModeMismatch = state.ErrModeMismatch
-	// ErrClaimReleasing: the allocation's claim is being released.
-	ErrClaimReleasing = state.ErrClaimReleasing
-	// ErrIllegalTransition: a claim state change the table forbids.
-	ErrIllegalTransition = state.ErrIllegalTransition
-	// ErrUnknownState: a claim state that is not one of the five.
-	ErrUnknownState = state.ErrUnknownClaimState
-	// ErrVolumeInUse: deregister or delete of a volume that still has claims.
-	ErrVolumeInUse = state.ErrVolumeInUse
-)
-
-// ConflictError is state.ClaimConflictError: it names the volume and the
-// allocation whose claim is in the way, and matches ErrClaimConflict.
-type ConflictError = state.ClaimConflictError
+// The claim errors (a conflict, a read-only volume, an illegal claim state
+// change, ...) are cluster/state's, where the claim rules live, and the
+// FSM answers the same values: test with errors.Is(err,
+// state.ErrClaimConflict) and friends, errors.As for a
+// *state.ClaimConflictError.
 
 // Sentinel errors of the volume and controller actors' own decisions.
 var (

@@ -22,8 +22,8 @@ func TestCSIVolumeJSONDecodesIntoNomadAPI(t *testing.T) {
 	vol.RequestedCapacityMin, vol.Capacity = 1<<30, 2<<30
 	vol.ControllersHealthy, vol.NodesHealthy, vol.NodesExpected = 1, 2, 2
 	vol.CreateIndex, vol.ModifyIndex = 10, 12
-	require.NoError(t, state.ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeWrite, AccessMultiNodeSingleWriter)}, 5))
-	require.NoError(t, state.ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a2", "n2", ModeRead, AccessMultiNodeSingleWriter)}, 6))
+	require.NoError(t, state.ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", state.ModeWrite, messages.CSIAccessMultiNodeSingleWriter)}, 5))
+	require.NoError(t, state.ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a2", "n2", state.ModeRead, messages.CSIAccessMultiNodeSingleWriter)}, 6))
 	require.NoError(t, state.ApplyUpdateClaimState(vol, &messages.UpdateClaimState{AllocationID: "a1", State: "taken",
 		PublishContext: map[string]string{"dev": "/dev/xvdf"}, ControllerPublished: true}, 7))
 
@@ -80,7 +80,7 @@ func TestNomadVolumeSpecDecodesIntoCSIVolume(t *testing.T) {
 	var got messages.CSIVolume
 	require.NoError(t, json.Unmarshal(raw, &got))
 	require.Equal(t, "ext", got.ExternalID)
-	require.Equal(t, AccessSingleNodeWriter, got.RequestedCapabilities[0].AccessMode)
+	require.Equal(t, messages.CSIAccessSingleNodeWriter, got.RequestedCapabilities[0].AccessMode)
 	require.Equal(t, "xfs", got.MountOptions.FSType)
 	require.Equal(t, "b", got.Parameters["a"])
 }

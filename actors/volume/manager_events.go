@@ -92,7 +92,7 @@ func (m *Manager) applyRules(ctx actor.Context, view StateView) {
 //     node's report.
 func ClaimRule(c *messages.CSIVolumeClaim, alloc *messages.Allocation, node *messages.Node) Input {
 	st := c.GetState()
-	if st != StateTaken.String() && st != StateUnpublishing.String() {
+	if st != state.ClaimTaken.String() && st != state.ClaimUnpublishing.String() {
 		return nil
 	}
 	down := node == nil || node.GetStatus() == nodeDown
@@ -100,7 +100,7 @@ func ClaimRule(c *messages.CSIVolumeClaim, alloc *messages.Allocation, node *mes
 	if down || alloc == nil || (alloc.GetClientStatus() == "lost" && cutOff) {
 		return NodeAbandoned{AllocID: c.GetAllocationID()}
 	}
-	if st == StateTaken.String() && messages.ClientTerminal(alloc.GetClientStatus()) {
+	if st == state.ClaimTaken.String() && messages.ClientTerminal(alloc.GetClientStatus()) {
 		return ReleaseRequested{AllocID: c.GetAllocationID()}
 	}
 	return nil
@@ -124,12 +124,12 @@ func DetachInputs(vol *messages.CSIVolume, nodeID string, view StateView) []Inpu
 		alloc := view.AllocByID(c.GetAllocationID())
 		terminal := alloc == nil || messages.ClientTerminal(alloc.GetClientStatus())
 		switch st := c.GetState(); {
-		case st == StateNodeDetached.String():
+		case st == state.ClaimNodeDetached.String():
 			out = append(out, RetryDue{AllocID: c.GetAllocationID()})
-		case !terminal || (st != StateTaken.String() && st != StateUnpublishing.String()):
+		case !terminal || (st != state.ClaimTaken.String() && st != state.ClaimUnpublishing.String()):
 		case down:
 			out = append(out, NodeAbandoned{AllocID: c.GetAllocationID()})
-		case st == StateTaken.String():
+		case st == state.ClaimTaken.String():
 			out = append(out, ReleaseRequested{AllocID: c.GetAllocationID()})
 		}
 	}

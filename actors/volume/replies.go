@@ -21,7 +21,7 @@ const (
 
 // CodeConflict is the messages.Error code of a request that collides with
 // the volume's state: a claim conflict (the message names the volume and
-// the allocation holding it, as ConflictError does), a claim being
+// the allocation holding it, as state.ClaimConflictError does), a claim being
 // released, a volume in use or being deregistered, a create of a volume
 // that exists. The other codes are cluster/remote's.
 const CodeConflict = "conflict"
@@ -42,11 +42,11 @@ func ErrorOf(err error) *messages.Error {
 		code = remote.CodeNotLeader
 	case errors.Is(err, state.ErrVolumeNotFound):
 		code = remote.CodeNotFound
-	case errors.Is(err, ErrClaimConflict), errors.Is(err, ErrClaimReleasing), errors.Is(err, ErrModeMismatch),
-		errors.Is(err, ErrVolumeInUse), errors.Is(err, ErrDeregistered):
+	case errors.Is(err, state.ErrClaimConflict), errors.Is(err, state.ErrClaimReleasing), errors.Is(err, state.ErrModeMismatch),
+		errors.Is(err, state.ErrVolumeInUse), errors.Is(err, ErrDeregistered):
 		code = CodeConflict
-	case errors.Is(err, ErrReadOnly), errors.Is(err, ErrInvalidClaim), errors.Is(err, ErrUnsupportedCapability),
-		errors.Is(err, state.ErrInvalidVolume), errors.Is(err, ErrIllegalTransition):
+	case errors.Is(err, state.ErrVolumeReadOnly), errors.Is(err, state.ErrInvalidClaim), errors.Is(err, state.ErrUnsupportedCapability),
+		errors.Is(err, state.ErrInvalidVolume), errors.Is(err, state.ErrIllegalTransition):
 		code = remote.CodeInvalid
 	case errors.As(err, &ce):
 		code = controllerCode(ce)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/cluster/remote"
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -276,7 +277,7 @@ func (a *Actor) carryOut(ctx actor.Context, e Effects, index uint64) {
 	}
 	for _, t := range e.Transitions {
 		a.log.Info("claim state changed", "alloc", t.AllocID, "from", t.From.String(), "to", t.To.String(), "reason", t.Why.String())
-		if t.To == StateFreed {
+		if t.To == state.ClaimFreed {
 			delete(a.failedAt, t.AllocID)
 		}
 	}

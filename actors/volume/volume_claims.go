@@ -21,7 +21,7 @@ func (s *VolumeState) onClaim(e *Effects, req *messages.CSIVolumeClaim) error {
 		return nil
 	}
 	c := proto.Clone(req).(*messages.CSIVolumeClaim)
-	c.State, c.PublishContext, c.ControllerPublished, c.NodeAbandoned = StateTaken.String(), nil, false, false
+	c.State, c.PublishContext, c.ControllerPublished, c.NodeAbandoned = state.ClaimTaken.String(), nil, false, false
 	if s.vol.GetControllerRequired() {
 		if sib := s.publishedSibling(c); sib != nil {
 			c.ControllerPublished, c.PublishContext = true, cloneContext(sib.GetPublishContext())
@@ -51,7 +51,7 @@ func (s *VolumeState) answerOrPublish(e *Effects, c *messages.CSIVolumeClaim) {
 // that is already on its way (or gone) does nothing.
 func (s *VolumeState) onRelease(e *Effects, allocID string) error {
 	c := s.claim(allocID)
-	if c == nil || c.GetState() != StateTaken.String() {
+	if c == nil || c.GetState() != state.ClaimTaken.String() {
 		return nil
 	}
 	return s.release(e, c)
@@ -61,36 +61,36 @@ func (s *VolumeState) onRelease(e *Effects, allocID string) error {
 // its node goes on to node-detached and the controller step.
 func (s *VolumeState) release(e *Effects, c *messages.CSIVolumeClaim) error {
 	s.reply(e, c.GetAllocationID(), nil, fmt.Errorf("%w: volume %q, alloc %q",
-		ErrClaimReleasing, s.vol.GetID(), c.GetAllocationID()))
-	if err := s.move(e, c, StateUnpublishing, ReasonRelease); err != nil {
+		state.ErrClaimReleasing, s.vol.GetID(), c.GetAllocationID()))
+	if err := s.move(e, c, state.ClaimUnpublishing, state.ReasonRelease); err != nil {
 		return err
 	}
 	if s.usable(c) {
 		return nil
 	}
-	if err := s.move(e, c, StateNodeDetached, ReasonNeverPublished); err != nil {
+	if err := s.move(e, c, state.ClaimNodeDetached, state.ReasonNeverPublished); err != nil {
 		return err
 	}
 	return s.controllerStep(e, c)
 }
 
-// onNodeGone handles the node's report (ReasonNodeDetached) or the
-// server's verdict that the node plugin is abandoned (ReasonNodeAbandoned):
+// onNodeGone handles the node's report (state.ReasonNodeDetached) or the
+// server's verdict that the node plugin is abandoned (state.ReasonNodeAbandoned):
 // the claim reaches node-detached and goes on to the controller step.
-func (s *VolumeState) onNodeGone(e *Effects, allocID string, why Reason) error {
+func (s *VolumeState) onNodeGone(e *Effects, allocID string, why state.ClaimReason) error {
 	c := s.claim(allocID)
 	if c == nil {
 		return nil
 	}
-	if c.GetState() == StateTaken.String() {
+	if c.GetState() == state.ClaimTaken.String() {
 		if err := s.release(e, c); err != nil {
 			return err
 		}
 	}
-	if c.GetState() != StateUnpublishing.String() {
+	if c.GetState() != state.ClaimUnpublishing.String() {
 		return nil
 	}
-	if err := s.move(e, c, StateNodeDetached, why); err != nil {
+	if err := s.move(e, c, state.ClaimNodeDetached, why); err != nil {
 		return err
 	}
 	return s.controllerStep(e, c)
@@ -107,10 +107,10 @@ func (s *VolumeState) onNodeGone(e *Effects, allocID string, why Reason) error {
 func (s *VolumeState) controllerStep(e *Effects, c *messages.CSIVolumeClaim) error {
 	needed := s.vol.GetControllerRequired() || c.GetControllerPublished()
 	if !needed || len(s.sameNode(c)) > 0 {
-		if err := s.move(e, c, StateControllerDetached, ReasonControllerNotNeeded); err != nil {
+		if err := s.move(e, c, state.ClaimControllerDetached, state.ReasonControllerNotNeeded); err != nil {
 			return err
 		}
-		return s.move(e, c, StateFreed, ReasonFree)
+		return s.move(e, c, state.ClaimFreed, state.ReasonFree)
 	}
 	if !s.pending(OpControllerUnpublish, c.GetAllocationID()) && !s.retrying[c.GetAllocationID()] {
 		s.enqueue(e, s.op(OpControllerUnpublish, c))
@@ -133,18 +133,18 @@ func (s *VolumeState) onResume(e *Effects) error {
 
 func (s *VolumeState) resumeClaim(e *Effects, c *messages.CSIVolumeClaim) error {
 	switch c.GetState() {
-	case StateUnpublishing.String():
+	case state.ClaimUnpublishing.String():
 		if s.usable(c) {
 			return nil
 		}
-		if err := s.move(e, c, StateNodeDetached, ReasonNeverPublished); err != nil {
+		if err := s.move(e, c, state.ClaimNodeDetached, state.ReasonNeverPublished); err != nil {
 			return err
 		}
 		return s.controllerStep(e, c)
-	case StateNodeDetached.String():
+	case state.ClaimNodeDetached.String():
 		return s.controllerStep(e, c)
-	case StateControllerDetached.String():
-		return s.move(e, c, StateFreed, ReasonFree)
+	case state.ClaimControllerDetached.String():
+		return s.move(e, c, state.ClaimFreed, state.ReasonFree)
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package volume
 
-import "github.com/troupe-dev/troupe/messages"
+import (
+	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/messages"
+)
 
 // Input is what VolumeState.Step accepts: one of the types below.
 type Input interface{ isInput() }
@@ -82,7 +85,7 @@ type Effects struct {
 	Controller  []*messages.ControllerOp
 	Retry       []Retry
 	Replies     []Reply
-	Transitions []Transition
+	Transitions []state.ClaimTransition
 	// Failures are controller errors that no retry will fix; the claim
 	// waits in node-detached for a Resume.
 	Failures []error

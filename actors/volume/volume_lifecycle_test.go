@@ -14,17 +14,17 @@ import (
 func TestDeregister(t *testing.T) {
 	s := publishedState(t, "a1")
 	_, err := s.Step(DeregisterRequested{})
-	require.ErrorIs(t, err, ErrVolumeInUse)
+	require.ErrorIs(t, err, state.ErrVolumeInUse)
 	require.ErrorContains(t, err, `"a1"`)
 	_, err = s.Step(DeregisterRequested{Force: true})
-	require.ErrorIs(t, err, ErrVolumeInUse, "force does not drop a taken claim")
+	require.ErrorIs(t, err, state.ErrVolumeInUse, "force does not drop a taken claim")
 
 	step(t, s, ReleaseRequested{AllocID: "a1"})
 	e := step(t, s, DeregisterRequested{Force: true})
 	require.Equal(t, []string{"deregister"}, proposedStates(e))
 	require.True(t, e.Propose[0].Deregister.GetForce())
 
-	_, err = s.Step(ClaimRequested{Claim: testClaim("a2", "n1", ModeRead, AccessSingleNodeWriter)})
+	_, err = s.Step(ClaimRequested{Claim: testClaim("a2", "n1", state.ModeRead, messages.CSIAccessSingleNodeWriter)})
 	require.ErrorIs(t, err, ErrDeregistered)
 
 	free := NewVolumeState(testVolume("w", true))
@@ -34,12 +34,12 @@ func TestDeregister(t *testing.T) {
 
 func TestDelete(t *testing.T) {
 	_, err := publishedState(t, "a1").Step(DeleteRequested{})
-	require.ErrorIs(t, err, ErrVolumeInUse)
+	require.ErrorIs(t, err, state.ErrVolumeInUse)
 
 	s := NewVolumeState(testVolume("v", true))
 	e := step(t, s, DeleteRequested{})
 	require.Equal(t, []string{"delete-volume "}, opNames(e.Controller))
-	_, err = s.Step(ClaimRequested{Claim: testClaim("a1", "n1", ModeRead, AccessMultiNodeReader)})
+	_, err = s.Step(ClaimRequested{Claim: testClaim("a1", "n1", state.ModeRead, messages.CSIAccessMultiNodeReader)})
 	require.ErrorIs(t, err, ErrDeregistered)
 	e = step(t, s, VolumeDeleted{})
 	require.Equal(t, []string{"deregister"}, proposedStates(e))
@@ -49,7 +49,7 @@ func TestDelete(t *testing.T) {
 	step(t, s, DeleteRequested{})
 	e = step(t, s, ControllerFailed{Message: "busy", Retryable: true})
 	require.ErrorIs(t, e.Replies[0].Err, ErrControllerFailed)
-	step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", ModeRead, AccessMultiNodeReader)})
+	step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", state.ModeRead, messages.CSIAccessMultiNodeReader)})
 }
 
 // TestResumeRedrivesClaimsMidWay is a new leader's volume actor: every
@@ -57,10 +57,10 @@ func TestDelete(t *testing.T) {
 // resuming again adds nothing.
 func TestResumeRedrivesClaimsMidWay(t *testing.T) {
 	vol := testVolume("v", true)
-	vol.AccessMode, vol.AttachmentMode = AccessMultiNodeMultiWriter, AttachFilesystem
-	add := func(alloc, node, state string, published bool) {
-		c := testClaim(alloc, node, ModeWrite, AccessMultiNodeMultiWriter)
-		c.State, c.ControllerPublished = state, published
+	vol.AccessMode, vol.AttachmentMode = messages.CSIAccessMultiNodeMultiWriter, messages.CSIAttachFileSystem
+	add := func(alloc, node, claimState string, published bool) {
+		c := testClaim(alloc, node, state.ModeWrite, messages.CSIAccessMultiNodeMultiWriter)
+		c.State, c.ControllerPublished = claimState, published
 		vol.Claims = append(vol.Claims, c)
 	}
 	add("taken", "n1", "taken", true)
@@ -130,12 +130,12 @@ func TestControllerUnpublishOnlyAfterNodeDetached(t *testing.T) {
 				if c.GetState() == "" {
 					continue
 				}
-				if st, _ := state.ParseClaimState(c.GetState()); st >= StateNodeDetached {
+				if st, _ := state.ParseClaimState(c.GetState()); st >= state.ClaimNodeDetached {
 					require.True(t, nodeDone[c.GetAllocationID()] || !published[c.GetAllocationID()])
 				}
 			}
 			for _, c := range s.Volume().GetClaims() { // a freed claim may come back as a new one
-				if c.GetState() == StateTaken.String() && !c.GetControllerPublished() {
+				if c.GetState() == state.ClaimTaken.String() && !c.GetControllerPublished() {
 					delete(nodeDone, c.GetAllocationID())
 					delete(published, c.GetAllocationID())
 				}
@@ -160,7 +160,7 @@ func randomInput(rng *rand.Rand, s *VolumeState, a, node string) Input {
 	}
 	switch rng.Intn(6) {
 	case 0:
-		return ClaimRequested{Claim: testClaim(a, node, ModeWrite, AccessMultiNodeMultiWriter)}
+		return ClaimRequested{Claim: testClaim(a, node, state.ModeWrite, messages.CSIAccessMultiNodeMultiWriter)}
 	case 1:
 		return ReleaseRequested{AllocID: a}
 	case 2:
@@ -173,7 +173,7 @@ func randomInput(rng *rand.Rand, s *VolumeState, a, node string) Input {
 	case 4:
 		return Resume{}
 	}
-	return ClaimRequested{Claim: testClaim(a, node, ModeWrite, AccessMultiNodeMultiWriter)}
+	return ClaimRequested{Claim: testClaim(a, node, state.ModeWrite, messages.CSIAccessMultiNodeMultiWriter)}
 }
 
 // applyProposals applies proposals as the FSM does; it refuses none of them.

@@ -90,9 +90,9 @@ func (s *VolumeState) dispatch(e *Effects, in Input) error {
 	case ReleaseRequested:
 		return s.onRelease(e, m.AllocID)
 	case NodeDetached:
-		return s.onNodeGone(e, m.AllocID, ReasonNodeDetached)
+		return s.onNodeGone(e, m.AllocID, state.ReasonNodeDetached)
 	case NodeAbandoned:
-		return s.onNodeGone(e, m.AllocID, ReasonNodeAbandoned)
+		return s.onNodeGone(e, m.AllocID, state.ReasonNodeAbandoned)
 	case ControllerPublished:
 		return s.onPublished(e, m)
 	case ControllerDetached:
@@ -145,23 +145,23 @@ func (s *VolumeState) propose(e *Effects, p Proposal) error {
 }
 
 // move takes claim c along one edge of the transition table and proposes it.
-func (s *VolumeState) move(e *Effects, c *messages.CSIVolumeClaim, to ClaimState, why Reason) error {
+func (s *VolumeState) move(e *Effects, c *messages.CSIVolumeClaim, to state.ClaimState, why state.ClaimReason) error {
 	from, err := state.ParseClaimState(c.GetState())
 	if err != nil {
 		return err
 	}
 	if !state.CanClaimTransition(from, to, why) {
-		return fmt.Errorf("%w: volume %q alloc %q: %s -> %s (%s)", ErrIllegalTransition,
+		return fmt.Errorf("%w: volume %q alloc %q: %s -> %s (%s)", state.ErrIllegalTransition,
 			s.vol.GetID(), c.GetAllocationID(), from, to, why)
 	}
 	if err := s.propose(e, Proposal{UpdateClaim: &messages.UpdateClaimState{
 		VolumeID: s.vol.GetID(), AllocationID: c.GetAllocationID(), State: to.String(),
-		NodeAbandoned: why == ReasonNodeAbandoned,
+		NodeAbandoned: why == state.ReasonNodeAbandoned,
 	}}); err != nil {
 		return err
 	}
-	e.Transitions = append(e.Transitions, Transition{AllocID: c.GetAllocationID(), From: from, To: to, Why: why})
-	if to == StateFreed {
+	e.Transitions = append(e.Transitions, state.ClaimTransition{AllocID: c.GetAllocationID(), From: from, To: to, Why: why})
+	if to == state.ClaimFreed {
 		delete(s.attempts, c.GetAllocationID())
 		delete(s.retrying, c.GetAllocationID())
 	}
@@ -187,7 +187,7 @@ func (s *VolumeState) sameNode(c *messages.CSIVolumeClaim) []*messages.CSIVolume
 	for _, o := range s.vol.GetClaims() {
 		st := o.GetState()
 		if o.GetAllocationID() != c.GetAllocationID() && o.GetNodeID() == c.GetNodeID() &&
-			(st == StateTaken.String() || st == StateUnpublishing.String()) {
+			(st == state.ClaimTaken.String() || st == state.ClaimUnpublishing.String()) {
 			out = append(out, o)
 		}
 	}

@@ -5,30 +5,31 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
 
 func TestClaimWithoutControllerIsUsableAtOnce(t *testing.T) {
 	s := NewVolumeState(testVolume("v", false))
-	e := step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter)})
+	e := step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
 	require.Equal(t, []string{"a1:claim"}, proposedStates(e))
 	require.Empty(t, e.Controller)
 	require.Len(t, e.Replies, 1)
 	require.NoError(t, e.Replies[0].Err)
 	require.Equal(t, "taken", e.Replies[0].Claim.GetState())
-	require.Equal(t, AccessSingleNodeWriter, s.Volume().GetAccessMode())
+	require.Equal(t, messages.CSIAccessSingleNodeWriter, s.Volume().GetAccessMode())
 }
 
 func TestClaimWaitsForControllerPublish(t *testing.T) {
 	s := NewVolumeState(testVolume("v", true))
-	e := step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter)})
+	e := step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
 	require.Equal(t, []string{"a1:claim"}, proposedStates(e))
 	require.Equal(t, []string{"controller-publish a1"}, opNames(e.Controller))
 	require.Equal(t, "ext-n1", e.Controller[0].GetExternalNodeID())
 	require.Equal(t, "ext-v", e.Controller[0].GetExternalVolumeID())
 	require.Empty(t, e.Replies, "not usable before ControllerPublish")
 
-	e = step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter)})
+	e = step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
 	require.Empty(t, e.Propose, "claiming again is idempotent")
 	require.Empty(t, e.Controller, "the publish in flight serves both requests")
 
@@ -38,7 +39,7 @@ func TestClaimWaitsForControllerPublish(t *testing.T) {
 	require.Len(t, e.Replies, 1)
 	require.Equal(t, "/dev/xvdf", e.Replies[0].Claim.GetPublishContext()["dev"])
 
-	e = step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter)})
+	e = step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
 	require.Empty(t, e.Propose)
 	require.Empty(t, e.Controller)
 	require.Len(t, e.Replies, 1, "a usable claim is answered at once")
@@ -83,16 +84,16 @@ func TestAbandonedNodeGoesToControllerStep(t *testing.T) {
 			require.True(t, last.GetNodeAbandoned())
 			require.Equal(t, []string{"controller-unpublish a1"}, opNames(e.Controller))
 			require.True(t, s.Volume().GetClaims()[0].GetNodeAbandoned())
-			require.Equal(t, ReasonNodeAbandoned, e.Transitions[len(e.Transitions)-1].Why)
+			require.Equal(t, state.ReasonNodeAbandoned, e.Transitions[len(e.Transitions)-1].Why)
 		})
 	}
 }
 
 func TestOneControllerOpInFlightPerVolume(t *testing.T) {
 	s := NewVolumeState(testVolume("v", true))
-	e := step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", ModeRead, AccessMultiNodeReader)})
+	e := step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", state.ModeRead, messages.CSIAccessMultiNodeReader)})
 	require.Equal(t, []string{"controller-publish a1"}, opNames(e.Controller))
-	e = step(t, s, ClaimRequested{Claim: testClaim("a2", "n2", ModeRead, AccessMultiNodeReader)})
+	e = step(t, s, ClaimRequested{Claim: testClaim("a2", "n2", state.ModeRead, messages.CSIAccessMultiNodeReader)})
 	require.Equal(t, []string{"a2:claim"}, proposedStates(e))
 	require.Empty(t, e.Controller, "queued behind a1's publish")
 	require.Equal(t, []string{"controller-publish a2"}, opNames(s.Queued()))
@@ -142,34 +143,34 @@ func TestControllerUnpublishPermanentFailure(t *testing.T) {
 func TestControllerPublishFailure(t *testing.T) {
 	t.Run("retryable", func(t *testing.T) {
 		s := NewVolumeState(testVolume("v", true))
-		step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter)})
+		step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
 		e := step(t, s, ControllerFailed{AllocID: "a1", Retryable: true, Message: "busy"})
 		require.Len(t, e.Replies, 1)
 		var ce *ControllerError
 		require.ErrorAs(t, e.Replies[0].Err, &ce)
 		require.True(t, ce.Retryable)
 		require.Equal(t, "taken", states(s)["a1"])
-		e = step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter)})
+		e = step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
 		require.Equal(t, []string{"controller-publish a1"}, opNames(e.Controller), "the client's retry publishes again")
 	})
 	t.Run("permanent", func(t *testing.T) {
 		s := NewVolumeState(testVolume("v", true))
-		step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter)})
+		step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
 		e := step(t, s, ControllerFailed{AllocID: "a1", Message: "invalid"})
 		require.Len(t, e.Replies, 1)
 		require.ErrorIs(t, e.Replies[0].Err, ErrControllerFailed)
 		require.Equal(t, []string{"a1:unpublishing", "a1:node-detached"}, proposedStates(e))
-		require.Equal(t, ReasonNeverPublished, e.Transitions[1].Why)
+		require.Equal(t, state.ReasonNeverPublished, e.Transitions[1].Why)
 		require.Equal(t, []string{"controller-unpublish a1"}, opNames(e.Controller), "clean up a partial attach")
 	})
 }
 
 func TestReleaseWhilePublishInFlight(t *testing.T) {
 	s := NewVolumeState(testVolume("v", true))
-	step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter)})
+	step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
 	e := step(t, s, ReleaseRequested{AllocID: "a1"})
 	require.Len(t, e.Replies, 1)
-	require.ErrorIs(t, e.Replies[0].Err, ErrClaimReleasing)
+	require.ErrorIs(t, e.Replies[0].Err, state.ErrClaimReleasing)
 	require.Equal(t, []string{"a1:unpublishing", "a1:node-detached"}, proposedStates(e))
 	require.Empty(t, e.Controller, "the unpublish waits behind the publish in flight")
 
@@ -181,12 +182,12 @@ func TestReleaseWhilePublishInFlight(t *testing.T) {
 
 func TestClaimsOnSameNodeShareTheAttachment(t *testing.T) {
 	s := publishedState(t, "a1")
-	_, err := s.Step(ClaimRequested{Claim: testClaim("a2", "n1", ModeWrite, AccessSingleNodeWriter)})
-	require.ErrorIs(t, err, ErrClaimConflict, "a1 already writes")
-	_, err = s.Step(ClaimRequested{Claim: testClaim("a3", "n2", ModeRead, AccessSingleNodeWriter)})
-	require.ErrorIs(t, err, ErrClaimConflict, "single node")
+	_, err := s.Step(ClaimRequested{Claim: testClaim("a2", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
+	require.ErrorIs(t, err, state.ErrClaimConflict, "a1 already writes")
+	_, err = s.Step(ClaimRequested{Claim: testClaim("a3", "n2", state.ModeRead, messages.CSIAccessSingleNodeWriter)})
+	require.ErrorIs(t, err, state.ErrClaimConflict, "single node")
 
-	e := step(t, s, ClaimRequested{Claim: testClaim("a2", "n1", ModeRead, AccessSingleNodeWriter)})
+	e := step(t, s, ClaimRequested{Claim: testClaim("a2", "n1", state.ModeRead, messages.CSIAccessSingleNodeWriter)})
 	require.Empty(t, e.Controller, "a2 reuses a1's publish on n1")
 	require.Len(t, e.Replies, 1)
 	require.Equal(t, "/dev/a1", e.Replies[0].Claim.GetPublishContext()["dev"])
@@ -195,7 +196,7 @@ func TestClaimsOnSameNodeShareTheAttachment(t *testing.T) {
 	e = step(t, s, NodeDetached{AllocID: "a1"})
 	require.Empty(t, e.Controller, "a2 still uses the attachment on n1")
 	require.Equal(t, []string{"a1:node-detached", "a1:controller-detached", "a1:freed"}, proposedStates(e))
-	require.Equal(t, ReasonControllerNotNeeded, e.Transitions[1].Why)
+	require.Equal(t, state.ReasonControllerNotNeeded, e.Transitions[1].Why)
 
 	step(t, s, ReleaseRequested{AllocID: "a2"})
 	e = step(t, s, NodeDetached{AllocID: "a2"})
@@ -205,8 +206,8 @@ func TestClaimsOnSameNodeShareTheAttachment(t *testing.T) {
 func TestRefusedInputChangesNothing(t *testing.T) {
 	s := publishedState(t, "a1")
 	before := s.Volume()
-	_, err := s.Step(ClaimRequested{Claim: testClaim("a2", "n2", ModeWrite, AccessSingleNodeWriter)})
-	require.ErrorIs(t, err, ErrClaimConflict)
+	_, err := s.Step(ClaimRequested{Claim: testClaim("a2", "n2", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
+	require.ErrorIs(t, err, state.ErrClaimConflict)
 	_, err = s.Step(ControllerPublished{AllocID: "a1"})
 	require.ErrorIs(t, err, ErrUnexpectedResult)
 	require.Equal(t, before.String(), s.Volume().String())
@@ -217,7 +218,7 @@ func TestRefusedInputChangesNothing(t *testing.T) {
 func publishedState(t *testing.T, alloc string) *VolumeState {
 	t.Helper()
 	s := NewVolumeState(testVolume("v", true))
-	step(t, s, ClaimRequested{Claim: testClaim(alloc, "n1", ModeWrite, AccessSingleNodeWriter)})
+	step(t, s, ClaimRequested{Claim: testClaim(alloc, "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
 	step(t, s, ControllerPublished{AllocID: alloc, PublishContext: map[string]string{"dev": "/dev/" + alloc}})
 	return s
 }
@@ -242,7 +243,7 @@ func TestVolumeUpdatedKeepsClaims(t *testing.T) {
 	require.False(t, v.GetSchedulable())
 	require.EqualValues(t, 2, v.GetControllersHealthy())
 	require.Len(t, v.GetClaims(), 1)
-	require.Equal(t, AccessSingleNodeWriter, v.GetAccessMode())
+	require.Equal(t, messages.CSIAccessSingleNodeWriter, v.GetAccessMode())
 	_, err := s.Step(VolumeUpdated{Volume: &messages.CSIVolume{ID: "other"}})
 	require.Error(t, err)
 }

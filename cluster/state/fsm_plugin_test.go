@@ -114,7 +114,7 @@ func TestVolumeTablesIndexAndWait(t *testing.T) {
 	store := h.fsm.Store()
 	woke := make(chan uint64, 1)
 	go func() { woke <- store.Wait(context.Background(), 2, TableCSIPlugins) }()
-	require.Nil(t, h.apply(claimVolume("v", testClaim("a1", "n1", ModeRead, AccessMultiNodeReader))))
+	require.Nil(t, h.apply(claimVolume("v", testClaim("a1", "n1", ModeRead, messages.CSIAccessMultiNodeReader))))
 	require.Equal(t, uint64(3), store.Snapshot().Index(TableCSIVolumes))
 	select {
 	case idx := <-woke:

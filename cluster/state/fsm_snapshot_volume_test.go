@@ -35,8 +35,8 @@ func TestSnapshotRoundTripVolumesAndPlugins(t *testing.T) {
 				}
 				require.Nil(t, h.apply(registerVolume(vol)))
 			}
-			require.Nil(t, h.apply(claimVolume("v00000", testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter))))
-			require.Nil(t, h.apply(claimVolume("v00000", testClaim("a2", "n1", ModeRead, AccessSingleNodeWriter))))
+			require.Nil(t, h.apply(claimVolume("v00000", testClaim("a1", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter))))
+			require.Nil(t, h.apply(claimVolume("v00000", testClaim("a2", "n1", ModeRead, messages.CSIAccessSingleNodeWriter))))
 			require.Nil(t, h.apply(updateClaim("v00000", "a2", ClaimUnpublishing)))
 
 			sink := persist(t, h.fsm)
@@ -58,7 +58,7 @@ func TestSnapshotRoundTripVolumesAndPlugins(t *testing.T) {
 			res := restored.Apply(rawLog(h.index+1, mustMarshal(t, updateClaim("v00000", "a2", ClaimNodeDetached))))
 			require.Nil(t, res, "the restored FSM carries on with the claims")
 			require.Equal(t, "node-detached", claimStates(restored.Store().Snapshot().CSIVolumeAnyNamespace("v00000"))["a2"])
-			res = restored.Apply(rawLog(h.index+2, mustMarshal(t, claimVolume("v00000", testClaim("a3", "n2", ModeRead, AccessSingleNodeWriter)))))
+			res = restored.Apply(rawLog(h.index+2, mustMarshal(t, claimVolume("v00000", testClaim("a3", "n2", ModeRead, messages.CSIAccessSingleNodeWriter)))))
 			require.ErrorIs(t, res.(error), ErrClaimConflict, "and with their slots")
 		})
 	}

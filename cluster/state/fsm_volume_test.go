@@ -14,7 +14,7 @@ import (
 func claimedHarness(t *testing.T) *harness {
 	h := newHarness(t)
 	require.Nil(t, h.apply(registerVolume(testVolume("v", false))))
-	require.Nil(t, h.apply(claimVolume("v", testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter))))
+	require.Nil(t, h.apply(claimVolume("v", testClaim("a1", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter))))
 	return h
 }
 
@@ -24,14 +24,14 @@ func TestRegisterVolume(t *testing.T) {
 	external := testVolume("v", false)
 	external.ExternalID = "ext-new"
 	narrowed := testVolume("v", false)
-	narrowed.RequestedCapabilities = []*messages.CSIVolumeCapability{{AccessMode: AccessMultiNodeReader, AttachmentMode: AttachFilesystem}}
+	narrowed.RequestedCapabilities = []*messages.CSIVolumeCapability{{AccessMode: messages.CSIAccessMultiNodeReader, AttachmentMode: messages.CSIAttachFileSystem}}
 	resized := testVolume("v", false)
 	resized.Parameters = map[string]string{"tier": "fast"}
 	noID := testVolume("", false)
 	noPlugin := testVolume("v", false)
 	noPlugin.PluginID = ""
 	badCap := testVolume("v", false)
-	badCap.RequestedCapabilities = []*messages.CSIVolumeCapability{{AccessMode: "any", AttachmentMode: AttachFilesystem}}
+	badCap.RequestedCapabilities = []*messages.CSIVolumeCapability{{AccessMode: "any", AttachmentMode: messages.CSIAttachFileSystem}}
 	elsewhere := testVolume("v", false)
 	elsewhere.Namespace = "prod"
 	tests := []struct {
@@ -57,7 +57,7 @@ func TestRegisterVolume(t *testing.T) {
 			first.Capacity = 1 << 30
 			require.Nil(t, h.apply(registerVolume(first)))
 			if tt.claimed {
-				require.Nil(t, h.apply(claimVolume("v", testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter))))
+				require.Nil(t, h.apply(claimVolume("v", testClaim("a1", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter))))
 			}
 			before := h.snap().CSIVolumeByID("default", "v")
 			events := len(h.events)
@@ -93,8 +93,8 @@ func TestRegisterNewVolume(t *testing.T) {
 	require.Nil(t, h.apply(upsertPlugins("n1", nil, []*messages.CSIInfo{testInstance("hostpath", true)})))
 	v := testVolume("v", true)
 	v.Namespace = ""
-	v.Claims = []*messages.CSIVolumeClaim{testClaim("ghost", "n1", ModeRead, AccessMultiNodeReader)}
-	v.AccessMode, v.Schedulable = AccessMultiNodeReader, false
+	v.Claims = []*messages.CSIVolumeClaim{testClaim("ghost", "n1", ModeRead, messages.CSIAccessMultiNodeReader)}
+	v.AccessMode, v.Schedulable = messages.CSIAccessMultiNodeReader, false
 	require.Nil(t, h.apply(registerVolume(v)))
 
 	require.Nil(t, h.snap().CSIVolumeByID("", "v"))
@@ -156,13 +156,13 @@ func TestClaimVolumeCommand(t *testing.T) {
 		claims  int
 		changed bool
 	}{
-		{"a reader on the same node", testClaim("a2", "n1", ModeRead, AccessSingleNodeWriter), "v", nil, 2, true},
-		{"same claim again is idempotent", testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter), "v", nil, 1, false},
-		{"second writer conflicts", testClaim("a2", "n1", ModeWrite, AccessSingleNodeWriter), "v", ErrClaimConflict, 1, false},
-		{"other node conflicts", testClaim("a2", "n2", ModeRead, AccessSingleNodeWriter), "v", ErrClaimConflict, 1, false},
-		{"other modes", testClaim("a2", "n1", ModeRead, AccessMultiNodeReader), "v", ErrModeMismatch, 1, false},
-		{"invalid claim", testClaim("", "n1", ModeRead, AccessSingleNodeWriter), "v", ErrInvalidClaim, 1, false},
-		{"unknown volume", testClaim("a2", "n1", ModeRead, AccessSingleNodeWriter), "w", ErrVolumeNotFound, 1, false},
+		{"a reader on the same node", testClaim("a2", "n1", ModeRead, messages.CSIAccessSingleNodeWriter), "v", nil, 2, true},
+		{"same claim again is idempotent", testClaim("a1", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter), "v", nil, 1, false},
+		{"second writer conflicts", testClaim("a2", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter), "v", ErrClaimConflict, 1, false},
+		{"other node conflicts", testClaim("a2", "n2", ModeRead, messages.CSIAccessSingleNodeWriter), "v", ErrClaimConflict, 1, false},
+		{"other modes", testClaim("a2", "n1", ModeRead, messages.CSIAccessMultiNodeReader), "v", ErrModeMismatch, 1, false},
+		{"invalid claim", testClaim("", "n1", ModeRead, messages.CSIAccessSingleNodeWriter), "v", ErrInvalidClaim, 1, false},
+		{"unknown volume", testClaim("a2", "n1", ModeRead, messages.CSIAccessSingleNodeWriter), "w", ErrVolumeNotFound, 1, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,7 +194,7 @@ func TestClaimVolumeCommand(t *testing.T) {
 
 func TestClaimConflictNamesTheHolder(t *testing.T) {
 	h := claimedHarness(t)
-	res := h.apply(claimVolume("v", testClaim("a2", "n1", ModeWrite, AccessSingleNodeWriter)))
+	res := h.apply(claimVolume("v", testClaim("a2", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter)))
 	var ce *ClaimConflictError
 	require.ErrorAs(t, res.(error), &ce)
 	require.Equal(t, ClaimConflictError{VolumeID: "v", AllocID: "a1", NodeID: "n1",
@@ -203,7 +203,7 @@ func TestClaimConflictNamesTheHolder(t *testing.T) {
 
 func TestUpdateClaimStateInOrder(t *testing.T) {
 	h := claimedHarness(t)
-	require.Nil(t, h.apply(claimVolume("v", testClaim("a2", "n1", ModeRead, AccessSingleNodeWriter))))
+	require.Nil(t, h.apply(claimVolume("v", testClaim("a2", "n1", ModeRead, messages.CSIAccessSingleNodeWriter))))
 	publish := &messages.Command{Time: testNow + 1, Cmd: &messages.Command_UpdateClaimState{UpdateClaimState: &messages.UpdateClaimState{
 		VolumeID: "v", AllocationID: "a1", State: "taken", PublishContext: map[string]string{"dev": "/dev/xvdf"}, ControllerPublished: true}}}
 	require.Nil(t, h.apply(publish))
@@ -243,7 +243,7 @@ func TestUpdateClaimStateInOrder(t *testing.T) {
 		require.True(t, got.Claims[0].ControllerPublished, "kept along the way")
 	}
 	vol = h.snap().CSIVolumeByID("default", "v")
-	require.Equal(t, AccessSingleNodeWriter, vol.AccessMode, "a2 still uses the volume")
+	require.Equal(t, messages.CSIAccessSingleNodeWriter, vol.AccessMode, "a2 still uses the volume")
 
 	for _, st := range []ClaimState{ClaimUnpublishing, ClaimNodeDetached, ClaimControllerDetached, ClaimFreed} {
 		require.Nil(t, h.apply(updateClaim("v", "a2", st)))

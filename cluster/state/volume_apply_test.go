@@ -11,12 +11,12 @@ import (
 
 func TestApplyClaimAndUpdateState(t *testing.T) {
 	vol := testVolume("v", true)
-	claim := testClaim("a1", "n1", ModeRead, AccessMultiNodeReader)
+	claim := testClaim("a1", "n1", ModeRead, messages.CSIAccessMultiNodeReader)
 	claim.State = ClaimNodeDetached.String() // ignored: a new claim is taken
 	require.NoError(t, ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: claim}, 7))
 	require.Equal(t, "taken", vol.Claims[0].GetState())
 	require.EqualValues(t, 7, vol.Claims[0].GetUpdatedAt())
-	require.Equal(t, AccessMultiNodeReader, vol.GetAccessMode())
+	require.Equal(t, messages.CSIAccessMultiNodeReader, vol.GetAccessMode())
 	require.NotSame(t, claim, vol.Claims[0], "the command's claim is copied")
 
 	require.NoError(t, ApplyUpdateClaimState(vol, &messages.UpdateClaimState{AllocationID: "a1", State: "unpublishing",
@@ -37,12 +37,12 @@ func TestApplyClaimAndUpdateState(t *testing.T) {
 
 func TestApplyClaimVolumeIsIdempotent(t *testing.T) {
 	vol := testVolume("v", true)
-	require.NoError(t, ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter)}, 5))
+	require.NoError(t, ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter)}, 5))
 	require.NoError(t, ApplyUpdateClaimState(vol, &messages.UpdateClaimState{AllocationID: "a1", State: "taken",
 		PublishContext: map[string]string{"dev": "/dev/xvdf"}, ControllerPublished: true}, 6))
 	before := proto.Clone(vol)
 
-	require.NoError(t, ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter)}, 8))
+	require.NoError(t, ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter)}, 8))
 	require.True(t, proto.Equal(before, vol), "the allocation's claim is kept as it was")
 }
 
@@ -54,13 +54,13 @@ func TestApplyRefusalsChangeNothing(t *testing.T) {
 		want   error
 	}{
 		{"second writer", "taken", func(v *messages.CSIVolume) error {
-			return ApplyClaimVolume(v, &messages.ClaimVolume{Claim: testClaim("a2", "n1", ModeWrite, AccessSingleNodeWriter)}, 1)
+			return ApplyClaimVolume(v, &messages.ClaimVolume{Claim: testClaim("a2", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter)}, 1)
 		}, ErrClaimConflict},
 		{"no claim", "taken", func(v *messages.CSIVolume) error {
 			return ApplyClaimVolume(v, &messages.ClaimVolume{}, 1)
 		}, ErrInvalidClaim},
 		{"same alloc while releasing", "unpublishing", func(v *messages.CSIVolume) error {
-			return ApplyClaimVolume(v, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter)}, 1)
+			return ApplyClaimVolume(v, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter)}, 1)
 		}, ErrClaimReleasing},
 		{"unknown state", "taken", func(v *messages.CSIVolume) error {
 			return ApplyUpdateClaimState(v, &messages.UpdateClaimState{AllocationID: "a1", State: "lost"}, 1)
@@ -84,7 +84,7 @@ func TestApplyRefusalsChangeNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			vol := testVolume("v", false)
-			require.NoError(t, ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter)}, 0))
+			require.NoError(t, ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter)}, 0))
 			vol.Claims[0].State = tt.stored
 			before := proto.Clone(vol)
 			err := tt.apply(vol)
@@ -113,7 +113,7 @@ func TestCheckVolumeUnused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			vol := testVolume("v", false)
 			for i, st := range tt.states {
-				c := testClaim(string(rune('a'+i)), "n1", ModeRead, AccessMultiNodeReader)
+				c := testClaim(string(rune('a'+i)), "n1", ModeRead, messages.CSIAccessMultiNodeReader)
 				c.State = st
 				vol.Claims = append(vol.Claims, c)
 			}

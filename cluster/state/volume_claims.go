@@ -6,47 +6,32 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// CSI access modes, as Nomad spells them.
-const (
-	AccessSingleNodeReader      = messages.CSIAccessSingleNodeReader
-	AccessSingleNodeWriter      = messages.CSIAccessSingleNodeWriter
-	AccessMultiNodeReader       = messages.CSIAccessMultiNodeReader
-	AccessMultiNodeSingleWriter = messages.CSIAccessMultiNodeSingleWriter
-	AccessMultiNodeMultiWriter  = messages.CSIAccessMultiNodeMultiWriter
-)
-
-// CSI attachment modes, as Nomad spells them.
-const (
-	AttachFilesystem  = messages.CSIAttachFileSystem
-	AttachBlockDevice = messages.CSIAttachBlockDevice
-)
-
 // Claim modes: which slot a volume claim takes.
 const (
 	ModeRead  = "read"
 	ModeWrite = "write"
 )
 
-// accessRule is what an access mode allows: whether every claim must sit
-// on one node, and how many writers (-1: any number).
+// accessRule is what an access mode (messages.CSIAccess*) allows: whether
+// every claim must sit on one node, and how many writers (-1: any number).
 type accessRule struct {
 	singleNode bool
 	maxWriters int
 }
 
 var accessRules = map[string]accessRule{
-	AccessSingleNodeReader:      {singleNode: true, maxWriters: 0},
-	AccessSingleNodeWriter:      {singleNode: true, maxWriters: 1},
-	AccessMultiNodeReader:       {singleNode: false, maxWriters: 0},
-	AccessMultiNodeSingleWriter: {singleNode: false, maxWriters: 1},
-	AccessMultiNodeMultiWriter:  {singleNode: false, maxWriters: -1},
+	messages.CSIAccessSingleNodeReader:      {singleNode: true, maxWriters: 0},
+	messages.CSIAccessSingleNodeWriter:      {singleNode: true, maxWriters: 1},
+	messages.CSIAccessMultiNodeReader:       {singleNode: false, maxWriters: 0},
+	messages.CSIAccessMultiNodeSingleWriter: {singleNode: false, maxWriters: 1},
+	messages.CSIAccessMultiNodeMultiWriter:  {singleNode: false, maxWriters: -1},
 }
 
 // AccessModes lists every access mode, from the most to the least
 // restrictive.
 func AccessModes() []string {
-	return []string{AccessSingleNodeReader, AccessSingleNodeWriter, AccessMultiNodeReader,
-		AccessMultiNodeSingleWriter, AccessMultiNodeMultiWriter}
+	return []string{messages.CSIAccessSingleNodeReader, messages.CSIAccessSingleNodeWriter, messages.CSIAccessMultiNodeReader,
+		messages.CSIAccessMultiNodeSingleWriter, messages.CSIAccessMultiNodeMultiWriter}
 }
 
 // Claims is a view of one volume's claims that applies the access-mode
@@ -125,7 +110,7 @@ func knownAccessMode(mode string) bool {
 }
 
 func knownAttachmentMode(mode string) bool {
-	return mode == AttachFilesystem || mode == AttachBlockDevice
+	return mode == messages.CSIAttachFileSystem || mode == messages.CSIAttachBlockDevice
 }
 
 func (c Claims) checkSame(existing, req *messages.CSIVolumeClaim) (*messages.CSIVolumeClaim, error) {

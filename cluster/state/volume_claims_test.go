@@ -21,42 +21,42 @@ func TestAccessModeMatrix(t *testing.T) {
 	cases := []struct {
 		access, existing, req, node, want string
 	}{
-		{AccessSingleNodeReader, r, r, same, ok},
-		{AccessSingleNodeReader, r, r, other, conflict},
-		{AccessSingleNodeReader, r, w, same, readOnly},
-		{AccessSingleNodeReader, r, w, other, readOnly},
+		{messages.CSIAccessSingleNodeReader, r, r, same, ok},
+		{messages.CSIAccessSingleNodeReader, r, r, other, conflict},
+		{messages.CSIAccessSingleNodeReader, r, w, same, readOnly},
+		{messages.CSIAccessSingleNodeReader, r, w, other, readOnly},
 
-		{AccessSingleNodeWriter, r, r, same, ok},
-		{AccessSingleNodeWriter, r, r, other, conflict},
-		{AccessSingleNodeWriter, r, w, same, ok},
-		{AccessSingleNodeWriter, r, w, other, conflict},
-		{AccessSingleNodeWriter, w, r, same, ok},
-		{AccessSingleNodeWriter, w, r, other, conflict},
-		{AccessSingleNodeWriter, w, w, same, conflict},
-		{AccessSingleNodeWriter, w, w, other, conflict},
+		{messages.CSIAccessSingleNodeWriter, r, r, same, ok},
+		{messages.CSIAccessSingleNodeWriter, r, r, other, conflict},
+		{messages.CSIAccessSingleNodeWriter, r, w, same, ok},
+		{messages.CSIAccessSingleNodeWriter, r, w, other, conflict},
+		{messages.CSIAccessSingleNodeWriter, w, r, same, ok},
+		{messages.CSIAccessSingleNodeWriter, w, r, other, conflict},
+		{messages.CSIAccessSingleNodeWriter, w, w, same, conflict},
+		{messages.CSIAccessSingleNodeWriter, w, w, other, conflict},
 
-		{AccessMultiNodeReader, r, r, same, ok},
-		{AccessMultiNodeReader, r, r, other, ok},
-		{AccessMultiNodeReader, r, w, same, readOnly},
-		{AccessMultiNodeReader, r, w, other, readOnly},
+		{messages.CSIAccessMultiNodeReader, r, r, same, ok},
+		{messages.CSIAccessMultiNodeReader, r, r, other, ok},
+		{messages.CSIAccessMultiNodeReader, r, w, same, readOnly},
+		{messages.CSIAccessMultiNodeReader, r, w, other, readOnly},
 
-		{AccessMultiNodeSingleWriter, r, r, same, ok},
-		{AccessMultiNodeSingleWriter, r, r, other, ok},
-		{AccessMultiNodeSingleWriter, r, w, same, ok},
-		{AccessMultiNodeSingleWriter, r, w, other, ok},
-		{AccessMultiNodeSingleWriter, w, r, same, ok},
-		{AccessMultiNodeSingleWriter, w, r, other, ok},
-		{AccessMultiNodeSingleWriter, w, w, same, conflict},
-		{AccessMultiNodeSingleWriter, w, w, other, conflict},
+		{messages.CSIAccessMultiNodeSingleWriter, r, r, same, ok},
+		{messages.CSIAccessMultiNodeSingleWriter, r, r, other, ok},
+		{messages.CSIAccessMultiNodeSingleWriter, r, w, same, ok},
+		{messages.CSIAccessMultiNodeSingleWriter, r, w, other, ok},
+		{messages.CSIAccessMultiNodeSingleWriter, w, r, same, ok},
+		{messages.CSIAccessMultiNodeSingleWriter, w, r, other, ok},
+		{messages.CSIAccessMultiNodeSingleWriter, w, w, same, conflict},
+		{messages.CSIAccessMultiNodeSingleWriter, w, w, other, conflict},
 
-		{AccessMultiNodeMultiWriter, r, r, same, ok},
-		{AccessMultiNodeMultiWriter, r, r, other, ok},
-		{AccessMultiNodeMultiWriter, r, w, same, ok},
-		{AccessMultiNodeMultiWriter, r, w, other, ok},
-		{AccessMultiNodeMultiWriter, w, r, same, ok},
-		{AccessMultiNodeMultiWriter, w, r, other, ok},
-		{AccessMultiNodeMultiWriter, w, w, same, ok},
-		{AccessMultiNodeMultiWriter, w, w, other, ok},
+		{messages.CSIAccessMultiNodeMultiWriter, r, r, same, ok},
+		{messages.CSIAccessMultiNodeMultiWriter, r, r, other, ok},
+		{messages.CSIAccessMultiNodeMultiWriter, r, w, same, ok},
+		{messages.CSIAccessMultiNodeMultiWriter, r, w, other, ok},
+		{messages.CSIAccessMultiNodeMultiWriter, w, r, same, ok},
+		{messages.CSIAccessMultiNodeMultiWriter, w, r, other, ok},
+		{messages.CSIAccessMultiNodeMultiWriter, w, w, same, ok},
+		{messages.CSIAccessMultiNodeMultiWriter, w, w, other, ok},
 	}
 	for _, tc := range cases {
 		name := fmt.Sprintf("%s/%s-then-%s/%s", tc.access, tc.existing, tc.req, tc.node)
@@ -84,7 +84,7 @@ func TestAccessModeMatrix(t *testing.T) {
 }
 
 func TestFirstWriterOnReaderOnlyModes(t *testing.T) {
-	for _, access := range []string{AccessSingleNodeReader, AccessMultiNodeReader} {
+	for _, access := range []string{messages.CSIAccessSingleNodeReader, messages.CSIAccessMultiNodeReader} {
 		t.Run(access, func(t *testing.T) {
 			_, err := ClaimsOf(testVolume("v", false)).Check(testClaim("a1", "n1", ModeWrite, access))
 			require.ErrorIs(t, err, ErrVolumeReadOnly)
@@ -94,8 +94,8 @@ func TestFirstWriterOnReaderOnlyModes(t *testing.T) {
 
 func TestConflictMessageNamesVolumeAndHolder(t *testing.T) {
 	vol := testVolume("data-vol", false)
-	require.NoError(t, ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("alloc-holder", "n1", ModeWrite, AccessSingleNodeWriter)}, 0))
-	_, err := ClaimsOf(vol).Check(testClaim("alloc-new", "n1", ModeWrite, AccessSingleNodeWriter))
+	require.NoError(t, ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("alloc-holder", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter)}, 0))
+	_, err := ClaimsOf(vol).Check(testClaim("alloc-new", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter))
 	require.ErrorIs(t, err, ErrClaimConflict)
 	require.ErrorContains(t, err, `volume "data-vol"`)
 	require.ErrorContains(t, err, `alloc "alloc-holder"`)
@@ -104,19 +104,19 @@ func TestConflictMessageNamesVolumeAndHolder(t *testing.T) {
 
 func TestClaimIsIdempotentPerAllocation(t *testing.T) {
 	vol := testVolume("v", false)
-	first := testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter)
+	first := testClaim("a1", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter)
 	require.NoError(t, ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: first}, 0))
 
-	got, err := ClaimsOf(vol).Check(testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter))
+	got, err := ClaimsOf(vol).Check(testClaim("a1", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter))
 	require.NoError(t, err)
 	require.Same(t, vol.Claims[0], got)
 	require.Equal(t, 1, ClaimsOf(vol).Writers())
 
-	_, err = ClaimsOf(vol).Check(testClaim("a1", "n1", ModeRead, AccessSingleNodeWriter))
+	_, err = ClaimsOf(vol).Check(testClaim("a1", "n1", ModeRead, messages.CSIAccessSingleNodeWriter))
 	require.ErrorIs(t, err, ErrClaimConflict, "same alloc, other mode")
 
 	vol.Claims[0].State = ClaimUnpublishing.String()
-	_, err = ClaimsOf(vol).Check(testClaim("a1", "n1", ModeWrite, AccessSingleNodeWriter))
+	_, err = ClaimsOf(vol).Check(testClaim("a1", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter))
 	require.ErrorIs(t, err, ErrClaimReleasing)
 }
 
@@ -124,34 +124,34 @@ func TestClaimIsIdempotentPerAllocation(t *testing.T) {
 // next writer; once freed, the slot is open.
 func TestSlotHeldUntilFreed(t *testing.T) {
 	vol := testVolume("v", false)
-	require.NoError(t, ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeWrite, AccessMultiNodeSingleWriter)}, 0))
+	require.NoError(t, ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeWrite, messages.CSIAccessMultiNodeSingleWriter)}, 0))
 	for _, st := range []ClaimState{ClaimUnpublishing, ClaimNodeDetached, ClaimControllerDetached} {
 		require.NoError(t, ApplyUpdateClaimState(vol, &messages.UpdateClaimState{AllocationID: "a1", State: st.String()}, 0))
-		_, err := ClaimsOf(vol).Check(testClaim("a2", "n2", ModeWrite, AccessMultiNodeSingleWriter))
+		_, err := ClaimsOf(vol).Check(testClaim("a2", "n2", ModeWrite, messages.CSIAccessMultiNodeSingleWriter))
 		require.ErrorIs(t, err, ErrClaimConflict, st.String())
 	}
 	require.NoError(t, ApplyUpdateClaimState(vol, &messages.UpdateClaimState{AllocationID: "a1", State: ClaimFreed.String()}, 0))
 	require.Empty(t, vol.AccessMode, "modes in use cleared with the last claim")
-	_, err := ClaimsOf(vol).Check(testClaim("a2", "n2", ModeWrite, AccessMultiNodeSingleWriter))
+	_, err := ClaimsOf(vol).Check(testClaim("a2", "n2", ModeWrite, messages.CSIAccessMultiNodeSingleWriter))
 	require.NoError(t, err)
 }
 
 func TestClaimModesAndValidation(t *testing.T) {
 	vol := testVolume("v", false)
-	vol.RequestedCapabilities = []*messages.CSIVolumeCapability{{AccessMode: AccessSingleNodeWriter, AttachmentMode: AttachFilesystem}}
+	vol.RequestedCapabilities = []*messages.CSIVolumeCapability{{AccessMode: messages.CSIAccessSingleNodeWriter, AttachmentMode: messages.CSIAttachFileSystem}}
 	cases := []struct {
 		name string
 		req  *messages.CSIVolumeClaim
 		want error
 	}{
-		{"no alloc", testClaim("", "n1", ModeRead, AccessSingleNodeWriter), ErrInvalidClaim},
-		{"no node", testClaim("a", "", ModeRead, AccessSingleNodeWriter), ErrInvalidClaim},
-		{"bad mode", testClaim("a", "n1", "rw", AccessSingleNodeWriter), ErrInvalidClaim},
+		{"no alloc", testClaim("", "n1", ModeRead, messages.CSIAccessSingleNodeWriter), ErrInvalidClaim},
+		{"no node", testClaim("a", "", ModeRead, messages.CSIAccessSingleNodeWriter), ErrInvalidClaim},
+		{"bad mode", testClaim("a", "n1", "rw", messages.CSIAccessSingleNodeWriter), ErrInvalidClaim},
 		{"bad access", testClaim("a", "n1", ModeRead, "any"), ErrInvalidClaim},
 		{"bad attachment", &messages.CSIVolumeClaim{AllocationID: "a", NodeID: "n1", Mode: ModeRead,
-			AccessMode: AccessSingleNodeWriter, AttachmentMode: "nfs"}, ErrInvalidClaim},
-		{"capability not requested", testClaim("a", "n1", ModeRead, AccessMultiNodeReader), ErrUnsupportedCapability},
-		{"fits", testClaim("a", "n1", ModeRead, AccessSingleNodeWriter), nil},
+			AccessMode: messages.CSIAccessSingleNodeWriter, AttachmentMode: "nfs"}, ErrInvalidClaim},
+		{"capability not requested", testClaim("a", "n1", ModeRead, messages.CSIAccessMultiNodeReader), ErrUnsupportedCapability},
+		{"fits", testClaim("a", "n1", ModeRead, messages.CSIAccessSingleNodeWriter), nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,13 +167,13 @@ func TestClaimModesAndValidation(t *testing.T) {
 
 func TestClaimMustMatchModesInUse(t *testing.T) {
 	vol := testVolume("v", false)
-	require.NoError(t, ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeRead, AccessMultiNodeMultiWriter)}, 0))
-	require.Equal(t, AccessMultiNodeMultiWriter, vol.GetAccessMode())
-	require.Equal(t, AttachFilesystem, vol.GetAttachmentMode())
-	_, err := ClaimsOf(vol).Check(testClaim("a2", "n1", ModeRead, AccessMultiNodeReader))
+	require.NoError(t, ApplyClaimVolume(vol, &messages.ClaimVolume{Claim: testClaim("a1", "n1", ModeRead, messages.CSIAccessMultiNodeMultiWriter)}, 0))
+	require.Equal(t, messages.CSIAccessMultiNodeMultiWriter, vol.GetAccessMode())
+	require.Equal(t, messages.CSIAttachFileSystem, vol.GetAttachmentMode())
+	_, err := ClaimsOf(vol).Check(testClaim("a2", "n1", ModeRead, messages.CSIAccessMultiNodeReader))
 	require.ErrorIs(t, err, ErrModeMismatch)
-	block := testClaim("a3", "n1", ModeRead, AccessMultiNodeMultiWriter)
-	block.AttachmentMode = AttachBlockDevice
+	block := testClaim("a3", "n1", ModeRead, messages.CSIAccessMultiNodeMultiWriter)
+	block.AttachmentMode = messages.CSIAttachBlockDevice
 	vol.RequestedCapabilities = nil // a volume without capabilities accepts any
 	_, err = ClaimsOf(vol).Check(block)
 	require.ErrorIs(t, err, ErrModeMismatch)

@@ -10,14 +10,14 @@ func testVolume(id string, controllerRequired bool) *messages.CSIVolume {
 		PluginID: "hostpath", ControllerRequired: controllerRequired, Schedulable: true}
 	for _, mode := range AccessModes() {
 		v.RequestedCapabilities = append(v.RequestedCapabilities,
-			&messages.CSIVolumeCapability{AccessMode: mode, AttachmentMode: AttachFilesystem})
+			&messages.CSIVolumeCapability{AccessMode: mode, AttachmentMode: messages.CSIAttachFileSystem})
 	}
 	return v
 }
 
 func testClaim(alloc, node, mode, access string) *messages.CSIVolumeClaim {
 	return &messages.CSIVolumeClaim{AllocationID: alloc, NodeID: node, ExternalNodeID: "ext-" + node,
-		Mode: mode, AccessMode: access, AttachmentMode: AttachFilesystem}
+		Mode: mode, AccessMode: access, AttachmentMode: messages.CSIAttachFileSystem}
 }
 
 func testInstance(pluginID string, healthy bool) *messages.CSIInfo {

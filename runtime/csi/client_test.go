@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/csi"
 	"github.com/troupe-dev/troupe/runtime/csi/hostpath"
 	"google.golang.org/grpc/codes"
 )
 
-var rwfs = &csi.VolumeCapability{AccessMode: csi.AccessModeSingleNodeWriter,
-	AttachmentMode: csi.AttachmentModeFilesystem, MountFlags: []string{"noatime"}}
+var rwfs = &csi.VolumeCapability{AccessMode: messages.CSIAccessSingleNodeWriter,
+	AttachmentMode: messages.CSIAttachFileSystem, MountFlags: []string{"noatime"}}
 
 // testCtx bounds a test's calls.
 func testCtx(t *testing.T) context.Context {
@@ -178,7 +179,7 @@ func TestPluginErrorsAreClassified(t *testing.T) {
 	_, err = c.ControllerPublish(ctx, &csi.PublishRequest{VolumeID: "unknown", NodeID: "node-1", Capability: rwfs})
 	require.True(t, csi.IsNotFound(err))
 
-	block := &csi.VolumeCapability{AccessMode: csi.AccessModeSingleNodeWriter, AttachmentMode: csi.AttachmentModeBlockDevice}
+	block := &csi.VolumeCapability{AccessMode: messages.CSIAccessSingleNodeWriter, AttachmentMode: messages.CSIAttachBlockDevice}
 	_, err = c.CreateVolume(ctx, &csi.CreateRequest{Name: "b", Capabilities: []*csi.VolumeCapability{block}})
 	require.Equal(t, codes.InvalidArgument, csi.Code(err))
 	require.False(t, csi.IsRetryable(err))
@@ -188,7 +189,7 @@ func TestPluginErrorsAreClassified(t *testing.T) {
 func TestClientValidatesBeforeCalling(t *testing.T) {
 	ctx := testCtx(t)
 	p, c, _ := startPlugin(t, hostpath.Config{})
-	bad := &csi.VolumeCapability{AccessMode: "single-node", AttachmentMode: csi.AttachmentModeFilesystem}
+	bad := &csi.VolumeCapability{AccessMode: "single-node", AttachmentMode: messages.CSIAttachFileSystem}
 	cases := []struct {
 		name string
 		call func() error

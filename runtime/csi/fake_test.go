@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/troupe-dev/troupe/messages"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
-var rwfs = &VolumeCapability{AccessMode: AccessModeSingleNodeWriter, AttachmentMode: AttachmentModeFilesystem}
+var rwfs = &VolumeCapability{AccessMode: messages.CSIAccessSingleNodeWriter, AttachmentMode: messages.CSIAttachFileSystem}
 
 func TestFakeLifecycleCountsAndOrder(t *testing.T) {
 	ctx := context.Background()
@@ -117,7 +118,7 @@ func TestFakeValidates(t *testing.T) {
 	err := f.NodeUnpublish(ctx, "", "/t")
 	require.ErrorIs(t, err, ErrInvalidRequest)
 	_, err = f.ControllerPublish(ctx, &PublishRequest{VolumeID: "v", NodeID: "n",
-		Capability: &VolumeCapability{AccessMode: "rw", AttachmentMode: AttachmentModeFilesystem}})
+		Capability: &VolumeCapability{AccessMode: "rw", AttachmentMode: messages.CSIAttachFileSystem}})
 	require.ErrorIs(t, err, ErrUnknownAccessMode)
 	_, err = f.ControllerExpand(ctx, "missing", 10, nil)
 	require.True(t, IsNotFound(err))

@@ -9,27 +9,27 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// Access modes, as Nomad spells them in volume specs and job files.
+// The access and attachment modes are messages' (messages.CSIAccess*,
+// messages.CSIAttach*, as Nomad spells them in volume specs and job files).
+//
+// Deprecated: use messages' constants; these aliases stay only while
+// actors/alloc's tests still name them.
 const (
 	AccessModeSingleNodeReader      = messages.CSIAccessSingleNodeReader
 	AccessModeSingleNodeWriter      = messages.CSIAccessSingleNodeWriter
 	AccessModeMultiNodeReader       = messages.CSIAccessMultiNodeReader
 	AccessModeMultiNodeSingleWriter = messages.CSIAccessMultiNodeSingleWriter
 	AccessModeMultiNodeMultiWriter  = messages.CSIAccessMultiNodeMultiWriter
-)
-
-// Attachment modes, as Nomad spells them.
-const (
-	AttachmentModeFilesystem  = messages.CSIAttachFileSystem
-	AttachmentModeBlockDevice = messages.CSIAttachBlockDevice
+	AttachmentModeFilesystem        = messages.CSIAttachFileSystem
+	AttachmentModeBlockDevice       = messages.CSIAttachBlockDevice
 )
 
 var accessModes = map[string]csipb.VolumeCapability_AccessMode_Mode{
-	AccessModeSingleNodeReader:      csipb.VolumeCapability_AccessMode_SINGLE_NODE_READER_ONLY,
-	AccessModeSingleNodeWriter:      csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER,
-	AccessModeMultiNodeReader:       csipb.VolumeCapability_AccessMode_MULTI_NODE_READER_ONLY,
-	AccessModeMultiNodeSingleWriter: csipb.VolumeCapability_AccessMode_MULTI_NODE_SINGLE_WRITER,
-	AccessModeMultiNodeMultiWriter:  csipb.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER,
+	messages.CSIAccessSingleNodeReader:      csipb.VolumeCapability_AccessMode_SINGLE_NODE_READER_ONLY,
+	messages.CSIAccessSingleNodeWriter:      csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER,
+	messages.CSIAccessMultiNodeReader:       csipb.VolumeCapability_AccessMode_MULTI_NODE_READER_ONLY,
+	messages.CSIAccessMultiNodeSingleWriter: csipb.VolumeCapability_AccessMode_MULTI_NODE_SINGLE_WRITER,
+	messages.CSIAccessMultiNodeMultiWriter:  csipb.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER,
 }
 
 // AccessModes lists every access mode troupe knows, sorted.
@@ -37,7 +37,7 @@ func AccessModes() []string { return sortedKeys(accessModes) }
 
 // AttachmentModes lists every attachment mode troupe knows, sorted.
 func AttachmentModes() []string {
-	return []string{AttachmentModeBlockDevice, AttachmentModeFilesystem}
+	return []string{messages.CSIAttachBlockDevice, messages.CSIAttachFileSystem}
 }
 
 // AccessModeToCSI maps a troupe access mode to the CSI enum.
@@ -84,10 +84,10 @@ func (c *VolumeCapability) ToCSI() (*csipb.VolumeCapability, error) {
 	}
 	out := &csipb.VolumeCapability{AccessMode: &csipb.VolumeCapability_AccessMode{Mode: mode}}
 	switch c.AttachmentMode {
-	case AttachmentModeFilesystem:
+	case messages.CSIAttachFileSystem:
 		out.AccessType = &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{
 			FsType: c.FSType, MountFlags: slices.Clone(c.MountFlags)}}
-	case AttachmentModeBlockDevice:
+	case messages.CSIAttachBlockDevice:
 		out.AccessType = &csipb.VolumeCapability_Block{Block: &csipb.VolumeCapability_BlockVolume{}}
 	default:
 		return nil, fmt.Errorf("%w %q (want one of %v)", ErrUnknownAttachmentMode,
@@ -108,11 +108,11 @@ func CapabilityFromCSI(c *csipb.VolumeCapability) (*VolumeCapability, error) {
 	out := &VolumeCapability{AccessMode: mode}
 	switch {
 	case c.GetMount() != nil:
-		out.AttachmentMode = AttachmentModeFilesystem
+		out.AttachmentMode = messages.CSIAttachFileSystem
 		out.FSType = c.GetMount().GetFsType()
 		out.MountFlags = slices.Clone(c.GetMount().GetMountFlags())
 	case c.GetBlock() != nil:
-		out.AttachmentMode = AttachmentModeBlockDevice
+		out.AttachmentMode = messages.CSIAttachBlockDevice
 	default:
 		return nil, fmt.Errorf("%w: capability has no access type", ErrUnknownAttachmentMode)
 	}

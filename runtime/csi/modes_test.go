@@ -5,6 +5,7 @@ import (
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/stretchr/testify/require"
+	"github.com/troupe-dev/troupe/messages"
 )
 
 func TestAccessModeMapping(t *testing.T) {
@@ -12,11 +13,11 @@ func TestAccessModeMapping(t *testing.T) {
 		mode string
 		want csipb.VolumeCapability_AccessMode_Mode
 	}{
-		{AccessModeSingleNodeReader, csipb.VolumeCapability_AccessMode_SINGLE_NODE_READER_ONLY},
-		{AccessModeSingleNodeWriter, csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-		{AccessModeMultiNodeReader, csipb.VolumeCapability_AccessMode_MULTI_NODE_READER_ONLY},
-		{AccessModeMultiNodeSingleWriter, csipb.VolumeCapability_AccessMode_MULTI_NODE_SINGLE_WRITER},
-		{AccessModeMultiNodeMultiWriter, csipb.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER},
+		{messages.CSIAccessSingleNodeReader, csipb.VolumeCapability_AccessMode_SINGLE_NODE_READER_ONLY},
+		{messages.CSIAccessSingleNodeWriter, csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
+		{messages.CSIAccessMultiNodeReader, csipb.VolumeCapability_AccessMode_MULTI_NODE_READER_ONLY},
+		{messages.CSIAccessMultiNodeSingleWriter, csipb.VolumeCapability_AccessMode_MULTI_NODE_SINGLE_WRITER},
+		{messages.CSIAccessMultiNodeMultiWriter, csipb.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER},
 	}
 	require.Len(t, AccessModes(), len(cases))
 	for _, tc := range cases {
@@ -39,7 +40,7 @@ func TestUnknownModes(t *testing.T) {
 			require.Contains(t, err.Error(), `"`+mode+`"`)
 		})
 		t.Run("attachment "+mode, func(t *testing.T) {
-			c := &VolumeCapability{AccessMode: AccessModeSingleNodeWriter, AttachmentMode: mode}
+			c := &VolumeCapability{AccessMode: messages.CSIAccessSingleNodeWriter, AttachmentMode: mode}
 			_, err := c.ToCSI()
 			require.ErrorIs(t, err, ErrUnknownAttachmentMode)
 			require.Contains(t, err.Error(), `"`+mode+`"`)
@@ -63,12 +64,12 @@ func TestCapabilityRoundTrip(t *testing.T) {
 		for _, attach := range AttachmentModes() {
 			t.Run(access+"/"+attach, func(t *testing.T) {
 				in := &VolumeCapability{AccessMode: access, AttachmentMode: attach}
-				if attach == AttachmentModeFilesystem {
+				if attach == messages.CSIAttachFileSystem {
 					in.FSType, in.MountFlags = "ext4", []string{"noatime", "ro"}
 				}
 				pc, err := in.ToCSI()
 				require.NoError(t, err)
-				if attach == AttachmentModeBlockDevice {
+				if attach == messages.CSIAttachBlockDevice {
 					require.NotNil(t, pc.GetBlock())
 				} else {
 					require.Equal(t, "ext4", pc.GetMount().GetFsType())
