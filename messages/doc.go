@@ -8,6 +8,12 @@
 // Durations are int64 nanoseconds; times a Nomad client decodes as time.Time
 // are RFC 3339 strings.
 //
+// Beside the generated code sit the hand-written helpers: status.go holds
+// every status value (allocation client and desired statuses, evaluation,
+// node, job and task statuses) as Nomad's API spells them, with the one
+// family of terminal predicates (Allocation.ClientTerminalStatus,
+// ServerTerminalStatus, TerminalStatus; Evaluation.TerminalStatus).
+//
 // Regenerate with `go generate ./messages` (needs protoc and protoc-gen-go;
 // scripts/setup.sh -proto installs them).
 package messages
