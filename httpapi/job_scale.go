@@ -96,7 +96,7 @@ func (s *Server) jobScaleStatus(w http.ResponseWriter, r *http.Request) (any, er
 		}
 		for _, a := range snap.AllocsByJob(job.GetNamespace(), job.GetID()) {
 			st, ok := out.TaskGroups[a.GetTaskGroup()]
-			if !ok || state.AllocTerminal(a) {
+			if !ok || a.TerminalStatus() {
 				continue
 			}
 			st.Placed++
