@@ -136,7 +136,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 // onStarted picks up every evaluation left pending: after a leader change
 // or an agent restart the new scheduler carries on where the old one was.
 func (a *Actor) onStarted(ctx actor.Context) {
-	for _, e := range a.spec.State().EvalsByStatus("pending") {
+	for _, e := range a.spec.State().EvalsByStatus(messages.EvalStatusPending) {
 		a.enqueue(ctx, e.GetID())
 	}
 }
@@ -171,7 +171,7 @@ func (a *Actor) next(ctx actor.Context) {
 func (a *Actor) plan(ctx actor.Context, id string) {
 	view := a.spec.State()
 	eval := view.EvalByID(id)
-	if eval == nil || eval.GetStatus() != "pending" {
+	if eval == nil || eval.GetStatus() != messages.EvalStatusPending {
 		return
 	}
 	now := a.spec.Clock.Now()
@@ -190,7 +190,7 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 		// A bad evaluation (unknown job type, ...) fails for good, visibly.
 		a.log.Error("scheduling failed", "eval", id, "error", err)
 		failed := cloneEval(eval)
-		failed.Status, failed.StatusDescription, failed.ModifyTime = "failed", err.Error(), now.UnixNano()
+		failed.Status, failed.StatusDescription, failed.ModifyTime = messages.EvalStatusFailed, err.Error(), now.UnixNano()
 		a.propose(ctx, &messages.UpsertEvals{Evals: []*messages.Evaluation{failed}})
 		return
 	}
@@ -260,7 +260,7 @@ func (a *Actor) onPlanApplied(ctx actor.Context, m *planApplied) {
 // continuationOf is the ID of plan's continuation evaluation, if any.
 func continuationOf(plan *messages.ApplyPlan) string {
 	for _, e := range plan.GetNewEvals() {
-		if e.GetTriggeredBy() == TriggerQueued && e.GetStatus() == EvalPending {
+		if e.GetTriggeredBy() == TriggerQueued && e.GetStatus() == messages.EvalStatusPending {
 			return e.GetID()
 		}
 	}
@@ -279,7 +279,7 @@ func refusedBackoff(n int) time.Duration {
 func (a *Actor) retry(ctx actor.Context, prev *messages.Evaluation, wait time.Duration) {
 	now := a.spec.Clock.Now()
 	ev := &messages.Evaluation{ID: newID(), Namespace: prev.GetNamespace(), Priority: prev.GetPriority(),
-		Type: prev.GetType(), TriggeredBy: "plan-refused", JobID: prev.GetJobID(), Status: "pending",
+		Type: prev.GetType(), TriggeredBy: "plan-refused", JobID: prev.GetJobID(), Status: messages.EvalStatusPending,
 		PreviousEval: prev.GetID(), CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}
 	if wait > 0 {
 		ev.WaitUntil = now.Add(wait).UnixNano()
