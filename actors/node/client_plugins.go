@@ -34,7 +34,7 @@ func (c *Client) watchPlugins(ctx actor.Context, up *messages.Allocation) {
 				continue
 			}
 			key := a.GetID() + "/" + t.GetName()
-			running := up.GetTaskStates()[t.GetName()].GetState() == "running" && !messages.ClientTerminal(up.GetClientStatus())
+			running := up.GetTaskStates()[t.GetName()].GetState() == messages.TaskStateRunning && !up.ClientTerminalStatus()
 			pid, watched := c.probes[key]
 			switch {
 			case running && !watched:

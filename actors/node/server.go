@@ -226,7 +226,7 @@ func (s *Server) commit(ctx actor.Context, eff Effects) {
 	up := &messages.UpdateNodeStatus{NodeID: s.spec.NodeID, Status: eff.NewStatus, StatusDescription: eff.StatusDescription}
 	for _, a := range view.AllocsByNode(s.spec.NodeID) {
 		key := a.GetNamespace() + "/" + a.GetJobID()
-		if seen[key] || messages.ClientTerminal(a.GetClientStatus()) {
+		if seen[key] || a.ClientTerminalStatus() {
 			continue
 		}
 		seen[key] = true
@@ -242,8 +242,8 @@ func (s *Server) commit(ctx actor.Context, eff Effects) {
 		// knows; the client's next report (after it reconnects) says again.
 		unknown := &messages.UpdateAllocsFromClient{}
 		for _, a := range view.AllocsByNode(s.spec.NodeID) {
-			if !messages.ClientTerminal(a.GetClientStatus()) && a.GetDesiredStatus() == "run" {
-				unknown.Allocs = append(unknown.Allocs, &messages.Allocation{ID: a.GetID(), ClientStatus: "unknown",
+			if !a.ClientTerminalStatus() && a.GetDesiredStatus() == messages.AllocDesiredStatusRun {
+				unknown.Allocs = append(unknown.Allocs, &messages.Allocation{ID: a.GetID(), ClientStatus: messages.AllocClientStatusUnknown,
 					ClientDescription: "node " + s.spec.NodeID + " is disconnected", ModifyTime: now})
 			}
 		}
@@ -300,7 +300,7 @@ func (s *Server) push(ctx actor.Context, index uint64) {
 	}
 	out := &messages.SetClientAllocs{NodeID: s.spec.NodeID, Index: index}
 	for _, a := range view.AllocsByNode(s.spec.NodeID) {
-		if messages.ClientTerminal(a.GetClientStatus()) {
+		if a.ClientTerminalStatus() {
 			continue
 		}
 		c := proto.Clone(a).(*messages.Allocation)
