@@ -10,12 +10,6 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// Node statuses the claim rules look at (actors/node spells them).
-const (
-	nodeDown         = "down"
-	nodeDisconnected = "disconnected"
-)
-
 // onEvent routes what the FSM applied: volume changes to the volume
 // actors, plugin and node changes to the controller actors; then it
 // applies the claim rules to every volume in use.
@@ -95,12 +89,12 @@ func ClaimRule(c *messages.CSIVolumeClaim, alloc *messages.Allocation, node *mes
 	if st != StateTaken.String() && st != StateUnpublishing.String() {
 		return nil
 	}
-	down := node == nil || node.GetStatus() == nodeDown
-	cutOff := down || node.GetStatus() == nodeDisconnected
-	if down || alloc == nil || (alloc.GetClientStatus() == "lost" && cutOff) {
+	down := node == nil || node.GetStatus() == messages.NodeStatusDown
+	cutOff := down || node.GetStatus() == messages.NodeStatusDisconnected
+	if down || alloc == nil || (alloc.GetClientStatus() == messages.AllocClientStatusLost && cutOff) {
 		return NodeAbandoned{AllocID: c.GetAllocationID()}
 	}
-	if st == StateTaken.String() && messages.ClientTerminal(alloc.GetClientStatus()) {
+	if st == StateTaken.String() && alloc.ClientTerminalStatus() {
 		return ReleaseRequested{AllocID: c.GetAllocationID()}
 	}
 	return nil
@@ -115,14 +109,14 @@ func ClaimRule(c *messages.CSIVolumeClaim, alloc *messages.Allocation, node *mes
 // mid-way.
 func DetachInputs(vol *messages.CSIVolume, nodeID string, view StateView) []Input {
 	node := view.NodeByID(nodeID)
-	down := node == nil || node.GetStatus() == nodeDown
+	down := node == nil || node.GetStatus() == messages.NodeStatusDown
 	var out []Input
 	for _, c := range vol.GetClaims() {
 		if c.GetNodeID() != nodeID {
 			continue
 		}
 		alloc := view.AllocByID(c.GetAllocationID())
-		terminal := alloc == nil || messages.ClientTerminal(alloc.GetClientStatus())
+		terminal := alloc == nil || alloc.ClientTerminalStatus()
 		switch st := c.GetState(); {
 		case st == StateNodeDetached.String():
 			out = append(out, RetryDue{AllocID: c.GetAllocationID()})
