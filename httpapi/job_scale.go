@@ -100,7 +100,7 @@ func (s *Server) jobScaleStatus(w http.ResponseWriter, r *http.Request) (any, er
 				continue
 			}
 			st.Placed++
-			if a.GetClientStatus() == "running" {
+			if a.GetClientStatus() == messages.AllocClientStatusRunning {
 				st.Running++
 			}
 			out.TaskGroups[a.GetTaskGroup()] = st
