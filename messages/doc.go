@@ -12,7 +12,9 @@
 // every status value (allocation client and desired statuses, evaluation,
 // node, job and task statuses) as Nomad's API spells them, with the one
 // family of terminal predicates (Allocation.ClientTerminalStatus,
-// ServerTerminalStatus, TerminalStatus; Evaluation.TerminalStatus).
+// ServerTerminalStatus, TerminalStatus; Evaluation.TerminalStatus);
+// claim_state.go the ClaimState enum of a volume claim, read and written
+// through CSIVolumeClaim.ClaimState and SetClaimState.
 //
 // Regenerate with `go generate ./messages` (needs protoc and protoc-gen-go;
 // scripts/setup.sh -proto installs them).

@@ -85,8 +85,8 @@ func (m *Manager) applyRules(ctx actor.Context, view StateView) {
 //     client-terminal: the claim starts unpublishing and waits for the
 //     node's report.
 func ClaimRule(c *messages.CSIVolumeClaim, alloc *messages.Allocation, node *messages.Node) Input {
-	st := c.GetState()
-	if st != StateTaken.String() && st != StateUnpublishing.String() {
+	st := c.ClaimState()
+	if st != StateTaken && st != StateUnpublishing {
 		return nil
 	}
 	down := node == nil || node.GetStatus() == messages.NodeStatusDown
@@ -94,7 +94,7 @@ func ClaimRule(c *messages.CSIVolumeClaim, alloc *messages.Allocation, node *mes
 	if down || alloc == nil || (alloc.GetClientStatus() == messages.AllocClientStatusLost && cutOff) {
 		return NodeAbandoned{AllocID: c.GetAllocationID()}
 	}
-	if st == StateTaken.String() && alloc.ClientTerminalStatus() {
+	if st == StateTaken && alloc.ClientTerminalStatus() {
 		return ReleaseRequested{AllocID: c.GetAllocationID()}
 	}
 	return nil
@@ -117,13 +117,13 @@ func DetachInputs(vol *messages.CSIVolume, nodeID string, view StateView) []Inpu
 		}
 		alloc := view.AllocByID(c.GetAllocationID())
 		terminal := alloc == nil || alloc.ClientTerminalStatus()
-		switch st := c.GetState(); {
-		case st == StateNodeDetached.String():
+		switch st := c.ClaimState(); {
+		case st == StateNodeDetached:
 			out = append(out, RetryDue{AllocID: c.GetAllocationID()})
-		case !terminal || (st != StateTaken.String() && st != StateUnpublishing.String()):
+		case !terminal || (st != StateTaken && st != StateUnpublishing):
 		case down:
 			out = append(out, NodeAbandoned{AllocID: c.GetAllocationID()})
-		case st == StateTaken.String():
+		case st == StateTaken:
 			out = append(out, ReleaseRequested{AllocID: c.GetAllocationID()})
 		}
 	}

@@ -21,7 +21,8 @@ func (s *VolumeState) onClaim(e *Effects, req *messages.CSIVolumeClaim) error {
 		return nil
 	}
 	c := proto.Clone(req).(*messages.CSIVolumeClaim)
-	c.State, c.PublishContext, c.ControllerPublished, c.NodeAbandoned = StateTaken.String(), nil, false, false
+	c.SetClaimState(StateTaken)
+	c.PublishContext, c.ControllerPublished, c.NodeAbandoned = nil, false, false
 	if s.vol.GetControllerRequired() {
 		if sib := s.publishedSibling(c); sib != nil {
 			c.ControllerPublished, c.PublishContext = true, cloneContext(sib.GetPublishContext())
@@ -51,7 +52,7 @@ func (s *VolumeState) answerOrPublish(e *Effects, c *messages.CSIVolumeClaim) {
 // that is already on its way (or gone) does nothing.
 func (s *VolumeState) onRelease(e *Effects, allocID string) error {
 	c := s.claim(allocID)
-	if c == nil || c.GetState() != StateTaken.String() {
+	if c == nil || c.ClaimState() != StateTaken {
 		return nil
 	}
 	return s.release(e, c)
@@ -82,12 +83,12 @@ func (s *VolumeState) onNodeGone(e *Effects, allocID string, why Reason) error {
 	if c == nil {
 		return nil
 	}
-	if c.GetState() == StateTaken.String() {
+	if c.ClaimState() == StateTaken {
 		if err := s.release(e, c); err != nil {
 			return err
 		}
 	}
-	if c.GetState() != StateUnpublishing.String() {
+	if c.ClaimState() != StateUnpublishing {
 		return nil
 	}
 	if err := s.move(e, c, StateNodeDetached, why); err != nil {
@@ -132,8 +133,8 @@ func (s *VolumeState) onResume(e *Effects) error {
 }
 
 func (s *VolumeState) resumeClaim(e *Effects, c *messages.CSIVolumeClaim) error {
-	switch c.GetState() {
-	case StateUnpublishing.String():
+	switch c.ClaimState() {
+	case StateUnpublishing:
 		if s.usable(c) {
 			return nil
 		}
@@ -141,9 +142,9 @@ func (s *VolumeState) resumeClaim(e *Effects, c *messages.CSIVolumeClaim) error 
 			return err
 		}
 		return s.controllerStep(e, c)
-	case StateNodeDetached.String():
+	case StateNodeDetached:
 		return s.controllerStep(e, c)
-	case StateControllerDetached.String():
+	case StateControllerDetached:
 		return s.move(e, c, StateFreed, ReasonFree)
 	}
 	return nil

@@ -21,7 +21,7 @@ func (s *VolumeState) onPublished(e *Effects, m ControllerPublished) error {
 	if _, err := s.finish(OpControllerPublish, m.AllocID); err != nil {
 		return err
 	}
-	if c := s.claim(m.AllocID); c != nil && c.GetState() == StateTaken.String() {
+	if c := s.claim(m.AllocID); c != nil && c.ClaimState() == StateTaken {
 		if err := s.propose(e, Proposal{UpdateClaim: &messages.UpdateClaimState{
 			VolumeID: s.vol.GetID(), AllocationID: m.AllocID, State: StateTaken.String(),
 			PublishContext: cloneContext(m.PublishContext), ControllerPublished: true,
@@ -38,7 +38,7 @@ func (s *VolumeState) onDetached(e *Effects, allocID string) error {
 	if _, err := s.finish(OpControllerUnpublish, allocID); err != nil {
 		return err
 	}
-	if c := s.claim(allocID); c != nil && c.GetState() == StateNodeDetached.String() {
+	if c := s.claim(allocID); c != nil && c.ClaimState() == StateNodeDetached {
 		if err := s.move(e, c, StateControllerDetached, ReasonControllerDetached); err != nil {
 			return err
 		}
@@ -64,7 +64,7 @@ func (s *VolumeState) onFailed(e *Effects, m ControllerFailed) error {
 	switch op.GetKind() {
 	case OpControllerPublish:
 		s.reply(e, m.AllocID, nil, cerr)
-		if c := s.claim(m.AllocID); !m.Retryable && c != nil && c.GetState() == StateTaken.String() {
+		if c := s.claim(m.AllocID); !m.Retryable && c != nil && c.ClaimState() == StateTaken {
 			if err := s.release(e, c); err != nil {
 				return err
 			}
@@ -90,7 +90,7 @@ func (s *VolumeState) onRetryDue(e *Effects, allocID string) error {
 		return nil
 	}
 	delete(s.retrying, allocID)
-	if c := s.claim(allocID); c != nil && c.GetState() == StateNodeDetached.String() {
+	if c := s.claim(allocID); c != nil && c.ClaimState() == StateNodeDetached {
 		return s.controllerStep(e, c)
 	}
 	return nil
@@ -180,9 +180,9 @@ func (s *VolumeState) stale(op *messages.ControllerOp) bool {
 	c := s.claim(op.GetAllocationID())
 	switch op.GetKind() {
 	case OpControllerPublish:
-		return c == nil || c.GetState() != StateTaken.String() || c.GetControllerPublished()
+		return c == nil || c.ClaimState() != StateTaken || c.GetControllerPublished()
 	case OpControllerUnpublish:
-		return c == nil || c.GetState() != StateNodeDetached.String()
+		return c == nil || c.ClaimState() != StateNodeDetached
 	case OpDeleteVolume:
 		return !s.closing
 	}

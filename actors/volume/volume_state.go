@@ -185,9 +185,9 @@ func (s *VolumeState) reply(e *Effects, allocID string, c *messages.CSIVolumeCla
 func (s *VolumeState) sameNode(c *messages.CSIVolumeClaim) []*messages.CSIVolumeClaim {
 	var out []*messages.CSIVolumeClaim
 	for _, o := range s.vol.GetClaims() {
-		st := o.GetState()
+		st := o.ClaimState()
 		if o.GetAllocationID() != c.GetAllocationID() && o.GetNodeID() == c.GetNodeID() &&
-			(st == StateTaken.String() || st == StateUnpublishing.String()) {
+			(st == StateTaken || st == StateUnpublishing) {
 			out = append(out, o)
 		}
 	}
