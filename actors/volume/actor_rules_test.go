@@ -134,24 +134,24 @@ func TestOutcomeOf(t *testing.T) {
 func TestErrorOf(t *testing.T) {
 	cases := []struct {
 		err  error
-		code string
+		code messages.ErrorCode
 	}{
-		{&ConflictError{VolumeID: "v", AllocID: "a1"}, CodeConflict},
-		{fmt.Errorf("x: %w", ErrClaimReleasing), CodeConflict},
-		{fmt.Errorf("x: %w", ErrVolumeInUse), CodeConflict},
-		{fmt.Errorf("x: %w", ErrReadOnly), remote.CodeInvalid},
-		{fmt.Errorf("x: %w", cluster.ErrNotLeader), remote.CodeNotLeader},
-		{&ControllerError{Kind: OpControllerPublish, Retryable: true}, remote.CodeUnavailable},
-		{&ControllerError{Kind: OpControllerPublish}, remote.CodeInternal},
-		{&ControllerError{Kind: OpCreateVolume, Code: "InvalidArgument"}, remote.CodeInvalid},
-		{&ControllerError{Kind: OpCreateVolume, Code: "AlreadyExists"}, CodeConflict},
-		{&ControllerError{Kind: OpDeleteVolume, Code: "FailedPrecondition"}, CodeConflict},
-		{&ControllerError{Kind: OpControllerExpand, Code: "NotFound"}, remote.CodeNotFound},
-		{&remote.RemoteError{Code: remote.CodeNotLeader, LeaderRPCAddr: "l:1"}, remote.CodeNotLeader},
-		{errors.New("boom"), remote.CodeInternal},
+		{&ConflictError{VolumeID: "v", AllocID: "a1"}, messages.CodeConflict},
+		{fmt.Errorf("x: %w", ErrClaimReleasing), messages.CodeConflict},
+		{fmt.Errorf("x: %w", ErrVolumeInUse), messages.CodeConflict},
+		{fmt.Errorf("x: %w", ErrReadOnly), messages.CodeInvalid},
+		{fmt.Errorf("x: %w", cluster.ErrNotLeader), messages.CodeNotLeader},
+		{&ControllerError{Kind: OpControllerPublish, Retryable: true}, messages.CodeUnavailable},
+		{&ControllerError{Kind: OpControllerPublish}, messages.CodeInternal},
+		{&ControllerError{Kind: OpCreateVolume, Code: "InvalidArgument"}, messages.CodeInvalid},
+		{&ControllerError{Kind: OpCreateVolume, Code: "AlreadyExists"}, messages.CodeConflict},
+		{&ControllerError{Kind: OpDeleteVolume, Code: "FailedPrecondition"}, messages.CodeConflict},
+		{&ControllerError{Kind: OpControllerExpand, Code: "NotFound"}, messages.CodeNotFound},
+		{&remote.RemoteError{Code: remote.CodeNotLeader, LeaderRPCAddr: "l:1"}, messages.CodeNotLeader},
+		{errors.New("boom"), messages.CodeInternal},
 	}
 	for _, c := range cases {
-		require.Equal(t, c.code, ErrorOf(c.err).GetCode(), "%v", c.err)
+		require.Equal(t, c.code, ErrorOf(c.err).ErrorCode(), "%v", c.err)
 	}
 	require.Nil(t, ErrorOf(nil))
 	require.Contains(t, ErrorOf(&ConflictError{VolumeID: "v", AllocID: "a1"}).GetMessage(), `alloc "a1"`)
