@@ -14,7 +14,10 @@
 // family of terminal predicates (Allocation.ClientTerminalStatus,
 // ServerTerminalStatus, TerminalStatus; Evaluation.TerminalStatus);
 // claim_state.go the ClaimState enum of a volume claim, read and written
-// through CSIVolumeClaim.ClaimState and SetClaimState.
+// through CSIVolumeClaim.ClaimState and SetClaimState; error_code.go the
+// ErrorCode of an Error (NewError, Errorf, Error.ErrorCode);
+// controller_code.go the gRPC code a ControllerResponse carries
+// (ControllerResult, StatusCode).
 //
 // Regenerate with `go generate ./messages` (needs protoc and protoc-gen-go;
 // scripts/setup.sh -proto installs them).

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/troupe-dev/troupe/cluster/state"
 )
 
@@ -56,7 +58,7 @@ type ControllerError struct {
 	AllocID   string
 	Message   string
 	Retryable bool
-	Code      string // the plugin's gRPC code name, when it answered one
+	Code      codes.Code // the plugin's gRPC code, OK when it did not answer
 }
 
 func (e *ControllerError) Error() string {

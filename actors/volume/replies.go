@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/troupe-dev/troupe/cluster"
 	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/cluster/state"
@@ -58,11 +60,11 @@ func controllerCode(ce *ControllerError) messages.ErrorCode {
 	switch {
 	case ce.Retryable:
 		return messages.CodeUnavailable
-	case ce.Code == "InvalidArgument" || ce.Code == "OutOfRange":
+	case ce.Code == codes.InvalidArgument || ce.Code == codes.OutOfRange:
 		return messages.CodeInvalid
-	case ce.Code == "AlreadyExists" || ce.Code == "FailedPrecondition":
+	case ce.Code == codes.AlreadyExists || ce.Code == codes.FailedPrecondition:
 		return messages.CodeConflict
-	case ce.Code == codeNotFound:
+	case ce.Code == codes.NotFound:
 		return messages.CodeNotFound
 	}
 	return messages.CodeInternal

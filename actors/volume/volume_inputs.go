@@ -1,6 +1,10 @@
 package volume
 
-import "github.com/troupe-dev/troupe/messages"
+import (
+	"google.golang.org/grpc/codes"
+
+	"github.com/troupe-dev/troupe/messages"
+)
 
 // Input is what VolumeState.Step accepts: one of the types below.
 type Input interface{ isInput() }
@@ -35,7 +39,7 @@ type ControllerFailed struct {
 	AllocID   string
 	Retryable bool
 	Message   string
-	Code      string // the plugin's gRPC code name, "" when it did not answer
+	Code      codes.Code // the plugin's gRPC code, OK when it did not answer
 }
 
 // RetryDue: the backoff after a failed ControllerUnpublish ran out.
