@@ -14,6 +14,6 @@ func NewEval(job *Job, trigger, nodeID string, now time.Time) *Evaluation {
 		panic(err) // crypto/rand failed: nothing sensible to do
 	}
 	return &Evaluation{ID: id, Namespace: job.GetNamespace(), Priority: job.GetPriority(), Type: job.GetType(),
-		TriggeredBy: trigger, JobID: job.GetID(), NodeID: nodeID, Status: EvalStatusPending,
+		TriggeredBy: trigger, JobID: job.GetID(), NodeID: nodeID, Status: "pending",
 		CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}
 }
