@@ -226,7 +226,7 @@ func (s *Server) commit(ctx actor.Context, eff Effects) {
 	up := &messages.UpdateNodeStatus{NodeID: s.spec.NodeID, Status: eff.NewStatus, StatusDescription: eff.StatusDescription}
 	for _, a := range view.AllocsByNode(s.spec.NodeID) {
 		key := a.GetNamespace() + "/" + a.GetJobID()
-		if seen[key] || a.ClientTerminalStatus() {
+		if seen[key] || messages.ClientTerminal(a.GetClientStatus()) {
 			continue
 		}
 		seen[key] = true

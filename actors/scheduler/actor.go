@@ -279,7 +279,7 @@ func refusedBackoff(n int) time.Duration {
 func (a *Actor) retry(ctx actor.Context, prev *messages.Evaluation, wait time.Duration) {
 	now := a.spec.Clock.Now()
 	ev := &messages.Evaluation{ID: newID(), Namespace: prev.GetNamespace(), Priority: prev.GetPriority(),
-		Type: prev.GetType(), TriggeredBy: "plan-refused", JobID: prev.GetJobID(), Status: messages.EvalStatusPending,
+		Type: prev.GetType(), TriggeredBy: "plan-refused", JobID: prev.GetJobID(), Status: "pending",
 		PreviousEval: prev.GetID(), CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}
 	if wait > 0 {
 		ev.WaitUntil = now.Add(wait).UnixNano()
