@@ -97,11 +97,11 @@ func (s *Server) jobScaleStatus(w http.ResponseWriter, r *http.Request) (any, er
 		}
 		for _, a := range snap.AllocsByJob(job.GetNamespace(), job.GetID()) {
 			st, ok := out.TaskGroups[a.GetTaskGroup()]
-			if !ok || state.AllocTerminal(a) {
+			if !ok || a.TerminalStatus() {
 				continue
 			}
 			st.Placed++
-			if a.GetClientStatus() == "running" {
+			if a.GetClientStatus() == messages.AllocClientStatusRunning {
 				st.Running++
 			}
 			out.TaskGroups[a.GetTaskGroup()] = st

@@ -244,15 +244,15 @@ func summary(snap *state.Snap, j *messages.Job) *api.JobSummary {
 	for _, a := range snap.AllocsByJob(j.Namespace, j.ID) {
 		sum := out.Summary[a.TaskGroup]
 		switch a.ClientStatus {
-		case "pending":
+		case messages.AllocClientStatusPending:
 			sum.Starting++
-		case "running":
+		case messages.AllocClientStatusRunning:
 			sum.Running++
-		case "complete":
+		case messages.AllocClientStatusComplete:
 			sum.Complete++
-		case "failed":
+		case messages.AllocClientStatusFailed:
 			sum.Failed++
-		case "lost":
+		case messages.AllocClientStatusLost:
 			sum.Lost++
 		default:
 			sum.Unknown++

@@ -59,7 +59,7 @@ func (s *Server) nodeEligibility(w http.ResponseWriter, r *http.Request) (any, e
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	if req.Eligibility != "eligible" && req.Eligibility != "ineligible" {
+	if req.Eligibility != messages.NodeSchedulingEligible && req.Eligibility != messages.NodeSchedulingIneligible {
 		return nil, codeErr(http.StatusBadRequest, "invalid Eligibility %q: want \"eligible\" or \"ineligible\"", req.Eligibility)
 	}
 	id := r.PathValue("id")
@@ -67,7 +67,7 @@ func (s *Server) nodeEligibility(w http.ResponseWriter, r *http.Request) (any, e
 	if n == nil {
 		return nil, codeErr(http.StatusNotFound, "node not found: %q", id)
 	}
-	if n.GetDrain() && req.Eligibility == "eligible" {
+	if n.GetDrain() && req.Eligibility == messages.NodeSchedulingEligible {
 		return nil, codeErr(http.StatusBadRequest, "node %q is draining: end the drain (troupe node drain -disable) to make it eligible", id)
 	}
 	_, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_UpdateNodeEligibility{

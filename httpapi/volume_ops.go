@@ -27,12 +27,12 @@ const csiSecretsHeader = "X-Nomad-CSI-Secrets"
 
 // errStatus maps the code of a messages.Error from the volume manager to
 // an HTTP status.
-var errStatus = map[string]int{
-	"not_found":   http.StatusNotFound,
-	"invalid":     http.StatusBadRequest,
-	"conflict":    http.StatusConflict,
-	"not_leader":  http.StatusServiceUnavailable,
-	"unavailable": http.StatusServiceUnavailable,
+var errStatus = map[messages.ErrorCode]int{
+	messages.CodeNotFound:    http.StatusNotFound,
+	messages.CodeInvalid:     http.StatusBadRequest,
+	messages.CodeConflict:    http.StatusConflict,
+	messages.CodeNotLeader:   http.StatusServiceUnavailable,
+	messages.CodeUnavailable: http.StatusServiceUnavailable,
 }
 
 // volumeCreate handles PUT /v1/volume/csi/:id/create with Nomad's
@@ -114,7 +114,7 @@ func (s *Server) volumeOp(w http.ResponseWriter, r *http.Request, req *messages.
 		return nil, codeErr(http.StatusInternalServerError, "volume %s %q: empty answer from the leader", req.Op, req.VolumeID)
 	}
 	if e := resp.GetError(); e != nil {
-		code, ok := errStatus[e.GetCode()]
+		code, ok := errStatus[e.ErrorCode()]
 		if !ok {
 			code = http.StatusInternalServerError
 		}

@@ -1,11 +1,5 @@
 package messages
 
-// ClientTerminal reports whether an allocation's client status is final
-// (complete, failed or lost): its tasks will not run again.
-func ClientTerminal(status string) bool {
-	return status == "complete" || status == "failed" || status == "lost"
-}
-
 // HostPorts yields the host ports an allocation holds (reserved and
 // dynamic, of every network), as the scheduler counts them and the plan
 // applier checks them.

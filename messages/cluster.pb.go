@@ -25,8 +25,8 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// Error is a failed request. Code is one of: not_leader, not_found,
-// invalid, unavailable, internal.
+// Error is a failed request. Code is a messages.ErrorCode (error_code.go):
+// not_leader, not_found, invalid, unavailable, internal or conflict.
 type Error struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Code    string                 `protobuf:"bytes,1,opt,name=Code,proto3" json:"Code,omitempty"`

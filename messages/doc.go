@@ -13,6 +13,16 @@
 // version or attempts must still be written, for Nomad's client and for
 // jobspec.ParseJSON. It is the one encoder for them: the HTTP API's
 // responses and jobspec.EncodeJSON both use it.
+// Beside the generated code sit the hand-written helpers: status.go holds
+// every status value (allocation client and desired statuses, evaluation,
+// node, job and task statuses) as Nomad's API spells them, with the one
+// family of terminal predicates (Allocation.ClientTerminalStatus,
+// ServerTerminalStatus, TerminalStatus; Evaluation.TerminalStatus);
+// claim_state.go the ClaimState enum of a volume claim, read and written
+// through CSIVolumeClaim.ClaimState and SetClaimState; error_code.go the
+// ErrorCode of an Error (NewError, Errorf, Error.ErrorCode);
+// controller_code.go the gRPC code a ControllerResponse carries
+// (ControllerResult, StatusCode).
 //
 // Regenerate with `go generate ./messages` (needs protoc and protoc-gen-go;
 // scripts/setup.sh -proto installs them).

@@ -411,10 +411,11 @@ func (x *ControllerRequest) GetVolume() *CSIVolume {
 	return nil
 }
 
-// ControllerResponse: the RPC's result. Code is the gRPC status code
-// name ("" on success, "Unavailable", "NotFound", ...). Volume is the
-// created volume (create-volume: ExternalID, Capacity, Context,
-// Topologies).
+// ControllerResponse: the RPC's result. GRPCCode is the gRPC status code
+// (google.golang.org/grpc/codes; 0 is OK) and Code its name ("" on
+// success, "Unavailable", "NotFound", ...), for logs and for a sender that
+// sets only the name; read both with StatusCode. Volume is the created
+// volume (create-volume: ExternalID, Capacity, Context, Topologies).
 type ControllerResponse struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	PublishContext map[string]string      `protobuf:"bytes,1,rep,name=PublishContext,proto3" json:"PublishContext,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
@@ -422,6 +423,7 @@ type ControllerResponse struct {
 	Code           string                 `protobuf:"bytes,3,opt,name=Code,proto3" json:"Code,omitempty"`
 	Message        string                 `protobuf:"bytes,4,opt,name=Message,proto3" json:"Message,omitempty"`
 	Error          *Error                 `protobuf:"bytes,5,opt,name=Error,proto3" json:"Error,omitempty"` // the request could not be run (no such plugin here)
+	GRPCCode       uint32                 `protobuf:"varint,6,opt,name=GRPCCode,proto3" json:"GRPCCode,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -491,6 +493,13 @@ func (x *ControllerResponse) GetError() *Error {
 	return nil
 }
 
+func (x *ControllerResponse) GetGRPCCode() uint32 {
+	if x != nil {
+		return x.GRPCCode
+	}
+	return 0
+}
+
 var File_volume_rpc_proto protoreflect.FileDescriptor
 
 const file_volume_rpc_proto_rawDesc = "" +
@@ -523,13 +532,14 @@ const file_volume_rpc_proto_rawDesc = "" +
 	"\x05Error\x18\x03 \x01(\v2\r.troupe.ErrorR\x05Error\"d\n" +
 	"\x11ControllerRequest\x12$\n" +
 	"\x02Op\x18\x01 \x01(\v2\x14.troupe.ControllerOpR\x02Op\x12)\n" +
-	"\x06Volume\x18\x02 \x01(\v2\x11.troupe.CSIVolumeR\x06Volume\"\xad\x02\n" +
+	"\x06Volume\x18\x02 \x01(\v2\x11.troupe.CSIVolumeR\x06Volume\"\xc9\x02\n" +
 	"\x12ControllerResponse\x12V\n" +
 	"\x0ePublishContext\x18\x01 \x03(\v2..troupe.ControllerResponse.PublishContextEntryR\x0ePublishContext\x12)\n" +
 	"\x06Volume\x18\x02 \x01(\v2\x11.troupe.CSIVolumeR\x06Volume\x12\x12\n" +
 	"\x04Code\x18\x03 \x01(\tR\x04Code\x12\x18\n" +
 	"\aMessage\x18\x04 \x01(\tR\aMessage\x12#\n" +
-	"\x05Error\x18\x05 \x01(\v2\r.troupe.ErrorR\x05Error\x1aA\n" +
+	"\x05Error\x18\x05 \x01(\v2\r.troupe.ErrorR\x05Error\x12\x1a\n" +
+	"\bGRPCCode\x18\x06 \x01(\rR\bGRPCCode\x1aA\n" +
 	"\x13PublishContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"

@@ -332,7 +332,7 @@ func (c *Client) register(ctx actor.Context) {
 		if plugin != nil {
 			withDevices(n, groups)
 		}
-		n.Status = "ready"
+		n.Status = messages.NodeStatusReady
 		r.ttl, r.err = srv.RegisterNode(cctx, n)
 		r.node = n
 		return r

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/grpc/codes"
 
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
@@ -34,7 +35,7 @@ func (c *Client) watchPlugins(ctx actor.Context, up *messages.Allocation) {
 				continue
 			}
 			key := a.GetID() + "/" + t.GetName()
-			running := up.GetTaskStates()[t.GetName()].GetState() == "running" && !messages.ClientTerminal(up.GetClientStatus())
+			running := up.GetTaskStates()[t.GetName()].GetState() == messages.TaskStateRunning && !up.ClientTerminalStatus()
 			pid, watched := c.probes[key]
 			switch {
 			case running && !watched:
@@ -119,8 +120,8 @@ func (c *Client) onControllerRequest(ctx actor.Context, m *messages.ControllerRe
 	pluginID := m.GetOp().GetPluginID()
 	socket, _, ok := c.spec.Plugins.Controller(pluginID)
 	if !ok || c.spec.RunController == nil {
-		ctx.Respond(&messages.ControllerResponse{Code: "Unavailable",
-			Message: "no healthy controller instance of plugin " + pluginID + " on node " + c.spec.Node.GetID()})
+		ctx.Respond(messages.ControllerResult(codes.Unavailable,
+			"no healthy controller instance of plugin "+pluginID+" on node "+c.spec.Node.GetID()))
 		return
 	}
 	run := c.spec.RunController

@@ -69,7 +69,7 @@ func (e *allocEntry) phase() entryPhase {
 	switch {
 	case e == nil:
 		return phaseAbsent
-	case e.running && messages.ClientTerminal(e.status):
+	case e.running && messages.ClientTerminalStatus(e.status):
 		return phaseFinished
 	case e.running:
 		return phaseRunning

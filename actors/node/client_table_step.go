@@ -71,7 +71,7 @@ func (t *allocTable) listed(m evListed, eff *allocEffects) {
 		switch {
 		case e.running:
 			eff.Update = append(eff.Update, a)
-		case a.GetDesiredStatus() == "run" && !messages.ClientTerminal(a.GetClientStatus()):
+		case a.GetDesiredStatus() == messages.AllocDesiredStatusRun && !a.ClientTerminalStatus():
 			t.spawn(e, a, eff)
 		}
 	}
@@ -94,8 +94,8 @@ func (t *allocTable) unlisted(id string, e *allocEntry, eff *allocEffects) {
 	switch {
 	case !e.running:
 		t.drop(id)
-	case !messages.ClientTerminal(e.status):
-		eff.Update = append(eff.Update, &messages.Allocation{ID: id, DesiredStatus: "stop",
+	case !messages.ClientTerminalStatus(e.status):
+		eff.Update = append(eff.Update, &messages.Allocation{ID: id, DesiredStatus: messages.AllocDesiredStatusStop,
 			DesiredDescription: "allocation no longer assigned to this node"})
 	case e.released:
 		t.forget(id, e, eff)
@@ -143,7 +143,7 @@ func (t *allocTable) released(id string, eff *allocEffects) {
 		return // a late word from an actor already gone
 	}
 	e.released = true
-	if t.index > 0 && !e.desired && messages.ClientTerminal(e.status) {
+	if t.index > 0 && !e.desired && messages.ClientTerminalStatus(e.status) {
 		t.forget(id, e, eff)
 	}
 }
@@ -157,8 +157,8 @@ func (t *allocTable) died(m evDied, eff *allocEffects) {
 		return
 	}
 	e.running, e.released, e.window = false, false, 0
-	if !messages.ClientTerminal(e.status) && e.desired {
-		failed := &messages.Allocation{ID: m.ID, ClientStatus: "failed",
+	if !messages.ClientTerminalStatus(e.status) && e.desired {
+		failed := &messages.Allocation{ID: m.ID, ClientStatus: messages.AllocClientStatusFailed,
 			ClientDescription: "the allocation's actor crashed repeatedly", ModifyTime: m.At.UnixNano()}
 		t.reported(failed, eff)
 		eff.Crashed = append(eff.Crashed, failed)
@@ -230,11 +230,11 @@ func (t *allocTable) windowsDue(m evWindowsDue, eff *allocEffects) {
 		e := t.entries[id]
 		w := e.window
 		e.window = 0
-		if !e.running || messages.ClientTerminal(e.status) {
+		if !e.running || messages.ClientTerminalStatus(e.status) {
 			continue
 		}
 		eff.WindowStops = append(eff.WindowStops, windowStop{ID: id, Window: w})
-		eff.Update = append(eff.Update, &messages.Allocation{ID: id, DesiredStatus: "stop",
+		eff.Update = append(eff.Update, &messages.Allocation{ID: id, DesiredStatus: messages.AllocDesiredStatusStop,
 			DesiredDescription: "client lost contact with the servers for " + w.String()})
 	}
 }

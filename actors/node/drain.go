@@ -37,7 +37,7 @@ func planDrain(view StateView, n *messages.Node, now time.Time) drainStep {
 	var system []*messages.Allocation
 	jobs := map[string]*messages.Job{}
 	for _, a := range view.AllocsByNode(n.GetID()) {
-		if messages.ClientTerminal(a.GetClientStatus()) || a.GetDesiredStatus() != "run" {
+		if a.ClientTerminalStatus() || a.GetDesiredStatus() != messages.AllocDesiredStatusRun {
 			continue
 		}
 		j := view.JobByID(a.GetNamespace(), a.GetJobID())
@@ -71,7 +71,7 @@ func planDrain(view StateView, n *messages.Node, now time.Time) drainStep {
 
 func hasPendingEval(view StateView, j *messages.Job) bool {
 	for _, e := range view.EvalsByJob(j.GetNamespace(), j.GetID()) {
-		if e.GetStatus() == "pending" {
+		if e.GetStatus() == messages.EvalStatusPending {
 			return true
 		}
 	}

@@ -231,8 +231,8 @@ func (s *Server) commit(ctx actor.Context, eff Effects) {
 		// knows; the client's next report (after it reconnects) says again.
 		unknown := &messages.UpdateAllocsFromClient{}
 		for _, a := range view.AllocsByNode(s.spec.NodeID) {
-			if !messages.ClientTerminal(a.GetClientStatus()) && a.GetDesiredStatus() == "run" {
-				unknown.Allocs = append(unknown.Allocs, &messages.Allocation{ID: a.GetID(), ClientStatus: "unknown",
+			if !a.ClientTerminalStatus() && a.GetDesiredStatus() == messages.AllocDesiredStatusRun {
+				unknown.Allocs = append(unknown.Allocs, &messages.Allocation{ID: a.GetID(), ClientStatus: messages.AllocClientStatusUnknown,
 					ClientDescription: "node " + s.spec.NodeID + " is disconnected", ModifyTime: now})
 			}
 		}
@@ -289,7 +289,7 @@ func (s *Server) push(ctx actor.Context, index uint64) {
 	}
 	out := &messages.SetClientAllocs{NodeID: s.spec.NodeID, Index: index}
 	for _, a := range view.AllocsByNode(s.spec.NodeID) {
-		if messages.ClientTerminal(a.GetClientStatus()) {
+		if a.ClientTerminalStatus() {
 			continue
 		}
 		c := proto.Clone(a).(*messages.Allocation)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/troupe-dev/troupe/messages"
 )
 
 // Status is a node's status as the leader sees it (Nomad's node statuses).
@@ -20,10 +22,10 @@ const (
 
 var statusNames = [...]string{
 	StatusUnknown:      "unknown",
-	StatusInitializing: "initializing",
-	StatusReady:        "ready",
-	StatusDisconnected: "disconnected",
-	StatusDown:         "down",
+	StatusInitializing: messages.NodeStatusInit,
+	StatusReady:        messages.NodeStatusReady,
+	StatusDisconnected: messages.NodeStatusDisconnected,
+	StatusDown:         messages.NodeStatusDown,
 }
 
 // String returns the status as Nomad spells it ("ready", "down", ...).

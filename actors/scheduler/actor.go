@@ -137,7 +137,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 // onStarted picks up every evaluation left pending: after a leader change
 // or an agent restart the new scheduler carries on where the old one was.
 func (a *Actor) onStarted(ctx actor.Context) {
-	for _, e := range a.spec.State().EvalsByStatus("pending") {
+	for _, e := range a.spec.State().EvalsByStatus(messages.EvalStatusPending) {
 		a.enqueue(ctx, e.GetID())
 	}
 }
@@ -172,7 +172,7 @@ func (a *Actor) next(ctx actor.Context) {
 func (a *Actor) plan(ctx actor.Context, id string) {
 	view := a.spec.State()
 	eval := view.EvalByID(id)
-	if eval == nil || eval.GetStatus() != "pending" {
+	if eval == nil || eval.GetStatus() != messages.EvalStatusPending {
 		return
 	}
 	now := a.spec.Clock.Now()
@@ -191,7 +191,7 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 		// A bad evaluation (unknown job type, ...) fails for good, visibly.
 		a.log.Error("scheduling failed", "eval", id, "error", err)
 		failed := cloneEval(eval)
-		failed.Status, failed.StatusDescription, failed.ModifyTime = "failed", err.Error(), now.UnixNano()
+		failed.Status, failed.StatusDescription, failed.ModifyTime = messages.EvalStatusFailed, err.Error(), now.UnixNano()
 		a.propose(ctx, &messages.UpsertEvals{Evals: []*messages.Evaluation{failed}})
 		return
 	}
@@ -261,7 +261,7 @@ func (a *Actor) onPlanApplied(ctx actor.Context, m *planApplied) {
 // continuationOf is the ID of plan's continuation evaluation, if any.
 func continuationOf(plan *messages.ApplyPlan) string {
 	for _, e := range plan.GetNewEvals() {
-		if e.GetTriggeredBy() == TriggerQueued && e.GetStatus() == EvalPending {
+		if e.GetTriggeredBy() == TriggerQueued && e.GetStatus() == messages.EvalStatusPending {
 			return e.GetID()
 		}
 	}

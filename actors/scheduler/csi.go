@@ -175,7 +175,7 @@ func (f *groupFeas) checkCSI(n *messages.Node) int {
 func writers(vol *messages.CSIVolume) int {
 	n := 0
 	for _, c := range vol.GetClaims() {
-		if c.GetMode() == "write" && c.GetState() != "freed" {
+		if c.GetMode() == "write" && c.ClaimState() != messages.ClaimFreed {
 			n++
 		}
 	}

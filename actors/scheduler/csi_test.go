@@ -58,7 +58,7 @@ func TestCSIFeasibility(t *testing.T) {
 			if c.vol != nil {
 				snap.vols["vol1"] = c.vol
 			}
-			plan := processWith(t, snap, &messages.Evaluation{ID: "e1", JobID: "app", Namespace: job.Namespace, Type: JobTypeService, Status: EvalPending}, testOpts(1))
+			plan := processWith(t, snap, &messages.Evaluation{ID: "e1", JobID: "app", Namespace: job.Namespace, Type: JobTypeService, Status: messages.EvalStatusPending}, testOpts(1))
 			if c.wantNode != "" {
 				require.Len(t, plan.Place, 1)
 				require.Equal(t, c.wantNode, plan.Place[0].NodeID)
@@ -89,7 +89,7 @@ func TestCSIPerAllocVolumes(t *testing.T) {
 			"vol[1]": {ID: "vol[1]", PluginID: "on-n2", Schedulable: true},
 		},
 		plugins: map[string]*messages.CSIPlugin{"on-n1": plugin("on-n1", "n1"), "on-n2": plugin("on-n2", "n2")}}
-	plan := processWith(t, snap, &messages.Evaluation{ID: "e1", JobID: "app", Namespace: job.Namespace, Type: JobTypeService, Status: EvalPending}, testOpts(1))
+	plan := processWith(t, snap, &messages.Evaluation{ID: "e1", JobID: "app", Namespace: job.Namespace, Type: JobTypeService, Status: messages.EvalStatusPending}, testOpts(1))
 	byIndex := map[uint32]string{}
 	for _, a := range plan.Place {
 		byIndex[a.Index] = a.NodeID

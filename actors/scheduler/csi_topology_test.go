@@ -56,7 +56,7 @@ func TestCSITopologyFeasibility(t *testing.T) {
 					Topologies: c.vol}},
 				plugins: map[string]*messages.CSIPlugin{"hostpath": plugin}}
 			plan := processWith(t, snap, &messages.Evaluation{ID: "e1", JobID: "app", Namespace: job.Namespace,
-				Type: JobTypeService, Status: EvalPending}, testOpts(1))
+				Type: JobTypeService, Status: messages.EvalStatusPending}, testOpts(1))
 			if c.wantNodes == nil {
 				require.Empty(t, plan.Place)
 				m := plan.EvalUpdate.FailedTGAllocs[job.TaskGroups[0].Name]

@@ -167,7 +167,7 @@ func (p *planner) nodeDevices(idx int) *nodeDevices {
 	nd := p.devSlabs.newNodeDevices(n)
 	if len(nd.groups) > 0 {
 		for _, a := range p.nodeAllocs(n.ID) {
-			if !terminal(a) && !p.stopped[a.ID] {
+			if !a.TerminalStatus() && !p.stopped[a.ID] {
 				nd.addAlloc(a, 1)
 			}
 		}

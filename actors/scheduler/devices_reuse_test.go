@@ -13,9 +13,9 @@ func TestTerminalAllocReleasesItsGPU(t *testing.T) {
 		name string
 		set  func(a *messages.Allocation)
 	}{
-		{"complete", func(a *messages.Allocation) { a.ClientStatus = ClientComplete }},
-		{"failed", func(a *messages.Allocation) { a.ClientStatus = ClientFailed }},
-		{"stopped", func(a *messages.Allocation) { a.DesiredStatus = DesiredStop }},
+		{"complete", func(a *messages.Allocation) { a.ClientStatus = messages.AllocClientStatusComplete }},
+		{"failed", func(a *messages.Allocation) { a.ClientStatus = messages.AllocClientStatusFailed }},
+		{"stopped", func(a *messages.Allocation) { a.DesiredStatus = messages.AllocDesiredStatusStop }},
 	} {
 		t.Run(end.name, func(t *testing.T) {
 			job := gpuJob("train", 1, gpuReq("nvidia/gpu", 1))
@@ -110,7 +110,7 @@ func TestHundredPlacementsOverManyPlansNeverShareAGPU(t *testing.T) {
 	require.Empty(t, plan.EvalUpdate.FailedTGAllocs)
 	total := 0
 	for _, a := range snap.AllocsByJob("default", "big") {
-		require.False(t, terminal(a))
+		require.False(t, a.TerminalStatus())
 		require.Len(t, deviceIDs(a), 1)
 		total++
 	}

@@ -71,7 +71,7 @@ func requireNoSharedDevices(t *testing.T, snap *MemSnapshot) {
 	for _, n := range snap.Nodes() {
 		holder := map[string]string{}
 		for _, a := range snap.AllocsByNode(n.ID) {
-			if terminal(a) {
+			if a.TerminalStatus() {
 				continue
 			}
 			for _, id := range deviceIDs(a) {

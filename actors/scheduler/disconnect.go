@@ -20,9 +20,6 @@ import (
 // stopped. When the window passes the node goes down and its members are
 // stopped as lost, without another replacement.
 
-// ClientUnknown is the client status of an alloc on a disconnected node.
-const ClientUnknown = "unknown"
-
 // DescReconnected describes the allocs stopped when a lineage is
 // reconciled after a reconnect (Nomad's wording).
 const DescReconnected = "alloc not needed due to disconnected client reconnect"
@@ -66,9 +63,9 @@ const (
 
 func (p *planner) memberState(tg *messages.TaskGroup, a *messages.Allocation) memberState {
 	switch a.ClientStatus {
-	case ClientLost:
+	case messages.AllocClientStatusLost:
 		return memberLost
-	case ClientFailed, ClientComplete:
+	case messages.AllocClientStatusFailed, messages.AllocClientStatusComplete:
 		return memberGone
 	}
 	switch {
@@ -85,14 +82,14 @@ func (p *planner) memberState(tg *messages.TaskGroup, a *messages.Allocation) me
 // a ready node has reconnected but not reported yet: it still counts as
 // cut off until its client says how it is.
 func (p *planner) cutOff(a *messages.Allocation) bool {
-	return a.ClientStatus == ClientUnknown || p.node(a.NodeID).GetStatus() == NodeDisconnected
+	return a.ClientStatus == messages.AllocClientStatusUnknown || p.node(a.NodeID).GetStatus() == messages.NodeStatusDisconnected
 }
 
 // cutOffClass is the slot class of a cut-off alloc on node n that holds
 // its name: replaced while n is disconnected and the group says so, else
 // kept as it is (never updated, migrated or stopped for being cut off).
 func cutOffClass(tg *messages.TaskGroup, n *messages.Node) slotClass {
-	if replaceOnDisconnect(tg) && n.Status == NodeDisconnected {
+	if replaceOnDisconnect(tg) && n.Status == messages.NodeStatusDisconnected {
 		return slotDisconnected
 	}
 	return slotUnknown
@@ -140,7 +137,7 @@ func sharedIndexes(allocs []*messages.Allocation) []uint32 {
 	var out []uint32
 	var last *messages.Allocation
 	for _, a := range allocs {
-		if serverTerminal(a) {
+		if a.ServerTerminalStatus() {
 			continue
 		}
 		if last != nil && last.Index == a.Index && !slices.Contains(out, a.Index) {
@@ -197,7 +194,7 @@ func (p *planner) resolveTree(tg *messages.TaskGroup, members []*messages.Alloca
 // stopMember stops a member no longer needed: as lost when it is.
 func (p *planner) stopMember(a *messages.Allocation, st memberState, desc string) {
 	if st == memberLost {
-		p.stop(a, DescLost, ClientLost)
+		p.stop(a, DescLost, messages.AllocClientStatusLost)
 		return
 	}
 	p.stop(a, desc, "")
@@ -265,6 +262,6 @@ func startedAt(a *messages.Allocation) time.Time {
 // nodeFits is the static feasibility of n for the group: what admits it
 // to the pool and what its constraints and drivers need.
 func (p *planner) nodeFits(feas *groupFeas, n *messages.Node) bool {
-	return n != nil && n.Status == NodeReady && n.SchedulingEligibility == NodeEligible &&
+	return n != nil && n.Status == messages.NodeStatusReady && n.SchedulingEligibility == messages.NodeSchedulingEligible &&
 		!n.Drain && inDatacenters(p.job.Datacenters, n.Datacenter) && feas.checkStatic(p.match, n) < 0
 }

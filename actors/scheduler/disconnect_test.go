@@ -41,9 +41,9 @@ func started(a *messages.Allocation, ago time.Duration) *messages.Allocation {
 func addDisconnected(s *MemSnapshot, job *messages.Job, node string, idx uint32) *messages.Allocation {
 	addRunning(s, job, 3)
 	a := testAlloc(job, node, idx)
-	a.ClientStatus = ClientUnknown
+	a.ClientStatus = messages.AllocClientStatusUnknown
 	s.AddAlloc(a)
-	setNodeStatus(s, node, NodeDisconnected)
+	setNodeStatus(s, node, messages.NodeStatusDisconnected)
 	return a
 }
 
@@ -76,7 +76,7 @@ func keeps(survivor, stopped string) func(*testing.T, *MemSnapshot, *messages.Ap
 		require.Len(t, stops, 1)
 		require.NotContains(t, stops, survivor)
 		require.Equal(t, DescReconnected, stops[stopped].DesiredDescription)
-		require.Equal(t, DesiredStop, stops[stopped].DesiredStatus)
+		require.Equal(t, messages.AllocDesiredStatusStop, stops[stopped].DesiredStatus)
 		require.Empty(t, stops[stopped].ClientStatus)
 	}
 }
@@ -100,7 +100,7 @@ var disconnectCases = []reconcileCase{
 		setup: func(job *messages.Job, s *MemSnapshot) {
 			withDisconnect(job, true, "")
 			addRunning(s, job, 3)
-			setNodeStatus(s, "n02", NodeDisconnected)
+			setNodeStatus(s, "n02", messages.NodeStatusDisconnected)
 		},
 		check: func(t *testing.T, _ *MemSnapshot, plan *messages.ApplyPlan) {
 			require.Empty(t, plan.Stop)
@@ -143,7 +143,7 @@ var disconnectCases = []reconcileCase{
 			orig := addDisconnected(s, job, "n01", 1)
 			repl := addReplacement(s, job, orig, "n03")
 			repl = cloneAlloc(repl)
-			repl.DesiredStatus, repl.DesiredDescription = DesiredStop, DescUpdating
+			repl.DesiredStatus, repl.DesiredDescription = messages.AllocDesiredStatusStop, DescUpdating
 			s.AddAlloc(repl)
 			addReplacement(s, job, repl, "n04")
 		},
@@ -156,7 +156,7 @@ var disconnectCases = []reconcileCase{
 			withDisconnect(job, true, "")
 			orig := addDisconnected(s, job, "n01", 1)
 			addReplacement(s, job, orig, "n03")
-			setNodeStatus(s, "n01", NodeReady)
+			setNodeStatus(s, "n01", messages.NodeStatusReady)
 		},
 		check: func(t *testing.T, _ *MemSnapshot, plan *messages.ApplyPlan) {
 			require.Empty(t, plan.Place)
@@ -201,7 +201,7 @@ var disconnectCases = []reconcileCase{
 			job.TaskGroups[0].ReschedulePolicy = policy(3, 0)
 			addRunning(s, job, 3)
 			orig := testAlloc(job, "n01", 1)
-			orig.ClientStatus = ClientFailed
+			orig.ClientStatus = messages.AllocClientStatusFailed
 			s.AddAlloc(orig)
 			addReplacement(s, job, orig, "n03")
 		},
@@ -211,13 +211,13 @@ var disconnectCases = []reconcileCase{
 			withDisconnect(job, true, "")
 			orig := addDisconnected(s, job, "n01", 1)
 			addReplacement(s, job, orig, "n03")
-			setNodeStatus(s, "n01", NodeDown)
+			setNodeStatus(s, "n01", messages.NodeStatusDown)
 		},
 		check: func(t *testing.T, _ *MemSnapshot, plan *messages.ApplyPlan) {
 			require.Empty(t, plan.Place)
 			stops := stopsByID(plan)
 			require.Len(t, stops, 1)
-			require.Equal(t, ClientLost, stops["a-n01-1"].ClientStatus)
+			require.Equal(t, messages.AllocClientStatusLost, stops["a-n01-1"].ClientStatus)
 			require.Equal(t, DescLost, stops["a-n01-1"].DesiredDescription)
 		}},
 	{name: "original already marked lost with a replacement: stopped, nothing placed",
@@ -225,25 +225,25 @@ var disconnectCases = []reconcileCase{
 			withDisconnect(job, true, "")
 			orig := addDisconnected(s, job, "n01", 1)
 			addReplacement(s, job, orig, "n03")
-			setNodeStatus(s, "n01", NodeDown)
+			setNodeStatus(s, "n01", messages.NodeStatusDown)
 			lost := cloneAlloc(orig)
-			lost.ClientStatus = ClientLost
+			lost.ClientStatus = messages.AllocClientStatusLost
 			s.AddAlloc(lost)
 		},
 		check: func(t *testing.T, _ *MemSnapshot, plan *messages.ApplyPlan) {
 			require.Empty(t, plan.Place)
 			require.Len(t, plan.Stop, 1)
-			require.Equal(t, ClientLost, stopsByID(plan)["a-n01-1"].ClientStatus)
+			require.Equal(t, messages.AllocClientStatusLost, stopsByID(plan)["a-n01-1"].ClientStatus)
 		}},
 	{name: "node down without a replacement: lost and replaced",
 		setup: func(job *messages.Job, s *MemSnapshot) {
 			withDisconnect(job, false, "")
 			addDisconnected(s, job, "n01", 1)
-			setNodeStatus(s, "n01", NodeDown)
+			setNodeStatus(s, "n01", messages.NodeStatusDown)
 		},
 		check: func(t *testing.T, _ *MemSnapshot, plan *messages.ApplyPlan) {
 			require.Equal(t, []string{"web.web[1]"}, placedNames(plan))
-			require.Equal(t, ClientLost, stopsByID(plan)["a-n01-1"].ClientStatus)
+			require.Equal(t, messages.AllocClientStatusLost, stopsByID(plan)["a-n01-1"].ClientStatus)
 		}},
 	{name: "scale down keeps a low-index unknown pair and stops the highest index",
 		setup: func(job *messages.Job, s *MemSnapshot) {
@@ -280,7 +280,7 @@ var disconnectCases = []reconcileCase{
 			for i, n := range testNodes(5) {
 				s.AddAlloc(testAlloc(job, n.ID, uint32(i)))
 			}
-			setNodeStatus(s, "n01", NodeDisconnected)
+			setNodeStatus(s, "n01", messages.NodeStatusDisconnected)
 		},
 		check: func(t *testing.T, _ *MemSnapshot, plan *messages.ApplyPlan) {
 			require.Empty(t, plan.Place)
@@ -314,7 +314,7 @@ func requireNoReachableDuplicates(t *testing.T, s *MemSnapshot, job *messages.Jo
 	byName := map[string][]string{}
 	for _, a := range s.AllocsByJob(job.Namespace, job.ID) {
 		n := s.NodeByID(a.NodeID)
-		if terminal(a) || a.ClientStatus == ClientUnknown || n.Status != NodeReady {
+		if a.TerminalStatus() || a.ClientStatus == messages.AllocClientStatusUnknown || n.Status != messages.NodeStatusReady {
 			continue
 		}
 		byName[a.Name] = append(byName[a.Name], a.ID)
@@ -334,9 +334,9 @@ func TestDisconnectReplacementSurvivesReconnectOnce(t *testing.T) {
 	repl := plan.Place[0]
 
 	// The node comes back and its client reports the original running.
-	setNodeStatus(s, "n01", NodeReady)
+	setNodeStatus(s, "n01", messages.NodeStatusReady)
 	back := cloneAlloc(orig)
-	back.ClientStatus = ClientRunning
+	back.ClientStatus = messages.AllocClientStatusRunning
 	s.AddAlloc(back)
 	plan = mustProcess(t, s, testEval(job), 2)
 	require.Empty(t, plan.Place)
@@ -347,7 +347,7 @@ func TestDisconnectReplacementSurvivesReconnectOnce(t *testing.T) {
 
 	live := 0
 	for _, a := range s.AllocsByJob(job.Namespace, job.ID) {
-		if !terminal(a) {
+		if !a.TerminalStatus() {
 			live++
 		}
 	}

@@ -67,7 +67,7 @@ func countUpdates(snap Snapshot, job *messages.Job, plan *messages.ApplyPlan) ma
 	}
 	live := map[string]*messages.Allocation{}
 	for _, a := range snap.AllocsByJob(job.GetNamespace(), job.GetID()) {
-		if !terminal(a) {
+		if !a.TerminalStatus() {
 			live[a.GetID()] = a
 		}
 	}

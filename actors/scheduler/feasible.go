@@ -47,11 +47,11 @@ func (f *prefilter) admit(job *messages.Job, n *messages.Node) bool {
 	}
 	f.inPool++
 	switch {
-	case n.Status != NodeReady:
+	case n.Status != messages.NodeStatusReady:
 		f.notReady++
 	case !f.inDatacenter(job, n.Datacenter):
 		f.datacenter++
-	case n.SchedulingEligibility != NodeEligible:
+	case n.SchedulingEligibility != messages.NodeSchedulingEligible:
 		f.ineligible++
 	case n.Drain:
 		f.draining++

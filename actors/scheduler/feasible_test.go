@@ -15,7 +15,7 @@ func filteredNodes() []*messages.Node {
 		return n
 	}
 	return []*messages.Node{
-		mk("down", func(n *messages.Node) { n.Status = NodeDown }),
+		mk("down", func(n *messages.Node) { n.Status = messages.NodeStatusDown }),
 		mk("init", func(n *messages.Node) { n.Status = "initializing" }),
 		mk("dc2", func(n *messages.Node) { n.Datacenter = "dc2" }),
 		mk("inel", func(n *messages.Node) { n.SchedulingEligibility = "ineligible" }),

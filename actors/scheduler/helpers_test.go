@@ -53,7 +53,7 @@ func testJob(id, typ string, count int32) *messages.Job {
 func testNode(id string, cpu, memMB int64) *messages.Node {
 	return &messages.Node{
 		ID: id, Name: "name-" + id, Datacenter: "dc1", Region: "global", NodePool: "default",
-		Status: NodeReady, SchedulingEligibility: NodeEligible,
+		Status: messages.NodeStatusReady, SchedulingEligibility: messages.NodeSchedulingEligible,
 		Drivers:    map[string]*messages.DriverInfo{"exec": {Detected: true, Healthy: true}},
 		Attributes: map[string]string{"kernel.name": "linux", "cpu.arch": "amd64"},
 		Meta:       map[string]string{},
@@ -80,14 +80,14 @@ func testAlloc(job *messages.Job, node string, index uint32) *messages.Allocatio
 		ID: fmt.Sprintf("a-%s-%d", node, index), Namespace: job.Namespace, JobID: job.ID,
 		JobVersion: job.Version, TaskGroup: tg.Name, Name: allocName(job.ID, tg.Name, index),
 		Index: index, NodeID: node, AllocatedResources: allocated(tg),
-		DesiredStatus: DesiredRun, ClientStatus: ClientRunning,
+		DesiredStatus: messages.AllocDesiredStatusRun, ClientStatus: messages.AllocClientStatusRunning,
 		ModifyTime: testNow.Add(-time.Minute).UnixNano(),
 	}
 }
 
 func testEval(job *messages.Job) *messages.Evaluation {
 	return &messages.Evaluation{ID: "eval-1", Namespace: job.Namespace, JobID: job.ID,
-		Type: job.Type, TriggeredBy: "job-register", Status: EvalPending, Priority: 50}
+		Type: job.Type, TriggeredBy: "job-register", Status: messages.EvalStatusPending, Priority: 50}
 }
 
 func mustProcess(t *testing.T, snap Snapshot, eval *messages.Evaluation, seed uint64) *messages.ApplyPlan {

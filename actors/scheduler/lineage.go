@@ -29,7 +29,7 @@ func newFamily(allocs []*messages.Allocation) *family {
 		f.byID[a.ID] = a
 	}
 	for _, a := range allocs {
-		if serverTerminal(a) || a.PreviousAllocation == "" {
+		if a.ServerTerminalStatus() || a.PreviousAllocation == "" {
 			continue
 		}
 		if up := f.wantedAt(a.PreviousAllocation); up != nil && up != a {
@@ -54,7 +54,7 @@ func (f *family) wantedAt(id string) *messages.Allocation {
 		if a == nil {
 			break
 		}
-		if !serverTerminal(a) {
+		if !a.ServerTerminalStatus() {
 			found = a
 			break
 		}

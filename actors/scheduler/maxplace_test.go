@@ -29,7 +29,7 @@ func TestMaxPlacementsSplitsAJob(t *testing.T) {
 		}
 		require.Len(t, plan.NewEvals, 1)
 		next := plan.NewEvals[0]
-		require.Equal(t, EvalPending, next.Status)
+		require.Equal(t, messages.EvalStatusPending, next.Status)
 		require.Equal(t, TriggerQueued, next.TriggeredBy)
 		require.Equal(t, eval.ID, next.PreviousEval)
 		require.Equal(t, int32(25-sum(sizes)), plan.EvalUpdate.QueuedAllocations["web"])
@@ -77,9 +77,9 @@ func TestMaxPlacementsBlocksOnce(t *testing.T) {
 		var next *messages.Evaluation
 		for _, e := range plan.NewEvals {
 			switch e.Status {
-			case EvalBlocked:
+			case messages.EvalStatusBlocked:
 				blocked++
-			case EvalPending:
+			case messages.EvalStatusPending:
 				next = e
 			}
 		}

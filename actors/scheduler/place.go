@@ -132,7 +132,7 @@ func (p *planner) buildPool(generic bool) {
 	}
 	for _, a := range p.jobAllocs {
 		switch {
-		case terminal(a):
+		case a.TerminalStatus():
 		case p.stopped[a.ID]:
 			// Stopped by this plan before the pool existed: it holds
 			// nothing, but its node's spread values count as seen, as
@@ -222,7 +222,7 @@ func (p *planner) allocNode(a *messages.Allocation, idx int) *messages.Node {
 // job's counts; unrelease undoes it when a conditional stop is dropped.
 func (p *planner) release(a *messages.Allocation) {
 	p.stopped[a.ID] = true
-	if p.pooled && !terminal(a) {
+	if p.pooled && !a.TerminalStatus() {
 		p.account(a, -1)
 		p.addUsage(a, -1)
 	}
@@ -230,7 +230,7 @@ func (p *planner) release(a *messages.Allocation) {
 
 func (p *planner) unrelease(a *messages.Allocation) {
 	delete(p.stopped, a.ID)
-	if p.pooled && !terminal(a) {
+	if p.pooled && !a.TerminalStatus() {
 		p.account(a, 1)
 		p.addUsage(a, 1)
 	}
@@ -251,7 +251,7 @@ func (p *planner) runGeneric() {
 		delete(byGroup, tg.Name)
 	}
 	for _, a := range p.jobAllocs {
-		if _, gone := byGroup[a.TaskGroup]; gone && !terminal(a) {
+		if _, gone := byGroup[a.TaskGroup]; gone && !a.TerminalStatus() {
 			p.stop(a, DescNotNeeded, "")
 		}
 	}
@@ -350,8 +350,8 @@ func (p *planner) newAlloc(gs *groupState, req *placeReq, node *messages.Node) *
 		JobVersion:         p.job.Version,
 		TaskGroup:          gs.tg.Name,
 		AllocatedResources: p.groupAllocated(gs),
-		DesiredStatus:      DesiredRun,
-		ClientStatus:       ClientPending,
+		DesiredStatus:      messages.AllocDesiredStatusRun,
+		ClientStatus:       messages.AllocClientStatusPending,
 		Metrics: &messages.AllocMetricRef{NodesEvaluated: p.metric.evaluated,
 			NodesFiltered: p.metric.filtered, ScoreMetaData: p.scoreMeta(gs)},
 		CreateTime: now,

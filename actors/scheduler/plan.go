@@ -80,25 +80,11 @@ const (
 	JobTypeSysBatch = "sysbatch"
 )
 
-// Status values the scheduler reads and writes.
+// Triggers and descriptions the scheduler writes (the statuses are
+// messages').
 const (
-	DesiredRun         = "run"
-	DesiredStop        = "stop"
-	DesiredEvict       = "evict"
-	ClientPending      = "pending"
-	ClientRunning      = "running"
-	ClientComplete     = "complete"
-	ClientFailed       = "failed"
-	ClientLost         = "lost"
-	EvalPending        = "pending"
-	EvalComplete       = "complete"
-	EvalBlocked        = "blocked"
 	TriggerQueued      = "queued-allocs"
 	TriggerAllocFail   = "alloc-failure"
-	NodeReady          = "ready"
-	NodeDown           = "down"
-	NodeDisconnected   = "disconnected"
-	NodeEligible       = "eligible"
 	blockedDescription = "created due to placement conflicts"
 	delayedDescription = "created for delayed rescheduling"
 )
@@ -233,12 +219,12 @@ func sortedAllocs(in []*messages.Allocation) []*messages.Allocation {
 // stopAll stops every non-terminal allocation of a stopped or purged job.
 func (p *planner) stopAll() {
 	for _, a := range p.jobAllocs {
-		if terminal(a) {
+		if a.TerminalStatus() {
 			continue
 		}
 		cs := ""
 		if p.nodeLost(a.NodeID, nil) {
-			cs = ClientLost
+			cs = messages.AllocClientStatusLost
 		}
 		p.stop(a, DescNotNeeded, cs)
 	}
@@ -259,9 +245,9 @@ func (p *planner) node(id string) *messages.Node {
 func (p *planner) nodeLost(id string, tg *messages.TaskGroup) bool {
 	n := p.node(id)
 	switch {
-	case n == nil || n.Status == NodeDown:
+	case n == nil || n.Status == messages.NodeStatusDown:
 		return true
-	case n.Status == NodeDisconnected:
+	case n.Status == messages.NodeStatusDisconnected:
 		return tg == nil || !hasDisconnectWindow(tg)
 	}
 	return false
@@ -276,7 +262,7 @@ func (p *planner) stop(a *messages.Allocation, desc, clientStatus string) {
 func stopUpdate(a *messages.Allocation, desc, clientStatus string) *messages.AllocStopUpdate {
 	return &messages.AllocStopUpdate{
 		AllocID:            a.ID,
-		DesiredStatus:      DesiredStop,
+		DesiredStatus:      messages.AllocDesiredStatusStop,
 		DesiredDescription: desc,
 		ClientStatus:       clientStatus,
 	}
@@ -287,7 +273,7 @@ func (p *planner) finish() *messages.ApplyPlan {
 	p.plan.Stop = append(p.plan.Stop, p.deferred...)
 	p.plan.NewEvals = append(p.plan.NewEvals, p.preemptionEvals()...)
 	upd := proto.Clone(p.eval).(*messages.Evaluation)
-	upd.Status = EvalComplete
+	upd.Status = messages.EvalStatusComplete
 	upd.ModifyTime = p.opts.Now.UnixNano()
 	upd.QueuedAllocations = p.queued
 	upd.FailedTGAllocs = nil // a blocked eval's old failures are not this plan's
@@ -297,8 +283,8 @@ func (p *planner) finish() *messages.ApplyPlan {
 		case p.capped:
 			// The continuation plans the job again and blocks, once, when
 			// it is the last: one blocked evaluation, not one per plan.
-		case p.eval.Status == EvalBlocked:
-			upd.Status = EvalBlocked // reblock: still waiting for capacity
+		case p.eval.Status == messages.EvalStatusBlocked:
+			upd.Status = messages.EvalStatusBlocked // reblock: still waiting for capacity
 		default:
 			b := p.blockedEval()
 			upd.BlockedEval = b.ID
@@ -318,7 +304,7 @@ func (p *planner) continuationEval() *messages.Evaluation {
 	now := p.opts.Now.UnixNano()
 	return &messages.Evaluation{ID: p.opts.NewID(), Namespace: p.eval.Namespace, Priority: p.eval.Priority,
 		Type: p.eval.Type, TriggeredBy: TriggerQueued, JobID: p.eval.JobID, JobModifyIndex: p.eval.JobModifyIndex,
-		Status: EvalPending, StatusDescription: continuationDescription, PreviousEval: p.eval.ID,
+		Status: messages.EvalStatusPending, StatusDescription: continuationDescription, PreviousEval: p.eval.ID,
 		CreateTime: now, ModifyTime: now}
 }
 
@@ -338,31 +324,13 @@ func (p *planner) blockedEval() *messages.Evaluation {
 		TriggeredBy:       TriggerQueued,
 		JobID:             p.eval.JobID,
 		JobModifyIndex:    p.eval.JobModifyIndex,
-		Status:            EvalBlocked,
+		Status:            messages.EvalStatusBlocked,
 		StatusDescription: blockedDescription,
 		PreviousEval:      p.eval.ID,
 		FailedTGAllocs:    failed,
 		CreateTime:        now,
 		ModifyTime:        now,
 	}
-}
-
-// terminal is Nomad's TerminalStatus: stopped by the server or finished on
-// the client.
-func terminal(a *messages.Allocation) bool {
-	return serverTerminal(a) || clientTerminal(a)
-}
-
-func serverTerminal(a *messages.Allocation) bool {
-	return a.DesiredStatus == DesiredStop || a.DesiredStatus == DesiredEvict
-}
-
-func clientTerminal(a *messages.Allocation) bool {
-	switch a.ClientStatus {
-	case ClientComplete, ClientFailed, ClientLost:
-		return true
-	}
-	return false
 }
 
 func cloneAlloc(a *messages.Allocation) *messages.Allocation {

@@ -86,7 +86,7 @@ func TestGenericJobsPlaceInTheirPool(t *testing.T) {
 					require.Zero(t, m.NodesFiltered)
 					require.Empty(t, m.ConstraintFiltered, "nor counted as filtered")
 					require.Len(t, plan.NewEvals, 1, "blocked until a node joins the pool")
-					require.Equal(t, EvalBlocked, plan.NewEvals[0].Status)
+					require.Equal(t, messages.EvalStatusBlocked, plan.NewEvals[0].Status)
 					require.Equal(t, tt.pool, plan.NewEvals[0].FailedTGAllocs["web"].NodePool)
 					return
 				}
@@ -124,7 +124,7 @@ func TestFailedPlacementInPoolCountsOnlyItsNodes(t *testing.T) {
 	job.NodePool = "gpu"
 	nodes := pooledNodes()
 	nodes[3].Attributes["kernel.name"] = "windows" // g0
-	nodes[4].Status = NodeDown                     // g1
+	nodes[4].Status = messages.NodeStatusDown      // g1
 	nodes[5].Attributes["kernel.name"] = "windows" // g2
 	plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 1)
 	m := plan.EvalUpdate.FailedTGAllocs["web"]

@@ -128,7 +128,7 @@ func (p *planner) nodePorts(idx int) *nodePorts {
 	lo, hi := p.dynamicRange(n)
 	np := &nodePorts{min: lo, max: hi}
 	for _, a := range p.nodeAllocs(n.ID) {
-		if !terminal(a) && !p.stopped[a.ID] {
+		if !a.TerminalStatus() && !p.stopped[a.ID] {
 			np.addAlloc(a, 1)
 		}
 	}

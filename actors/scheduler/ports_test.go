@@ -135,7 +135,7 @@ func TestPortsOfLiveAllocsCountAndTerminalOnesDoNot(t *testing.T) {
 	one.AddAlloc(h)
 	require.Empty(t, mustProcess(t, one, testEval(job), 1).Place)
 	done := cloneAlloc(h)
-	done.ClientStatus = ClientComplete
+	done.ClientStatus = messages.AllocClientStatusComplete
 	one.AddAlloc(done)
 	plan := mustProcess(t, one, testEval(job), 1)
 	require.Len(t, plan.Place, 1, "a terminal alloc's port is free again")

@@ -63,7 +63,7 @@ func (p *planner) victims(idx int) []victim {
 	}
 	var vs []victim
 	for _, a := range p.snap.AllocsByNode(p.pool[idx].ID) {
-		if terminal(a) || p.stopped[a.ID] || (a.Namespace == p.job.Namespace && a.JobID == p.job.ID) {
+		if a.TerminalStatus() || p.stopped[a.ID] || (a.Namespace == p.job.Namespace && a.JobID == p.job.ID) {
 			continue
 		}
 		j := e.job(p.snap, a.Namespace, a.JobID)

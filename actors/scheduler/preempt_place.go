@@ -75,7 +75,7 @@ func (p *planner) evictAndPlace(gs *groupState, req *placeReq, idx int, set []vi
 	for _, v := range set {
 		a.PreemptedAllocations = append(a.PreemptedAllocations, v.alloc.ID)
 		p.plan.Preemptions = append(p.plan.Preemptions, &messages.AllocStopUpdate{AllocID: v.alloc.ID,
-			DesiredStatus: DesiredEvict, DesiredDescription: DescPreemptedPrefix + a.ID, PreemptedByAllocation: a.ID})
+			DesiredStatus: messages.AllocDesiredStatusEvict, DesiredDescription: DescPreemptedPrefix + a.ID, PreemptedByAllocation: a.ID})
 		if k := jobKey(v.alloc.Namespace, v.alloc.JobID); !e.seen[k] {
 			e.seen[k] = true
 			e.evicted = append(e.evicted, e.jobs[k])
@@ -103,7 +103,7 @@ func (p *planner) preemptionEvals() []*messages.Evaluation {
 	for _, j := range p.evict.evicted {
 		out = append(out, &messages.Evaluation{ID: p.opts.NewID(), Namespace: j.Namespace, Priority: j.Priority,
 			Type: j.Type, TriggeredBy: TriggerPreemption, JobID: j.ID, JobModifyIndex: j.JobModifyIndex,
-			Status: EvalPending, PreviousEval: p.eval.ID, CreateTime: now, ModifyTime: now})
+			Status: messages.EvalStatusPending, PreviousEval: p.eval.ID, CreateTime: now, ModifyTime: now})
 	}
 	return out
 }

@@ -164,7 +164,7 @@ func requirePreempted(t *testing.T, plan *messages.ApplyPlan, placed *messages.A
 	var got []string
 	for _, p := range plan.Preemptions {
 		got = append(got, p.AllocID)
-		require.Equal(t, DesiredEvict, p.DesiredStatus)
+		require.Equal(t, messages.AllocDesiredStatusEvict, p.DesiredStatus)
 		require.Equal(t, placed.ID, p.PreemptedByAllocation)
 		require.Equal(t, DescPreemptedPrefix+placed.ID, p.DesiredDescription)
 	}
@@ -173,7 +173,7 @@ func requirePreempted(t *testing.T, plan *messages.ApplyPlan, placed *messages.A
 	var evals []string
 	for _, e := range plan.NewEvals {
 		if e.TriggeredBy == TriggerPreemption {
-			require.Equal(t, EvalPending, e.Status)
+			require.Equal(t, messages.EvalStatusPending, e.Status)
 			evals = append(evals, e.JobID)
 		}
 	}

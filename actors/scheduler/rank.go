@@ -115,7 +115,7 @@ func (p *planner) nodeUsage(idx int) *nodeUsage {
 		u.used.add(resources{c, m, d}, 1)
 	default:
 		for _, a := range p.snap.AllocsByNode(n.ID) {
-			if !terminal(a) {
+			if !a.TerminalStatus() {
 				u.used.add(allocResources(a), 1)
 			}
 		}

@@ -61,7 +61,7 @@ func TestPlacementFailureBlocksOnMemory(t *testing.T) {
 	plan := mustProcess(t, NewMemSnapshot(testNodes(4), job), testEval(job), 1)
 	require.Empty(t, plan.Place)
 	upd := plan.EvalUpdate
-	require.Equal(t, EvalComplete, upd.Status)
+	require.Equal(t, messages.EvalStatusComplete, upd.Status)
 	require.Equal(t, int32(3), upd.QueuedAllocations["web"])
 	m := upd.FailedTGAllocs["web"]
 	require.Equal(t, map[string]int32{DimMemory: 4}, m.DimensionExhausted)
@@ -70,7 +70,7 @@ func TestPlacementFailureBlocksOnMemory(t *testing.T) {
 	require.Equal(t, int32(2), m.CoalescedFailures)
 	require.Len(t, plan.NewEvals, 1)
 	b := plan.NewEvals[0]
-	require.Equal(t, EvalBlocked, b.Status)
+	require.Equal(t, messages.EvalStatusBlocked, b.Status)
 	require.Equal(t, TriggerQueued, b.TriggeredBy)
 	require.Equal(t, "eval-1", b.PreviousEval)
 	require.Equal(t, b.ID, upd.BlockedEval)
@@ -90,9 +90,9 @@ func TestBlockedEvalIsReblocked(t *testing.T) {
 	job := testJob("web", JobTypeService, 1)
 	job.TaskGroups[0].Tasks[0].Resources.MemoryMB = 16000
 	eval := testEval(job)
-	eval.Status = EvalBlocked
+	eval.Status = messages.EvalStatusBlocked
 	plan := mustProcess(t, NewMemSnapshot(testNodes(2), job), eval, 1)
-	require.Equal(t, EvalBlocked, plan.EvalUpdate.Status)
+	require.Equal(t, messages.EvalStatusBlocked, plan.EvalUpdate.Status)
 	require.Empty(t, plan.NewEvals)
 }
 

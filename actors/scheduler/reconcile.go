@@ -72,7 +72,7 @@ func (p *planner) reconcile(tg *messages.TaskGroup, allocs []*messages.Allocatio
 		used[s.a.Index] = true
 		switch s.class {
 		case slotLost:
-			p.stop(s.a, DescLost, ClientLost)
+			p.stop(s.a, DescLost, messages.AllocClientStatusLost)
 			gp.replace(s.a, nil, false)
 		case slotReschedule:
 			gp.replace(s.a, stopUpdate(s.a, DescRescheduled, ""), true)
@@ -118,22 +118,22 @@ func (gp *groupPlan) replace(prev *messages.Allocation, stop *messages.AllocStop
 // classify sorts an alloc into its slot class; false means it holds no
 // name (terminal, or a finished service alloc) and is left alone.
 func (p *planner) classify(tg *messages.TaskGroup, a *messages.Allocation, batch bool) (slot, bool) {
-	if serverTerminal(a) { // a batch alloc evicted before it finished is placed again
-		return slot{a: a, class: slotDone}, batch && a.ClientStatus == ClientComplete && a.DesiredStatus != DesiredEvict
+	if a.ServerTerminalStatus() { // a batch alloc evicted before it finished is placed again
+		return slot{a: a, class: slotDone}, batch && a.ClientStatus == messages.AllocClientStatusComplete && a.DesiredStatus != messages.AllocDesiredStatusEvict
 	}
 	switch a.ClientStatus {
-	case ClientComplete:
+	case messages.AllocClientStatusComplete:
 		return slot{a: a, class: slotDone}, batch
-	case ClientFailed:
+	case messages.AllocClientStatusFailed:
 		return p.classifyFailed(tg, a), true
-	case ClientLost:
+	case messages.AllocClientStatusLost:
 		return slot{a: a, class: slotLost}, true
 	}
 	if p.nodeLost(a.NodeID, tg) {
 		return slot{a: a, class: slotLost}, true
 	}
 	n := p.node(a.NodeID)
-	if a.ClientStatus == ClientUnknown || n.Status == NodeDisconnected {
+	if a.ClientStatus == messages.AllocClientStatusUnknown || n.Status == messages.NodeStatusDisconnected {
 		return slot{a: a, class: cutOffClass(tg, n)}, true
 	}
 	if n.Drain || a.GetDesiredTransition().GetMigrate() {
@@ -191,7 +191,7 @@ func (p *planner) scaleDown(slots []slot, count int, covers map[string][]*messag
 		drop[c.pos] = true
 		s := slots[c.pos]
 		if s.class == slotLost {
-			p.stop(s.a, DescLost, ClientLost)
+			p.stop(s.a, DescLost, messages.AllocClientStatusLost)
 		} else {
 			p.stop(s.a, DescNotNeeded, "")
 		}
@@ -226,7 +226,7 @@ func migrateBudget(tg *messages.TaskGroup, allocs []*messages.Allocation) int {
 	var byID map[string]*messages.Allocation
 	inflight := 0
 	for _, a := range allocs {
-		if a.PreviousAllocation == "" || terminal(a) || a.ClientStatus == ClientRunning {
+		if a.PreviousAllocation == "" || a.TerminalStatus() || a.ClientStatus == messages.AllocClientStatusRunning {
 			continue
 		}
 		if byID == nil {

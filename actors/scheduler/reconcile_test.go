@@ -23,7 +23,7 @@ func addRunning(s *MemSnapshot, job *messages.Job, n int) {
 
 func failedAlloc(job *messages.Job, failedAgo time.Duration) *messages.Allocation {
 	a := testAlloc(job, "n00", 0)
-	a.ClientStatus = ClientFailed
+	a.ClientStatus = messages.AllocClientStatusFailed
 	a.ModifyTime = testNow.Add(-failedAgo).UnixNano()
 	return a
 }
@@ -38,11 +38,11 @@ var reconcileCases = []reconcileCase{
 		check: func(t *testing.T, _ *MemSnapshot, plan *messages.ApplyPlan) {
 			require.Equal(t, []string{"web.web[0]", "web.web[1]", "web.web[2]"}, placedNames(plan))
 			require.Empty(t, plan.Stop)
-			require.Equal(t, EvalComplete, plan.EvalUpdate.Status)
+			require.Equal(t, messages.EvalStatusComplete, plan.EvalUpdate.Status)
 			require.Equal(t, int32(0), plan.EvalUpdate.QueuedAllocations["web"])
 			a := plan.Place[0]
-			require.Equal(t, DesiredRun, a.DesiredStatus)
-			require.Equal(t, ClientPending, a.ClientStatus)
+			require.Equal(t, messages.AllocDesiredStatusRun, a.DesiredStatus)
+			require.Equal(t, messages.AllocClientStatusPending, a.ClientStatus)
 			require.Equal(t, "eval-1", a.EvalID)
 			require.Equal(t, testNow.UnixNano(), a.CreateTime)
 			require.Equal(t, int64(500), a.AllocatedResources.Tasks["server"].Cpu.CpuShares)
@@ -75,14 +75,14 @@ var reconcileCases = []reconcileCase{
 			require.Len(t, stops, 3)
 			for _, id := range []string{"a-n02-2", "a-n03-3", "a-n04-4"} {
 				require.Equal(t, DescNotNeeded, stops[id].DesiredDescription)
-				require.Equal(t, DesiredStop, stops[id].DesiredStatus)
+				require.Equal(t, messages.AllocDesiredStatusStop, stops[id].DesiredStatus)
 			}
 		}},
 	{name: "stopped job stops every running alloc",
 		setup: func(job *messages.Job, s *MemSnapshot) {
 			addRunning(s, job, 3)
 			done := testAlloc(job, "n04", 4)
-			done.ClientStatus = ClientComplete
+			done.ClientStatus = messages.AllocClientStatusComplete
 			s.AddAlloc(done)
 			job.Stop = true
 		},
@@ -90,7 +90,7 @@ var reconcileCases = []reconcileCase{
 			require.Empty(t, plan.Place)
 			require.Len(t, plan.Stop, 3)
 			require.NotContains(t, stopsByID(plan), "a-n04-4")
-			require.Equal(t, EvalComplete, plan.EvalUpdate.Status)
+			require.Equal(t, messages.EvalStatusComplete, plan.EvalUpdate.Status)
 		}},
 	{name: "purged job stops every running alloc",
 		setup: func(job *messages.Job, s *MemSnapshot) { addRunning(s, job, 2); s.RemoveJob("default", "web") },
@@ -115,7 +115,7 @@ var reconcileCases = []reconcileCase{
 			job.Type = JobTypeBatch
 			job.TaskGroups[0].Count = 2
 			done := testAlloc(job, "n00", 0)
-			done.ClientStatus = ClientComplete
+			done.ClientStatus = messages.AllocClientStatusComplete
 			s.AddAlloc(done)
 			s.AddAlloc(testAlloc(job, "n01", 1))
 		},
@@ -127,7 +127,7 @@ var reconcileCases = []reconcileCase{
 		setup: func(job *messages.Job, s *MemSnapshot) {
 			addRunning(s, job, 3)
 			done := testAlloc(job, "n00", 0)
-			done.ClientStatus = ClientComplete
+			done.ClientStatus = messages.AllocClientStatusComplete
 			s.AddAlloc(done)
 		},
 		check: func(t *testing.T, _ *MemSnapshot, plan *messages.ApplyPlan) {
@@ -164,7 +164,7 @@ var reconcileCases = []reconcileCase{
 			require.Empty(t, plan.Stop)
 			require.Len(t, plan.NewEvals, 1)
 			ev := plan.NewEvals[0]
-			require.Equal(t, EvalPending, ev.Status)
+			require.Equal(t, messages.EvalStatusPending, ev.Status)
 			require.Equal(t, TriggerAllocFail, ev.TriggeredBy)
 			require.Equal(t, testNow.Add(50*time.Second).UnixNano(), ev.WaitUntil)
 			require.Equal(t, "web", ev.JobID)
@@ -197,7 +197,7 @@ var reconcileCases = []reconcileCase{
 		setup: func(job *messages.Job, s *MemSnapshot) {
 			addRunning(s, job, 3)
 			down := testNode("n01", 4000, 8192)
-			down.Status = NodeDown
+			down.Status = messages.NodeStatusDown
 			s.AddNode(down)
 		},
 		check: func(t *testing.T, _ *MemSnapshot, plan *messages.ApplyPlan) {
@@ -205,7 +205,7 @@ var reconcileCases = []reconcileCase{
 			require.NotEqual(t, "n01", plan.Place[0].NodeID)
 			require.Equal(t, "a-n01-1", plan.Place[0].PreviousAllocation)
 			st := stopsByID(plan)["a-n01-1"]
-			require.Equal(t, ClientLost, st.ClientStatus)
+			require.Equal(t, messages.AllocClientStatusLost, st.ClientStatus)
 			require.Equal(t, DescLost, st.DesiredDescription)
 		}},
 	{name: "drain migrates at most max_parallel",
@@ -234,10 +234,10 @@ var reconcileCases = []reconcileCase{
 			job.TaskGroups[0].Count = 3
 			job.TaskGroups[0].Migrate = &messages.MigrateStrategy{MaxParallel: 2}
 			old := testAlloc(job, "n00", 0)
-			old.DesiredStatus, old.DesiredDescription = DesiredStop, DescMigrating
+			old.DesiredStatus, old.DesiredDescription = messages.AllocDesiredStatusStop, DescMigrating
 			s.AddAlloc(old)
 			repl := testAlloc(job, "n01", 0)
-			repl.ID, repl.PreviousAllocation, repl.ClientStatus = "repl", old.ID, ClientPending
+			repl.ID, repl.PreviousAllocation, repl.ClientStatus = "repl", old.ID, messages.AllocClientStatusPending
 			s.AddAlloc(repl)
 			s.AddAlloc(testAlloc(job, "n00", 1))
 			s.AddAlloc(testAlloc(job, "n00", 2))

@@ -181,7 +181,7 @@ func (p *planner) followupEval(batch []delayed) *messages.Evaluation {
 		TriggeredBy:       TriggerAllocFail,
 		JobID:             p.eval.JobID,
 		JobModifyIndex:    p.eval.JobModifyIndex,
-		Status:            EvalPending,
+		Status:            messages.EvalStatusPending,
 		StatusDescription: delayedWhy(batch),
 		PreviousEval:      p.eval.ID,
 		WaitUntil:         at.UnixNano(),

@@ -9,7 +9,7 @@ import (
 )
 
 func trackedAlloc(failAt time.Time, events ...*messages.RescheduleEvent) *messages.Allocation {
-	return &messages.Allocation{ID: "a", NodeID: "n", ClientStatus: ClientFailed,
+	return &messages.Allocation{ID: "a", NodeID: "n", ClientStatus: messages.AllocClientStatusFailed,
 		ModifyTime:        failAt.UnixNano(),
 		RescheduleTracker: &messages.RescheduleTracker{Events: events}}
 }
@@ -101,7 +101,7 @@ func TestFollowupEvalsAreBatched(t *testing.T) {
 	s := NewMemSnapshot(testNodes(3), job)
 	for i, ago := range []time.Duration{10 * time.Second, 8 * time.Second, 0} {
 		a := testAlloc(job, "n00", uint32(i))
-		a.ClientStatus, a.ModifyTime = ClientFailed, testNow.Add(-ago).UnixNano()
+		a.ClientStatus, a.ModifyTime = messages.AllocClientStatusFailed, testNow.Add(-ago).UnixNano()
 		s.AddAlloc(a)
 	}
 	plan := mustProcess(t, s, testEval(job), 1)
@@ -122,7 +122,7 @@ func TestFollowupEvalNamesTheFailure(t *testing.T) {
 	var ids []string
 	for i := range 2 {
 		a := testAlloc(job, "n00", uint32(i))
-		a.ClientStatus, a.ModifyTime = ClientFailed, testNow.UnixNano()
+		a.ClientStatus, a.ModifyTime = messages.AllocClientStatusFailed, testNow.UnixNano()
 		a.ClientDescription = `setup failed: CSI volume "vol0": NodePublishVolume: rpc error: code = FailedPrecondition desc = not ready`
 		s.AddAlloc(a)
 		ids = append(ids, a.ID)

@@ -30,8 +30,8 @@ func SimulatedNodes(n int, seed uint64) []*messages.Node {
 			Datacenter:            "dc1",
 			Region:                "global",
 			NodePool:              "default",
-			Status:                NodeReady,
-			SchedulingEligibility: NodeEligible,
+			Status:                messages.NodeStatusReady,
+			SchedulingEligibility: messages.NodeSchedulingEligible,
 			Drivers: map[string]*messages.DriverInfo{
 				"exec": {Detected: true, Healthy: true, HealthDescription: "Healthy"},
 			},
@@ -125,7 +125,7 @@ func (s *MemSnapshot) AddNode(n *messages.Node) {
 func (s *MemSnapshot) AddAlloc(a *messages.Allocation) {
 	jk := jobKey(a.Namespace, a.JobID)
 	if old, ok := s.allocs[a.ID]; ok {
-		if !terminal(old) {
+		if !old.TerminalStatus() {
 			s.addUsage(old.NodeID, allocResources(old), -1)
 		}
 		s.allocsByJob[jk] = replaceAlloc(s.allocsByJob[jk], a)
@@ -141,7 +141,7 @@ func (s *MemSnapshot) AddAlloc(a *messages.Allocation) {
 		s.allocsByNode[a.NodeID] = append(s.allocsByNode[a.NodeID], a)
 	}
 	s.allocs[a.ID] = a
-	if !terminal(a) {
+	if !a.TerminalStatus() {
 		s.addUsage(a.NodeID, allocResources(a), 1)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/troupe-dev/troupe/messages"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -14,8 +15,8 @@ func TestSimulatedNodes(t *testing.T) {
 		require.True(t, proto.Equal(n, b[i]))
 		require.False(t, ids[n.ID])
 		ids[n.ID] = true
-		require.Equal(t, NodeReady, n.Status)
-		require.Equal(t, NodeEligible, n.SchedulingEligibility)
+		require.Equal(t, messages.NodeStatusReady, n.Status)
+		require.Equal(t, messages.NodeSchedulingEligible, n.SchedulingEligibility)
 		require.Equal(t, "dc1", n.Datacenter)
 		require.True(t, n.Drivers["exec"].Healthy)
 		require.Equal(t, "linux", n.Attributes["kernel.name"])
@@ -41,7 +42,7 @@ func TestMemSnapshotUsageMatchesAllocs(t *testing.T) {
 	for _, n := range s.Nodes() {
 		var cpu, mem int64
 		for _, a := range s.AllocsByNode(n.ID) {
-			if !terminal(a) {
+			if !a.TerminalStatus() {
 				r := allocResources(a)
 				cpu, mem = cpu+r.cpu, mem+r.mem
 			}
@@ -52,7 +53,7 @@ func TestMemSnapshotUsageMatchesAllocs(t *testing.T) {
 	}
 	live := 0
 	for _, a := range s.AllocsByJob("default", "web") {
-		if !terminal(a) {
+		if !a.TerminalStatus() {
 			live++
 			require.Equal(t, uint64(1), a.JobVersion)
 		}

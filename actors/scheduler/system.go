@@ -27,14 +27,14 @@ func (p *planner) runSystem() {
 		}
 	}
 	for _, a := range p.jobAllocs {
-		if terminal(a) {
+		if a.TerminalStatus() {
 			continue
 		}
 		switch {
 		case p.groups[a.TaskGroup] == nil:
 			p.stop(a, DescNotNeeded, "")
 		case p.poolIndex(a.NodeID) < 0: // the node is gone
-			p.stop(a, DescLost, ClientLost)
+			p.stop(a, DescLost, messages.AllocClientStatusLost)
 		}
 	}
 }
@@ -43,27 +43,27 @@ func (p *planner) runSystem() {
 // lost ones do not, so they are replaced; a sysbatch alloc that completed
 // does, so it is not run again.
 func systemHeld(a *messages.Allocation, sysbatch bool) bool {
-	if sysbatch && a.ClientStatus == ClientComplete {
+	if sysbatch && a.ClientStatus == messages.AllocClientStatusComplete {
 		return true
 	}
-	return !terminal(a)
+	return !a.TerminalStatus()
 }
 
 // systemNode reconciles one group on one node.
 func (p *planner) systemNode(gs *groupState, idx int, allocs []*messages.Allocation) {
 	n := p.pool[idx]
 	switch {
-	case n.Status == NodeDown || (n.Status == NodeDisconnected && p.nodeLost(n.ID, gs.tg)):
-		p.stopLive(allocs, DescLost, ClientLost)
+	case n.Status == messages.NodeStatusDown || (n.Status == messages.NodeStatusDisconnected && p.nodeLost(n.ID, gs.tg)):
+		p.stopLive(allocs, DescLost, messages.AllocClientStatusLost)
 		return
-	case n.Status != NodeReady:
+	case n.Status != messages.NodeStatusReady:
 		return
 	case !inDatacenters(p.job.Datacenters, n.Datacenter) || !inPool(p.pre.pool, n):
 		p.stopLive(allocs, DescNotNeeded, "")
 		return
-	case n.SchedulingEligibility != NodeEligible || n.Drain:
+	case n.SchedulingEligibility != messages.NodeSchedulingEligible || n.Drain:
 		for _, a := range allocs {
-			if n.Drain && !terminal(a) && a.GetDesiredTransition().GetMigrate() {
+			if n.Drain && !a.TerminalStatus() && a.GetDesiredTransition().GetMigrate() {
 				p.stop(a, DescMigrating, "")
 			}
 		}
@@ -79,7 +79,7 @@ func (p *planner) systemNode(gs *groupState, idx int, allocs []*messages.Allocat
 	p.stopLive(allocs[1:], DescNotNeeded, "")
 	keep := allocs[0]
 	switch {
-	case terminal(keep) || keep.JobVersion == p.job.Version:
+	case keep.TerminalStatus() || keep.JobVersion == p.job.Version:
 	case p.inPlace(gs.tg, keep):
 		p.updateInPlace(keep)
 	default:
@@ -90,7 +90,7 @@ func (p *planner) systemNode(gs *groupState, idx int, allocs []*messages.Allocat
 
 func (p *planner) stopLive(allocs []*messages.Allocation, desc, clientStatus string) {
 	for _, a := range allocs {
-		if !terminal(a) {
+		if !a.TerminalStatus() {
 			p.stop(a, desc, clientStatus)
 		}
 	}

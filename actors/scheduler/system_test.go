@@ -11,7 +11,7 @@ import (
 func systemNodes() []*messages.Node {
 	nodes := testNodes(7)
 	nodes[3].SchedulingEligibility = "ineligible"
-	nodes[4].Status = NodeDown
+	nodes[4].Status = messages.NodeStatusDown
 	nodes[5].Datacenter = "dc2"
 	nodes[6].Drivers = nil
 	return nodes
@@ -47,10 +47,10 @@ func TestSystemJobReconcilesNodes(t *testing.T) {
 	stops := stopsByID(plan)
 	require.NotContains(t, stops, "a-n00-0", "kept on a healthy node")
 	require.NotContains(t, stops, "a-n03-0", "kept on an ineligible node")
-	require.Equal(t, ClientLost, stops["a-n04-0"].ClientStatus)
+	require.Equal(t, messages.AllocClientStatusLost, stops["a-n04-0"].ClientStatus)
 	require.Equal(t, DescNotNeeded, stops["a-n05-0"].DesiredDescription)
 	require.Equal(t, DescNodeTainted, stops["a-n06-0"].DesiredDescription)
-	require.Equal(t, ClientLost, stops["a-gone-0"].ClientStatus)
+	require.Equal(t, messages.AllocClientStatusLost, stops["a-gone-0"].ClientStatus)
 	require.Len(t, stops, 4)
 	var nodes []string
 	for _, a := range plan.Place {
@@ -87,7 +87,7 @@ func TestSystemJobExhaustedNodeFails(t *testing.T) {
 	require.Equal(t, map[string]int32{DimMemory: 1}, m.DimensionExhausted)
 	require.Equal(t, int32(1), plan.EvalUpdate.QueuedAllocations["web"])
 	require.Len(t, plan.NewEvals, 1)
-	require.Equal(t, EvalBlocked, plan.NewEvals[0].Status)
+	require.Equal(t, messages.EvalStatusBlocked, plan.NewEvals[0].Status)
 }
 
 func TestSystemJobStopped(t *testing.T) {
@@ -105,7 +105,7 @@ func TestSysbatchCompletedIsNotRerun(t *testing.T) {
 	job := testJob("sb", JobTypeSysBatch, 0)
 	s := NewMemSnapshot(testNodes(2), job)
 	done := testAlloc(job, "n00", 0)
-	done.ClientStatus = ClientComplete
+	done.ClientStatus = messages.AllocClientStatusComplete
 	s.AddAlloc(done)
 	plan := mustProcess(t, s, testEval(job), 1)
 	require.Equal(t, []string{"sb.web[0]"}, placedNames(plan))

@@ -196,7 +196,7 @@ func (a *Actor) onCapacityChanged(ctx actor.Context) {
 	if a.flight.busy() {
 		a.missed.note(true, nil)
 	}
-	blocked := a.spec.State().EvalsByStatus(EvalBlocked)
+	blocked := a.spec.State().EvalsByStatus(messages.EvalStatusBlocked)
 	a.unblock(ctx, blocked, blocked, descUnblockedCapacity)
 }
 
@@ -206,7 +206,7 @@ func (a *Actor) onCSIChanged(ctx actor.Context, m *CSIChanged) {
 		a.missed.note(false, m)
 	}
 	view := a.spec.State()
-	blocked := view.EvalsByStatus(EvalBlocked)
+	blocked := view.EvalsByStatus(messages.EvalStatusBlocked)
 	a.unblock(ctx, blocked, CSIUnblocked(view, blocked, m), descUnblockedCSI)
 }
 
@@ -241,12 +241,12 @@ func (a *Actor) unblock(ctx actor.Context, blocked, chosen []*messages.Evaluatio
 	up := &messages.UpsertEvals{}
 	for _, e := range latest {
 		c := cloneEval(e)
-		c.Status, c.StatusDescription, c.ModifyTime = EvalPending, why, now
+		c.Status, c.StatusDescription, c.ModifyTime = messages.EvalStatusPending, why, now
 		up.Evals = append(up.Evals, c)
 	}
 	for _, e := range stale {
 		c := cloneEval(e)
-		c.Status, c.StatusDescription, c.ModifyTime = "canceled", "superseded by a newer blocked evaluation", now
+		c.Status, c.StatusDescription, c.ModifyTime = messages.EvalStatusCanceled, "superseded by a newer blocked evaluation", now
 		up.Evals = append(up.Evals, c)
 	}
 	a.propose(ctx, up)

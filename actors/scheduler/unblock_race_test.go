@@ -86,7 +86,7 @@ func TestActorCSIChangedWhilePlanning(t *testing.T) {
 						blocked = e
 					}
 				}
-				return blocked != nil && blocked.GetStatus() == EvalPending
+				return blocked != nil && blocked.GetStatus() == messages.EvalStatusPending
 			}, 5*time.Second, time.Millisecond, "the blocked evaluation stayed blocked")
 			require.Equal(t, tc.why, blocked.GetStatusDescription())
 		})

@@ -54,7 +54,7 @@ func (w *csiWorld) blocked(t *testing.T) *messages.Evaluation {
 	require.Empty(t, plan.Place, "the placement was meant to fail")
 	require.Len(t, plan.NewEvals, 1, "no blocked evaluation")
 	b := plan.NewEvals[0]
-	require.Equal(t, EvalBlocked, b.GetStatus())
+	require.Equal(t, messages.EvalStatusBlocked, b.GetStatus())
 	require.NotNil(t, b.GetFailedTGAllocs()["web"])
 	return b
 }
@@ -251,7 +251,7 @@ func TestActorCSIChangedUnblocks(t *testing.T) {
 
 	w.snap.vols["vol1"] = csiVol("vol1", "hostpath", writer("old", "freed"))
 	sys.Root.Send(pid, &CSIChanged{Volumes: []string{"vol1"}})
-	require.Eventually(t, func() bool { return st.EvalByID(b.GetID()).GetStatus() == EvalPending }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return st.EvalByID(b.GetID()).GetStatus() == messages.EvalStatusPending }, 5*time.Second, time.Millisecond)
 	require.Equal(t, descUnblockedCSI, st.EvalByID(b.GetID()).GetStatusDescription())
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/csi"
@@ -47,7 +46,7 @@ func TestActorClaimUnknownVolume(t *testing.T) {
 	h.cluster()
 	h.start()
 	r := h.claim("nope", "a1", "n1", messages.CSIAccessSingleNodeWriter)
-	require.Equal(t, remote.CodeNotFound, r.GetError().GetCode())
+	require.Equal(t, messages.CodeNotFound, r.GetError().ErrorCode())
 	require.Contains(t, r.GetError().GetMessage(), `"nope"`)
 }
 
@@ -63,7 +62,7 @@ func TestActorSecondWriterRefused(t *testing.T) {
 	h.claimed("vol1", "a1")
 
 	r := h.claim("vol1", "a2", "n1", messages.CSIAccessSingleNodeWriter)
-	require.Equal(t, CodeConflict, r.GetError().GetCode())
+	require.Equal(t, messages.CodeConflict, r.GetError().ErrorCode())
 	require.Contains(t, r.GetError().GetMessage(), `volume "vol1"`)
 	require.Contains(t, r.GetError().GetMessage(), `alloc "a1"`)
 	require.Nil(t, r.GetClaim())
@@ -107,7 +106,7 @@ func TestActorNodeDetachedFromWrongNode(t *testing.T) {
 	h.start()
 	h.claimed("vol1", "a1")
 	r := h.detached("vol1", "a1", "n9")
-	require.Equal(t, remote.CodeInvalid, r.GetError().GetCode())
+	require.Equal(t, messages.CodeInvalid, r.GetError().ErrorCode())
 	require.Equal(t, state.ClaimTaken.String(), h.claimState("vol1", "a1"))
 }
 
@@ -144,7 +143,7 @@ func TestActorCommitFailureAnswersAndRecovers(t *testing.T) {
 	h.start()
 	h.prop.failNext(1)
 	r := h.claim("vol1", "a1", "n1", messages.CSIAccessSingleNodeWriter)
-	require.Equal(t, remote.CodeNotLeader, r.GetError().GetCode(), "%v", r.GetError())
+	require.Equal(t, messages.CodeNotLeader, r.GetError().ErrorCode(), "%v", r.GetError())
 	require.Equal(t, "", h.claimState("vol1", "a1"))
 	require.Zero(t, h.csi.Calls(csi.MethodControllerPublish))
 

@@ -13,6 +13,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors"
@@ -170,10 +171,10 @@ func (f *fakeRPC) Run(ctx context.Context, nodeID string, req *messages.Controll
 			resp.Volume = &messages.CSIVolume{ExternalID: v.ID, Capacity: v.CapacityBytes, Context: map[string]string{"made": "fake"}}
 		}
 	default:
-		return &messages.ControllerResponse{Code: "Unimplemented", Message: op.GetKind()}, nil
+		return messages.ControllerResult(codes.Unimplemented, op.GetKind()), nil
 	}
 	if err != nil {
-		return &messages.ControllerResponse{Code: csi.Code(err).String(), Message: err.Error()}, nil
+		return messages.ControllerResult(csi.Code(err), err.Error()), nil
 	}
 	return resp, nil
 }

@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/csi"
@@ -33,23 +32,23 @@ func TestActorCreateAndDelete(t *testing.T) {
 	require.Equal(t, "new", h.stored("new").GetExternalID())
 
 	again := h.op(&messages.VolumeOpRequest{Op: OpRequestCreate, VolumeID: "new", Volume: spec})
-	require.Equal(t, CodeConflict, again.GetError().GetCode())
+	require.Equal(t, messages.CodeConflict, again.GetError().ErrorCode())
 	require.Contains(t, again.GetError().GetMessage(), `"new" already exists`)
 	require.Equal(t, 1, h.csi.Calls(csi.MethodCreateVolume))
 
 	bad := h.op(&messages.VolumeOpRequest{Op: OpRequestCreate, VolumeID: "x", Volume: &messages.CSIVolume{ID: "x"}})
-	require.Equal(t, remote.CodeInvalid, bad.GetError().GetCode())
+	require.Equal(t, messages.CodeInvalid, bad.GetError().ErrorCode())
 
 	noCtrl := testVolume("orphan", true)
 	noCtrl.PluginID = "no-such-plugin"
 	refused := h.op(&messages.VolumeOpRequest{Op: OpRequestCreate, VolumeID: "orphan", Volume: noCtrl})
-	require.Equal(t, remote.CodeUnavailable, refused.GetError().GetCode(), "a create does not wait for a controller")
+	require.Equal(t, messages.CodeUnavailable, refused.GetError().ErrorCode(), "a create does not wait for a controller")
 	require.Contains(t, refused.GetError().GetMessage(), `plugin "no-such-plugin" has no healthy controller`)
 	require.Nil(t, h.stored("orphan"))
 
 	h.csi.FailNext(csi.MethodDeleteVolume, status.Error(codes.FailedPrecondition, "snapshots left"), 1)
 	del := h.op(&messages.VolumeOpRequest{Op: OpRequestDelete, VolumeID: "new", Secrets: map[string]string{"k": "v"}})
-	require.Equal(t, CodeConflict, del.GetError().GetCode(), "FailedPrecondition is the user's to fix: 409")
+	require.Equal(t, messages.CodeConflict, del.GetError().ErrorCode(), "FailedPrecondition is the user's to fix: 409")
 	require.Contains(t, del.GetError().GetMessage(), "snapshots left")
 	require.NotNil(t, h.stored("new"), "a failed delete keeps the volume")
 	require.Equal(t, map[string]string{"k": "v"}, h.rpc.lastSecrets())
@@ -61,9 +60,9 @@ func TestActorCreateAndDelete(t *testing.T) {
 	require.Equal(t, 2, h.csi.Calls(csi.MethodDeleteVolume))
 
 	gone := h.op(&messages.VolumeOpRequest{Op: OpRequestDelete, VolumeID: "new"})
-	require.Equal(t, remote.CodeNotFound, gone.GetError().GetCode())
+	require.Equal(t, messages.CodeNotFound, gone.GetError().ErrorCode())
 	unknown := h.op(&messages.VolumeOpRequest{Op: "resize", VolumeID: "new"})
-	require.Equal(t, remote.CodeInvalid, unknown.GetError().GetCode())
+	require.Equal(t, messages.CodeInvalid, unknown.GetError().ErrorCode())
 }
 
 // TestActorDeregister: a volume in use is refused (naming the claim);
@@ -80,11 +79,11 @@ func TestActorDeregister(t *testing.T) {
 
 	for _, force := range []bool{false, true} {
 		r := h.op(&messages.VolumeOpRequest{Op: OpRequestDeregister, VolumeID: "vol1", Force: force})
-		require.Equal(t, CodeConflict, r.GetError().GetCode(), "force %t", force)
+		require.Equal(t, messages.CodeConflict, r.GetError().ErrorCode(), "force %t", force)
 		require.Contains(t, r.GetError().GetMessage(), "a1")
 	}
 	del := h.op(&messages.VolumeOpRequest{Op: OpRequestDelete, VolumeID: "vol1"})
-	require.Equal(t, CodeConflict, del.GetError().GetCode())
+	require.Equal(t, messages.CodeConflict, del.GetError().ErrorCode())
 	require.Zero(t, h.csi.Calls(csi.MethodDeleteVolume))
 
 	require.Nil(t, h.detached("vol1", "a1", "n1").GetError())
@@ -120,7 +119,7 @@ func TestActorDetachRedrivesFailedUnpublish(t *testing.T) {
 	require.Zero(t, h.clock.Pending(), "no retry for a failure that will not heal")
 
 	bad := h.op(&messages.VolumeOpRequest{Op: OpRequestDetach, VolumeID: "vol1"})
-	require.Equal(t, remote.CodeInvalid, bad.GetError().GetCode())
+	require.Equal(t, messages.CodeInvalid, bad.GetError().ErrorCode())
 	r := h.op(&messages.VolumeOpRequest{Op: OpRequestDetach, VolumeID: "vol1", NodeID: "n1"})
 	require.Nil(t, r.GetError())
 	h.waitClaim("vol1", "a1", "")

@@ -89,15 +89,25 @@ func TestDetachInputs(t *testing.T) {
 	require.Equal(t, []Input{Resume{}}, DetachInputs(vol, "n3", view))
 }
 
-// TestRetryableCodesMatchCSI: the controller actor classifies gRPC code
-// names as runtime/csi classifies the errors.
+// TestRetryableCodesMatchCSI: the controller actor classifies a failed
+// answer's gRPC code as runtime/csi classifies the error; a sender that
+// sets only the code's name is read the same way.
 func TestRetryableCodesMatchCSI(t *testing.T) {
+	pub := &messages.ControllerOp{Kind: OpControllerPublish, VolumeID: "v", AllocationID: "a"}
 	for c := codes.OK + 1; c <= codes.Unauthenticated; c++ {
-		require.Equal(t, csi.IsRetryable(status.Error(c, "x")), RetryableCode(c.String()), c.String())
+		for _, resp := range []*messages.ControllerResponse{messages.ControllerResult(c, "x"), {Code: c.String()}} {
+			o := outcomeOf(&opRan{op: pub, resp: resp}, false)
+			require.False(t, o.ok, c.String())
+			require.Equal(t, csi.IsRetryable(status.Error(c, "x")), o.retryable, c.String())
+			require.Equal(t, c, o.code, c.String())
+		}
 	}
-	require.False(t, RetryableCode(""))
-	require.False(t, RetryableCode("OK"))
-	require.True(t, RetryableCode("SomethingNew"), "an unknown code counts as Unknown")
+	for _, resp := range []*messages.ControllerResponse{{}, {Code: "OK"}, messages.ControllerResult(codes.OK, "")} {
+		require.True(t, outcomeOf(&opRan{op: pub, resp: resp}, false).ok, "%+v", resp)
+	}
+	o := outcomeOf(&opRan{op: pub, resp: &messages.ControllerResponse{Code: "SomethingNew"}}, false)
+	require.True(t, o.retryable, "an unknown code counts as Unknown")
+	require.Equal(t, codes.Unknown, o.code)
 }
 
 // TestOutcomeOf: what a controller answer means for the volume.
@@ -105,10 +115,12 @@ func TestOutcomeOf(t *testing.T) {
 	unpub := &messages.ControllerOp{Kind: OpControllerUnpublish, VolumeID: "v", AllocationID: "a"}
 	pub := &messages.ControllerOp{Kind: OpControllerPublish, VolumeID: "v", AllocationID: "a"}
 	del := &messages.ControllerOp{Kind: OpDeleteVolume, VolumeID: "v"}
-	resp := func(code string) *messages.ControllerResponse {
-		return &messages.ControllerResponse{Code: code, Message: "m", PublishContext: map[string]string{"k": "v"}}
+	resp := func(code codes.Code) *messages.ControllerResponse {
+		r := messages.ControllerResult(code, "m")
+		r.PublishContext = map[string]string{"k": "v"}
+		return r
 	}
-	failed := func(retry bool, msg, code string) Input {
+	failed := func(retry bool, msg string, code codes.Code) Input {
 		return ControllerFailed{AllocID: "a", Retryable: retry, Message: msg, Code: code}
 	}
 	cases := []struct {
@@ -117,14 +129,16 @@ func TestOutcomeOf(t *testing.T) {
 		unreachable bool
 		want        Input
 	}{
-		{pub, &opRan{op: pub, resp: resp("")}, false, ControllerPublished{AllocID: "a", PublishContext: map[string]string{"k": "v"}}},
-		{unpub, &opRan{op: unpub, resp: resp("")}, false, ControllerDetached{AllocID: "a"}},
-		{unpub, &opRan{op: unpub, resp: resp("NotFound")}, false, ControllerDetached{AllocID: "a"}},
-		{del, &opRan{op: del, resp: resp("NotFound")}, false, VolumeDeleted{}},
-		{pub, &opRan{op: pub, resp: resp("NotFound")}, false, failed(false, "NotFound: m", "NotFound")},
-		{unpub, &opRan{op: unpub, resp: resp("Internal")}, false, failed(true, "Internal: m", "Internal")},
-		{unpub, &opRan{op: unpub, resp: resp("FailedPrecondition")}, false, failed(false, "FailedPrecondition: m", "FailedPrecondition")},
-		{unpub, &opRan{op: unpub, err: errors.New("refused")}, true, failed(true, "no controller instance reachable: refused", "")},
+		{pub, &opRan{op: pub, resp: resp(codes.OK)}, false, ControllerPublished{AllocID: "a", PublishContext: map[string]string{"k": "v"}}},
+		{unpub, &opRan{op: unpub, resp: resp(codes.OK)}, false, ControllerDetached{AllocID: "a"}},
+		{unpub, &opRan{op: unpub, resp: resp(codes.NotFound)}, false, ControllerDetached{AllocID: "a"}},
+		{del, &opRan{op: del, resp: resp(codes.NotFound)}, false, VolumeDeleted{}},
+		{pub, &opRan{op: pub, resp: resp(codes.NotFound)}, false, failed(false, "NotFound: m", codes.NotFound)},
+		{unpub, &opRan{op: unpub, resp: resp(codes.Internal)}, false, failed(true, "Internal: m", codes.Internal)},
+		{unpub, &opRan{op: unpub, resp: resp(codes.FailedPrecondition)}, false, failed(false, "FailedPrecondition: m", codes.FailedPrecondition)},
+		{unpub, &opRan{op: unpub, err: errors.New("refused")}, true, failed(true, "no controller instance reachable: refused", codes.OK)},
+		{unpub, &opRan{op: unpub, resp: &messages.ControllerResponse{Code: "NotFound"}}, false, ControllerDetached{AllocID: "a"}},
+		{pub, &opRan{op: pub, resp: &messages.ControllerResponse{Code: "Aborted", Message: "m"}}, false, failed(true, "Aborted: m", codes.Aborted)},
 	}
 	for _, c := range cases {
 		require.Equal(t, c.want, outcomeOf(c.r, c.unreachable).input(c.op, c.r.resp), "%s %+v", c.op.GetKind(), c.r.resp)
@@ -135,24 +149,24 @@ func TestOutcomeOf(t *testing.T) {
 func TestErrorOf(t *testing.T) {
 	cases := []struct {
 		err  error
-		code string
+		code messages.ErrorCode
 	}{
-		{&state.ClaimConflictError{VolumeID: "v", AllocID: "a1"}, CodeConflict},
-		{fmt.Errorf("x: %w", state.ErrClaimReleasing), CodeConflict},
-		{fmt.Errorf("x: %w", state.ErrVolumeInUse), CodeConflict},
-		{fmt.Errorf("x: %w", state.ErrVolumeReadOnly), remote.CodeInvalid},
-		{fmt.Errorf("x: %w", cluster.ErrNotLeader), remote.CodeNotLeader},
-		{&ControllerError{Kind: OpControllerPublish, Retryable: true}, remote.CodeUnavailable},
-		{&ControllerError{Kind: OpControllerPublish}, remote.CodeInternal},
-		{&ControllerError{Kind: OpCreateVolume, Code: "InvalidArgument"}, remote.CodeInvalid},
-		{&ControllerError{Kind: OpCreateVolume, Code: "AlreadyExists"}, CodeConflict},
-		{&ControllerError{Kind: OpDeleteVolume, Code: "FailedPrecondition"}, CodeConflict},
-		{&ControllerError{Kind: OpControllerExpand, Code: "NotFound"}, remote.CodeNotFound},
-		{&remote.RemoteError{Code: remote.CodeNotLeader, LeaderRPCAddr: "l:1"}, remote.CodeNotLeader},
-		{errors.New("boom"), remote.CodeInternal},
+		{&state.ClaimConflictError{VolumeID: "v", AllocID: "a1"}, messages.CodeConflict},
+		{fmt.Errorf("x: %w", state.ErrClaimReleasing), messages.CodeConflict},
+		{fmt.Errorf("x: %w", state.ErrVolumeInUse), messages.CodeConflict},
+		{fmt.Errorf("x: %w", state.ErrVolumeReadOnly), messages.CodeInvalid},
+		{fmt.Errorf("x: %w", cluster.ErrNotLeader), messages.CodeNotLeader},
+		{&ControllerError{Kind: OpControllerPublish, Retryable: true}, messages.CodeUnavailable},
+		{&ControllerError{Kind: OpControllerPublish}, messages.CodeInternal},
+		{&ControllerError{Kind: OpCreateVolume, Code: codes.InvalidArgument}, messages.CodeInvalid},
+		{&ControllerError{Kind: OpCreateVolume, Code: codes.AlreadyExists}, messages.CodeConflict},
+		{&ControllerError{Kind: OpDeleteVolume, Code: codes.FailedPrecondition}, messages.CodeConflict},
+		{&ControllerError{Kind: OpControllerExpand, Code: codes.NotFound}, messages.CodeNotFound},
+		{&remote.RemoteError{Code: remote.CodeNotLeader, LeaderRPCAddr: "l:1"}, messages.CodeNotLeader},
+		{errors.New("boom"), messages.CodeInternal},
 	}
 	for _, c := range cases {
-		require.Equal(t, c.code, ErrorOf(c.err).GetCode(), "%v", c.err)
+		require.Equal(t, c.code, ErrorOf(c.err).ErrorCode(), "%v", c.err)
 	}
 	require.Nil(t, ErrorOf(nil))
 	require.Contains(t, ErrorOf(&state.ClaimConflictError{VolumeID: "v", AllocID: "a1"}).GetMessage(), `alloc "a1"`)

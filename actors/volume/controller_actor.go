@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors"
@@ -123,7 +124,7 @@ func (a *ControllerActor) onRan(ctx actor.Context, r *opRan) {
 		return
 	}
 	a.cancel, a.last = nil, r
-	unavailable := r.err != nil || r.resp.GetError() != nil || r.resp.GetCode() == codeUnavailable
+	unavailable := r.err != nil || r.resp.GetError() != nil || r.resp.StatusCode() == codes.Unavailable
 	if unavailable {
 		a.log.Warn("controller instance unavailable", "op", OpKey(r.op), "node", r.nodeID, "error", describe(r))
 	}

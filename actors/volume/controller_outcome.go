@@ -3,61 +3,37 @@ package volume
 import (
 	"fmt"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/csi"
 )
-
-// gRPC code names as ControllerResponse.Code carries them.
-const (
-	codeOK          = "OK"
-	codeUnavailable = "Unavailable"
-	codeNotFound    = "NotFound"
-)
-
-// retryableCodes are the gRPC codes after which the same controller
-// request may succeed later (runtime/csi's IsRetryable table; a test keeps
-// them equal). An unknown code name counts as Unknown.
-var retryableCodes = map[string]bool{
-	"Unknown": true, "Internal": true, codeUnavailable: true, "DeadlineExceeded": true,
-	"Aborted": true, "ResourceExhausted": true, "Canceled": true,
-}
-
-// knownCodes are the other gRPC code names.
-var knownCodes = map[string]bool{
-	codeOK: true, "InvalidArgument": true, codeNotFound: true, "AlreadyExists": true,
-	"PermissionDenied": true, "FailedPrecondition": true, "OutOfRange": true,
-	"Unimplemented": true, "DataLoss": true, "Unauthenticated": true,
-}
-
-// RetryableCode reports whether a controller answer with this gRPC code
-// name may succeed when tried again.
-func RetryableCode(code string) bool {
-	return retryableCodes[code] || !knownCodes[code] && code != ""
-}
 
 // outcome is what a finished controller op amounts to.
 type outcome struct {
 	ok        bool
 	retryable bool
 	message   string
-	code      string // the plugin's gRPC code name, when it answered one
+	code      codes.Code // the plugin's gRPC code (OK when it did not answer)
 }
 
-// outcomeOf classifies an RPC's answer. Unreachable: every instance
-// answered Unavailable. NotFound is a success for controller-unpublish and
+// outcomeOf classifies an RPC's answer by its gRPC code; whether a
+// failure is retryable is runtime/csi's decision (IsRetryableCode).
+// Unreachable: every instance answered Unavailable. NotFound is a success for controller-unpublish and
 // delete-volume (the work is done).
 func outcomeOf(r *opRan, unreachable bool) outcome {
-	code := r.resp.GetCode()
+	code := r.resp.StatusCode()
 	switch {
 	case unreachable:
 		return outcome{retryable: true, message: "no controller instance reachable: " + describe(r)}
 	case r.err != nil || r.resp.GetError() != nil:
 		return outcome{retryable: true, message: describe(r)}
-	case code == "" || code == codeOK:
+	case code == codes.OK:
 		return outcome{ok: true}
-	case code == codeNotFound && (r.op.GetKind() == OpControllerUnpublish || r.op.GetKind() == OpDeleteVolume):
+	case code == codes.NotFound && (r.op.GetKind() == OpControllerUnpublish || r.op.GetKind() == OpDeleteVolume):
 		return outcome{ok: true}
 	}
-	return outcome{retryable: RetryableCode(code), message: describe(r), code: code}
+	return outcome{retryable: csi.IsRetryableCode(code), message: describe(r), code: code}
 }
 
 // describe is an RPC's failure in words.
@@ -68,7 +44,7 @@ func describe(r *opRan) string {
 	case r.resp.GetError() != nil:
 		return fmt.Sprintf("%s: %s", r.resp.GetError().GetCode(), r.resp.GetError().GetMessage())
 	}
-	return fmt.Sprintf("%s: %s", r.resp.GetCode(), r.resp.GetMessage())
+	return fmt.Sprintf("%s: %s", r.resp.StatusCode(), r.resp.GetMessage())
 }
 
 // input is the volume actor's input for the outcome of op.

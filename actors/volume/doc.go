@@ -70,9 +70,9 @@
 // *messages.VolumeClaimRequest -> *messages.VolumeClaimResponse,
 // *messages.VolumeNodeDetachedRequest and *messages.VolumeOpRequest
 // (create, delete, detach, deregister) -> *messages.VolumeOpResponse, and
-// *state.Event (no answer). Errors travel in Response.Error: not_found,
-// invalid, not_leader, unavailable, internal (cluster/remote) and
-// CodeConflict.
+// *state.Event (no answer). Errors travel in Response.Error with a
+// messages.ErrorCode: not_found, invalid, not_leader, unavailable, internal
+// and conflict (ErrorOf).
 //
 // The manager (server/volumes) has one volume actor per volume in use,
 // v/<volume ID>, and one controller actor per plugin, c/<plugin ID>. On

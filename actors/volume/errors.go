@@ -3,6 +3,8 @@ package volume
 import (
 	"errors"
 	"fmt"
+
+	"google.golang.org/grpc/codes"
 )
 
 // The claim errors (a conflict, a read-only volume, an illegal claim state
@@ -31,7 +33,7 @@ type ControllerError struct {
 	AllocID   string
 	Message   string
 	Retryable bool
-	Code      string // the plugin's gRPC code name, when it answered one
+	Code      codes.Code // the plugin's gRPC code, OK when it did not answer
 }
 
 func (e *ControllerError) Error() string {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -103,15 +102,15 @@ func (m *Manager) onStoppingMessage(ctx actor.Context) {
 		delete(m.children, t.GetWho().GetId())
 		id := strings.TrimPrefix(name, volumePrefix)
 		for _, env := range m.deferred[id] {
-			m.answer(ctx, env.sender, failure(env.msg, &messages.Error{Code: remote.CodeUnavailable,
-				Message: "the volume manager is stopping (leadership lost?)"}))
+			m.answer(ctx, env.sender, failure(env.msg, messages.NewError(messages.CodeUnavailable,
+				"the volume manager is stopping (leadership lost?)")))
 		}
 		delete(m.deferred, id)
 		return
 	}
 	if isRequest(msg) && ctx.Sender() != nil {
-		ctx.Respond(failure(msg, &messages.Error{Code: remote.CodeUnavailable,
-			Message: "the volume manager is stopping (leadership lost?)"}))
+		ctx.Respond(failure(msg, messages.NewError(messages.CodeUnavailable,
+			"the volume manager is stopping (leadership lost?)")))
 	}
 }
 
@@ -211,8 +210,8 @@ func (m *Manager) route(ctx actor.Context, id string, env envelope) {
 	pid := m.ensureVolume(ctx, id, nil, nil)
 	if pid == nil {
 		if env.sender != nil {
-			ctx.Send(env.sender, failure(env.msg, &messages.Error{Code: remote.CodeInternal,
-				Message: fmt.Sprintf("volume %q: no volume actor", id)}))
+			ctx.Send(env.sender, failure(env.msg, messages.Errorf(messages.CodeInternal,
+				"volume %q: no volume actor", id)))
 		}
 		return
 	}
@@ -226,9 +225,9 @@ func (m *Manager) onOp(ctx actor.Context, r *messages.VolumeOpRequest) {
 	case OpRequestDelete, OpRequestDeregister, OpRequestDetach:
 		m.onVolumeRequest(ctx, r.GetVolumeID())
 	default:
-		ctx.Respond(&messages.VolumeOpResponse{Error: &messages.Error{Code: remote.CodeInvalid,
-			Message: fmt.Sprintf("volume %q: unknown operation %q (want create, delete, detach or deregister)",
-				r.GetVolumeID(), r.GetOp())}})
+		ctx.Respond(&messages.VolumeOpResponse{Error: messages.Errorf(messages.CodeInvalid,
+			"volume %q: unknown operation %q (want create, delete, detach or deregister)",
+			r.GetVolumeID(), r.GetOp())})
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors"
-	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -44,20 +43,20 @@ func (m *Manager) onCreate(ctx actor.Context, r *messages.VolumeOpRequest) {
 	var refuse *messages.Error
 	switch {
 	case spec.ID == "" || spec.PluginID == "":
-		refuse = &messages.Error{Code: remote.CodeInvalid,
-			Message: fmt.Sprintf("volume create: the spec needs an ID and a plugin ID (ID %q, plugin %q)", spec.ID, spec.PluginID)}
+		refuse = messages.Errorf(messages.CodeInvalid,
+			"volume create: the spec needs an ID and a plugin ID (ID %q, plugin %q)", spec.ID, spec.PluginID)
 	case r.GetVolumeID() != "" && r.GetVolumeID() != spec.ID:
-		refuse = &messages.Error{Code: remote.CodeInvalid,
-			Message: fmt.Sprintf("volume create: request for %q carries the spec of %q", r.GetVolumeID(), spec.ID)}
+		refuse = messages.Errorf(messages.CodeInvalid,
+			"volume create: request for %q carries the spec of %q", r.GetVolumeID(), spec.ID)
 	case m.creates[spec.ID] != nil:
-		refuse = &messages.Error{Code: CodeConflict, Message: fmt.Sprintf("volume %q is being created", spec.ID)}
+		refuse = messages.Errorf(messages.CodeConflict, "volume %q is being created", spec.ID)
 	case m.spec.State().CSIVolumeAnyNamespace(spec.ID) != nil:
-		refuse = &messages.Error{Code: CodeConflict, Message: fmt.Sprintf("volume %q already exists", spec.ID)}
+		refuse = messages.Errorf(messages.CodeConflict, "volume %q already exists", spec.ID)
 	case !m.hasController(spec.PluginID):
 		// An operator's create does not wait for a controller to appear
 		// (a claim's publish does): it would only time out.
-		refuse = &messages.Error{Code: remote.CodeUnavailable, Message: fmt.Sprintf(
-			"volume create %q: plugin %q has no healthy controller instance on a live node", spec.ID, spec.PluginID)}
+		refuse = messages.Errorf(messages.CodeUnavailable,
+			"volume create %q: plugin %q has no healthy controller instance on a live node", spec.ID, spec.PluginID)
 	}
 	if refuse != nil {
 		ctx.Respond(&messages.VolumeOpResponse{Error: refuse})
@@ -65,8 +64,8 @@ func (m *Manager) onCreate(ctx actor.Context, r *messages.VolumeOpRequest) {
 	}
 	pid := m.ensureController(ctx, spec.PluginID, nil)
 	if pid == nil {
-		ctx.Respond(&messages.VolumeOpResponse{Error: &messages.Error{Code: remote.CodeInternal,
-			Message: fmt.Sprintf("volume %q: no controller actor for plugin %q", spec.ID, spec.PluginID)}})
+		ctx.Respond(&messages.VolumeOpResponse{Error: messages.Errorf(messages.CodeInternal,
+			"volume %q: no controller actor for plugin %q", spec.ID, spec.PluginID)})
 		return
 	}
 	m.creates[spec.ID] = &creating{sender: ctx.Sender(), spec: spec}
@@ -144,8 +143,8 @@ func (m *Manager) hasController(pluginID string) bool {
 // where the ID is free unless the create had committed.
 func (m *Manager) abandonCreates(ctx actor.Context) {
 	for id, c := range m.creates {
-		m.answer(ctx, c.sender, &messages.VolumeOpResponse{Error: &messages.Error{Code: remote.CodeUnavailable,
-			Message: fmt.Sprintf("volume create %q: the volume manager stopped (leadership lost?) before it finished", id)}})
+		m.answer(ctx, c.sender, &messages.VolumeOpResponse{Error: messages.Errorf(messages.CodeUnavailable,
+			"volume create %q: the volume manager stopped (leadership lost?) before it finished", id)})
 	}
 	clear(m.creates)
 }

@@ -10,12 +10,6 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// Node statuses the claim rules look at (actors/node spells them).
-const (
-	nodeDown         = "down"
-	nodeDisconnected = "disconnected"
-)
-
 // onEvent routes what the FSM applied: volume changes to the volume
 // actors, plugin and node changes to the controller actors; then it
 // applies the claim rules to every volume in use.
@@ -91,16 +85,16 @@ func (m *Manager) applyRules(ctx actor.Context, view StateView) {
 //     client-terminal: the claim starts unpublishing and waits for the
 //     node's report.
 func ClaimRule(c *messages.CSIVolumeClaim, alloc *messages.Allocation, node *messages.Node) Input {
-	st := c.GetState()
-	if st != state.ClaimTaken.String() && st != state.ClaimUnpublishing.String() {
+	st := c.ClaimState()
+	if st != state.ClaimTaken && st != state.ClaimUnpublishing {
 		return nil
 	}
-	down := node == nil || node.GetStatus() == nodeDown
-	cutOff := down || node.GetStatus() == nodeDisconnected
-	if down || alloc == nil || (alloc.GetClientStatus() == "lost" && cutOff) {
+	down := node == nil || node.GetStatus() == messages.NodeStatusDown
+	cutOff := down || node.GetStatus() == messages.NodeStatusDisconnected
+	if down || alloc == nil || (alloc.GetClientStatus() == messages.AllocClientStatusLost && cutOff) {
 		return NodeAbandoned{AllocID: c.GetAllocationID()}
 	}
-	if st == state.ClaimTaken.String() && messages.ClientTerminal(alloc.GetClientStatus()) {
+	if st == state.ClaimTaken && alloc.ClientTerminalStatus() {
 		return ReleaseRequested{AllocID: c.GetAllocationID()}
 	}
 	return nil
@@ -115,21 +109,21 @@ func ClaimRule(c *messages.CSIVolumeClaim, alloc *messages.Allocation, node *mes
 // mid-way.
 func DetachInputs(vol *messages.CSIVolume, nodeID string, view StateView) []Input {
 	node := view.NodeByID(nodeID)
-	down := node == nil || node.GetStatus() == nodeDown
+	down := node == nil || node.GetStatus() == messages.NodeStatusDown
 	var out []Input
 	for _, c := range vol.GetClaims() {
 		if c.GetNodeID() != nodeID {
 			continue
 		}
 		alloc := view.AllocByID(c.GetAllocationID())
-		terminal := alloc == nil || messages.ClientTerminal(alloc.GetClientStatus())
-		switch st := c.GetState(); {
-		case st == state.ClaimNodeDetached.String():
+		terminal := alloc == nil || alloc.ClientTerminalStatus()
+		switch st := c.ClaimState(); {
+		case st == state.ClaimNodeDetached:
 			out = append(out, RetryDue{AllocID: c.GetAllocationID()})
-		case !terminal || (st != state.ClaimTaken.String() && st != state.ClaimUnpublishing.String()):
+		case !terminal || (st != state.ClaimTaken && st != state.ClaimUnpublishing):
 		case down:
 			out = append(out, NodeAbandoned{AllocID: c.GetAllocationID()})
-		case st == state.ClaimTaken.String():
+		case st == state.ClaimTaken:
 			out = append(out, ReleaseRequested{AllocID: c.GetAllocationID()})
 		}
 	}

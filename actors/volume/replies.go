@@ -3,7 +3,8 @@ package volume
 import (
 	"context"
 	"errors"
-	"fmt"
+
+	"google.golang.org/grpc/codes"
 
 	"github.com/troupe-dev/troupe/cluster"
 	"github.com/troupe-dev/troupe/cluster/remote"
@@ -19,62 +20,59 @@ const (
 	OpRequestDeregister = "deregister"
 )
 
-// CodeConflict is the messages.Error code of a request that collides with
-// the volume's state: a claim conflict (the message names the volume and
-// the allocation holding it, as state.ClaimConflictError does), a claim being
-// released, a volume in use or being deregistered, a create of a volume
-// that exists. The other codes are cluster/remote's.
-const CodeConflict = "conflict"
-
 // ErrorOf turns an error of the volume actors into the messages.Error a
-// requester gets; nil for nil.
+// requester gets; nil for nil. A request that collides with the volume's
+// state gets messages.CodeConflict: a claim conflict (the message names the
+// volume and the allocation holding it, as state.ClaimConflictError does), a claim
+// being released, a volume in use or being deregistered, a create of a
+// volume that exists.
 func ErrorOf(err error) *messages.Error {
 	if err == nil {
 		return nil
 	}
 	var re *remote.RemoteError
 	var ce *ControllerError
-	code := remote.CodeInternal
+	code := messages.CodeInternal
 	switch {
 	case errors.As(err, &re):
 		return &messages.Error{Code: re.Code, Message: re.Message, LeaderRPCAddr: re.LeaderRPCAddr}
 	case errors.Is(err, cluster.ErrNotLeader):
-		code = remote.CodeNotLeader
+		code = messages.CodeNotLeader
 	case errors.Is(err, state.ErrVolumeNotFound):
-		code = remote.CodeNotFound
+		code = messages.CodeNotFound
 	case errors.Is(err, state.ErrClaimConflict), errors.Is(err, state.ErrClaimReleasing), errors.Is(err, state.ErrModeMismatch),
 		errors.Is(err, state.ErrVolumeInUse), errors.Is(err, ErrDeregistered):
-		code = CodeConflict
+		code = messages.CodeConflict
 	case errors.Is(err, state.ErrVolumeReadOnly), errors.Is(err, state.ErrInvalidClaim), errors.Is(err, state.ErrUnsupportedCapability),
 		errors.Is(err, state.ErrInvalidVolume), errors.Is(err, state.ErrIllegalTransition):
-		code = remote.CodeInvalid
+		code = messages.CodeInvalid
 	case errors.As(err, &ce):
 		code = controllerCode(ce)
 	case errors.Is(err, ErrNoController), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		code = remote.CodeUnavailable
+		code = messages.CodeUnavailable
 	}
-	return &messages.Error{Code: code, Message: err.Error()}
+	return messages.NewError(code, err.Error())
 }
 
 // controllerCode maps a plugin's refusal to what the API tells its user:
 // the user's own mistakes are 4xx, not the server's 500.
-func controllerCode(ce *ControllerError) string {
+func controllerCode(ce *ControllerError) messages.ErrorCode {
 	switch {
 	case ce.Retryable:
-		return remote.CodeUnavailable
-	case ce.Code == "InvalidArgument" || ce.Code == "OutOfRange":
-		return remote.CodeInvalid
-	case ce.Code == "AlreadyExists" || ce.Code == "FailedPrecondition":
-		return CodeConflict
-	case ce.Code == codeNotFound:
-		return remote.CodeNotFound
+		return messages.CodeUnavailable
+	case ce.Code == codes.InvalidArgument || ce.Code == codes.OutOfRange:
+		return messages.CodeInvalid
+	case ce.Code == codes.AlreadyExists || ce.Code == codes.FailedPrecondition:
+		return messages.CodeConflict
+	case ce.Code == codes.NotFound:
+		return messages.CodeNotFound
 	}
-	return remote.CodeInternal
+	return messages.CodeInternal
 }
 
 // notFound is the answer for a volume that is not registered.
 func notFound(id string) *messages.Error {
-	return &messages.Error{Code: remote.CodeNotFound, Message: fmt.Sprintf("volume %q not found", id)}
+	return messages.Errorf(messages.CodeNotFound, "volume %q not found", id)
 }
 
 // failure is the response to request req carrying e: a

@@ -30,7 +30,7 @@ func ControllerInstances(p *messages.CSIPlugin) []Instance {
 func LiveNodes(nodes []*messages.Node) map[string]bool {
 	live := map[string]bool{}
 	for _, n := range nodes {
-		if n.GetStatus() == "ready" {
+		if n.GetStatus() == messages.NodeStatusReady {
 			live[n.GetID()] = true
 		}
 	}

@@ -36,7 +36,7 @@ var _ StateView = (*state.Snap)(nil)
 // ControllerRPC runs one controller RPC on the controller plugin instance
 // on nodeID (the agent sends the request to that node's client actor). A
 // non-nil error means the instance could not be reached, as a gRPC
-// Unavailable. resp.Code is the gRPC code name: "" is OK.
+// Unavailable. resp.StatusCode() is the RPC's gRPC code.
 type ControllerRPC interface {
 	Run(ctx context.Context, nodeID string, req *messages.ControllerRequest) (*messages.ControllerResponse, error)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-dev/troupe/actors"
-	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -333,19 +332,19 @@ func (a *Actor) onStopping(ctx actor.Context) {
 		a.resume.Stop()
 	}
 	err := fmt.Errorf("volume %q: the volume actor stopped (leadership lost?)", a.id)
-	code := remote.CodeUnavailable
+	code := messages.CodeUnavailable
 	if a.gone {
-		err, code = fmt.Errorf("volume %q was deregistered", a.id), remote.CodeNotFound
+		err, code = fmt.Errorf("volume %q was deregistered", a.id), messages.CodeNotFound
 	}
 	for alloc, pids := range a.waiters {
 		for _, pid := range pids {
-			ctx.Send(pid, failure(a.requestFor(alloc), &messages.Error{Code: code, Message: err.Error()}))
+			ctx.Send(pid, failure(a.requestFor(alloc), messages.NewError(code, err.Error())))
 		}
 	}
 	a.waiters = map[string][]*actor.PID{}
 	for _, env := range a.stash {
 		if isRequest(env.msg) && env.sender != nil {
-			ctx.Send(env.sender, failure(env.msg, &messages.Error{Code: code, Message: err.Error()}))
+			ctx.Send(env.sender, failure(env.msg, messages.NewError(code, err.Error())))
 		}
 	}
 	a.stash = nil

@@ -21,7 +21,8 @@ func (s *VolumeState) onClaim(e *Effects, req *messages.CSIVolumeClaim) error {
 		return nil
 	}
 	c := proto.Clone(req).(*messages.CSIVolumeClaim)
-	c.State, c.PublishContext, c.ControllerPublished, c.NodeAbandoned = state.ClaimTaken.String(), nil, false, false
+	c.SetClaimState(state.ClaimTaken)
+	c.PublishContext, c.ControllerPublished, c.NodeAbandoned = nil, false, false
 	if s.vol.GetControllerRequired() {
 		if sib := s.publishedSibling(c); sib != nil {
 			c.ControllerPublished, c.PublishContext = true, cloneContext(sib.GetPublishContext())
@@ -51,7 +52,7 @@ func (s *VolumeState) answerOrPublish(e *Effects, c *messages.CSIVolumeClaim) {
 // that is already on its way (or gone) does nothing.
 func (s *VolumeState) onRelease(e *Effects, allocID string) error {
 	c := s.claim(allocID)
-	if c == nil || c.GetState() != state.ClaimTaken.String() {
+	if c == nil || c.ClaimState() != state.ClaimTaken {
 		return nil
 	}
 	return s.release(e, c)
@@ -82,12 +83,12 @@ func (s *VolumeState) onNodeGone(e *Effects, allocID string, why state.ClaimReas
 	if c == nil {
 		return nil
 	}
-	if c.GetState() == state.ClaimTaken.String() {
+	if c.ClaimState() == state.ClaimTaken {
 		if err := s.release(e, c); err != nil {
 			return err
 		}
 	}
-	if c.GetState() != state.ClaimUnpublishing.String() {
+	if c.ClaimState() != state.ClaimUnpublishing {
 		return nil
 	}
 	if err := s.move(e, c, state.ClaimNodeDetached, why); err != nil {
@@ -132,8 +133,8 @@ func (s *VolumeState) onResume(e *Effects) error {
 }
 
 func (s *VolumeState) resumeClaim(e *Effects, c *messages.CSIVolumeClaim) error {
-	switch c.GetState() {
-	case state.ClaimUnpublishing.String():
+	switch c.ClaimState() {
+	case state.ClaimUnpublishing:
 		if s.usable(c) {
 			return nil
 		}
@@ -141,9 +142,9 @@ func (s *VolumeState) resumeClaim(e *Effects, c *messages.CSIVolumeClaim) error 
 			return err
 		}
 		return s.controllerStep(e, c)
-	case state.ClaimNodeDetached.String():
+	case state.ClaimNodeDetached:
 		return s.controllerStep(e, c)
-	case state.ClaimControllerDetached.String():
+	case state.ClaimControllerDetached:
 		return s.move(e, c, state.ClaimFreed, state.ReasonFree)
 	}
 	return nil

@@ -21,7 +21,7 @@ func (s *VolumeState) onPublished(e *Effects, m ControllerPublished) error {
 	if _, err := s.finish(OpControllerPublish, m.AllocID); err != nil {
 		return err
 	}
-	if c := s.claim(m.AllocID); c != nil && c.GetState() == state.ClaimTaken.String() {
+	if c := s.claim(m.AllocID); c != nil && c.ClaimState() == state.ClaimTaken {
 		if err := s.propose(e, Proposal{UpdateClaim: &messages.UpdateClaimState{
 			VolumeID: s.vol.GetID(), AllocationID: m.AllocID, State: state.ClaimTaken.String(),
 			PublishContext: cloneContext(m.PublishContext), ControllerPublished: true,
@@ -38,7 +38,7 @@ func (s *VolumeState) onDetached(e *Effects, allocID string) error {
 	if _, err := s.finish(OpControllerUnpublish, allocID); err != nil {
 		return err
 	}
-	if c := s.claim(allocID); c != nil && c.GetState() == state.ClaimNodeDetached.String() {
+	if c := s.claim(allocID); c != nil && c.ClaimState() == state.ClaimNodeDetached {
 		if err := s.move(e, c, state.ClaimControllerDetached, state.ReasonControllerDetached); err != nil {
 			return err
 		}
@@ -64,7 +64,7 @@ func (s *VolumeState) onFailed(e *Effects, m ControllerFailed) error {
 	switch op.GetKind() {
 	case OpControllerPublish:
 		s.reply(e, m.AllocID, nil, cerr)
-		if c := s.claim(m.AllocID); !m.Retryable && c != nil && c.GetState() == state.ClaimTaken.String() {
+		if c := s.claim(m.AllocID); !m.Retryable && c != nil && c.ClaimState() == state.ClaimTaken {
 			if err := s.release(e, c); err != nil {
 				return err
 			}
@@ -90,7 +90,7 @@ func (s *VolumeState) onRetryDue(e *Effects, allocID string) error {
 		return nil
 	}
 	delete(s.retrying, allocID)
-	if c := s.claim(allocID); c != nil && c.GetState() == state.ClaimNodeDetached.String() {
+	if c := s.claim(allocID); c != nil && c.ClaimState() == state.ClaimNodeDetached {
 		return s.controllerStep(e, c)
 	}
 	return nil
@@ -180,9 +180,9 @@ func (s *VolumeState) stale(op *messages.ControllerOp) bool {
 	c := s.claim(op.GetAllocationID())
 	switch op.GetKind() {
 	case OpControllerPublish:
-		return c == nil || c.GetState() != state.ClaimTaken.String() || c.GetControllerPublished()
+		return c == nil || c.ClaimState() != state.ClaimTaken || c.GetControllerPublished()
 	case OpControllerUnpublish:
-		return c == nil || c.GetState() != state.ClaimNodeDetached.String()
+		return c == nil || c.ClaimState() != state.ClaimNodeDetached
 	case OpDeleteVolume:
 		return !s.closing
 	}

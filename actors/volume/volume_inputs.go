@@ -1,6 +1,8 @@
 package volume
 
 import (
+	"google.golang.org/grpc/codes"
+
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -38,7 +40,7 @@ type ControllerFailed struct {
 	AllocID   string
 	Retryable bool
 	Message   string
-	Code      string // the plugin's gRPC code name, "" when it did not answer
+	Code      codes.Code // the plugin's gRPC code, OK when it did not answer
 }
 
 // RetryDue: the backoff after a failed ControllerUnpublish ran out.

@@ -1,12 +1,10 @@
 package volume
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -22,8 +20,8 @@ type doneFunc func(ctx actor.Context, index uint64, err error)
 func (a *Actor) onClaim(ctx actor.Context, r *messages.VolumeClaimRequest, sender *actor.PID) {
 	alloc := r.GetClaim().GetAllocationID()
 	if alloc == "" {
-		a.respond(ctx, sender, &messages.VolumeClaimResponse{Error: &messages.Error{Code: remote.CodeInvalid,
-			Message: fmt.Sprintf("volume %q: claim without an allocation ID", a.id)}})
+		a.respond(ctx, sender, &messages.VolumeClaimResponse{Error: messages.Errorf(messages.CodeInvalid,
+			"volume %q: claim without an allocation ID", a.id)})
 		return
 	}
 	a.wait(alloc, sender)
@@ -39,9 +37,9 @@ func (a *Actor) onClaim(ctx actor.Context, r *messages.VolumeClaimRequest, sende
 func (a *Actor) onNodeDetached(ctx actor.Context, r *messages.VolumeNodeDetachedRequest, sender *actor.PID) {
 	c := state.ClaimsOf(a.s.Volume()).Get(r.GetAllocationID())
 	if c != nil && r.GetNodeID() != "" && c.GetNodeID() != r.GetNodeID() {
-		a.respond(ctx, sender, &messages.VolumeOpResponse{Error: &messages.Error{Code: remote.CodeInvalid,
-			Message: fmt.Sprintf("volume %q: alloc %q claims it on node %q, not %q", a.id, r.GetAllocationID(),
-				c.GetNodeID(), r.GetNodeID())}})
+		a.respond(ctx, sender, &messages.VolumeOpResponse{Error: messages.Errorf(messages.CodeInvalid,
+			"volume %q: alloc %q claims it on node %q, not %q", a.id, r.GetAllocationID(),
+			c.GetNodeID(), r.GetNodeID())})
 		return
 	}
 	a.run(ctx, NodeDetached{AllocID: r.GetAllocationID()}, a.answerOp(sender, true))
@@ -62,8 +60,8 @@ func (a *Actor) onOp(ctx actor.Context, r *messages.VolumeOpRequest, sender *act
 		a.run(ctx, DeregisterRequested{Force: r.GetForce()}, a.answerOp(sender, false))
 	case OpRequestDetach:
 		if r.GetNodeID() == "" {
-			a.respond(ctx, sender, &messages.VolumeOpResponse{Error: &messages.Error{Code: remote.CodeInvalid,
-				Message: fmt.Sprintf("volume %q: detach needs a node ID", a.id)}})
+			a.respond(ctx, sender, &messages.VolumeOpResponse{Error: messages.Errorf(messages.CodeInvalid,
+				"volume %q: detach needs a node ID", a.id)})
 			return
 		}
 		ins := DetachInputs(a.s.Volume(), r.GetNodeID(), a.spec.State())
@@ -78,8 +76,8 @@ func (a *Actor) onOp(ctx actor.Context, r *messages.VolumeOpRequest, sender *act
 		}
 		a.runAll(ctx, ins, a.answerOp(sender, true))
 	default:
-		a.respond(ctx, sender, &messages.VolumeOpResponse{Error: &messages.Error{Code: remote.CodeInvalid,
-			Message: fmt.Sprintf("volume %q: unknown operation %q", a.id, r.GetOp())}})
+		a.respond(ctx, sender, &messages.VolumeOpResponse{Error: messages.Errorf(messages.CodeInvalid,
+			"volume %q: unknown operation %q", a.id, r.GetOp())})
 	}
 }
 

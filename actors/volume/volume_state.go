@@ -185,9 +185,9 @@ func (s *VolumeState) reply(e *Effects, allocID string, c *messages.CSIVolumeCla
 func (s *VolumeState) sameNode(c *messages.CSIVolumeClaim) []*messages.CSIVolumeClaim {
 	var out []*messages.CSIVolumeClaim
 	for _, o := range s.vol.GetClaims() {
-		st := o.GetState()
+		st := o.ClaimState()
 		if o.GetAllocationID() != c.GetAllocationID() && o.GetNodeID() == c.GetNodeID() &&
-			(st == state.ClaimTaken.String() || st == state.ClaimUnpublishing.String()) {
+			(st == state.ClaimTaken || st == state.ClaimUnpublishing) {
 			out = append(out, o)
 		}
 	}

@@ -31,14 +31,16 @@ var (
 	ErrUnexpectedReply = errors.New("remote: unexpected reply type")
 )
 
-// Error codes carried by messages.Error (see messages/cluster.proto).
+// Error codes carried by messages.Error: messages.ErrorCode's values, as
+// the string the Code fields hold (kept for the callers that still build
+// and compare the string field directly).
 const (
-	CodeNotLeader   = "not_leader"
-	CodeNotFound    = "not_found"
-	CodeInvalid     = "invalid"
-	CodeUnavailable = "unavailable"
-	CodeInternal    = "internal"
-	CodeConflict    = "conflict"
+	CodeNotLeader   = string(messages.CodeNotLeader)
+	CodeNotFound    = string(messages.CodeNotFound)
+	CodeInvalid     = string(messages.CodeInvalid)
+	CodeUnavailable = string(messages.CodeUnavailable)
+	CodeInternal    = string(messages.CodeInternal)
+	CodeConflict    = string(messages.CodeConflict)
 )
 
 // RemoteError is a failure reported by the remote actor itself: either a
@@ -60,9 +62,12 @@ func (e *RemoteError) Error() string {
 	return s
 }
 
+// ErrorCode is the remote side's code.
+func (e *RemoteError) ErrorCode() messages.ErrorCode { return messages.ErrorCode(e.Code) }
+
 // NotLeader reports whether the remote side is not the raft leader; the
 // leader's RPC address, when known, is in LeaderRPCAddr.
-func (e *RemoteError) NotLeader() bool { return e.Code == CodeNotLeader }
+func (e *RemoteError) NotLeader() bool { return e.ErrorCode() == messages.CodeNotLeader }
 
 // errorCarrier is every response with an `Error *messages.Error` field.
 type errorCarrier interface {
@@ -93,8 +98,8 @@ func ReplyError(reply any, addr, actor string) *RemoteError {
 }
 
 // NotFound reports whether the remote side did not know what was named.
-func (e *RemoteError) NotFound() bool { return e.Code == CodeNotFound }
+func (e *RemoteError) NotFound() bool { return e.ErrorCode() == messages.CodeNotFound }
 
 // Conflict reports whether the remote refused a write that conflicts with
 // the current state (a job modify index that moved on).
-func (e *RemoteError) Conflict() bool { return e.Code == CodeConflict }
+func (e *RemoteError) Conflict() bool { return e.ErrorCode() == messages.CodeConflict }

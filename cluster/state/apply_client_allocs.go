@@ -14,7 +14,7 @@ func applyClientAllocs(w *writeTxn, c *messages.UpdateAllocsFromClient) any {
 		a := copyAlloc(old)
 		// A lost allocation was replaced: a late report that it runs must
 		// not revive it (the client is told to stop it).
-		revive := old.ClientStatus == "lost" && !AllocTerminal(&messages.Allocation{ClientStatus: upd.ClientStatus, DesiredStatus: "run"})
+		revive := old.ClientStatus == messages.AllocClientStatusLost && !upd.ClientTerminalStatus()
 		if upd.ClientStatus != "" && !revive {
 			a.ClientStatus = upd.ClientStatus
 		}

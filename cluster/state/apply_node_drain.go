@@ -18,9 +18,9 @@ func applyNodeDrain(w *writeTxn, c *messages.UpdateNodeDrain) any {
 	n.Drain = n.DrainStrategy != nil
 	switch {
 	case n.Drain:
-		n.SchedulingEligibility = "ineligible"
+		n.SchedulingEligibility = messages.NodeSchedulingIneligible
 	case c.GetMarkEligible():
-		n.SchedulingEligibility = "eligible"
+		n.SchedulingEligibility = messages.NodeSchedulingEligible
 	}
 	n.ModifyIndex = w.index
 	w.putNode(n)

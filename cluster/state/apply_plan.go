@@ -60,7 +60,7 @@ func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.
 	// Past the first two cases, old is nil or live on a's node: an
 	// in-place update.
 	switch {
-	case old != nil && (AllocTerminal(old) || old.DesiredStatus != AllocDesiredRun):
+	case old != nil && (old.TerminalStatus() || old.DesiredStatus != messages.AllocDesiredStatusRun):
 		// The scheduler saw it live; it was stopped or ended since. An
 		// update must not bring it back.
 		return fmt.Errorf("%w: allocation %s is %s/%s now", ErrPlacementRefused, old.ID, old.DesiredStatus, old.ClientStatus)
@@ -68,9 +68,9 @@ func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.
 		return fmt.Errorf("%w: allocation %s runs on node %s, not %s", ErrPlacementRefused, old.ID, old.NodeID, a.NodeID)
 	case n == nil:
 		return fmt.Errorf("%w: %q", ErrNodeNotFound, a.NodeID)
-	case n.Status != NodeStatusReady:
+	case n.Status != messages.NodeStatusReady:
 		return fmt.Errorf("%w: node %s is %s", ErrPlacementRefused, n.ID, n.Status)
-	case n.SchedulingEligibility == NodeIneligible && old == nil:
+	case n.SchedulingEligibility == messages.NodeSchedulingIneligible && old == nil:
 		return fmt.Errorf("%w: node %s is ineligible", ErrPlacementRefused, n.ID)
 	}
 	fillAllocatedResources(a)
@@ -102,7 +102,7 @@ func (w *writeTxn) placeAlloc(a, old *messages.Allocation) {
 		a.Job = nil
 	}
 	if a.DesiredStatus == "" {
-		a.DesiredStatus = AllocDesiredRun
+		a.DesiredStatus = messages.AllocDesiredStatusRun
 	}
 	a.CreateIndex, a.ModifyIndex, a.AllocModifyIndex = w.index, w.index, w.index
 	if a.CreateTime == 0 {
@@ -114,7 +114,7 @@ func (w *writeTxn) placeAlloc(a, old *messages.Allocation) {
 		w.ev.nodeChanged(old.NodeID)
 	}
 	if a.ClientStatus == "" {
-		a.ClientStatus = AllocClientPending
+		a.ClientStatus = messages.AllocClientStatusPending
 	}
 	w.putAlloc(old, a)
 	w.ev.nodeChanged(a.NodeID)
@@ -138,7 +138,7 @@ func (w *writeTxn) stopAlloc(s *messages.AllocStopUpdate) {
 	a := copyAlloc(old)
 	a.DesiredStatus = s.DesiredStatus
 	if a.DesiredStatus == "" {
-		a.DesiredStatus = AllocDesiredStop
+		a.DesiredStatus = messages.AllocDesiredStatusStop
 	}
 	a.DesiredDescription = s.DesiredDescription
 	if s.PreemptedByAllocation != "" {

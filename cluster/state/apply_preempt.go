@@ -6,10 +6,9 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// Preemption values the FSM writes and reads.
+// Preemption values the FSM writes and reads (a preempted allocation
+// gets desired status messages.AllocDesiredStatusEvict).
 const (
-	// AllocDesiredEvict is the desired status of a preempted allocation.
-	AllocDesiredEvict = "evict"
 	// EvalTriggerPreemption is the trigger of the evaluations a plan
 	// carries for the jobs whose allocations it preempts; the FSM stores
 	// one only when a preemption of its job was applied.
@@ -64,7 +63,7 @@ func (w *writeTxn) checkEvictions(a *messages.Allocation, ups []*messages.AllocS
 		switch {
 		case o == nil:
 			return nil, fmt.Errorf("%w: preempted allocation %s is unknown", ErrPlacementRefused, up.GetAllocID())
-		case AllocTerminal(o) || o.DesiredStatus != AllocDesiredRun:
+		case o.TerminalStatus() || o.DesiredStatus != messages.AllocDesiredStatusRun:
 			return nil, fmt.Errorf("%w: preempted allocation %s is %s/%s now", ErrPlacementRefused, o.ID, o.DesiredStatus, o.ClientStatus)
 		case o.NodeID != a.GetNodeID():
 			return nil, fmt.Errorf("%w: preempted allocation %s runs on node %s, not %s", ErrPlacementRefused, o.ID, o.NodeID, a.GetNodeID())
@@ -86,10 +85,10 @@ func (w *writeTxn) evict(ev *evictions, jobs map[jobRef]bool) {
 	}
 	for _, up := range ev.updates {
 		o := w.read().AllocByID(up.GetAllocID())
-		if o == nil || AllocTerminal(o) {
+		if o == nil || o.TerminalStatus() {
 			continue // named twice
 		}
-		s := &messages.AllocStopUpdate{AllocID: o.ID, DesiredStatus: AllocDesiredEvict,
+		s := &messages.AllocStopUpdate{AllocID: o.ID, DesiredStatus: messages.AllocDesiredStatusEvict,
 			DesiredDescription: up.GetDesiredDescription(), PreemptedByAllocation: up.GetPreemptedByAllocation()}
 		w.stopAlloc(s)
 		jobs[jobRef{o.Namespace, o.JobID}] = true

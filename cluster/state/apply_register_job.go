@@ -48,7 +48,7 @@ func Registered(old, j *messages.Job, index uint64, now int64) *messages.Job {
 	switch {
 	case old == nil:
 		j.Version, j.CreateIndex, j.JobModifyIndex, j.SubmitTime = 0, index, index, now
-		j.Status = JobStatusPending
+		j.Status = messages.JobStatusPending
 	case jobSpecEqual(old, j):
 		j = copyJob(old)
 	default:

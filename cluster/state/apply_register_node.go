@@ -33,7 +33,7 @@ func applyRegisterNode(w *writeTxn, c *messages.RegisterNode) any {
 		}
 	}
 	if n.SchedulingEligibility == "" {
-		n.SchedulingEligibility = NodeEligible
+		n.SchedulingEligibility = messages.NodeSchedulingEligible
 	}
 	if n.StatusUpdatedAt == 0 {
 		n.StatusUpdatedAt = w.now / 1e9

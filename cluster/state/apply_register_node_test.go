@@ -17,7 +17,7 @@ func TestRegisterNodeEvals(t *testing.T) {
 	h := newHarness(t)
 	h.apply(&messages.Command{Cmd: &messages.Command_RegisterNode{RegisterNode: &messages.RegisterNode{
 		Node:  testNode("n1", 1000, 1000),
-		Evals: []*messages.Evaluation{testEval("e1", "sys1", EvalStatusPending), testEval("e2", "sys2", EvalStatusPending)},
+		Evals: []*messages.Evaluation{testEval("e1", "sys1", messages.EvalStatusPending), testEval("e2", "sys2", messages.EvalStatusPending)},
 	}}})
 	for _, id := range []string{"e1", "e2"} {
 		require.NotNil(t, h.snap().EvalByID(id), id)
@@ -32,7 +32,7 @@ func TestRegisterNodeEvals(t *testing.T) {
 func TestRegisterNodeOldEntry(t *testing.T) {
 	node, err := proto.Marshal(testNode("n1", 1000, 1000))
 	require.NoError(t, err)
-	eval, err := proto.Marshal(testEval("e-old", "sys", EvalStatusPending))
+	eval, err := proto.Marshal(testEval("e-old", "sys", messages.EvalStatusPending))
 	require.NoError(t, err)
 	var reg []byte
 	reg = protowire.AppendTag(reg, 1, protowire.BytesType)

@@ -26,7 +26,7 @@ func DisconnectWindow(j *messages.Job, group string) time.Duration {
 // windowCounted reports whether an allocation's disconnect window counts
 // for its node: it is placed, meant to run, and not over on the client.
 func windowCounted(a *messages.Allocation) bool {
-	return a != nil && a.NodeID != "" && a.DesiredStatus == AllocDesiredRun && !messages.ClientTerminal(a.ClientStatus)
+	return a != nil && a.NodeID != "" && a.DesiredStatus == messages.AllocDesiredStatusRun && !a.ClientTerminalStatus()
 }
 
 // windowCounts is, for one node, how many counted allocations hold each

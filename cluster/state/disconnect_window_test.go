@@ -25,7 +25,7 @@ func windowJob(id string, lost, stop time.Duration) *messages.Job {
 func walkedWindow(s *Snap, nodeID string) time.Duration {
 	var w time.Duration
 	for _, a := range s.AllocsByNode(nodeID) {
-		if messages.ClientTerminal(a.GetClientStatus()) || a.GetDesiredStatus() != AllocDesiredRun {
+		if a.ClientTerminalStatus() || a.GetDesiredStatus() != messages.AllocDesiredStatusRun {
 			continue
 		}
 		w = max(w, DisconnectWindow(s.JobVersion(a.Namespace, a.JobID, a.JobVersion), a.TaskGroup))

@@ -69,7 +69,7 @@ func newEventBuilder(index uint64) *eventBuilder {
 
 // eval records a pending evaluation as ready or delayed relative to now.
 func (b *eventBuilder) eval(e *messages.Evaluation, now int64) {
-	if e.Status != EvalStatusPending {
+	if e.Status != messages.EvalStatusPending {
 		return
 	}
 	if e.WaitUntil == 0 || e.WaitUntil <= now {

@@ -23,7 +23,7 @@ func TestClientUpdateMergesClientFieldsOnly(t *testing.T) {
 		// Server-owned fields a client must not change:
 		NodeID: "n9", DesiredStatus: "stop", JobID: "other", EvalID: "e9",
 	}
-	failed := testEval("e-fail", "web", EvalStatusPending)
+	failed := testEval("e-fail", "web", messages.EvalStatusPending)
 	res := h.apply(&messages.Command{Cmd: &messages.Command_UpdateAllocsFromClient{UpdateAllocsFromClient: &messages.UpdateAllocsFromClient{
 		Allocs: []*messages.Allocation{upd, {ID: "unknown", ClientStatus: "running"}},
 		Evals:  []*messages.Evaluation{failed},
@@ -38,14 +38,14 @@ func TestClientUpdateMergesClientFieldsOnly(t *testing.T) {
 	require.Equal(t, testNow+99, a.ModifyTime)
 	require.Equal(t, uint64(4), a.ModifyIndex)
 	require.Equal(t, before.AllocModifyIndex, a.AllocModifyIndex, "not a desired-side change")
-	require.Equal(t, []string{"n1", AllocDesiredRun, "web", "e1"}, []string{a.NodeID, a.DesiredStatus, a.JobID, a.EvalID})
+	require.Equal(t, []string{"n1", messages.AllocDesiredStatusRun, "web", "e1"}, []string{a.NodeID, a.DesiredStatus, a.JobID, a.EvalID})
 	require.Nil(t, h.snap().AllocByID("unknown"))
-	require.Equal(t, AllocClientPending, before.ClientStatus, "stored object not mutated")
+	require.Equal(t, messages.AllocClientStatusPending, before.ClientStatus, "stored object not mutated")
 
 	ev := h.lastEvent()
 	require.Equal(t, []string{"e-fail"}, ev.EvalsReady)
 	require.Empty(t, ev.NodesChanged)
-	require.Equal(t, JobStatusRunning, h.snap().JobByID("default", "web").Status)
+	require.Equal(t, messages.JobStatusRunning, h.snap().JobByID("default", "web").Status)
 }
 
 func TestClientUpdateFreesCapacityWhenTerminal(t *testing.T) {
@@ -68,12 +68,12 @@ func TestStopAlloc(t *testing.T) {
 	h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{testAlloc("a1", "web", "n1", "e1", 100, 100)}}))
 	stop := func(id string) *messages.Command {
 		return &messages.Command{Cmd: &messages.Command_StopAlloc{StopAlloc: &messages.StopAlloc{
-			AllocID: id, DesiredDescription: "stopped by operator", Eval: testEval("e2", "web", EvalStatusPending),
+			AllocID: id, DesiredDescription: "stopped by operator", Eval: testEval("e2", "web", messages.EvalStatusPending),
 		}}}
 	}
 	require.Nil(t, h.apply(stop("a1")))
 	a := h.snap().AllocByID("a1")
-	require.Equal(t, AllocDesiredStop, a.DesiredStatus)
+	require.Equal(t, messages.AllocDesiredStatusStop, a.DesiredStatus)
 	require.Equal(t, "stopped by operator", a.DesiredDescription)
 	ev := h.lastEvent()
 	require.Equal(t, []string{"n1"}, ev.NodesChanged)
@@ -89,17 +89,17 @@ func TestRegisterNode(t *testing.T) {
 	n := testNode("n1", 1000, 1000)
 	n.Status = "initializing"
 	h.apply(&messages.Command{Cmd: &messages.Command_RegisterNode{RegisterNode: &messages.RegisterNode{
-		Node: n, Eval: testEval("e-node", "", EvalStatusPending),
+		Node: n, Eval: testEval("e-node", "", messages.EvalStatusPending),
 	}}})
 	got := h.snap().NodeByID("n1")
-	require.Equal(t, NodeEligible, got.SchedulingEligibility)
+	require.Equal(t, messages.NodeSchedulingEligible, got.SchedulingEligibility)
 	require.Equal(t, testNow/1e9, got.StatusUpdatedAt)
 	require.Equal(t, uint64(1), got.CreateIndex)
 	require.Equal(t, []string{"n1"}, h.lastEvent().NodeUpdated)
 	require.NotNil(t, h.snap().EvalByID("e-node"))
 
 	h.apply(&messages.Command{Cmd: &messages.Command_UpdateNodeEligibility{UpdateNodeEligibility: &messages.UpdateNodeEligibility{
-		NodeID: "n1", Eligibility: NodeIneligible,
+		NodeID: "n1", Eligibility: messages.NodeSchedulingIneligible,
 	}}})
 	drained := cloneTestNode(h.snap().NodeByID("n1"))
 	drained.Drain = true
@@ -107,13 +107,13 @@ func TestRegisterNode(t *testing.T) {
 	h.apply(registerNode(drained))
 
 	again := testNode("n1", 2000, 1000) // a client re-registers: no drain, no eligibility
-	again.Status = NodeStatusReady
+	again.Status = messages.NodeStatusReady
 	h.apply(registerNode(again))
 	got = h.snap().NodeByID("n1")
-	require.Equal(t, NodeIneligible, got.SchedulingEligibility, "operator's eligibility kept")
+	require.Equal(t, messages.NodeSchedulingIneligible, got.SchedulingEligibility, "operator's eligibility kept")
 	require.True(t, got.Drain, "drain kept")
 	require.Equal(t, int64(2000), got.NodeResources.Cpu.CpuShares)
-	require.Equal(t, NodeStatusReady, got.Status)
+	require.Equal(t, messages.NodeStatusReady, got.Status)
 	require.Equal(t, uint64(1), got.CreateIndex)
 	require.Equal(t, uint64(4), got.ModifyIndex)
 }
@@ -127,7 +127,7 @@ func TestNodeStatusAndEligibility(t *testing.T) {
 		{"status", func(id string) *messages.Command {
 			return &messages.Command{Time: testNow + 5e9, Cmd: &messages.Command_UpdateNodeStatus{UpdateNodeStatus: &messages.UpdateNodeStatus{
 				NodeID: id, Status: "down", StatusDescription: "missed heartbeats",
-				Evals: []*messages.Evaluation{testEval("e1", "web", EvalStatusPending)},
+				Evals: []*messages.Evaluation{testEval("e1", "web", messages.EvalStatusPending)},
 			}}}
 		}, func(t *testing.T, n *messages.Node) {
 			require.Equal(t, "down", n.Status)
@@ -136,11 +136,11 @@ func TestNodeStatusAndEligibility(t *testing.T) {
 		}},
 		{"eligibility", func(id string) *messages.Command {
 			return &messages.Command{Cmd: &messages.Command_UpdateNodeEligibility{UpdateNodeEligibility: &messages.UpdateNodeEligibility{
-				NodeID: id, Eligibility: NodeIneligible, Evals: []*messages.Evaluation{testEval("e1", "web", EvalStatusPending)},
+				NodeID: id, Eligibility: messages.NodeSchedulingIneligible, Evals: []*messages.Evaluation{testEval("e1", "web", messages.EvalStatusPending)},
 			}}}
 		}, func(t *testing.T, n *messages.Node) {
-			require.Equal(t, NodeIneligible, n.SchedulingEligibility)
-			require.Equal(t, NodeStatusReady, n.Status)
+			require.Equal(t, messages.NodeSchedulingIneligible, n.SchedulingEligibility)
+			require.Equal(t, messages.NodeStatusReady, n.Status)
 		}},
 	}
 	for _, tt := range tests {

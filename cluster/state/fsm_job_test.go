@@ -35,9 +35,9 @@ func TestRegisterJobVersions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
-			res := h.apply(registerJob(testJob("web", 100, 100), testEval("e1", "web", EvalStatusPending)))
+			res := h.apply(registerJob(testJob("web", 100, 100), testEval("e1", "web", messages.EvalStatusPending)))
 			require.Equal(t, &RegisterJobResult{Index: 1, JobModifyIndex: 1, EvalID: "e1"}, res)
-			res = h.apply(&messages.Command{Time: testNow + 5, Cmd: registerJob(tt.second, testEval("e2", "web", EvalStatusPending)).Cmd})
+			res = h.apply(&messages.Command{Time: testNow + 5, Cmd: registerJob(tt.second, testEval("e2", "web", messages.EvalStatusPending)).Cmd})
 			require.Equal(t, &RegisterJobResult{Index: 2, JobModifyIndex: tt.wantJMI, EvalID: "e2"}, res)
 
 			j := h.snap().JobByID("default", "web")
@@ -101,9 +101,9 @@ func TestDeregisterJob(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.apply(registerNode(testNode("n1", 1000, 1000)))
-			h.apply(registerJob(testJob("web", 10, 10), testEval("e1", "web", EvalStatusPending)))
+			h.apply(registerJob(testJob("web", 10, 10), testEval("e1", "web", messages.EvalStatusPending)))
 			h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{testAlloc("a1", "web", "n1", "e1", 10, 10)}}))
-			res := h.apply(deregister("web", tt.purge, testEval("e2", "web", EvalStatusPending)))
+			res := h.apply(deregister("web", tt.purge, testEval("e2", "web", messages.EvalStatusPending)))
 			require.Equal(t, &DeregisterJobResult{Index: 4, JobModifyIndex: 4, EvalID: "e2"}, res)
 			s := h.snap()
 			require.Equal(t, []string{"e2"}, h.lastEvent().EvalsReady)
@@ -117,7 +117,7 @@ func TestDeregisterJob(t *testing.T) {
 			j := s.JobByID("default", "web")
 			require.True(t, j.Stop)
 			require.Equal(t, tt.wantVersion, j.Version)
-			require.Equal(t, JobStatusRunning, j.Status, "its allocation still runs")
+			require.Equal(t, messages.JobStatusRunning, j.Status, "its allocation still runs")
 			require.Len(t, s.JobVersions("default", "web"), 2)
 		})
 	}
@@ -125,7 +125,7 @@ func TestDeregisterJob(t *testing.T) {
 
 func TestDeregisterUnknownJob(t *testing.T) {
 	h := newHarness(t)
-	res := h.apply(deregister("nope", false, testEval("e1", "nope", EvalStatusPending)))
+	res := h.apply(deregister("nope", false, testEval("e1", "nope", messages.EvalStatusPending)))
 	err, ok := res.(error)
 	require.True(t, ok)
 	require.True(t, errors.Is(err, ErrJobNotFound))
@@ -137,27 +137,27 @@ func TestJobStatusTransitions(t *testing.T) {
 	h := newHarness(t)
 	status := func() string { return h.snap().JobByID("default", "web").Status }
 	h.apply(registerNode(testNode("n1", 1000, 1000)))
-	h.apply(registerJob(testJob("web", 10, 10), testEval("e1", "web", EvalStatusPending)))
-	require.Equal(t, JobStatusPending, status())
+	h.apply(registerJob(testJob("web", 10, 10), testEval("e1", "web", messages.EvalStatusPending)))
+	require.Equal(t, messages.JobStatusPending, status())
 
 	h.apply(plan(&messages.ApplyPlan{
 		Place:      []*messages.Allocation{testAlloc("a1", "web", "n1", "e1", 10, 10)},
 		EvalUpdate: testEval("e1", "web", "complete"),
 	}))
-	require.Equal(t, JobStatusRunning, status())
+	require.Equal(t, messages.JobStatusRunning, status())
 	require.Contains(t, h.lastEvent().JobsChanged, "default/web")
 
 	h.apply(clientUpdate(&messages.Allocation{ID: "a1", ClientStatus: "running"}))
-	require.Equal(t, JobStatusRunning, status())
+	require.Equal(t, messages.JobStatusRunning, status())
 
-	h.apply(deregister("web", false, testEval("e2", "web", EvalStatusPending)))
-	require.Equal(t, JobStatusRunning, status(), "stopped but its alloc is not terminal yet")
+	h.apply(deregister("web", false, testEval("e2", "web", messages.EvalStatusPending)))
+	require.Equal(t, messages.JobStatusRunning, status(), "stopped but its alloc is not terminal yet")
 
 	h.apply(plan(&messages.ApplyPlan{
 		Stop:       []*messages.AllocStopUpdate{{AllocID: "a1", DesiredDescription: "job stopped"}},
 		EvalUpdate: testEval("e2", "web", "complete"),
 	}))
-	require.Equal(t, JobStatusDead, status())
+	require.Equal(t, messages.JobStatusDead, status())
 }
 
 func TestBatchJobDeadWhenAllocsComplete(t *testing.T) {
@@ -165,13 +165,13 @@ func TestBatchJobDeadWhenAllocsComplete(t *testing.T) {
 	job := testJob("batch", 10, 10)
 	job.Type = "batch"
 	h.apply(registerNode(testNode("n1", 1000, 1000)))
-	h.apply(registerJob(job, testEval("e1", "batch", EvalStatusPending)))
+	h.apply(registerJob(job, testEval("e1", "batch", messages.EvalStatusPending)))
 	h.apply(plan(&messages.ApplyPlan{
 		Place:      []*messages.Allocation{testAlloc("a1", "batch", "n1", "e1", 10, 10)},
 		EvalUpdate: testEval("e1", "batch", "complete"),
 	}))
 	h.apply(clientUpdate(&messages.Allocation{ID: "a1", ClientStatus: "complete"}))
-	require.Equal(t, JobStatusDead, h.snap().JobByID("default", "batch").Status)
+	require.Equal(t, messages.JobStatusDead, h.snap().JobByID("default", "batch").Status)
 }
 
 func TestUpsertEvalsKeepsCreateIndex(t *testing.T) {
@@ -179,9 +179,9 @@ func TestUpsertEvalsKeepsCreateIndex(t *testing.T) {
 	upsert := func(evals ...*messages.Evaluation) *messages.Command {
 		return &messages.Command{Cmd: &messages.Command_UpsertEvals{UpsertEvals: &messages.UpsertEvals{Evals: evals}}}
 	}
-	delayed := testEval("e2", "web", EvalStatusPending)
+	delayed := testEval("e2", "web", messages.EvalStatusPending)
 	delayed.WaitUntil = testNow + 1e9
-	h.apply(upsert(testEval("e1", "web", EvalStatusPending), delayed, testEval("e3", "web", "blocked")))
+	h.apply(upsert(testEval("e1", "web", messages.EvalStatusPending), delayed, testEval("e3", "web", "blocked")))
 	ev := h.lastEvent()
 	require.Equal(t, []string{"e1"}, ev.EvalsReady)
 	require.Len(t, ev.DelayedEvals, 1)

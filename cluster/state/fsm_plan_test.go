@@ -12,7 +12,7 @@ func TestApplyPlanChecksNodes(t *testing.T) {
 	down := testNode("down", 1000, 1000)
 	down.Status = "down"
 	inelig := testNode("inelig", 1000, 1000)
-	inelig.SchedulingEligibility = NodeIneligible
+	inelig.SchedulingEligibility = messages.NodeSchedulingIneligible
 	reserved := testNode("reserved", 1000, 1000)
 	reserved.ReservedResources = &messages.NodeReservedResources{Cpu: &messages.NodeCpuResources{CpuShares: 600}}
 	tests := []struct {
@@ -42,7 +42,7 @@ func TestApplyPlanChecksNodes(t *testing.T) {
 			for _, n := range []*messages.Node{testNode("n1", 1000, 1000), down, inelig, reserved} {
 				h.apply(registerNode(cloneTestNode(n)))
 			}
-			h.apply(registerJob(testJob("web", 10, 10), testEval("e", "web", EvalStatusPending)))
+			h.apply(registerJob(testJob("web", 10, 10), testEval("e", "web", messages.EvalStatusPending)))
 			h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{testAlloc("old", "web", "n1", "e", 500, 500)}}))
 			res := h.apply(plan(&messages.ApplyPlan{EvalID: "e", Place: tt.place, Stop: tt.stop})).(*messages.ApplyPlanResult)
 			require.Equal(t, tt.wantPlaced, res.Placed)
@@ -73,18 +73,18 @@ func TestApplyPlanChecksNodes(t *testing.T) {
 func TestApplyPlanStoresAllocs(t *testing.T) {
 	h := newHarness(t)
 	h.apply(registerNode(testNode("n1", 1000, 1000)))
-	h.apply(registerJob(testJob("web", 100, 64), testEval("e1", "web", EvalStatusPending)))
+	h.apply(registerJob(testJob("web", 100, 64), testEval("e1", "web", messages.EvalStatusPending)))
 	job := h.snap().JobByID("default", "web")
 	a := testAlloc("a1", "web", "n1", "e1", 0, 0)
 	a.AllocatedResources = nil // derived from the job's group
 	a.Job = job
-	next := testEval("e-next", "web", EvalStatusPending)
+	next := testEval("e-next", "web", messages.EvalStatusPending)
 	next.WaitUntil = testNow + 60e9
 	res := h.apply(&messages.Command{Time: testNow + 3, Cmd: plan(&messages.ApplyPlan{
 		EvalID:     "e1",
 		Place:      []*messages.Allocation{a},
 		EvalUpdate: testEval("e1", "web", "complete"),
-		NewEvals:   []*messages.Evaluation{next, testEval("e-now", "web", EvalStatusPending)},
+		NewEvals:   []*messages.Evaluation{next, testEval("e-now", "web", messages.EvalStatusPending)},
 	}).Cmd}).(*messages.ApplyPlanResult)
 	require.Equal(t, []string{"a1"}, res.Placed)
 
@@ -95,8 +95,8 @@ func TestApplyPlanStoresAllocs(t *testing.T) {
 	require.Equal(t, uint64(3), got.ModifyIndex)
 	require.Equal(t, uint64(3), got.AllocModifyIndex)
 	require.Equal(t, testNow+3, got.CreateTime)
-	require.Equal(t, AllocDesiredRun, got.DesiredStatus)
-	require.Equal(t, AllocClientPending, got.ClientStatus)
+	require.Equal(t, messages.AllocDesiredStatusRun, got.DesiredStatus)
+	require.Equal(t, messages.AllocClientStatusPending, got.ClientStatus)
 	cpu, mem, disk := h.snap().NodeUsage("n1")
 	require.Equal(t, []int64{100, 64, 0, 1}, []int64{cpu, mem, disk, h.snap().liveAllocs("n1")})
 
@@ -125,8 +125,8 @@ func TestApplyPlanStopUpdates(t *testing.T) {
 		{AllocID: "unknown"},
 	}}))
 	a1, a2 := h.snap().AllocByID("a1"), h.snap().AllocByID("a2")
-	require.Equal(t, []string{AllocDesiredStop, "node down", "lost"}, []string{a1.DesiredStatus, a1.DesiredDescription, a1.ClientStatus})
-	require.Equal(t, []string{"evict", "preempted", AllocClientPending}, []string{a2.DesiredStatus, a2.DesiredDescription, a2.ClientStatus})
+	require.Equal(t, []string{messages.AllocDesiredStatusStop, "node down", "lost"}, []string{a1.DesiredStatus, a1.DesiredDescription, a1.ClientStatus})
+	require.Equal(t, []string{"evict", "preempted", messages.AllocClientStatusPending}, []string{a2.DesiredStatus, a2.DesiredDescription, a2.ClientStatus})
 	require.Equal(t, uint64(4), a1.AllocModifyIndex)
 	require.Equal(t, uint64(3), a1.CreateIndex)
 	require.Equal(t, []string{"n1", "n2"}, h.lastEvent().NodesChanged)

@@ -9,12 +9,12 @@ import (
 )
 
 func preemption(allocID, by string) *messages.AllocStopUpdate {
-	return &messages.AllocStopUpdate{AllocID: allocID, DesiredStatus: AllocDesiredEvict,
+	return &messages.AllocStopUpdate{AllocID: allocID, DesiredStatus: messages.AllocDesiredStatusEvict,
 		DesiredDescription: "Preempted by alloc ID " + by, PreemptedByAllocation: by}
 }
 
 func preemptEval(id, jobID string) *messages.Evaluation {
-	e := testEval(id, jobID, EvalStatusPending)
+	e := testEval(id, jobID, messages.EvalStatusPending)
 	e.TriggeredBy = EvalTriggerPreemption
 	return e
 }
@@ -84,7 +84,7 @@ func TestApplyPlanRechecksPreemptions(t *testing.T) {
 			h.apply(registerNode(testNode("n1", 1000, 1000)))
 			h.apply(registerNode(testNode("n2", 1000, 1000)))
 			h.apply(registerJob(testJob("low", 10, 10), testEval("le", "low", "complete")))
-			h.apply(registerJob(testJob("high", 10, 10), testEval("e", "high", EvalStatusPending)))
+			h.apply(registerJob(testJob("high", 10, 10), testEval("e", "high", messages.EvalStatusPending)))
 			h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{testAlloc("low1", "low", "n1", "le", 600, 100)}}))
 			h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{testAlloc("low2", "low", "n2", "le", 600, 100)}}))
 			if tt.before != nil {
@@ -96,7 +96,7 @@ func TestApplyPlanRechecksPreemptions(t *testing.T) {
 			require.Equal(t, tt.refused, res.Refused)
 			low := h.snap().AllocByID("low1")
 			if tt.evicted {
-				require.Equal(t, AllocDesiredEvict, low.DesiredStatus)
+				require.Equal(t, messages.AllocDesiredStatusEvict, low.DesiredStatus)
 				require.Equal(t, "p1", low.PreemptedByAllocation)
 				require.Equal(t, "Preempted by alloc ID p1", low.DesiredDescription)
 			} else {
@@ -121,5 +121,5 @@ func TestApplyPlanPreemptionFreesPorts(t *testing.T) {
 	res = h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{withPort(testAlloc("p1", "high", "n1", "e", 100, 100), 8080)},
 		Preemptions: []*messages.AllocStopUpdate{preemption("low1", "p1")}})).(*messages.ApplyPlanResult)
 	require.Equal(t, []string{"p1"}, res.Placed)
-	require.Equal(t, AllocDesiredEvict, h.snap().AllocByID("low1").DesiredStatus)
+	require.Equal(t, messages.AllocDesiredStatusEvict, h.snap().AllocByID("low1").DesiredStatus)
 }

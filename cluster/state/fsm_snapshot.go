@@ -209,7 +209,7 @@ func (w *writeTxn) commitRestore() {
 func restoreEvent(s *Snap, index uint64, now int64) Event {
 	b := newEventBuilder(index)
 	b.schedulerConfig() // the restored one may differ from what was in force
-	for _, e := range s.EvalsByStatus(EvalStatusPending) {
+	for _, e := range s.EvalsByStatus(messages.EvalStatusPending) {
 		b.eval(e, now)
 	}
 	for _, n := range s.Nodes() {

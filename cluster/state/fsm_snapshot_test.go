@@ -99,7 +99,7 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 				p.Place = append(p.Place, testAlloc(fmt.Sprintf("b%06d", i), "web", "big", "e-big", 1, 1))
 			}
 			h.apply(plan(p))
-			h.apply(deregister("web", false, testEval("e-stop", "web", EvalStatusPending)))
+			h.apply(deregister("web", false, testEval("e-stop", "web", messages.EvalStatusPending)))
 
 			sink := persist(t, h.fsm)
 			restored := NewFSM(NewStore(), nil)

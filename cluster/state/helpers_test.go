@@ -62,7 +62,7 @@ func testEval(id, jobID, status string) *messages.Evaluation {
 
 func testNode(id string, cpu, mem int64) *messages.Node {
 	return &messages.Node{
-		ID: id, Name: "name-" + id, Datacenter: "dc1", Status: NodeStatusReady,
+		ID: id, Name: "name-" + id, Datacenter: "dc1", Status: messages.NodeStatusReady,
 		NodeResources: &messages.NodeResources{
 			Cpu:    &messages.NodeCpuResources{CpuShares: cpu},
 			Memory: &messages.NodeMemoryResources{MemoryMB: mem},

@@ -2,9 +2,6 @@ package state
 
 import "github.com/troupe-dev/troupe/messages"
 
-// NodeStatusDown is the status of a node the leader gave up on.
-const NodeStatusDown = "down"
-
 // LiveNodes is how many nodes are not down, in O(1): kept on every node
 // write (and rebuilt on restore) so that the leader, which scales every
 // heartbeat's TTL with it, never walks the nodes per heartbeat. Nomad
@@ -19,7 +16,7 @@ func (w *writeTxn) countNode(old, n *messages.Node) {
 }
 
 func liveNode(n *messages.Node) int {
-	if n == nil || n.GetStatus() == NodeStatusDown {
+	if n == nil || n.GetStatus() == messages.NodeStatusDown {
 		return 0
 	}
 	return 1

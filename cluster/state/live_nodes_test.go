@@ -19,7 +19,7 @@ func nodeStatus(id, status string) *messages.Command {
 // many nodes are not down, then checks a restore rebuilds the count.
 func TestLiveNodes(t *testing.T) {
 	down := testNode("d", 1, 1)
-	down.Status = NodeStatusDown
+	down.Status = messages.NodeStatusDown
 	h := newHarness(t)
 	steps := []struct {
 		name string
@@ -29,16 +29,16 @@ func TestLiveNodes(t *testing.T) {
 		{"a registers", registerNode(testNode("a", 1, 1)), 1},
 		{"b registers", registerNode(testNode("b", 1, 1)), 2},
 		{"a registers again", registerNode(testNode("a", 1, 1)), 2},
-		{"a goes down", nodeStatus("a", NodeStatusDown), 1},
-		{"a down again", nodeStatus("a", NodeStatusDown), 1},
-		{"a comes back by status", nodeStatus("a", NodeStatusReady), 2},
+		{"a goes down", nodeStatus("a", messages.NodeStatusDown), 1},
+		{"a down again", nodeStatus("a", messages.NodeStatusDown), 1},
+		{"a comes back by status", nodeStatus("a", messages.NodeStatusReady), 2},
 		{"b disconnects (still live)", nodeStatus("b", "disconnected"), 2},
-		{"b goes down", nodeStatus("b", NodeStatusDown), 1},
+		{"b goes down", nodeStatus("b", messages.NodeStatusDown), 1},
 		{"b re-registers ready", registerNode(testNode("b", 1, 1)), 2},
 		{"a node registered down", registerNode(down), 2},
 		{"eligibility changes nothing", &messages.Command{Cmd: &messages.Command_UpdateNodeEligibility{
-			UpdateNodeEligibility: &messages.UpdateNodeEligibility{NodeID: "a", Eligibility: NodeIneligible}}}, 2},
-		{"unknown node's status fails", nodeStatus("nope", NodeStatusDown), 2},
+			UpdateNodeEligibility: &messages.UpdateNodeEligibility{NodeID: "a", Eligibility: messages.NodeSchedulingIneligible}}}, 2},
+		{"unknown node's status fails", nodeStatus("nope", messages.NodeStatusDown), 2},
 	}
 	for _, st := range steps {
 		h.apply(st.cmd)
@@ -48,7 +48,7 @@ func TestLiveNodes(t *testing.T) {
 	restored := newHarness(t)
 	require.NoError(t, restored.fsm.Restore(io.NopCloser(bytes.NewReader(persist(t, h.fsm).Bytes()))))
 	require.Equal(t, 2, restored.snap().LiveNodes(), "rebuilt on restore")
-	h.apply(nodeStatus("a", NodeStatusDown))
+	h.apply(nodeStatus("a", messages.NodeStatusDown))
 	require.Equal(t, 2, old.LiveNodes(), "an older snapshot keeps its count")
 	require.Equal(t, 1, h.snap().LiveNodes())
 }

@@ -142,7 +142,7 @@ func checkDeleteNodePool(s *Snap, name string) error {
 	}
 	var live []string
 	for _, j := range s.JobsByPool(name) {
-		if j.Status != JobStatusDead {
+		if j.Status != messages.JobStatusDead {
 			live = append(live, j.Namespace+"/"+j.ID)
 		}
 	}

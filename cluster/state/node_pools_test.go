@@ -130,11 +130,11 @@ func poolsInUse(t *testing.T) *harness {
 	for _, pool := range []string{"live", "dead", "gone"} {
 		j := testJob("job-"+pool, 100, 100)
 		j.NodePool = pool
-		h.apply(registerJob(j, testEval("e-"+pool, j.ID, EvalStatusPending)))
+		h.apply(registerJob(j, testEval("e-"+pool, j.ID, messages.EvalStatusPending)))
 	}
 	h.apply(deregister("job-dead", false, nil))
 	h.apply(deregister("job-gone", true, nil))
-	require.Equal(t, JobStatusDead, h.snap().JobByID("default", "job-dead").Status)
+	require.Equal(t, messages.JobStatusDead, h.snap().JobByID("default", "job-dead").Status)
 	return h
 }
 
@@ -243,7 +243,7 @@ func TestRegisterJobNeedsItsPool(t *testing.T) {
 			h, before := withDevPool(t)
 			j := testJob("web", 100, 100)
 			j.NodePool = tt.pool
-			res := h.apply(registerJob(j, testEval("e1", "web", EvalStatusPending)))
+			res := h.apply(registerJob(j, testEval("e1", "web", messages.EvalStatusPending)))
 			if tt.errText != "" {
 				requireRefused(t, h, before, res, ErrInvalidNodePool, tt.errText)
 				require.Nil(t, h.snap().EvalByID("e1"), "no evaluation either")

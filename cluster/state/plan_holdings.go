@@ -74,7 +74,7 @@ func (w *writeTxn) conflicts(a, held *messages.Allocation, n *messages.Node, ev 
 	}
 	ports, devices := map[int32]string{}, map[string]string{}
 	for _, o := range w.read().AllocsByNode(n.ID) {
-		if o.ID == a.ID || AllocTerminal(o) || ev.has(o.ID) {
+		if o.ID == a.ID || o.TerminalStatus() || ev.has(o.ID) {
 			continue
 		}
 		h := allocHoldings(o)

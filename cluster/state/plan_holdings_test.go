@@ -63,7 +63,7 @@ func TestApplyPlanRechecksPortsAndDevices(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.apply(registerNode(cloneTestNode(n1)))
-			h.apply(registerJob(testJob("web", 10, 10), testEval("e", "web", EvalStatusPending)))
+			h.apply(registerJob(testJob("web", 10, 10), testEval("e", "web", messages.EvalStatusPending)))
 			res := h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{
 				withGPUs(withPort(testAlloc("old", "web", "n1", "e", 1, 1), 20000), "GPU-0")}})).(*messages.ApplyPlanResult)
 			require.Equal(t, []string{"old"}, res.Placed)
@@ -87,7 +87,7 @@ func TestInPlaceUpdatesKeepWhatTheyHold(t *testing.T) {
 	n1.NodeResources.Devices = []*messages.NodeDeviceResource{{Vendor: "nvidia", Type: "gpu", Name: "H100",
 		Instances: []*messages.NodeDevice{{ID: "GPU-0", Healthy: true}}}}
 	h.apply(registerNode(cloneTestNode(n1)))
-	h.apply(registerJob(testJob("web", 10, 10), testEval("e", "web", EvalStatusPending)))
+	h.apply(registerJob(testJob("web", 10, 10), testEval("e", "web", messages.EvalStatusPending)))
 	running := withGPUs(withPort(testAlloc("a1", "web", "n1", "e", 600, 600), 20000), "GPU-0")
 	other := withPort(testAlloc("a2", "web", "n1", "e", 100, 100), 20001)
 	res := h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{running, other}})).(*messages.ApplyPlanResult)
@@ -97,7 +97,7 @@ func TestInPlaceUpdatesKeepWhatTheyHold(t *testing.T) {
 	// fails.
 	shrunk := cloneTestNode(n1)
 	shrunk.NodeResources.Cpu.CpuShares, shrunk.NodeResources.Memory.MemoryMB = 500, 500
-	shrunk.SchedulingEligibility = NodeIneligible
+	shrunk.SchedulingEligibility = messages.NodeSchedulingIneligible
 	shrunk.NodeResources.Devices[0].Instances[0].Healthy = false
 	h.apply(registerNode(shrunk))
 
@@ -126,7 +126,7 @@ func TestInPlaceUpdateFromAStaleView(t *testing.T) {
 	setup := func(t *testing.T) (*harness, *messages.Allocation) {
 		h := newHarness(t)
 		h.apply(registerNode(testNode("n1", 1000, 1000)))
-		h.apply(registerJob(testJob("web", 10, 10), testEval("e", "web", EvalStatusPending)))
+		h.apply(registerJob(testJob("web", 10, 10), testEval("e", "web", messages.EvalStatusPending)))
 		h.apply(plan(&messages.ApplyPlan{Place: []*messages.Allocation{testAlloc("a1", "web", "n1", "e", 100, 100)}}))
 		running := proto.Clone(h.snap().AllocByID("a1")).(*messages.Allocation)
 		running.ClientStatus = "running"

@@ -26,7 +26,7 @@ type planShare struct {
 // ID and name at n's.
 func (s *planShare) alloc(a *messages.Allocation, n *messages.Node) {
 	if s.strs == nil {
-		s.strs = map[string]string{AllocDesiredRun: AllocDesiredRun, AllocClientPending: AllocClientPending}
+		s.strs = map[string]string{messages.AllocDesiredStatusRun: messages.AllocDesiredStatusRun, messages.AllocClientStatusPending: messages.AllocClientStatusPending}
 	}
 	if n != nil && a.NodeID == n.ID {
 		a.NodeID = n.ID

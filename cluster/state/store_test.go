@@ -17,7 +17,7 @@ func seedStore(t *testing.T) *harness {
 	h := newHarness(t)
 	h.apply(registerNode(testNode("n2", 4000, 4096)))
 	h.apply(registerNode(testNode("n1", 4000, 4096)))
-	h.apply(registerJob(testJob("web", 100, 100), testEval("e-web", "web", EvalStatusPending)))
+	h.apply(registerJob(testJob("web", 100, 100), testEval("e-web", "web", messages.EvalStatusPending)))
 	other := testJob("web", 100, 100)
 	other.Namespace = "prod"
 	otherEval := testEval("e-prod", "web", "blocked")
@@ -60,7 +60,7 @@ func TestSnapReads(t *testing.T) {
 	require.Equal(t, "e-web", s.EvalsByJob("default", "web")[0].ID)
 	require.Len(t, s.EvalsByJob("default", "web"), 1)
 	require.Equal(t, "e-prod", s.EvalsByStatus("blocked")[0].ID)
-	require.Len(t, s.EvalsByStatus(EvalStatusPending), 1)
+	require.Len(t, s.EvalsByStatus(messages.EvalStatusPending), 1)
 	require.Empty(t, s.EvalsByStatus("pend"))
 
 	require.Equal(t, "n1", s.AllocByID("a2").NodeID)
@@ -86,7 +86,7 @@ func TestSnapIsIsolatedFromLaterWrites(t *testing.T) {
 	before := h.snap()
 	h.apply(clientUpdate(&messages.Allocation{ID: "a1", ClientStatus: "running"}))
 	h.apply(registerNode(testNode("n3", 1, 1)))
-	require.Equal(t, AllocClientPending, before.AllocByID("a1").ClientStatus)
+	require.Equal(t, messages.AllocClientStatusPending, before.AllocByID("a1").ClientStatus)
 	require.Nil(t, before.NodeByID("n3"))
 	require.Equal(t, "running", h.snap().AllocByID("a1").ClientStatus)
 }
@@ -94,8 +94,8 @@ func TestSnapIsIsolatedFromLaterWrites(t *testing.T) {
 func TestIndexRecordsLastChangePerTable(t *testing.T) {
 	h := newHarness(t)
 	require.Zero(t, h.snap().Index())
-	h.apply(registerNode(testNode("n1", 1000, 1000)))                                      // 1
-	h.apply(registerJob(testJob("web", 10, 10), testEval("e1", "web", EvalStatusPending))) // 2
+	h.apply(registerNode(testNode("n1", 1000, 1000)))                                               // 1
+	h.apply(registerJob(testJob("web", 10, 10), testEval("e1", "web", messages.EvalStatusPending))) // 2
 	s := h.snap()
 	require.Equal(t, uint64(1), s.Index(TableNodes))
 	require.Equal(t, uint64(2), s.Index(TableJobs))

@@ -2,23 +2,6 @@ package state
 
 import "github.com/troupe-dev/troupe/messages"
 
-// Status values the state store interprets.
-const (
-	JobStatusPending = "pending"
-	JobStatusRunning = "running"
-	JobStatusDead    = "dead"
-
-	EvalStatusPending = "pending"
-
-	AllocDesiredRun    = "run"
-	AllocDesiredStop   = "stop"
-	AllocClientPending = "pending"
-
-	NodeStatusReady = "ready"
-	NodeIneligible  = "ineligible"
-	NodeEligible    = "eligible"
-)
-
 // nodeUsage is the resources held by the non-terminal allocations on a
 // node, kept up to date on every alloc write so plan checks never scan.
 type nodeUsage struct {
@@ -38,29 +21,6 @@ type jobSummary struct {
 	LiveAllocs int64 // non-terminal allocations
 	Evals      int64 // all evaluations
 	OpenEvals  int64 // non-terminal evaluations
-}
-
-// AllocTerminal reports whether an allocation no longer holds resources:
-// desired stop/evict, or a client status of complete, failed or lost.
-func AllocTerminal(a *messages.Allocation) bool {
-	switch a.GetDesiredStatus() {
-	case "stop", "evict":
-		return true
-	}
-	switch a.GetClientStatus() {
-	case "complete", "failed", "lost":
-		return true
-	}
-	return false
-}
-
-// EvalTerminal reports whether an evaluation is complete, failed or canceled.
-func EvalTerminal(e *messages.Evaluation) bool {
-	switch e.GetStatus() {
-	case "complete", "failed", "canceled":
-		return true
-	}
-	return false
 }
 
 // AllocResources sums the CPU (MHz) and memory (MB) allocated to an
@@ -117,15 +77,15 @@ func fillAllocatedResources(a *messages.Allocation) {
 func jobStatus(j *messages.Job, s *jobSummary) string {
 	switch {
 	case s.LiveAllocs > 0:
-		return JobStatusRunning
+		return messages.JobStatusRunning
 	case j.Stop:
-		return JobStatusDead
+		return messages.JobStatusDead
 	case j.Type == "system":
-		return JobStatusRunning
+		return messages.JobStatusRunning
 	case s.OpenEvals > 0:
-		return JobStatusPending
+		return messages.JobStatusPending
 	case s.Allocs > 0 || s.Evals > 0:
-		return JobStatusDead
+		return messages.JobStatusDead
 	}
-	return JobStatusPending
+	return messages.JobStatusPending
 }

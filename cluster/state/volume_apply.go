@@ -31,7 +31,7 @@ func ApplyClaimVolume(vol *messages.CSIVolume, cmd *messages.ClaimVolume, now in
 		return err
 	}
 	c := proto.Clone(cmd.GetClaim()).(*messages.CSIVolumeClaim)
-	c.State = ClaimTaken.String()
+	c.SetClaimState(ClaimTaken)
 	if now != 0 {
 		c.UpdatedAt = now
 	}
@@ -80,7 +80,7 @@ func ApplyUpdateClaimState(vol *messages.CSIVolume, cmd *messages.UpdateClaimSta
 		}
 		return nil
 	}
-	c.State = to.String()
+	c.SetClaimState(to)
 	if cmd.GetPublishContext() != nil {
 		c.PublishContext = maps.Clone(cmd.GetPublishContext())
 	}
@@ -99,7 +99,7 @@ func ApplyUpdateClaimState(vol *messages.CSIVolume, cmd *messages.UpdateClaimSta
 func CheckVolumeUnused(vol *messages.CSIVolume, force bool) error {
 	var users []string
 	for _, c := range vol.GetClaims() {
-		if !force || c.GetState() == ClaimTaken.String() {
+		if !force || c.ClaimState() == ClaimTaken {
 			users = append(users, fmt.Sprintf("alloc %q (%s)", c.GetAllocationID(), c.GetState()))
 		}
 	}

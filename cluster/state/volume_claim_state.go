@@ -7,40 +7,29 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// ClaimState is where a volume claim is on its way from taken to freed.
-type ClaimState int
+// ClaimState is messages.ClaimState: where a volume claim is on its way
+// from taken to freed. This file holds its transition table.
+type ClaimState = messages.ClaimState
 
 // Claim states, in order.
 const (
-	ClaimTaken ClaimState = iota
-	ClaimUnpublishing
-	ClaimNodeDetached
-	ClaimControllerDetached
-	ClaimFreed
+	ClaimTaken              = messages.ClaimTaken
+	ClaimUnpublishing       = messages.ClaimUnpublishing
+	ClaimNodeDetached       = messages.ClaimNodeDetached
+	ClaimControllerDetached = messages.ClaimControllerDetached
+	ClaimFreed              = messages.ClaimFreed
 )
 
-var claimStateNames = [...]string{"taken", "unpublishing", "node-detached", "controller-detached", "freed"}
-
-func (s ClaimState) String() string {
-	if s >= 0 && int(s) < len(claimStateNames) {
-		return claimStateNames[s]
-	}
-	return fmt.Sprintf("claim-state(%d)", int(s))
-}
-
 // ClaimStates lists every claim state, in order.
-func ClaimStates() []ClaimState {
-	return []ClaimState{ClaimTaken, ClaimUnpublishing, ClaimNodeDetached, ClaimControllerDetached, ClaimFreed}
-}
+func ClaimStates() []ClaimState { return messages.ClaimStates() }
 
 // ParseClaimState reads a state as the claim's State field spells it.
+// Errors: ErrUnknownClaimState.
 func ParseClaimState(s string) (ClaimState, error) {
-	for i, name := range claimStateNames {
-		if name == s {
-			return ClaimState(i), nil
-		}
+	if st, ok := messages.ParseClaimState(s); ok {
+		return st, nil
 	}
-	return 0, fmt.Errorf("%w %q", ErrUnknownClaimState, s)
+	return messages.ClaimInvalid, fmt.Errorf("%w %q", ErrUnknownClaimState, s)
 }
 
 // ClaimReason is why a claim changes state. Each edge of the table accepts
@@ -123,7 +112,7 @@ func AdvanceClaim(c *messages.CSIVolumeClaim, to ClaimState, why ClaimReason) er
 	if !CanClaimTransition(from, to, why) {
 		return fmt.Errorf("%w: alloc %q: %s -> %s (%s)", ErrIllegalTransition, c.GetAllocationID(), from, to, why)
 	}
-	c.State = to.String()
+	c.SetClaimState(to)
 	if why == ReasonNodeAbandoned {
 		c.NodeAbandoned = true
 	}

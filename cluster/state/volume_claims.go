@@ -114,7 +114,7 @@ func knownAttachmentMode(mode string) bool {
 }
 
 func (c Claims) checkSame(existing, req *messages.CSIVolumeClaim) (*messages.CSIVolumeClaim, error) {
-	if existing.GetState() != ClaimTaken.String() {
+	if existing.ClaimState() != ClaimTaken {
 		return nil, fmt.Errorf("%w: volume %q, alloc %q (state %s)", ErrClaimReleasing,
 			c.vol.GetID(), existing.GetAllocationID(), existing.GetState())
 	}

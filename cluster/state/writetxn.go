@@ -123,7 +123,7 @@ func (w *writeTxn) putAlloc(old, a *messages.Allocation) {
 	w.trackWindow(old, a)
 	w.allocTable(true).put(old, a)
 	w.changed[TableAllocs] = true
-	if messages.ClientTerminal(a.ClientStatus) && (old == nil || !messages.ClientTerminal(old.ClientStatus)) {
+	if a.ClientTerminalStatus() && (old == nil || !old.ClientTerminalStatus()) {
 		w.ev.allocStopped(a.ID)
 	}
 }
@@ -131,7 +131,7 @@ func (w *writeTxn) putAlloc(old, a *messages.Allocation) {
 func (w *writeTxn) account(a *messages.Allocation, sign int64) {
 	sum := w.jobSummary(a.Namespace, a.JobID)
 	sum.Allocs += sign
-	if AllocTerminal(a) {
+	if a.TerminalStatus() {
 		return
 	}
 	sum.LiveAllocs += sign
@@ -168,7 +168,7 @@ func (w *writeTxn) putEval(e *messages.Evaluation) {
 func (w *writeTxn) countEval(e *messages.Evaluation, sign int64) {
 	sum := w.jobSummary(e.Namespace, e.JobID)
 	sum.Evals += sign
-	if !EvalTerminal(e) {
+	if !e.TerminalStatus() {
 		sum.OpenEvals += sign
 	}
 }

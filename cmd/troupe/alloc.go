@@ -56,7 +56,7 @@ func writeTaskStatus(w io.Writer, a *messages.Allocation, task string) {
 	st := a.TaskStates[task]
 	state := st.GetState()
 	if state == "" {
-		state = "pending"
+		state = messages.TaskStatePending
 	}
 	fmt.Fprintf(w, "\nTask %q is %q\n", task, state)
 	if res := a.GetAllocatedResources().GetTasks()[task]; res != nil {

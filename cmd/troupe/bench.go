@@ -204,7 +204,7 @@ func registerBenchJob(ctx context.Context, a *agent.Agent, id string, count int)
 	jobspec.Canonicalize(job)
 	evalID, _ := uuid.GenerateUUID()
 	eval := &messages.Evaluation{ID: evalID, Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
-		TriggeredBy: "job-register", JobID: job.ID, Status: "pending"}
+		TriggeredBy: "job-register", JobID: job.ID, Status: messages.EvalStatusPending}
 	_, _, err = a.Apply(ctx, &messages.Command{Cmd: &messages.Command_RegisterJob{RegisterJob: &messages.RegisterJob{Job: job, Eval: eval}}})
 	return err
 }

@@ -59,8 +59,8 @@ func (m *monitor) run(ctx context.Context, evalID string) (int, error) {
 		}
 		fmt.Fprintf(m.out, "    Allocation %q %s: node %q, group %q\n", shortID(a.ID), verb, shortID(a.NodeID), a.TaskGroup)
 	}
-	if eval.Status != "pending" {
-		fmt.Fprintf(m.out, "    Evaluation status changed: %q -> %q\n", "pending", eval.Status)
+	if eval.Status != messages.EvalStatusPending {
+		fmt.Fprintf(m.out, "    Evaluation status changed: %q -> %q\n", messages.EvalStatusPending, eval.Status)
 	}
 	if code, done := m.evalOutcome(eval); done {
 		return code, nil
@@ -94,7 +94,7 @@ func (m *monitor) evalOutcome(eval *messages.Evaluation) (code int, done bool) {
 		return exitPlacing, true
 	}
 	m.headline("Evaluation %q finished with status %q", shortID(eval.ID), eval.Status)
-	if eval.Status == "failed" {
+	if eval.Status == messages.EvalStatusFailed {
 		fmt.Fprintf(m.out, "    Status description: %s\n", orNone(eval.StatusDescription))
 		return exitPlacing, true
 	}
@@ -132,8 +132,10 @@ func (m *monitor) announce(eval *messages.Evaluation) {
 	}
 }
 
+// evalTerminal is messages.EvalTerminalStatus, and it also takes the
+// spelling "cancelled" (Nomad writes "canceled"), as this command always did.
 func evalTerminal(status string) bool {
-	return status == "complete" || status == "failed" || status == "canceled" || status == "cancelled"
+	return messages.EvalTerminalStatus(status) || status == "cancelled"
 }
 
 // evalAllocs lists the allocations the evaluation placed (desired run).
@@ -144,7 +146,7 @@ func (m *monitor) evalAllocs(ctx context.Context, eval *messages.Evaluation, ind
 	}
 	var out []*api.AllocListStub
 	for _, a := range stubs {
-		if a.EvalID == eval.ID && a.DesiredStatus == "run" {
+		if a.EvalID == eval.ID && a.DesiredStatus == messages.AllocDesiredStatusRun {
 			out = append(out, a)
 		}
 	}

@@ -19,7 +19,7 @@ const recentEvents = 5
 func (m *monitor) followAllocs(ctx context.Context, eval *messages.Evaluation, allocs []*api.AllocListStub, index uint64) (int, error) {
 	last := map[string]string{}
 	for _, a := range allocs {
-		last[a.ID] = "pending"
+		last[a.ID] = messages.AllocClientStatusPending
 		if updatedInPlace(a, eval) { // it did not start anew: only changes from now on
 			last[a.ID] = a.ClientStatus
 		}
@@ -28,7 +28,7 @@ func (m *monitor) followAllocs(ctx context.Context, eval *messages.Evaluation, a
 		var failed *api.AllocListStub
 		for _, a := range allocs {
 			m.printChange(a, last)
-			if a.ClientStatus == "failed" || a.ClientStatus == "lost" {
+			if a.ClientStatus == messages.AllocClientStatusFailed || a.ClientStatus == messages.AllocClientStatusLost {
 				failed = a
 			}
 		}
@@ -71,7 +71,7 @@ func (m *monitor) printChange(a *api.AllocListStub, last map[string]string) {
 // completed allocation will not change any more).
 func allSettled(allocs []*api.AllocListStub) bool {
 	for _, a := range allocs {
-		if a.ClientStatus != "running" && a.ClientStatus != "complete" {
+		if a.ClientStatus != messages.AllocClientStatusRunning && a.ClientStatus != messages.AllocClientStatusComplete {
 			return false
 		}
 	}

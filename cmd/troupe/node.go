@@ -171,9 +171,9 @@ func nodeEligibilityCommand(args []string, stdout, stderr io.Writer) int {
 	if _, err := c.Nodes().ToggleEligibility(node.ID, *enable, nil); err != nil {
 		return m.fail("updating scheduling eligibility", err)
 	}
-	word := "eligible"
+	word := messages.NodeSchedulingEligible
 	if *disable {
-		word = "ineligible"
+		word = messages.NodeSchedulingIneligible
 	}
 	fmt.Fprintf(m.stdout, "Node %q scheduling eligibility set: %s for scheduling\n", node.ID, word)
 	return exitOK

@@ -18,7 +18,7 @@ import (
 func writeAllocatedResources(w io.Writer, n *messages.Node, allocs []*messages.Allocation) {
 	var cpu, mem, disk int64
 	for _, a := range allocs {
-		if state.AllocTerminal(a) {
+		if a.TerminalStatus() {
 			continue
 		}
 		c, m, d := state.AllocResources(a)
@@ -38,7 +38,7 @@ func writeAllocatedResources(w io.Writer, n *messages.Node, allocs []*messages.A
 func deviceHolders(allocs []*messages.Allocation) map[string]string {
 	out := map[string]string{}
 	for _, a := range allocs {
-		if state.AllocTerminal(a) {
+		if a.TerminalStatus() {
 			continue
 		}
 		for _, t := range a.GetAllocatedResources().GetTasks() {

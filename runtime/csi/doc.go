@@ -16,7 +16,8 @@
 //
 // Errors that plugins return keep their gRPC status through wrapping;
 // Code, IsNotFound, IsUnavailable and IsRetryable classify them (the table
-// is on retryable in errors.go). Requests missing a required field fail
+// is on retryable in errors.go); IsRetryableCode classifies a code that
+// travelled without its error (a controller RPC's answer to the leader). Requests missing a required field fail
 // with ErrInvalidRequest before any RPC.
 //
 // RunController runs a controller RPC the leader routed to this client

@@ -97,4 +97,8 @@ var retryable = map[codes.Code]bool{
 // anyone changing the request or the volume (see the table on retryable).
 // Callers whose policy is "retry everything but NotFound" (node unpublish)
 // need not ask.
-func IsRetryable(err error) bool { return err != nil && retryable[Code(err)] }
+func IsRetryable(err error) bool { return err != nil && IsRetryableCode(Code(err)) }
+
+// IsRetryableCode is IsRetryable for a gRPC code that travelled without
+// its error (a controller RPC's answer, messages.ControllerResponse).
+func IsRetryableCode(c codes.Code) bool { return retryable[c] }

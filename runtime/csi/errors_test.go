@@ -45,8 +45,10 @@ func TestClassification(t *testing.T) {
 				require.Equal(t, tc.unavailable, IsUnavailable(err), err.Error())
 				require.Equal(t, tc.retryable, IsRetryable(err), err.Error())
 			}
+			require.Equal(t, tc.retryable, IsRetryableCode(tc.code), "the code alone")
 		})
 	}
+	require.False(t, IsRetryableCode(codes.OK))
 }
 
 func TestClassificationOfLocalErrors(t *testing.T) {
