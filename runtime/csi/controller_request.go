@@ -56,8 +56,7 @@ func RunControllerOn(ctx context.Context, c Client, req *messages.ControllerRequ
 	op := req.GetOp()
 	call, ok := controllerCalls[op.OpKind()]
 	if !ok {
-		return &messages.ControllerResponse{Code: codes.Unimplemented.String(),
-			Message: fmt.Sprintf("unknown controller operation %q", op.GetKind())}
+		return messages.ControllerResult(codes.Unimplemented, fmt.Sprintf("unknown controller operation %q", op.GetKind()))
 	}
 	return call(ctx, c, op, req.GetVolume())
 }
@@ -77,7 +76,7 @@ func createVolume(ctx context.Context, c Client, _ *messages.ControllerOp, vol *
 func controllerPublish(ctx context.Context, c Client, op *messages.ControllerOp, vol *messages.CSIVolume) *messages.ControllerResponse {
 	pub, err := publishRequest(op, vol)
 	if err != nil {
-		return &messages.ControllerResponse{Code: codes.InvalidArgument.String(), Message: err.Error()}
+		return messages.ControllerResult(codes.InvalidArgument, err.Error())
 	}
 	pc, err := c.ControllerPublish(ctx, pub)
 	if err != nil {
@@ -95,7 +94,7 @@ func done(err error) *messages.ControllerResponse {
 }
 
 func controllerError(err error) *messages.ControllerResponse {
-	return &messages.ControllerResponse{Code: Code(err).String(), Message: err.Error()}
+	return messages.ControllerResult(Code(err), err.Error())
 }
 
 // createRequest is CreateVolume for a volume spec (`volume create`).
