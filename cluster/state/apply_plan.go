@@ -54,7 +54,7 @@ func applyPlan(w *writeTxn, c *messages.ApplyPlan) any {
 func (w *writeTxn) fits(a, old *messages.Allocation, nodes map[string]*messages.Node, ev *evictions) error {
 	n, ok := nodes[a.NodeID]
 	if !ok {
-		n = w.read().NodeByID(a.NodeID)
+		n = w.node(a.NodeID)
 		nodes[a.NodeID] = n
 	}
 	// Past the first two cases, old is nil or live on a's node: an

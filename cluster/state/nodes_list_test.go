@@ -54,3 +54,33 @@ func TestNodesByPoolShared(t *testing.T) {
 	require.Len(t, h.snap().NodesByPool(NodePoolAll), 3)
 	require.Empty(t, h.snap().NodesByPool("nope"))
 }
+
+// TestNodeByIDFromTheSharedList: one node's lookup reads the shared list
+// once one was built for the snapshot's nodes, and memdb otherwise (a new
+// node, a write transaction that wrote a node), never a stale node.
+func TestNodeByIDFromTheSharedList(t *testing.T) {
+	h := newHarness(t)
+	h.apply(registerNode(testNode("n1", 4000, 8192)))
+	h.apply(registerNode(testNode("n2", 4000, 8192)))
+	s := h.snap()
+	require.Nil(t, s.builtNodeList(s.Index(TableNodes)), "no list built yet")
+	require.Equal(t, "n1", s.NodeByID("n1").ID)
+	s.Nodes()
+	require.NotNil(t, s.builtNodeList(s.Index(TableNodes)))
+	require.Same(t, s.Nodes()[1], s.NodeByID("n2"), "from the list")
+	require.Nil(t, s.NodeByID("n9"))
+
+	down := testNode("n2", 4000, 8192)
+	down.Status = "down"
+	h.apply(registerNode(down))
+	require.Equal(t, "down", h.snap().NodeByID("n2").Status, "the old list is not used for new nodes")
+	require.Equal(t, "ready", s.NodeByID("n2").Status, "the old snapshot reads its own")
+
+	h.snap().Nodes()
+	w := newWriteTxn(h.fsm.store, h.fsm.store.Snapshot().Index()+1, 0, nil)
+	require.NotNil(t, w.sharedNodes())
+	require.Equal(t, "down", w.node("n2").Status)
+	w.putNode(testNode("n3", 4000, 8192))
+	require.Nil(t, w.sharedNodes(), "a transaction that wrote a node reads memdb")
+	require.Equal(t, "n3", w.node("n3").ID)
+}

@@ -128,6 +128,11 @@ func (s *Snap) AllocsByEval(evalID string) []*messages.Allocation {
 
 // NodeByID returns a node, or nil.
 func (s *Snap) NodeByID(id string) *messages.Node {
+	if s.store != nil {
+		if c := s.builtNodeList(s.Index(TableNodes)); c != nil {
+			return c.node(id)
+		}
+	}
 	return first[*messages.Node](s.txn, TableNodes, idxID, id)
 }
 

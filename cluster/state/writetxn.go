@@ -26,6 +26,7 @@ type writeTxn struct {
 	// windowOf caches job version groups' disconnect windows.
 	windowOf map[windowKey]time.Duration
 	changed  map[string]bool // watched tables written
+	nodes    *nodeList       // sharedNodes, once looked up
 	jobs     map[jobRef]bool // jobs whose status may change
 	ev       *eventBuilder
 	log      *slog.Logger
