@@ -53,6 +53,7 @@ type nodeListCache struct {
 	gen     uint64
 	synced  bool
 	posByID map[string]int32 // built when first needed
+	pending []bool           // markPending's answer, reused
 }
 
 // syncUsage brings the kept usage to src's version: only the nodes whose
@@ -69,15 +70,36 @@ func (c *nodeListCache) syncUsage(src UsageLogSource) {
 }
 
 func (c *nodeListCache) forgetUsage(nodeID string) {
+	if i, ok := c.position(nodeID); ok {
+		c.usedOK[i] = false
+	}
+}
+
+// position is a node's position in the list.
+func (c *nodeListCache) position(nodeID string) (int32, bool) {
 	if c.posByID == nil {
 		c.posByID = make(map[string]int32, len(c.nodes))
 		for i, n := range c.nodes {
 			c.posByID[n.ID] = int32(i)
 		}
 	}
-	if i, ok := c.posByID[nodeID]; ok {
-		c.usedOK[i] = false
+	i, ok := c.posByID[nodeID]
+	return i, ok
+}
+
+// markPending returns, per list position, whether the node has pending
+// placements: one lookup per pending node, not one per ranked node.
+func (c *nodeListCache) markPending(p *Pending) []bool {
+	if c.pending == nil {
+		c.pending = make([]bool, len(c.nodes))
 	}
+	clear(c.pending)
+	p.eachNode(func(id string) {
+		if i, ok := c.position(id); ok {
+			c.pending[i] = true
+		}
+	})
+	return c.pending
 }
 
 // usage is the snapshot's usage of the node at position i.

@@ -145,18 +145,27 @@ func TestNodeCacheKeepsUsageOfUnchangedNodes(t *testing.T) {
 	nodes := SimulatedNodes(60, 1)
 	s := &loggedSnap{MemSnapshot: NewMemSnapshot(nodes)}
 	cache := NewNodeCache()
+	// As the actor's pipeline does: each plan is made while the one
+	// before is still pending, and committed after.
+	pending, prev := NewPending(), (*messages.ApplyPlan)(nil)
 	for round := range 12 {
 		job := testJob(fmt.Sprint("job", round), JobTypeService, 15)
 		s.AddJob(job)
 		opts := prefixedOpts(uint64(round), fmt.Sprint("u", round))
+		opts.Pending = pending
 		want := processWith(t, s.MemSnapshot, testEval(job), opts) // no log, no cache
 		opts = prefixedOpts(uint64(round), fmt.Sprint("u", round))
-		opts.NodeCache = cache
+		opts.Pending, opts.NodeCache = pending, cache
 		got := processWith(t, s, testEval(job), opts)
 		require.True(t, proto.Equal(want, got), "round %d: the cache changed the plan", round)
 		_, gen := s.UsageVersion()
 		require.Equal(t, gen, cache.pools[NodePoolDefault].gen, "the cache is at the snapshot's version")
-		s.apply(got)
+		pending.Add(got)
+		if prev != nil {
+			s.apply(prev)
+			pending.Remove(prev)
+		}
+		prev = got
 	}
 	require.NotNil(t, cache.pools[NodePoolDefault].posByID, "changes were applied node by node")
 }

@@ -57,6 +57,16 @@ func (p *Pending) On(nodeID string) []*messages.Allocation {
 	return p.byNode[nodeID]
 }
 
+// eachNode calls fn with each node that has pending placements.
+func (p *Pending) eachNode(fn func(nodeID string)) {
+	if p == nil {
+		return
+	}
+	for id := range p.byNode {
+		fn(id)
+	}
+}
+
 // nodeAllocs is what runs or is about to run on a node: the snapshot's
 // allocations and the pending placements.
 func (p *planner) nodeAllocs(nodeID string) []*messages.Allocation {

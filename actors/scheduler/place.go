@@ -387,6 +387,7 @@ func (p *planner) admitted() ([]*messages.Node, []int32) {
 		p.cached.syncUsage(src)
 		p.logged = true
 	}
+	p.pendingAt = p.cached.markPending(p.opts.Pending)
 	adm := p.cached.admits(p.job.Datacenters, func() *admission {
 		a := &admission{}
 		for i, n := range nodes {

@@ -140,20 +140,21 @@ type planner struct {
 	spreadFit bool                        // SchedulerAlgorithm is AlgorithmSpread
 	placedNew int                         // new allocations placed (not in-place updates)
 
-	pool     []*messages.Node // candidate nodes, shuffled for generic jobs
-	pos      []int32          // with cached: each pool node's position in the node list
-	cached   *nodeListCache   // Options.NodeCache's entries for this job's pool; nil without
-	logged   bool             // cached keeps the snapshot's usage (UsageLogSource)
-	pooled   bool
-	index    map[string]int32 // node ID -> position in pool
-	usage    []nodeUsage
-	ports    []*nodePorts   // per pool node, built lazily; nil when no group asks for ports
-	devs     []*nodeDevices // per pool node, built lazily; nil when no group asks for devices
-	devSlabs deviceSlabs
-	cursor   int
-	limit    int
-	pre      prefilter
-	metric   selectMetric
+	pool      []*messages.Node // candidate nodes, shuffled for generic jobs
+	pos       []int32          // with cached: each pool node's position in the node list
+	cached    *nodeListCache   // Options.NodeCache's entries for this job's pool; nil without
+	logged    bool             // cached keeps the snapshot's usage (UsageLogSource)
+	pendingAt []bool           // with cached: per list position, whether Options.Pending has placements there
+	pooled    bool
+	index     map[string]int32 // node ID -> position in pool
+	usage     []nodeUsage
+	ports     []*nodePorts   // per pool node, built lazily; nil when no group asks for ports
+	devs      []*nodeDevices // per pool node, built lazily; nil when no group asks for devices
+	devSlabs  deviceSlabs
+	cursor    int
+	limit     int
+	pre       prefilter
+	metric    selectMetric
 
 	config     *messages.SchedulerConfiguration // in force for this evaluation
 	preemption bool                             // this job's scheduler may preempt

@@ -120,8 +120,10 @@ func (p *planner) nodeUsage(idx int) *nodeUsage {
 			}
 		}
 	}
-	for _, a := range p.opts.Pending.On(n.ID) {
-		u.used.add(allocResources(a), 1)
+	if p.pendingAt == nil || p.pendingAt[p.pos[idx]] {
+		for _, a := range p.opts.Pending.On(n.ID) {
+			u.used.add(allocResources(a), 1)
+		}
 	}
 	u.ready = true
 	u.gen++
