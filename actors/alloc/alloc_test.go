@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/troupe-dev/troupe/actors"
-	"github.com/troupe-dev/troupe/actors/volume"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/cni"
@@ -37,7 +36,7 @@ type harness struct {
 	// net, netRetry and netAttempts are every spawned alloc's Spec.Network
 	// and its teardown retry; drivers, when set, replace {"fake": fake}.
 	net         cni.Networker
-	netRetry    volume.RetryPolicy
+	netRetry    actors.Retry
 	netAttempts int
 	drivers     map[string]driver.Driver
 	// devices is every spawned alloc's Spec.Devices.

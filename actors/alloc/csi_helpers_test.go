@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/csi"
@@ -212,8 +212,8 @@ func newCSIEnv(t *testing.T) *csiEnv {
 		Dial:       e.dial,
 		Root:       t.TempDir(),
 		Mounter:    e.mounter,
-		Retry:      volume.RetryPolicy{Initial: time.Second, Max: time.Minute, Multiplier: 2, Deadline: 24 * time.Hour},
-		ClaimRetry: volume.RetryPolicy{Initial: time.Second, Max: 10 * time.Second, Multiplier: 2, Deadline: time.Hour},
+		Retry:      actors.Retry{Initial: time.Second, Max: time.Minute, Multiplier: 2, Deadline: 24 * time.Hour},
+		ClaimRetry: actors.Retry{Initial: time.Second, Max: 10 * time.Second, Multiplier: 2, Deadline: time.Hour},
 		Usage:      e.usage,
 	}
 	return e

@@ -41,9 +41,10 @@ type (
 func (h *csiHook) Name() string { return "csi" }
 
 func (h *csiHook) plan() HookPlan {
-	retry := &Retry{Retryable: retryableSetup}
+	retry := &HookRetry{Retryable: retryableSetup}
 	if h.cfg != nil {
-		retry.Policy, retry.Attempts = h.cfg.ClaimRetry, h.cfg.ClaimAttempts
+		retry.Policy = h.cfg.ClaimRetry
+		retry.Policy.Attempts = h.cfg.ClaimAttempts
 	}
 	return HookPlan{Name: h.Name(), Prerun: true, Postrun: true, PrerunRetry: retry}
 }

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/troupe-dev/troupe/actors"
-	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/csi"
@@ -116,7 +116,7 @@ func (s *volumeSetup) claim(ctx context.Context, rec *clientstate.VolumeMount, r
 	if err := s.persist(rec); err != nil {
 		return nil, err
 	}
-	claim := volume.NewClaim(s.alloc.GetID(), s.alloc.GetNodeID(), rec.ExternalNodeID, req)
+	claim := state.NewClaim(s.alloc.GetID(), s.alloc.GetNodeID(), rec.ExternalNodeID, req)
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
 	resp, err := s.cfg.Claimer.Claim(cctx, &messages.VolumeClaimRequest{VolumeID: rec.VolumeID, Claim: claim})

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 
-	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/csi"
 )
@@ -201,7 +201,7 @@ func TestDetachRetriedAfterNodeSideDone(t *testing.T) {
 
 func TestTeardownGivesUpAtTheDeadline(t *testing.T) {
 	h, e, pc := csiHarness(t)
-	e.cfg.Retry = volume.RetryPolicy{Initial: time.Second, Max: time.Minute, Multiplier: 2, Deadline: 10 * time.Minute}
+	e.cfg.Retry = actors.Retry{Initial: time.Second, Max: time.Minute, Multiplier: 2, Deadline: 10 * time.Minute}
 	e.known("vol0")
 	a := csiAlloc(csiAllocID, "vol0")
 	h.spawn(a)

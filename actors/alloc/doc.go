@@ -99,7 +99,8 @@
 // Decisions are plain types tested without an actor system: Lifecycle
 // (the allocation's phases and hook order), RestartTracker (the task
 // restart policy), ClientStatus (how task states make an
-// allocation's status), Usage, and volume.RetryPolicy's delays.
+// allocation's status) and Usage; every retry's delays come from an
+// actors.Retry (the lifecycle feeds it the times its events carry).
 //
 // Durable state lives in the client's state file (runtime/clientstate): a
 // task actor restored after an agent restart, or after its alloc actor

@@ -31,7 +31,7 @@ import (
 // rest to the agent's network GC.
 type networkHook struct {
 	a         *Actor
-	retry     Retry
+	retry     HookRetry
 	rec       *clientstate.AllocNetwork // the network's record; nil: none held
 	recreated bool                      // restored into a new netns: re-attached tasks lost theirs
 }

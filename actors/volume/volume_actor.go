@@ -252,7 +252,7 @@ func (a *Actor) commitFailed(ctx actor.Context, c *committed) {
 	}
 	a.s, a.failedAt = NewVolumeState(vol), map[string]time.Time{}
 	if a.resume == nil {
-		d, ok := a.spec.retryDelay(a.fails, 0)
+		d, ok := a.spec.Retry.Delay(a.fails, 0)
 		if !ok {
 			d = a.spec.Retry.Max
 		}
@@ -307,7 +307,7 @@ func (a *Actor) schedule(ctx actor.Context, r Retry) {
 	if !ok || r.Attempt <= 1 {
 		first, a.failedAt[r.AllocID] = now, now
 	}
-	d, ok := a.spec.retryDelay(r.Attempt, now.Sub(first))
+	d, ok := a.spec.Retry.Delay(r.Attempt, now.Sub(first))
 	if !ok {
 		a.log.Error("controller unpublish keeps failing: giving up until an operator detaches the volume",
 			"alloc", r.AllocID, "attempts", r.Attempt, "since", first)
