@@ -130,9 +130,9 @@ func (c *Client) armFlush(ctx actor.Context, f flushTimer) {
 		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
 	case flushRetry:
 		if c.flushBack == nil {
-			c.flushBack = c.spec.Retry()
+			c.flushBack = c.retrier()
 		}
-		d := c.flushBack.NextBackOff()
+		d := nextDelay(c.flushBack)
 		c.log.Warn("alloc update failed, retrying", "error", c.flushErr, "in", d)
 		c.timer = c.after(ctx, d, &flushNow{})
 	}

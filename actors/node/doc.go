@@ -22,7 +22,8 @@
 //
 // At start the client reads the state file (ClientSpec.DB, an
 // AllocStore) before it registers; a read that fails is retried with the
-// ClientSpec.Retry backoff on the injected clock, never taken for an
+// ClientSpec.Retry backoff (an actors.Retry, DefaultClientRetry, as for
+// every failed server call) on the injected clock, never taken for an
 // empty file (that would start tasks that already run).
 //
 // With ClientSpec.Devices (a device.Plugin, usually a device.Manager), the
@@ -40,7 +41,9 @@
 // clock. Each heartbeat's TTL is Nomad's: a base of max(MinTTL, live
 // nodes / MaxHeartbeatsPerSecond), plus a random part of up to the base
 // (HeartbeatConfig.TTL). A heartbeat costs O(1): the live node count comes
-// from the state store, and one that changes nothing proposes nothing.
+// from the state store, and one that changes nothing proposes nothing. A
+// status change that fails to commit is tried again with
+// StatusCommitRetry (1 s doubling to 30 s, given up after 24 h).
 //
 // A missed heartbeat deadline is not the only way a node goes missing:
 // evidence (SuspectNode: gossip reporting the client's member failed)
