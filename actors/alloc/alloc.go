@@ -58,6 +58,8 @@ type Spec struct {
 	// readAlloc reads the allocation's stored state; nil: DB.Alloc
 	// (tests make it fail).
 	readAlloc func(id string) (*clientstate.StoredAlloc, error)
+	// readHandle reads a task's stored handle; nil: DB.TaskHandle.
+	readHandle func(allocID, task string) ([]byte, error)
 }
 
 // DefaultLoadRetry is the backoff between state file reads: 1 s doubling

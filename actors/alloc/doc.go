@@ -30,8 +30,10 @@
 // injected clock), stops during the setup and what a failure tears down;
 // the actor logs every phase change. A failed read of the state file is
 // read again with backoff (Spec.LoadRetry), for ever: it is never taken
-// as "nothing stored", which would start tasks that already run. The task
-// actor has its own phases (TaskPhase, task_phase.go).
+// as "nothing stored", which would start tasks that already run; so is a
+// failed read of a task's stored handle (TaskSpec.HandleRetry), which is
+// never "no handle". The task actor has its own phases (TaskPhase,
+// task_phase.go).
 //
 // The alloc actor spawns the task actors once every prerun is done, folds
 // their states into the allocation's client status and reports every

@@ -40,12 +40,27 @@ type TaskSpec struct {
 	// IDs: no devices.
 	Devices   device.Plugin
 	DeviceIDs []string
+	// HandleRetry is the backoff between reads of the stored task handle
+	// when one failed (zero: DefaultLoadRetry); reads go on until one
+	// works, as for the state file: a task that may run is never started
+	// again for want of its handle.
+	HandleRetry actors.Retry
+
+	// readHandle reads the stored task handle; nil: DB.TaskHandle (tests
+	// make it fail).
+	readHandle func(allocID, task string) ([]byte, error)
 }
 
 // Worker results: messages a task actor sends itself.
 type (
-	handleLoaded struct{ handle *driver.TaskHandle }
-	startResult  struct {
+	// handleLoaded: the stored handle was read (nil: none stored), or
+	// could not be (err).
+	handleLoaded struct {
+		handle *driver.TaskHandle
+		err    error
+	}
+	retryHandle struct{}
+	startResult struct {
 		handle *driver.TaskHandle
 		err    error
 	}
@@ -69,6 +84,7 @@ type TaskActor struct {
 	gen     int // bumps on every start, so stale exits are ignored
 	killing bool
 	timer   actors.Timer
+	reads   *actors.Retrier // failed reads of the stored handle
 	ctx     context.Context
 	cancel  context.CancelFunc
 	log     *slog.Logger
@@ -101,6 +117,10 @@ func (a *TaskActor) Receive(ctx actor.Context) {
 		a.onStopping()
 	case *handleLoaded:
 		a.onHandleLoaded(ctx, m)
+	case *retryHandle:
+		if a.reads != nil && a.timer != nil { // not a timer of an earlier incarnation
+			a.loadHandle(ctx)
+		}
 	case *startResult:
 		a.onStartResult(ctx, m)
 	case *recoverResult:
@@ -137,10 +157,24 @@ func (a *TaskActor) onStarted(ctx actor.Context) {
 		a.report(ctx)
 		return
 	}
-	db, alloc, task := a.spec.DB, a.spec.AllocID, a.spec.Task.GetName()
+	a.loadHandle(ctx)
+}
+
+// loadHandle reads the stored task handle in a worker. A handle that does
+// not decode is none (reading it again changes nothing); a failed read is
+// read again (onHandleLoaded).
+func (a *TaskActor) loadHandle(ctx actor.Context) {
+	a.timer = nil
+	read, alloc, task := a.spec.readHandle, a.spec.AllocID, a.spec.Task.GetName()
+	if read == nil {
+		read = a.spec.DB.TaskHandle
+	}
 	actors.Go(ctx, func() any {
-		raw, err := db.TaskHandle(alloc, task)
-		if err != nil || raw == nil {
+		raw, err := read(alloc, task)
+		if err != nil {
+			return &handleLoaded{err: err}
+		}
+		if raw == nil {
 			return &handleLoaded{}
 		}
 		h := &driver.TaskHandle{}
@@ -149,6 +183,21 @@ func (a *TaskActor) onStarted(ctx actor.Context) {
 		}
 		return &handleLoaded{handle: h}
 	})
+}
+
+// retryLoad arms the next read of the handle after a failed one: with
+// the HandleRetry backoff, for ever (past its deadline, at its Max).
+func (a *TaskActor) retryLoad(ctx actor.Context, err error) {
+	if a.reads == nil {
+		a.reads = a.spec.HandleRetry.Or(DefaultLoadRetry()).On(a.spec.Clock)
+	}
+	d, ok := a.reads.Next()
+	if !ok {
+		d = a.spec.HandleRetry.Or(DefaultLoadRetry()).Max
+	}
+	a.log.Error("reading the task handle failed, reading again", "error", err, "attempt", a.reads.Tries(), "in", d)
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	a.timer = a.spec.Clock.AfterFunc(d, func() { root.Send(self, &retryHandle{}) })
 }
 
 func (a *TaskActor) onStopping() {
@@ -161,6 +210,10 @@ func (a *TaskActor) onStopping() {
 }
 
 func (a *TaskActor) onHandleLoaded(ctx actor.Context, m *handleLoaded) {
+	if m.err != nil {
+		a.retryLoad(ctx, m.err) // not "no handle": the task may run
+		return
+	}
 	if m.handle == nil && a.killing {
 		a.finish(ctx, false, newEvent(EventKilled, "", a.spec.Clock.Now()))
 		return
