@@ -85,19 +85,18 @@ type (
 // Actor runs one allocation on the client: it carries out the effects of
 // its Lifecycle, which walks the hook list (hookList) around the tasks.
 type Actor struct {
-	spec   *Spec
-	alloc  *messages.Allocation // nil until the state file was read
-	tasks  []string
-	states map[string]*messages.TaskState
-	life   *Lifecycle
-	hooks  []Hook
+	actors.Lifetime // ends the workers on stop
+	spec            *Spec
+	alloc           *messages.Allocation // nil until the state file was read
+	tasks           []string
+	states          map[string]*messages.TaskState
+	life            *Lifecycle
+	hooks           []Hook
 	// the hooks that hold state the tasks need
 	network *networkHook
 	csi     *csiHook
 	log     *slog.Logger
 
-	ctx      context.Context // cancelled on stop: ends the workers
-	cancel   context.CancelFunc
 	timer    actors.Timer // the retry timer, while a step waits
 	timerSeq int          // numbers the retry timers: a late one is ignored
 }
@@ -171,7 +170,6 @@ func (a *Actor) Receive(ctx actor.Context) {
 // onStarted loads the durable state: after a supervisor restart (or an
 // agent restart) the client state file is newer than the spawn spec.
 func (a *Actor) onStarted(ctx actor.Context) {
-	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.load(ctx)
 }
 
@@ -181,16 +179,13 @@ func (a *Actor) load(ctx actor.Context) {
 	if read == nil {
 		read = a.spec.DB.Alloc
 	}
-	actors.Go(ctx, func() any {
+	actors.Go(ctx, func(_ context.Context) any {
 		sa, err := read(id)
 		return &loaded{stored: sa, err: err}
 	})
 }
 
 func (a *Actor) onStopping() {
-	if a.cancel != nil {
-		a.cancel()
-	}
 	a.stopTimer()
 }
 

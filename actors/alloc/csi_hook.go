@@ -1,6 +1,7 @@
 package alloc
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"slices"
@@ -89,8 +90,7 @@ func (h *csiHook) setup(ctx actor.Context) bool {
 	s := &volumeSetup{cfg: h.cfg, db: a.spec.DB, alloc: proto.Clone(a.alloc).(*messages.Allocation),
 		root: a.spec.AllocRoot, clock: a.spec.Clock,
 		progress: func(rec *clientstate.VolumeMount) { root.Send(self, &volumeProgress{rec: rec}) }}
-	c := a.ctx
-	actors.Go(ctx, func() any {
+	actors.Go(ctx, func(c context.Context) any {
 		err := s.run(c)
 		if c.Err() != nil {
 			return nil // stopping: a restarted actor sets up again from the records

@@ -77,17 +77,16 @@ type (
 
 // TaskActor runs one task.
 type TaskActor struct {
-	spec    *TaskSpec
-	phase   TaskPhase
-	state   *messages.TaskState
-	tracker *RestartTracker
-	gen     int // bumps on every start, so stale exits are ignored
-	killing bool
-	timer   actors.Timer
-	reads   *actors.Retrier // failed reads of the stored handle
-	ctx     context.Context
-	cancel  context.CancelFunc
-	log     *slog.Logger
+	actors.Lifetime // ends the workers on stop
+	spec            *TaskSpec
+	phase           TaskPhase
+	state           *messages.TaskState
+	tracker         *RestartTracker
+	gen             int // bumps on every start, so stale exits are ignored
+	killing         bool
+	timer           actors.Timer
+	reads           *actors.Retrier // failed reads of the stored handle
+	log             *slog.Logger
 }
 
 // NewTaskActor returns a producer for the task's actor.
@@ -151,7 +150,6 @@ func (a *TaskActor) become(ctx actor.Context, to TaskPhase) {
 }
 
 func (a *TaskActor) onStarted(ctx actor.Context) {
-	a.ctx, a.cancel = context.WithCancel(context.Background())
 	if a.state.GetState() == TaskDead {
 		a.phase = TaskPhaseDead
 		a.report(ctx)
@@ -169,7 +167,7 @@ func (a *TaskActor) loadHandle(ctx actor.Context) {
 	if read == nil {
 		read = a.spec.DB.TaskHandle
 	}
-	actors.Go(ctx, func() any {
+	actors.Go(ctx, func(_ context.Context) any {
 		raw, err := read(alloc, task)
 		if err != nil {
 			return &handleLoaded{err: err}
@@ -201,9 +199,6 @@ func (a *TaskActor) retryLoad(ctx actor.Context, err error) {
 }
 
 func (a *TaskActor) onStopping() {
-	if a.cancel != nil {
-		a.cancel()
-	}
 	if a.timer != nil {
 		a.timer.Stop()
 	}
@@ -228,8 +223,8 @@ func (a *TaskActor) onHandleLoaded(ctx actor.Context, m *handleLoaded) {
 		return
 	}
 	a.become(ctx, TaskPhaseRecovering)
-	drv, h, c := a.spec.Driver, m.handle, a.ctx
-	actors.Go(ctx, func() any { return &recoverResult{err: drv.RecoverTask(c, h)} })
+	drv, h := a.spec.Driver, m.handle
+	actors.Go(ctx, func(c context.Context) any { return &recoverResult{err: drv.RecoverTask(c, h)} })
 }
 
 func (a *TaskActor) onRecoverResult(ctx actor.Context, m *recoverResult) {
@@ -282,8 +277,8 @@ func (a *TaskActor) renew(ctx actor.Context) {
 func (a *TaskActor) stopTask(ctx actor.Context, then func(c context.Context, drv driver.Driver, id string, err error) any) {
 	timeout := a.killTimeout()
 	drv, id, sig := a.spec.Driver, a.spec.Start.ID, a.spec.Task.GetKillSignal()
-	actors.Go(ctx, func() any {
-		c, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
+	actors.Go(ctx, func(life context.Context) any {
+		c, cancel := context.WithTimeout(life, timeout+30*time.Second)
 		defer cancel()
 		return then(c, drv, id, drv.StopTask(c, id, timeout, sig))
 	})
@@ -308,10 +303,10 @@ func (a *TaskActor) onRenewResult(ctx actor.Context, m *renewResult) {
 func (a *TaskActor) start(ctx actor.Context) {
 	a.become(ctx, TaskPhaseStarting)
 	a.gen++
-	drv, cfg, db, c := a.spec.Driver, a.spec.Start, a.spec.DB, a.ctx
+	drv, cfg, db := a.spec.Driver, a.spec.Start, a.spec.DB
 	alloc, task := a.spec.AllocID, a.spec.Task.GetName()
 	plugin, ids, drvName := a.spec.Devices, a.spec.DeviceIDs, a.spec.Task.GetDriver()
-	actors.Go(ctx, func() any {
+	actors.Go(ctx, func(c context.Context) any {
 		cfg, err := reserveDevices(cfg, drvName, plugin, ids)
 		if err != nil {
 			return &startResult{err: err}
@@ -354,8 +349,8 @@ func (a *TaskActor) onStartResult(ctx actor.Context, m *startResult) {
 }
 
 func (a *TaskActor) wait(ctx actor.Context) {
-	drv, id, gen, c := a.spec.Driver, a.spec.Start.ID, a.gen, a.ctx
-	actors.Go(ctx, func() any {
+	drv, id, gen := a.spec.Driver, a.spec.Start.ID, a.gen
+	actors.Go(ctx, func(c context.Context) any {
 		ch, err := drv.WaitTask(c, id)
 		if err != nil {
 			return &exitResult{gen: gen, res: &driver.ExitResult{ExitCode: -1, Err: err}}
@@ -458,8 +453,8 @@ func (a *TaskActor) finish(ctx actor.Context, failed bool, ev *messages.TaskEven
 	a.state.FinishedAt = rfc3339(a.spec.Clock.Now())
 	a.report(ctx)
 	drv, id := a.spec.Driver, a.spec.Start.ID
-	actors.Go(ctx, func() any {
-		_ = drv.DestroyTask(context.Background(), id, false)
+	actors.Go(ctx, func(c context.Context) any {
+		_ = drv.DestroyTask(c, id, false)
 		return nil
 	})
 }

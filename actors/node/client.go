@@ -139,8 +139,9 @@ type (
 
 // Client is the client's node actor.
 type Client struct {
-	spec  *ClientSpec
-	phase string
+	actors.Lifetime // ends the workers on stop
+	spec            *ClientSpec
+	phase           string
 	// table is every allocation the client knows of, one entry each
 	// (client_table.go).
 	table       *allocTable
@@ -263,7 +264,7 @@ func (c *Client) onStarted(ctx actor.Context) { c.restore(ctx) }
 func (c *Client) restore(ctx actor.Context) {
 	c.loadTimer = nil
 	db := c.spec.DB
-	actors.Go(ctx, func() any {
+	actors.Go(ctx, func(_ context.Context) any {
 		all, err := db.Allocs()
 		return &restoredAllocs{allocs: all, err: err}
 	})
@@ -309,8 +310,8 @@ func (c *Client) register(ctx actor.Context) {
 	n := proto.Clone(c.spec.Node).(*messages.Node)
 	srv, drivers, now := c.spec.Server, c.spec.Drivers, c.spec.Clock.Now()
 	plugin, groups, known := c.spec.Devices, c.dev.groups, c.dev.known
-	actors.Go(ctx, func() any {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	actors.Go(ctx, func(life context.Context) any {
+		cctx, cancel := context.WithTimeout(life, 30*time.Second)
 		defer cancel()
 		Fingerprint(cctx, n, drivers, now)
 		r := &registered{}
@@ -371,8 +372,8 @@ func (c *Client) scheduleHeartbeat(ctx actor.Context, ttl time.Duration) {
 
 func (c *Client) heartbeat(ctx actor.Context) {
 	srv, id, idx := c.spec.Server, c.spec.Node.GetID(), c.table.index
-	actors.Go(ctx, func() any {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	actors.Go(ctx, func(life context.Context) any {
+		cctx, cancel := context.WithTimeout(life, 10*time.Second)
 		defer cancel()
 		reply, err := srv.Heartbeat(cctx, id, idx)
 		return &heartbeatDone{reply: reply, err: err}

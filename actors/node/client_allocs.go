@@ -116,8 +116,8 @@ func (c *Client) send(ctx actor.Context, batch []*messages.Allocation) {
 	for i, a := range batch {
 		sendable[i] = proto.Clone(a).(*messages.Allocation)
 	}
-	actors.Go(ctx, func() any {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	actors.Go(ctx, func(life context.Context) any {
+		cctx, cancel := context.WithTimeout(life, 30*time.Second)
 		defer cancel()
 		return &flushed{err: srv.UpdateAllocs(cctx, sendable)}
 	})

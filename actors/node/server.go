@@ -77,13 +77,14 @@ type (
 // commits status changes with evaluations for the node's jobs, and pushes
 // the node's allocations to its client.
 type Server struct {
-	spec       *ServerSpec
-	status     *NodeStatus
-	timer      actors.Timer
-	drainTimer actors.Timer
-	pushed     uint64
-	suspect    *Suspicion   // checks evidence other than heartbeats (server_probe.go)
-	probeTimer actors.Timer // the probe's retry delay or timeout
+	actors.Lifetime // ends the workers on stop
+	spec            *ServerSpec
+	status          *NodeStatus
+	timer           actors.Timer
+	drainTimer      actors.Timer
+	pushed          uint64
+	suspect         *Suspicion   // checks evidence other than heartbeats (server_probe.go)
+	probeTimer      actors.Timer // the probe's retry delay or timeout
 	// commitRetry paces the commits of a status change that failed.
 	commitRetry *actors.Retrier
 	log         *slog.Logger
@@ -257,8 +258,8 @@ func (s *Server) commit(ctx actor.Context, eff Effects) {
 		cmds = append(cmds, &messages.Command{Time: now, Cmd: &messages.Command_UpdateAllocsFromClient{UpdateAllocsFromClient: unknown}})
 	}
 	prop, status := s.spec.Proposer, eff.NewStatus
-	actors.Go(ctx, func() any {
-		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	actors.Go(ctx, func(life context.Context) any {
+		c, cancel := context.WithTimeout(life, 30*time.Second)
 		defer cancel()
 		for _, cmd := range cmds {
 			if _, _, err := prop.Apply(c, cmd); err != nil {

@@ -68,12 +68,13 @@ type planApplied struct {
 // on its way it may plan the evaluation of another job (pipeline.go);
 // evaluations that arrive meanwhile wait in order.
 type Actor struct {
-	spec    *Spec
-	queue   []string
-	queued  map[string]bool
-	flight  inFlight
-	timers  map[string]actors.Timer
-	retries map[string]int
+	actors.Lifetime // ends the workers on stop
+	spec            *Spec
+	queue           []string
+	queued          map[string]bool
+	flight          inFlight
+	timers          map[string]actors.Timer
+	retries         map[string]int
 	// refused counts, per job ("namespace/id"), the plans refused in a row.
 	refused map[string]int
 	rand    *rand.Rand
@@ -203,8 +204,8 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 	cmd := &messages.Command{Time: now.UnixNano(), Cmd: &messages.Command_ApplyPlan{ApplyPlan: plan}}
 	placed := len(plan.GetPlace())
 	cont := continuationOf(plan)
-	actors.Go(ctx, func() any {
-		c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	actors.Go(ctx, func(life context.Context) any {
+		c, cancel := context.WithTimeout(life, time.Minute)
 		defer cancel()
 		resp, _, err := prop.Apply(c, cmd)
 		res, _ := resp.(*messages.ApplyPlanResult)
@@ -300,8 +301,8 @@ func (a *Actor) propose(ctx actor.Context, up *messages.UpsertEvals) {
 	prop := a.spec.Proposer
 	cmd := &messages.Command{Time: a.spec.Clock.Now().UnixNano(), Cmd: &messages.Command_UpsertEvals{UpsertEvals: up}}
 	log := a.log
-	actors.Go(ctx, func() any {
-		c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	actors.Go(ctx, func(life context.Context) any {
+		c, cancel := context.WithTimeout(life, time.Minute)
 		defer cancel()
 		if _, _, err := prop.Apply(c, cmd); err != nil {
 			log.Error("updating evaluations failed", "error", err)

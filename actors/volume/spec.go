@@ -89,7 +89,7 @@ func (sp *ManagerSpec) props(kind string, p actor.Producer) *actor.Props {
 	if sp.Registry != nil {
 		return sp.Registry.Props(kind, p)
 	}
-	return actor.PropsFromProducer(p)
+	return actor.PropsFromProducer(p, actors.WithLifetime())
 }
 
 // envelope is a message kept for later with the sender to answer.
