@@ -9,9 +9,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/cluster/state"
-	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
 )
 
