@@ -26,6 +26,12 @@
 // every failed server call) on the injected clock, never taken for an
 // empty file (that would start tasks that already run).
 //
+// The client probes the CSI plugin tasks on the node and keeps what they
+// serve in ClientSpec.Plugins (a PluginTable): it is the table's one
+// writer, and each write publishes a new immutable snapshot atomically, so
+// the alloc actors' workers that look up a node plugin read a whole table
+// without sharing anything the client changes.
+//
 // With ClientSpec.Devices (a device.Plugin, usually a device.Manager), the
 // node's registration carries the host's device groups
 // (NodeResources.Devices). After the first registration the client
