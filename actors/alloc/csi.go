@@ -2,7 +2,9 @@ package alloc
 
 import (
 	"context"
+
 	"errors"
+	"github.com/asynkron/protoactor-go/actor"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -60,9 +62,12 @@ type CSIConfig struct {
 	// ClaimAttempts tries (zero: DefaultClaimAttempts).
 	ClaimRetry    actors.Retry
 	ClaimAttempts int
-	// Usage counts the allocations on this host using each staged volume.
-	// Share one between all alloc actors (NewUsageFromState on start).
-	Usage *Usage
+	// Usage is the client's usage actor (NewUsageActor, started with
+	// NewUsageFromState): it counts the allocations on this host using
+	// each staged volume and serialises the node-side work on each. Share
+	// one between all alloc actors; nil: each alloc actor starts its own
+	// (its volumes counted alone).
+	Usage *actor.PID
 	// CallTimeout bounds one plugin or server call (zero: 2 minutes).
 	CallTimeout time.Duration
 }
@@ -78,9 +83,6 @@ func (c *CSIConfig) withDefaults() *CSIConfig {
 	out.ClaimRetry = out.ClaimRetry.Or(actors.DefaultRetry())
 	if out.ClaimAttempts <= 0 {
 		out.ClaimAttempts = DefaultClaimAttempts
-	}
-	if out.Usage == nil {
-		out.Usage = NewUsage()
 	}
 	if out.CallTimeout <= 0 {
 		out.CallTimeout = 2 * time.Minute

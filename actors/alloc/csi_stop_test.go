@@ -117,7 +117,7 @@ func TestUnstageWaitsForTheLastAllocOnTheHost(t *testing.T) {
 		return running[a.GetID()] && running[b.GetID()]
 	})
 	staging := StagingPath(e.cfg.Root, "plug", "shared", csi.AttachmentModeFilesystem, csi.AccessModeMultiNodeMultiWriter)
-	require.Equal(t, 2, e.usage.Users(staging))
+	require.Equal(t, 2, e.users(staging))
 
 	h.stop(a)
 	h.waitFor("a unpublished", func(x *messages.Allocation) bool {
@@ -126,7 +126,7 @@ func TestUnstageWaitsForTheLastAllocOnTheHost(t *testing.T) {
 	require.Equal(t, 1, e.plugin.Calls(csi.MethodNodeUnpublish))
 	require.Zero(t, e.plugin.Calls(csi.MethodNodeUnstage), "b still uses the staged volume")
 	require.True(t, e.plugin.Staged("ext-shared"))
-	require.Equal(t, 1, e.usage.Users(staging))
+	require.Equal(t, 1, e.users(staging))
 
 	h.stop(b)
 	h.waitFor("b unpublished", func(x *messages.Allocation) bool {

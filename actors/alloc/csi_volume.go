@@ -110,6 +110,7 @@ func (a *VolumeActor) Receive(ctx actor.Context) {
 // onStarted reads the volume's record: the state file, not the spawn
 // spec, is the truth after a crash or an agent restart.
 func (a *VolumeActor) onStarted(ctx actor.Context) {
+	a.td.usage = &usageClient{root: ctx.ActorSystem().Root, pid: a.spec.CSI.Usage, timeout: a.spec.CSI.CallTimeout}
 	a.load(ctx)
 }
 
