@@ -2,13 +2,13 @@ package alloc
 
 import (
 	"context"
-
 	"errors"
-	"github.com/asynkron/protoactor-go/actor"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/cluster/remote"
