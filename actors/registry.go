@@ -57,7 +57,8 @@ func NewRegistry() *Registry {
 }
 
 // Props builds props for one actor of kind, with the reporting middleware
-// and a counting mailbox.
+// (which also ends the actor's Lifetime when it stops) and a counting
+// mailbox.
 func (r *Registry) Props(kind string, producer actor.Producer, opts ...actor.PropsOption) *actor.Props {
 	e := &entry{kind: kind}
 	unbounded := actor.Unbounded()
@@ -86,6 +87,7 @@ func (r *Registry) middleware(e *entry) actor.ReceiverMiddleware {
 			case *actor.Restarting:
 				e.restarts.Add(1)
 			}
+			endLifetime(c.Actor(), env.Message)
 			e.messages.Add(1)
 			e.last.Store(typeName(env.Message))
 			e.lastAt.Store(time.Now().UnixNano())

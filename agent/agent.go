@@ -20,7 +20,6 @@ import (
 	"github.com/troupe-dev/troupe/actors/alloc"
 	"github.com/troupe-dev/troupe/actors/node"
 	"github.com/troupe-dev/troupe/actors/server"
-	"github.com/troupe-dev/troupe/actors/volume"
 	"github.com/troupe-dev/troupe/cluster"
 	"github.com/troupe-dev/troupe/cluster/membership"
 	"github.com/troupe-dev/troupe/cluster/remote"
@@ -85,7 +84,7 @@ func New(cfg *Config) (*Agent, error) {
 	}
 	a.dataDir = cfg.DataDir
 	if cfg.VolumeRetry.Initial <= 0 {
-		cfg.VolumeRetry = volume.DefaultRetryPolicy()
+		cfg.VolumeRetry = actors.DefaultRetry()
 	}
 	if cfg.Dev && a.dataDir == "" {
 		dir, err := os.MkdirTemp("", "troupe-dev-")

@@ -56,11 +56,18 @@ func (a *Agent) startClient() error {
 		return fmt.Errorf("agent: read the client state: %w", err)
 	}
 	a.plugins = node.NewPluginTable()
+	// One usage actor owns the host's staged-volume users (rebuilt from
+	// the state file) and serialises the node-side work on each.
+	usage, err := a.sys.Root.SpawnNamed(a.sys.Props("csi-usage",
+		alloc.NewUsageActor(alloc.NewUsageFromState(stored), a.log.With("actor", "csi-usage"))), "client/csi-usage")
+	if err != nil {
+		return fmt.Errorf("agent: start the csi usage actor: %w", err)
+	}
 	a.csi = &alloc.CSIConfig{
 		Claimer: a.conn, NodePlugin: a.plugins.Node,
 		Dial: func(ctx context.Context, socket string) (csi.Client, error) { return csi.Dial(ctx, socket) },
 		Root: filepath.Join(a.dataDir, "csi"), Mounter: alloc.HostMounter{},
-		Retry: a.cfg.VolumeRetry, ClaimRetry: a.cfg.VolumeRetry, Usage: alloc.NewUsageFromState(stored),
+		Retry: a.cfg.VolumeRetry, ClaimRetry: a.cfg.VolumeRetry, Usage: usage,
 	}
 	spec := &node.ClientSpec{
 		Node: a.node, Server: a.conn, Drivers: a.drivers, DB: a.db, Clock: a.clock,

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/runtime/device"
@@ -51,7 +51,7 @@ type Config struct {
 	// VolumeRetry is the backoff of CSI unpublish retries: node unpublish
 	// on clients, controller unpublish on the leader (1 s doubling to
 	// 1 min for 24 h by default).
-	VolumeRetry volume.RetryPolicy
+	VolumeRetry actors.Retry
 	// ContainerdAddress is containerd's socket for the containerd driver
 	// ("" = /run/containerd/containerd.sock).
 	ContainerdAddress string
@@ -121,7 +121,7 @@ func DefaultConfig() *Config {
 		ClientBatch: 50 * time.Millisecond,
 		RPCPort:     4647, GossipPort: 4648, RaftPort: 4649,
 		HeartbeatTTL: 10 * time.Second, HeartbeatGrace: 10 * time.Second, MaxHeartbeatsPerSecond: 50,
-		VolumeRetry: volume.DefaultRetryPolicy(),
+		VolumeRetry: actors.DefaultRetry(),
 	}
 }
 

@@ -12,13 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 
-	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/runtime/csi/hostpath"
 )
 
 // fastRetry shrinks the unpublish backoff so retries take milliseconds.
 func fastRetry(cfg *Config) *Config {
-	cfg.VolumeRetry = volume.RetryPolicy{Initial: 10 * time.Millisecond, Max: 40 * time.Millisecond, Multiplier: 2, Deadline: time.Hour}
+	cfg.VolumeRetry = actors.Retry{Initial: 10 * time.Millisecond, Max: 40 * time.Millisecond, Multiplier: 2, Deadline: time.Hour}
 	return cfg
 }
 

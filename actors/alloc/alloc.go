@@ -10,7 +10,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors"
-	"github.com/troupe-dev/troupe/actors/volume"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/cni"
@@ -39,10 +38,10 @@ type Spec struct {
 	// them; nil: no bridge networking (such allocations fail). Share one
 	// between all alloc actors.
 	Network cni.Networker
-	// NetworkRetry is the backoff between network teardown attempts, for
-	// at most NetworkAttempts tries (zero: DefaultNetworkRetry,
-	// DefaultNetworkAttempts).
-	NetworkRetry    volume.RetryPolicy
+	// NetworkRetry is the backoff between network teardown attempts
+	// (zero: DefaultNetworkRetry); NetworkAttempts, when set, bounds its
+	// tries.
+	NetworkRetry    actors.Retry
 	NetworkAttempts int
 	// Devices reserves, at every start of a task, the device instances
 	// the scheduler gave it (AllocatedResources.Tasks[task].Devices); nil:
@@ -54,17 +53,19 @@ type Spec struct {
 	Node *messages.Node
 	// LoadRetry is the backoff between reads of the state file when one
 	// failed (zero: DefaultLoadRetry); reads go on until one works.
-	LoadRetry volume.RetryPolicy
+	LoadRetry actors.Retry
 
 	// readAlloc reads the allocation's stored state; nil: DB.Alloc
 	// (tests make it fail).
 	readAlloc func(id string) (*clientstate.StoredAlloc, error)
+	// readHandle reads a task's stored handle; nil: DB.TaskHandle.
+	readHandle func(allocID, task string) ([]byte, error)
 }
 
 // DefaultLoadRetry is the backoff between state file reads: 1 s doubling
 // to 1 min, without end.
-func DefaultLoadRetry() volume.RetryPolicy {
-	return volume.RetryPolicy{Initial: time.Second, Max: time.Minute, Multiplier: 2}
+func DefaultLoadRetry() actors.Retry {
+	return actors.Retry{Initial: time.Second, Max: time.Minute, Multiplier: 2}
 }
 
 // Messages of the alloc actor.
@@ -84,19 +85,18 @@ type (
 // Actor runs one allocation on the client: it carries out the effects of
 // its Lifecycle, which walks the hook list (hookList) around the tasks.
 type Actor struct {
-	spec   *Spec
-	alloc  *messages.Allocation // nil until the state file was read
-	tasks  []string
-	states map[string]*messages.TaskState
-	life   *Lifecycle
-	hooks  []Hook
+	actors.Lifetime // ends the workers on stop
+	spec            *Spec
+	alloc           *messages.Allocation // nil until the state file was read
+	tasks           []string
+	states          map[string]*messages.TaskState
+	life            *Lifecycle
+	hooks           []Hook
 	// the hooks that hold state the tasks need
 	network *networkHook
 	csi     *csiHook
 	log     *slog.Logger
 
-	ctx      context.Context // cancelled on stop: ends the workers
-	cancel   context.CancelFunc
 	timer    actors.Timer // the retry timer, while a step waits
 	timerSeq int          // numbers the retry timers: a late one is ignored
 }
@@ -105,12 +105,9 @@ type Actor struct {
 func New(spec *Spec) actor.Producer {
 	return func() actor.Actor {
 		a := &Actor{spec: spec, log: spec.Logger.With("alloc", spec.Alloc.GetID())}
-		a.network = &networkHook{a: a, retry: Retry{Policy: spec.NetworkRetry, Attempts: spec.NetworkAttempts}}
-		if a.network.retry.Policy == (volume.RetryPolicy{}) {
-			a.network.retry.Policy = DefaultNetworkRetry()
-		}
-		if a.network.retry.Attempts <= 0 {
-			a.network.retry.Attempts = DefaultNetworkAttempts
+		a.network = &networkHook{a: a, retry: HookRetry{Policy: spec.NetworkRetry.Or(DefaultNetworkRetry())}}
+		if spec.NetworkAttempts > 0 {
+			a.network.retry.Policy.Attempts = spec.NetworkAttempts
 		}
 		a.csi = &csiHook{a: a, vols: map[string]*messages.AllocVolumeState{}}
 		if spec.CSI != nil {
@@ -121,11 +118,7 @@ func New(spec *Spec) actor.Producer {
 		for i, h := range a.hooks {
 			plans[i] = planOf(h)
 		}
-		loadRetry := spec.LoadRetry
-		if loadRetry == (volume.RetryPolicy{}) {
-			loadRetry = DefaultLoadRetry()
-		}
-		a.life = NewLifecycle(plans, loadRetry)
+		a.life = NewLifecycle(plans, spec.LoadRetry.Or(DefaultLoadRetry()))
 		return a
 	}
 }
@@ -177,7 +170,6 @@ func (a *Actor) Receive(ctx actor.Context) {
 // onStarted loads the durable state: after a supervisor restart (or an
 // agent restart) the client state file is newer than the spawn spec.
 func (a *Actor) onStarted(ctx actor.Context) {
-	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.load(ctx)
 }
 
@@ -187,16 +179,13 @@ func (a *Actor) load(ctx actor.Context) {
 	if read == nil {
 		read = a.spec.DB.Alloc
 	}
-	actors.Go(ctx, func() any {
+	actors.Go(ctx, func(_ context.Context) any {
 		sa, err := read(id)
 		return &loaded{stored: sa, err: err}
 	})
 }
 
 func (a *Actor) onStopping() {
-	if a.cancel != nil {
-		a.cancel()
-	}
 	a.stopTimer()
 }
 

@@ -30,6 +30,8 @@ func (a *Actor) spawnTasks(ctx actor.Context) {
 			NetworkRecreated: a.network.recreated,
 			Devices:          a.spec.Devices,
 			DeviceIDs:        deviceIDs(a.alloc, t.GetName()),
+			HandleRetry:      a.spec.LoadRetry,
+			readHandle:       a.spec.readHandle,
 		}
 		props := a.spec.Registry.Props("task", NewTaskActor(spec))
 		if _, err := ctx.SpawnNamed(props, "tasks/"+t.GetName()); err != nil {

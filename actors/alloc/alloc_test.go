@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/troupe-dev/troupe/actors"
-	"github.com/troupe-dev/troupe/actors/volume"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/cni"
@@ -37,14 +36,16 @@ type harness struct {
 	// net, netRetry and netAttempts are every spawned alloc's Spec.Network
 	// and its teardown retry; drivers, when set, replace {"fake": fake}.
 	net         cni.Networker
-	netRetry    volume.RetryPolicy
+	netRetry    actors.Retry
 	netAttempts int
 	drivers     map[string]driver.Driver
 	// devices is every spawned alloc's Spec.Devices.
 	devices device.Plugin
 	// readAlloc, when set, is every spawned alloc's state read.
 	readAlloc func(id string) (*clientstate.StoredAlloc, error)
-	close     func()
+	// readHandle, when set, is every task's handle read.
+	readHandle func(allocID, task string) ([]byte, error)
+	close      func()
 }
 
 type spawnAlloc struct{ spec *Spec }
@@ -105,7 +106,7 @@ func (h *harness) spawn(a *messages.Allocation) {
 	h.sys.Root.Send(h.parent, &spawnAlloc{spec: &Spec{Alloc: a, Drivers: drivers,
 		DB: h.db, Clock: h.clock, AllocRoot: h.root, Registry: h.sys.Registry, Logger: slog.New(slog.DiscardHandler),
 		CSI: h.csi, Hooks: h.hooks, Network: h.net, NetworkRetry: h.netRetry, NetworkAttempts: h.netAttempts,
-		Devices: h.devices, readAlloc: h.readAlloc}})
+		Devices: h.devices, readAlloc: h.readAlloc, readHandle: h.readHandle}})
 }
 
 // waitFor waits for a report that satisfies ok, returning it.

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/csi"
@@ -52,17 +54,20 @@ type CSIConfig struct {
 	Root    string
 	Mounter Mounter
 	// Retry is the backoff of node unpublish and node-detached reports
-	// (zero: volume.DefaultRetryPolicy). Past its Deadline the volume is
+	// (zero: actors.DefaultRetry). Past its Deadline the volume is
 	// marked failed and the allocation goes on.
-	Retry volume.RetryPolicy
+	Retry actors.Retry
 	// ClaimRetry is the backoff of setup after a retryable error (claim
 	// refused for now, plugin not healthy yet, plugin busy), for at most
 	// ClaimAttempts tries (zero: DefaultClaimAttempts).
-	ClaimRetry    volume.RetryPolicy
+	ClaimRetry    actors.Retry
 	ClaimAttempts int
-	// Usage counts the allocations on this host using each staged volume.
-	// Share one between all alloc actors (NewUsageFromState on start).
-	Usage *Usage
+	// Usage is the client's usage actor (NewUsageActor, started with
+	// NewUsageFromState): it counts the allocations on this host using
+	// each staged volume and serialises the node-side work on each. Share
+	// one between all alloc actors; nil: each alloc actor starts its own
+	// (its volumes counted alone).
+	Usage *actor.PID
 	// CallTimeout bounds one plugin or server call (zero: 2 minutes).
 	CallTimeout time.Duration
 }
@@ -74,17 +79,10 @@ const DefaultClaimAttempts = 10
 // withDefaults fills the zero fields.
 func (c *CSIConfig) withDefaults() *CSIConfig {
 	out := *c
-	if out.Retry == (volume.RetryPolicy{}) {
-		out.Retry = volume.DefaultRetryPolicy()
-	}
-	if out.ClaimRetry == (volume.RetryPolicy{}) {
-		out.ClaimRetry = volume.DefaultRetryPolicy()
-	}
+	out.Retry = out.Retry.Or(actors.DefaultRetry())
+	out.ClaimRetry = out.ClaimRetry.Or(actors.DefaultRetry())
 	if out.ClaimAttempts <= 0 {
 		out.ClaimAttempts = DefaultClaimAttempts
-	}
-	if out.Usage == nil {
-		out.Usage = NewUsage()
 	}
 	if out.CallTimeout <= 0 {
 		out.CallTimeout = 2 * time.Minute

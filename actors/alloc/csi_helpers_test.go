@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -15,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/csi"
@@ -188,8 +189,9 @@ type csiEnv struct {
 	plugin  *csi.Fake
 	claimer *fakeClaimer
 	mounter *FakeMounter
-	usage   *Usage
+	usage   *Usage // what the usage actor starts with (attach)
 	cfg     *CSIConfig
+	root    *actor.RootContext // of the harness attached
 
 	mu      sync.Mutex
 	socket  string // "" : no healthy node plugin
@@ -212,11 +214,28 @@ func newCSIEnv(t *testing.T) *csiEnv {
 		Dial:       e.dial,
 		Root:       t.TempDir(),
 		Mounter:    e.mounter,
-		Retry:      volume.RetryPolicy{Initial: time.Second, Max: time.Minute, Multiplier: 2, Deadline: 24 * time.Hour},
-		ClaimRetry: volume.RetryPolicy{Initial: time.Second, Max: 10 * time.Second, Multiplier: 2, Deadline: time.Hour},
-		Usage:      e.usage,
+		Retry:      actors.Retry{Initial: time.Second, Max: time.Minute, Multiplier: 2, Deadline: 24 * time.Hour},
+		ClaimRetry: actors.Retry{Initial: time.Second, Max: 10 * time.Second, Multiplier: 2, Deadline: time.Hour},
 	}
 	return e
+}
+
+// attach starts the usage actor (the agent's client/csi-usage) in h's
+// system with e.usage, and gives it to e's config.
+func (e *csiEnv) attach(h *harness) {
+	pid, err := h.sys.Root.SpawnNamed(h.sys.Props("csi-usage", NewUsageActor(e.usage, slog.New(slog.DiscardHandler))), "client/csi-usage")
+	require.NoError(h.t, err)
+	e.cfg.Usage, e.root = pid, h.sys.Root
+}
+
+// users asks the usage actor how many allocations use the volume staged
+// at key.
+func (e *csiEnv) users(key string) int {
+	n, err := e.root.RequestFuture(e.cfg.Usage, &usageUsers{Key: key}, 5*time.Second).Result()
+	if err != nil {
+		panic(err)
+	}
+	return n.(int)
 }
 
 func (e *csiEnv) known(ids ...string) {
@@ -260,6 +279,7 @@ func csiHarness(t *testing.T) (*harness, *csiEnv, *postrunCounter) {
 	e := newCSIEnv(t)
 	pc := &postrunCounter{}
 	h.csi, h.hooks = e.cfg, []Hook{pc}
+	e.attach(h)
 	return h, e, pc
 }
 

@@ -1,6 +1,7 @@
 package alloc
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"slices"
@@ -41,9 +42,10 @@ type (
 func (h *csiHook) Name() string { return "csi" }
 
 func (h *csiHook) plan() HookPlan {
-	retry := &Retry{Retryable: retryableSetup}
+	retry := &HookRetry{Retryable: retryableSetup}
 	if h.cfg != nil {
-		retry.Policy, retry.Attempts = h.cfg.ClaimRetry, h.cfg.ClaimAttempts
+		retry.Policy = h.cfg.ClaimRetry
+		retry.Policy.Attempts = h.cfg.ClaimAttempts
 	}
 	return HookPlan{Name: h.Name(), Prerun: true, Postrun: true, PrerunRetry: retry}
 }
@@ -85,11 +87,14 @@ func (h *csiHook) setup(ctx actor.Context) bool {
 		return false
 	}
 	self, root := ctx.Self(), ctx.ActorSystem().Root
+	var usage *usageClient
+	if h.cfg != nil {
+		usage = h.usage(ctx)
+	}
 	s := &volumeSetup{cfg: h.cfg, db: a.spec.DB, alloc: proto.Clone(a.alloc).(*messages.Allocation),
-		root: a.spec.AllocRoot, clock: a.spec.Clock,
+		root: a.spec.AllocRoot, clock: a.spec.Clock, usage: usage,
 		progress: func(rec *clientstate.VolumeMount) { root.Send(self, &volumeProgress{rec: rec}) }}
-	c := a.ctx
-	actors.Go(ctx, func() any {
+	actors.Go(ctx, func(c context.Context) any {
 		err := s.run(c)
 		if c.Err() != nil {
 			return nil // stopping: a restarted actor sets up again from the records
@@ -97,6 +102,16 @@ func (h *csiHook) setup(ctx actor.Context) bool {
 		return &volumesReady{err: err}
 	})
 	return true
+}
+
+// usage is the client for the usage actor; without one in the config,
+// the alloc actor starts its own child.
+func (h *csiHook) usage(ctx actor.Context) *usageClient {
+	if h.cfg.Usage == nil {
+		props := h.a.spec.Registry.Props("csi-usage", NewUsageActor(NewUsage(), h.a.log))
+		h.cfg.Usage = ctx.Spawn(props)
+	}
+	return &usageClient{root: ctx.ActorSystem().Root, pid: h.cfg.Usage, timeout: h.cfg.CallTimeout}
 }
 
 func (h *csiHook) onProgress(ctx actor.Context, m *volumeProgress) {
@@ -117,6 +132,7 @@ func (h *csiHook) teardown(ctx actor.Context) bool {
 	if h.cfg == nil {
 		return false
 	}
+	h.usage(ctx) // the volume actors take turns there too
 	for _, name := range slices.Sorted(maps.Keys(h.vols)) {
 		if !volumeActive(h.vols[name].GetState()) {
 			continue

@@ -41,7 +41,7 @@ func (r *agentRun) start() *harness {
 	all, err := h.db.Allocs()
 	require.NoError(r.t, err)
 	r.e.usage = NewUsageFromState(all)
-	r.e.cfg.Usage = r.e.usage
+	r.e.attach(h)
 	h.csi, h.hooks, h.net = r.e.cfg, []Hook{r.pc}, r.net
 	for _, sa := range all {
 		h.spawn(sa.Alloc)
@@ -66,7 +66,7 @@ func TestAgentRestartResumesTeardown(t *testing.T) {
 	e.plugin.Reset() // the plugin is fixed meanwhile
 	h = r.start()
 	staging := StagingPath(e.cfg.Root, "plug", "vol0", csi.AttachmentModeFilesystem, csi.AccessModeMultiNodeMultiWriter)
-	require.Equal(t, 1, e.usage.Users(staging), "the usage is rebuilt from the state file")
+	require.Equal(t, 1, e.users(staging), "the usage is rebuilt from the state file")
 	h.drive(time.Second, func() bool { return len(e.claimer.detachedVolumes()) == 1 })
 	done := h.waitFor("unpublished", volumeState("vol0", VolumeUnpublished))
 	waitPostrun(t, r.pc, 1)
@@ -75,7 +75,7 @@ func TestAgentRestartResumesTeardown(t *testing.T) {
 	require.Equal(t, 3, e.plugin.Calls(csi.MethodNodeUnpublish))
 	require.Equal(t, 1, e.plugin.Calls(csi.MethodNodeUnstage))
 	require.Equal(t, 1, e.claimer.claimCount(), "nothing is claimed again")
-	require.Zero(t, e.usage.Users(staging))
+	require.Zero(t, e.users(staging))
 	h.close()
 
 	// A third start finds nothing left to do.

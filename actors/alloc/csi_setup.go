@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/troupe-dev/troupe/actors"
-	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/csi"
@@ -45,6 +45,7 @@ type volumeSetup struct {
 	alloc    *messages.Allocation
 	root     string // the alloc root (task dirs)
 	clock    actors.Clock
+	usage    *usageClient // turns on staged volumes
 	progress func(*clientstate.VolumeMount)
 	ctx      context.Context // set by run; once cancelled nothing more is written
 }
@@ -116,7 +117,7 @@ func (s *volumeSetup) claim(ctx context.Context, rec *clientstate.VolumeMount, r
 	if err := s.persist(rec); err != nil {
 		return nil, err
 	}
-	claim := volume.NewClaim(s.alloc.GetID(), s.alloc.GetNodeID(), rec.ExternalNodeID, req)
+	claim := state.NewClaim(s.alloc.GetID(), s.alloc.GetNodeID(), rec.ExternalNodeID, req)
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
 	resp, err := s.cfg.Claimer.Claim(cctx, &messages.VolumeClaimRequest{VolumeID: rec.VolumeID, Claim: claim})
@@ -170,10 +171,14 @@ func (s *volumeSetup) mount(ctx context.Context, rec *clientstate.VolumeMount, r
 	capability := &csi.VolumeCapability{AccessMode: rec.AccessMode, AttachmentMode: rec.AttachmentMode,
 		FSType: vol.GetMountOptions().GetFSType(), MountFlags: vol.GetMountOptions().GetMountFlags()}
 	if rec.StagingPath != "" {
-		defer s.cfg.Usage.Lock(rec.StagingPath)() // until published: no unstage in between
+		// The staged volume's turn, until published: no unstage in between.
+		_, done, err := s.usage.turn(ctx, rec.StagingPath, s.alloc.GetID(), stage, false)
+		defer done()
+		if err != nil {
+			return s.fail(rec, retryable(volumeErr(rec, "staged volume", err)))
+		}
 	}
 	if stage {
-		s.cfg.Usage.Acquire(rec.StagingPath, s.alloc.GetID())
 		rec.Staged = true
 		if err := s.persist(rec); err != nil {
 			return err

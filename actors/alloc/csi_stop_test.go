@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 
-	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/csi"
 )
@@ -117,7 +117,7 @@ func TestUnstageWaitsForTheLastAllocOnTheHost(t *testing.T) {
 		return running[a.GetID()] && running[b.GetID()]
 	})
 	staging := StagingPath(e.cfg.Root, "plug", "shared", csi.AttachmentModeFilesystem, csi.AccessModeMultiNodeMultiWriter)
-	require.Equal(t, 2, e.usage.Users(staging))
+	require.Equal(t, 2, e.users(staging))
 
 	h.stop(a)
 	h.waitFor("a unpublished", func(x *messages.Allocation) bool {
@@ -126,7 +126,7 @@ func TestUnstageWaitsForTheLastAllocOnTheHost(t *testing.T) {
 	require.Equal(t, 1, e.plugin.Calls(csi.MethodNodeUnpublish))
 	require.Zero(t, e.plugin.Calls(csi.MethodNodeUnstage), "b still uses the staged volume")
 	require.True(t, e.plugin.Staged("ext-shared"))
-	require.Equal(t, 1, e.usage.Users(staging))
+	require.Equal(t, 1, e.users(staging))
 
 	h.stop(b)
 	h.waitFor("b unpublished", func(x *messages.Allocation) bool {
@@ -201,7 +201,7 @@ func TestDetachRetriedAfterNodeSideDone(t *testing.T) {
 
 func TestTeardownGivesUpAtTheDeadline(t *testing.T) {
 	h, e, pc := csiHarness(t)
-	e.cfg.Retry = volume.RetryPolicy{Initial: time.Second, Max: time.Minute, Multiplier: 2, Deadline: 10 * time.Minute}
+	e.cfg.Retry = actors.Retry{Initial: time.Second, Max: time.Minute, Multiplier: 2, Deadline: 10 * time.Minute}
 	e.known("vol0")
 	a := csiAlloc(csiAllocID, "vol0")
 	h.spawn(a)

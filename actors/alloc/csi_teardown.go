@@ -29,6 +29,7 @@ type teardown struct {
 	allocID string
 	nodeID  string
 	clock   actors.Clock
+	usage   *usageClient // turns on staged volumes; set on start
 }
 
 // errNoNodePlugin: the node plugin is not (yet) seen healthy on this node,
@@ -122,11 +123,16 @@ func (t *teardown) node(ctx context.Context, rec *clientstate.VolumeMount) error
 	return nil
 }
 
-// release lets go of rec's staged volume under its node-side lock: another
-// allocation here may still use it; the last one to let go unstages it.
+// release lets go of rec's staged volume in its turn at the usage actor:
+// another allocation here may still use it; the last one to let go
+// unstages it, before the turn ends.
 func (t *teardown) release(ctx context.Context, client csi.Client, rec *clientstate.VolumeMount) error {
-	defer t.cfg.Usage.Lock(rec.StagingPath)()
-	if t.cfg.Usage.Release(rec.StagingPath, t.allocID) > 0 {
+	users, done, err := t.usage.turn(ctx, rec.StagingPath, t.allocID, false, true)
+	defer done()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrVolumeTeardown, err)
+	}
+	if users > 0 {
 		return nil
 	}
 	if err := client.NodeUnstage(ctx, rec.ExternalID, rec.StagingPath); err != nil && !csi.IsNotFound(err) {

@@ -62,15 +62,14 @@ type (
 // backoff on the injected clock until the retry deadline, so one stuck
 // volume never holds up the others.
 type VolumeActor struct {
-	spec     *VolumeSpec
-	td       *teardown
-	rec      *clientstate.VolumeMount
-	failures int
-	phase    string
-	timer    actors.Timer
-	ctx      context.Context
-	cancel   context.CancelFunc
-	log      *slog.Logger
+	actors.Lifetime // ends the workers on stop
+	spec            *VolumeSpec
+	td              *teardown
+	rec             *clientstate.VolumeMount
+	failures        int
+	phase           string
+	timer           actors.Timer
+	log             *slog.Logger
 }
 
 // NewVolumeActor returns a producer for a volume actor.
@@ -111,7 +110,7 @@ func (a *VolumeActor) Receive(ctx actor.Context) {
 // onStarted reads the volume's record: the state file, not the spawn
 // spec, is the truth after a crash or an agent restart.
 func (a *VolumeActor) onStarted(ctx actor.Context) {
-	a.ctx, a.cancel = context.WithCancel(context.Background())
+	a.td.usage = &usageClient{root: ctx.ActorSystem().Root, pid: a.spec.CSI.Usage, timeout: a.spec.CSI.CallTimeout}
 	a.load(ctx)
 }
 
@@ -120,7 +119,7 @@ func (a *VolumeActor) onStarted(ctx actor.Context) {
 func (a *VolumeActor) load(ctx actor.Context) {
 	a.timer = nil
 	db, alloc, name := a.spec.DB, a.spec.AllocID, a.spec.Name
-	actors.Go(ctx, func() any {
+	actors.Go(ctx, func(_ context.Context) any {
 		recs, err := db.VolumeMounts(alloc)
 		if err != nil {
 			return &volumeLoaded{err: err}
@@ -130,9 +129,6 @@ func (a *VolumeActor) load(ctx actor.Context) {
 }
 
 func (a *VolumeActor) onStopping() {
-	if a.cancel != nil {
-		a.cancel()
-	}
 	if a.timer != nil {
 		a.timer.Stop()
 	}
@@ -162,8 +158,8 @@ func (a *VolumeActor) attempt(ctx actor.Context) {
 	a.phase = volumeUnpublishing
 	a.rec.State.State = VolumeUnpublishing
 	a.report(ctx, false)
-	td, rec, c := a.td, a.rec.Clone(), a.ctx
-	actors.Go(ctx, func() any {
+	td, rec := a.td, a.rec.Clone()
+	actors.Go(ctx, func(c context.Context) any {
 		err := td.attempt(c, rec)
 		if c.Err() != nil {
 			return nil // stopping: a restarted actor starts over from the record
@@ -217,7 +213,7 @@ func (a *VolumeActor) giveUp(ctx actor.Context, err error) {
 	addVolumeEvent(a.rec.State, EventVolumeGaveUp, msg, a.spec.Clock.Now())
 	db, alloc, rec := a.spec.DB, a.spec.AllocID, a.rec.Clone()
 	log := a.log
-	actors.Go(ctx, func() any {
+	actors.Go(ctx, func(_ context.Context) any {
 		if err := db.PutVolumeMount(alloc, rec); err != nil {
 			// Still done: the allocation must not wait on a state write.
 			log.Error("recording the abandoned volume failed", "error", err)

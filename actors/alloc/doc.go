@@ -30,8 +30,10 @@
 // injected clock), stops during the setup and what a failure tears down;
 // the actor logs every phase change. A failed read of the state file is
 // read again with backoff (Spec.LoadRetry), for ever: it is never taken
-// as "nothing stored", which would start tasks that already run. The task
-// actor has its own phases (TaskPhase, task_phase.go).
+// as "nothing stored", which would start tasks that already run; so is a
+// failed read of a task's stored handle (TaskSpec.HandleRetry), which is
+// never "no handle". The task actor has its own phases (TaskPhase,
+// task_phase.go).
 //
 // The alloc actor spawns the task actors once every prerun is done, folds
 // their states into the allocation's client status and reports every
@@ -54,10 +56,14 @@
 // lets go of what the setup took, as a stop does. After every task is dead, the alloc actor spawns a volume
 // actor per volume that may still be mounted or claimed: it unbinds,
 // NodeUnpublishVolume, NodeUnstageVolume when no other allocation on the
-// host uses the staged volume (Usage), and only then reports the volume
+// host uses the staged volume, and only then reports the volume
 // node-detached; every failure is an event and a retry with backoff on the
-// injected clock (Retry) until its deadline, when the volume is marked
-// failed. The csi hook's postrun ends, and the other hooks' postrun
+// injected clock (CSIConfig.Retry) until its deadline, when the volume is
+// marked failed. Which allocations use a staged volume (Usage) is owned by
+// one actor per client, the usage actor (UsageActor, CSIConfig.Usage): a
+// setup worker's stage and publish and a volume actor's release and
+// unstage each take the staged volume's turn there, so they never
+// interleave, and no state or lock is shared between alloc actors. The csi hook's postrun ends, and the other hooks' postrun
 // begin, once every volume actor finished; the client status is complete or failed
 // as soon as the tasks are dead. Allocation.VolumeStates carries each
 // volume's state and recent events.
@@ -99,7 +105,8 @@
 // Decisions are plain types tested without an actor system: Lifecycle
 // (the allocation's phases and hook order), RestartTracker (the task
 // restart policy), ClientStatus (how task states make an
-// allocation's status), Usage, and volume.RetryPolicy's delays.
+// allocation's status) and Usage; every retry's delays come from an
+// actors.Retry (the lifecycle feeds it the times its events carry).
 //
 // Durable state lives in the client's state file (runtime/clientstate): a
 // task actor restored after an agent restart, or after its alloc actor
@@ -108,5 +115,6 @@
 // volume's record (clientstate.VolumeMount) is written before every mount
 // or unmount step it guards, so a restarted agent keeps mounts that are
 // still there, mounts again what a reboot took, and resumes an unfinished
-// unmount; NewUsageFromState rebuilds the Usage on start.
+// unmount; NewUsageFromState rebuilds the Usage that the agent gives its
+// usage actor on start.
 package alloc

@@ -115,8 +115,8 @@ func (a *Actor) startHook(ctx actor.Context, s HookStep) bool {
 	if run == nil {
 		return false
 	}
-	al, c, name := proto.Clone(a.alloc).(*messages.Allocation), a.ctx, h.Name()
-	actors.Go(ctx, func() any {
+	al, name := proto.Clone(a.alloc).(*messages.Allocation), h.Name()
+	actors.Go(ctx, func(c context.Context) any {
 		err := run(c, al)
 		if c.Err() != nil {
 			return nil // stopping: a restarted actor runs the phase again
@@ -188,8 +188,8 @@ func (a *Actor) runUpdateHooks(ctx actor.Context) {
 	if len(hooks) == 0 {
 		return
 	}
-	al, c, log := proto.Clone(a.alloc).(*messages.Allocation), a.ctx, a.log
-	actors.Go(ctx, func() any {
+	al, log := proto.Clone(a.alloc).(*messages.Allocation), a.log
+	actors.Go(ctx, func(c context.Context) any {
 		for _, h := range hooks {
 			if err := h.(UpdateHook).Update(c, al); err != nil {
 				log.Error("hook failed", "hook", h.Name(), "phase", "update", "error", err)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/actors"
 )
 
 // Phase is where an allocation is in its lifecycle on the client. Setup
@@ -85,20 +85,25 @@ func (p HookPhase) String() string {
 	return [...]string{"prerun", "postrun", "abandon"}[p]
 }
 
-// Retry says how a failed hook phase is tried again: after Policy's delay
-// while fewer than Attempts tries failed (0: no bound but the policy's
-// deadline) and Retryable(err) (nil: every error).
-type Retry struct {
-	Policy    volume.RetryPolicy
-	Attempts  int
+// HookRetry says how a failed hook phase is tried again: after Policy's
+// delay, within its attempts and deadline, when Retryable(err) (nil: every
+// error).
+type HookRetry struct {
+	Policy    actors.Retry
 	Retryable func(error) bool
 }
 
-func (r *Retry) delay(err error, tries int, elapsed time.Duration) (time.Duration, bool) {
-	if r == nil || (r.Retryable != nil && !r.Retryable(err)) || (r.Attempts > 0 && tries >= r.Attempts) {
+// next counts a try that failed with err at at and returns the wait
+// before the next one (false: no retry).
+func (r *HookRetry) next(err error, tries *actors.Tries, at time.Time) (time.Duration, bool) {
+	if r == nil {
 		return 0, false
 	}
-	return r.Policy.Delay(tries, elapsed)
+	d, ok := r.Policy.Next(tries, at)
+	if r.Retryable != nil && !r.Retryable(err) {
+		return 0, false
+	}
+	return d, ok
 }
 
 // HookPlan is what the lifecycle knows of one hook of the list: which
@@ -109,9 +114,9 @@ type HookPlan struct {
 	// PrerunRetry retries a failed prerun; a hook with one also ends the
 	// setup as stopped (complete) when it fails once a stop is wanted.
 	// nil: a failed prerun fails the allocation.
-	PrerunRetry *Retry
+	PrerunRetry *HookRetry
 	// PostrunRetry retries a failed postrun; nil: the teardown goes on.
-	PostrunRetry *Retry
+	PostrunRetry *HookRetry
 	// Abandon: after the last failed postrun try the hook's abandon runs.
 	Abandon bool
 }
@@ -204,20 +209,21 @@ const (
 // stops. It does no I/O and reads no clock: time comes in the events.
 type Lifecycle struct {
 	hooks     []HookPlan
-	loadRetry volume.RetryPolicy
+	loadRetry actors.Retry
 	phase     Phase
-	hook      int       // the hook whose phase runs or waits
-	abandon   bool      // the hook's abandon runs, not its postrun
-	loadWait  bool      // a failed state read waits for RetryDue
-	stop      bool      // a stop is wanted
-	tries     int       // failed tries of the current hook phase, or state reads
-	firstFail time.Time // the first of them
+	hook      int          // the hook whose phase runs or waits
+	abandon   bool         // the hook's abandon runs, not its postrun
+	loadWait  bool         // a failed state read waits for RetryDue
+	stop      bool         // a stop is wanted
+	tries     actors.Tries // failed tries of the current hook phase, or state reads
 }
 
 // NewLifecycle returns the lifecycle of an allocation with the hook list
 // hooks; a failed state read is tried again after loadRetry's delay, for
-// ever (starting tasks that may run is worse than waiting).
-func NewLifecycle(hooks []HookPlan, loadRetry volume.RetryPolicy) *Lifecycle {
+// ever (starting tasks that may run is worse than waiting): its attempts
+// and deadline do not count.
+func NewLifecycle(hooks []HookPlan, loadRetry actors.Retry) *Lifecycle {
+	loadRetry.Attempts, loadRetry.Deadline = 0, 0
 	return &Lifecycle{hooks: hooks, loadRetry: loadRetry}
 }
 
@@ -236,7 +242,7 @@ func (l *Lifecycle) Hook() int {
 
 // Tries returns how many tries of the current hook phase (or state reads)
 // failed so far.
-func (l *Lifecycle) Tries() int { return l.tries }
+func (l *Lifecycle) Tries() int { return l.tries.N }
 
 // Abandoning reports whether the current hook's abandon runs.
 func (l *Lifecycle) Abandoning() bool { return l.abandon && l.phase == PhasePostrun }

@@ -1,6 +1,6 @@
 package alloc
 
-import "time"
+import "github.com/troupe-dev/troupe/actors"
 
 // onLoaded decides how the allocation starts from what the state file
 // holds. A failed read waits and reads again: it is never "nothing
@@ -10,15 +10,14 @@ func (l *Lifecycle) onLoaded(e Loaded) (Effects, error) {
 		return Effects{}, l.unexpected(e)
 	}
 	if e.Err != nil {
-		l.failed(e.At)
 		l.loadWait = true
-		d, ok := l.loadRetry.Delay(l.tries, 0) // no deadline: read until it works
+		d, ok := l.loadRetry.Next(&l.tries, e.At) // no deadline: read until it works
 		if !ok || d <= 0 {
 			d = l.loadRetry.Max
 		}
 		return Effects{RetryIn: d}, nil
 	}
-	l.tries, l.firstFail, l.stop = 0, time.Time{}, e.StopWanted
+	l.tries, l.stop = actors.Tries{}, e.StopWanted
 	switch {
 	case e.BadName != nil && e.Terminal:
 		return l.terminal(Effects{Report: true})
@@ -60,11 +59,11 @@ func (l *Lifecycle) prerunDone(e HookDone) (Effects, error) {
 		return l.prerunFrom(l.hook+1, Effects{})
 	}
 	if r := l.hooks[l.hook].PrerunRetry; r != nil {
-		l.failed(e.At)
+		d, ok := r.next(e.Err, &l.tries, e.At)
 		if l.stop {
 			return l.stopBeforeStart(DescStoppedInSetup)
 		}
-		if d, ok := r.delay(e.Err, l.tries, e.At.Sub(l.firstFail)); ok {
+		if ok {
 			return Effects{RetryIn: d}, l.become(PhasePrerunWait)
 		}
 	}
@@ -78,8 +77,7 @@ func (l *Lifecycle) postrunDone(e HookDone) (Effects, error) {
 	}
 	plan := l.hooks[l.hook]
 	if plan.PostrunRetry != nil {
-		l.failed(e.At)
-		if d, ok := plan.PostrunRetry.delay(e.Err, l.tries, e.At.Sub(l.firstFail)); ok {
+		if d, ok := plan.PostrunRetry.next(e.Err, &l.tries, e.At); ok {
 			return Effects{RetryIn: d}, l.become(PhasePostrunWait)
 		}
 	}
@@ -159,7 +157,7 @@ func (l *Lifecycle) kill(eff Effects, reason string) Effects {
 func (l *Lifecycle) prerunFrom(i int, eff Effects) (Effects, error) {
 	for ; i < len(l.hooks); i++ {
 		if l.hooks[i].Prerun {
-			l.hook, l.tries, l.firstFail = i, 0, time.Time{}
+			l.hook, l.tries = i, actors.Tries{}
 			eff.Run = &HookStep{Hook: i, Phase: HookPrerun}
 			return eff, l.become(PhasePrerun)
 		}
@@ -185,7 +183,7 @@ func (l *Lifecycle) postrunFrom(i int, eff Effects) (Effects, error) {
 	l.abandon = false
 	for ; i >= 0; i-- {
 		if l.hooks[i].Postrun {
-			l.hook, l.tries, l.firstFail = i, 0, time.Time{}
+			l.hook, l.tries = i, actors.Tries{}
 			eff.Run = &HookStep{Hook: i, Phase: HookPostrun}
 			return eff, l.become(PhasePostrun)
 		}
@@ -214,12 +212,4 @@ func (l *Lifecycle) stopBeforeStart(why string) (Effects, error) {
 func (l *Lifecycle) terminal(eff Effects) (Effects, error) {
 	eff.Released = true
 	return eff, l.become(PhaseTerminal)
-}
-
-// failed counts a failed try at at.
-func (l *Lifecycle) failed(at time.Time) {
-	if l.tries == 0 {
-		l.firstFail = at
-	}
-	l.tries++
 }

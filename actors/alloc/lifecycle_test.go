@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/actors"
 )
 
 func TestLifecyclePhaseString(t *testing.T) {
@@ -46,7 +46,7 @@ var (
 	lt0        = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	errFlaky   = errors.New("flaky")
 	errBroken  = errors.New("broken")
-	testPolicy = volume.RetryPolicy{Initial: time.Second, Max: 4 * time.Second, Multiplier: 2, Deadline: time.Hour}
+	testPolicy = actors.Retry{Initial: time.Second, Max: 4 * time.Second, Multiplier: 2, Deadline: time.Hour}
 )
 
 // testPlans is a hook list shaped like the alloc actor's: a network that
@@ -54,11 +54,11 @@ var (
 // devices check, and csi volumes whose flaky prerun retries (three tries).
 func testPlans() []HookPlan {
 	return []HookPlan{
-		{Name: "network", Prerun: true, Postrun: true, Abandon: true, PostrunRetry: &Retry{Policy: testPolicy, Attempts: 2}},
+		{Name: "network", Prerun: true, Postrun: true, Abandon: true, PostrunRetry: &HookRetry{Policy: withAttempts(testPolicy, 2)}},
 		{Name: "alloc_dir", Prerun: true, Postrun: true},
 		{Name: "devices", Prerun: true},
 		{Name: "csi", Prerun: true, Postrun: true,
-			PrerunRetry: &Retry{Policy: testPolicy, Attempts: 3, Retryable: func(err error) bool { return errors.Is(err, errFlaky) }}},
+			PrerunRetry: &HookRetry{Policy: withAttempts(testPolicy, 3), Retryable: func(err error) bool { return errors.Is(err, errFlaky) }}},
 	}
 }
 
@@ -292,4 +292,9 @@ func TestLifecycleUnexpectedEvents(t *testing.T) {
 			require.Equal(t, before, *l, "an unexpected event changes nothing")
 		})
 	}
+}
+
+func withAttempts(p actors.Retry, n int) actors.Retry {
+	p.Attempts = n
+	return p
 }

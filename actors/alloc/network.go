@@ -6,7 +6,7 @@ import (
 	"net"
 	"strconv"
 
-	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/cni"
@@ -34,9 +34,12 @@ const (
 const DefaultNetworkAttempts = math.MaxInt32
 
 // DefaultNetworkRetry is the backoff between network teardown attempts:
-// 1 s doubling to 1 min, for 24 h, as for CSI unpublish.
-func DefaultNetworkRetry() volume.RetryPolicy {
-	return volume.DefaultRetryPolicy()
+// 1 s doubling to 1 min, for 24 h, as for CSI unpublish, for at most
+// DefaultNetworkAttempts tries.
+func DefaultNetworkRetry() actors.Retry {
+	r := actors.DefaultRetry()
+	r.Attempts = DefaultNetworkAttempts
+	return r
 }
 
 // containerdDriver names the containerd driver: its tasks get the network

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/troupe-dev/troupe/actors/volume"
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/cni"
@@ -63,7 +63,7 @@ func netHarness(t *testing.T) (*harness, *cni.Fake) {
 	h := newHarness(t)
 	f := cni.NewFake()
 	h.net = f
-	h.netRetry = volume.RetryPolicy{Initial: time.Second, Max: 4 * time.Second, Multiplier: 2, Deadline: time.Hour}
+	h.netRetry = actors.Retry{Initial: time.Second, Max: 4 * time.Second, Multiplier: 2, Deadline: time.Hour}
 	return h, f
 }
 

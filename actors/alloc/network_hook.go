@@ -31,7 +31,7 @@ import (
 // rest to the agent's network GC.
 type networkHook struct {
 	a         *Actor
-	retry     Retry
+	retry     HookRetry
 	rec       *clientstate.AllocNetwork // the network's record; nil: none held
 	recreated bool                      // restored into a new netns: re-attached tasks lost theirs
 }
@@ -67,10 +67,10 @@ func (h *networkHook) calls() *networkCalls {
 }
 
 func (h *networkHook) start(ctx actor.Context, p HookPhase) bool {
-	calls, c := h.calls(), h.a.ctx
+	calls := h.calls()
 	switch {
 	case p == HookPrerun:
-		actors.Go(ctx, func() any {
+		actors.Go(ctx, func(c context.Context) any {
 			up, err := calls.prerun(c)
 			if c.Err() != nil {
 				return nil // stopping: a restarted actor restores from the record
@@ -81,7 +81,7 @@ func (h *networkHook) start(ctx actor.Context, p HookPhase) bool {
 		return false // no network to tear down
 	case p == HookPostrun:
 		rec := h.rec.Clone()
-		actors.Go(ctx, func() any {
+		actors.Go(ctx, func(c context.Context) any {
 			err := calls.postrun(c, rec)
 			if c.Err() != nil {
 				return nil // stopping: a restarted actor tears it down from the record
@@ -89,7 +89,7 @@ func (h *networkHook) start(ctx actor.Context, p HookPhase) bool {
 			return &networkDown{err: err}
 		})
 	default: // abandon: the agent's network GC removes what is left
-		actors.Go(ctx, func() any {
+		actors.Go(ctx, func(c context.Context) any {
 			err := calls.drop(c)
 			if c.Err() != nil {
 				return nil

@@ -40,12 +40,27 @@ type TaskSpec struct {
 	// IDs: no devices.
 	Devices   device.Plugin
 	DeviceIDs []string
+	// HandleRetry is the backoff between reads of the stored task handle
+	// when one failed (zero: DefaultLoadRetry); reads go on until one
+	// works, as for the state file: a task that may run is never started
+	// again for want of its handle.
+	HandleRetry actors.Retry
+
+	// readHandle reads the stored task handle; nil: DB.TaskHandle (tests
+	// make it fail).
+	readHandle func(allocID, task string) ([]byte, error)
 }
 
 // Worker results: messages a task actor sends itself.
 type (
-	handleLoaded struct{ handle *driver.TaskHandle }
-	startResult  struct {
+	// handleLoaded: the stored handle was read (nil: none stored), or
+	// could not be (err).
+	handleLoaded struct {
+		handle *driver.TaskHandle
+		err    error
+	}
+	retryHandle struct{}
+	startResult struct {
 		handle *driver.TaskHandle
 		err    error
 	}
@@ -62,16 +77,16 @@ type (
 
 // TaskActor runs one task.
 type TaskActor struct {
-	spec    *TaskSpec
-	phase   TaskPhase
-	state   *messages.TaskState
-	tracker *RestartTracker
-	gen     int // bumps on every start, so stale exits are ignored
-	killing bool
-	timer   actors.Timer
-	ctx     context.Context
-	cancel  context.CancelFunc
-	log     *slog.Logger
+	actors.Lifetime // ends the workers on stop
+	spec            *TaskSpec
+	phase           TaskPhase
+	state           *messages.TaskState
+	tracker         *RestartTracker
+	gen             int // bumps on every start, so stale exits are ignored
+	killing         bool
+	timer           actors.Timer
+	reads           *actors.Retrier // failed reads of the stored handle
+	log             *slog.Logger
 }
 
 // NewTaskActor returns a producer for the task's actor.
@@ -101,6 +116,10 @@ func (a *TaskActor) Receive(ctx actor.Context) {
 		a.onStopping()
 	case *handleLoaded:
 		a.onHandleLoaded(ctx, m)
+	case *retryHandle:
+		if a.reads != nil && a.timer != nil { // not a timer of an earlier incarnation
+			a.loadHandle(ctx)
+		}
 	case *startResult:
 		a.onStartResult(ctx, m)
 	case *recoverResult:
@@ -131,16 +150,29 @@ func (a *TaskActor) become(ctx actor.Context, to TaskPhase) {
 }
 
 func (a *TaskActor) onStarted(ctx actor.Context) {
-	a.ctx, a.cancel = context.WithCancel(context.Background())
 	if a.state.GetState() == TaskDead {
 		a.phase = TaskPhaseDead
 		a.report(ctx)
 		return
 	}
-	db, alloc, task := a.spec.DB, a.spec.AllocID, a.spec.Task.GetName()
-	actors.Go(ctx, func() any {
-		raw, err := db.TaskHandle(alloc, task)
-		if err != nil || raw == nil {
+	a.loadHandle(ctx)
+}
+
+// loadHandle reads the stored task handle in a worker. A handle that does
+// not decode is none (reading it again changes nothing); a failed read is
+// read again (onHandleLoaded).
+func (a *TaskActor) loadHandle(ctx actor.Context) {
+	a.timer = nil
+	read, alloc, task := a.spec.readHandle, a.spec.AllocID, a.spec.Task.GetName()
+	if read == nil {
+		read = a.spec.DB.TaskHandle
+	}
+	actors.Go(ctx, func(_ context.Context) any {
+		raw, err := read(alloc, task)
+		if err != nil {
+			return &handleLoaded{err: err}
+		}
+		if raw == nil {
 			return &handleLoaded{}
 		}
 		h := &driver.TaskHandle{}
@@ -151,16 +183,32 @@ func (a *TaskActor) onStarted(ctx actor.Context) {
 	})
 }
 
-func (a *TaskActor) onStopping() {
-	if a.cancel != nil {
-		a.cancel()
+// retryLoad arms the next read of the handle after a failed one: with
+// the HandleRetry backoff, for ever (past its deadline, at its Max).
+func (a *TaskActor) retryLoad(ctx actor.Context, err error) {
+	if a.reads == nil {
+		a.reads = a.spec.HandleRetry.Or(DefaultLoadRetry()).On(a.spec.Clock)
 	}
+	d, ok := a.reads.Next()
+	if !ok {
+		d = a.spec.HandleRetry.Or(DefaultLoadRetry()).Max
+	}
+	a.log.Error("reading the task handle failed, reading again", "error", err, "attempt", a.reads.Tries(), "in", d)
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	a.timer = a.spec.Clock.AfterFunc(d, func() { root.Send(self, &retryHandle{}) })
+}
+
+func (a *TaskActor) onStopping() {
 	if a.timer != nil {
 		a.timer.Stop()
 	}
 }
 
 func (a *TaskActor) onHandleLoaded(ctx actor.Context, m *handleLoaded) {
+	if m.err != nil {
+		a.retryLoad(ctx, m.err) // not "no handle": the task may run
+		return
+	}
 	if m.handle == nil && a.killing {
 		a.finish(ctx, false, newEvent(EventKilled, "", a.spec.Clock.Now()))
 		return
@@ -175,8 +223,8 @@ func (a *TaskActor) onHandleLoaded(ctx actor.Context, m *handleLoaded) {
 		return
 	}
 	a.become(ctx, TaskPhaseRecovering)
-	drv, h, c := a.spec.Driver, m.handle, a.ctx
-	actors.Go(ctx, func() any { return &recoverResult{err: drv.RecoverTask(c, h)} })
+	drv, h := a.spec.Driver, m.handle
+	actors.Go(ctx, func(c context.Context) any { return &recoverResult{err: drv.RecoverTask(c, h)} })
 }
 
 func (a *TaskActor) onRecoverResult(ctx actor.Context, m *recoverResult) {
@@ -229,8 +277,8 @@ func (a *TaskActor) renew(ctx actor.Context) {
 func (a *TaskActor) stopTask(ctx actor.Context, then func(c context.Context, drv driver.Driver, id string, err error) any) {
 	timeout := a.killTimeout()
 	drv, id, sig := a.spec.Driver, a.spec.Start.ID, a.spec.Task.GetKillSignal()
-	actors.Go(ctx, func() any {
-		c, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
+	actors.Go(ctx, func(life context.Context) any {
+		c, cancel := context.WithTimeout(life, timeout+30*time.Second)
 		defer cancel()
 		return then(c, drv, id, drv.StopTask(c, id, timeout, sig))
 	})
@@ -255,10 +303,10 @@ func (a *TaskActor) onRenewResult(ctx actor.Context, m *renewResult) {
 func (a *TaskActor) start(ctx actor.Context) {
 	a.become(ctx, TaskPhaseStarting)
 	a.gen++
-	drv, cfg, db, c := a.spec.Driver, a.spec.Start, a.spec.DB, a.ctx
+	drv, cfg, db := a.spec.Driver, a.spec.Start, a.spec.DB
 	alloc, task := a.spec.AllocID, a.spec.Task.GetName()
 	plugin, ids, drvName := a.spec.Devices, a.spec.DeviceIDs, a.spec.Task.GetDriver()
-	actors.Go(ctx, func() any {
+	actors.Go(ctx, func(c context.Context) any {
 		cfg, err := reserveDevices(cfg, drvName, plugin, ids)
 		if err != nil {
 			return &startResult{err: err}
@@ -301,8 +349,8 @@ func (a *TaskActor) onStartResult(ctx actor.Context, m *startResult) {
 }
 
 func (a *TaskActor) wait(ctx actor.Context) {
-	drv, id, gen, c := a.spec.Driver, a.spec.Start.ID, a.gen, a.ctx
-	actors.Go(ctx, func() any {
+	drv, id, gen := a.spec.Driver, a.spec.Start.ID, a.gen
+	actors.Go(ctx, func(c context.Context) any {
 		ch, err := drv.WaitTask(c, id)
 		if err != nil {
 			return &exitResult{gen: gen, res: &driver.ExitResult{ExitCode: -1, Err: err}}
@@ -405,11 +453,19 @@ func (a *TaskActor) finish(ctx actor.Context, failed bool, ev *messages.TaskEven
 	a.state.FinishedAt = rfc3339(a.spec.Clock.Now())
 	a.report(ctx)
 	drv, id := a.spec.Driver, a.spec.Start.ID
-	actors.Go(ctx, func() any {
-		_ = drv.DestroyTask(context.Background(), id, false)
+	actors.Go(ctx, func(life context.Context) any {
+		// The parent may stop this actor as soon as it reads the report:
+		// the cleanup outlives it, within its own bound, so that no task
+		// record is left behind until the next agent start.
+		c, cancel := context.WithTimeout(context.WithoutCancel(life), destroyTimeout)
+		defer cancel()
+		_ = drv.DestroyTask(c, id, false)
 		return nil
 	})
 }
+
+// destroyTimeout bounds the cleanup of a dead task in the driver.
+const destroyTimeout = time.Minute
 
 // report sends the task's state to the alloc actor.
 func (a *TaskActor) report(ctx actor.Context) {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/cenkalti/backoff/v4"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors"
@@ -97,8 +96,10 @@ type ClientSpec struct {
 	DeviceInterval time.Duration
 	// Registry puts the client's probe actors in the actor tree.
 	Registry *actors.Registry
-	// Retry is the backoff for failed server calls.
-	Retry  func() backoff.BackOff
+	// Retry is the backoff for failed server calls and state reads (zero:
+	// DefaultClientRetry); past its attempts or deadline it starts again
+	// at its first interval: a client never stops calling its servers.
+	Retry  actors.Retry
 	Logger *slog.Logger
 }
 
@@ -138,21 +139,22 @@ type (
 
 // Client is the client's node actor.
 type Client struct {
-	spec  *ClientSpec
-	phase string
+	actors.Lifetime // ends the workers on stop
+	spec            *ClientSpec
+	phase           string
 	// table is every allocation the client knows of, one entry each
 	// (client_table.go).
 	table       *allocTable
 	timer       actors.Timer // the batch timer
-	regBack     backoff.BackOff
+	regBack     *actors.Retrier
 	regInFlight bool // a registration runs
 	regAgain    bool // register again once it answers (the devices changed)
-	flushBack   backoff.BackOff
+	flushBack   *actors.Retrier
 	flushErr    error // why the last batch failed
 	hbTimer     actors.Timer
-	hbBack      backoff.BackOff
+	hbBack      *actors.Retrier
 	// loadBack and loadTimer retry a failed read of the state file.
-	loadBack    backoff.BackOff
+	loadBack    *actors.Retrier
 	loadTimer   actors.Timer
 	lastContact time.Time    // the servers' last answer (client_contact.go)
 	stopTimer   actors.Timer // the nearest stop_on_client_after window
@@ -183,14 +185,7 @@ func NewClient(spec *ClientSpec) actor.Producer {
 	if spec.PluginProbeInterval <= 0 {
 		spec.PluginProbeInterval = 10 * time.Second
 	}
-	if spec.Retry == nil {
-		spec.Retry = func() backoff.BackOff {
-			b := backoff.NewExponentialBackOff()
-			b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = 200*time.Millisecond, 10*time.Second, 0
-			b.Reset() // NewExponentialBackOff started at its own 500 ms
-			return b
-		}
-	}
+	spec.Retry = spec.Retry.Or(DefaultClientRetry)
 	return func() actor.Actor {
 		return &Client{spec: spec, phase: clientRestoring, table: newAllocTable(),
 			probes: map[string]*actor.PID{}, plugins: map[string]*pluginInstance{},
@@ -269,7 +264,7 @@ func (c *Client) onStarted(ctx actor.Context) { c.restore(ctx) }
 func (c *Client) restore(ctx actor.Context) {
 	c.loadTimer = nil
 	db := c.spec.DB
-	actors.Go(ctx, func() any {
+	actors.Go(ctx, func(_ context.Context) any {
 		all, err := db.Allocs()
 		return &restoredAllocs{allocs: all, err: err}
 	})
@@ -282,13 +277,9 @@ func (c *Client) restore(ctx actor.Context) {
 func (c *Client) onRestored(ctx actor.Context, m *restoredAllocs) {
 	if m.err != nil {
 		if c.loadBack == nil {
-			c.loadBack = c.spec.Retry()
+			c.loadBack = c.retrier()
 		}
-		d := c.loadBack.NextBackOff()
-		if d == backoff.Stop { // the backoff gave up: keep reading at its first interval
-			c.loadBack.Reset()
-			d = c.loadBack.NextBackOff()
-		}
+		d := nextDelay(c.loadBack)
 		c.log.Error("reading the client state failed, retrying", "error", m.err, "in", d)
 		c.loadTimer = c.after(ctx, d, &retryRestore{})
 		return
@@ -303,7 +294,7 @@ func (c *Client) onRestored(ctx actor.Context, m *restoredAllocs) {
 		c.log.Info("restored allocations from the client state", "count", len(m.allocs))
 	}
 	c.phase = clientRegistering
-	c.regBack = c.spec.Retry()
+	c.regBack = c.retrier()
 	c.register(ctx)
 }
 
@@ -319,8 +310,8 @@ func (c *Client) register(ctx actor.Context) {
 	n := proto.Clone(c.spec.Node).(*messages.Node)
 	srv, drivers, now := c.spec.Server, c.spec.Drivers, c.spec.Clock.Now()
 	plugin, groups, known := c.spec.Devices, c.dev.groups, c.dev.known
-	actors.Go(ctx, func() any {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	actors.Go(ctx, func(life context.Context) any {
+		cctx, cancel := context.WithTimeout(life, 30*time.Second)
 		defer cancel()
 		Fingerprint(cctx, n, drivers, now)
 		r := &registered{}
@@ -349,7 +340,7 @@ func (c *Client) onRegistered(ctx actor.Context, m *registered) {
 	}
 	if m.err != nil {
 		c.regAgain = false // the retry sends the newest devices
-		d := c.regBack.NextBackOff()
+		d := nextDelay(c.regBack)
 		c.log.Warn("node registration failed, retrying", "error", m.err, "in", d)
 		c.after(ctx, d, &retryRegister{})
 		return
@@ -381,8 +372,8 @@ func (c *Client) scheduleHeartbeat(ctx actor.Context, ttl time.Duration) {
 
 func (c *Client) heartbeat(ctx actor.Context) {
 	srv, id, idx := c.spec.Server, c.spec.Node.GetID(), c.table.index
-	actors.Go(ctx, func() any {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	actors.Go(ctx, func(life context.Context) any {
+		cctx, cancel := context.WithTimeout(life, 10*time.Second)
 		defer cancel()
 		reply, err := srv.Heartbeat(cctx, id, idx)
 		return &heartbeatDone{reply: reply, err: err}
@@ -404,9 +395,9 @@ func (c *Client) onHeartbeat(ctx actor.Context, m *heartbeatDone) {
 		c.register(ctx)
 	default:
 		if c.hbBack == nil {
-			c.hbBack = c.spec.Retry()
+			c.hbBack = c.retrier()
 		}
-		d := c.hbBack.NextBackOff()
+		d := nextDelay(c.hbBack)
 		c.log.Warn("heartbeat failed, retrying", "error", m.err, "in", d, "last_contact", c.lastContact)
 		c.stopDisconnected(ctx)
 		if c.hbTimer != nil {
@@ -414,6 +405,24 @@ func (c *Client) onHeartbeat(ctx actor.Context, m *heartbeatDone) {
 		}
 		c.hbTimer = c.after(ctx, d, &heartbeatNow{})
 	}
+}
+
+// DefaultClientRetry is the backoff of a client's server calls: 200 ms
+// growing by half to 10 s, spread by half (cenkalti/backoff's defaults
+// from 200 ms), with no end.
+var DefaultClientRetry = actors.Retry{Initial: 200 * time.Millisecond, Max: 10 * time.Second, Multiplier: 1.5, Jitter: 0.5}
+
+func (c *Client) retrier() *actors.Retrier { return c.spec.Retry.On(c.spec.Clock) }
+
+// nextDelay is r's next wait; when r gives up it starts again at its
+// first interval.
+func nextDelay(r *actors.Retrier) time.Duration {
+	d, ok := r.Next()
+	if !ok {
+		r.Reset()
+		d, _ = r.Next()
+	}
+	return d
 }
 
 func (c *Client) after(ctx actor.Context, d time.Duration, msg any) actors.Timer {

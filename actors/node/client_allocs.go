@@ -116,8 +116,8 @@ func (c *Client) send(ctx actor.Context, batch []*messages.Allocation) {
 	for i, a := range batch {
 		sendable[i] = proto.Clone(a).(*messages.Allocation)
 	}
-	actors.Go(ctx, func() any {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	actors.Go(ctx, func(life context.Context) any {
+		cctx, cancel := context.WithTimeout(life, 30*time.Second)
 		defer cancel()
 		return &flushed{err: srv.UpdateAllocs(cctx, sendable)}
 	})
@@ -130,9 +130,9 @@ func (c *Client) armFlush(ctx actor.Context, f flushTimer) {
 		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
 	case flushRetry:
 		if c.flushBack == nil {
-			c.flushBack = c.spec.Retry()
+			c.flushBack = c.retrier()
 		}
-		d := c.flushBack.NextBackOff()
+		d := nextDelay(c.flushBack)
 		c.log.Warn("alloc update failed, retrying", "error", c.flushErr, "in", d)
 		c.timer = c.after(ctx, d, &flushNow{})
 	}

@@ -54,10 +54,10 @@ func (c *Client) startDevices(ctx actor.Context) {
 	if !ok {
 		return
 	}
-	wctx, cancel := context.WithCancel(context.Background())
+	wctx, cancel := context.WithCancel(c.Context()) // ends with the actor too
 	c.dev.cancel = cancel
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	actors.Go(ctx, func() any {
+	actors.Go(ctx, func(_ context.Context) any {
 		err := w.Watch(wctx, func() { root.Send(self, &devicesChanged{}) })
 		return &deviceWatchEnded{err: err}
 	})
@@ -85,8 +85,8 @@ func (c *Client) refreshDevices(ctx actor.Context) {
 	}
 	c.dev.inFlight = true
 	p := c.spec.Devices
-	actors.Go(ctx, func() any {
-		cctx, cancel := context.WithTimeout(context.Background(), deviceFingerprintTimeout)
+	actors.Go(ctx, func(life context.Context) any {
+		cctx, cancel := context.WithTimeout(life, deviceFingerprintTimeout)
 		defer cancel()
 		groups, err := p.Fingerprint(cctx)
 		return &devicesFingerprinted{groups: groups, err: err}

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/actors"
@@ -69,12 +68,7 @@ func TestClientRetriesStateReadWithBackoff(t *testing.T) {
 		db.Flush()
 		store = &failingStore{DB: db, NextAllocsErrs: 2}
 		s.DB = store
-		s.Retry = func() backoff.BackOff { // 1 s, then 2 s
-			b := backoff.NewExponentialBackOff()
-			b.InitialInterval, b.Multiplier, b.RandomizationFactor, b.MaxElapsedTime = time.Second, 2, 0, 0
-			b.Reset()
-			return b
-		}
+		s.Retry = actors.Retry{Initial: time.Second, Multiplier: 2} // 1 s, then 2 s
 	})
 	waitRead := func(n int) {
 		t.Helper()

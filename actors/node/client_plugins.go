@@ -42,7 +42,7 @@ func (c *Client) watchPlugins(ctx actor.Context, up *messages.Allocation) {
 				spec := &probeSpec{allocID: a.GetID(), task: t.GetName(), pluginID: cfg.GetID(), pluginType: cfg.GetType(),
 					socket: c.spec.PluginSocket(a.GetID(), t.GetName(), cfg.GetMountDir()), probe: c.spec.ProbeCSI,
 					clock: c.spec.Clock, interval: c.spec.PluginProbeInterval}
-				props := actor.PropsFromProducer(newPluginProbe(spec))
+				props := actor.PropsFromProducer(newPluginProbe(spec), actors.WithLifetime())
 				if c.spec.Registry != nil {
 					props = c.spec.Registry.Props("plugin", newPluginProbe(spec))
 				}
@@ -96,8 +96,8 @@ func (c *Client) sendPlugins(ctx actor.Context) {
 		}
 	}
 	srv := c.spec.Server
-	actors.Go(ctx, func() any {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	actors.Go(ctx, func(life context.Context) any {
+		cctx, cancel := context.WithTimeout(life, 30*time.Second)
 		defer cancel()
 		return &pluginsSent{err: srv.UpsertPlugins(cctx, up)}
 	})
@@ -125,8 +125,8 @@ func (c *Client) onControllerRequest(ctx actor.Context, m *messages.ControllerRe
 		return
 	}
 	run := c.spec.RunController
-	actors.Reply(ctx, func() any {
-		cctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
+	actors.Reply(ctx, func(life context.Context) any {
+		cctx, cancel := context.WithTimeout(life, controllerTimeout)
 		defer cancel()
 		return run(cctx, socket, m)
 	})

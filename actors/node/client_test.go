@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/cenkalti/backoff/v4"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
@@ -119,7 +118,7 @@ func startTestClient(t *testing.T, srv *fakeServer, clock *actors.FakeClock, rec
 	t.Cleanup(func() { sys.Shutdown(); _ = db.Close() })
 	spec := &ClientSpec{Node: &messages.Node{ID: "n1", Name: "n1"}, Server: srv, DB: db, Clock: clock,
 		AllocProps: rec.props, BatchInterval: time.Second, Logger: slog.New(slog.DiscardHandler),
-		Retry: func() backoff.BackOff { return backoff.NewConstantBackOff(time.Second) }}
+		Retry: actors.Retry{Initial: time.Second}} // 1 s, constant
 	if edit != nil {
 		edit(spec)
 	}

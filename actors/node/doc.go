@@ -22,8 +22,15 @@
 //
 // At start the client reads the state file (ClientSpec.DB, an
 // AllocStore) before it registers; a read that fails is retried with the
-// ClientSpec.Retry backoff on the injected clock, never taken for an
+// ClientSpec.Retry backoff (an actors.Retry, DefaultClientRetry, as for
+// every failed server call) on the injected clock, never taken for an
 // empty file (that would start tasks that already run).
+//
+// The client probes the CSI plugin tasks on the node and keeps what they
+// serve in ClientSpec.Plugins (a PluginTable): it is the table's one
+// writer, and each write publishes a new immutable snapshot atomically, so
+// the alloc actors' workers that look up a node plugin read a whole table
+// without sharing anything the client changes.
 //
 // With ClientSpec.Devices (a device.Plugin, usually a device.Manager), the
 // node's registration carries the host's device groups
@@ -40,7 +47,9 @@
 // clock. Each heartbeat's TTL is Nomad's: a base of max(MinTTL, live
 // nodes / MaxHeartbeatsPerSecond), plus a random part of up to the base
 // (HeartbeatConfig.TTL). A heartbeat costs O(1): the live node count comes
-// from the state store, and one that changes nothing proposes nothing.
+// from the state store, and one that changes nothing proposes nothing. A
+// status change that fails to commit is tried again with
+// StatusCommitRetry (1 s doubling to 30 s, given up after 24 h).
 //
 // A missed heartbeat deadline is not the only way a node goes missing:
 // evidence (SuspectNode: gossip reporting the client's member failed)

@@ -127,8 +127,8 @@ func (s *Server) propose(ctx actor.Context, cmds []*messages.Command) {
 		return
 	}
 	prop, log, now := s.spec.Proposer, s.log, s.spec.Clock.Now().UnixNano()
-	actors.Go(ctx, func() any {
-		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	actors.Go(ctx, func(life context.Context) any {
+		c, cancel := context.WithTimeout(life, 30*time.Second)
 		defer cancel()
 		for _, cmd := range cmds {
 			cmd.Time = now

@@ -43,9 +43,10 @@ type (
 // pluginProbe ("client/plugins/<alloc>/<task>") fingerprints a CSI plugin
 // task's socket now and then and reports its health to the client actor.
 type pluginProbe struct {
-	spec  *probeSpec
-	timer actors.Timer
-	phase string
+	actors.Lifetime // ends the workers on stop
+	spec            *probeSpec
+	timer           actors.Timer
+	phase           string
 }
 
 func newPluginProbe(spec *probeSpec) actor.Producer {
@@ -71,8 +72,8 @@ func (p *pluginProbe) Receive(ctx actor.Context) {
 
 func (p *pluginProbe) probe(ctx actor.Context) {
 	s := p.spec
-	actors.Go(ctx, func() any {
-		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	actors.Go(ctx, func(life context.Context) any {
+		c, cancel := context.WithTimeout(life, 10*time.Second)
 		defer cancel()
 		ctrl, node, err := s.probe(c, s.socket, s.pluginID, s.pluginType)
 		return &probeResult{controller: ctrl, node: node, err: err}

@@ -1,8 +1,9 @@
 package node
 
 import (
-	"sort"
-	"sync"
+	"maps"
+	"slices"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
 
@@ -10,12 +11,21 @@ import (
 )
 
 // PluginTable is the CSI plugin instances running on this node, by the
-// plugin task that serves them, with their sockets. The client actor
-// writes it from its probes' reports; alloc actors (node unpublish and
-// publish) and controller requests read it from other goroutines.
+// plugin task that serves them, with their sockets. Its one owner, the
+// client actor, writes it from its probes' reports; alloc actors' workers
+// (node publish and unpublish) and controller requests read it. A write
+// never changes what a reader holds: each one builds a new immutable
+// snapshot and swaps it in atomically, so a reader sees one whole table,
+// without a lock, while the client writes the next.
 type PluginTable struct {
-	mu      sync.RWMutex
+	snap atomic.Pointer[pluginSnapshot]
+}
+
+// pluginSnapshot is one version of the table; it never changes once
+// published.
+type pluginSnapshot struct {
 	entries map[string]pluginEntry // by allocID/task
+	keys    []string               // sorted: the lowest allocID/task wins
 }
 
 type pluginEntry struct {
@@ -24,18 +34,37 @@ type pluginEntry struct {
 }
 
 // NewPluginTable returns an empty table.
-func NewPluginTable() *PluginTable { return &PluginTable{entries: map[string]pluginEntry{}} }
+func NewPluginTable() *PluginTable {
+	t := &PluginTable{}
+	t.snap.Store(&pluginSnapshot{entries: map[string]pluginEntry{}})
+	return t
+}
 
+// set and remove are the owner's writes (the client actor's goroutine
+// only): each publishes a new snapshot.
 func (t *PluginTable) set(key, socket string, controller, node *messages.CSIInfo) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.entries[key] = pluginEntry{socket: socket, controller: controller, node: node}
+	t.replace(func(m map[string]pluginEntry) {
+		m[key] = pluginEntry{socket: socket, controller: cloneInfo(controller), node: cloneInfo(node)}
+	})
 }
 
 func (t *PluginTable) remove(key string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.entries, key)
+	t.replace(func(m map[string]pluginEntry) { delete(m, key) })
+}
+
+func (t *PluginTable) replace(change func(map[string]pluginEntry)) {
+	entries := maps.Clone(t.snap.Load().entries)
+	change(entries)
+	t.snap.Store(&pluginSnapshot{entries: entries, keys: slices.Sorted(maps.Keys(entries))})
+}
+
+// cloneInfo copies an instance into a snapshot: what the caller holds may
+// change after.
+func cloneInfo(in *messages.CSIInfo) *messages.CSIInfo {
+	if in == nil {
+		return nil
+	}
+	return proto.Clone(in).(*messages.CSIInfo)
 }
 
 // Node returns the socket and the instance of a healthy node plugin of
@@ -51,15 +80,9 @@ func (t *PluginTable) Controller(pluginID string) (socket string, info *messages
 }
 
 func (t *PluginTable) find(pluginID string, pick func(pluginEntry) *messages.CSIInfo) (string, *messages.CSIInfo, bool) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	keys := make([]string, 0, len(t.entries))
-	for k := range t.entries {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		e := t.entries[k]
+	s := t.snap.Load()
+	for _, k := range s.keys {
+		e := s.entries[k]
 		if in := pick(e); in != nil && in.GetPluginID() == pluginID && in.GetHealthy() {
 			return e.socket, proto.Clone(in).(*messages.CSIInfo), true
 		}

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,4 +36,38 @@ func TestPluginTableFindsHealthyInstances(t *testing.T) {
 	require.False(t, ok)
 	_, _, ok = tab.Node("other")
 	require.False(t, ok)
+}
+
+// TestPluginTableReadersSeeWholeSnapshots: readers on other goroutines
+// (alloc workers) never see a table half written by its owner (go test
+// -race checks that they share nothing it changes).
+func TestPluginTableReadersSeeWholeSnapshots(t *testing.T) {
+	tab := NewPluginTable()
+	info := &messages.CSIInfo{PluginID: "hostpath", Healthy: true, NodeInfo: &messages.CSINodeInfo{ID: "n1"}}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if sock, in, ok := tab.Node("hostpath"); ok {
+					require.Equal(t, "/a.sock", sock)
+					require.Equal(t, "n1", in.GetNodeInfo().GetID())
+				}
+			}
+		}()
+	}
+	for range 200 {
+		tab.set("a/t", "/a.sock", nil, info)
+		info.Healthy = !info.Healthy // the owner's own copy: not the table's
+		tab.remove("a/t")
+	}
+	close(done)
+	wg.Wait()
 }

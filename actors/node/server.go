@@ -78,20 +78,28 @@ type (
 // commits status changes with evaluations for the node's jobs, and pushes
 // the node's allocations to its client.
 type Server struct {
-	spec       *ServerSpec
-	status     *NodeStatus
-	timer      actors.Timer
-	drainTimer actors.Timer
-	pushed     uint64
-	suspect    *Suspicion   // checks evidence other than heartbeats (server_probe.go)
-	probeTimer actors.Timer // the probe's retry delay or timeout
-	log        *slog.Logger
+	actors.Lifetime // ends the workers on stop
+	spec            *ServerSpec
+	status          *NodeStatus
+	timer           actors.Timer
+	drainTimer      actors.Timer
+	pushed          uint64
+	suspect         *Suspicion   // checks evidence other than heartbeats (server_probe.go)
+	probeTimer      actors.Timer // the probe's retry delay or timeout
+	// commitRetry paces the commits of a status change that failed.
+	commitRetry *actors.Retrier
+	log         *slog.Logger
 }
+
+// StatusCommitRetry is the backoff of a node status change that did not
+// commit (the leader is busy or losing its quorum): 1 s doubling to 30 s,
+// given up after 24 h (a new leader derives the status again).
+var StatusCommitRetry = actors.Retry{Initial: time.Second, Max: 30 * time.Second, Multiplier: 2, Deadline: 24 * time.Hour}
 
 // NewServer returns a producer for a server-side node actor.
 func NewServer(spec *ServerSpec) actor.Producer {
 	return func() actor.Actor {
-		return &Server{spec: spec, log: spec.Logger.With("node", spec.NodeID)}
+		return &Server{spec: spec, commitRetry: StatusCommitRetry.On(spec.Clock), log: spec.Logger.With("node", spec.NodeID)}
 	}
 }
 
@@ -239,8 +247,8 @@ func (s *Server) commit(ctx actor.Context, eff Effects) {
 		cmds = append(cmds, &messages.Command{Time: now, Cmd: &messages.Command_UpdateAllocsFromClient{UpdateAllocsFromClient: unknown}})
 	}
 	prop, status := s.spec.Proposer, eff.NewStatus
-	actors.Go(ctx, func() any {
-		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	actors.Go(ctx, func(life context.Context) any {
+		c, cancel := context.WithTimeout(life, 30*time.Second)
 		defer cancel()
 		for _, cmd := range cmds {
 			if _, _, err := prop.Apply(c, cmd); err != nil {
@@ -255,17 +263,26 @@ func (s *Server) commit(ctx actor.Context, eff Effects) {
 // status machine still holds that status (a later change supersedes it).
 func (s *Server) onCommitted(ctx actor.Context, m *statusCommitted) {
 	if m.err == nil {
+		s.commitRetry.Reset()
 		return
 	}
-	s.log.Error("committing node status failed, retrying", "status", m.status, "error", m.err)
+	d, ok := s.commitRetry.Next()
+	if !ok {
+		s.log.Error("committing node status failed, giving up", "status", m.status, "error", m.err, "attempts", s.commitRetry.Tries())
+		s.commitRetry.Reset()
+		return
+	}
+	s.log.Error("committing node status failed, retrying", "status", m.status, "error", m.err, "in", d)
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	s.spec.Clock.AfterFunc(time.Second, func() { root.Send(self, &retryCommit{eff: m.eff}) })
+	s.spec.Clock.AfterFunc(d, func() { root.Send(self, &retryCommit{eff: m.eff}) })
 }
 
 func (s *Server) onRetryCommit(ctx actor.Context, m *retryCommit) {
 	if s.status.Status().String() == m.eff.NewStatus {
 		s.commit(ctx, m.eff)
+		return
 	}
+	s.commitRetry.Reset() // superseded by a later change
 }
 
 // push sends the client the full set of allocations it must know about:

@@ -69,12 +69,13 @@ type planApplied struct {
 // on its way it may plan the evaluation of another job (pipeline.go);
 // evaluations that arrive meanwhile wait in order.
 type Actor struct {
-	spec    *Spec
-	queue   []string
-	queued  map[string]bool
-	flight  inFlight
-	timers  map[string]actors.Timer
-	retries map[string]int
+	actors.Lifetime // ends the workers on stop
+	spec            *Spec
+	queue           []string
+	queued          map[string]bool
+	flight          inFlight
+	timers          map[string]actors.Timer
+	retries         map[string]int
 	// refused counts, per job ("namespace/id"), the plans refused in a row.
 	refused map[string]int
 	rand    *rand.Rand
@@ -204,8 +205,8 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 	cmd := &messages.Command{Time: now.UnixNano(), Cmd: &messages.Command_ApplyPlan{ApplyPlan: plan}}
 	placed := len(plan.GetPlace())
 	cont := continuationOf(plan)
-	actors.Go(ctx, func() any {
-		c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	actors.Go(ctx, func(life context.Context) any {
+		c, cancel := context.WithTimeout(life, time.Minute)
 		defer cancel()
 		resp, _, err := prop.Apply(c, cmd)
 		res, _ := resp.(*messages.ApplyPlanResult)
@@ -228,7 +229,7 @@ func (a *Actor) onPlanApplied(ctx actor.Context, m *planApplied) {
 	case m.err != nil:
 		// Try again later: the evaluation stays pending until a plan lands.
 		a.retries[m.eval.GetID()]++
-		wait := min(time.Duration(a.retries[m.eval.GetID()])*time.Second, 30*time.Second)
+		wait, _ := commitRetry.Delay(a.retries[m.eval.GetID()], 0)
 		a.log.Error("committing plan failed, retrying", "eval", m.eval.GetID(), "error", m.err, "in", wait)
 		a.delay(ctx, m.eval.GetID(), wait)
 	case len(m.result.GetRefused()) > 0:
@@ -254,10 +255,6 @@ func (a *Actor) onPlanApplied(ctx actor.Context, m *planApplied) {
 	a.next(ctx)
 }
 
-// refusedBackoff is how long the n-th plan of a job refused in a row
-// waits before it is planned again: at once the first time (the state
-// moved on; a fresh plan usually fits), then 1 s doubling to 30 s, so a
-// refusal that persists never turns into a hot loop of evaluations.
 // continuationOf is the ID of plan's continuation evaluation, if any.
 func continuationOf(plan *messages.ApplyPlan) string {
 	for _, e := range plan.GetNewEvals() {
@@ -268,12 +265,25 @@ func continuationOf(plan *messages.ApplyPlan) string {
 	return ""
 }
 
+// refusedBackoff is how long the n-th plan of a job refused in a row
+// waits before it is planned again: at once the first time (the state
+// moved on; a fresh plan usually fits), then 1 s doubling to 30 s, so a
+// refusal that persists never turns into a hot loop of evaluations.
 func refusedBackoff(n int) time.Duration {
 	if n <= 1 {
 		return 0
 	}
-	return min(time.Second<<min(n-2, 5), 30*time.Second)
+	d, _ := refusedRetry.Delay(n-1, 0)
+	return d
 }
+
+// The scheduler's retries: a failed plan commit waits 1 s more each time,
+// up to 30 s, for as long as it fails (the evaluation stays pending); a
+// refused plan's wait is refusedBackoff.
+var (
+	commitRetry  = actors.Retry{Initial: time.Second, Step: time.Second, Max: 30 * time.Second}
+	refusedRetry = actors.Retry{Initial: time.Second, Multiplier: 2, Max: 30 * time.Second}
+)
 
 // retry queues a fresh evaluation of the same job after a refused plan,
 // to be planned after wait.
@@ -286,8 +296,8 @@ func (a *Actor) propose(ctx actor.Context, up *messages.UpsertEvals) {
 	prop := a.spec.Proposer
 	cmd := &messages.Command{Time: a.spec.Clock.Now().UnixNano(), Cmd: &messages.Command_UpsertEvals{UpsertEvals: up}}
 	log := a.log
-	actors.Go(ctx, func() any {
-		c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	actors.Go(ctx, func(life context.Context) any {
+		c, cancel := context.WithTimeout(life, time.Minute)
 		defer cancel()
 		if _, _, err := prop.Apply(c, cmd); err != nil {
 			log.Error("updating evaluations failed", "error", err)

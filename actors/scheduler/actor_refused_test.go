@@ -97,3 +97,15 @@ func TestRefusedPlansBackOff(t *testing.T) {
 		}
 	}
 }
+
+// The scheduler's retry numbers, as they were before actors.Retry.
+func TestSchedulerRetryNumbers(t *testing.T) {
+	for n, want := range map[int]time.Duration{1: 0, 2: time.Second, 3: 2 * time.Second, 6: 16 * time.Second, 7: 30 * time.Second, 100: 30 * time.Second} {
+		require.Equal(t, want, refusedBackoff(n), "refused %d", n)
+	}
+	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 29: 29 * time.Second, 30: 30 * time.Second, 1000: 30 * time.Second} {
+		got, ok := commitRetry.Delay(n, 0)
+		require.True(t, ok, "a failed commit is retried for ever")
+		require.Equal(t, want, got, "commit failure %d", n)
+	}
+}

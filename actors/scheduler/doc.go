@@ -91,7 +91,9 @@
 //
 // Actor wraps it: the leader's "scheduler" actor plans one evaluation at a
 // time, commits each plan through raft (from a worker, so its mailbox never
-// blocks), retries a plan the FSM partly refused, holds delayed
+// blocks; a failed commit is tried again 1 s later, 1 s more each time up
+// to 30 s: commitRetry, an actors.Retry), retries a plan the FSM partly
+// refused (refusedBackoff), holds delayed
 // evaluations on timers of an injected clock, and re-queues blocked
 // evaluations when capacity changes (CapacityChanged: all of them) or when
 // a CSI volume or plugin that a failed group uses changes so that it may

@@ -6,6 +6,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/actors/node"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
@@ -21,6 +22,7 @@ type Leadership struct{ Leader bool }
 // volume manager, rebuilt from the replicated state (leader.go), routing
 // the FSM's events to them.
 type Actor struct {
+	actors.Lifetime
 	spec   *Spec
 	log    *slog.Logger
 	leader bool

@@ -39,9 +39,10 @@ func (s *Actor) notLeader() *messages.Error {
 	return &messages.Error{Code: remote.CodeNotLeader, Message: "this server is not the leader", LeaderRPCAddr: s.spec.Leader()}
 }
 
-// commit applies cmd through this server's raft, in a worker.
-func (s *Actor) commit(cmd *messages.Command) (any, uint64, error) {
-	c, cancel := context.WithTimeout(context.Background(), rpcTimeout)
+// commit applies cmd through this server's raft, in a worker (ctx: the
+// worker's, which ends with the actor).
+func (s *Actor) commit(ctx context.Context, cmd *messages.Command) (any, uint64, error) {
+	c, cancel := context.WithTimeout(ctx, rpcTimeout)
 	defer cancel()
 	return s.spec.Raft.Apply(c, cmd)
 }
@@ -52,8 +53,8 @@ func (s *Actor) onApply(ctx actor.Context, m *messages.ApplyRequest) {
 		ctx.Respond(&messages.ApplyResponse{Error: s.notLeader()})
 		return
 	}
-	actors.Reply(ctx, func() any {
-		res, index, err := s.commit(m.GetCommand())
+	actors.Reply(ctx, func(wctx context.Context) any {
+		res, index, err := s.commit(wctx, m.GetCommand())
 		if err != nil {
 			return &messages.ApplyResponse{Error: toError(err)}
 		}
@@ -71,8 +72,8 @@ func (s *Actor) onRegisterNode(ctx actor.Context, m *messages.RegisterNodeReques
 	}
 	sender, id := ctx.Sender(), m.GetNode().GetID()
 	cmd := registerNode(s.spec.State(), m.GetNode(), s.spec.Clock.Now())
-	actors.Go(ctx, func() any {
-		_, index, err := s.commit(cmd)
+	actors.Go(ctx, func(wctx context.Context) any {
+		_, index, err := s.commit(wctx, cmd)
 		return &nodeRegistered{sender: sender, nodeID: id, index: index, err: err}
 	})
 }
@@ -114,8 +115,8 @@ func (s *Actor) onUpdateAllocs(ctx actor.Context, m *messages.UpdateAllocsReques
 	}
 	sender := ctx.Sender()
 	cmd, freed := updateAllocs(s.spec.State(), m.GetAllocs(), s.spec.Clock.Now())
-	actors.Go(ctx, func() any {
-		_, index, err := s.commit(cmd)
+	actors.Go(ctx, func(wctx context.Context) any {
+		_, index, err := s.commit(wctx, cmd)
 		if err != nil {
 			err = fmt.Errorf("server: update allocs: %w", err)
 			return &allocsUpdated{sender: sender, resp: &messages.UpdateAllocsResponse{Error: toError(err)}}
@@ -143,8 +144,8 @@ func (s *Actor) onUpsertPlugins(ctx actor.Context, m *messages.UpsertPluginInsta
 	}
 	cmd := &messages.Command{Time: s.spec.Clock.Now().UnixNano(),
 		Cmd: &messages.Command_UpsertPluginInstances{UpsertPluginInstances: m}}
-	actors.Reply(ctx, func() any {
-		_, index, err := s.commit(cmd)
+	actors.Reply(ctx, func(wctx context.Context) any {
+		_, index, err := s.commit(wctx, cmd)
 		if err != nil {
 			return &messages.UpsertPluginInstancesResponse{Error: toError(err)}
 		}

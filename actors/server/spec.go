@@ -64,7 +64,7 @@ type Spec struct {
 	// MaxPlacements bounds one plan (scheduler.Spec.MaxPlacements).
 	MaxPlacements int
 	// VolumeRetry is the volume actors' backoff (zero: the default).
-	VolumeRetry volume.RetryPolicy
+	VolumeRetry actors.Retry
 	// Servers lists the alive servers' RPC addresses and Leader the
 	// leader's ("" when unknown); clients are told both.
 	Servers func() []string
@@ -98,7 +98,7 @@ func (sp *Spec) withDefaults() *Spec {
 // props are the props of one child of the given kind.
 func (sp *Spec) props(kind string, producer actor.Producer, opts ...actor.PropsOption) *actor.Props {
 	if sp.Registry == nil {
-		return actor.PropsFromProducer(producer, opts...)
+		return actor.PropsFromProducer(producer, append(opts, actors.WithLifetime())...)
 	}
 	return sp.Registry.Props(kind, producer, opts...)
 }

@@ -24,7 +24,7 @@ import (
 )
 
 // testRetry is the backoff the actor tests run with (on a FakeClock).
-var testRetry = RetryPolicy{Initial: time.Second, Max: 4 * time.Second, Multiplier: 2, Deadline: time.Hour}
+var testRetry = actors.Retry{Initial: time.Second, Max: 4 * time.Second, Multiplier: 2, Deadline: time.Hour}
 
 // timeline records committed claim changes and controller calls in the
 // order they happened, to check what came before what.

@@ -21,16 +21,17 @@ import (
 // a worker; its outcome goes back to the manager, which hands it to the
 // volume actor (or, for a create-volume, registers the volume).
 type ControllerActor struct {
-	spec      *ManagerSpec
-	pluginID  string
-	initial   []*messages.ControllerOp // the rebuilt queue, first start only
-	restarted bool
-	q         *ControllerQueue
-	extra     map[string]*submitOp // OpKey -> a submission with a spec or secrets
-	last      *opRan               // the outcome of the op that finished last
-	cancel    context.CancelFunc   // of the RPC in flight
-	waiting   bool
-	log       *slog.Logger
+	actors.Lifetime // ends the workers on stop
+	spec            *ManagerSpec
+	pluginID        string
+	initial         []*messages.ControllerOp // the rebuilt queue, first start only
+	restarted       bool
+	q               *ControllerQueue
+	extra           map[string]*submitOp // OpKey -> a submission with a spec or secrets
+	last            *opRan               // the outcome of the op that finished last
+	cancel          context.CancelFunc   // of the RPC in flight
+	waiting         bool
+	log             *slog.Logger
 }
 
 // opRan is an RPC's outcome, from the worker. owner is the actor
@@ -155,11 +156,11 @@ func (a *ControllerActor) step(ctx actor.Context, in QueueInput) {
 // the spec; for a delete, the extra secrets merged in).
 func (a *ControllerActor) run(ctx actor.Context, d *Dispatch) {
 	req := &messages.ControllerRequest{Op: d.Op, Volume: a.volumeFor(d.Op)}
-	c, cancel := context.WithTimeout(context.Background(), a.spec.RPCTimeout)
+	c, cancel := context.WithTimeout(a.Context(), a.spec.RPCTimeout)
 	a.cancel = cancel
 	rpc, node := a.spec.Controllers, d.NodeID
 	a.log.Debug("controller op dispatched", "op", OpKey(d.Op), "node", node)
-	actors.Go(ctx, func() any {
+	actors.Go(ctx, func(_ context.Context) any {
 		defer cancel()
 		resp, err := rpc.Run(c, node, req)
 		return &opRan{owner: a, op: d.Op, nodeID: node, resp: resp, err: err}

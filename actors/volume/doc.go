@@ -33,7 +33,7 @@
 //	e, err = s.Step(volume.ClaimRequested{Claim: volume.NewClaim(allocID, nodeID, extNodeID, req)})
 //	// propose e.Propose in order (Proposal -> raft Command), wait for commit,
 //	// submit e.Controller to the plugin's controller actor, schedule
-//	// RetryDue for e.Retry with RetryPolicy.Delay, send e.Replies,
+//	// RetryDue for e.Retry with actors.Retry.Delay, send e.Replies,
 //	// log e.Transitions and e.Failures.
 //
 // At most one controller op per volume is in flight; Step queues the rest.
@@ -51,9 +51,9 @@
 // state.WithPluginHealth keep plugin counts and a volume's Schedulable
 // from client fingerprints (the FSM does it on UpsertPluginInstances).
 //
-// RetryPolicy (retry.go) is the unpublish backoff (1 s doubling to 1 min,
-// 24 h deadline): Delay(attempt, elapsed) is pure, NewBackOff(clock) gives
-// a cenkalti/backoff ExponentialBackOff on an injected clock.
+// ManagerSpec.Retry (an actors.Retry, by default 1 s doubling to 1 min,
+// 24 h deadline) is the controller unpublish and commit backoff; its
+// Delay(attempt, elapsed) is pure.
 //
 // # Actors
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -27,15 +28,16 @@ const (
 // FSM's events to them, and decides when a claim is released or its node
 // plugin abandoned.
 type Manager struct {
-	spec     *ManagerSpec
-	vols     map[string]*actor.PID // volume actors by volume ID
-	dying    map[string]bool       // volume actors told to stop
-	deferred map[string][]envelope // requests for a dying actor's successor
-	ctrls    map[string]*actor.PID // controller actors by plugin ID
-	children map[string]string     // child PID ID -> child name
-	creates  map[string]*creating  // create-volume requests by volume ID
-	stopping bool
-	log      *slog.Logger
+	actors.Lifetime // ends the workers on stop
+	spec            *ManagerSpec
+	vols            map[string]*actor.PID // volume actors by volume ID
+	dying           map[string]bool       // volume actors told to stop
+	deferred        map[string][]envelope // requests for a dying actor's successor
+	ctrls           map[string]*actor.PID // controller actors by plugin ID
+	children        map[string]string     // child PID ID -> child name
+	creates         map[string]*creating  // create-volume requests by volume ID
+	stopping        bool
+	log             *slog.Logger
 }
 
 // NewManager returns a producer for the volume manager. The agent spawns

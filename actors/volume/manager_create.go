@@ -99,8 +99,8 @@ func (m *Manager) onCreated(ctx actor.Context, d *createDone) {
 	cmd := &messages.Command{Time: m.spec.Clock.Now().UnixNano(),
 		Cmd: &messages.Command_RegisterVolume{RegisterVolume: &messages.RegisterVolume{Volume: vol}}}
 	prop, id := m.spec.Proposer, d.VolumeID
-	actors.Go(ctx, func() any {
-		c, cancel := context.WithTimeout(context.Background(), proposeTimeout)
+	actors.Go(ctx, func(life context.Context) any {
+		c, cancel := context.WithTimeout(life, proposeTimeout)
 		defer cancel()
 		_, index, err := prop.Apply(c, cmd)
 		return &registered{VolumeID: id, Index: index, Err: err}

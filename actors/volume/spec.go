@@ -49,8 +49,8 @@ type ManagerSpec struct {
 	// Clock drives the retry timers; nil is the wall clock.
 	Clock actors.Clock
 	// Retry is the backoff of failed controller unpublishes and failed
-	// commits; the zero value is DefaultRetryPolicy.
-	Retry RetryPolicy
+	// commits; the zero value is actors.DefaultRetry.
+	Retry actors.Retry
 	// Registry reports the children in the actor tree; nil spawns them
 	// with plain props.
 	Registry *actors.Registry
@@ -72,8 +72,8 @@ func (sp *ManagerSpec) withDefaults() *ManagerSpec {
 	if c.Clock == nil {
 		c.Clock = actors.RealClock{}
 	}
-	if c.Retry == (RetryPolicy{}) {
-		c.Retry = DefaultRetryPolicy()
+	if c.Retry.IsZero() {
+		c.Retry = actors.DefaultRetry()
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -89,13 +89,7 @@ func (sp *ManagerSpec) props(kind string, p actor.Producer) *actor.Props {
 	if sp.Registry != nil {
 		return sp.Registry.Props(kind, p)
 	}
-	return actor.PropsFromProducer(p)
-}
-
-// retryDelay is the wait before try attempt+1, elapsed after the first
-// failure; ok is false past the policy's deadline.
-func (sp *ManagerSpec) retryDelay(attempt int, elapsed time.Duration) (time.Duration, bool) {
-	return sp.Retry.Delay(max(attempt, 1), elapsed)
+	return actor.PropsFromProducer(p, actors.WithLifetime())
 }
 
 // envelope is a message kept for later with the sender to answer.

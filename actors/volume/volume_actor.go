@@ -24,22 +24,23 @@ import (
 // failed commit answers every waiter with the error and rebuilds the state
 // from the stored volume; a Resume follows after a backoff.
 type Actor struct {
-	spec     *ManagerSpec
-	id       string
-	initial  *messages.CSIVolume // the first start of a rebuild: the volume PendingOps saw
-	queued   map[string]bool     // OpKeys the controller queue was rebuilt with
-	s        *VolumeState
-	busy     bool       // proposals being committed
-	stash    []envelope // messages that came while busy
-	waiters  map[string][]*actor.PID
-	timers   map[string]actors.Timer
-	failedAt map[string]time.Time // first failed unpublish per alloc
-	secrets  map[string]string    // extra secrets of the delete under way
-	fails    int                  // failed commits in a row
-	resume   actors.Timer
-	cancel   context.CancelFunc // of the commit in flight
-	gone     bool
-	log      *slog.Logger
+	actors.Lifetime // ends the workers on stop
+	spec            *ManagerSpec
+	id              string
+	initial         *messages.CSIVolume // the first start of a rebuild: the volume PendingOps saw
+	queued          map[string]bool     // OpKeys the controller queue was rebuilt with
+	s               *VolumeState
+	busy            bool       // proposals being committed
+	stash           []envelope // messages that came while busy
+	waiters         map[string][]*actor.PID
+	timers          map[string]actors.Timer
+	failedAt        map[string]time.Time // first failed unpublish per alloc
+	secrets         map[string]string    // extra secrets of the delete under way
+	fails           int                  // failed commits in a row
+	resume          actors.Timer
+	cancel          context.CancelFunc // of the commit in flight
+	gone            bool
+	log             *slog.Logger
 }
 
 // Volume actor messages to itself.
@@ -173,10 +174,10 @@ func (a *Actor) run(ctx actor.Context, in Input, done doneFunc) {
 	for i, p := range e.Propose {
 		cmds[i] = command(p, now)
 	}
-	c, cancel := context.WithTimeout(context.Background(), proposeTimeout)
+	c, cancel := context.WithTimeout(a.Context(), proposeTimeout)
 	a.cancel = cancel
 	prop := a.spec.Proposer
-	actors.Go(ctx, func() any {
+	actors.Go(ctx, func(_ context.Context) any {
 		defer cancel()
 		var index uint64
 		for _, cmd := range cmds {
@@ -252,7 +253,7 @@ func (a *Actor) commitFailed(ctx actor.Context, c *committed) {
 	}
 	a.s, a.failedAt = NewVolumeState(vol), map[string]time.Time{}
 	if a.resume == nil {
-		d, ok := a.spec.retryDelay(a.fails, 0)
+		d, ok := a.spec.Retry.Delay(a.fails, 0)
 		if !ok {
 			d = a.spec.Retry.Max
 		}
@@ -307,7 +308,7 @@ func (a *Actor) schedule(ctx actor.Context, r Retry) {
 	if !ok || r.Attempt <= 1 {
 		first, a.failedAt[r.AllocID] = now, now
 	}
-	d, ok := a.spec.retryDelay(r.Attempt, now.Sub(first))
+	d, ok := a.spec.Retry.Delay(r.Attempt, now.Sub(first))
 	if !ok {
 		a.log.Error("controller unpublish keeps failing: giving up until an operator detaches the volume",
 			"alloc", r.AllocID, "attempts", r.Attempt, "since", first)

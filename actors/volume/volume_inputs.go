@@ -100,7 +100,7 @@ type Proposal struct {
 	Deregister  *messages.DeregisterVolume
 }
 
-// Retry asks for a RetryDue{AllocID} after RetryPolicy.Delay(Attempt, ...).
+// Retry asks for a RetryDue{AllocID} after ManagerSpec.Retry's Delay(Attempt, ...).
 type Retry struct {
 	AllocID string
 	Attempt int
