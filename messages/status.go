@@ -77,9 +77,6 @@ func ServerTerminalStatus(desired string) bool {
 	return desired == AllocDesiredStatusStop || desired == AllocDesiredStatusEvict
 }
 
-// ClientTerminal is ClientTerminalStatus, under its older name.
-func ClientTerminal(status string) bool { return ClientTerminalStatus(status) }
-
 // ClientTerminalStatus reports whether the allocation is finished on its
 // client (complete, failed or lost), as Nomad's method of that name.
 func (x *Allocation) ClientTerminalStatus() bool {

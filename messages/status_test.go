@@ -21,7 +21,7 @@ func TestAllocTerminalStatus(t *testing.T) {
 				a := &Allocation{ClientStatus: c, DesiredStatus: d}
 				require.Equal(t, clientDone[c], a.ClientTerminalStatus(), "client")
 				require.Equal(t, clientDone[c], ClientTerminalStatus(c), "client, bare")
-				require.Equal(t, clientDone[c], ClientTerminal(c), "client, old name")
+				require.Equal(t, clientDone[c], ClientTerminalStatus(c), "client")
 				require.Equal(t, serverDone[d], a.ServerTerminalStatus(), "server")
 				require.Equal(t, serverDone[d], ServerTerminalStatus(d), "server, bare")
 				require.Equal(t, clientDone[c] || serverDone[d], a.TerminalStatus(), "either")

@@ -131,8 +131,7 @@ func (a *Actor) refuse(why string) {
 }
 
 func (a *Actor) stopWanted() bool {
-	d := a.alloc.GetDesiredStatus()
-	return d == "stop" || d == "evict"
+	return a.alloc.ServerTerminalStatus()
 }
 
 func (a *Actor) isLeader(task string) bool {

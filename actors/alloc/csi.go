@@ -140,17 +140,17 @@ func claimSource(a *messages.Allocation, v *messages.VolumeRequest) string {
 
 // claimErrorCode is the server's code of a claim or detach error ("" for
 // a transport error).
-func claimErrorCode(err error) string {
+func claimErrorCode(err error) messages.ErrorCode {
 	var re *remote.RemoteError
 	if errors.As(err, &re) {
-		return re.Code
+		return re.ErrorCode()
 	}
 	return ""
 }
 
 // finalClaimCode: the server refused for good; retrying changes nothing.
-func finalClaimCode(code string) bool {
-	return code == remote.CodeNotFound || code == "conflict" || code == remote.CodeInvalid
+func finalClaimCode(code messages.ErrorCode) bool {
+	return code == messages.CodeNotFound || code == messages.CodeConflict || code == messages.CodeInvalid
 }
 
 // VolumeMountPath is where a task sees a volume: the exec driver does not

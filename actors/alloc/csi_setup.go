@@ -123,7 +123,7 @@ func (s *volumeSetup) claim(ctx context.Context, rec *clientstate.VolumeMount, r
 	resp, err := s.cfg.Claimer.Claim(cctx, &messages.VolumeClaimRequest{VolumeID: rec.VolumeID, Claim: claim})
 	code := claimErrorCode(err)
 	if err == nil && resp.GetError() != nil {
-		code = resp.GetError().GetCode()
+		code = resp.GetError().ErrorCode()
 		err = fmt.Errorf("%s: %s", code, resp.GetError().GetMessage())
 	}
 	if err == nil && resp.GetVolume() == nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/troupe-dev/troupe/actors"
-	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/csi"
@@ -62,7 +61,7 @@ func (t *teardown) attempt(ctx context.Context, rec *clientstate.VolumeMount) er
 		err := t.cfg.Claimer.NodeDetached(cctx, &messages.VolumeNodeDetachedRequest{
 			VolumeID: rec.VolumeID, AllocationID: t.allocID, NodeID: t.nodeID})
 		cancel()
-		if err != nil && claimErrorCode(err) != remote.CodeNotFound {
+		if err != nil && claimErrorCode(err) != messages.CodeNotFound {
 			err = fmt.Errorf("%w: %w: %w", ErrVolumeTeardown, errDetach, err)
 			t.failed(rec, EventVolumeDetachFailed, err.Error())
 			return errors.Join(err, t.persist(ctx, rec))

@@ -23,8 +23,8 @@ func TestVolumePaths(t *testing.T) {
 func TestClaimErrorClasses(t *testing.T) {
 	for code, final := range map[string]bool{"not_found": true, "conflict": true, "invalid": true,
 		"unavailable": false, "internal": false, "not_leader": false} {
-		require.Equal(t, final, finalClaimCode(code), code)
-		require.Equal(t, code, claimErrorCode(errCode(code)))
+		require.Equal(t, final, finalClaimCode(messages.ErrorCode(code)), code)
+		require.Equal(t, messages.ErrorCode(code), claimErrorCode(errCode(code)))
 	}
 	require.Empty(t, claimErrorCode(nil))
 }

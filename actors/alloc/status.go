@@ -2,20 +2,18 @@ package alloc
 
 import "github.com/troupe-dev/troupe/messages"
 
-// Client statuses, as Nomad names them.
+// Client statuses and task states: messages' (status.go), under the
+// short names this package uses.
 const (
-	StatusPending  = "pending"
-	StatusRunning  = "running"
-	StatusComplete = "complete"
-	StatusFailed   = "failed"
-	StatusLost     = "lost"
-)
+	StatusPending  = messages.AllocClientStatusPending
+	StatusRunning  = messages.AllocClientStatusRunning
+	StatusComplete = messages.AllocClientStatusComplete
+	StatusFailed   = messages.AllocClientStatusFailed
+	StatusLost     = messages.AllocClientStatusLost
 
-// Task states.
-const (
-	TaskPending = "pending"
-	TaskRunning = "running"
-	TaskDead    = "dead"
+	TaskPending = messages.TaskStatePending
+	TaskRunning = messages.TaskStateRunning
+	TaskDead    = messages.TaskStateDead
 )
 
 // ClientStatus folds task states into the allocation's client status: failed
@@ -48,4 +46,4 @@ func ClientStatus(tasks []string, states map[string]*messages.TaskState) string 
 }
 
 // Terminal reports whether a client status is final.
-func Terminal(status string) bool { return messages.ClientTerminal(status) }
+func Terminal(status string) bool { return messages.ClientTerminalStatus(status) }

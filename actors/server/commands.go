@@ -67,9 +67,9 @@ func toError(err error) *messages.Error {
 	case errors.As(err, &re):
 		return &messages.Error{Code: re.Code, Message: re.Message, LeaderRPCAddr: re.LeaderRPCAddr}
 	case errors.Is(err, state.ErrJobNotFound), errors.Is(err, state.ErrNodeNotFound), errors.Is(err, state.ErrAllocNotFound):
-		return &messages.Error{Code: remote.CodeNotFound, Message: err.Error()}
+		return messages.NewError(messages.CodeNotFound, err.Error())
 	case errors.Is(err, state.ErrJobModifyIndex):
-		return &messages.Error{Code: remote.CodeConflict, Message: err.Error()}
+		return messages.NewError(messages.CodeConflict, err.Error())
 	}
-	return &messages.Error{Code: remote.CodeInternal, Message: err.Error()}
+	return messages.NewError(messages.CodeInternal, err.Error())
 }

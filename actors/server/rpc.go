@@ -10,7 +10,6 @@ import (
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/actors/node"
 	"github.com/troupe-dev/troupe/actors/scheduler"
-	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -36,7 +35,7 @@ type (
 
 // notLeader is the answer of a server that does not lead.
 func (s *Actor) notLeader() *messages.Error {
-	return &messages.Error{Code: remote.CodeNotLeader, Message: "this server is not the leader", LeaderRPCAddr: s.spec.Leader()}
+	return &messages.Error{Code: string(messages.CodeNotLeader), Message: "this server is not the leader", LeaderRPCAddr: s.spec.Leader()}
 }
 
 // commit applies cmd through this server's raft, in a worker (ctx: the
@@ -85,7 +84,7 @@ func (s *Actor) onNodeRegistered(ctx actor.Context, m *nodeRegistered) {
 	}
 	pid := s.ensureNode(ctx, m.nodeID)
 	if pid == nil {
-		ctx.Send(m.sender, &messages.RegisterNodeResponse{Error: &messages.Error{Code: remote.CodeInternal, Message: "no node actor"}})
+		ctx.Send(m.sender, &messages.RegisterNodeResponse{Error: messages.NewError(messages.CodeInternal, "no node actor")})
 		return
 	}
 	ctx.RequestWithCustomSender(pid, &node.RegisterDone{Index: m.index}, m.sender)
@@ -99,7 +98,7 @@ func (s *Actor) onHeartbeat(ctx actor.Context, m *messages.NodeHeartbeat) {
 	}
 	pid, ok := s.nodes[m.GetNodeID()]
 	if !ok || s.spec.State().NodeByID(m.GetNodeID()) == nil {
-		ctx.Respond(&messages.NodeHeartbeatResponse{Error: &messages.Error{Code: remote.CodeNotFound,
+		ctx.Respond(&messages.NodeHeartbeatResponse{Error: &messages.Error{Code: string(messages.CodeNotFound),
 			Message: "node " + m.GetNodeID() + " is not registered"}})
 		return
 	}

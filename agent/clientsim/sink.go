@@ -39,7 +39,7 @@ func (k *sink) onSet(m *messages.SetClientAllocs) {
 	n.allocs.Store(int32(len(m.GetAllocs())))
 	var up []*messages.Allocation
 	for _, a := range m.GetAllocs() {
-		if a.GetDesiredStatus() != "run" || k.reported[a.GetID()] || messages.ClientTerminal(a.GetClientStatus()) {
+		if a.GetDesiredStatus() != "run" || k.reported[a.GetID()] || messages.ClientTerminalStatus(a.GetClientStatus()) {
 			continue
 		}
 		k.reported[a.GetID()] = true

@@ -25,7 +25,7 @@ func ForAllocUpdates(view AllocView, updates []*messages.Allocation, now time.Ti
 		if old == nil || old.GetClientStatus() == up.GetClientStatus() {
 			continue
 		}
-		freed = freed || messages.ClientTerminal(up.GetClientStatus())
+		freed = freed || messages.ClientTerminalStatus(up.GetClientStatus())
 		trigger, why := allocTrigger(old, up)
 		key := old.GetNamespace() + "/" + old.GetJobID()
 		if trigger == "" || seen[key] {

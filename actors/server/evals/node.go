@@ -37,7 +37,7 @@ func ForNodeStatus(view NodeAllocs, nodeID string, now time.Time) []*messages.Ev
 	seen := map[string]bool{}
 	for _, a := range view.AllocsByNode(nodeID) {
 		key := a.GetNamespace() + "/" + a.GetJobID()
-		if seen[key] || messages.ClientTerminal(a.GetClientStatus()) {
+		if seen[key] || messages.ClientTerminalStatus(a.GetClientStatus()) {
 			continue
 		}
 		seen[key] = true
