@@ -28,40 +28,62 @@ func (f *flakyReads) read(id string) (*clientstate.StoredAlloc, error) {
 	return f.db.Alloc(id)
 }
 
-// TestFailedStateReadIsRetried: after an agent restart, a failed read of
-// the state file is no "nothing stored": the running task is not started
-// again; the read is tried again after DefaultLoadRetry's backoff on the
-// injected clock (1 s, then 2 s), and then the task is re-attached.
-func TestFailedStateReadIsRetried(t *testing.T) {
-	dbPath, root := filepath.Join(t.TempDir(), "client.db"), t.TempDir()
-	drv, clock := driver.NewFake(), actors.NewFakeClock(time.Unix(1_700_000_000, 0))
-	h := newHarnessAt(t, dbPath, root, drv, clock)
-	a := testAlloc("service", map[string]any{}, nil)
-	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
-	h.close() // the agent stops; the task keeps running
-
-	h = newHarnessAt(t, dbPath, root, drv, clock)
-	reads := &flakyReads{db: h.db, fails: 2}
-	h.readAlloc = reads.read
-	h.spawn(a)
-	waitReads := func(n int32) {
-		t.Helper()
-		require.Eventually(t, func() bool { return reads.n.Load() == n && clock.Pending() == 1 }, 5*time.Second, time.Millisecond)
+// TestFailedReadsAreRetried: after an agent restart, a failed read of the
+// state file is no "nothing stored", and one of a task's stored handle no
+// "no handle": the running task is not started again; the read is tried
+// again with backoff on the injected clock (1 s, then 2 s), and then the
+// task is re-attached.
+func TestFailedReadsAreRetried(t *testing.T) {
+	tests := []struct {
+		name    string
+		install func(h *harness) *atomic.Int32 // makes reads fail twice; returns their count
+		loading bool                           // the allocation waits in PhaseLoading
+	}{
+		{"state file", func(h *harness) *atomic.Int32 {
+			r := &flakyReads{db: h.db, fails: 2}
+			h.readAlloc = r.read
+			return &r.n
+		}, true},
+		{"task handle", func(h *harness) *atomic.Int32 {
+			r := &flakyHandles{db: h.db, fails: 2}
+			h.readHandle = r.read
+			return &r.n
+		}, false},
 	}
-	waitReads(1)
-	require.Equal(t, PhaseLoading.String(), phaseOf(h, a.ID))
-	clock.Advance(time.Second)
-	waitReads(2)
-	clock.Advance(time.Second)
-	require.Never(t, func() bool { return reads.n.Load() > 2 }, 50*time.Millisecond, time.Millisecond, "the second wait is 2 s")
-	clock.Advance(time.Second)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dbPath, root := filepath.Join(t.TempDir(), "client.db"), t.TempDir()
+			drv, clock := driver.NewFake(), actors.NewFakeClock(time.Unix(1_700_000_000, 0))
+			h := newHarnessAt(t, dbPath, root, drv, clock)
+			a := testAlloc("service", map[string]any{}, nil)
+			h.spawn(a)
+			h.waitFor("running", status(StatusRunning))
+			h.close() // the agent stops; the task keeps running
 
-	require.Eventually(t, func() bool { return drv.Calls(driver.MethodRecoverTask) == 1 }, 5*time.Second, time.Millisecond)
-	h.waitFor("running again", status(StatusRunning))
-	require.Equal(t, int32(3), reads.n.Load())
-	require.Equal(t, 1, drv.Calls(driver.MethodStartTask), "the running task is not started again")
-	require.True(t, drv.Running(taskID))
+			h = newHarnessAt(t, dbPath, root, drv, clock)
+			reads := tt.install(h)
+			h.spawn(a)
+			waitReads := func(n int32) {
+				t.Helper()
+				require.Eventually(t, func() bool { return reads.Load() == n && clock.Pending() == 1 }, 5*time.Second, time.Millisecond)
+			}
+			waitReads(1)
+			if tt.loading {
+				require.Equal(t, PhaseLoading.String(), phaseOf(h, a.ID))
+			}
+			clock.Advance(time.Second)
+			waitReads(2)
+			clock.Advance(time.Second)
+			require.Never(t, func() bool { return reads.Load() > 2 }, 50*time.Millisecond, time.Millisecond, "the second wait is 2 s")
+			clock.Advance(time.Second)
+
+			require.Eventually(t, func() bool { return drv.Calls(driver.MethodRecoverTask) == 1 }, 5*time.Second, time.Millisecond)
+			h.waitFor("running again", status(StatusRunning))
+			require.Equal(t, int32(3), reads.Load())
+			require.Equal(t, 1, drv.Calls(driver.MethodStartTask), "the running task is not started again")
+			require.True(t, drv.Running(taskID))
+		})
+	}
 }
 
 // TestFailedStateReadKeepsStoredState: a stopped allocation whose state
@@ -100,39 +122,4 @@ func (f *flakyHandles) read(allocID, task string) ([]byte, error) {
 		return nil, errors.New("bbolt: transient read error")
 	}
 	return f.db.TaskHandle(allocID, task)
-}
-
-// TestFailedHandleReadIsRetried: after an agent restart, a failed read of
-// a task's stored handle is no "no handle": the running task is not
-// started again; the read is tried again with backoff on the injected
-// clock (1 s, then 2 s), and then the task is re-attached.
-func TestFailedHandleReadIsRetried(t *testing.T) {
-	dbPath, root := filepath.Join(t.TempDir(), "client.db"), t.TempDir()
-	drv, clock := driver.NewFake(), actors.NewFakeClock(time.Unix(1_700_000_000, 0))
-	h := newHarnessAt(t, dbPath, root, drv, clock)
-	a := testAlloc("service", map[string]any{}, nil)
-	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
-	h.close() // the agent stops; the task keeps running
-
-	h = newHarnessAt(t, dbPath, root, drv, clock)
-	reads := &flakyHandles{db: h.db, fails: 2}
-	h.readHandle = reads.read
-	h.spawn(a)
-	waitReads := func(n int32) {
-		t.Helper()
-		require.Eventually(t, func() bool { return reads.n.Load() == n && clock.Pending() == 1 }, 5*time.Second, time.Millisecond)
-	}
-	waitReads(1)
-	clock.Advance(time.Second)
-	waitReads(2)
-	clock.Advance(time.Second)
-	require.Never(t, func() bool { return reads.n.Load() > 2 }, 50*time.Millisecond, time.Millisecond, "the second wait is 2 s")
-	clock.Advance(time.Second)
-
-	require.Eventually(t, func() bool { return drv.Calls(driver.MethodRecoverTask) == 1 }, 5*time.Second, time.Millisecond)
-	h.waitFor("running again", status(StatusRunning))
-	require.Equal(t, int32(3), reads.n.Load())
-	require.Equal(t, 1, drv.Calls(driver.MethodStartTask), "the running task is not started again")
-	require.True(t, drv.Running(taskID))
 }
