@@ -39,7 +39,7 @@ type Spec struct {
 	// between all alloc actors.
 	Network cni.Networker
 	// NetworkRetry is the backoff between network teardown attempts
-	// (zero: DefaultNetworkRetry); NetworkAttempts, when set, bounds its
+	// (zero: defaultNetworkRetry); NetworkAttempts, when set, bounds its
 	// tries.
 	NetworkRetry    actors.Retry
 	NetworkAttempts int
@@ -52,7 +52,7 @@ type Spec struct {
 	// ${meta.*} in the tasks' config and env; nil leaves them as written.
 	Node *messages.Node
 	// LoadRetry is the backoff between reads of the state file when one
-	// failed (zero: DefaultLoadRetry); reads go on until one works.
+	// failed (zero: defaultLoadRetry); reads go on until one works.
 	LoadRetry actors.Retry
 
 	// readAlloc reads the allocation's stored state; nil: DB.Alloc
@@ -62,9 +62,9 @@ type Spec struct {
 	readHandle func(allocID, task string) ([]byte, error)
 }
 
-// DefaultLoadRetry is the backoff between state file reads: 1 s doubling
+// defaultLoadRetry is the backoff between state file reads: 1 s doubling
 // to 1 min, without end.
-func DefaultLoadRetry() actors.Retry {
+func defaultLoadRetry() actors.Retry {
 	return actors.Retry{Initial: time.Second, Max: time.Minute, Multiplier: 2}
 }
 
@@ -90,7 +90,7 @@ type Actor struct {
 	alloc           *messages.Allocation // nil until the state file was read
 	tasks           []string
 	states          map[string]*messages.TaskState
-	life            *Lifecycle
+	life            *lifecycle
 	hooks           []Hook
 	// the hooks that hold state the tasks need
 	network *networkHook
@@ -105,7 +105,7 @@ type Actor struct {
 func New(spec *Spec) actor.Producer {
 	return func() actor.Actor {
 		a := &Actor{spec: spec, log: spec.Logger.With("alloc", spec.Alloc.GetID())}
-		a.network = &networkHook{a: a, retry: HookRetry{Policy: spec.NetworkRetry.Or(DefaultNetworkRetry())}}
+		a.network = &networkHook{a: a, retry: hookRetry{Policy: spec.NetworkRetry.Or(defaultNetworkRetry())}}
 		if spec.NetworkAttempts > 0 {
 			a.network.retry.Policy.Attempts = spec.NetworkAttempts
 		}
@@ -114,11 +114,11 @@ func New(spec *Spec) actor.Producer {
 			a.csi.cfg = spec.CSI.withDefaults()
 		}
 		a.hooks = a.hookList()
-		plans := make([]HookPlan, len(a.hooks))
+		plans := make([]hookPlan, len(a.hooks))
 		for i, h := range a.hooks {
 			plans[i] = planOf(h)
 		}
-		a.life = NewLifecycle(plans, spec.LoadRetry.Or(DefaultLoadRetry()))
+		a.life = newLifecycle(plans, spec.LoadRetry.Or(defaultLoadRetry()))
 		return a
 	}
 }
@@ -211,7 +211,7 @@ func (a *Actor) onLoaded(ctx actor.Context, m *loaded) {
 	a.spec.DB.PutAlloc(a.alloc)
 	a.step(ctx, Loaded{
 		BadName: checkNames(a.alloc), NoTasks: len(a.tasks) == 0,
-		Terminal: Terminal(a.alloc.GetClientStatus()), StopWanted: a.stopWanted(),
+		Terminal: terminal(a.alloc.GetClientStatus()), StopWanted: a.stopWanted(),
 		Handles: m.stored != nil && len(m.stored.Handles) > 0, Holding: a.holding(),
 		At: a.spec.Clock.Now(),
 	})
@@ -230,7 +230,7 @@ func (a *Actor) restore(stored *clientstate.StoredAlloc) {
 	}
 	a.states = stored.TaskStates
 	for _, h := range a.hooks {
-		if r, ok := h.(RestoreHook); ok {
+		if r, ok := h.(restoreHook); ok {
 			r.Restore(stored)
 		}
 	}
@@ -238,7 +238,7 @@ func (a *Actor) restore(stored *clientstate.StoredAlloc) {
 
 // step feeds the lifecycle one event and carries out its effects. An
 // event the phase does not expect (a late result) is dropped.
-func (a *Actor) step(ctx actor.Context, ev Event) Effects {
+func (a *Actor) step(ctx actor.Context, ev event) effects {
 	from := a.life.Phase()
 	eff, err := a.life.Step(ev)
 	if err != nil {
@@ -253,7 +253,7 @@ func (a *Actor) step(ctx actor.Context, ev Event) Effects {
 }
 
 // apply carries out a step's effects, in the order Effects lists them.
-func (a *Actor) apply(ctx actor.Context, eff Effects) {
+func (a *Actor) apply(ctx actor.Context, eff effects) {
 	if eff.StopTimer {
 		a.stopTimer()
 	}

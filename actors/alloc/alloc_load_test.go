@@ -37,7 +37,7 @@ func TestFailedReadsAreRetried(t *testing.T) {
 	tests := []struct {
 		name    string
 		install func(h *harness) *atomic.Int32 // makes reads fail twice; returns their count
-		loading bool                           // the allocation waits in PhaseLoading
+		loading bool                           // the allocation waits in phaseLoading
 	}{
 		{"state file", func(h *harness) *atomic.Int32 {
 			r := &flakyReads{db: h.db, fails: 2}
@@ -57,7 +57,7 @@ func TestFailedReadsAreRetried(t *testing.T) {
 			h := newHarnessAt(t, dbPath, root, drv, clock)
 			a := testAlloc("service", map[string]any{}, nil)
 			h.spawn(a)
-			h.waitFor("running", status(StatusRunning))
+			h.waitFor("running", status(statusRunning))
 			h.close() // the agent stops; the task keeps running
 
 			h = newHarnessAt(t, dbPath, root, drv, clock)
@@ -69,7 +69,7 @@ func TestFailedReadsAreRetried(t *testing.T) {
 			}
 			waitReads(1)
 			if tt.loading {
-				require.Equal(t, PhaseLoading.String(), phaseOf(h, a.ID))
+				require.Equal(t, phaseLoading.String(), phaseOf(h, a.ID))
 			}
 			clock.Advance(time.Second)
 			waitReads(2)
@@ -78,7 +78,7 @@ func TestFailedReadsAreRetried(t *testing.T) {
 			clock.Advance(time.Second)
 
 			require.Eventually(t, func() bool { return drv.Calls(driver.MethodRecoverTask) == 1 }, 5*time.Second, time.Millisecond)
-			h.waitFor("running again", status(StatusRunning))
+			h.waitFor("running again", status(statusRunning))
 			require.Equal(t, int32(3), reads.Load())
 			require.Equal(t, 1, drv.Calls(driver.MethodStartTask), "the running task is not started again")
 			require.True(t, drv.Running(taskID))
@@ -92,7 +92,7 @@ func TestFailedReadsAreRetried(t *testing.T) {
 func TestFailedStateReadKeepsStoredState(t *testing.T) {
 	h := newHarness(t)
 	a := testAlloc("service", map[string]any{}, nil)
-	a.ClientStatus = StatusComplete
+	a.ClientStatus = statusComplete
 	h.db.PutAlloc(a)
 	h.db.Flush()
 	reads := &flakyReads{db: h.db, fails: 1}
@@ -103,9 +103,9 @@ func TestFailedStateReadKeepsStoredState(t *testing.T) {
 	h.db.Flush()
 	stored, err := h.db.Alloc(a.ID)
 	require.NoError(t, err)
-	require.Equal(t, StatusComplete, stored.Alloc.GetClientStatus(), "nothing was written")
+	require.Equal(t, statusComplete, stored.Alloc.GetClientStatus(), "nothing was written")
 	h.clock.Advance(time.Second)
-	done := h.waitFor("complete", status(StatusComplete))
+	done := h.waitFor("complete", status(statusComplete))
 	require.Zero(t, h.fake.Calls(driver.MethodStartTask))
 	require.Empty(t, done.TaskStates)
 }

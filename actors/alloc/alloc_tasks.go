@@ -19,10 +19,10 @@ func (a *Actor) spawnTasks(ctx actor.Context) {
 	for _, t := range groupOf(a.alloc).GetTasks() {
 		drv, ok := a.spec.Drivers[t.GetDriver()]
 		if !ok {
-			a.states[t.GetName()] = deadState(a.spec, fmt.Sprintf("%v: %q", ErrUnknownDriver, t.GetDriver()))
+			a.states[t.GetName()] = deadState(a.spec, fmt.Sprintf("%v: %q", errUnknownDriver, t.GetDriver()))
 			continue
 		}
-		spec := &TaskSpec{
+		spec := &taskSpec{
 			AllocID: a.alloc.GetID(), JobType: jobType, Task: t, Driver: drv,
 			DB: a.spec.DB, Clock: a.spec.Clock, Logger: a.spec.Logger,
 			Start:            taskConfig(a.spec.AllocRoot, a.spec.Node, a.alloc, t, a.network.rec, a.csi.vols),
@@ -33,7 +33,7 @@ func (a *Actor) spawnTasks(ctx actor.Context) {
 			HandleRetry:      a.spec.LoadRetry,
 			readHandle:       a.spec.readHandle,
 		}
-		props := a.spec.Registry.Props("task", NewTaskActor(spec))
+		props := a.spec.Registry.Props("task", newTaskActor(spec))
 		if _, err := ctx.SpawnNamed(props, "tasks/"+t.GetName()); err != nil {
 			a.log.Error("spawn task actor", "task", t.GetName(), "error", err)
 		}
@@ -43,8 +43,8 @@ func (a *Actor) spawnTasks(ctx actor.Context) {
 func (a *Actor) onTaskState(ctx actor.Context, m *messages.TaskStateChanged) {
 	a.states[m.GetTask()] = m.GetState()
 	a.spec.DB.PutTaskState(a.alloc.GetID(), m.GetTask(), m.GetState())
-	if m.GetState().GetState() == TaskDead {
-		a.step(ctx, TaskDied{Task: m.GetTask(), Failed: m.GetState().GetFailed(), Leader: a.isLeader(m.GetTask())})
+	if m.GetState().GetState() == taskDead {
+		a.step(ctx, taskDied{Task: m.GetTask(), Failed: m.GetState().GetFailed(), Leader: a.isLeader(m.GetTask())})
 	}
 	a.refresh(ctx)
 }
@@ -71,7 +71,7 @@ func (a *Actor) onUpdate(ctx actor.Context, m *messages.UpdateAlloc) {
 		a.alloc.Job, a.alloc.JobVersion = in.GetJob(), in.GetJobVersion()
 	}
 	a.spec.DB.PutAlloc(a.alloc)
-	a.step(ctx, Updated{StopWanted: a.stopWanted(), Description: in.GetDesiredDescription()})
+	a.step(ctx, updated{StopWanted: a.stopWanted(), Description: in.GetDesiredDescription()})
 }
 
 func (a *Actor) killTasks(ctx actor.Context, reason string) {
@@ -85,16 +85,16 @@ func (a *Actor) killTasks(ctx actor.Context, reason string) {
 // refresh recomputes the client status; once every task is dead the
 // lifecycle tears the allocation down.
 func (a *Actor) refresh(ctx actor.Context) {
-	status := ClientStatus(a.tasks, a.states)
-	desc := map[string]string{StatusPending: "No tasks have started", StatusRunning: "Tasks are running",
-		StatusComplete: "All tasks have completed", StatusFailed: "Failed tasks"}[status]
+	status := clientStatus(a.tasks, a.states)
+	desc := map[string]string{statusPending: "No tasks have started", statusRunning: "Tasks are running",
+		statusComplete: "All tasks have completed", statusFailed: "Failed tasks"}[status]
 	a.setStatus(ctx, status, desc)
 	allDead := true
 	for _, t := range a.tasks {
-		allDead = allDead && a.states[t].GetState() == TaskDead
+		allDead = allDead && a.states[t].GetState() == taskDead
 	}
 	if allDead {
-		a.step(ctx, TasksDead{})
+		a.step(ctx, tasksDead{})
 	}
 }
 
@@ -109,7 +109,7 @@ func (a *Actor) setStatus(ctx actor.Context, status, desc string) {
 // Nomad does, so that the reason shows in the task's events too.
 func (a *Actor) failUnstarted(why string) {
 	for _, t := range a.tasks {
-		if a.states[t].GetState() == TaskDead {
+		if a.states[t].GetState() == taskDead {
 			continue
 		}
 		a.states[t] = setupFailedState(a.states[t], why, a.spec.Clock.Now())
@@ -173,8 +173,8 @@ func (a *Actor) released(ctx actor.Context) {
 }
 
 func deadState(spec *Spec, why string) *messages.TaskState {
-	st := &messages.TaskState{State: TaskDead, Failed: true}
-	appendEvent(st, newEvent(EventDriverFailure, why, spec.Clock.Now()))
+	st := &messages.TaskState{State: taskDead, Failed: true}
+	appendEvent(st, newEvent(eventDriverFailure, why, spec.Clock.Now()))
 	return st
 }
 

@@ -148,7 +148,7 @@ func TestAllocRunsAndStops(t *testing.T) {
 	h := newHarness(t)
 	a := testAlloc("service", map[string]any{}, nil)
 	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
+	h.waitFor("running", status(statusRunning))
 	require.True(t, h.fake.Running(taskID))
 	cfg, _ := h.fake.Task(taskID)
 	require.Equal(t, a.ID, cfg.Env["TROUPE_ALLOC_ID"])
@@ -158,10 +158,10 @@ func TestAllocRunsAndStops(t *testing.T) {
 	stop := proto.Clone(a).(*messages.Allocation)
 	stop.DesiredStatus = "stop"
 	h.sys.Root.Send(actor.NewPID("nonhost", "client/allocs/"+a.ID), &messages.UpdateAlloc{Alloc: stop})
-	done := h.waitFor("complete", status(StatusComplete))
+	done := h.waitFor("complete", status(statusComplete))
 	require.Equal(t, 1, h.fake.Calls(driver.MethodStartTask))
 	require.Equal(t, 1, h.fake.Calls(driver.MethodStopTask))
-	require.Equal(t, TaskDead, done.TaskStates["t"].State)
+	require.Equal(t, taskDead, done.TaskStates["t"].State)
 	require.False(t, done.TaskStates["t"].Failed)
 }
 
@@ -173,17 +173,17 @@ func TestServiceTaskRestartsThenFails(t *testing.T) {
 	require.Equal(t, 1, h.fake.Calls(driver.MethodStartTask))
 	require.Eventually(t, func() bool { return h.clock.Pending() == 1 }, 5*time.Second, time.Millisecond)
 	h.clock.Advance(10 * time.Second)
-	failed := h.waitFor("failed", status(StatusFailed))
+	failed := h.waitFor("failed", status(statusFailed))
 	require.Equal(t, 2, h.fake.Calls(driver.MethodStartTask))
 	st := failed.TaskStates["t"]
 	require.True(t, st.Failed)
-	require.Equal(t, EventNotRestarting, st.Events[len(st.Events)-1].Type)
+	require.Equal(t, eventNotRestarting, st.Events[len(st.Events)-1].Type)
 }
 
 func TestBatchTaskCompletes(t *testing.T) {
 	h := newHarness(t)
 	h.spawn(testAlloc("batch", map[string]any{"exit_code": 0}, nil))
-	done := h.waitFor("complete", status(StatusComplete))
+	done := h.waitFor("complete", status(statusComplete))
 	require.Equal(t, 1, h.fake.Calls(driver.MethodStartTask))
 	require.False(t, done.TaskStates["t"].Failed)
 }
@@ -192,11 +192,11 @@ func TestCrashRestartsActorAndReattaches(t *testing.T) {
 	h := newHarness(t)
 	a := testAlloc("service", map[string]any{}, nil)
 	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
+	h.waitFor("running", status(statusRunning))
 	pid := actor.NewPID("nonhost", "client/allocs/"+a.ID)
 	h.sys.Root.Send(pid, &crash{})
 	require.Eventually(t, func() bool { return h.fake.Calls(driver.MethodRecoverTask) == 1 }, 5*time.Second, time.Millisecond)
-	h.waitFor("running again", status(StatusRunning))
+	h.waitFor("running again", status(statusRunning))
 	require.Equal(t, 1, h.fake.Calls(driver.MethodStartTask), "the task must not start twice")
 	require.True(t, h.fake.Running(taskID))
 	var info *actors.Info
@@ -216,7 +216,7 @@ func TestUnknownDriverFailsAlloc(t *testing.T) {
 	a := testAlloc("service", map[string]any{}, nil)
 	a.Job.TaskGroups[0].Tasks[0].Driver = "nope"
 	h.spawn(a)
-	failed := h.waitFor("failed", status(StatusFailed))
+	failed := h.waitFor("failed", status(statusFailed))
 	require.Contains(t, failed.TaskStates["t"].Events[0].DisplayMessage, `unknown driver: "nope"`)
 	require.Zero(t, h.fake.Calls(driver.MethodStartTask))
 }

@@ -21,7 +21,7 @@ type AllocDirHook struct {
 // Name implements Hook.
 func (h *AllocDirHook) Name() string { return "alloc_dir" }
 
-// Prerun implements PrerunHook. Every directory is made beneath the
+// Prerun implements prerunHook. Every directory is made beneath the
 // allocation's own, which is made beneath Root: a name that is not one
 // path element is refused, and a symlink planted on the way that leads out
 // of the allocation dir (<task> -> /tmp/x) fails the setup, making nothing
@@ -98,7 +98,7 @@ func socketStandIn(dir string) error {
 	return nil
 }
 
-// Postrun implements PostrunHook: it removes the short socket directories
+// Postrun implements postrunHook: it removes the short socket directories
 // that stood in for CSI plugin mount dirs too deep for a unix socket path
 // (the alloc dir itself stays, with the logs). An allocation with an
 // unsafe name made none.

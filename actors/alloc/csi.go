@@ -59,7 +59,7 @@ type CSIConfig struct {
 	Retry actors.Retry
 	// ClaimRetry is the backoff of setup after a retryable error (claim
 	// refused for now, plugin not healthy yet, plugin busy), for at most
-	// ClaimAttempts tries (zero: DefaultClaimAttempts).
+	// ClaimAttempts tries (zero: defaultClaimAttempts).
 	ClaimRetry    actors.Retry
 	ClaimAttempts int
 	// Usage is the client's usage actor (NewUsageActor, started with
@@ -72,9 +72,9 @@ type CSIConfig struct {
 	CallTimeout time.Duration
 }
 
-// DefaultClaimAttempts is how many times setup tries a volume before the
+// defaultClaimAttempts is how many times setup tries a volume before the
 // allocation fails.
-const DefaultClaimAttempts = 10
+const defaultClaimAttempts = 10
 
 // withDefaults fills the zero fields.
 func (c *CSIConfig) withDefaults() *CSIConfig {
@@ -82,7 +82,7 @@ func (c *CSIConfig) withDefaults() *CSIConfig {
 	out.Retry = out.Retry.Or(actors.DefaultRetry())
 	out.ClaimRetry = out.ClaimRetry.Or(actors.DefaultRetry())
 	if out.ClaimAttempts <= 0 {
-		out.ClaimAttempts = DefaultClaimAttempts
+		out.ClaimAttempts = defaultClaimAttempts
 	}
 	if out.CallTimeout <= 0 {
 		out.CallTimeout = 2 * time.Minute
@@ -92,30 +92,30 @@ func (c *CSIConfig) withDefaults() *CSIConfig {
 
 // Volume states (AllocVolumeState.State).
 const (
-	VolumeClaiming     = "claiming"
-	VolumeMounted      = "mounted"
+	volumeClaiming     = "claiming"
+	volumeMounted      = "mounted"
 	VolumeUnpublishing = "unpublishing"
-	VolumeUnpublished  = "unpublished"
-	VolumeFailed       = "failed"
+	volumeUnpublished  = "unpublished"
+	volumeFailed       = "failed"
 )
 
 // Volume event types.
 const (
-	EventVolumeClaimFailed     = "Claim Failed"
-	EventVolumeSetupFailed     = "Setup Failed"
-	EventVolumeMounted         = "Mounted"
-	EventVolumeRemounting      = "Remounting"
-	EventVolumeUnpublishFailed = "Unpublish Failed"
-	EventVolumeUnpublished     = "Unpublished"
-	EventVolumeDetachFailed    = "Detach Failed"
-	EventVolumeDetached        = "Node Detached"
-	EventVolumeGaveUp          = "Unpublish Gave Up"
+	eventVolumeClaimFailed     = "Claim Failed"
+	eventVolumeSetupFailed     = "Setup Failed"
+	eventVolumeMounted         = "Mounted"
+	eventVolumeRemounting      = "Remounting"
+	eventVolumeUnpublishFailed = "Unpublish Failed"
+	eventVolumeUnpublished     = "Unpublished"
+	eventVolumeDetachFailed    = "Detach Failed"
+	eventVolumeDetached        = "Node Detached"
+	eventVolumeGaveUp          = "Unpublish Gave Up"
 )
 
 // volumeActive reports whether a volume state may still hold something
 // on this node or on the server.
 func volumeActive(state string) bool {
-	return state == VolumeClaiming || state == VolumeMounted || state == VolumeUnpublishing
+	return state == volumeClaiming || state == volumeMounted || state == VolumeUnpublishing
 }
 
 // csiVolumes are the group's csi volume requests by name.
@@ -153,17 +153,17 @@ func finalClaimCode(code messages.ErrorCode) bool {
 	return code == messages.CodeNotFound || code == messages.CodeConflict || code == messages.CodeInvalid
 }
 
-// VolumeMountPath is where a task sees a volume: the exec driver does not
+// volumeMountPath is where a task sees a volume: the exec driver does not
 // chroot, so destination "/data" is <task dir>/data. The path stays
 // inside the task dir whatever the destination says.
-func VolumeMountPath(allocRoot, allocID, task, destination string) string {
+func volumeMountPath(allocRoot, allocID, task, destination string) string {
 	return filepath.Join(TaskDir(allocRoot, allocID, task), filepath.Clean("/"+destination))
 }
 
-// VolumeEnvName is the variable that tells a task where a volume is
+// volumeEnvName is the variable that tells a task where a volume is
 // mounted: TROUPE_VOLUME_<NAME>, uppercased, anything not a letter or a
 // digit becoming '_'.
-func VolumeEnvName(volume string) string {
+func volumeEnvName(volume string) string {
 	b := []byte(strings.ToUpper(volume))
 	for i, c := range b {
 		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
@@ -188,16 +188,16 @@ func usageDir(attachment, access string) string {
 	return pathSafe(attachment + "-" + access)
 }
 
-// StagingPath is where a node plugin stages a volume for this host:
+// stagingPath is where a node plugin stages a volume for this host:
 // <root>/staging/<plugin>/<volume>/<mode>. Allocations on the host using
 // the same volume in the same mode share it.
-func StagingPath(root, pluginID, volumeID, attachment, access string) string {
+func stagingPath(root, pluginID, volumeID, attachment, access string) string {
 	return filepath.Join(root, "staging", pathSafe(pluginID), pathSafe(volumeID), usageDir(attachment, access))
 }
 
-// PublishPath is where a node plugin publishes a volume for one
+// publishPath is where a node plugin publishes a volume for one
 // allocation: <root>/per-alloc/<alloc>/<volume>/<ro|rw>-<mode>.
-func PublishPath(root, allocID, volumeID, attachment, access string, readOnly bool) string {
+func publishPath(root, allocID, volumeID, attachment, access string, readOnly bool) string {
 	rw := "rw-"
 	if readOnly {
 		rw = "ro-"

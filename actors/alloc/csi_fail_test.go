@@ -29,15 +29,15 @@ func TestCSISetupRefusedByNodePlugin(t *testing.T) {
 			e.known("vol0")
 			e.plugin.FailNext(tc.method, grpcstatus.Error(codes.FailedPrecondition, "device not ready"), 1)
 			h.spawn(csiAlloc(csiAllocID, "vol0"))
-			failed := h.waitFor("failed", status(StatusFailed))
+			failed := h.waitFor("failed", status(statusFailed))
 			want := `CSI volume "vol0": ` + tc.rpc + ": "
 			require.Contains(t, failed.GetClientDescription(), want)
 			require.Contains(t, failed.GetClientDescription(), "device not ready")
 			st := failed.GetTaskStates()["t"]
-			require.Equal(t, TaskDead, st.GetState())
+			require.Equal(t, taskDead, st.GetState())
 			require.True(t, st.GetFailed())
 			last := st.GetEvents()[len(st.GetEvents())-1]
-			require.Equal(t, EventSetupFailure, last.GetType())
+			require.Equal(t, eventSetupFailure, last.GetType())
 			require.Contains(t, last.GetDisplayMessage(), want)
 			require.Zero(t, h.fake.Calls(driver.MethodStartTask))
 
@@ -45,8 +45,8 @@ func TestCSISetupRefusedByNodePlugin(t *testing.T) {
 			require.Equal(t, []string{"vol0"}, e.claimer.detachedVolumes(), "the claim is let go")
 			require.Equal(t, 1, e.plugin.Calls(tc.method), "a refusal is not retried")
 			require.Equal(t, append(tc.order, "NodeDetached vol0"), e.log.all(), "detached only after the node side is undone")
-			done := h.waitFor("unpublished", volumeState("vol0", VolumeUnpublished))
-			require.Contains(t, eventTypes(done.GetVolumeStates()["vol0"]), EventVolumeSetupFailed)
+			done := h.waitFor("unpublished", volumeState("vol0", volumeUnpublished))
+			require.Contains(t, eventTypes(done.GetVolumeStates()["vol0"]), eventVolumeSetupFailed)
 		})
 	}
 }
@@ -61,17 +61,17 @@ func TestCSISetupErrorNamesClaimedVolume(t *testing.T) {
 	a.Index, a.Name = 2, "web.g[2]"
 	a.Job.TaskGroups[0].Volumes["vol0"].PerAlloc = true
 	h.spawn(a)
-	failed := h.waitFor("failed", status(StatusFailed))
+	failed := h.waitFor("failed", status(statusFailed))
 	require.Contains(t, failed.GetClientDescription(), `CSI volume "vol0[2]" (group volume "vol0"): NodePublishVolume: `)
 	require.Contains(t, failed.GetClientDescription(), "bad capability")
 }
 
-// TestVolumeErrorIsVolumeSetup: VolumeError matches ErrVolumeSetup and
+// TestVolumeErrorIsVolumeSetup: volumeError matches errVolumeSetup and
 // unwraps to the step's error.
 func TestVolumeErrorIsVolumeSetup(t *testing.T) {
 	cause := grpcstatus.Error(codes.Internal, "boom")
-	err := error(&VolumeError{VolumeID: "v", Name: "v", Step: "NodeStageVolume", Err: cause})
-	require.ErrorIs(t, err, ErrVolumeSetup)
+	err := error(&volumeError{VolumeID: "v", Name: "v", Step: "NodeStageVolume", Err: cause})
+	require.ErrorIs(t, err, errVolumeSetup)
 	require.ErrorIs(t, err, cause)
 	require.Equal(t, `CSI volume "v": NodeStageVolume: rpc error: code = Internal desc = boom`, err.Error())
 	require.Equal(t, codes.Internal, csi.Code(err))

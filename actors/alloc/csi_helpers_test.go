@@ -151,7 +151,7 @@ func (c *fakeClaimer) detachedVolumes() []string {
 type pluginClient struct {
 	csi.Client
 	log     *callLog
-	mounter *FakeMounter
+	mounter *fakeMounter
 }
 
 func (p *pluginClient) NodeStage(ctx context.Context, req *csi.StageRequest) error {
@@ -188,7 +188,7 @@ type csiEnv struct {
 	log     *callLog
 	plugin  *csi.Fake
 	claimer *fakeClaimer
-	mounter *FakeMounter
+	mounter *fakeMounter
 	usage   *Usage // what the usage actor starts with (attach)
 	cfg     *CSIConfig
 	root    *actor.RootContext // of the harness attached
@@ -201,7 +201,7 @@ type csiEnv struct {
 
 func newCSIEnv(t *testing.T) *csiEnv {
 	log := &callLog{}
-	e := &csiEnv{log: log, plugin: csi.NewFake(), mounter: NewFakeMounter(), usage: NewUsage(), socket: "/run/plug/csi.sock"}
+	e := &csiEnv{log: log, plugin: csi.NewFake(), mounter: newFakeMounter(), usage: newUsage(), socket: "/run/plug/csi.sock"}
 	e.claimer = &fakeClaimer{log: log, fake: e.plugin, known: map[string]bool{}}
 	e.mounter.OnOp(func(op string) {
 		if !strings.HasPrefix(op, "Mounted ") {

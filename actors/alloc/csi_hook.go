@@ -41,13 +41,13 @@ type (
 // Name implements Hook.
 func (h *csiHook) Name() string { return "csi" }
 
-func (h *csiHook) plan() HookPlan {
-	retry := &HookRetry{Retryable: retryableSetup}
+func (h *csiHook) plan() hookPlan {
+	retry := &hookRetry{Retryable: retryableSetup}
 	if h.cfg != nil {
 		retry.Policy = h.cfg.ClaimRetry
 		retry.Policy.Attempts = h.cfg.ClaimAttempts
 	}
-	return HookPlan{Name: h.Name(), Prerun: true, Postrun: true, PrerunRetry: retry}
+	return hookPlan{Name: h.Name(), Prerun: true, Postrun: true, PrerunRetry: retry}
 }
 
 // retryableSetup reports whether a failed setup may work later.
@@ -56,7 +56,7 @@ func retryableSetup(err error) bool {
 	return errors.As(err, &se) && se.retry
 }
 
-// Restore implements RestoreHook: the volumes' states as stored.
+// Restore implements restoreHook: the volumes' states as stored.
 func (h *csiHook) Restore(stored *clientstate.StoredAlloc) {
 	for name, v := range stored.Volumes {
 		h.vols[name] = v.State
@@ -73,8 +73,8 @@ func (h *csiHook) holding() bool {
 	return false
 }
 
-func (h *csiHook) start(ctx actor.Context, p HookPhase) bool {
-	if p == HookPrerun {
+func (h *csiHook) start(ctx actor.Context, p hookPhase) bool {
+	if p == hookPrerun {
 		return h.setup(ctx)
 	}
 	return h.teardown(ctx)
@@ -108,7 +108,7 @@ func (h *csiHook) setup(ctx actor.Context) bool {
 // the alloc actor starts its own child.
 func (h *csiHook) usage(ctx actor.Context) *usageClient {
 	if h.cfg.Usage == nil {
-		props := h.a.spec.Registry.Props("csi-usage", NewUsageActor(NewUsage(), h.a.log))
+		props := h.a.spec.Registry.Props("csi-usage", NewUsageActor(newUsage(), h.a.log))
 		h.cfg.Usage = ctx.Spawn(props)
 	}
 	return &usageClient{root: ctx.ActorSystem().Root, pid: h.cfg.Usage, timeout: h.cfg.CallTimeout}
@@ -120,8 +120,8 @@ func (h *csiHook) onProgress(ctx actor.Context, m *volumeProgress) {
 }
 
 func (h *csiHook) onReady(ctx actor.Context, m *volumesReady) {
-	if h.a.current(h, HookPrerun) {
-		h.a.hookFinished(ctx, HookPrerun, m.err)
+	if h.a.current(h, hookPrerun) {
+		h.a.hookFinished(ctx, hookPrerun, m.err)
 	}
 }
 
@@ -137,9 +137,9 @@ func (h *csiHook) teardown(ctx actor.Context) bool {
 		if !volumeActive(h.vols[name].GetState()) {
 			continue
 		}
-		spec := &VolumeSpec{AllocID: a.alloc.GetID(), NodeID: a.alloc.GetNodeID(), Name: name, CSI: h.cfg,
+		spec := &volumeSpec{AllocID: a.alloc.GetID(), NodeID: a.alloc.GetNodeID(), Name: name, CSI: h.cfg,
 			DB: a.spec.DB, Clock: a.spec.Clock, Logger: a.spec.Logger}
-		props := a.spec.Registry.Props("alloc-volume", NewVolumeActor(spec))
+		props := a.spec.Registry.Props("alloc-volume", newVolumeActor(spec))
 		if _, err := ctx.SpawnNamed(props, "volumes/"+name); err != nil {
 			a.log.Error("spawn volume actor", "volume", name, "error", err)
 			continue
@@ -160,8 +160,8 @@ func (h *csiHook) onVolumeChanged(ctx actor.Context, m *volumeChanged) {
 		return
 	}
 	delete(h.pending, m.name)
-	if len(h.pending) == 0 && h.a.current(h, HookPostrun) {
-		h.a.hookFinished(ctx, HookPostrun, nil)
+	if len(h.pending) == 0 && h.a.current(h, hookPostrun) {
+		h.a.hookFinished(ctx, hookPostrun, nil)
 	}
 }
 

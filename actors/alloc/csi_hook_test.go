@@ -24,7 +24,7 @@ func TestCSIHook(t *testing.T) {
 		e.known("vol0")
 		a := csiAlloc(csiAllocID, "vol0")
 		h.spawn(a)
-		up := h.waitFor("running", status(StatusRunning))
+		up := h.waitFor("running", status(statusRunning))
 
 		require.Equal(t, 1, e.claimer.claimCount())
 		claim := e.claimer.claim(0)
@@ -33,14 +33,14 @@ func TestCSIHook(t *testing.T) {
 		require.Equal(t, "node-1", claim.GetClaim().GetNodeID())
 		require.Equal(t, "write", claim.GetClaim().GetMode())
 
-		target := PublishPath(e.cfg.Root, csiAllocID, "vol0", csi.AttachmentModeFilesystem, csi.AccessModeMultiNodeMultiWriter, false)
+		target := publishPath(e.cfg.Root, csiAllocID, "vol0", csi.AttachmentModeFilesystem, csi.AccessModeMultiNodeMultiWriter, false)
 		st := up.GetVolumeStates()["vol0"]
-		require.Equal(t, VolumeMounted, st.GetState())
+		require.Equal(t, volumeMounted, st.GetState())
 		require.Equal(t, "plug", st.GetPluginID())
 		require.Equal(t, target, st.GetTargetPath())
 		require.True(t, e.plugin.Staged("ext-vol0"))
 		require.True(t, e.plugin.NodePublished(target))
-		dst := VolumeMountPath(h.root, csiAllocID, "t", "/mnt/vol0")
+		dst := volumeMountPath(h.root, csiAllocID, "t", "/mnt/vol0")
 		require.Equal(t, target, e.mounter.Source(dst), "the task sees the published target")
 		cfg, _ := h.fake.Task(csiAllocID + "/t")
 		require.Equal(t, dst, cfg.Env["TROUPE_VOLUME_VOL0"])
@@ -48,8 +48,8 @@ func TestCSIHook(t *testing.T) {
 			"claim, stage, publish, bind; the tasks start after")
 
 		h.stop(a)
-		done := h.waitFor("volume unpublished", volumeState("vol0", VolumeUnpublished))
-		require.Equal(t, StatusComplete, done.GetClientStatus())
+		done := h.waitFor("volume unpublished", volumeState("vol0", volumeUnpublished))
+		require.Equal(t, statusComplete, done.GetClientStatus())
 		waitPostrun(t, pc, 1)
 		require.Equal(t, []string{"vol0"}, e.claimer.detachedVolumes())
 		require.False(t, e.plugin.Staged("ext-vol0"))
@@ -64,7 +64,7 @@ func TestCSIHook(t *testing.T) {
 		a.Index, a.Name = 2, "web.g[2]"
 		a.Job.TaskGroups[0].Volumes["vol0"].PerAlloc = true
 		h.spawn(a)
-		up := h.waitFor("running", status(StatusRunning))
+		up := h.waitFor("running", status(statusRunning))
 		require.Equal(t, "vol0[2]", e.claimer.claim(0).GetVolumeID())
 		require.Equal(t, "vol0[2]", up.GetVolumeStates()["vol0"].GetVolumeID())
 		require.Equal(t, 1, e.plugin.Calls(csi.MethodNodePublish))
@@ -76,14 +76,14 @@ func TestCSIHook(t *testing.T) {
 		e.known("vol0")
 		e.claimer.claimErrs = []error{errCode("conflict")}
 		h.spawn(csiAlloc(csiAllocID, "vol0"))
-		failed := h.waitFor("failed", status(StatusFailed))
+		failed := h.waitFor("failed", status(statusFailed))
 		require.Contains(t, failed.GetClientDescription(), `CSI volume "vol0": claim: `)
 		require.Contains(t, failed.GetClientDescription(), "conflict")
 		require.Equal(t, 1, e.claimer.claimCount(), "a final refusal is not retried")
 		require.Zero(t, h.fake.Calls(driver.MethodStartTask))
 		require.Empty(t, e.plugin.Order())
-		require.Equal(t, VolumeFailed, failed.GetVolumeStates()["vol0"].GetState())
-		require.Equal(t, []string{EventVolumeClaimFailed}, eventTypes(failed.GetVolumeStates()["vol0"]))
+		require.Equal(t, volumeFailed, failed.GetVolumeStates()["vol0"].GetState())
+		require.Equal(t, []string{eventVolumeClaimFailed}, eventTypes(failed.GetVolumeStates()["vol0"]))
 		require.Empty(t, e.claimer.detachedVolumes(), "no claim was taken: nothing to report")
 	})
 
@@ -93,12 +93,12 @@ func TestCSIHook(t *testing.T) {
 		e.claimer.claimErrs = []error{errors.New("connection refused"), errCode("unavailable")}
 		h.spawn(csiAlloc(csiAllocID, "vol0"))
 		h.drive(10*time.Second, func() bool { return e.claimer.claimCount() == 3 })
-		up := h.waitFor("running", status(StatusRunning))
+		up := h.waitFor("running", status(statusRunning))
 		require.Equal(t, 3, e.claimer.claimCount())
 		require.Equal(t, 1, e.plugin.Calls(csi.MethodNodePublish))
 		st := up.GetVolumeStates()["vol0"]
-		require.Equal(t, VolumeMounted, st.GetState())
-		require.Equal(t, []string{EventVolumeClaimFailed, EventVolumeClaimFailed, EventVolumeMounted}, eventTypes(st))
+		require.Equal(t, volumeMounted, st.GetState())
+		require.Equal(t, []string{eventVolumeClaimFailed, eventVolumeClaimFailed, eventVolumeMounted}, eventTypes(st))
 	})
 
 	t.Run("already mounted", func(t *testing.T) {
@@ -109,24 +109,24 @@ func TestCSIHook(t *testing.T) {
 		e.mounter.SetMounted(rec.TargetPath, true) // the agent restarted; the mounts did not go
 		e.mounter.SetMounted(rec.Binds[0], true)
 		h.spawn(a)
-		up := h.waitFor("running", status(StatusRunning))
+		up := h.waitFor("running", status(statusRunning))
 		require.Zero(t, e.claimer.claimCount(), "a volume still mounted is kept")
 		require.Empty(t, e.plugin.Order())
 		require.Zero(t, e.mounter.Count("Bind"))
-		require.Equal(t, VolumeMounted, up.GetVolumeStates()["vol0"].GetState())
+		require.Equal(t, volumeMounted, up.GetVolumeStates()["vol0"].GetState())
 	})
 
 	t.Run("already mounted: publish again is idempotent", func(t *testing.T) {
 		h, e, _ := csiHarness(t)
 		e.known("vol0")
 		a := csiAlloc(csiAllocID, "vol0")
-		target := PublishPath(e.cfg.Root, csiAllocID, "vol0", csi.AttachmentModeFilesystem, csi.AccessModeMultiNodeMultiWriter, false)
+		target := publishPath(e.cfg.Root, csiAllocID, "vol0", csi.AttachmentModeFilesystem, csi.AccessModeMultiNodeMultiWriter, false)
 		e.mounter.SetMounted(target, true)
 		e.plugin.FailNext(csi.MethodNodePublish, grpcstatus.Error(codes.AlreadyExists, "target exists"), 1)
 		h.spawn(a)
-		h.waitFor("running", status(StatusRunning))
+		h.waitFor("running", status(statusRunning))
 		require.Equal(t, 1, e.plugin.Calls(csi.MethodNodePublish))
-		require.Equal(t, target, e.mounter.Source(VolumeMountPath(h.root, csiAllocID, "t", "/mnt/vol0")))
+		require.Equal(t, target, e.mounter.Source(volumeMountPath(h.root, csiAllocID, "t", "/mnt/vol0")))
 	})
 
 	t.Run("existing but invalid mounts after reboot", func(t *testing.T) {
@@ -135,13 +135,13 @@ func TestCSIHook(t *testing.T) {
 		a := csiAlloc(csiAllocID, "vol0")
 		rec := mountedRecord(h, e, a, "vol0") // the record says mounted; the reboot took the mounts
 		h.spawn(a)
-		up := h.waitFor("running", status(StatusRunning))
+		up := h.waitFor("running", status(statusRunning))
 		require.Equal(t, 1, e.claimer.claimCount())
 		require.Equal(t, []string{"Unmount " + rec.Binds[0], "Unmount " + rec.TargetPath, "Claim vol0",
 			"NodeStage ext-vol0", "NodePublish ext-vol0", "Bind " + rec.Binds[0]}, e.log.all())
 		st := up.GetVolumeStates()["vol0"]
-		require.Equal(t, VolumeMounted, st.GetState())
-		require.Contains(t, eventTypes(st), EventVolumeRemounting)
+		require.Equal(t, volumeMounted, st.GetState())
+		require.Contains(t, eventTypes(st), eventVolumeRemounting)
 	})
 
 	t.Run("retry on failed unmount", func(t *testing.T) {
@@ -149,7 +149,7 @@ func TestCSIHook(t *testing.T) {
 		e.known("vol0")
 		a := csiAlloc(csiAllocID, "vol0")
 		h.spawn(a)
-		h.waitFor("running", status(StatusRunning))
+		h.waitFor("running", status(statusRunning))
 		e.plugin.FailNext(csi.MethodNodeUnpublish, grpcstatus.Error(codes.Internal, "device busy"), 1)
 		h.stop(a)
 		h.waitFor("first unpublish failed", func(a *messages.Allocation) bool {
@@ -158,7 +158,7 @@ func TestCSIHook(t *testing.T) {
 		require.Empty(t, e.claimer.detachedVolumes(), "not detached while the node still mounts it")
 		require.Zero(t, pc.n.Load(), "the alloc waits for its volumes")
 		h.drive(time.Second, func() bool { return e.plugin.Calls(csi.MethodNodeUnpublish) == 2 })
-		done := h.waitFor("unpublished", volumeState("vol0", VolumeUnpublished))
+		done := h.waitFor("unpublished", volumeState("vol0", volumeUnpublished))
 		waitPostrun(t, pc, 1)
 		require.Equal(t, []int{2}, e.claimer.unpublishedAtDetach(), "reported detached once, after the unpublish that worked")
 		require.Equal(t, int32(1), done.GetVolumeStates()["vol0"].GetAttempts())
@@ -167,7 +167,7 @@ func TestCSIHook(t *testing.T) {
 	t.Run("missing namespace or unknown volume", func(t *testing.T) {
 		h, e, _ := csiHarness(t)
 		h.spawn(csiAlloc(csiAllocID, "nope"))
-		failed := h.waitFor("failed", status(StatusFailed))
+		failed := h.waitFor("failed", status(statusFailed))
 		require.Contains(t, failed.GetClientDescription(), `CSI volume "nope": claim: not_found: volume "nope" not found in namespace "default"`)
 		require.Equal(t, 1, e.claimer.claimCount())
 		require.Zero(t, h.fake.Calls(driver.MethodStartTask))
@@ -176,7 +176,7 @@ func TestCSIHook(t *testing.T) {
 	t.Run("no CSI support", func(t *testing.T) {
 		h := newHarness(t)
 		h.spawn(csiAlloc(csiAllocID, "vol0"))
-		failed := h.waitFor("failed", status(StatusFailed))
+		failed := h.waitFor("failed", status(statusFailed))
 		require.Contains(t, failed.GetClientDescription(), `this client has no CSI support: volume "vol0"`)
 		require.Zero(t, h.fake.Calls(driver.MethodStartTask))
 	})
@@ -186,10 +186,10 @@ func TestCSIHook(t *testing.T) {
 		a := csiAlloc(csiAllocID)
 		a.Job.TaskGroups[0].Volumes = map[string]*messages.VolumeRequest{"host": {Name: "host", Type: "host", Source: "shared"}}
 		h.spawn(a)
-		up := h.waitFor("running", status(StatusRunning))
+		up := h.waitFor("running", status(statusRunning))
 		require.Empty(t, up.GetVolumeStates())
 		h.stop(a)
-		h.waitFor("complete", status(StatusComplete))
+		h.waitFor("complete", status(statusComplete))
 		waitPostrun(t, pc, 1)
 		require.Empty(t, e.log.all(), "no claim, no plugin call, no mount")
 		require.Empty(t, e.mounter.Ops())
@@ -205,11 +205,11 @@ func mountedRecord(h *harness, e *csiEnv, a *messages.Allocation, name string) *
 	mode, access := csi.AttachmentModeFilesystem, csi.AccessModeMultiNodeMultiWriter
 	rec := &clientstate.VolumeMount{Name: name, VolumeID: name, PluginID: "plug", ExternalID: "ext-" + name,
 		ExternalNodeID: "ext-node-1", AccessMode: access, AttachmentMode: mode,
-		StagingPath: StagingPath(e.cfg.Root, "plug", name, mode, access),
-		TargetPath:  PublishPath(e.cfg.Root, a.GetID(), name, mode, access, false),
+		StagingPath: stagingPath(e.cfg.Root, "plug", name, mode, access),
+		TargetPath:  publishPath(e.cfg.Root, a.GetID(), name, mode, access, false),
 		ClaimSent:   true, Staged: true, Published: true,
-		Binds: []string{VolumeMountPath(h.root, a.GetID(), "t", "/mnt/"+name)},
-		State: &messages.AllocVolumeState{VolumeID: name, PluginID: "plug", State: VolumeMounted}}
+		Binds: []string{volumeMountPath(h.root, a.GetID(), "t", "/mnt/"+name)},
+		State: &messages.AllocVolumeState{VolumeID: name, PluginID: "plug", State: volumeMounted}}
 	rec.State.TargetPath = rec.TargetPath
 	require.NoError(h.t, h.db.PutVolumeMount(a.GetID(), rec))
 	h.db.PutAlloc(a)

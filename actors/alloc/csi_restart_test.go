@@ -56,7 +56,7 @@ func TestAgentRestartResumesTeardown(t *testing.T) {
 	a := csiAlloc(csiAllocID, "vol0")
 	h := r.start()
 	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
+	h.waitFor("running", status(statusRunning))
 	e.plugin.FailNext(csi.MethodNodeUnpublish, grpcstatus.Error(codes.Internal, "plugin broken"), -1)
 	h.stop(a)
 	h.drive(time.Second, func() bool { return e.plugin.Calls(csi.MethodNodeUnpublish) == 2 })
@@ -65,12 +65,12 @@ func TestAgentRestartResumesTeardown(t *testing.T) {
 
 	e.plugin.Reset() // the plugin is fixed meanwhile
 	h = r.start()
-	staging := StagingPath(e.cfg.Root, "plug", "vol0", csi.AttachmentModeFilesystem, csi.AccessModeMultiNodeMultiWriter)
+	staging := stagingPath(e.cfg.Root, "plug", "vol0", csi.AttachmentModeFilesystem, csi.AccessModeMultiNodeMultiWriter)
 	require.Equal(t, 1, e.users(staging), "the usage is rebuilt from the state file")
 	h.drive(time.Second, func() bool { return len(e.claimer.detachedVolumes()) == 1 })
-	done := h.waitFor("unpublished", volumeState("vol0", VolumeUnpublished))
+	done := h.waitFor("unpublished", volumeState("vol0", volumeUnpublished))
 	waitPostrun(t, r.pc, 1)
-	require.Equal(t, StatusComplete, done.GetClientStatus())
+	require.Equal(t, statusComplete, done.GetClientStatus())
 	require.Equal(t, int32(2), done.GetVolumeStates()["vol0"].GetAttempts(), "the attempts survive the restart")
 	require.Equal(t, 3, e.plugin.Calls(csi.MethodNodeUnpublish))
 	require.Equal(t, 1, e.plugin.Calls(csi.MethodNodeUnstage))
@@ -80,8 +80,8 @@ func TestAgentRestartResumesTeardown(t *testing.T) {
 
 	// A third start finds nothing left to do.
 	h = r.start()
-	up := h.waitFor("restored", status(StatusComplete))
-	require.Equal(t, VolumeUnpublished, up.GetVolumeStates()["vol0"].GetState())
+	up := h.waitFor("restored", status(statusComplete))
+	require.Equal(t, volumeUnpublished, up.GetVolumeStates()["vol0"].GetState())
 	require.Len(t, e.claimer.detachedVolumes(), 1)
 	require.Empty(t, childPaths(h, csiAllocID))
 }
@@ -93,20 +93,20 @@ func TestAgentRestartKeepsMountsOfRunningAlloc(t *testing.T) {
 	a := csiAlloc(csiAllocID, "vol0")
 	h := r.start()
 	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
+	h.waitFor("running", status(statusRunning))
 	h.close() // the agent stops; the task and its mounts stay
 
 	h = r.start()
 	require.Eventually(t, func() bool { return r.drv.Calls(driver.MethodRecoverTask) == 1 }, 5*time.Second, time.Millisecond)
-	up := h.waitFor("running again", status(StatusRunning))
-	require.Equal(t, VolumeMounted, up.GetVolumeStates()["vol0"].GetState())
+	up := h.waitFor("running again", status(statusRunning))
+	require.Equal(t, volumeMounted, up.GetVolumeStates()["vol0"].GetState())
 	require.Equal(t, 1, r.drv.Calls(driver.MethodStartTask), "the task is re-attached")
 	require.Equal(t, 1, e.claimer.claimCount(), "not claimed twice")
 	require.Equal(t, 1, e.plugin.Calls(csi.MethodNodePublish), "not published twice")
 	require.Equal(t, 1, e.mounter.Count("Bind"), "not bound twice")
 
 	h.stop(a)
-	h.waitFor("unpublished", volumeState("vol0", VolumeUnpublished))
+	h.waitFor("unpublished", volumeState("vol0", volumeUnpublished))
 	require.Equal(t, 1, e.plugin.Calls(csi.MethodNodeUnstage))
 }
 
@@ -115,10 +115,10 @@ func TestAllocActorCrashKeepsMounts(t *testing.T) {
 	e.known("vol0")
 	a := csiAlloc(csiAllocID, "vol0")
 	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
+	h.waitFor("running", status(statusRunning))
 	h.sys.Root.Send(allocPID(a), &crash{})
 	require.Eventually(t, func() bool { return h.fake.Calls(driver.MethodRecoverTask) == 1 }, 5*time.Second, time.Millisecond)
-	h.waitFor("running again", status(StatusRunning))
+	h.waitFor("running again", status(statusRunning))
 	require.Equal(t, 1, e.claimer.claimCount())
 	require.Equal(t, 1, e.plugin.Calls(csi.MethodNodePublish))
 	require.Equal(t, 1, e.mounter.Count("Bind"))

@@ -59,7 +59,7 @@ func (s *volumeSetup) run(ctx context.Context) error {
 	}
 	if s.cfg == nil {
 		names := slices.Sorted(maps.Keys(reqs))
-		return fatal(fmt.Errorf("%w: volume %q", ErrNoCSI, names[0]))
+		return fatal(fmt.Errorf("%w: volume %q", errNoCSI, names[0]))
 	}
 	recs, err := s.db.VolumeMounts(s.alloc.GetID())
 	if err != nil {
@@ -78,13 +78,13 @@ func (s *volumeSetup) run(ctx context.Context) error {
 
 func (s *volumeSetup) volume(ctx context.Context, name string, req *messages.VolumeRequest, rec *clientstate.VolumeMount) error {
 	if req.GetSource() == "" {
-		return fatal(fmt.Errorf("%w: volume %q has no source", ErrVolumeSetup, name))
+		return fatal(fmt.Errorf("%w: volume %q has no source", errVolumeSetup, name))
 	}
 	if rec == nil || !volumeActive(rec.State.GetState()) {
 		rec = &clientstate.VolumeMount{Name: name, VolumeID: claimSource(s.alloc, req), ReadOnly: req.GetReadOnly(),
-			State: &messages.AllocVolumeState{VolumeID: claimSource(s.alloc, req), State: VolumeClaiming}}
+			State: &messages.AllocVolumeState{VolumeID: claimSource(s.alloc, req), State: volumeClaiming}}
 	}
-	if rec.State.GetState() == VolumeMounted && rec.Published {
+	if rec.State.GetState() == volumeMounted && rec.Published {
 		if ok, err := s.cfg.Mounter.Mounted(rec.TargetPath); err == nil && ok {
 			return s.bindAll(rec) // still mounted (an agent restart): keep it
 		}
@@ -102,8 +102,8 @@ func (s *volumeSetup) volume(ctx context.Context, name string, req *messages.Vol
 // clean drops what is left of a mount that is gone (a host reboot): the
 // task binds and the stale target.
 func (s *volumeSetup) clean(rec *clientstate.VolumeMount) error {
-	addVolumeEvent(rec.State, EventVolumeRemounting, "the volume is not mounted any more; mounting it again", s.clock.Now())
-	rec.State.State = VolumeClaiming
+	addVolumeEvent(rec.State, eventVolumeRemounting, "the volume is not mounted any more; mounting it again", s.clock.Now())
+	rec.State.State = volumeClaiming
 	for _, p := range append(slices.Clone(rec.Binds), rec.TargetPath) {
 		if err := s.cfg.Mounter.Unmount(p); err != nil {
 			return fatal(volumeErr(rec, "clean "+p, err))
@@ -133,9 +133,9 @@ func (s *volumeSetup) claim(ctx context.Context, rec *clientstate.VolumeMount, r
 		return resp, nil
 	}
 	err = volumeErr(rec, "claim", err)
-	addVolumeEvent(rec.State, EventVolumeClaimFailed, err.Error(), s.clock.Now())
+	addVolumeEvent(rec.State, eventVolumeClaimFailed, err.Error(), s.clock.Now())
 	if finalClaimCode(code) {
-		rec.State.State = VolumeFailed
+		rec.State.State = volumeFailed
 		rec.ClaimSent = false // refused: the server holds no claim for us
 		return nil, errors.Join(fatal(err), s.persist(rec))
 	}
@@ -157,9 +157,9 @@ func (s *volumeSetup) mount(ctx context.Context, rec *clientstate.VolumeMount, r
 	rec.ExternalNodeID = info.GetNodeInfo().GetID()
 	stage := info.GetNodeInfo().GetRequiresNodeStageVolume()
 	if stage {
-		rec.StagingPath = StagingPath(s.cfg.Root, rec.PluginID, rec.VolumeID, rec.AttachmentMode, rec.AccessMode)
+		rec.StagingPath = stagingPath(s.cfg.Root, rec.PluginID, rec.VolumeID, rec.AttachmentMode, rec.AccessMode)
 	}
-	rec.TargetPath = PublishPath(s.cfg.Root, s.alloc.GetID(), rec.VolumeID, rec.AttachmentMode, rec.AccessMode, rec.ReadOnly)
+	rec.TargetPath = publishPath(s.cfg.Root, s.alloc.GetID(), rec.VolumeID, rec.AttachmentMode, rec.AccessMode, rec.ReadOnly)
 	rec.State.TargetPath = rec.TargetPath
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
@@ -231,7 +231,7 @@ func (s *volumeSetup) bindAll(rec *clientstate.VolumeMount) error {
 			if vm.GetVolume() != rec.Name {
 				continue
 			}
-			dst := VolumeMountPath(s.root, s.alloc.GetID(), t.GetName(), vm.GetDestination())
+			dst := volumeMountPath(s.root, s.alloc.GetID(), t.GetName(), vm.GetDestination())
 			binds = append(binds, bind{dst: dst, readOnly: rec.ReadOnly || vm.GetReadOnly()})
 			if !slices.Contains(rec.Binds, dst) {
 				rec.Binds = append(rec.Binds, dst)
@@ -253,16 +253,16 @@ func (s *volumeSetup) bindAll(rec *clientstate.VolumeMount) error {
 			return s.fail(rec, fatal(volumeErr(rec, "bind into "+b.dst, err)))
 		}
 	}
-	if rec.State.GetState() != VolumeMounted {
-		rec.State.State = VolumeMounted
-		addVolumeEvent(rec.State, EventVolumeMounted, "published at "+rec.TargetPath, s.clock.Now())
+	if rec.State.GetState() != volumeMounted {
+		rec.State.State = volumeMounted
+		addVolumeEvent(rec.State, eventVolumeMounted, "published at "+rec.TargetPath, s.clock.Now())
 	}
 	return s.persist(rec)
 }
 
 // fail records a failed step as an event and returns err.
 func (s *volumeSetup) fail(rec *clientstate.VolumeMount, err error) error {
-	addVolumeEvent(rec.State, EventVolumeSetupFailed, err.Error(), s.clock.Now())
+	addVolumeEvent(rec.State, eventVolumeSetupFailed, err.Error(), s.clock.Now())
 	return errors.Join(err, s.persist(rec))
 }
 
@@ -290,7 +290,7 @@ func csiSetupError(rec *clientstate.VolumeMount, rpc string, err error) error {
 
 // volumeErr is a failed setup step of rec's volume.
 func volumeErr(rec *clientstate.VolumeMount, step string, err error) error {
-	return &VolumeError{VolumeID: rec.VolumeID, Name: rec.Name, Step: step, Err: err}
+	return &volumeError{VolumeID: rec.VolumeID, Name: rec.Name, Step: step, Err: err}
 }
 
 func first(a, b string) string {

@@ -48,10 +48,10 @@ func (t *teardown) attempt(ctx context.Context, rec *clientstate.VolumeMount) er
 				return err
 			}
 			rec.State.Attempts++
-			t.failed(rec, EventVolumeUnpublishFailed, fmt.Sprintf("attempt %d: %v", rec.State.Attempts, err))
+			t.failed(rec, eventVolumeUnpublishFailed, fmt.Sprintf("attempt %d: %v", rec.State.Attempts, err))
 			return errors.Join(err, t.persist(ctx, rec))
 		}
-		addVolumeEvent(rec.State, EventVolumeUnpublished, "unpublished from this node", t.clock.Now())
+		addVolumeEvent(rec.State, eventVolumeUnpublished, "unpublished from this node", t.clock.Now())
 		if err := t.persist(ctx, rec); err != nil {
 			return err
 		}
@@ -62,14 +62,14 @@ func (t *teardown) attempt(ctx context.Context, rec *clientstate.VolumeMount) er
 			VolumeID: rec.VolumeID, AllocationID: t.allocID, NodeID: t.nodeID})
 		cancel()
 		if err != nil && claimErrorCode(err) != messages.CodeNotFound {
-			err = fmt.Errorf("%w: %w: %w", ErrVolumeTeardown, errDetach, err)
-			t.failed(rec, EventVolumeDetachFailed, err.Error())
+			err = fmt.Errorf("%w: %w: %w", errVolumeTeardown, errDetach, err)
+			t.failed(rec, eventVolumeDetachFailed, err.Error())
 			return errors.Join(err, t.persist(ctx, rec))
 		}
 		rec.ClaimSent = false
-		addVolumeEvent(rec.State, EventVolumeDetached, "the server was told the node let go of the volume", t.clock.Now())
+		addVolumeEvent(rec.State, eventVolumeDetached, "the server was told the node let go of the volume", t.clock.Now())
 	}
-	rec.State.State = VolumeUnpublished
+	rec.State.State = volumeUnpublished
 	return t.persist(ctx, rec)
 }
 
@@ -82,7 +82,7 @@ func nodeSideLeft(rec *clientstate.VolumeMount) bool {
 func (t *teardown) node(ctx context.Context, rec *clientstate.VolumeMount) error {
 	for len(rec.Binds) > 0 {
 		if err := t.cfg.Mounter.Unmount(rec.Binds[0]); err != nil {
-			return fmt.Errorf("%w: unbind %s: %w", ErrVolumeTeardown, rec.Binds[0], err)
+			return fmt.Errorf("%w: unbind %s: %w", errVolumeTeardown, rec.Binds[0], err)
 		}
 		rec.Binds = rec.Binds[1:]
 		if err := t.persist(ctx, rec); err != nil {
@@ -94,18 +94,18 @@ func (t *teardown) node(ctx context.Context, rec *clientstate.VolumeMount) error
 	}
 	socket, _, ok := t.cfg.NodePlugin(rec.PluginID)
 	if !ok {
-		return fmt.Errorf("%w: %w for %s", ErrVolumeTeardown, errNoNodePlugin, rec.PluginID)
+		return fmt.Errorf("%w: %w for %s", errVolumeTeardown, errNoNodePlugin, rec.PluginID)
 	}
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
 	defer cancel()
 	client, err := t.cfg.Dial(cctx, socket)
 	if err != nil {
-		return fmt.Errorf("%w: plugin %s: %w", ErrVolumeTeardown, rec.PluginID, err)
+		return fmt.Errorf("%w: plugin %s: %w", errVolumeTeardown, rec.PluginID, err)
 	}
 	defer client.Close()
 	if rec.Published {
 		if err := client.NodeUnpublish(cctx, rec.ExternalID, rec.TargetPath); err != nil && !csi.IsNotFound(err) {
-			return fmt.Errorf("%w: %w", ErrVolumeTeardown, err)
+			return fmt.Errorf("%w: %w", errVolumeTeardown, err)
 		}
 		rec.Published = false
 		if err := t.persist(ctx, rec); err != nil {
@@ -129,13 +129,13 @@ func (t *teardown) release(ctx context.Context, client csi.Client, rec *clientst
 	users, done, err := t.usage.turn(ctx, rec.StagingPath, t.allocID, false, true)
 	defer done()
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrVolumeTeardown, err)
+		return fmt.Errorf("%w: %w", errVolumeTeardown, err)
 	}
 	if users > 0 {
 		return nil
 	}
 	if err := client.NodeUnstage(ctx, rec.ExternalID, rec.StagingPath); err != nil && !csi.IsNotFound(err) {
-		return fmt.Errorf("%w: %w", ErrVolumeTeardown, err)
+		return fmt.Errorf("%w: %w", errVolumeTeardown, err)
 	}
 	return nil
 }
@@ -156,7 +156,7 @@ func (t *teardown) persist(ctx context.Context, rec *clientstate.VolumeMount) er
 		return err
 	}
 	if err := t.db.PutVolumeMount(t.allocID, rec); err != nil {
-		return fmt.Errorf("%w: write state: %w", ErrVolumeTeardown, err)
+		return fmt.Errorf("%w: write state: %w", errVolumeTeardown, err)
 	}
 	return nil
 }

@@ -10,14 +10,14 @@ import (
 )
 
 func TestVolumePaths(t *testing.T) {
-	require.Equal(t, "/a/alloc1/web/data", VolumeMountPath("/a", "alloc1", "web", "/data"))
-	require.Equal(t, "/a/alloc1/web/data", VolumeMountPath("/a", "alloc1", "web", "data"))
-	require.Equal(t, "/a/alloc1/web/etc", VolumeMountPath("/a", "alloc1", "web", "../../../etc"), "stays in the task dir")
-	require.Equal(t, "TROUPE_VOLUME_MY_DATA_2", VolumeEnvName("my-data.2"))
+	require.Equal(t, "/a/alloc1/web/data", volumeMountPath("/a", "alloc1", "web", "/data"))
+	require.Equal(t, "/a/alloc1/web/data", volumeMountPath("/a", "alloc1", "web", "data"))
+	require.Equal(t, "/a/alloc1/web/etc", volumeMountPath("/a", "alloc1", "web", "../../../etc"), "stays in the task dir")
+	require.Equal(t, "TROUPE_VOLUME_MY_DATA_2", volumeEnvName("my-data.2"))
 	require.Equal(t, "/r/staging/plug/vol_1/file-system-single-node-writer",
-		StagingPath("/r", "plug", "vol/1", "file-system", "single-node-writer"))
+		stagingPath("/r", "plug", "vol/1", "file-system", "single-node-writer"))
 	require.Equal(t, "/r/per-alloc/a1/vol[0]/ro-file-system-single-node-reader-only",
-		PublishPath("/r", "a1", "vol[0]", "file-system", "single-node-reader-only", true))
+		publishPath("/r", "a1", "vol[0]", "file-system", "single-node-reader-only", true))
 }
 
 func TestClaimErrorClasses(t *testing.T) {
@@ -30,7 +30,7 @@ func TestClaimErrorClasses(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	u := NewUsage()
+	u := newUsage()
 	u.Acquire("s1", "a")
 	u.Acquire("s1", "a")
 	u.Acquire("s1", "b")
@@ -45,11 +45,11 @@ func TestUsage(t *testing.T) {
 		return &clientstate.VolumeMount{Name: "v", StagingPath: "s", Staged: staged, State: &messages.AllocVolumeState{State: state}}
 	}
 	stored := []*clientstate.StoredAlloc{
-		{Alloc: &messages.Allocation{ID: "mounted"}, Volumes: map[string]*clientstate.VolumeMount{"v": rec(VolumeMounted, true)}},
+		{Alloc: &messages.Allocation{ID: "mounted"}, Volumes: map[string]*clientstate.VolumeMount{"v": rec(volumeMounted, true)}},
 		{Alloc: &messages.Allocation{ID: "unpublishing"}, Volumes: map[string]*clientstate.VolumeMount{"v": rec(VolumeUnpublishing, true)}},
 		{Alloc: &messages.Allocation{ID: "unstaged"}, Volumes: map[string]*clientstate.VolumeMount{"v": rec(VolumeUnpublishing, false)}},
-		{Alloc: &messages.Allocation{ID: "done"}, Volumes: map[string]*clientstate.VolumeMount{"v": rec(VolumeUnpublished, true)}},
-		{Alloc: &messages.Allocation{ID: "failed"}, Volumes: map[string]*clientstate.VolumeMount{"v": rec(VolumeFailed, true)}},
+		{Alloc: &messages.Allocation{ID: "done"}, Volumes: map[string]*clientstate.VolumeMount{"v": rec(volumeUnpublished, true)}},
+		{Alloc: &messages.Allocation{ID: "failed"}, Volumes: map[string]*clientstate.VolumeMount{"v": rec(volumeFailed, true)}},
 	}
 	require.Equal(t, 2, NewUsageFromState(stored).Users("s"))
 }

@@ -13,8 +13,8 @@ type Usage struct {
 	users map[string]map[string]bool
 }
 
-// NewUsage returns an empty Usage.
-func NewUsage() *Usage {
+// newUsage returns an empty Usage.
+func newUsage() *Usage {
 	return &Usage{users: map[string]map[string]bool{}}
 }
 
@@ -22,7 +22,7 @@ func NewUsage() *Usage {
 // agent start: every stored volume record that staged its volume and has
 // not released it yet counts.
 func NewUsageFromState(allocs []*clientstate.StoredAlloc) *Usage {
-	u := NewUsage()
+	u := newUsage()
 	for _, sa := range allocs {
 		for _, m := range sa.Volumes {
 			if m.Staged && m.StagingPath != "" && volumeActive(m.State.GetState()) {

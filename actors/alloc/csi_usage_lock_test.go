@@ -27,7 +27,7 @@ func usageActor(t *testing.T, u *Usage) *usageClient {
 // TestUsageLockSerialisesOneVolume: node-side work on one staged volume
 // never runs twice at once; different volumes do not wait on each other.
 func TestUsageLockSerialisesOneVolume(t *testing.T) {
-	u := usageActor(t, NewUsage())
+	u := usageActor(t, newUsage())
 	ctx := context.Background()
 	var inFlight, most atomic.Int32
 	var wg sync.WaitGroup
@@ -60,7 +60,7 @@ func TestUsageLockSerialisesOneVolume(t *testing.T) {
 // turn's acquire or release as it grants it and answers with the users
 // left; a worker whose context ends while it waits gives its place up.
 func TestUsageTurnsCountAndEndWithTheirWorker(t *testing.T) {
-	u := usageActor(t, NewUsage())
+	u := usageActor(t, newUsage())
 	ctx := context.Background()
 	n, done, err := u.turn(ctx, "s", "a", true, false)
 	require.NoError(t, err)

@@ -15,8 +15,8 @@ import (
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 )
 
-// VolumeSpec is everything a volume actor needs.
-type VolumeSpec struct {
+// volumeSpec is everything a volume actor needs.
+type volumeSpec struct {
 	AllocID string
 	NodeID  string
 	// Name is the group's name for the volume; its record is in DB.
@@ -57,13 +57,13 @@ type (
 	}
 )
 
-// VolumeActor (client/allocs/<id>/volumes/<name>) unmounts one csi volume
+// volumeActor (client/allocs/<id>/volumes/<name>) unmounts one csi volume
 // of a stopped allocation and reports it detached, retrying failures with
 // backoff on the injected clock until the retry deadline, so one stuck
 // volume never holds up the others.
-type VolumeActor struct {
+type volumeActor struct {
 	actors.Lifetime // ends the workers on stop
-	spec            *VolumeSpec
+	spec            *volumeSpec
 	td              *teardown
 	rec             *clientstate.VolumeMount
 	failures        int
@@ -72,20 +72,20 @@ type VolumeActor struct {
 	log             *slog.Logger
 }
 
-// NewVolumeActor returns a producer for a volume actor.
-func NewVolumeActor(spec *VolumeSpec) actor.Producer {
+// newVolumeActor returns a producer for a volume actor.
+func newVolumeActor(spec *volumeSpec) actor.Producer {
 	return func() actor.Actor {
-		return &VolumeActor{spec: spec, phase: volumeLoading,
+		return &volumeActor{spec: spec, phase: volumeLoading,
 			td:  &teardown{cfg: spec.CSI, db: spec.DB, allocID: spec.AllocID, nodeID: spec.NodeID, clock: spec.Clock},
 			log: spec.Logger.With("alloc", spec.AllocID, "volume", spec.Name)}
 	}
 }
 
 // Phase names the actor's state for the actor tree.
-func (a *VolumeActor) Phase() string { return a.phase }
+func (a *volumeActor) Phase() string { return a.phase }
 
 // Receive dispatches.
-func (a *VolumeActor) Receive(ctx actor.Context) {
+func (a *volumeActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.onStarted(ctx)
@@ -109,14 +109,14 @@ func (a *VolumeActor) Receive(ctx actor.Context) {
 
 // onStarted reads the volume's record: the state file, not the spawn
 // spec, is the truth after a crash or an agent restart.
-func (a *VolumeActor) onStarted(ctx actor.Context) {
+func (a *volumeActor) onStarted(ctx actor.Context) {
 	a.td.usage = &usageClient{root: ctx.ActorSystem().Root, pid: a.spec.CSI.Usage, timeout: a.spec.CSI.CallTimeout}
 	a.load(ctx)
 }
 
 // load reads the volume's record (again, after the state file could not
 // be read).
-func (a *VolumeActor) load(ctx actor.Context) {
+func (a *volumeActor) load(ctx actor.Context) {
 	a.timer = nil
 	db, alloc, name := a.spec.DB, a.spec.AllocID, a.spec.Name
 	actors.Go(ctx, func(_ context.Context) any {
@@ -128,13 +128,13 @@ func (a *VolumeActor) load(ctx actor.Context) {
 	})
 }
 
-func (a *VolumeActor) onStopping() {
+func (a *volumeActor) onStopping() {
 	if a.timer != nil {
 		a.timer.Stop()
 	}
 }
 
-func (a *VolumeActor) onLoaded(ctx actor.Context, m *volumeLoaded) {
+func (a *volumeActor) onLoaded(ctx actor.Context, m *volumeLoaded) {
 	if m.err != nil {
 		// Not knowing what is mounted is no reason to stop: read again
 		// with the unpublish backoff's first interval.
@@ -153,7 +153,7 @@ func (a *VolumeActor) onLoaded(ctx actor.Context, m *volumeLoaded) {
 	a.attempt(ctx)
 }
 
-func (a *VolumeActor) attempt(ctx actor.Context) {
+func (a *volumeActor) attempt(ctx actor.Context) {
 	a.timer = nil
 	a.phase = volumeUnpublishing
 	a.rec.State.State = VolumeUnpublishing
@@ -168,7 +168,7 @@ func (a *VolumeActor) attempt(ctx actor.Context) {
 	})
 }
 
-func (a *VolumeActor) onResult(ctx actor.Context, m *teardownResult) {
+func (a *volumeActor) onResult(ctx actor.Context, m *teardownResult) {
 	a.rec = m.rec
 	if m.err == nil {
 		a.log.Info("volume unpublished and reported detached")
@@ -201,7 +201,7 @@ func (a *VolumeActor) onResult(ctx actor.Context, m *teardownResult) {
 
 // giveUp marks the volume failed past the retry deadline: the allocation
 // goes on, and the server's rules for abandoned node plugins take over.
-func (a *VolumeActor) giveUp(ctx actor.Context, err error) {
+func (a *volumeActor) giveUp(ctx actor.Context, err error) {
 	what := "unmount it from this node"
 	if errors.Is(err, errDetach) {
 		what = "report it detached"
@@ -209,8 +209,8 @@ func (a *VolumeActor) giveUp(ctx actor.Context, err error) {
 	msg := fmt.Sprintf("gave up after %d failed attempts in %s trying to %s: %v",
 		a.failures, a.spec.CSI.Retry.Deadline, what, err)
 	a.log.Error("volume teardown abandoned", "error", err, "attempts", a.failures)
-	a.rec.State.State = VolumeFailed
-	addVolumeEvent(a.rec.State, EventVolumeGaveUp, msg, a.spec.Clock.Now())
+	a.rec.State.State = volumeFailed
+	addVolumeEvent(a.rec.State, eventVolumeGaveUp, msg, a.spec.Clock.Now())
 	db, alloc, rec := a.spec.DB, a.spec.AllocID, a.rec.Clone()
 	log := a.log
 	actors.Go(ctx, func(_ context.Context) any {
@@ -222,13 +222,13 @@ func (a *VolumeActor) giveUp(ctx actor.Context, err error) {
 	})
 }
 
-func (a *VolumeActor) finish(ctx actor.Context) {
+func (a *volumeActor) finish(ctx actor.Context) {
 	a.phase = volumeDone
 	a.report(ctx, true)
 }
 
 // report sends the volume's state to the alloc actor.
-func (a *VolumeActor) report(ctx actor.Context, done bool) {
+func (a *volumeActor) report(ctx actor.Context, done bool) {
 	var st *messages.AllocVolumeState
 	if a.rec != nil && a.rec.State != nil {
 		st = proto.Clone(a.rec.State).(*messages.AllocVolumeState)

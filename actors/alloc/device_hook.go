@@ -23,7 +23,7 @@ type deviceHook struct {
 // Name implements Hook.
 func (h *deviceHook) Name() string { return "devices" }
 
-// Prerun implements PrerunHook.
+// Prerun implements prerunHook.
 func (h *deviceHook) Prerun(_ context.Context, a *messages.Allocation) error {
 	if h.plugin != nil {
 		return nil
@@ -31,7 +31,7 @@ func (h *deviceHook) Prerun(_ context.Context, a *messages.Allocation) error {
 	for _, t := range groupOf(a).GetTasks() {
 		for _, d := range a.GetAllocatedResources().GetTasks()[t.GetName()].GetDevices() {
 			if len(d.GetDeviceIDs()) > 0 {
-				return fmt.Errorf("%w for %s/%s (task %q)", ErrNoDevicePlugin, d.GetVendor(), d.GetType(), t.GetName())
+				return fmt.Errorf("%w for %s/%s (task %q)", errNoDevicePlugin, d.GetVendor(), d.GetType(), t.GetName())
 			}
 		}
 	}
@@ -56,11 +56,11 @@ func reserveDevices(cfg *driver.TaskConfig, driverName string, plugin device.Plu
 		return cfg, nil
 	}
 	if plugin == nil {
-		return nil, fmt.Errorf("%w for devices %s", ErrNoDevicePlugin, strings.Join(ids, ", "))
+		return nil, fmt.Errorf("%w for devices %s", errNoDevicePlugin, strings.Join(ids, ", "))
 	}
 	res, err := plugin.Reserve(ids)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrDeviceReserve, err)
+		return nil, fmt.Errorf("%w: %w", errDeviceReserve, err)
 	}
 	return withReservation(cfg, driverName, res), nil
 }

@@ -66,7 +66,7 @@ func runWithGPUs(t *testing.T, h *harness, a *messages.Allocation) ([][]string, 
 	h.devices = nvidiaLike{gpus}
 	orig := proto.Clone(a)
 	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
+	h.waitFor("running", status(statusRunning))
 	cfg, ok := h.fake.Task(taskID)
 	require.True(t, ok)
 	require.True(t, proto.Equal(orig, a), "the job is not changed")
@@ -116,13 +116,13 @@ func TestRestartedTaskReservesAgainAndReattachedDoesNot(t *testing.T) {
 	pol := &messages.RestartPolicy{Attempts: 3, Interval: int64(time.Hour), Delay: int64(10 * time.Second), Mode: "fail"}
 	a := deviceAlloc("fake", map[string]any{}, pol, "GPU-1")
 	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
+	h.waitFor("running", status(statusRunning))
 	require.NoError(t, h.fake.Exit(taskID, 1))
 	h.waitFor("restart pending", func(a *messages.Allocation) bool { return a.TaskStates["t"].GetRestarts() == 1 })
 	require.Eventually(t, func() bool { return h.clock.Pending() == 1 }, 5*time.Second, time.Millisecond)
 	h.clock.Advance(10 * time.Second)
 	require.Eventually(t, func() bool { return h.fake.Calls(driver.MethodStartTask) == 2 }, 5*time.Second, time.Millisecond)
-	h.waitFor("running again", status(StatusRunning))
+	h.waitFor("running again", status(statusRunning))
 	require.Equal(t, [][]string{{"GPU-1"}, {"GPU-1"}}, gpus.Reserved(), "a restarted task gets the same devices")
 	cfg, _ := h.fake.Task(taskID)
 	require.Equal(t, "GPU-1", cfg.Env[device.FakeEnv])
@@ -131,7 +131,7 @@ func TestRestartedTaskReservesAgainAndReattachedDoesNot(t *testing.T) {
 	require.Eventually(t, func() bool { return h.fake.Calls(driver.MethodRecoverTask) == 1 }, 5*time.Second, time.Millisecond)
 	h.waitFor("re-attached", func(a *messages.Allocation) bool {
 		ev := a.TaskStates["t"].GetEvents()
-		return len(ev) > 0 && ev[len(ev)-1].Type == EventReattached
+		return len(ev) > 0 && ev[len(ev)-1].Type == eventReattached
 	})
 	require.Len(t, gpus.Reserved(), 2, "a re-attached task reserves nothing")
 	require.Equal(t, 2, gpus.Calls(device.MethodReserve))
@@ -140,7 +140,7 @@ func TestRestartedTaskReservesAgainAndReattachedDoesNot(t *testing.T) {
 func TestNoDevicePluginFailsTheAllocation(t *testing.T) {
 	h := newHarness(t)
 	h.spawn(deviceAlloc("fake", map[string]any{}, nil, "GPU-0"))
-	failed := h.waitFor("failed", status(StatusFailed))
+	failed := h.waitFor("failed", status(statusFailed))
 	require.Contains(t, failed.ClientDescription, "this client has no device plugin for nvidia/gpu")
 	require.Zero(t, h.fake.Calls(driver.MethodStartTask))
 }
@@ -151,10 +151,10 @@ func TestReserveErrorFailsTheTaskStart(t *testing.T) {
 	h.devices = gpus
 	pol := &messages.RestartPolicy{Attempts: 0, Interval: int64(time.Hour), Mode: "fail"}
 	h.spawn(deviceAlloc("fake", map[string]any{}, pol, "GPU-9"))
-	failed := h.waitFor("failed", status(StatusFailed))
+	failed := h.waitFor("failed", status(statusFailed))
 	var msgs []string
 	for _, ev := range failed.TaskStates["t"].GetEvents() {
-		if ev.Type == EventDriverFailure {
+		if ev.Type == eventDriverFailure {
 			msgs = append(msgs, ev.DisplayMessage)
 		}
 	}

@@ -22,8 +22,8 @@
 //	Spec.Hooks        the caller's own
 //	csi_hook.go       csi volumes (last up, first down)
 //
-// A hook implements only the phases it needs (PrerunHook, PostrunHook,
-// UpdateHook, RestoreHook; an actorHook runs its phases on the actor and
+// A hook implements only the phases it needs (prerunHook, postrunHook,
+// updateHook, restoreHook; an actorHook runs its phases on the actor and
 // says how they retry): the next hook (task lifecycle, services and
 // checks, templates, artifacts) is a new file and a line in hookList.
 // The lifecycle decides the order, the retries (with backoff on the
@@ -31,8 +31,8 @@
 // the actor logs every phase change. A failed read of the state file is
 // read again with backoff (Spec.LoadRetry), for ever: it is never taken
 // as "nothing stored", which would start tasks that already run; so is a
-// failed read of a task's stored handle (TaskSpec.HandleRetry), which is
-// never "no handle". The task actor has its own phases (TaskPhase,
+// failed read of a task's stored handle (taskSpec.HandleRetry), which is
+// never "no handle". The task actor has its own phases (taskPhase,
 // task_phase.go).
 //
 // The alloc actor spawns the task actors once every prerun is done, folds
@@ -47,9 +47,9 @@
 // node plugin the claim names, stages (when the plugin stages) under
 // CSIConfig.Root/staging, publishes under CSIConfig.Root/per-alloc and
 // bind-mounts the target into each task that mounts it (Mounter; the task
-// sees it at VolumeMountPath and learns it as TROUPE_VOLUME_<NAME>).
+// sees it at volumeMountPath and learns it as TROUPE_VOLUME_<NAME>).
 // Retryable failures retry the setup with backoff (ClaimRetry,
-// ClaimAttempts); a final one fails the allocation with a VolumeError
+// ClaimAttempts); a final one fails the allocation with a volumeError
 // (`CSI volume "vol0": NodePublishVolume: rpc error: ...`: the volume the
 // server knows, the step, the plugin's answer) as its client description
 // and as a Setup Failure event of every task, which never started, and
@@ -103,8 +103,8 @@
 // on a client without a plugin fails its setup (device_hook.go).
 //
 // Decisions are plain types tested without an actor system: Lifecycle
-// (the allocation's phases and hook order), RestartTracker (the task
-// restart policy), ClientStatus (how task states make an
+// (the allocation's phases and hook order), restartTracker (the task
+// restart policy), clientStatus (how task states make an
 // allocation's status) and Usage; every retry's delays come from an
 // actors.Retry (the lifecycle feeds it the times its events carry).
 //

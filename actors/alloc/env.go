@@ -133,9 +133,9 @@ func taskEnv(root string, node *messages.Node, a *messages.Allocation, t *messag
 	csiVols := csiVolumes(a)
 	for _, vm := range t.GetVolumeMounts() {
 		if _, ok := csiVols[vm.GetVolume()]; ok && t.GetDriver() == containerdDriver {
-			env[VolumeEnvName(vm.GetVolume())] = containerPath(vm.GetDestination())
+			env[volumeEnvName(vm.GetVolume())] = containerPath(vm.GetDestination())
 		} else if ok {
-			env[VolumeEnvName(vm.GetVolume())] = VolumeMountPath(root, a.GetID(), t.GetName(), vm.GetDestination())
+			env[volumeEnvName(vm.GetVolume())] = volumeMountPath(root, a.GetID(), t.GetName(), vm.GetDestination())
 		}
 	}
 	if cfg := t.GetCSIPluginConfig(); cfg != nil {

@@ -9,16 +9,16 @@ import (
 
 // Task event types, as Nomad names them.
 const (
-	EventReceived      = "Received"
-	EventStarted       = "Started"
-	EventTerminated    = "Terminated"
-	EventRestarting    = "Restarting"
-	EventNotRestarting = "Not Restarting"
-	EventKilling       = "Killing"
-	EventKilled        = "Killed"
-	EventDriverFailure = "Driver Failure"
-	EventReattached    = "Reattached"
-	EventSiblingFailed = "Sibling Task Failed"
+	eventReceived      = "Received"
+	eventStarted       = "Started"
+	eventTerminated    = "Terminated"
+	eventRestarting    = "Restarting"
+	eventNotRestarting = "Not Restarting"
+	eventKilling       = "Killing"
+	eventKilled        = "Killed"
+	eventDriverFailure = "Driver Failure"
+	eventReattached    = "Reattached"
+	eventSiblingFailed = "Sibling Task Failed"
 )
 
 // maxEvents bounds the events kept per task, as Nomad does.
@@ -29,7 +29,7 @@ func newEvent(typ, msg string, now time.Time) *messages.TaskEvent {
 }
 
 func exitEvent(res *driver.ExitResult, now time.Time) *messages.TaskEvent {
-	ev := newEvent(EventTerminated, exitReason(res), now)
+	ev := newEvent(eventTerminated, exitReason(res), now)
 	ev.ExitCode = int32(res.ExitCode)
 	ev.Signal = int32(res.Signal)
 	if res.OOMKilled {
@@ -42,11 +42,11 @@ func displayMessage(typ, msg string) string {
 	switch {
 	case msg != "":
 		return msg
-	case typ == EventReceived:
+	case typ == eventReceived:
 		return "Task received by client"
-	case typ == EventStarted:
+	case typ == eventStarted:
 		return "Task started by client"
-	case typ == EventKilled:
+	case typ == eventKilled:
 		return "Task successfully killed"
 	}
 	return typ
@@ -67,7 +67,7 @@ func setupFailedState(st *messages.TaskState, why string, now time.Time) *messag
 	if st == nil {
 		st = &messages.TaskState{}
 	}
-	st.State, st.Failed, st.FinishedAt = TaskDead, true, rfc3339(now)
-	appendEvent(st, newEvent(EventSetupFailure, why, now))
+	st.State, st.Failed, st.FinishedAt = taskDead, true, rfc3339(now)
+	appendEvent(st, newEvent(eventSetupFailure, why, now))
 	return st
 }

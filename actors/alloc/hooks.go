@@ -17,10 +17,10 @@ import (
 // prerun in order before the tasks start and their postrun in reverse
 // after every task is dead. A hook implements only the phases it needs:
 //
-//   - PrerunHook, PostrunHook, UpdateHook: a blocking call, in a worker
+//   - prerunHook, postrunHook, updateHook: a blocking call, in a worker
 //     of the alloc actor, with a copy of the allocation and the actor's
 //     lifetime context; an error reads "<name>: <error>".
-//   - RestoreHook: on the actor, once the state file was read.
+//   - restoreHook: on the actor, once the state file was read.
 //   - holder: says the hook may hold something on the host (a network, a
 //     volume), so that a failed setup is torn down.
 //   - actorHook: its phases run on the actor (they keep results, report
@@ -32,28 +32,28 @@ type Hook interface {
 	Name() string
 }
 
-// PrerunHook prepares the allocation before its tasks start.
-type PrerunHook interface {
+// prerunHook prepares the allocation before its tasks start.
+type prerunHook interface {
 	Prerun(ctx context.Context, a *messages.Allocation) error
 }
 
-// PostrunHook releases what Prerun took, once every task is dead. It runs
+// postrunHook releases what Prerun took, once every task is dead. It runs
 // also after a failed setup that holds something, so it must cope with a
 // Prerun that never ran.
-type PostrunHook interface {
+type postrunHook interface {
 	Postrun(ctx context.Context, a *messages.Allocation) error
 }
 
-// UpdateHook learns of every update of the allocation while its tasks
+// updateHook learns of every update of the allocation while its tasks
 // run (the one that stops them too); its error is logged.
-type UpdateHook interface {
+type updateHook interface {
 	Update(ctx context.Context, a *messages.Allocation) error
 }
 
-// RestoreHook takes its state from what the state file holds for the
+// restoreHook takes its state from what the state file holds for the
 // allocation (after an agent restart or an actor crash). It runs on the
 // actor and must not block.
-type RestoreHook interface {
+type restoreHook interface {
 	Restore(stored *clientstate.StoredAlloc)
 }
 
@@ -69,8 +69,8 @@ type holder interface {
 // own messages. plan says which phases it has and how they retry.
 type actorHook interface {
 	Hook
-	plan() HookPlan
-	start(ctx actor.Context, p HookPhase) bool
+	plan() hookPlan
+	start(ctx actor.Context, p hookPhase) bool
 }
 
 // hookList is the allocation's hooks in setup order: the network first
@@ -83,33 +83,33 @@ func (a *Actor) hookList() []Hook {
 }
 
 // planOf is what the lifecycle needs to know of a hook.
-func planOf(h Hook) HookPlan {
+func planOf(h Hook) hookPlan {
 	if ah, ok := h.(actorHook); ok {
 		return ah.plan()
 	}
-	_, pre := h.(PrerunHook)
-	_, post := h.(PostrunHook)
-	return HookPlan{Name: h.Name(), Prerun: pre, Postrun: post}
+	_, pre := h.(prerunHook)
+	_, post := h.(postrunHook)
+	return hookPlan{Name: h.Name(), Prerun: pre, Postrun: post}
 }
 
 // hookDone is the end of a blocking hook phase.
 type hookDone struct {
-	step HookStep
+	step hookStep
 	err  error
 }
 
 // startHook begins a hook phase: an actor hook's on the actor, a blocking
 // one in a worker. false: there was nothing to do.
-func (a *Actor) startHook(ctx actor.Context, s HookStep) bool {
+func (a *Actor) startHook(ctx actor.Context, s hookStep) bool {
 	h := a.hooks[s.Hook]
 	if ah, ok := h.(actorHook); ok {
 		return ah.start(ctx, s.Phase)
 	}
 	var run func(context.Context, *messages.Allocation) error
-	if p, ok := h.(PrerunHook); ok && s.Phase == HookPrerun {
+	if p, ok := h.(prerunHook); ok && s.Phase == hookPrerun {
 		run = p.Prerun
 	}
-	if p, ok := h.(PostrunHook); ok && s.Phase == HookPostrun {
+	if p, ok := h.(postrunHook); ok && s.Phase == hookPostrun {
 		run = p.Postrun
 	}
 	if run == nil {
@@ -136,16 +136,16 @@ func (a *Actor) onHookDone(ctx actor.Context, m *hookDone) {
 }
 
 // current reports whether phase p of hook h is the one that runs.
-func (a *Actor) current(h Hook, p HookPhase) bool {
+func (a *Actor) current(h Hook, p hookPhase) bool {
 	i := a.life.Hook()
-	if i < 0 || a.hooks[i] != h || a.life.Phase() == PhasePrerunWait || a.life.Phase() == PhasePostrunWait {
+	if i < 0 || a.hooks[i] != h || a.life.Phase() == phasePrerunWait || a.life.Phase() == phasePostrunWait {
 		return false
 	}
 	switch p {
-	case HookPrerun:
-		return a.life.Phase() == PhasePrerun
-	case HookPostrun:
-		return a.life.Phase() == PhasePostrun && !a.life.Abandoning()
+	case hookPrerun:
+		return a.life.Phase() == phasePrerun
+	case hookPostrun:
+		return a.life.Phase() == phasePostrun && !a.life.Abandoning()
 	default:
 		return a.life.Abandoning()
 	}
@@ -153,7 +153,7 @@ func (a *Actor) current(h Hook, p HookPhase) bool {
 
 // hookFinished steps the lifecycle with the end of the current hook
 // phase, and logs a failure with what comes of it.
-func (a *Actor) hookFinished(ctx actor.Context, p HookPhase, err error) {
+func (a *Actor) hookFinished(ctx actor.Context, p hookPhase, err error) {
 	name := a.hooks[a.life.Hook()].Name()
 	eff := a.step(ctx, HookDone{Phase: p, Err: err, Holding: a.holding(), At: a.spec.Clock.Now()})
 	switch {
@@ -181,7 +181,7 @@ func (a *Actor) holding() bool {
 func (a *Actor) runUpdateHooks(ctx actor.Context) {
 	var hooks []Hook
 	for _, h := range a.hooks {
-		if _, ok := h.(UpdateHook); ok {
+		if _, ok := h.(updateHook); ok {
 			hooks = append(hooks, h)
 		}
 	}
@@ -191,7 +191,7 @@ func (a *Actor) runUpdateHooks(ctx actor.Context) {
 	al, log := proto.Clone(a.alloc).(*messages.Allocation), a.log
 	actors.Go(ctx, func(c context.Context) any {
 		for _, h := range hooks {
-			if err := h.(UpdateHook).Update(c, al); err != nil {
+			if err := h.(updateHook).Update(c, al); err != nil {
 				log.Error("hook failed", "hook", h.Name(), "phase", "update", "error", err)
 			}
 		}

@@ -29,11 +29,11 @@ func TestUpdateHookSeesUpdates(t *testing.T) {
 	h.hooks = []Hook{uc}
 	a := testAlloc("service", map[string]any{}, nil)
 	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
+	h.waitFor("running", status(statusRunning))
 	h.sys.Root.Send(allocPID(a), &messages.UpdateAlloc{Alloc: a})
 	require.Eventually(t, func() bool { return uc.n.Load() == 1 }, 5*time.Second, time.Millisecond)
 	h.stop(a)
-	h.waitFor("complete", status(StatusComplete))
+	h.waitFor("complete", status(statusComplete))
 	require.Eventually(t, func() bool { return uc.n.Load() == 2 }, 5*time.Second, time.Millisecond)
 	waitTerminal(t, h, a.ID)
 }

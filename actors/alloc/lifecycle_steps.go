@@ -5,9 +5,9 @@ import "github.com/troupe-dev/troupe/actors"
 // onLoaded decides how the allocation starts from what the state file
 // holds. A failed read waits and reads again: it is never "nothing
 // stored", which would start tasks that may already run.
-func (l *Lifecycle) onLoaded(e Loaded) (Effects, error) {
-	if l.phase != PhaseLoading || l.loadWait {
-		return Effects{}, l.unexpected(e)
+func (l *lifecycle) onLoaded(e Loaded) (effects, error) {
+	if l.phase != phaseLoading || l.loadWait {
+		return effects{}, l.unexpected(e)
 	}
 	if e.Err != nil {
 		l.loadWait = true
@@ -15,155 +15,155 @@ func (l *Lifecycle) onLoaded(e Loaded) (Effects, error) {
 		if !ok || d <= 0 {
 			d = l.loadRetry.Max
 		}
-		return Effects{RetryIn: d}, nil
+		return effects{RetryIn: d}, nil
 	}
 	l.tries, l.stop = actors.Tries{}, e.StopWanted
 	switch {
 	case e.BadName != nil && e.Terminal:
-		return l.terminal(Effects{Report: true})
+		return l.terminal(effects{Report: true})
 	case e.BadName != nil:
 		// nothing was made on the host for it, so nothing is torn down
-		return l.terminal(Effects{Refuse: true, Status: StatusFailed, Description: DescSetupFailed + e.BadName.Error()})
+		return l.terminal(effects{Refuse: true, Status: statusFailed, Description: descSetupFailed + e.BadName.Error()})
 	case e.Terminal && e.Holding:
 		// stopped, but a volume or the network was not let go (an agent
 		// restart in the middle): resume that
-		return l.teardown(Effects{Report: true})
+		return l.teardown(effects{Report: true})
 	case e.Terminal:
-		return l.terminal(Effects{Report: true})
+		return l.terminal(effects{Report: true})
 	case e.NoTasks:
-		return l.fail(DescNoTaskGroup, e.Holding)
+		return l.fail(descNoTaskGroup, e.Holding)
 	case e.StopWanted && !e.Handles && e.Holding:
-		return l.stopBeforeStart(DescStoppedEarly)
+		return l.stopBeforeStart(descStoppedEarly)
 	case e.StopWanted && !e.Handles:
-		return l.terminal(Effects{Status: StatusComplete, Description: DescStoppedEarly, Report: true})
+		return l.terminal(effects{Status: statusComplete, Description: descStoppedEarly, Report: true})
 	default:
-		return l.prerunFrom(0, Effects{})
+		return l.prerunFrom(0, effects{})
 	}
 }
 
-func (l *Lifecycle) onHookDone(e HookDone) (Effects, error) {
+func (l *lifecycle) onHookDone(e HookDone) (effects, error) {
 	switch {
-	case l.phase == PhasePrerun && e.Phase == HookPrerun:
+	case l.phase == phasePrerun && e.Phase == hookPrerun:
 		return l.prerunDone(e)
-	case l.phase == PhasePostrun && e.Phase == HookPostrun && !l.abandon:
+	case l.phase == phasePostrun && e.Phase == hookPostrun && !l.abandon:
 		return l.postrunDone(e)
-	case l.phase == PhasePostrun && e.Phase == HookAbandon && l.abandon:
-		return l.postrunFrom(l.hook-1, Effects{})
+	case l.phase == phasePostrun && e.Phase == hookAbandon && l.abandon:
+		return l.postrunFrom(l.hook-1, effects{})
 	}
-	return Effects{}, l.unexpected(e)
+	return effects{}, l.unexpected(e)
 }
 
 // prerunDone goes on to the next hook, or retries, or ends the setup.
-func (l *Lifecycle) prerunDone(e HookDone) (Effects, error) {
+func (l *lifecycle) prerunDone(e HookDone) (effects, error) {
 	if e.Err == nil {
-		return l.prerunFrom(l.hook+1, Effects{})
+		return l.prerunFrom(l.hook+1, effects{})
 	}
 	if r := l.hooks[l.hook].PrerunRetry; r != nil {
 		d, ok := r.next(e.Err, &l.tries, e.At)
 		if l.stop {
-			return l.stopBeforeStart(DescStoppedInSetup)
+			return l.stopBeforeStart(descStoppedInSetup)
 		}
 		if ok {
-			return Effects{RetryIn: d}, l.become(PhasePrerunWait)
+			return effects{RetryIn: d}, l.become(phasePrerunWait)
 		}
 	}
-	return l.fail(DescSetupFailed+e.Err.Error(), e.Holding)
+	return l.fail(descSetupFailed+e.Err.Error(), e.Holding)
 }
 
 // postrunDone goes on to the previous hook, or retries, or abandons.
-func (l *Lifecycle) postrunDone(e HookDone) (Effects, error) {
+func (l *lifecycle) postrunDone(e HookDone) (effects, error) {
 	if e.Err == nil {
-		return l.postrunFrom(l.hook-1, Effects{})
+		return l.postrunFrom(l.hook-1, effects{})
 	}
 	plan := l.hooks[l.hook]
 	if plan.PostrunRetry != nil {
 		if d, ok := plan.PostrunRetry.next(e.Err, &l.tries, e.At); ok {
-			return Effects{RetryIn: d}, l.become(PhasePostrunWait)
+			return effects{RetryIn: d}, l.become(phasePostrunWait)
 		}
 	}
 	if plan.Abandon {
 		l.abandon = true
-		return Effects{Run: &HookStep{Hook: l.hook, Phase: HookAbandon}}, nil
+		return effects{Run: &hookStep{Hook: l.hook, Phase: hookAbandon}}, nil
 	}
-	return l.postrunFrom(l.hook-1, Effects{})
+	return l.postrunFrom(l.hook-1, effects{})
 }
 
-func (l *Lifecycle) onRetryDue() (Effects, error) {
+func (l *lifecycle) onRetryDue() (effects, error) {
 	switch l.phase {
-	case PhaseLoading:
+	case phaseLoading:
 		if l.loadWait {
 			l.loadWait = false
-			return Effects{Load: true}, nil
+			return effects{Load: true}, nil
 		}
-	case PhasePrerunWait:
-		return Effects{Run: &HookStep{Hook: l.hook, Phase: HookPrerun}}, l.become(PhasePrerun)
-	case PhasePostrunWait:
-		return Effects{Run: &HookStep{Hook: l.hook, Phase: HookPostrun}}, l.become(PhasePostrun)
+	case phasePrerunWait:
+		return effects{Run: &hookStep{Hook: l.hook, Phase: hookPrerun}}, l.become(phasePrerun)
+	case phasePostrunWait:
+		return effects{Run: &hookStep{Hook: l.hook, Phase: hookPostrun}}, l.become(phasePostrun)
 	}
-	return Effects{}, l.unexpected(RetryDue{})
+	return effects{}, l.unexpected(RetryDue{})
 }
 
 // onUpdated records whether a stop is wanted: running tasks are told to
 // stop, a setup waiting to retry ends. Before the state file is read the
 // update is in what it holds.
-func (l *Lifecycle) onUpdated(e Updated) Effects {
-	if l.phase == PhaseLoading {
-		return Effects{}
+func (l *lifecycle) onUpdated(e updated) effects {
+	if l.phase == phaseLoading {
+		return effects{}
 	}
 	l.stop = e.StopWanted
 	switch {
-	case l.phase == PhaseRunning && l.stop:
-		return l.kill(Effects{Update: true}, "allocation stopped: "+e.Description)
-	case l.phase == PhaseRunning:
-		return Effects{Update: true}
-	case l.phase == PhasePrerunWait && l.stop:
-		eff, _ := l.stopBeforeStart(DescStoppedInSetup) // PrerunWait -> Postrun or Terminal: legal
+	case l.phase == phaseRunning && l.stop:
+		return l.kill(effects{Update: true}, "allocation stopped: "+e.Description)
+	case l.phase == phaseRunning:
+		return effects{Update: true}
+	case l.phase == phasePrerunWait && l.stop:
+		eff, _ := l.stopBeforeStart(descStoppedInSetup) // PrerunWait -> Postrun or Terminal: legal
 		return eff
 	}
-	return Effects{}
+	return effects{}
 }
 
 // onTaskDied stops the siblings of a failed task, or of a dead leader.
-func (l *Lifecycle) onTaskDied(e TaskDied) Effects {
+func (l *lifecycle) onTaskDied(e taskDied) effects {
 	switch {
-	case l.phase != PhaseRunning:
-		return Effects{}
+	case l.phase != phaseRunning:
+		return effects{}
 	case e.Failed:
-		return l.kill(Effects{}, EventSiblingFailed+": "+e.Task)
+		return l.kill(effects{}, eventSiblingFailed+": "+e.Task)
 	case e.Leader:
-		return l.kill(Effects{}, "leader task "+e.Task+" is dead")
+		return l.kill(effects{}, "leader task "+e.Task+" is dead")
 	}
-	return Effects{}
+	return effects{}
 }
 
-func (l *Lifecycle) onTasksDead() Effects {
-	if l.phase != PhaseRunning && l.phase != PhaseStopping {
-		return Effects{}
+func (l *lifecycle) onTasksDead() effects {
+	if l.phase != phaseRunning && l.phase != phaseStopping {
+		return effects{}
 	}
-	eff, _ := l.teardown(Effects{}) // Running, Stopping -> Postrun or Terminal: legal
+	eff, _ := l.teardown(effects{}) // Running, Stopping -> Postrun or Terminal: legal
 	return eff
 }
 
 // kill tells the running tasks to stop.
-func (l *Lifecycle) kill(eff Effects, reason string) Effects {
+func (l *lifecycle) kill(eff effects, reason string) effects {
 	eff.KillTasks = reason
-	_ = l.become(PhaseStopping) // Running -> Stopping: legal
+	_ = l.become(phaseStopping) // Running -> Stopping: legal
 	return eff
 }
 
 // prerunFrom runs the prerun of the first hook from i on that has one;
 // past the last, the tasks start (and are told to stop when a stop is
 // wanted).
-func (l *Lifecycle) prerunFrom(i int, eff Effects) (Effects, error) {
+func (l *lifecycle) prerunFrom(i int, eff effects) (effects, error) {
 	for ; i < len(l.hooks); i++ {
 		if l.hooks[i].Prerun {
 			l.hook, l.tries = i, actors.Tries{}
-			eff.Run = &HookStep{Hook: i, Phase: HookPrerun}
-			return eff, l.become(PhasePrerun)
+			eff.Run = &hookStep{Hook: i, Phase: hookPrerun}
+			return eff, l.become(phasePrerun)
 		}
 	}
-	if err := l.become(PhaseRunning); err != nil {
-		return Effects{}, err
+	if err := l.become(phaseRunning); err != nil {
+		return effects{}, err
 	}
 	eff.StartTasks = true
 	if l.stop {
@@ -173,19 +173,19 @@ func (l *Lifecycle) prerunFrom(i int, eff Effects) (Effects, error) {
 }
 
 // teardown runs every hook's postrun, the last hook's first.
-func (l *Lifecycle) teardown(eff Effects) (Effects, error) {
+func (l *lifecycle) teardown(eff effects) (effects, error) {
 	return l.postrunFrom(len(l.hooks)-1, eff)
 }
 
 // postrunFrom runs the postrun of the last hook up to i that has one;
 // before the first, the allocation is terminal.
-func (l *Lifecycle) postrunFrom(i int, eff Effects) (Effects, error) {
+func (l *lifecycle) postrunFrom(i int, eff effects) (effects, error) {
 	l.abandon = false
 	for ; i >= 0; i-- {
 		if l.hooks[i].Postrun {
 			l.hook, l.tries = i, actors.Tries{}
-			eff.Run = &HookStep{Hook: i, Phase: HookPostrun}
-			return eff, l.become(PhasePostrun)
+			eff.Run = &hookStep{Hook: i, Phase: hookPostrun}
+			return eff, l.become(phasePostrun)
 		}
 	}
 	eff.Report = true
@@ -194,8 +194,8 @@ func (l *Lifecycle) postrunFrom(i int, eff Effects) (Effects, error) {
 
 // fail ends an allocation whose tasks never ran; what it holds is torn
 // down first.
-func (l *Lifecycle) fail(why string, holding bool) (Effects, error) {
-	eff := Effects{FailTasks: true, Status: StatusFailed, Description: why}
+func (l *lifecycle) fail(why string, holding bool) (effects, error) {
+	eff := effects{FailTasks: true, Status: statusFailed, Description: why}
 	if holding {
 		return l.teardown(eff)
 	}
@@ -204,12 +204,12 @@ func (l *Lifecycle) fail(why string, holding bool) (Effects, error) {
 
 // stopBeforeStart ends an allocation stopped during its setup: nothing
 // ran, and what the setup took is let go.
-func (l *Lifecycle) stopBeforeStart(why string) (Effects, error) {
-	eff := Effects{StopTimer: l.phase == PhasePrerunWait, Status: StatusComplete, Description: why}
+func (l *lifecycle) stopBeforeStart(why string) (effects, error) {
+	eff := effects{StopTimer: l.phase == phasePrerunWait, Status: statusComplete, Description: why}
 	return l.teardown(eff)
 }
 
-func (l *Lifecycle) terminal(eff Effects) (Effects, error) {
+func (l *lifecycle) terminal(eff effects) (effects, error) {
 	eff.Released = true
-	return eff, l.become(PhaseTerminal)
+	return eff, l.become(phaseTerminal)
 }

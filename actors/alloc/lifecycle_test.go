@@ -11,20 +11,20 @@ import (
 )
 
 func TestLifecyclePhaseString(t *testing.T) {
-	for p, want := range map[Phase]string{
-		PhaseLoading: "loading", PhasePrerun: "prerun", PhasePrerunWait: "waiting to retry prerun",
-		PhaseRunning: "running", PhaseStopping: "stopping", PhasePostrun: "postrun",
-		PhasePostrunWait: "waiting to retry postrun", PhaseTerminal: "terminal", Phase(42): "Phase(42)",
+	for p, want := range map[phase]string{
+		phaseLoading: "loading", phasePrerun: "prerun", phasePrerunWait: "waiting to retry prerun",
+		phaseRunning: "running", phaseStopping: "stopping", phasePostrun: "postrun",
+		phasePostrunWait: "waiting to retry postrun", phaseTerminal: "terminal", phase(42): "Phase(42)",
 	} {
 		require.Equal(t, want, p.String())
 	}
-	require.Equal(t, "abandon", HookAbandon.String())
+	require.Equal(t, "abandon", hookAbandon.String())
 }
 
 func TestLifecycleTransitionWholeTable(t *testing.T) {
-	L, Pre, PreW, R, S, Post, PostW, T := PhaseLoading, PhasePrerun, PhasePrerunWait, PhaseRunning,
-		PhaseStopping, PhasePostrun, PhasePostrunWait, PhaseTerminal
-	legal := map[[2]Phase]bool{
+	L, Pre, PreW, R, S, Post, PostW, T := phaseLoading, phasePrerun, phasePrerunWait, phaseRunning,
+		phaseStopping, phasePostrun, phasePostrunWait, phaseTerminal
+	legal := map[[2]phase]bool{
 		{L, L}: true, {L, Pre}: true, {L, R}: true, {L, S}: true, {L, Post}: true, {L, T}: true,
 		{Pre, Pre}: true, {Pre, PreW}: true, {Pre, R}: true, {Pre, S}: true, {Pre, Post}: true, {Pre, T}: true,
 		{PreW, Pre}: true, {PreW, Post}: true, {PreW, T}: true,
@@ -33,10 +33,10 @@ func TestLifecycleTransitionWholeTable(t *testing.T) {
 		{Post, Post}: true, {Post, PostW}: true, {Post, T}: true,
 		{PostW, Post}: true,
 	}
-	for from := PhaseLoading; from <= PhaseTerminal+1; from++ {
-		for to := PhaseLoading; to <= PhaseTerminal+1; to++ {
+	for from := phaseLoading; from <= phaseTerminal+1; from++ {
+		for to := phaseLoading; to <= phaseTerminal+1; to++ {
 			t.Run(from.String()+"->"+to.String(), func(t *testing.T) {
-				require.Equal(t, legal[[2]Phase{from, to}], CanLifecycleTransition(from, to))
+				require.Equal(t, legal[[2]phase{from, to}], canLifecycleTransition(from, to))
 			})
 		}
 	}
@@ -52,25 +52,25 @@ var (
 // testPlans is a hook list shaped like the alloc actor's: a network that
 // retries its postrun (twice) and then abandons, an alloc dir, a prerun-only
 // devices check, and csi volumes whose flaky prerun retries (three tries).
-func testPlans() []HookPlan {
-	return []HookPlan{
-		{Name: "network", Prerun: true, Postrun: true, Abandon: true, PostrunRetry: &HookRetry{Policy: withAttempts(testPolicy, 2)}},
+func testPlans() []hookPlan {
+	return []hookPlan{
+		{Name: "network", Prerun: true, Postrun: true, Abandon: true, PostrunRetry: &hookRetry{Policy: withAttempts(testPolicy, 2)}},
 		{Name: "alloc_dir", Prerun: true, Postrun: true},
 		{Name: "devices", Prerun: true},
 		{Name: "csi", Prerun: true, Postrun: true,
-			PrerunRetry: &HookRetry{Policy: withAttempts(testPolicy, 3), Retryable: func(err error) bool { return errors.Is(err, errFlaky) }}},
+			PrerunRetry: &hookRetry{Policy: withAttempts(testPolicy, 3), Retryable: func(err error) bool { return errors.Is(err, errFlaky) }}},
 	}
 }
 
 type lstep struct {
-	in    Event
-	want  Effects
-	phase Phase
+	in    event
+	want  effects
+	phase phase
 }
 
-func run(h int, p HookPhase) *HookStep { return &HookStep{Hook: h, Phase: p} }
+func run(h int, p hookPhase) *hookStep { return &hookStep{Hook: h, Phase: p} }
 
-func runLifecycle(t *testing.T, l *Lifecycle, steps []lstep) {
+func runLifecycle(t *testing.T, l *lifecycle, steps []lstep) {
 	t.Helper()
 	for i, st := range steps {
 		eff, err := l.Step(st.in)
@@ -80,28 +80,28 @@ func runLifecycle(t *testing.T, l *Lifecycle, steps []lstep) {
 	}
 }
 
-func done(p HookPhase) HookDone { return HookDone{Phase: p, At: lt0} }
+func done(p hookPhase) HookDone { return HookDone{Phase: p, At: lt0} }
 
-func failed(p HookPhase, err error, holding bool, at time.Duration) HookDone {
+func failed(p hookPhase, err error, holding bool, at time.Duration) HookDone {
 	return HookDone{Phase: p, Err: err, Holding: holding, At: lt0.Add(at)}
 }
 
 // setupSteps walk the prerun of every hook: network, alloc dir, devices, csi.
 var setupSteps = []lstep{
-	{Loaded{}, Effects{Run: run(0, HookPrerun)}, PhasePrerun},
-	{done(HookPrerun), Effects{Run: run(1, HookPrerun)}, PhasePrerun},
-	{done(HookPrerun), Effects{Run: run(2, HookPrerun)}, PhasePrerun},
-	{done(HookPrerun), Effects{Run: run(3, HookPrerun)}, PhasePrerun},
-	{done(HookPrerun), Effects{StartTasks: true}, PhaseRunning},
+	{Loaded{}, effects{Run: run(0, hookPrerun)}, phasePrerun},
+	{done(hookPrerun), effects{Run: run(1, hookPrerun)}, phasePrerun},
+	{done(hookPrerun), effects{Run: run(2, hookPrerun)}, phasePrerun},
+	{done(hookPrerun), effects{Run: run(3, hookPrerun)}, phasePrerun},
+	{done(hookPrerun), effects{StartTasks: true}, phaseRunning},
 }
 
 // teardownSteps walk the postrun backwards from the csi volumes; devices
 // has none.
 var teardownSteps = []lstep{
-	{TasksDead{}, Effects{Run: run(3, HookPostrun)}, PhasePostrun},
-	{done(HookPostrun), Effects{Run: run(1, HookPostrun)}, PhasePostrun},
-	{done(HookPostrun), Effects{Run: run(0, HookPostrun)}, PhasePostrun},
-	{done(HookPostrun), Effects{Report: true, Released: true}, PhaseTerminal},
+	{tasksDead{}, effects{Run: run(3, hookPostrun)}, phasePostrun},
+	{done(hookPostrun), effects{Run: run(1, hookPostrun)}, phasePostrun},
+	{done(hookPostrun), effects{Run: run(0, hookPostrun)}, phasePostrun},
+	{done(hookPostrun), effects{Report: true, Released: true}, phaseTerminal},
 }
 
 func concat(parts ...[]lstep) []lstep {
@@ -114,149 +114,149 @@ func concat(parts ...[]lstep) []lstep {
 
 func TestLifecycleScenarios(t *testing.T) {
 	sec := time.Second
-	failedSetup := func(why string) Effects {
-		return Effects{FailTasks: true, Status: StatusFailed, Description: DescSetupFailed + why}
+	failedSetup := func(why string) effects {
+		return effects{FailTasks: true, Status: statusFailed, Description: descSetupFailed + why}
 	}
 	tests := []struct {
 		name  string
 		steps []lstep
 	}{
 		{"setup, run, stop, teardown", concat(setupSteps, []lstep{
-			{Updated{StopWanted: true, Description: "by user"}, Effects{Update: true, KillTasks: "allocation stopped: by user"}, PhaseStopping},
-			{Updated{StopWanted: true}, Effects{}, PhaseStopping},
+			{updated{StopWanted: true, Description: "by user"}, effects{Update: true, KillTasks: "allocation stopped: by user"}, phaseStopping},
+			{updated{StopWanted: true}, effects{}, phaseStopping},
 		}, teardownSteps)},
 		{"an update while running runs the update hooks", concat(setupSteps, []lstep{
-			{Updated{}, Effects{Update: true}, PhaseRunning},
+			{updated{}, effects{Update: true}, phaseRunning},
 		})},
 		{"a failed task stops its siblings", concat(setupSteps, []lstep{
-			{TaskDied{Task: "web"}, Effects{}, PhaseRunning},
-			{TaskDied{Task: "db", Failed: true}, Effects{KillTasks: EventSiblingFailed + ": db"}, PhaseStopping},
-			{TaskDied{Task: "web", Failed: true}, Effects{}, PhaseStopping},
+			{taskDied{Task: "web"}, effects{}, phaseRunning},
+			{taskDied{Task: "db", Failed: true}, effects{KillTasks: eventSiblingFailed + ": db"}, phaseStopping},
+			{taskDied{Task: "web", Failed: true}, effects{}, phaseStopping},
 		}, teardownSteps)},
 		{"a dead leader stops the others", concat(setupSteps, []lstep{
-			{TaskDied{Task: "main", Leader: true}, Effects{KillTasks: "leader task main is dead"}, PhaseStopping},
+			{taskDied{Task: "main", Leader: true}, effects{KillTasks: "leader task main is dead"}, phaseStopping},
 		})},
 		{"tasks that end by themselves", concat(setupSteps, teardownSteps, []lstep{
-			{TasksDead{}, Effects{}, PhaseTerminal},
-			{Updated{StopWanted: true}, Effects{}, PhaseTerminal},
+			{tasksDead{}, effects{}, phaseTerminal},
+			{updated{StopWanted: true}, effects{}, phaseTerminal},
 		})},
 		{"stop wanted with running tasks: set up, started and stopped", []lstep{
-			{Loaded{StopWanted: true, Handles: true}, Effects{Run: run(0, HookPrerun)}, PhasePrerun},
-			{done(HookPrerun), Effects{Run: run(1, HookPrerun)}, PhasePrerun},
-			{done(HookPrerun), Effects{Run: run(2, HookPrerun)}, PhasePrerun},
-			{done(HookPrerun), Effects{Run: run(3, HookPrerun)}, PhasePrerun},
-			{done(HookPrerun), Effects{StartTasks: true, KillTasks: "allocation stopped"}, PhaseStopping},
-			{TasksDead{}, Effects{Run: run(3, HookPostrun)}, PhasePostrun},
+			{Loaded{StopWanted: true, Handles: true}, effects{Run: run(0, hookPrerun)}, phasePrerun},
+			{done(hookPrerun), effects{Run: run(1, hookPrerun)}, phasePrerun},
+			{done(hookPrerun), effects{Run: run(2, hookPrerun)}, phasePrerun},
+			{done(hookPrerun), effects{Run: run(3, hookPrerun)}, phasePrerun},
+			{done(hookPrerun), effects{StartTasks: true, KillTasks: "allocation stopped"}, phaseStopping},
+			{tasksDead{}, effects{Run: run(3, hookPostrun)}, phasePostrun},
 		}},
 		{"stopped before start, holding nothing", []lstep{
-			{Loaded{StopWanted: true}, Effects{Status: StatusComplete, Description: DescStoppedEarly, Report: true, Released: true}, PhaseTerminal},
+			{Loaded{StopWanted: true}, effects{Status: statusComplete, Description: descStoppedEarly, Report: true, Released: true}, phaseTerminal},
 		}},
 		{"stopped before start, holding a network", []lstep{
-			{Loaded{StopWanted: true, Holding: true}, Effects{Status: StatusComplete, Description: DescStoppedEarly, Run: run(3, HookPostrun)}, PhasePostrun},
+			{Loaded{StopWanted: true, Holding: true}, effects{Status: statusComplete, Description: descStoppedEarly, Run: run(3, hookPostrun)}, phasePostrun},
 		}},
 		{"unsafe name: refused, nothing torn down", []lstep{
-			{Loaded{BadName: errBroken, Holding: true}, Effects{Refuse: true, Status: StatusFailed, Description: DescSetupFailed + "broken", Released: true}, PhaseTerminal},
+			{Loaded{BadName: errBroken, Holding: true}, effects{Refuse: true, Status: statusFailed, Description: descSetupFailed + "broken", Released: true}, phaseTerminal},
 		}},
 		{"unsafe name of a finished allocation", []lstep{
-			{Loaded{BadName: errBroken, Terminal: true}, Effects{Report: true, Released: true}, PhaseTerminal},
+			{Loaded{BadName: errBroken, Terminal: true}, effects{Report: true, Released: true}, phaseTerminal},
 		}},
 		{"finished, still holding: the teardown resumes", []lstep{
-			{Loaded{Terminal: true, Holding: true}, Effects{Report: true, Run: run(3, HookPostrun)}, PhasePostrun},
+			{Loaded{Terminal: true, Holding: true}, effects{Report: true, Run: run(3, hookPostrun)}, phasePostrun},
 		}},
 		{"finished", []lstep{
-			{Loaded{Terminal: true}, Effects{Report: true, Released: true}, PhaseTerminal},
+			{Loaded{Terminal: true}, effects{Report: true, Released: true}, phaseTerminal},
 		}},
 		{"no task group", []lstep{
-			{Loaded{NoTasks: true}, Effects{FailTasks: true, Status: StatusFailed, Description: DescNoTaskGroup, Released: true}, PhaseTerminal},
+			{Loaded{NoTasks: true}, effects{FailTasks: true, Status: statusFailed, Description: descNoTaskGroup, Released: true}, phaseTerminal},
 		}},
 		{"no task group, holding", []lstep{
-			{Loaded{NoTasks: true, Holding: true}, Effects{FailTasks: true, Status: StatusFailed, Description: DescNoTaskGroup, Run: run(3, HookPostrun)}, PhasePostrun},
+			{Loaded{NoTasks: true, Holding: true}, effects{FailTasks: true, Status: statusFailed, Description: descNoTaskGroup, Run: run(3, hookPostrun)}, phasePostrun},
 		}},
 		{"a failed prerun holding nothing ends the allocation", []lstep{
 			setupSteps[0],
-			{failed(HookPrerun, errBroken, false, 0), withReleased(failedSetup("broken")), PhaseTerminal},
+			{failed(hookPrerun, errBroken, false, 0), withReleased(failedSetup("broken")), phaseTerminal},
 		}},
 		{"a failed prerun holding a network is torn down, all hooks", []lstep{
 			setupSteps[0], setupSteps[1],
-			{failed(HookPrerun, errBroken, true, 0), withRun(failedSetup("broken"), run(3, HookPostrun)), PhasePostrun},
-			{done(HookPostrun), Effects{Run: run(1, HookPostrun)}, PhasePostrun},
+			{failed(hookPrerun, errBroken, true, 0), withRun(failedSetup("broken"), run(3, hookPostrun)), phasePostrun},
+			{done(hookPostrun), effects{Run: run(1, hookPostrun)}, phasePostrun},
 		}},
 		{"a flaky csi setup is retried with backoff, then works", concat(setupSteps[:4], []lstep{
-			{failed(HookPrerun, errFlaky, true, 0), Effects{RetryIn: sec}, PhasePrerunWait},
-			{RetryDue{}, Effects{Run: run(3, HookPrerun)}, PhasePrerun},
-			{failed(HookPrerun, errFlaky, true, 5*sec), Effects{RetryIn: 2 * sec}, PhasePrerunWait},
-			{RetryDue{}, Effects{Run: run(3, HookPrerun)}, PhasePrerun},
-			{done(HookPrerun), Effects{StartTasks: true}, PhaseRunning},
+			{failed(hookPrerun, errFlaky, true, 0), effects{RetryIn: sec}, phasePrerunWait},
+			{RetryDue{}, effects{Run: run(3, hookPrerun)}, phasePrerun},
+			{failed(hookPrerun, errFlaky, true, 5*sec), effects{RetryIn: 2 * sec}, phasePrerunWait},
+			{RetryDue{}, effects{Run: run(3, hookPrerun)}, phasePrerun},
+			{done(hookPrerun), effects{StartTasks: true}, phaseRunning},
 		})},
 		{"a csi setup out of tries fails", concat(setupSteps[:4], []lstep{
-			{failed(HookPrerun, errFlaky, true, 0), Effects{RetryIn: sec}, PhasePrerunWait},
-			{RetryDue{}, Effects{Run: run(3, HookPrerun)}, PhasePrerun},
-			{failed(HookPrerun, errFlaky, true, 0), Effects{RetryIn: 2 * sec}, PhasePrerunWait},
-			{RetryDue{}, Effects{Run: run(3, HookPrerun)}, PhasePrerun},
-			{failed(HookPrerun, errFlaky, true, 0), withRun(failedSetup("flaky"), run(3, HookPostrun)), PhasePostrun},
+			{failed(hookPrerun, errFlaky, true, 0), effects{RetryIn: sec}, phasePrerunWait},
+			{RetryDue{}, effects{Run: run(3, hookPrerun)}, phasePrerun},
+			{failed(hookPrerun, errFlaky, true, 0), effects{RetryIn: 2 * sec}, phasePrerunWait},
+			{RetryDue{}, effects{Run: run(3, hookPrerun)}, phasePrerun},
+			{failed(hookPrerun, errFlaky, true, 0), withRun(failedSetup("flaky"), run(3, hookPostrun)), phasePostrun},
 		})},
 		{"a csi setup past the retry deadline fails", concat(setupSteps[:4], []lstep{
-			{failed(HookPrerun, errFlaky, true, 0), Effects{RetryIn: sec}, PhasePrerunWait},
-			{RetryDue{}, Effects{Run: run(3, HookPrerun)}, PhasePrerun},
-			{failed(HookPrerun, errFlaky, false, 2*time.Hour), withReleased(failedSetup("flaky")), PhaseTerminal},
+			{failed(hookPrerun, errFlaky, true, 0), effects{RetryIn: sec}, phasePrerunWait},
+			{RetryDue{}, effects{Run: run(3, hookPrerun)}, phasePrerun},
+			{failed(hookPrerun, errFlaky, false, 2*time.Hour), withReleased(failedSetup("flaky")), phaseTerminal},
 		})},
 		{"a final csi error fails at once", concat(setupSteps[:4], []lstep{
-			{failed(HookPrerun, errBroken, true, 0), withRun(failedSetup("broken"), run(3, HookPostrun)), PhasePostrun},
+			{failed(hookPrerun, errBroken, true, 0), withRun(failedSetup("broken"), run(3, hookPostrun)), phasePostrun},
 		})},
 		{"a stop while the csi setup waits ends it", concat(setupSteps[:4], []lstep{
-			{failed(HookPrerun, errFlaky, true, 0), Effects{RetryIn: sec}, PhasePrerunWait},
-			{Updated{}, Effects{}, PhasePrerunWait},
-			{Updated{StopWanted: true}, Effects{StopTimer: true, Status: StatusComplete, Description: DescStoppedInSetup, Run: run(3, HookPostrun)}, PhasePostrun},
+			{failed(hookPrerun, errFlaky, true, 0), effects{RetryIn: sec}, phasePrerunWait},
+			{updated{}, effects{}, phasePrerunWait},
+			{updated{StopWanted: true}, effects{StopTimer: true, Status: statusComplete, Description: descStoppedInSetup, Run: run(3, hookPostrun)}, phasePostrun},
 		})},
 		{"a stop during the csi setup: its failure ends it as stopped", concat(setupSteps[:4], []lstep{
-			{Updated{StopWanted: true}, Effects{}, PhasePrerun},
-			{failed(HookPrerun, errBroken, true, 0), Effects{Status: StatusComplete, Description: DescStoppedInSetup, Run: run(3, HookPostrun)}, PhasePostrun},
+			{updated{StopWanted: true}, effects{}, phasePrerun},
+			{failed(hookPrerun, errBroken, true, 0), effects{Status: statusComplete, Description: descStoppedInSetup, Run: run(3, hookPostrun)}, phasePostrun},
 		})},
 		{"a stop during a network setup: its failure fails", []lstep{
 			setupSteps[0],
-			{Updated{StopWanted: true}, Effects{}, PhasePrerun},
-			{failed(HookPrerun, errBroken, true, 0), withRun(failedSetup("broken"), run(3, HookPostrun)), PhasePostrun},
+			{updated{StopWanted: true}, effects{}, phasePrerun},
+			{failed(hookPrerun, errBroken, true, 0), withRun(failedSetup("broken"), run(3, hookPostrun)), phasePostrun},
 		}},
 		{"a failed postrun without retry goes on", concat(setupSteps, []lstep{
 			teardownSteps[0], teardownSteps[1],
-			{failed(HookPostrun, errBroken, true, 0), Effects{Run: run(0, HookPostrun)}, PhasePostrun},
+			{failed(hookPostrun, errBroken, true, 0), effects{Run: run(0, hookPostrun)}, phasePostrun},
 		})},
 		{"a network teardown is retried, then abandoned", concat(setupSteps, teardownSteps[:3], []lstep{
-			{failed(HookPostrun, errBroken, true, 0), Effects{RetryIn: sec}, PhasePostrunWait},
-			{RetryDue{}, Effects{Run: run(0, HookPostrun)}, PhasePostrun},
-			{failed(HookPostrun, errBroken, true, 0), Effects{Run: run(0, HookAbandon)}, PhasePostrun},
-			{failed(HookAbandon, errBroken, false, 0), Effects{Report: true, Released: true}, PhaseTerminal},
+			{failed(hookPostrun, errBroken, true, 0), effects{RetryIn: sec}, phasePostrunWait},
+			{RetryDue{}, effects{Run: run(0, hookPostrun)}, phasePostrun},
+			{failed(hookPostrun, errBroken, true, 0), effects{Run: run(0, hookAbandon)}, phasePostrun},
+			{failed(hookAbandon, errBroken, false, 0), effects{Report: true, Released: true}, phaseTerminal},
 		})},
 		{"a failed state read is read again with backoff, never taken as nothing stored", []lstep{
-			{Loaded{Err: errBroken, At: lt0}, Effects{RetryIn: sec}, PhaseLoading},
-			{Updated{StopWanted: true}, Effects{}, PhaseLoading},
-			{RetryDue{}, Effects{Load: true}, PhaseLoading},
-			{Loaded{Err: errBroken, At: lt0.Add(sec)}, Effects{RetryIn: 2 * sec}, PhaseLoading},
-			{RetryDue{}, Effects{Load: true}, PhaseLoading},
-			{Loaded{Err: errBroken, At: lt0.Add(3 * sec)}, Effects{RetryIn: 4 * sec}, PhaseLoading},
-			{RetryDue{}, Effects{Load: true}, PhaseLoading},
-			{Loaded{Err: errBroken, At: lt0.Add(2 * time.Hour)}, Effects{RetryIn: 4 * sec}, PhaseLoading},
-			{RetryDue{}, Effects{Load: true}, PhaseLoading},
-			{Loaded{Handles: true}, Effects{Run: run(0, HookPrerun)}, PhasePrerun},
+			{Loaded{Err: errBroken, At: lt0}, effects{RetryIn: sec}, phaseLoading},
+			{updated{StopWanted: true}, effects{}, phaseLoading},
+			{RetryDue{}, effects{Load: true}, phaseLoading},
+			{Loaded{Err: errBroken, At: lt0.Add(sec)}, effects{RetryIn: 2 * sec}, phaseLoading},
+			{RetryDue{}, effects{Load: true}, phaseLoading},
+			{Loaded{Err: errBroken, At: lt0.Add(3 * sec)}, effects{RetryIn: 4 * sec}, phaseLoading},
+			{RetryDue{}, effects{Load: true}, phaseLoading},
+			{Loaded{Err: errBroken, At: lt0.Add(2 * time.Hour)}, effects{RetryIn: 4 * sec}, phaseLoading},
+			{RetryDue{}, effects{Load: true}, phaseLoading},
+			{Loaded{Handles: true}, effects{Run: run(0, hookPrerun)}, phasePrerun},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			runLifecycle(t, NewLifecycle(testPlans(), testPolicy), tt.steps)
+			runLifecycle(t, newLifecycle(testPlans(), testPolicy), tt.steps)
 		})
 	}
 }
 
-func withRun(eff Effects, s *HookStep) Effects { eff.Run = s; return eff }
+func withRun(eff effects, s *hookStep) effects { eff.Run = s; return eff }
 
-func withReleased(eff Effects) Effects { eff.Released = true; return eff }
+func withReleased(eff effects) effects { eff.Released = true; return eff }
 
 // TestLifecycleNoHooks: without hooks the tasks start at once and the
 // allocation is terminal as soon as they are dead.
 func TestLifecycleNoHooks(t *testing.T) {
-	runLifecycle(t, NewLifecycle(nil, testPolicy), []lstep{
-		{Loaded{}, Effects{StartTasks: true}, PhaseRunning},
-		{TasksDead{}, Effects{Report: true, Released: true}, PhaseTerminal},
+	runLifecycle(t, newLifecycle(nil, testPolicy), []lstep{
+		{Loaded{}, effects{StartTasks: true}, phaseRunning},
+		{tasksDead{}, effects{Report: true, Released: true}, phaseTerminal},
 	})
 }
 
@@ -266,29 +266,29 @@ func TestLifecycleUnexpectedEvents(t *testing.T) {
 	tests := []struct {
 		name  string
 		setup []lstep
-		in    Event
+		in    event
 	}{
-		{"hook done while loading", nil, done(HookPrerun)},
+		{"hook done while loading", nil, done(hookPrerun)},
 		{"retry due while loading", nil, RetryDue{}},
-		{"a second read result while waiting", []lstep{{Loaded{Err: errBroken}, Effects{RetryIn: time.Second}, PhaseLoading}}, Loaded{}},
+		{"a second read result while waiting", []lstep{{Loaded{Err: errBroken}, effects{RetryIn: time.Second}, phaseLoading}}, Loaded{}},
 		{"loaded twice", setupSteps[:1], Loaded{}},
-		{"postrun done during prerun", setupSteps[:1], done(HookPostrun)},
-		{"abandon done during prerun", setupSteps[:1], done(HookAbandon)},
+		{"postrun done during prerun", setupSteps[:1], done(hookPostrun)},
+		{"abandon done during prerun", setupSteps[:1], done(hookAbandon)},
 		{"retry due during prerun", setupSteps[:1], RetryDue{}},
-		{"hook done while running", setupSteps, done(HookPrerun)},
+		{"hook done while running", setupSteps, done(hookPrerun)},
 		{"retry due while running", setupSteps, RetryDue{}},
-		{"a late prerun result during postrun", concat(setupSteps, teardownSteps[:1]), done(HookPrerun)},
-		{"abandon done during a postrun", concat(setupSteps, teardownSteps[:1]), done(HookAbandon)},
-		{"hook done when terminal", concat(setupSteps, teardownSteps), done(HookPostrun)},
+		{"a late prerun result during postrun", concat(setupSteps, teardownSteps[:1]), done(hookPrerun)},
+		{"abandon done during a postrun", concat(setupSteps, teardownSteps[:1]), done(hookAbandon)},
+		{"hook done when terminal", concat(setupSteps, teardownSteps), done(hookPostrun)},
 		{"an unknown event", nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := NewLifecycle(testPlans(), testPolicy)
+			l := newLifecycle(testPlans(), testPolicy)
 			runLifecycle(t, l, tt.setup)
 			before := *l
 			_, err := l.Step(tt.in)
-			require.ErrorIs(t, err, ErrUnexpectedLifecycleEvent)
+			require.ErrorIs(t, err, errUnexpectedLifecycleEvent)
 			require.Equal(t, before, *l, "an unexpected event changes nothing")
 		})
 	}

@@ -6,10 +6,10 @@ import (
 	"sync"
 )
 
-// FakeMounter is an in-memory Mounter for tests: it keeps the set of
+// fakeMounter is an in-memory Mounter for tests: it keeps the set of
 // mounted paths, records every call as "Bind dst", "Unmount path" or
 // "Mounted path" (Ops), and fails chosen calls (FailNext).
-type FakeMounter struct {
+type fakeMounter struct {
 	mu      sync.Mutex
 	mounted map[string]string // dst -> src
 	ops     []string
@@ -17,16 +17,16 @@ type FakeMounter struct {
 	onOp    func(op string)
 }
 
-var _ Mounter = (*FakeMounter)(nil)
+var _ Mounter = (*fakeMounter)(nil)
 
-// NewFakeMounter returns a FakeMounter with nothing mounted.
-func NewFakeMounter() *FakeMounter {
-	return &FakeMounter{mounted: map[string]string{}, fail: map[string][]error{}}
+// newFakeMounter returns a fakeMounter with nothing mounted.
+func newFakeMounter() *fakeMounter {
+	return &fakeMounter{mounted: map[string]string{}, fail: map[string][]error{}}
 }
 
 // OnOp sets a function called with every op as it is recorded (tests
 // use it to merge the mounter's calls into a wider log).
-func (f *FakeMounter) OnOp(fn func(op string)) {
+func (f *fakeMounter) OnOp(fn func(op string)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.onOp = fn
@@ -34,7 +34,7 @@ func (f *FakeMounter) OnOp(fn func(op string)) {
 
 // SetMounted marks path as mounted (or not), as if something else had
 // mounted it (a plugin's publish, or a mount left from before a restart).
-func (f *FakeMounter) SetMounted(path string, mounted bool) {
+func (f *fakeMounter) SetMounted(path string, mounted bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if mounted {
@@ -46,14 +46,14 @@ func (f *FakeMounter) SetMounted(path string, mounted bool) {
 
 // FailNext makes the next call of op ("Bind", "Unmount" or "Mounted")
 // fail with err.
-func (f *FakeMounter) FailNext(op string, err error) {
+func (f *fakeMounter) FailNext(op string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fail[op] = append(f.fail[op], err)
 }
 
 // IsMounted reports whether path is mounted, without recording a call.
-func (f *FakeMounter) IsMounted(path string) bool {
+func (f *fakeMounter) IsMounted(path string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	_, ok := f.mounted[path]
@@ -61,21 +61,21 @@ func (f *FakeMounter) IsMounted(path string) bool {
 }
 
 // Source is what is bound on dst ("" when nothing is).
-func (f *FakeMounter) Source(dst string) string {
+func (f *fakeMounter) Source(dst string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.mounted[dst]
 }
 
 // Ops is every call so far, in order.
-func (f *FakeMounter) Ops() []string {
+func (f *fakeMounter) Ops() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.ops)
 }
 
 // Count is how many calls of op were made.
-func (f *FakeMounter) Count(op string) int {
+func (f *fakeMounter) Count(op string) int {
 	n := 0
 	for _, o := range f.Ops() {
 		if len(o) > len(op) && o[:len(op)+1] == op+" " {
@@ -86,7 +86,7 @@ func (f *FakeMounter) Count(op string) int {
 }
 
 // record logs a call and returns its injected error; f.mu is held.
-func (f *FakeMounter) record(op, path string) error {
+func (f *fakeMounter) record(op, path string) error {
 	entry := op + " " + path
 	f.ops = append(f.ops, entry)
 	if f.onOp != nil {
@@ -100,7 +100,7 @@ func (f *FakeMounter) record(op, path string) error {
 }
 
 // Bind implements Mounter.
-func (f *FakeMounter) Bind(src, dst string, _ bool) error {
+func (f *fakeMounter) Bind(src, dst string, _ bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.record("Bind", dst); err != nil {
@@ -114,7 +114,7 @@ func (f *FakeMounter) Bind(src, dst string, _ bool) error {
 }
 
 // Unmount implements Mounter.
-func (f *FakeMounter) Unmount(path string) error {
+func (f *fakeMounter) Unmount(path string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.record("Unmount", path); err != nil {
@@ -125,7 +125,7 @@ func (f *FakeMounter) Unmount(path string) error {
 }
 
 // Mounted implements Mounter.
-func (f *FakeMounter) Mounted(path string) (bool, error) {
+func (f *fakeMounter) Mounted(path string) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.record("Mounted", path); err != nil {

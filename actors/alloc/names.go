@@ -13,9 +13,9 @@ import (
 	"github.com/troupe-dev/troupe/runtime/safepath"
 )
 
-// EventSetupFailure is the event of a task whose allocation could not be
+// eventSetupFailure is the event of a task whose allocation could not be
 // set up (Nomad's "Setup Failure").
-const EventSetupFailure = "Setup Failure"
+const eventSetupFailure = "Setup Failure"
 
 // checkNames refuses an allocation with a name that the client builds a
 // host path from (its ID, its group, task and volume names) and that is

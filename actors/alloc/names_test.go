@@ -64,7 +64,7 @@ func TestUnsafeNamesFailAllocAndMakeNothing(t *testing.T) {
 				before := safepathtest.Tree(t, top)
 
 				h.spawn(a)
-				failed := h.waitFor("failed", status(StatusFailed))
+				failed := h.waitFor("failed", status(statusFailed))
 
 				require.Contains(t, failed.ClientDescription, "unsafe name: "+f.kind+" "+safepath.Quote(name))
 				require.Zero(t, h.fake.Calls(driver.MethodStartTask))
@@ -75,7 +75,7 @@ func TestUnsafeNamesFailAllocAndMakeNothing(t *testing.T) {
 					st := failed.TaskStates[name]
 					require.NotNil(t, st, "the task says why it did not start")
 					require.True(t, st.Failed)
-					require.Equal(t, EventSetupFailure, st.Events[len(st.Events)-1].Type)
+					require.Equal(t, eventSetupFailure, st.Events[len(st.Events)-1].Type)
 				}
 			})
 		}
@@ -106,7 +106,7 @@ func TestPlantedSymlinksFailSetup(t *testing.T) {
 			before := safepathtest.Tree(t, sentinel)
 
 			h.spawn(testAlloc("service", map[string]any{}, nil))
-			failed := h.waitFor("failed", status(StatusFailed))
+			failed := h.waitFor("failed", status(statusFailed))
 
 			require.Contains(t, failed.ClientDescription, "setup failed: alloc_dir: alloc dir")
 			require.Zero(t, h.fake.Calls(driver.MethodStartTask))

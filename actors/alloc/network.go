@@ -14,31 +14,31 @@ import (
 
 // Network modes of a group's network block that the client runs.
 const (
-	NetworkModeHost   = "host"
-	NetworkModeBridge = "bridge"
+	networkModeHost   = "host"
+	networkModeBridge = "bridge"
 )
 
 // Task event types of the network.
 const (
-	// EventNetworkRecreated: the allocation's network namespace was made
+	// eventNetworkRecreated: the allocation's network namespace was made
 	// anew after an agent restart (its CHECK failed), so the re-attached
 	// task, which had lost its network, is started again in the new one.
-	EventNetworkRecreated = "Network Recreated"
+	eventNetworkRecreated = "Network Recreated"
 )
 
-// DefaultNetworkAttempts bounds the network teardown tries; by default
-// only DefaultNetworkRetry's deadline does: a teardown that keeps failing
+// defaultNetworkAttempts bounds the network teardown tries; by default
+// only defaultNetworkRetry's deadline does: a teardown that keeps failing
 // (iptables held by another process for a long while) keeps its record,
 // and its static ports stay reserved, until it succeeds or a day passed
 // (then the agent's cni GC removes what is left, at its next start).
-const DefaultNetworkAttempts = math.MaxInt32
+const defaultNetworkAttempts = math.MaxInt32
 
-// DefaultNetworkRetry is the backoff between network teardown attempts:
+// defaultNetworkRetry is the backoff between network teardown attempts:
 // 1 s doubling to 1 min, for 24 h, as for CSI unpublish, for at most
-// DefaultNetworkAttempts tries.
-func DefaultNetworkRetry() actors.Retry {
+// defaultNetworkAttempts tries.
+func defaultNetworkRetry() actors.Retry {
 	r := actors.DefaultRetry()
-	r.Attempts = DefaultNetworkAttempts
+	r.Attempts = defaultNetworkAttempts
 	return r
 }
 
@@ -55,12 +55,12 @@ func wantsBridge(a *messages.Allocation) (bool, error) {
 		return false, nil
 	}
 	switch m := nets[0].GetMode(); m {
-	case "", NetworkModeHost:
+	case "", networkModeHost:
 		return false, nil
-	case NetworkModeBridge:
+	case networkModeBridge:
 		return true, nil
 	default:
-		return false, fmt.Errorf("%w: %q (this client runs %q and %q)", ErrNetworkMode, m, NetworkModeHost, NetworkModeBridge)
+		return false, fmt.Errorf("%w: %q (this client runs %q and %q)", errNetworkMode, m, networkModeHost, networkModeBridge)
 	}
 }
 

@@ -49,7 +49,7 @@ func TestWantsBridge(t *testing.T) {
 	require.False(t, got, "no network block: the host's")
 	a.Job.TaskGroups[0].Networks = []*messages.NetworkResource{{Mode: "none"}}
 	_, err = wantsBridge(a)
-	require.ErrorIs(t, err, ErrNetworkMode)
+	require.ErrorIs(t, err, errNetworkMode)
 }
 
 func TestPortEnv(t *testing.T) {
@@ -113,7 +113,7 @@ func TestContainerdTaskConfig(t *testing.T) {
 	a := containerdAlloc(t)
 	task := a.Job.TaskGroups[0].Tasks[0]
 	before := proto.Clone(task.Config)
-	vols := map[string]*messages.AllocVolumeState{"vol0": {State: VolumeMounted, TargetPath: "/csi/per-alloc/x/vol0/rw"}}
+	vols := map[string]*messages.AllocVolumeState{"vol0": {State: volumeMounted, TargetPath: "/csi/per-alloc/x/vol0/rw"}}
 	cfg := taskConfig("/alloc", nil, a, task, testNet, vols)
 	require.Equal(t, testNet.NetnsPath, cfg.Config["netns_path"])
 	require.Equal(t, testNet.NetnsPath, cfg.NetnsPath)
@@ -148,7 +148,7 @@ func TestContainerdTaskGetsVolumeMounts(t *testing.T) {
 	a := containerdAlloc(t)
 	a.Job.TaskGroups[0].Tasks[0].Config.Fields["volume_mounts"] = structpb.NewListValue(&structpb.ListValue{})
 	h.spawn(a)
-	up := h.waitFor("running", status(StatusRunning))
+	up := h.waitFor("running", status(statusRunning))
 	target := up.GetVolumeStates()["vol0"].GetTargetPath()
 	require.NotEmpty(t, target)
 	require.Zero(t, e.mounter.Count("Bind"), "no bind into the task dir")

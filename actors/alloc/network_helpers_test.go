@@ -73,11 +73,11 @@ func netHarness(t *testing.T) (*harness, *cni.Fake) {
 func bridgeAlloc(id string) *messages.Allocation {
 	a := testAlloc("service", map[string]any{}, nil)
 	a.ID, a.NodeID = id, "node-1"
-	a.Job.TaskGroups[0].Networks = []*messages.NetworkResource{{Mode: NetworkModeBridge,
+	a.Job.TaskGroups[0].Networks = []*messages.NetworkResource{{Mode: networkModeBridge,
 		ReservedPorts: []*messages.Port{{Label: "http", Value: 8080, To: 80}},
 		DynamicPorts:  []*messages.Port{{Label: "metrics"}}}}
 	a.AllocatedResources = &messages.AllocatedResources{Shared: &messages.AllocatedSharedResources{
-		Networks: []*messages.NetworkResource{{Mode: NetworkModeBridge, IP: "192.168.1.10",
+		Networks: []*messages.NetworkResource{{Mode: networkModeBridge, IP: "192.168.1.10",
 			ReservedPorts: []*messages.Port{{Label: "http", Value: 8080, To: 80}},
 			DynamicPorts:  []*messages.Port{{Label: "metrics", Value: 25000}}}}}}
 	return a
@@ -104,7 +104,7 @@ func phaseOf(h *harness, id string) string {
 // waitTerminal waits until the alloc actor let go of everything.
 func waitTerminal(t *testing.T, h *harness, id string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return phaseOf(h, id) == PhaseTerminal.String() }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return phaseOf(h, id) == phaseTerminal.String() }, 5*time.Second, time.Millisecond)
 }
 
 func hasNetwork(addr string) func(*messages.Allocation) bool {

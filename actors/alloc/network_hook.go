@@ -31,7 +31,7 @@ import (
 // rest to the agent's network GC.
 type networkHook struct {
 	a         *Actor
-	retry     HookRetry
+	retry     hookRetry
 	rec       *clientstate.AllocNetwork // the network's record; nil: none held
 	recreated bool                      // restored into a new netns: re-attached tasks lost theirs
 }
@@ -53,11 +53,11 @@ type (
 // Name implements Hook.
 func (h *networkHook) Name() string { return "network" }
 
-func (h *networkHook) plan() HookPlan {
-	return HookPlan{Name: h.Name(), Prerun: true, Postrun: true, PostrunRetry: &h.retry, Abandon: true}
+func (h *networkHook) plan() hookPlan {
+	return hookPlan{Name: h.Name(), Prerun: true, Postrun: true, PostrunRetry: &h.retry, Abandon: true}
 }
 
-// Restore implements RestoreHook: the network the allocation may hold.
+// Restore implements restoreHook: the network the allocation may hold.
 func (h *networkHook) Restore(stored *clientstate.StoredAlloc) { h.rec = stored.Network }
 
 func (h *networkHook) holding() bool { return h.rec != nil }
@@ -66,10 +66,10 @@ func (h *networkHook) calls() *networkCalls {
 	return &networkCalls{net: h.a.spec.Network, db: h.a.spec.DB, alloc: proto.Clone(h.a.alloc).(*messages.Allocation)}
 }
 
-func (h *networkHook) start(ctx actor.Context, p HookPhase) bool {
+func (h *networkHook) start(ctx actor.Context, p hookPhase) bool {
 	calls := h.calls()
 	switch {
-	case p == HookPrerun:
+	case p == hookPrerun:
 		actors.Go(ctx, func(c context.Context) any {
 			up, err := calls.prerun(c)
 			if c.Err() != nil {
@@ -79,7 +79,7 @@ func (h *networkHook) start(ctx actor.Context, p HookPhase) bool {
 		})
 	case h.rec == nil:
 		return false // no network to tear down
-	case p == HookPostrun:
+	case p == hookPostrun:
 		rec := h.rec.Clone()
 		actors.Go(ctx, func(c context.Context) any {
 			err := calls.postrun(c, rec)
@@ -102,14 +102,14 @@ func (h *networkHook) start(ctx actor.Context, p HookPhase) bool {
 
 // onReady keeps the network's record and tells the server the address.
 func (h *networkHook) onReady(ctx actor.Context, m *networkReady) {
-	if !h.a.current(h, HookPrerun) {
+	if !h.a.current(h, hookPrerun) {
 		return
 	}
 	if m.up != nil {
 		h.rec, h.recreated = m.up.rec, m.up.recreated
 	}
 	if m.err != nil {
-		h.a.hookFinished(ctx, HookPrerun, fmt.Errorf("%s: %w", h.Name(), m.err))
+		h.a.hookFinished(ctx, hookPrerun, fmt.Errorf("%s: %w", h.Name(), m.err))
 		return
 	}
 	if st := networkStatus(h.rec); st != nil {
@@ -118,14 +118,14 @@ func (h *networkHook) onReady(ctx actor.Context, m *networkReady) {
 		h.a.spec.DB.PutAlloc(h.a.alloc)
 		h.a.report(ctx)
 	}
-	h.a.hookFinished(ctx, HookPrerun, nil)
+	h.a.hookFinished(ctx, hookPrerun, nil)
 }
 
 // onDown forgets the record once the network is gone, or given up on.
 func (h *networkHook) onDown(ctx actor.Context, m *networkDown) {
-	p := HookPostrun
+	p := hookPostrun
 	if m.dropped {
-		p = HookAbandon
+		p = hookAbandon
 	}
 	if !h.a.current(h, p) {
 		return
@@ -165,16 +165,16 @@ func (h *networkCalls) prerun(ctx context.Context) (*networkUp, error) {
 		return up, err
 	}
 	if h.net == nil {
-		return up, ErrNoBridge
+		return up, errNoBridge
 	}
 	req, err := setupRequest(h.alloc)
 	if err != nil {
-		return up, fmt.Errorf("%w: %w", ErrNetworkSetup, err)
+		return up, fmt.Errorf("%w: %w", errNetworkSetup, err)
 	}
 	id := h.alloc.GetID()
 	prev, err := h.db.Network(id)
 	if err != nil {
-		return up, fmt.Errorf("%w: read state: %w", ErrNetworkSetup, err)
+		return up, fmt.Errorf("%w: read state: %w", errNetworkSetup, err)
 	}
 	var res *cni.Result
 	if prev != nil {
@@ -183,7 +183,7 @@ func (h *networkCalls) prerun(ctx context.Context) (*networkUp, error) {
 	} else {
 		pending := &clientstate.AllocNetwork{}
 		if err := h.db.PutNetwork(id, pending); err != nil {
-			return up, fmt.Errorf("%w: write state: %w", ErrNetworkSetup, err)
+			return up, fmt.Errorf("%w: write state: %w", errNetworkSetup, err)
 		}
 		up.rec = pending
 		res, err = h.net.Setup(ctx, req)
@@ -193,14 +193,14 @@ func (h *networkCalls) prerun(ctx context.Context) (*networkUp, error) {
 		}
 	}
 	if err != nil {
-		return up, fmt.Errorf("%w: %w", ErrNetworkSetup, err)
+		return up, fmt.Errorf("%w: %w", errNetworkSetup, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return up, err // stopping: the next run restores from the record
 	}
 	rec := networkRecord(res)
 	if err := h.db.PutNetwork(id, rec); err != nil {
-		return up, fmt.Errorf("%w: write state: %w", ErrNetworkSetup, err)
+		return up, fmt.Errorf("%w: write state: %w", errNetworkSetup, err)
 	}
 	return &networkUp{rec: rec, recreated: res.Recreated && prev != nil}, nil
 }
@@ -209,7 +209,7 @@ func (h *networkCalls) prerun(ctx context.Context) (*networkUp, error) {
 // drops the record once it is gone; rec is the network's record.
 func (h *networkCalls) postrun(ctx context.Context, rec *clientstate.AllocNetwork) error {
 	if h.net == nil {
-		return ErrNoBridge
+		return errNoBridge
 	}
 	req, err := setupRequest(h.alloc)
 	if err != nil {
@@ -218,7 +218,7 @@ func (h *networkCalls) postrun(ctx context.Context, rec *clientstate.AllocNetwor
 		req = cni.SetupRequest{AllocID: h.alloc.GetID(), JobID: h.alloc.GetJobID(), Group: h.alloc.GetTaskGroup()}
 	}
 	if err := h.net.Teardown(ctx, h.alloc.GetID(), rec.RawResult, req); err != nil {
-		return fmt.Errorf("%w: %w", ErrNetworkTeardown, err)
+		return fmt.Errorf("%w: %w", errNetworkTeardown, err)
 	}
 	return h.drop(ctx)
 }
@@ -230,7 +230,7 @@ func (h *networkCalls) drop(ctx context.Context) error {
 		return err
 	}
 	if err := h.db.DeleteNetwork(h.alloc.GetID()); err != nil {
-		return fmt.Errorf("%w: write state: %w", ErrNetworkTeardown, err)
+		return fmt.Errorf("%w: write state: %w", errNetworkTeardown, err)
 	}
 	return nil
 }

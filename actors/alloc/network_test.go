@@ -24,7 +24,7 @@ func TestNetworkOrder(t *testing.T) {
 	g := csiAlloc(netAllocID, "vol0").Job.TaskGroups[0]
 	a.Job.TaskGroups[0].Volumes, a.Job.TaskGroups[0].Tasks[0].VolumeMounts = g.Volumes, g.Tasks[0].VolumeMounts
 	h.spawn(a)
-	up := h.waitFor("running", status(StatusRunning))
+	up := h.waitFor("running", status(statusRunning))
 	require.Equal(t, "eth0", up.GetNetworkStatus().GetInterfaceName())
 	require.Equal(t, "10.0.0.2", up.GetNetworkStatus().GetAddress())
 	rec := networkRecordOf(t, h, netAllocID)
@@ -35,7 +35,7 @@ func TestNetworkOrder(t *testing.T) {
 
 	h.stop(a)
 	waitTerminal(t, h, netAllocID)
-	dst := VolumeMountPath(h.root, netAllocID, "t", "/mnt/vol0")
+	dst := volumeMountPath(h.root, netAllocID, "t", "/mnt/vol0")
 	require.Equal(t, []string{
 		"Network Setup", "Claim vol0", "NodeStage ext-vol0", "NodePublish ext-vol0", "Bind " + dst, "StartTask t",
 		"StopTask " + netAllocID + "/t", "Unmount " + dst, "NodeUnpublish ext-vol0", "NodeUnstage ext-vol0",
@@ -56,18 +56,18 @@ func TestNetworkRestoredAfterAgentRestart(t *testing.T) {
 	a := bridgeAlloc(netAllocID)
 	h := r.start()
 	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
+	h.waitFor("running", status(statusRunning))
 	h.close() // the agent stops; the task and its network stay
 
 	h = r.start() // respawns the stored alloc
 	require.Eventually(t, func() bool { return r.drv.Calls(driver.MethodRecoverTask) == 1 }, 5*time.Second, time.Millisecond)
-	up := h.waitFor("running again", status(StatusRunning))
+	up := h.waitFor("running again", status(statusRunning))
 	require.Equal(t, "10.0.0.2", up.GetNetworkStatus().GetAddress())
 	require.Equal(t, 1, f.Calls(cni.MethodSetup), "no second network")
 	require.Equal(t, 1, f.Calls(cni.MethodRestore))
 	require.Equal(t, []string{netAllocID}, f.Active())
 	require.Equal(t, 1, r.drv.Calls(driver.MethodStartTask), "the task is re-attached")
-	require.NotContains(t, taskEvents(up.TaskStates["t"]), EventNetworkRecreated)
+	require.NotContains(t, taskEvents(up.TaskStates["t"]), eventNetworkRecreated)
 
 	h.stop(a)
 	waitTerminal(t, h, netAllocID)
@@ -85,21 +85,21 @@ func TestNetworkRecreatedRestartsReattachedTask(t *testing.T) {
 	a := bridgeAlloc(netAllocID)
 	h := r.start()
 	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
+	h.waitFor("running", status(statusRunning))
 	h.close()
 
 	// The namespace is gone; the task (in the fake driver) still runs.
 	f.Reboot()
 	h = r.start() // respawns the stored alloc
 	up := h.waitFor("running in the new network", func(x *messages.Allocation) bool {
-		return x.GetClientStatus() == StatusRunning && x.GetNetworkStatus().GetAddress() == "10.0.0.3"
+		return x.GetClientStatus() == statusRunning && x.GetNetworkStatus().GetAddress() == "10.0.0.3"
 	})
 	require.Eventually(t, func() bool { return r.drv.Calls(driver.MethodStartTask) == 2 }, 5*time.Second, time.Millisecond)
 	up = h.waitFor("started again", func(x *messages.Allocation) bool {
 		evs := taskEvents(x.TaskStates["t"])
-		return len(evs) > 2 && evs[len(evs)-2] == EventNetworkRecreated && evs[len(evs)-1] == EventStarted
+		return len(evs) > 2 && evs[len(evs)-2] == eventNetworkRecreated && evs[len(evs)-1] == eventStarted
 	})
-	require.Equal(t, StatusRunning, up.GetClientStatus())
+	require.Equal(t, statusRunning, up.GetClientStatus())
 	require.Zero(t, up.TaskStates["t"].GetRestarts(), "not counted by the restart policy")
 	require.Equal(t, 1, r.drv.Calls(driver.MethodStopTask), "the old process was stopped")
 	cfg, _ := r.drv.Task(netAllocID + "/t")
@@ -118,19 +118,19 @@ func TestNetworkAfterHostReboot(t *testing.T) {
 	a := bridgeAlloc(netAllocID)
 	h := r.start()
 	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
+	h.waitFor("running", status(statusRunning))
 	h.close()
 
 	f.Reboot()
 	r.drv = driver.NewFake() // the reboot took the task too
 	h = r.start()
 	up := h.waitFor("running", func(x *messages.Allocation) bool {
-		return x.GetClientStatus() == StatusRunning && x.GetNetworkStatus().GetAddress() == "10.0.0.3"
+		return x.GetClientStatus() == statusRunning && x.GetNetworkStatus().GetAddress() == "10.0.0.3"
 	})
 	require.Eventually(t, func() bool { return r.drv.Running(netAllocID + "/t") }, 5*time.Second, time.Millisecond)
 	require.Equal(t, 1, r.drv.Calls(driver.MethodStartTask))
 	require.Zero(t, r.drv.Calls(driver.MethodStopTask), "a new task, nothing to restart")
-	require.NotContains(t, taskEvents(up.TaskStates["t"]), EventNetworkRecreated)
+	require.NotContains(t, taskEvents(up.TaskStates["t"]), eventNetworkRecreated)
 	cfg, _ := r.drv.Task(netAllocID + "/t")
 	require.Equal(t, "10.0.0.3", cfg.Env["TROUPE_ALLOC_IP_http"])
 }
@@ -139,11 +139,11 @@ func TestNetworkSurvivesAllocActorCrash(t *testing.T) {
 	h, f := netHarness(t)
 	a := bridgeAlloc(netAllocID)
 	h.spawn(a)
-	h.waitFor("running", status(StatusRunning))
+	h.waitFor("running", status(statusRunning))
 	h.sys.Root.Send(allocPID(a), &crash{})
 	require.Eventually(t, func() bool { return f.Calls(cni.MethodRestore) == 1 }, 5*time.Second, time.Millisecond)
 	require.Eventually(t, func() bool { return h.fake.Calls(driver.MethodRecoverTask) == 1 }, 5*time.Second, time.Millisecond)
-	h.waitFor("running again", status(StatusRunning))
+	h.waitFor("running again", status(statusRunning))
 	require.Equal(t, 1, f.Calls(cni.MethodSetup))
 	require.Equal(t, 1, h.fake.Calls(driver.MethodStartTask))
 }
@@ -154,11 +154,11 @@ func TestNetworkSetupErrors(t *testing.T) {
 	t.Run("port in use", func(t *testing.T) {
 		h, f := netHarness(t)
 		h.spawn(bridgeAlloc(netAllocID))
-		h.waitFor("running", status(StatusRunning))
+		h.waitFor("running", status(statusRunning))
 		other := bridgeAlloc("b0000000-0000-0000-0000-000000000002")
 		h.spawn(other)
 		failed := h.waitFor("failed", func(x *messages.Allocation) bool {
-			return x.GetID() == other.ID && x.GetClientStatus() == StatusFailed
+			return x.GetID() == other.ID && x.GetClientStatus() == statusFailed
 		})
 		require.Contains(t, failed.GetClientDescription(), "setup failed: network:")
 		require.Contains(t, failed.GetClientDescription(), "port 8080 (tcp) is already in use")
@@ -170,8 +170,8 @@ func TestNetworkSetupErrors(t *testing.T) {
 	t.Run("no bridge networking", func(t *testing.T) {
 		h := newHarness(t)
 		h.spawn(bridgeAlloc(netAllocID))
-		failed := h.waitFor("failed", status(StatusFailed))
-		require.Contains(t, failed.GetClientDescription(), ErrNoBridge.Error())
+		failed := h.waitFor("failed", status(statusFailed))
+		require.Contains(t, failed.GetClientDescription(), errNoBridge.Error())
 		require.Zero(t, h.fake.Calls(driver.MethodStartTask))
 	})
 	t.Run("unsupported mode", func(t *testing.T) {
@@ -179,7 +179,7 @@ func TestNetworkSetupErrors(t *testing.T) {
 		a := bridgeAlloc(netAllocID)
 		a.Job.TaskGroups[0].Networks[0].Mode = "cni/custom"
 		h.spawn(a)
-		failed := h.waitFor("failed", status(StatusFailed))
+		failed := h.waitFor("failed", status(statusFailed))
 		require.Contains(t, failed.GetClientDescription(), `network mode not supported: "cni/custom"`)
 		require.Zero(t, f.Calls(cni.MethodSetup))
 	})
@@ -188,7 +188,7 @@ func TestNetworkSetupErrors(t *testing.T) {
 		a := bridgeAlloc(netAllocID)
 		a.AllocatedResources.Shared.Networks[0].DynamicPorts[0].Value = 0 // not allocated
 		h.spawn(a)
-		failed := h.waitFor("failed", status(StatusFailed))
+		failed := h.waitFor("failed", status(statusFailed))
 		require.Contains(t, failed.GetClientDescription(), `port "metrics" has no host port`)
 		require.Zero(t, f.Calls(cni.MethodSetup))
 	})
@@ -197,10 +197,10 @@ func TestNetworkSetupErrors(t *testing.T) {
 func TestHostModeNeedsNoNetwork(t *testing.T) {
 	h, f := netHarness(t)
 	a := bridgeAlloc(netAllocID)
-	a.Job.TaskGroups[0].Networks[0].Mode = NetworkModeHost
-	a.AllocatedResources.Shared.Networks[0].Mode = NetworkModeHost
+	a.Job.TaskGroups[0].Networks[0].Mode = networkModeHost
+	a.AllocatedResources.Shared.Networks[0].Mode = networkModeHost
 	h.spawn(a)
-	up := h.waitFor("running", status(StatusRunning))
+	up := h.waitFor("running", status(statusRunning))
 	require.Nil(t, up.GetNetworkStatus())
 	cfg, _ := h.fake.Task(netAllocID + "/t")
 	require.Empty(t, cfg.NetnsPath)
@@ -219,10 +219,10 @@ func TestNetworkTeardownRetries(t *testing.T) {
 		h, f := netHarness(t)
 		a := bridgeAlloc(netAllocID)
 		h.spawn(a)
-		h.waitFor("running", status(StatusRunning))
+		h.waitFor("running", status(statusRunning))
 		f.FailNext(cni.MethodTeardown, errors.New("iptables busy"), 2)
 		h.stop(a)
-		h.drive(time.Second, func() bool { return phaseOf(h, netAllocID) == PhaseTerminal.String() })
+		h.drive(time.Second, func() bool { return phaseOf(h, netAllocID) == phaseTerminal.String() })
 		require.Equal(t, 3, f.Calls(cni.MethodTeardown))
 		require.Empty(t, f.Active())
 		require.Nil(t, networkRecordOf(t, h, netAllocID))
@@ -232,10 +232,10 @@ func TestNetworkTeardownRetries(t *testing.T) {
 		h.netAttempts = 3
 		a := bridgeAlloc(netAllocID)
 		h.spawn(a)
-		h.waitFor("running", status(StatusRunning))
+		h.waitFor("running", status(statusRunning))
 		f.FailNext(cni.MethodTeardown, errors.New("iptables broken"), 10)
 		h.stop(a)
-		h.drive(time.Second, func() bool { return phaseOf(h, netAllocID) == PhaseTerminal.String() })
+		h.drive(time.Second, func() bool { return phaseOf(h, netAllocID) == phaseTerminal.String() })
 		require.Equal(t, 3, f.Calls(cni.MethodTeardown))
 		require.Nil(t, networkRecordOf(t, h, netAllocID), "dropped: the agent's GC takes what is left")
 	})
@@ -246,7 +246,7 @@ func TestNetworkTeardownRetries(t *testing.T) {
 		a := bridgeAlloc(netAllocID)
 		h := r.start()
 		h.spawn(a)
-		h.waitFor("running", status(StatusRunning))
+		h.waitFor("running", status(statusRunning))
 		f.FailNext(cni.MethodTeardown, errors.New("iptables busy"), 1)
 		h.stop(a)
 		require.Eventually(t, func() bool { return f.Calls(cni.MethodTeardown) == 1 && h.clock.Pending() == 1 },

@@ -8,8 +8,8 @@ import (
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
-// Decision is what the restart policy says after a task ended.
-type Decision struct {
+// decision is what the restart policy says after a task ended.
+type decision struct {
 	Restart bool
 	Delay   time.Duration
 	// Failed is true when the task will not run again and that is a failure.
@@ -17,34 +17,34 @@ type Decision struct {
 	Reason string
 }
 
-// RestartTracker applies a task's restart policy (Nomad's semantics): up to
+// restartTracker applies a task's restart policy (Nomad's semantics): up to
 // Attempts restarts within Interval, each after Delay; then mode "fail"
 // fails the task, mode "delay" waits for the interval to end and starts
 // counting again. A batch task that exits 0 is complete and not restarted;
 // a service task is restarted whatever its exit code.
-type RestartTracker struct {
+type restartTracker struct {
 	policy  *messages.RestartPolicy
 	batch   bool
 	count   int
 	started time.Time
 }
 
-// NewRestartTracker returns a tracker for the policy.
-func NewRestartTracker(p *messages.RestartPolicy, jobType string) *RestartTracker {
+// newRestartTracker returns a tracker for the policy.
+func newRestartTracker(p *messages.RestartPolicy, jobType string) *restartTracker {
 	if p == nil {
 		p = &messages.RestartPolicy{Attempts: 2, Interval: int64(30 * time.Minute), Delay: int64(15 * time.Second), Mode: "fail"}
 	}
-	return &RestartTracker{policy: p, batch: jobType == "batch"}
+	return &restartTracker{policy: p, batch: jobType == "batch"}
 }
 
 // Count is how many restarts the current interval has used.
-func (r *RestartTracker) Count() int { return r.count }
+func (r *restartTracker) Count() int { return r.count }
 
 // Next decides what happens after a task ended with res (nil res: the
 // driver failed to start it) at now.
-func (r *RestartTracker) Next(res *driver.ExitResult, now time.Time) Decision {
+func (r *restartTracker) Next(res *driver.ExitResult, now time.Time) decision {
 	if res != nil && res.Successful() && r.batch {
-		return Decision{Reason: "Exit Code: 0"}
+		return decision{Reason: "Exit Code: 0"}
 	}
 	interval := time.Duration(r.policy.Interval)
 	if r.started.IsZero() || (interval > 0 && now.Sub(r.started) >= interval) {
@@ -54,7 +54,7 @@ func (r *RestartTracker) Next(res *driver.ExitResult, now time.Time) Decision {
 	reason := exitReason(res)
 	if int32(r.count) < r.policy.Attempts {
 		r.count++
-		return Decision{Restart: true, Delay: time.Duration(r.policy.Delay), Reason: reason}
+		return decision{Restart: true, Delay: time.Duration(r.policy.Delay), Reason: reason}
 	}
 	if r.policy.Mode == "delay" {
 		wait := interval - now.Sub(r.started)
@@ -63,9 +63,9 @@ func (r *RestartTracker) Next(res *driver.ExitResult, now time.Time) Decision {
 		}
 		r.started = now.Add(wait)
 		r.count = 0
-		return Decision{Restart: true, Delay: wait, Reason: reason + "; restarts exceeded, waiting for the interval"}
+		return decision{Restart: true, Delay: wait, Reason: reason + "; restarts exceeded, waiting for the interval"}
 	}
-	return Decision{Failed: true, Reason: reason + "; exceeded allowed attempts " + fmt.Sprint(r.policy.Attempts) + " in interval " + interval.String()}
+	return decision{Failed: true, Reason: reason + "; exceeded allowed attempts " + fmt.Sprint(r.policy.Attempts) + " in interval " + interval.String()}
 }
 
 func exitReason(res *driver.ExitResult) string {

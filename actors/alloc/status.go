@@ -5,45 +5,45 @@ import "github.com/troupe-dev/troupe/messages"
 // Client statuses and task states: messages' (status.go), under the
 // short names this package uses.
 const (
-	StatusPending  = messages.AllocClientStatusPending
-	StatusRunning  = messages.AllocClientStatusRunning
-	StatusComplete = messages.AllocClientStatusComplete
-	StatusFailed   = messages.AllocClientStatusFailed
-	StatusLost     = messages.AllocClientStatusLost
+	statusPending  = messages.AllocClientStatusPending
+	statusRunning  = messages.AllocClientStatusRunning
+	statusComplete = messages.AllocClientStatusComplete
+	statusFailed   = messages.AllocClientStatusFailed
+	statusLost     = messages.AllocClientStatusLost
 
-	TaskPending = messages.TaskStatePending
-	TaskRunning = messages.TaskStateRunning
-	TaskDead    = messages.TaskStateDead
+	taskPending = messages.TaskStatePending
+	taskRunning = messages.TaskStateRunning
+	taskDead    = messages.TaskStateDead
 )
 
-// ClientStatus folds task states into the allocation's client status: failed
+// clientStatus folds task states into the allocation's client status: failed
 // when a task failed, complete when all are dead, running when all started
 // ones run, else pending.
-func ClientStatus(tasks []string, states map[string]*messages.TaskState) string {
+func clientStatus(tasks []string, states map[string]*messages.TaskState) string {
 	dead, running, failed := 0, 0, false
 	for _, name := range tasks {
 		st := states[name]
 		switch st.GetState() {
-		case TaskDead:
+		case taskDead:
 			dead++
 			failed = failed || st.GetFailed()
-		case TaskRunning:
+		case taskRunning:
 			running++
 		}
 	}
 	switch {
 	case dead == len(tasks) && failed:
-		return StatusFailed
+		return statusFailed
 	case dead == len(tasks):
-		return StatusComplete
+		return statusComplete
 	case failed:
-		return StatusFailed
+		return statusFailed
 	case running > 0 && running+dead == len(tasks):
-		return StatusRunning
+		return statusRunning
 	default:
-		return StatusPending
+		return statusPending
 	}
 }
 
-// Terminal reports whether a client status is final.
-func Terminal(status string) bool { return messages.ClientTerminalStatus(status) }
+// terminal reports whether a client status is final.
+func terminal(status string) bool { return messages.ClientTerminalStatus(status) }

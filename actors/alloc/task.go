@@ -18,8 +18,8 @@ import (
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
-// TaskSpec is everything a task actor needs.
-type TaskSpec struct {
+// taskSpec is everything a task actor needs.
+type taskSpec struct {
 	AllocID string
 	JobType string
 	Task    *messages.Task
@@ -41,7 +41,7 @@ type TaskSpec struct {
 	Devices   device.Plugin
 	DeviceIDs []string
 	// HandleRetry is the backoff between reads of the stored task handle
-	// when one failed (zero: DefaultLoadRetry); reads go on until one
+	// when one failed (zero: defaultLoadRetry); reads go on until one
 	// works, as for the state file: a task that may run is never started
 	// again for want of its handle.
 	HandleRetry actors.Retry
@@ -75,13 +75,13 @@ type (
 	stopResult struct{ err error }
 )
 
-// TaskActor runs one task.
-type TaskActor struct {
+// taskActor runs one task.
+type taskActor struct {
 	actors.Lifetime // ends the workers on stop
-	spec            *TaskSpec
-	phase           TaskPhase
+	spec            *taskSpec
+	phase           taskPhase
 	state           *messages.TaskState
-	tracker         *RestartTracker
+	tracker         *restartTracker
 	gen             int // bumps on every start, so stale exits are ignored
 	killing         bool
 	timer           actors.Timer
@@ -89,26 +89,26 @@ type TaskActor struct {
 	log             *slog.Logger
 }
 
-// NewTaskActor returns a producer for the task's actor.
-func NewTaskActor(spec *TaskSpec) actor.Producer {
+// newTaskActor returns a producer for the task's actor.
+func newTaskActor(spec *taskSpec) actor.Producer {
 	return func() actor.Actor {
-		st := &messages.TaskState{State: TaskPending}
+		st := &messages.TaskState{State: taskPending}
 		if spec.Restored != nil {
 			st = proto.Clone(spec.Restored).(*messages.TaskState)
 		}
 		pol := spec.Task.GetRestartPolicy()
-		return &TaskActor{
-			spec: spec, state: st, tracker: NewRestartTracker(pol, spec.JobType),
+		return &taskActor{
+			spec: spec, state: st, tracker: newRestartTracker(pol, spec.JobType),
 			log: spec.Logger.With("alloc", spec.AllocID, "task", spec.Task.GetName()),
 		}
 	}
 }
 
 // Phase names the actor's state for the actor tree.
-func (a *TaskActor) Phase() string { return a.phase.String() }
+func (a *taskActor) Phase() string { return a.phase.String() }
 
 // Receive dispatches.
-func (a *TaskActor) Receive(ctx actor.Context) {
+func (a *taskActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.onStarted(ctx)
@@ -140,18 +140,18 @@ func (a *TaskActor) Receive(ctx actor.Context) {
 	}
 }
 
-func (a *TaskActor) become(ctx actor.Context, to TaskPhase) {
-	if !CanTaskTransition(a.phase, to) {
-		a.log.Error("illegal task transition", "from", a.phase, "to", to, "error", ErrIllegalTransition)
+func (a *taskActor) become(ctx actor.Context, to taskPhase) {
+	if !canTaskTransition(a.phase, to) {
+		a.log.Error("illegal task transition", "from", a.phase, "to", to, "error", errIllegalTransition)
 		return
 	}
 	a.log.Debug("task phase", "from", a.phase, "to", to)
 	a.phase = to
 }
 
-func (a *TaskActor) onStarted(ctx actor.Context) {
-	if a.state.GetState() == TaskDead {
-		a.phase = TaskPhaseDead
+func (a *taskActor) onStarted(ctx actor.Context) {
+	if a.state.GetState() == taskDead {
+		a.phase = taskPhaseDead
 		a.report(ctx)
 		return
 	}
@@ -161,7 +161,7 @@ func (a *TaskActor) onStarted(ctx actor.Context) {
 // loadHandle reads the stored task handle in a worker. A handle that does
 // not decode is none (reading it again changes nothing); a failed read is
 // read again (onHandleLoaded).
-func (a *TaskActor) loadHandle(ctx actor.Context) {
+func (a *taskActor) loadHandle(ctx actor.Context) {
 	a.timer = nil
 	read, alloc, task := a.spec.readHandle, a.spec.AllocID, a.spec.Task.GetName()
 	if read == nil {
@@ -185,51 +185,51 @@ func (a *TaskActor) loadHandle(ctx actor.Context) {
 
 // retryLoad arms the next read of the handle after a failed one: with
 // the HandleRetry backoff, for ever (past its deadline, at its Max).
-func (a *TaskActor) retryLoad(ctx actor.Context, err error) {
+func (a *taskActor) retryLoad(ctx actor.Context, err error) {
 	if a.reads == nil {
-		a.reads = a.spec.HandleRetry.Or(DefaultLoadRetry()).On(a.spec.Clock)
+		a.reads = a.spec.HandleRetry.Or(defaultLoadRetry()).On(a.spec.Clock)
 	}
 	d, ok := a.reads.Next()
 	if !ok {
-		d = a.spec.HandleRetry.Or(DefaultLoadRetry()).Max
+		d = a.spec.HandleRetry.Or(defaultLoadRetry()).Max
 	}
 	a.log.Error("reading the task handle failed, reading again", "error", err, "attempt", a.reads.Tries(), "in", d)
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	a.timer = a.spec.Clock.AfterFunc(d, func() { root.Send(self, &retryHandle{}) })
 }
 
-func (a *TaskActor) onStopping() {
+func (a *taskActor) onStopping() {
 	if a.timer != nil {
 		a.timer.Stop()
 	}
 }
 
-func (a *TaskActor) onHandleLoaded(ctx actor.Context, m *handleLoaded) {
+func (a *taskActor) onHandleLoaded(ctx actor.Context, m *handleLoaded) {
 	if m.err != nil {
 		a.retryLoad(ctx, m.err) // not "no handle": the task may run
 		return
 	}
 	if m.handle == nil && a.killing {
-		a.finish(ctx, false, newEvent(EventKilled, "", a.spec.Clock.Now()))
+		a.finish(ctx, false, newEvent(eventKilled, "", a.spec.Clock.Now()))
 		return
 	}
 	// With a handle the task may still run: recover it even when a kill
 	// is pending, so the kill reaches the process.
 	if m.handle == nil {
 		if len(a.state.Events) == 0 {
-			appendEvent(a.state, newEvent(EventReceived, "", a.spec.Clock.Now()))
+			appendEvent(a.state, newEvent(eventReceived, "", a.spec.Clock.Now()))
 		}
 		a.start(ctx)
 		return
 	}
-	a.become(ctx, TaskPhaseRecovering)
+	a.become(ctx, taskPhaseRecovering)
 	drv, h := a.spec.Driver, m.handle
 	actors.Go(ctx, func(c context.Context) any { return &recoverResult{err: drv.RecoverTask(c, h)} })
 }
 
-func (a *TaskActor) onRecoverResult(ctx actor.Context, m *recoverResult) {
+func (a *taskActor) onRecoverResult(ctx actor.Context, m *recoverResult) {
 	if m.err != nil && a.killing {
-		a.finish(ctx, false, newEvent(EventKilled, "", a.spec.Clock.Now()))
+		a.finish(ctx, false, newEvent(eventKilled, "", a.spec.Clock.Now()))
 		return
 	}
 	if m.err != nil {
@@ -241,9 +241,9 @@ func (a *TaskActor) onRecoverResult(ctx actor.Context, m *recoverResult) {
 		a.renew(ctx)
 		return
 	}
-	a.become(ctx, TaskPhaseRunning)
-	appendEvent(a.state, newEvent(EventReattached, "Task re-attached after agent restart", a.spec.Clock.Now()))
-	a.state.State = TaskRunning
+	a.become(ctx, taskPhaseRunning)
+	appendEvent(a.state, newEvent(eventReattached, "Task re-attached after agent restart", a.spec.Clock.Now()))
+	a.state.State = taskRunning
 	a.report(ctx)
 	a.wait(ctx)
 	if a.killing {
@@ -255,9 +255,9 @@ func (a *TaskActor) onRecoverResult(ctx actor.Context, m *recoverResult) {
 // allocation's network was recreated), so that it starts again in the new
 // one. This restart is not the task's failure: the restart policy does
 // not count it.
-func (a *TaskActor) renew(ctx actor.Context) {
+func (a *taskActor) renew(ctx actor.Context) {
 	a.log.Warn("the task's network namespace was recreated: restarting the task")
-	appendEvent(a.state, newEvent(EventNetworkRecreated,
+	appendEvent(a.state, newEvent(eventNetworkRecreated,
 		"the allocation's network was recreated; restarting the task in it", a.spec.Clock.Now()))
 	a.report(ctx)
 	a.stopTask(ctx, func(c context.Context, drv driver.Driver, id string, err error) any {
@@ -274,7 +274,7 @@ func (a *TaskActor) renew(ctx actor.Context) {
 // stopTask stops the task in a worker (its kill signal, then SIGKILL
 // after kill_timeout) and answers with what then makes of the result,
 // within the same deadline.
-func (a *TaskActor) stopTask(ctx actor.Context, then func(c context.Context, drv driver.Driver, id string, err error) any) {
+func (a *taskActor) stopTask(ctx actor.Context, then func(c context.Context, drv driver.Driver, id string, err error) any) {
 	timeout := a.killTimeout()
 	drv, id, sig := a.spec.Driver, a.spec.Start.ID, a.spec.Task.GetKillSignal()
 	actors.Go(ctx, func(life context.Context) any {
@@ -286,22 +286,22 @@ func (a *TaskActor) stopTask(ctx actor.Context, then func(c context.Context, drv
 
 // onRenewResult starts the task again once its old process is gone (or
 // ends it, when a kill came meanwhile).
-func (a *TaskActor) onRenewResult(ctx actor.Context, m *renewResult) {
-	if a.phase != TaskPhaseRecovering {
+func (a *taskActor) onRenewResult(ctx actor.Context, m *renewResult) {
+	if a.phase != taskPhaseRecovering {
 		return
 	}
 	if m.err != nil {
 		a.log.Error("stopping the task for its new network failed", "error", m.err)
 	}
 	if a.killing {
-		a.finish(ctx, false, newEvent(EventKilled, "", a.spec.Clock.Now()))
+		a.finish(ctx, false, newEvent(eventKilled, "", a.spec.Clock.Now()))
 		return
 	}
 	a.start(ctx)
 }
 
-func (a *TaskActor) start(ctx actor.Context) {
-	a.become(ctx, TaskPhaseStarting)
+func (a *taskActor) start(ctx actor.Context) {
+	a.become(ctx, taskPhaseStarting)
 	a.gen++
 	drv, cfg, db := a.spec.Driver, a.spec.Start, a.spec.DB
 	alloc, task := a.spec.AllocID, a.spec.Task.GetName()
@@ -323,24 +323,24 @@ func (a *TaskActor) start(ctx actor.Context) {
 	})
 }
 
-func (a *TaskActor) onStartResult(ctx actor.Context, m *startResult) {
+func (a *taskActor) onStartResult(ctx actor.Context, m *startResult) {
 	now := a.spec.Clock.Now()
 	if m.err != nil && m.handle == nil && a.killing {
-		a.finish(ctx, false, newEvent(EventKilled, "", now))
+		a.finish(ctx, false, newEvent(eventKilled, "", now))
 		return
 	}
 	if m.err != nil && m.handle == nil {
 		a.log.Warn("task failed to start", "error", m.err)
-		ev := newEvent(EventDriverFailure, m.err.Error(), now)
+		ev := newEvent(eventDriverFailure, m.err.Error(), now)
 		ev.DriverError = m.err.Error()
 		appendEvent(a.state, ev)
 		a.afterExit(ctx, nil)
 		return
 	}
-	a.become(ctx, TaskPhaseRunning)
-	a.state.State = TaskRunning
+	a.become(ctx, taskPhaseRunning)
+	a.state.State = taskRunning
 	a.state.StartedAt = rfc3339(now)
-	appendEvent(a.state, newEvent(EventStarted, "", now))
+	appendEvent(a.state, newEvent(eventStarted, "", now))
 	a.report(ctx)
 	a.wait(ctx)
 	if a.killing {
@@ -348,7 +348,7 @@ func (a *TaskActor) onStartResult(ctx actor.Context, m *startResult) {
 	}
 }
 
-func (a *TaskActor) wait(ctx actor.Context) {
+func (a *taskActor) wait(ctx actor.Context) {
 	drv, id, gen := a.spec.Driver, a.spec.Start.ID, a.gen
 	actors.Go(ctx, func(c context.Context) any {
 		ch, err := drv.WaitTask(c, id)
@@ -366,13 +366,13 @@ func (a *TaskActor) wait(ctx actor.Context) {
 	})
 }
 
-func (a *TaskActor) onExit(ctx actor.Context, m *exitResult) {
-	if m.gen != a.gen || a.phase == TaskPhaseDead {
+func (a *taskActor) onExit(ctx actor.Context, m *exitResult) {
+	if m.gen != a.gen || a.phase == taskPhaseDead {
 		return
 	}
 	appendEvent(a.state, exitEvent(m.res, a.spec.Clock.Now()))
 	if a.killing {
-		a.finish(ctx, false, newEvent(EventKilled, "", a.spec.Clock.Now()))
+		a.finish(ctx, false, newEvent(eventKilled, "", a.spec.Clock.Now()))
 		return
 	}
 	a.afterExit(ctx, m.res)
@@ -380,49 +380,49 @@ func (a *TaskActor) onExit(ctx actor.Context, m *exitResult) {
 
 // afterExit applies the restart policy after the task ended (res nil: it
 // never started).
-func (a *TaskActor) afterExit(ctx actor.Context, res *driver.ExitResult) {
+func (a *taskActor) afterExit(ctx actor.Context, res *driver.ExitResult) {
 	now := a.spec.Clock.Now()
 	d := a.tracker.Next(res, now)
 	switch {
 	case d.Restart:
-		a.become(ctx, TaskPhaseRestarting)
-		ev := newEvent(EventRestarting, fmt.Sprintf("Restart within policy: %s, restarting in %s", d.Reason, d.Delay), now)
+		a.become(ctx, taskPhaseRestarting)
+		ev := newEvent(eventRestarting, fmt.Sprintf("Restart within policy: %s, restarting in %s", d.Reason, d.Delay), now)
 		ev.StartDelay = int64(d.Delay)
 		appendEvent(a.state, ev)
-		a.state.State = TaskPending
+		a.state.State = taskPending
 		a.state.Restarts++
 		a.state.LastRestart = rfc3339(now.Add(d.Delay))
 		a.report(ctx)
 		self, root, gen := ctx.Self(), ctx.ActorSystem().Root, a.gen
 		a.timer = a.spec.Clock.AfterFunc(d.Delay, func() { root.Send(self, &restartNow{gen: gen}) })
 	case d.Failed:
-		a.finish(ctx, true, newEvent(EventNotRestarting, d.Reason, now))
+		a.finish(ctx, true, newEvent(eventNotRestarting, d.Reason, now))
 	default:
 		a.finish(ctx, false, nil)
 	}
 }
 
-func (a *TaskActor) onRestartNow(ctx actor.Context, m *restartNow) {
-	if m.gen != a.gen || a.phase != TaskPhaseRestarting {
+func (a *taskActor) onRestartNow(ctx actor.Context, m *restartNow) {
+	if m.gen != a.gen || a.phase != taskPhaseRestarting {
 		return
 	}
 	a.start(ctx)
 }
 
-func (a *TaskActor) onKill(ctx actor.Context, m *messages.KillTask) {
-	if a.killing || a.phase == TaskPhaseDead {
+func (a *taskActor) onKill(ctx actor.Context, m *messages.KillTask) {
+	if a.killing || a.phase == taskPhaseDead {
 		return
 	}
 	a.killing = true
-	appendEvent(a.state, newEvent(EventKilling, m.GetReason(), a.spec.Clock.Now()))
+	appendEvent(a.state, newEvent(eventKilling, m.GetReason(), a.spec.Clock.Now()))
 	switch a.phase {
-	case TaskPhaseRunning:
+	case taskPhaseRunning:
 		a.stop(ctx)
-	case TaskPhaseRestarting:
+	case taskPhaseRestarting:
 		if a.timer != nil {
 			a.timer.Stop()
 		}
-		a.finish(ctx, false, newEvent(EventKilled, "", a.spec.Clock.Now()))
+		a.finish(ctx, false, newEvent(eventKilled, "", a.spec.Clock.Now()))
 	default:
 		// pending (its handle is loading), starting or recovering: stopped
 		// once that answers
@@ -430,25 +430,25 @@ func (a *TaskActor) onKill(ctx actor.Context, m *messages.KillTask) {
 	}
 }
 
-func (a *TaskActor) stop(ctx actor.Context) {
-	a.become(ctx, TaskPhaseStopping)
+func (a *taskActor) stop(ctx actor.Context) {
+	a.become(ctx, taskPhaseStopping)
 	a.report(ctx)
 	a.stopTask(ctx, func(_ context.Context, _ driver.Driver, _ string, err error) any { return &stopResult{err: err} })
 }
 
-func (a *TaskActor) onStopResult(m *stopResult) {
+func (a *taskActor) onStopResult(m *stopResult) {
 	if m.err != nil && !errors.Is(m.err, driver.ErrTaskNotFound) {
 		a.log.Error("stopping task failed", "error", m.err)
 	}
 }
 
 // finish makes the task dead for good.
-func (a *TaskActor) finish(ctx actor.Context, failed bool, ev *messages.TaskEvent) {
-	a.become(ctx, TaskPhaseDead)
+func (a *taskActor) finish(ctx actor.Context, failed bool, ev *messages.TaskEvent) {
+	a.become(ctx, taskPhaseDead)
 	if ev != nil {
 		appendEvent(a.state, ev)
 	}
-	a.state.State = TaskDead
+	a.state.State = taskDead
 	a.state.Failed = failed
 	a.state.FinishedAt = rfc3339(a.spec.Clock.Now())
 	a.report(ctx)
@@ -468,14 +468,14 @@ func (a *TaskActor) finish(ctx actor.Context, failed bool, ev *messages.TaskEven
 const destroyTimeout = time.Minute
 
 // report sends the task's state to the alloc actor.
-func (a *TaskActor) report(ctx actor.Context) {
+func (a *taskActor) report(ctx actor.Context) {
 	st := proto.Clone(a.state).(*messages.TaskState)
 	ctx.Send(ctx.Parent(), &messages.TaskStateChanged{Task: a.spec.Task.GetName(), State: st})
 }
 
 // killTimeout is how long a stopping task gets between its kill signal
 // and SIGKILL (the task's kill_timeout, 5 s by default).
-func (a *TaskActor) killTimeout() time.Duration {
+func (a *taskActor) killTimeout() time.Duration {
 	if d := time.Duration(a.spec.Task.GetKillTimeout()); d > 0 {
 		return d
 	}

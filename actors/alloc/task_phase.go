@@ -2,25 +2,25 @@ package alloc
 
 import "fmt"
 
-// TaskPhase is a task actor's state (the allocation's own is Phase, in
+// taskPhase is a task actor's state (the allocation's own is Phase, in
 // lifecycle.go).
-type TaskPhase int
+type taskPhase int
 
 // Task phases.
 const (
-	TaskPhasePending TaskPhase = iota
-	TaskPhaseStarting
-	TaskPhaseRecovering
-	TaskPhaseRunning
-	TaskPhaseRestarting
-	TaskPhaseStopping
-	TaskPhaseDead
+	taskPhasePending taskPhase = iota
+	taskPhaseStarting
+	taskPhaseRecovering
+	taskPhaseRunning
+	taskPhaseRestarting
+	taskPhaseStopping
+	taskPhaseDead
 )
 
 var taskPhaseNames = [...]string{"pending", "starting", "recovering", "running", "restarting", "stopping", "dead"}
 
 // String names the phase for the actor tree and the logs.
-func (p TaskPhase) String() string {
+func (p taskPhase) String() string {
 	if int(p) < len(taskPhaseNames) {
 		return taskPhaseNames[p]
 	}
@@ -28,18 +28,18 @@ func (p TaskPhase) String() string {
 }
 
 // taskTransitions is the whole table of legal task phase changes.
-var taskTransitions = map[TaskPhase][]TaskPhase{
-	TaskPhasePending:    {TaskPhaseStarting, TaskPhaseRecovering, TaskPhaseDead},
-	TaskPhaseStarting:   {TaskPhaseRunning, TaskPhaseRestarting, TaskPhaseStopping, TaskPhaseDead},
-	TaskPhaseRecovering: {TaskPhaseRunning, TaskPhaseStarting, TaskPhaseStopping, TaskPhaseDead},
-	TaskPhaseRunning:    {TaskPhaseStopping, TaskPhaseRestarting, TaskPhaseDead},
-	TaskPhaseRestarting: {TaskPhaseStarting, TaskPhaseDead},
-	TaskPhaseStopping:   {TaskPhaseDead},
-	TaskPhaseDead:       {},
+var taskTransitions = map[taskPhase][]taskPhase{
+	taskPhasePending:    {taskPhaseStarting, taskPhaseRecovering, taskPhaseDead},
+	taskPhaseStarting:   {taskPhaseRunning, taskPhaseRestarting, taskPhaseStopping, taskPhaseDead},
+	taskPhaseRecovering: {taskPhaseRunning, taskPhaseStarting, taskPhaseStopping, taskPhaseDead},
+	taskPhaseRunning:    {taskPhaseStopping, taskPhaseRestarting, taskPhaseDead},
+	taskPhaseRestarting: {taskPhaseStarting, taskPhaseDead},
+	taskPhaseStopping:   {taskPhaseDead},
+	taskPhaseDead:       {},
 }
 
-// CanTaskTransition reports whether from -> to is legal.
-func CanTaskTransition(from, to TaskPhase) bool {
+// canTaskTransition reports whether from -> to is legal.
+func canTaskTransition(from, to taskPhase) bool {
 	for _, p := range taskTransitions[from] {
 		if p == to {
 			return true

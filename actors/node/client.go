@@ -24,7 +24,7 @@ type ServerConn interface {
 	// RegisterNode registers the node and returns its heartbeat TTL.
 	RegisterNode(ctx context.Context, n *messages.Node) (time.Duration, error)
 	// Heartbeat keeps the node alive and returns the next TTL; an error
-	// for which NodeUnknown is true asks the client to register again.
+	// for which nodeUnknown is true asks the client to register again.
 	// allocsIndex is the newest allocation set the client holds, so the
 	// leader can push it again when one went missing.
 	Heartbeat(ctx context.Context, nodeID string, allocsIndex uint64) (HeartbeatReply, error)
@@ -52,9 +52,9 @@ type HeartbeatReply struct {
 	Resend bool
 }
 
-// NodeUnknown reports whether err says the servers do not know the node
+// nodeUnknown reports whether err says the servers do not know the node
 // (it must register again).
-func NodeUnknown(err error) bool {
+func nodeUnknown(err error) bool {
 	var nf interface{ NotFound() bool }
 	return errors.As(err, &nf) && nf.NotFound()
 }
@@ -97,7 +97,7 @@ type ClientSpec struct {
 	// Registry puts the client's probe actors in the actor tree.
 	Registry *actors.Registry
 	// Retry is the backoff for failed server calls and state reads (zero:
-	// DefaultClientRetry); past its attempts or deadline it starts again
+	// defaultClientRetry); past its attempts or deadline it starts again
 	// at its first interval: a client never stops calling its servers.
 	Retry  actors.Retry
 	Logger *slog.Logger
@@ -137,8 +137,8 @@ type (
 	flushed  struct{ err error }
 )
 
-// Client is the client's node actor.
-type Client struct {
+// client is the client's node actor.
+type client struct {
 	actors.Lifetime // ends the workers on stop
 	spec            *ClientSpec
 	phase           string
@@ -185,19 +185,19 @@ func NewClient(spec *ClientSpec) actor.Producer {
 	if spec.PluginProbeInterval <= 0 {
 		spec.PluginProbeInterval = 10 * time.Second
 	}
-	spec.Retry = spec.Retry.Or(DefaultClientRetry)
+	spec.Retry = spec.Retry.Or(defaultClientRetry)
 	return func() actor.Actor {
-		return &Client{spec: spec, phase: clientRestoring, table: newAllocTable(),
+		return &client{spec: spec, phase: clientRestoring, table: newAllocTable(),
 			probes: map[string]*actor.PID{}, plugins: map[string]*pluginInstance{},
 			log: spec.Logger.With("node", spec.Node.GetID())}
 	}
 }
 
 // Phase names the actor's state for the actor tree.
-func (c *Client) Phase() string { return c.phase }
+func (c *client) Phase() string { return c.phase }
 
 // Receive dispatches.
-func (c *Client) Receive(ctx actor.Context) {
+func (c *client) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		c.onStarted(ctx)
@@ -257,11 +257,11 @@ func (c *Client) Receive(ctx actor.Context) {
 	}
 }
 
-func (c *Client) onStarted(ctx actor.Context) { c.restore(ctx) }
+func (c *client) onStarted(ctx actor.Context) { c.restore(ctx) }
 
 // restore reads the allocations of a previous run from the state file
 // (again, after a read failed).
-func (c *Client) restore(ctx actor.Context) {
+func (c *client) restore(ctx actor.Context) {
 	c.loadTimer = nil
 	db := c.spec.DB
 	actors.Go(ctx, func(_ context.Context) any {
@@ -274,7 +274,7 @@ func (c *Client) restore(ctx actor.Context) {
 // their tasks through the stored handles. A state file that could not be
 // read is read again with backoff: taking it for an empty one would start
 // tasks that are already running.
-func (c *Client) onRestored(ctx actor.Context, m *restoredAllocs) {
+func (c *client) onRestored(ctx actor.Context, m *restoredAllocs) {
 	if m.err != nil {
 		if c.loadBack == nil {
 			c.loadBack = c.retrier()
@@ -301,7 +301,7 @@ func (c *Client) onRestored(ctx actor.Context, m *restoredAllocs) {
 // register fingerprints the node and registers it (an upsert), one
 // registration at a time. The devices are fingerprinted here only until
 // one fingerprint succeeded; then the device refresh keeps them current.
-func (c *Client) register(ctx actor.Context) {
+func (c *client) register(ctx actor.Context) {
 	if c.regInFlight {
 		c.regAgain = true
 		return
@@ -330,7 +330,7 @@ func (c *Client) register(ctx actor.Context) {
 	})
 }
 
-func (c *Client) onRegistered(ctx actor.Context, m *registered) {
+func (c *client) onRegistered(ctx actor.Context, m *registered) {
 	c.regInFlight = false
 	if m.fresh && !c.dev.known {
 		c.dev.groups, c.dev.known = m.devices, true
@@ -360,7 +360,7 @@ func (c *Client) onRegistered(ctx actor.Context, m *registered) {
 
 // scheduleHeartbeat arms the next heartbeat at half the TTL, as Nomad's
 // clients do, so one lost heartbeat does not make the node miss.
-func (c *Client) scheduleHeartbeat(ctx actor.Context, ttl time.Duration) {
+func (c *client) scheduleHeartbeat(ctx actor.Context, ttl time.Duration) {
 	if ttl <= 0 {
 		ttl = 10 * time.Second
 	}
@@ -370,7 +370,7 @@ func (c *Client) scheduleHeartbeat(ctx actor.Context, ttl time.Duration) {
 	c.hbTimer = c.after(ctx, ttl/2, &heartbeatNow{})
 }
 
-func (c *Client) heartbeat(ctx actor.Context) {
+func (c *client) heartbeat(ctx actor.Context) {
 	srv, id, idx := c.spec.Server, c.spec.Node.GetID(), c.table.index
 	actors.Go(ctx, func(life context.Context) any {
 		cctx, cancel := context.WithTimeout(life, 10*time.Second)
@@ -380,7 +380,7 @@ func (c *Client) heartbeat(ctx actor.Context) {
 	})
 }
 
-func (c *Client) onHeartbeat(ctx actor.Context, m *heartbeatDone) {
+func (c *client) onHeartbeat(ctx actor.Context, m *heartbeatDone) {
 	switch {
 	case m.err == nil:
 		if c.hbBack != nil || m.reply.Resend {
@@ -389,7 +389,7 @@ func (c *Client) onHeartbeat(ctx actor.Context, m *heartbeatDone) {
 		c.hbBack = nil
 		c.onContact(ctx)
 		c.scheduleHeartbeat(ctx, m.reply.TTL)
-	case NodeUnknown(m.err):
+	case nodeUnknown(m.err):
 		c.log.Warn("the servers do not know this node: registering again", "error", m.err)
 		c.phase = clientRegistering
 		c.register(ctx)
@@ -407,12 +407,12 @@ func (c *Client) onHeartbeat(ctx actor.Context, m *heartbeatDone) {
 	}
 }
 
-// DefaultClientRetry is the backoff of a client's server calls: 200 ms
+// defaultClientRetry is the backoff of a client's server calls: 200 ms
 // growing by half to 10 s, spread by half (cenkalti/backoff's defaults
 // from 200 ms), with no end.
-var DefaultClientRetry = actors.Retry{Initial: 200 * time.Millisecond, Max: 10 * time.Second, Multiplier: 1.5, Jitter: 0.5}
+var defaultClientRetry = actors.Retry{Initial: 200 * time.Millisecond, Max: 10 * time.Second, Multiplier: 1.5, Jitter: 0.5}
 
-func (c *Client) retrier() *actors.Retrier { return c.spec.Retry.On(c.spec.Clock) }
+func (c *client) retrier() *actors.Retrier { return c.spec.Retry.On(c.spec.Clock) }
 
 // nextDelay is r's next wait; when r gives up it starts again at its
 // first interval.
@@ -425,7 +425,7 @@ func nextDelay(r *actors.Retrier) time.Duration {
 	return d
 }
 
-func (c *Client) after(ctx actor.Context, d time.Duration, msg any) actors.Timer {
+func (c *client) after(ctx actor.Context, d time.Duration, msg any) actors.Timer {
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	return c.spec.Clock.AfterFunc(d, func() { root.Send(self, msg) })
 }

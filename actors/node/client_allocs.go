@@ -14,7 +14,7 @@ import (
 
 // step feeds an event to the allocation table and carries out its
 // effects.
-func (c *Client) step(ctx actor.Context, ev allocEvent) {
+func (c *client) step(ctx actor.Context, ev allocEvent) {
 	eff, err := c.table.Step(ev)
 	if err != nil {
 		c.log.Error("client allocation table refused an event", "error", err)
@@ -24,7 +24,7 @@ func (c *Client) step(ctx actor.Context, ev allocEvent) {
 }
 
 // apply carries out a step's effects, in their order.
-func (c *Client) apply(ctx actor.Context, eff allocEffects) {
+func (c *client) apply(ctx actor.Context, eff allocEffects) {
 	if eff.Stale {
 		c.log.Debug("ignoring an older allocation set", "have", c.table.index)
 	}
@@ -59,12 +59,12 @@ func (c *Client) apply(ctx actor.Context, eff allocEffects) {
 const allocsPrefix = "allocs/"
 
 // child is the PID of the allocation's actor.
-func (c *Client) child(ctx actor.Context, id string) *actor.PID {
+func (c *client) child(ctx actor.Context, id string) *actor.PID {
 	self := ctx.Self()
 	return actor.NewPID(self.Address, self.Id+"/"+allocsPrefix+id)
 }
 
-func (c *Client) spawn(ctx actor.Context, a *messages.Allocation) {
+func (c *client) spawn(ctx actor.Context, a *messages.Allocation) {
 	node := c.node
 	if node == nil { // restored before the first registration
 		node = c.spec.Node
@@ -89,28 +89,28 @@ func stopOnClientAfter(a *messages.Allocation) time.Duration {
 
 // onSetAllocs diffs the server's full set for this node against the alloc
 // actors it runs (allocTable.listed).
-func (c *Client) onSetAllocs(ctx actor.Context, m *messages.SetClientAllocs) {
+func (c *client) onSetAllocs(ctx actor.Context, m *messages.SetClientAllocs) {
 	c.step(ctx, evListed{Index: m.GetIndex(), Allocs: m.GetAllocs()})
 }
 
 // onAllocReleased records that an alloc actor let go of everything it
 // held on the host (allocTable.released).
-func (c *Client) onAllocReleased(ctx actor.Context, m *actors.AllocReleased) {
+func (c *client) onAllocReleased(ctx actor.Context, m *actors.AllocReleased) {
 	c.step(ctx, evReleased{ID: m.AllocID})
 }
 
-func (c *Client) onAllocUpdated(ctx actor.Context, m *messages.AllocUpdated) {
+func (c *client) onAllocUpdated(ctx actor.Context, m *messages.AllocUpdated) {
 	c.step(ctx, evReported{Alloc: m.GetAlloc()})
 	c.watchPlugins(ctx, m.GetAlloc())
 }
 
-func (c *Client) onFlushNow(ctx actor.Context) {
+func (c *client) onFlushNow(ctx actor.Context) {
 	c.timer = nil
 	c.step(ctx, evFlushDue{})
 }
 
 // send sends a batch of reports in one call.
-func (c *Client) send(ctx actor.Context, batch []*messages.Allocation) {
+func (c *client) send(ctx actor.Context, batch []*messages.Allocation) {
 	srv := c.spec.Server
 	sendable := make([]*messages.Allocation, len(batch))
 	for i, a := range batch {
@@ -124,7 +124,7 @@ func (c *Client) send(ctx actor.Context, batch []*messages.Allocation) {
 }
 
 // armFlush arms the batch timer the table asked for.
-func (c *Client) armFlush(ctx actor.Context, f flushTimer) {
+func (c *client) armFlush(ctx actor.Context, f flushTimer) {
 	switch f {
 	case flushBatch:
 		c.timer = c.after(ctx, c.spec.BatchInterval, &flushNow{})
@@ -138,7 +138,7 @@ func (c *Client) armFlush(ctx actor.Context, f flushTimer) {
 	}
 }
 
-func (c *Client) onFlushed(ctx actor.Context, m *flushed) {
+func (c *client) onFlushed(ctx actor.Context, m *flushed) {
 	if c.flushErr = m.err; m.err != nil {
 		c.step(ctx, evFlushed{Failed: true})
 		return
@@ -151,7 +151,7 @@ func (c *Client) onFlushed(ctx actor.Context, m *flushed) {
 // onChildTerminated notices an alloc actor that died (its supervisor gave
 // up after repeated crashes, or it was stopped): one still wanted is
 // reported failed (allocTable.died), instead of being left as a dead PID.
-func (c *Client) onChildTerminated(ctx actor.Context, m *actor.Terminated) {
+func (c *client) onChildTerminated(ctx actor.Context, m *actor.Terminated) {
 	if c.stopping {
 		return
 	}

@@ -43,7 +43,7 @@ func expiredWindows(now, last time.Time, windows map[string]time.Duration) (due 
 
 // onContact records a successful call to the servers and re-arms the stop
 // timer from it.
-func (c *Client) onContact(ctx actor.Context) {
+func (c *client) onContact(ctx actor.Context) {
 	c.lastContact = c.spec.Clock.Now()
 	c.armStopCheck(ctx)
 }
@@ -51,7 +51,7 @@ func (c *Client) onContact(ctx actor.Context) {
 // armStopCheck arms the timer at the end of the nearest window still
 // running, measured from the last contact. Before the first contact (a
 // restored client that has not registered yet) no window runs.
-func (c *Client) armStopCheck(ctx actor.Context) {
+func (c *client) armStopCheck(ctx actor.Context) {
 	if c.stopTimer != nil {
 		c.stopTimer.Stop()
 		c.stopTimer = nil
@@ -65,7 +65,7 @@ func (c *Client) armStopCheck(ctx actor.Context) {
 	}
 }
 
-func (c *Client) onStopCheck(ctx actor.Context) {
+func (c *client) onStopCheck(ctx actor.Context) {
 	c.stopTimer = nil
 	c.stopDisconnected(ctx)
 	c.armStopCheck(ctx)
@@ -74,12 +74,12 @@ func (c *Client) onStopCheck(ctx actor.Context) {
 // stopDisconnected stops every alloc whose stop_on_client_after window has
 // passed since the servers last answered: the servers treat them as gone
 // after the same window.
-func (c *Client) stopDisconnected(ctx actor.Context) {
+func (c *client) stopDisconnected(ctx actor.Context) {
 	c.step(ctx, evWindowsDue{Now: c.spec.Clock.Now(), LastContact: c.lastContact})
 }
 
 // onProbeNode answers the leader's direct probe (server_probe.go) with
 // this node's ID.
-func (c *Client) onProbeNode(ctx actor.Context) {
+func (c *client) onProbeNode(ctx actor.Context) {
 	ctx.Respond(&messages.ProbeNodeResponse{NodeID: c.spec.Node.GetID()})
 }

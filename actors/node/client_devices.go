@@ -44,7 +44,7 @@ type clientDevices struct {
 
 // startDevices starts, after the first registration, the periodic device
 // fingerprint and, when the plugin can, its health watch.
-func (c *Client) startDevices(ctx actor.Context) {
+func (c *client) startDevices(ctx actor.Context) {
 	if c.spec.Devices == nil || c.dev.started || c.stopping {
 		return
 	}
@@ -64,7 +64,7 @@ func (c *Client) startDevices(ctx actor.Context) {
 }
 
 // stopDevices ends the refresh timer and the health watch.
-func (c *Client) stopDevices() {
+func (c *client) stopDevices() {
 	if c.dev.timer != nil {
 		c.dev.timer.Stop()
 	}
@@ -75,7 +75,7 @@ func (c *Client) stopDevices() {
 
 // refreshDevices fingerprints the devices in a worker; a change that comes
 // while one runs makes it run once more afterwards.
-func (c *Client) refreshDevices(ctx actor.Context) {
+func (c *client) refreshDevices(ctx actor.Context) {
 	if c.spec.Devices == nil || c.stopping {
 		return
 	}
@@ -96,7 +96,7 @@ func (c *Client) refreshDevices(ctx actor.Context) {
 // onDevicesFingerprinted registers the node again when its devices or
 // their health changed, so that the servers stop offering an unhealthy
 // instance, and arms the next refresh.
-func (c *Client) onDevicesFingerprinted(ctx actor.Context, m *devicesFingerprinted) {
+func (c *client) onDevicesFingerprinted(ctx actor.Context, m *devicesFingerprinted) {
 	c.dev.inFlight = false
 	switch {
 	case m.err != nil:
@@ -122,7 +122,7 @@ func (c *Client) onDevicesFingerprinted(ctx actor.Context, m *devicesFingerprint
 	c.dev.timer = c.after(ctx, c.spec.DeviceInterval, &deviceTick{})
 }
 
-func (c *Client) onDeviceWatchEnded(m *deviceWatchEnded) {
+func (c *client) onDeviceWatchEnded(m *deviceWatchEnded) {
 	if m.err != nil && !c.stopping {
 		c.log.Info("device health watch ended; devices are fingerprinted every interval",
 			"error", m.err, "interval", c.spec.DeviceInterval)
@@ -131,7 +131,7 @@ func (c *Client) onDeviceWatchEnded(m *deviceWatchEnded) {
 
 // reregister sends the node to the servers again. While a registration
 // waits for its retry, that retry carries the new devices.
-func (c *Client) reregister(ctx actor.Context) {
+func (c *client) reregister(ctx actor.Context) {
 	if c.phase == clientReady || c.regInFlight {
 		c.register(ctx)
 	}
@@ -177,7 +177,7 @@ func sameDevices(a, b []*messages.NodeDeviceResource) bool {
 }
 
 // logDeviceChanges logs what changed between two fingerprints.
-func logDeviceChanges(c *Client, before, after []*messages.NodeDeviceResource) {
+func logDeviceChanges(c *client, before, after []*messages.NodeDeviceResource) {
 	old, now := healthMap(before), healthMap(after)
 	for k, h := range now {
 		if k.id == "" {

@@ -20,7 +20,7 @@ type pluginsSent struct{ err error }
 
 // watchPlugins starts a probe for each CSI plugin task of the allocation
 // once it runs, and stops it (dropping its instances) once it stops.
-func (c *Client) watchPlugins(ctx actor.Context, up *messages.Allocation) {
+func (c *client) watchPlugins(ctx actor.Context, up *messages.Allocation) {
 	a := c.table.alloc(up.GetID())
 	if a == nil || c.spec.ProbeCSI == nil || c.spec.PluginSocket == nil {
 		return
@@ -67,7 +67,7 @@ func (c *Client) watchPlugins(ctx actor.Context, up *messages.Allocation) {
 
 // onPluginInstance records a probe's report and, when it changed, sends
 // the node's whole set of instances to the servers.
-func (c *Client) onPluginInstance(ctx actor.Context, m *pluginInstance) {
+func (c *client) onPluginInstance(ctx actor.Context, m *pluginInstance) {
 	if _, watched := c.probes[m.key]; !watched {
 		return // a late report from a stopped probe
 	}
@@ -80,7 +80,7 @@ func (c *Client) onPluginInstance(ctx actor.Context, m *pluginInstance) {
 	c.sendPlugins(ctx)
 }
 
-func (c *Client) sendPlugins(ctx actor.Context) {
+func (c *client) sendPlugins(ctx actor.Context) {
 	up := &messages.UpsertPluginInstances{NodeID: c.spec.Node.GetID()}
 	keys := make([]string, 0, len(c.plugins))
 	for k := range c.plugins {
@@ -103,7 +103,7 @@ func (c *Client) sendPlugins(ctx actor.Context) {
 	})
 }
 
-func (c *Client) onPluginsSent(m *pluginsSent) {
+func (c *client) onPluginsSent(m *pluginsSent) {
 	if m.err != nil {
 		// The next probe that sees a change, or the next start, sends again.
 		c.log.Warn("reporting CSI plugin instances failed", "error", m.err)
@@ -116,7 +116,7 @@ func (c *Client) onPluginsSent(m *pluginsSent) {
 // onControllerRequest runs a controller RPC that the leader's controller
 // actor routed to this node, on the local controller instance of the
 // plugin, in a worker that answers the requester.
-func (c *Client) onControllerRequest(ctx actor.Context, m *messages.ControllerRequest) {
+func (c *client) onControllerRequest(ctx actor.Context, m *messages.ControllerRequest) {
 	pluginID := m.GetOp().GetPluginID()
 	socket, _, ok := c.spec.Plugins.Controller(pluginID)
 	if !ok || c.spec.RunController == nil {

@@ -251,19 +251,19 @@ func (t *allocTable) check(ev allocEvent) error {
 		id = m.ID
 	case evFlushed:
 		if t.sending == nil {
-			return fmt.Errorf("%w: a batch answered with none in flight", ErrInvalidAllocEvent)
+			return fmt.Errorf("%w: a batch answered with none in flight", errInvalidAllocEvent)
 		}
 		return nil
 	case evWindowsDue:
 		if m.Now.IsZero() {
-			return fmt.Errorf("%w: zero time", ErrInvalidAllocEvent)
+			return fmt.Errorf("%w: zero time", errInvalidAllocEvent)
 		}
 		return nil
 	default:
-		return fmt.Errorf("%w: %T", ErrInvalidAllocEvent, ev)
+		return fmt.Errorf("%w: %T", errInvalidAllocEvent, ev)
 	}
 	if id == "" {
-		return fmt.Errorf("%w: %T without an allocation ID", ErrInvalidAllocEvent, ev)
+		return fmt.Errorf("%w: %T without an allocation ID", errInvalidAllocEvent, ev)
 	}
 	return nil
 }

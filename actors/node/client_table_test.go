@@ -131,7 +131,7 @@ func TestAllocTableWholeTable(t *testing.T) {
 				before := fmt.Sprintf("%s %d", tab.phase("a"), tab.Len())
 				eff, err := tab.Step(tableEvents[col])
 				if err != nil {
-					require.ErrorIs(t, err, ErrInvalidAllocEvent)
+					require.ErrorIs(t, err, errInvalidAllocEvent)
 					require.Equal(t, row[i], "error")
 					require.Equal(t, before, fmt.Sprintf("%s %d", tab.phase("a"), tab.Len()), "a refused event changes nothing")
 					return
@@ -150,7 +150,7 @@ func TestAllocTableRefusesBadEvents(t *testing.T) {
 	for _, ev := range []allocEvent{nil, evReported{}, evReleased{}, evDied{}, evSpawnFailed{},
 		evFlushed{}, evWindowsDue{LastContact: t0}} {
 		_, err := tab.Step(ev)
-		require.ErrorIs(t, err, ErrInvalidAllocEvent, "%#v", ev)
+		require.ErrorIs(t, err, errInvalidAllocEvent, "%#v", ev)
 	}
 	require.Zero(t, tab.Len())
 	require.Equal(t, "reporting", phaseReporting.String())

@@ -22,7 +22,7 @@
 //
 // At start the client reads the state file (ClientSpec.DB, an
 // AllocStore) before it registers; a read that fails is retried with the
-// ClientSpec.Retry backoff (an actors.Retry, DefaultClientRetry, as for
+// ClientSpec.Retry backoff (an actors.Retry, defaultClientRetry, as for
 // every failed server call) on the injected clock, never taken for an
 // empty file (that would start tasks that already run).
 //
@@ -49,7 +49,7 @@
 // (HeartbeatConfig.TTL). A heartbeat costs O(1): the live node count comes
 // from the state store, and one that changes nothing proposes nothing. A
 // status change that fails to commit is tried again with
-// StatusCommitRetry (1 s doubling to 30 s, given up after 24 h).
+// statusCommitRetry (1 s doubling to 30 s, given up after 24 h).
 //
 // A missed heartbeat deadline is not the only way a node goes missing:
 // evidence (SuspectNode: gossip reporting the client's member failed)
@@ -57,7 +57,7 @@
 // (messages.ProbeNode, a short timeout, retried once). Only a node that
 // fails every probe, with no heartbeat in between, counts as missed early
 // (Unreachable); one that answers is left as it is and evidence about it
-// is ignored for a while (Suspicion, a state machine like NodeStatus). So
+// is ignored for a while (Suspicion, a state machine like nodeStatus). So
 // a dead client's allocations are replaced within seconds, and a gossip
 // flap never marks a healthy node down.
 //

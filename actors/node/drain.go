@@ -80,7 +80,7 @@ func hasPendingEval(view StateView, j *messages.Job) bool {
 
 // drain drives the node's drain one step and re-arms the drain timer
 // while it lasts.
-func (s *Server) drain(ctx actor.Context) {
+func (s *server) drain(ctx actor.Context) {
 	view := s.spec.State()
 	n := view.NodeByID(s.spec.NodeID)
 	if !n.GetDrain() {
@@ -116,13 +116,13 @@ func (s *Server) drain(ctx actor.Context) {
 	}
 }
 
-func (s *Server) onDrainTick(ctx actor.Context) {
+func (s *server) onDrainTick(ctx actor.Context) {
 	s.drainTimer = nil
 	s.drain(ctx)
 }
 
 // propose commits commands in order from a worker.
-func (s *Server) propose(ctx actor.Context, cmds []*messages.Command) {
+func (s *server) propose(ctx actor.Context, cmds []*messages.Command) {
 	if len(cmds) == 0 {
 		return
 	}

@@ -31,30 +31,30 @@ type ProbeConfig struct {
 	Quiet time.Duration
 }
 
-// DefaultProbeConfig returns a 1 s timeout, 2 attempts 250 ms apart and a
+// defaultProbeConfig returns a 1 s timeout, 2 attempts 250 ms apart and a
 // 10 s quiet period: a dead node is confirmed about 2.25 s after the
 // evidence, and a node gossip wrongly reports failed is probed at most
 // once per 10 s.
-func DefaultProbeConfig() ProbeConfig {
+func defaultProbeConfig() ProbeConfig {
 	return ProbeConfig{Timeout: time.Second, Attempts: 2, RetryDelay: 250 * time.Millisecond, Quiet: 10 * time.Second}
 }
 
 func (c ProbeConfig) attempts() int { return max(c.Attempts, 1) }
 
-// SuspectPhase is where a Suspicion stands.
-type SuspectPhase uint8
+// suspectPhase is where a Suspicion stands.
+type suspectPhase uint8
 
 // Suspicion phases.
 const (
-	SuspectIdle    SuspectPhase = iota // no evidence being checked
-	SuspectProbing                     // a probe is out (or about to go)
-	SuspectQuiet                       // the node answered: evidence is ignored until quietUntil
+	suspectIdle    suspectPhase = iota // no evidence being checked
+	suspectProbing                     // a probe is out (or about to go)
+	suspectQuiet                       // the node answered: evidence is ignored until quietUntil
 )
 
-var suspectPhaseNames = [...]string{SuspectIdle: "idle", SuspectProbing: "probing", SuspectQuiet: "quiet"}
+var suspectPhaseNames = [...]string{suspectIdle: "idle", suspectProbing: "probing", suspectQuiet: "quiet"}
 
 // String returns the phase's name.
-func (p SuspectPhase) String() string {
+func (p suspectPhase) String() string {
 	if int(p) < len(suspectPhaseNames) {
 		return suspectPhaseNames[p]
 	}
@@ -63,51 +63,51 @@ func (p SuspectPhase) String() string {
 
 // suspectTransitions lists, for each phase, the phases it may move to
 // (staying is always allowed: a retry stays probing).
-var suspectTransitions = map[SuspectPhase][]SuspectPhase{
-	SuspectIdle:    {SuspectProbing},
-	SuspectProbing: {SuspectIdle, SuspectQuiet},
-	SuspectQuiet:   {SuspectProbing},
+var suspectTransitions = map[suspectPhase][]suspectPhase{
+	suspectIdle:    {suspectProbing},
+	suspectProbing: {suspectIdle, suspectQuiet},
+	suspectQuiet:   {suspectProbing},
 }
 
-func canSuspect(from, to SuspectPhase) bool {
+func canSuspect(from, to suspectPhase) bool {
 	return from == to || slices.Contains(suspectTransitions[from], to)
 }
 
-// SuspectInput is one thing that happens to a Suspicion.
-type SuspectInput interface{ isSuspectInput() }
+// suspectInput is one thing that happens to a Suspicion.
+type suspectInput interface{ isSuspectInput() }
 
-// Evidence says something other than the heartbeats suggests the node is
+// evidence says something other than the heartbeats suggests the node is
 // gone; Source says what (for the log).
-type Evidence struct {
+type evidence struct {
 	At     time.Time
 	Source string
 }
 
-// ProbeAnswered says probe number Probe got the node's answer.
-type ProbeAnswered struct {
+// probeAnswered says probe number Probe got the node's answer.
+type probeAnswered struct {
 	At    time.Time
 	Probe uint64
 }
 
-// ProbeFailed says probe number Probe timed out or could not be delivered.
-type ProbeFailed struct {
+// probeFailed says probe number Probe timed out or could not be delivered.
+type probeFailed struct {
 	At     time.Time
 	Probe  uint64
 	Reason string
 }
 
-// Alive says the node registered or heartbeated.
-type Alive struct{ At time.Time }
+// alive says the node registered or heartbeated.
+type alive struct{ At time.Time }
 
-func (Evidence) isSuspectInput()      {}
-func (ProbeAnswered) isSuspectInput() {}
-func (ProbeFailed) isSuspectInput()   {}
-func (Alive) isSuspectInput()         {}
+func (evidence) isSuspectInput()      {}
+func (probeAnswered) isSuspectInput() {}
+func (probeFailed) isSuspectInput()   {}
+func (alive) isSuspectInput()         {}
 
-// SuspectEffects is what the actor must do after a step.
-type SuspectEffects struct {
+// suspectEffects is what the actor must do after a step.
+type suspectEffects struct {
 	// Probe, when not 0, is the number of a probe to send after
-	// ProbeDelay; the actor fails it (ProbeFailed) when no answer came
+	// ProbeDelay; the actor fails it (probeFailed) when no answer came
 	// Timeout after it was sent.
 	Probe      uint64
 	ProbeDelay time.Duration
@@ -120,97 +120,97 @@ type SuspectEffects struct {
 	Source string
 }
 
-// Suspicion checks the evidence about one node. It does no I/O and reads
+// suspicion checks the evidence about one node. It does no I/O and reads
 // no clock: time comes in the inputs.
-type Suspicion struct {
+type suspicion struct {
 	cfg        ProbeConfig
-	phase      SuspectPhase
+	phase      suspectPhase
 	probe      uint64 // the probe out now (0: none); numbers only grow
 	attempt    int    // attempts made in this round
 	source     string
 	quietUntil time.Time
 }
 
-// NewSuspicion returns an idle Suspicion.
-func NewSuspicion(cfg ProbeConfig) *Suspicion { return &Suspicion{cfg: cfg} }
+// newSuspicion returns an idle Suspicion.
+func newSuspicion(cfg ProbeConfig) *suspicion { return &suspicion{cfg: cfg} }
 
 // Phase returns the current phase.
-func (s *Suspicion) Phase() SuspectPhase { return s.phase }
+func (s *suspicion) Phase() suspectPhase { return s.phase }
 
 // Step takes one input and returns the effects. A result for a probe
 // other than the one out is stale and changes nothing. On error nothing
 // changes.
-func (s *Suspicion) Step(in SuspectInput) (SuspectEffects, error) {
+func (s *suspicion) Step(in suspectInput) (suspectEffects, error) {
 	next := *s
 	eff, err := next.step(in)
 	if err != nil {
-		return SuspectEffects{}, err
+		return suspectEffects{}, err
 	}
 	if !canSuspect(s.phase, next.phase) {
-		return SuspectEffects{}, fmt.Errorf("%w: suspicion %s -> %s on %T", ErrIllegalStatusTransition, s.phase, next.phase, in)
+		return suspectEffects{}, fmt.Errorf("%w: suspicion %s -> %s on %T", errIllegalStatusTransition, s.phase, next.phase, in)
 	}
 	*s = next
 	return eff, nil
 }
 
-func (s *Suspicion) step(in SuspectInput) (SuspectEffects, error) {
+func (s *suspicion) step(in suspectInput) (suspectEffects, error) {
 	switch m := in.(type) {
-	case Evidence:
+	case evidence:
 		if m.At.IsZero() {
-			return SuspectEffects{}, fmt.Errorf("%w: zero time", ErrInvalidStatusInput)
+			return suspectEffects{}, fmt.Errorf("%w: zero time", errInvalidStatusInput)
 		}
 		return s.onEvidence(m), nil
-	case ProbeAnswered:
+	case probeAnswered:
 		return s.onAnswer(m.At, m.Probe)
-	case ProbeFailed:
+	case probeFailed:
 		return s.onFailed(m.At, m.Probe)
-	case Alive:
+	case alive:
 		return s.onAnswer(m.At, s.probe)
 	default:
-		return SuspectEffects{}, fmt.Errorf("%w: %T", ErrInvalidStatusInput, in)
+		return suspectEffects{}, fmt.Errorf("%w: %T", errInvalidStatusInput, in)
 	}
 }
 
 // onEvidence starts a round of probes, unless one runs or the node
 // answered less than Quiet ago.
-func (s *Suspicion) onEvidence(m Evidence) SuspectEffects {
-	if s.phase == SuspectProbing || (s.phase == SuspectQuiet && m.At.Before(s.quietUntil)) {
-		return SuspectEffects{}
+func (s *suspicion) onEvidence(m evidence) suspectEffects {
+	if s.phase == suspectProbing || (s.phase == suspectQuiet && m.At.Before(s.quietUntil)) {
+		return suspectEffects{}
 	}
-	s.phase, s.source, s.attempt = SuspectProbing, m.Source, 1
+	s.phase, s.source, s.attempt = suspectProbing, m.Source, 1
 	s.probe++
-	return SuspectEffects{Probe: s.probe, Source: s.source}
+	return suspectEffects{Probe: s.probe, Source: s.source}
 }
 
 // onAnswer ends a round: the node is alive. Outside a round (an Alive
 // while idle or quiet) nothing changes.
-func (s *Suspicion) onAnswer(at time.Time, probe uint64) (SuspectEffects, error) {
+func (s *suspicion) onAnswer(at time.Time, probe uint64) (suspectEffects, error) {
 	if at.IsZero() {
-		return SuspectEffects{}, fmt.Errorf("%w: zero time", ErrInvalidStatusInput)
+		return suspectEffects{}, fmt.Errorf("%w: zero time", errInvalidStatusInput)
 	}
-	if s.phase != SuspectProbing || probe != s.probe {
-		return SuspectEffects{}, nil
+	if s.phase != suspectProbing || probe != s.probe {
+		return suspectEffects{}, nil
 	}
-	eff := SuspectEffects{Refuted: true, Source: s.source}
-	s.phase, s.quietUntil, s.source = SuspectQuiet, at.Add(s.cfg.Quiet), ""
+	eff := suspectEffects{Refuted: true, Source: s.source}
+	s.phase, s.quietUntil, s.source = suspectQuiet, at.Add(s.cfg.Quiet), ""
 	s.probe++ // a late result of the probe that was out is stale
 	return eff, nil
 }
 
 // onFailed sends the next attempt, or, after the last, confirms.
-func (s *Suspicion) onFailed(at time.Time, probe uint64) (SuspectEffects, error) {
+func (s *suspicion) onFailed(at time.Time, probe uint64) (suspectEffects, error) {
 	if at.IsZero() {
-		return SuspectEffects{}, fmt.Errorf("%w: zero time", ErrInvalidStatusInput)
+		return suspectEffects{}, fmt.Errorf("%w: zero time", errInvalidStatusInput)
 	}
-	if s.phase != SuspectProbing || probe != s.probe {
-		return SuspectEffects{}, nil
+	if s.phase != suspectProbing || probe != s.probe {
+		return suspectEffects{}, nil
 	}
 	s.probe++
 	if s.attempt < s.cfg.attempts() {
 		s.attempt++
-		return SuspectEffects{Probe: s.probe, ProbeDelay: s.cfg.RetryDelay, Source: s.source}, nil
+		return suspectEffects{Probe: s.probe, ProbeDelay: s.cfg.RetryDelay, Source: s.source}, nil
 	}
-	eff := SuspectEffects{Unreachable: true, Source: s.source}
-	s.phase, s.source, s.attempt = SuspectIdle, "", 0
+	eff := suspectEffects{Unreachable: true, Source: s.source}
+	s.phase, s.source, s.attempt = suspectIdle, "", 0
 	return eff, nil
 }

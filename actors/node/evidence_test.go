@@ -8,33 +8,33 @@ import (
 )
 
 // probeCfg: 1 s timeout, 2 attempts 250 ms apart, 10 s quiet.
-func probeCfg() ProbeConfig { return DefaultProbeConfig() }
+func probeCfg() ProbeConfig { return defaultProbeConfig() }
 
 func TestSuspectPhaseString(t *testing.T) {
-	for p, want := range map[SuspectPhase]string{SuspectIdle: "idle", SuspectProbing: "probing", SuspectQuiet: "quiet", SuspectPhase(7): "SuspectPhase(7)"} {
+	for p, want := range map[suspectPhase]string{suspectIdle: "idle", suspectProbing: "probing", suspectQuiet: "quiet", suspectPhase(7): "SuspectPhase(7)"} {
 		require.Equal(t, want, p.String())
 	}
 }
 
 func TestSuspectTransitionsWholeTable(t *testing.T) {
-	phases := []SuspectPhase{SuspectIdle, SuspectProbing, SuspectQuiet}
-	legal := map[[2]SuspectPhase]bool{
-		{SuspectIdle, SuspectIdle}: true, {SuspectIdle, SuspectProbing}: true,
-		{SuspectProbing, SuspectProbing}: true, {SuspectProbing, SuspectIdle}: true, {SuspectProbing, SuspectQuiet}: true,
-		{SuspectQuiet, SuspectQuiet}: true, {SuspectQuiet, SuspectProbing}: true,
+	phases := []suspectPhase{suspectIdle, suspectProbing, suspectQuiet}
+	legal := map[[2]suspectPhase]bool{
+		{suspectIdle, suspectIdle}: true, {suspectIdle, suspectProbing}: true,
+		{suspectProbing, suspectProbing}: true, {suspectProbing, suspectIdle}: true, {suspectProbing, suspectQuiet}: true,
+		{suspectQuiet, suspectQuiet}: true, {suspectQuiet, suspectProbing}: true,
 	}
 	for _, from := range phases {
 		for _, to := range phases {
 			t.Run(from.String()+"->"+to.String(), func(t *testing.T) {
-				require.Equal(t, legal[[2]SuspectPhase{from, to}], canSuspect(from, to))
+				require.Equal(t, legal[[2]suspectPhase{from, to}], canSuspect(from, to))
 			})
 		}
 	}
 }
 
-type suspectStep = stepCase[SuspectInput, SuspectEffects, SuspectPhase]
+type suspectStep = stepCase[suspectInput, suspectEffects, suspectPhase]
 
-func runSuspect(t *testing.T, s *Suspicion, steps []suspectStep) {
+func runSuspect(t *testing.T, s *suspicion, steps []suspectStep) {
 	t.Helper()
 	runTable(t, steps, s.Step, s.Phase)
 }
@@ -44,63 +44,63 @@ const gossip = "gossip reports member c1 failed"
 // Every input in every phase, from the phase each row sets up.
 func TestSuspicionScenarios(t *testing.T) {
 	ms := time.Millisecond
-	ev := func(d time.Duration) Evidence { return Evidence{At: at(d), Source: gossip} }
-	probing := suspectStep{ev(0), SuspectEffects{Probe: 1, Source: gossip}, SuspectProbing}
+	ev := func(d time.Duration) evidence { return evidence{At: at(d), Source: gossip} }
+	probing := suspectStep{ev(0), suspectEffects{Probe: 1, Source: gossip}, suspectProbing}
 	tests := []struct {
 		name  string
 		steps []suspectStep
 	}{
 		{"evidence starts a probe", []suspectStep{probing}},
 		{"evidence while probing sends nothing more", []suspectStep{probing,
-			{ev(100 * ms), SuspectEffects{}, SuspectProbing},
+			{ev(100 * ms), suspectEffects{}, suspectProbing},
 		}},
 		{"an answer refutes: quiet, nothing else", []suspectStep{probing,
-			{ProbeAnswered{At: at(10 * ms), Probe: 1}, SuspectEffects{Refuted: true, Source: gossip}, SuspectQuiet},
+			{probeAnswered{At: at(10 * ms), Probe: 1}, suspectEffects{Refuted: true, Source: gossip}, suspectQuiet},
 		}},
 		{"a flap never confirms: evidence while quiet is ignored, after it probes again", []suspectStep{probing,
-			{ProbeAnswered{At: at(10 * ms), Probe: 1}, SuspectEffects{Refuted: true, Source: gossip}, SuspectQuiet},
-			{ev(time.Second), SuspectEffects{}, SuspectQuiet},
-			{ev(10*time.Second + 10*ms - 1), SuspectEffects{}, SuspectQuiet},
-			{ev(10*time.Second + 10*ms), SuspectEffects{Probe: 3, Source: gossip}, SuspectProbing},
-			{ProbeAnswered{At: at(11 * time.Second), Probe: 3}, SuspectEffects{Refuted: true, Source: gossip}, SuspectQuiet},
+			{probeAnswered{At: at(10 * ms), Probe: 1}, suspectEffects{Refuted: true, Source: gossip}, suspectQuiet},
+			{ev(time.Second), suspectEffects{}, suspectQuiet},
+			{ev(10*time.Second + 10*ms - 1), suspectEffects{}, suspectQuiet},
+			{ev(10*time.Second + 10*ms), suspectEffects{Probe: 3, Source: gossip}, suspectProbing},
+			{probeAnswered{At: at(11 * time.Second), Probe: 3}, suspectEffects{Refuted: true, Source: gossip}, suspectQuiet},
 		}},
 		{"one failed probe retries after the delay", []suspectStep{probing,
-			{ProbeFailed{At: at(time.Second), Probe: 1}, SuspectEffects{Probe: 2, ProbeDelay: 250 * ms, Source: gossip}, SuspectProbing},
+			{probeFailed{At: at(time.Second), Probe: 1}, suspectEffects{Probe: 2, ProbeDelay: 250 * ms, Source: gossip}, suspectProbing},
 		}},
 		{"an answer to the retry refutes", []suspectStep{probing,
-			{ProbeFailed{At: at(time.Second), Probe: 1}, SuspectEffects{Probe: 2, ProbeDelay: 250 * ms, Source: gossip}, SuspectProbing},
-			{ProbeAnswered{At: at(1300 * ms), Probe: 2}, SuspectEffects{Refuted: true, Source: gossip}, SuspectQuiet},
+			{probeFailed{At: at(time.Second), Probe: 1}, suspectEffects{Probe: 2, ProbeDelay: 250 * ms, Source: gossip}, suspectProbing},
+			{probeAnswered{At: at(1300 * ms), Probe: 2}, suspectEffects{Refuted: true, Source: gossip}, suspectQuiet},
 		}},
 		{"every attempt failed: unreachable, idle again", []suspectStep{probing,
-			{ProbeFailed{At: at(time.Second), Probe: 1}, SuspectEffects{Probe: 2, ProbeDelay: 250 * ms, Source: gossip}, SuspectProbing},
-			{ProbeFailed{At: at(2250 * ms), Probe: 2}, SuspectEffects{Unreachable: true, Source: gossip}, SuspectIdle},
-			{ev(3 * time.Second), SuspectEffects{Probe: 4, Source: gossip}, SuspectProbing},
+			{probeFailed{At: at(time.Second), Probe: 1}, suspectEffects{Probe: 2, ProbeDelay: 250 * ms, Source: gossip}, suspectProbing},
+			{probeFailed{At: at(2250 * ms), Probe: 2}, suspectEffects{Unreachable: true, Source: gossip}, suspectIdle},
+			{ev(3 * time.Second), suspectEffects{Probe: 4, Source: gossip}, suspectProbing},
 		}},
 		{"a heartbeat during the round refutes, and a late failure is stale", []suspectStep{probing,
-			{ProbeFailed{At: at(time.Second), Probe: 1}, SuspectEffects{Probe: 2, ProbeDelay: 250 * ms, Source: gossip}, SuspectProbing},
-			{Alive{At: at(1100 * ms)}, SuspectEffects{Refuted: true, Source: gossip}, SuspectQuiet},
-			{ProbeFailed{At: at(2250 * ms), Probe: 2}, SuspectEffects{}, SuspectQuiet},
+			{probeFailed{At: at(time.Second), Probe: 1}, suspectEffects{Probe: 2, ProbeDelay: 250 * ms, Source: gossip}, suspectProbing},
+			{alive{At: at(1100 * ms)}, suspectEffects{Refuted: true, Source: gossip}, suspectQuiet},
+			{probeFailed{At: at(2250 * ms), Probe: 2}, suspectEffects{}, suspectQuiet},
 		}},
 		{"stale results change nothing", []suspectStep{probing,
-			{ProbeFailed{At: at(time.Second), Probe: 1}, SuspectEffects{Probe: 2, ProbeDelay: 250 * ms, Source: gossip}, SuspectProbing},
-			{ProbeFailed{At: at(time.Second), Probe: 1}, SuspectEffects{}, SuspectProbing},
-			{ProbeAnswered{At: at(time.Second), Probe: 1}, SuspectEffects{}, SuspectProbing},
-			{ProbeAnswered{At: at(time.Second), Probe: 9}, SuspectEffects{}, SuspectProbing},
+			{probeFailed{At: at(time.Second), Probe: 1}, suspectEffects{Probe: 2, ProbeDelay: 250 * ms, Source: gossip}, suspectProbing},
+			{probeFailed{At: at(time.Second), Probe: 1}, suspectEffects{}, suspectProbing},
+			{probeAnswered{At: at(time.Second), Probe: 1}, suspectEffects{}, suspectProbing},
+			{probeAnswered{At: at(time.Second), Probe: 9}, suspectEffects{}, suspectProbing},
 		}},
 		{"results and heartbeats while idle change nothing", []suspectStep{
-			{ProbeAnswered{At: t0, Probe: 0}, SuspectEffects{}, SuspectIdle},
-			{ProbeFailed{At: t0, Probe: 0}, SuspectEffects{}, SuspectIdle},
-			{Alive{At: t0}, SuspectEffects{}, SuspectIdle},
+			{probeAnswered{At: t0, Probe: 0}, suspectEffects{}, suspectIdle},
+			{probeFailed{At: t0, Probe: 0}, suspectEffects{}, suspectIdle},
+			{alive{At: t0}, suspectEffects{}, suspectIdle},
 		}},
 		{"a heartbeat while quiet changes nothing", []suspectStep{probing,
-			{ProbeAnswered{At: at(10 * ms), Probe: 1}, SuspectEffects{Refuted: true, Source: gossip}, SuspectQuiet},
-			{Alive{At: at(5 * time.Second)}, SuspectEffects{}, SuspectQuiet},
-			{ev(10*time.Second + 10*ms), SuspectEffects{Probe: 3, Source: gossip}, SuspectProbing},
+			{probeAnswered{At: at(10 * ms), Probe: 1}, suspectEffects{Refuted: true, Source: gossip}, suspectQuiet},
+			{alive{At: at(5 * time.Second)}, suspectEffects{}, suspectQuiet},
+			{ev(10*time.Second + 10*ms), suspectEffects{Probe: 3, Source: gossip}, suspectProbing},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			runSuspect(t, NewSuspicion(probeCfg()), tt.steps)
+			runSuspect(t, newSuspicion(probeCfg()), tt.steps)
 		})
 	}
 }
@@ -109,9 +109,9 @@ func TestSuspicionOneAttemptAtLeast(t *testing.T) {
 	for _, attempts := range []int{0, 1} {
 		cfg := probeCfg()
 		cfg.Attempts = attempts
-		runSuspect(t, NewSuspicion(cfg), []suspectStep{
-			{Evidence{At: t0, Source: gossip}, SuspectEffects{Probe: 1, Source: gossip}, SuspectProbing},
-			{ProbeFailed{At: at(time.Second), Probe: 1}, SuspectEffects{Unreachable: true, Source: gossip}, SuspectIdle},
+		runSuspect(t, newSuspicion(cfg), []suspectStep{
+			{evidence{At: t0, Source: gossip}, suspectEffects{Probe: 1, Source: gossip}, suspectProbing},
+			{probeFailed{At: at(time.Second), Probe: 1}, suspectEffects{Unreachable: true, Source: gossip}, suspectIdle},
 		})
 	}
 }
@@ -119,22 +119,22 @@ func TestSuspicionOneAttemptAtLeast(t *testing.T) {
 func TestSuspicionErrorsChangeNothing(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		in   SuspectInput
+		in   suspectInput
 	}{
 		{"nil input", nil},
-		{"zero evidence time", Evidence{Source: gossip}},
-		{"zero answer time", ProbeAnswered{Probe: 1}},
-		{"zero failure time", ProbeFailed{Probe: 1}},
-		{"zero alive time", Alive{}},
+		{"zero evidence time", evidence{Source: gossip}},
+		{"zero answer time", probeAnswered{Probe: 1}},
+		{"zero failure time", probeFailed{Probe: 1}},
+		{"zero alive time", alive{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewSuspicion(probeCfg())
-			_, err := s.Step(Evidence{At: t0, Source: gossip})
+			s := newSuspicion(probeCfg())
+			_, err := s.Step(evidence{At: t0, Source: gossip})
 			require.NoError(t, err)
 			before := *s
 			eff, err := s.Step(tt.in)
-			require.ErrorIs(t, err, ErrInvalidStatusInput)
-			require.Equal(t, SuspectEffects{}, eff)
+			require.ErrorIs(t, err, errInvalidStatusInput)
+			require.Equal(t, suspectEffects{}, eff)
 			require.Equal(t, before, *s)
 		})
 	}
@@ -150,31 +150,31 @@ func TestStatusUnreachable(t *testing.T) {
 		steps   []step
 	}{
 		{"ready without a window goes down", "initializing", []step{registerAtT0,
-			{Unreachable{At: at(3 * sec)}, Effects{NewStatus: "down", StatusDescription: DescUnreachable}, StatusDown},
+			{unreachable{At: at(3 * sec)}, effects{NewStatus: "down", StatusDescription: descUnreachable}, statusDown},
 		}},
 		{"ready with a window goes disconnected for the window", "initializing", []step{registerAtT0,
-			{ClientDisconnectWindow{Window: 10 * sec}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
-			{Unreachable{At: at(3 * sec)}, Effects{NewStatus: "disconnected", StatusDescription: DescUnreachable, MarkAllocsUnknown: true, ArmTimerAt: at(13 * sec)}, StatusDisconnected},
-			{Tick{At: at(13 * sec)}, Effects{NewStatus: "down", StatusDescription: DescDisconnectExpired}, StatusDown},
+			{clientDisconnectWindow{Window: 10 * sec}, effects{ArmTimerAt: at(15 * sec)}, statusReady},
+			{unreachable{At: at(3 * sec)}, effects{NewStatus: "disconnected", StatusDescription: descUnreachable, MarkAllocsUnknown: true, ArmTimerAt: at(13 * sec)}, statusDisconnected},
+			{Tick{At: at(13 * sec)}, effects{NewStatus: "down", StatusDescription: descDisconnectExpired}, statusDown},
 		}},
 		{"disconnected stays as it is", "initializing", []step{registerAtT0,
-			{ClientDisconnectWindow{Window: 10 * sec}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
-			{Tick{At: at(15 * sec)}, Effects{NewStatus: "disconnected", StatusDescription: DescHeartbeatMissed, MarkAllocsUnknown: true, ArmTimerAt: at(25 * sec)}, StatusDisconnected},
-			{Unreachable{At: at(16 * sec)}, Effects{}, StatusDisconnected},
+			{clientDisconnectWindow{Window: 10 * sec}, effects{ArmTimerAt: at(15 * sec)}, statusReady},
+			{Tick{At: at(15 * sec)}, effects{NewStatus: "disconnected", StatusDescription: descHeartbeatMissed, MarkAllocsUnknown: true, ArmTimerAt: at(25 * sec)}, statusDisconnected},
+			{unreachable{At: at(16 * sec)}, effects{}, statusDisconnected},
 		}},
 		{"down stays down", "down", []step{
-			{Unreachable{At: t0}, Effects{}, StatusDown},
+			{unreachable{At: t0}, effects{}, statusDown},
 		}},
 		{"a heartbeat after it reconnects", "initializing", []step{registerAtT0,
-			{Unreachable{At: at(3 * sec)}, Effects{NewStatus: "down", StatusDescription: DescUnreachable}, StatusDown},
-			{Heartbeat{At: at(4 * sec), Nodes: 1}, Effects{NewStatus: "ready", StatusDescription: DescReconnected, TTL: 10 * sec, ArmTimerAt: at(19 * sec)}, StatusReady},
+			{unreachable{At: at(3 * sec)}, effects{NewStatus: "down", StatusDescription: descUnreachable}, statusDown},
+			{heartbeat{At: at(4 * sec), Nodes: 1}, effects{NewStatus: "ready", StatusDescription: descReconnected, TTL: 10 * sec, ArmTimerAt: at(19 * sec)}, statusReady},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			runSteps(t, NewNodeStatus(testCfg(), tt.initial), tt.steps)
+			runSteps(t, newNodeStatus(testCfg(), tt.initial), tt.steps)
 		})
 	}
-	_, err := NewNodeStatus(testCfg(), "ready").Step(Unreachable{})
-	require.ErrorIs(t, err, ErrInvalidStatusInput)
+	_, err := newNodeStatus(testCfg(), "ready").Step(unreachable{})
+	require.ErrorIs(t, err, errInvalidStatusInput)
 }

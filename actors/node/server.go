@@ -52,7 +52,7 @@ type ServerSpec struct {
 	Servers func() []string
 	Leader  func() string
 	// Probe sets how evidence that the node is gone is checked (zero:
-	// DefaultProbeConfig); see SuspectNode.
+	// defaultProbeConfig); see SuspectNode.
 	Probe  ProbeConfig
 	Logger *slog.Logger
 }
@@ -66,45 +66,45 @@ type (
 	statusTick      struct{}
 	statusCommitted struct {
 		status string
-		eff    Effects
+		eff    effects
 		err    error
 	}
 	// retryCommit commits a status change again after a failure.
-	retryCommit struct{ eff Effects }
+	retryCommit struct{ eff effects }
 )
 
-// Server is the leader's actor for one node ("server/nodes/<id>"): it
-// tracks the node's heartbeats with the status machine (NodeStatus),
+// server is the leader's actor for one node ("server/nodes/<id>"): it
+// tracks the node's heartbeats with the status machine (nodeStatus),
 // commits status changes with evaluations for the node's jobs, and pushes
 // the node's allocations to its client.
-type Server struct {
+type server struct {
 	actors.Lifetime // ends the workers on stop
 	spec            *ServerSpec
-	status          *NodeStatus
+	status          *nodeStatus
 	timer           actors.Timer
 	drainTimer      actors.Timer
 	pushed          uint64
-	suspect         *Suspicion   // checks evidence other than heartbeats (server_probe.go)
+	suspect         *suspicion   // checks evidence other than heartbeats (server_probe.go)
 	probeTimer      actors.Timer // the probe's retry delay or timeout
 	// commitRetry paces the commits of a status change that failed.
 	commitRetry *actors.Retrier
 	log         *slog.Logger
 }
 
-// StatusCommitRetry is the backoff of a node status change that did not
+// statusCommitRetry is the backoff of a node status change that did not
 // commit (the leader is busy or losing its quorum): 1 s doubling to 30 s,
 // given up after 24 h (a new leader derives the status again).
-var StatusCommitRetry = actors.Retry{Initial: time.Second, Max: 30 * time.Second, Multiplier: 2, Deadline: 24 * time.Hour}
+var statusCommitRetry = actors.Retry{Initial: time.Second, Max: 30 * time.Second, Multiplier: 2, Deadline: 24 * time.Hour}
 
 // NewServer returns a producer for a server-side node actor.
 func NewServer(spec *ServerSpec) actor.Producer {
 	return func() actor.Actor {
-		return &Server{spec: spec, commitRetry: StatusCommitRetry.On(spec.Clock), log: spec.Logger.With("node", spec.NodeID)}
+		return &server{spec: spec, commitRetry: statusCommitRetry.On(spec.Clock), log: spec.Logger.With("node", spec.NodeID)}
 	}
 }
 
 // Phase names the actor's state for the actor tree.
-func (s *Server) Phase() string {
+func (s *server) Phase() string {
 	if s.status == nil {
 		return "starting"
 	}
@@ -112,7 +112,7 @@ func (s *Server) Phase() string {
 }
 
 // Receive dispatches.
-func (s *Server) Receive(ctx actor.Context) {
+func (s *server) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		s.onStarted(ctx)
@@ -123,7 +123,7 @@ func (s *Server) Receive(ctx actor.Context) {
 		s.pushed = 0
 		s.push(ctx, 0) // a (re)registered client learns its allocations at once
 	case *messages.NodeHeartbeat:
-		s.onAlive(ctx, Heartbeat{At: s.spec.Clock.Now(), Nodes: s.nodes()}, 0)
+		s.onAlive(ctx, heartbeat{At: s.spec.Clock.Now(), Nodes: s.nodes()}, 0)
 		if m.GetAllocsIndex() < s.pushed {
 			s.push(ctx, 0) // the client missed a push
 		}
@@ -157,9 +157,9 @@ func (s *Server) Receive(ctx actor.Context) {
 
 // onStarted rebuilds the status machine from the replicated state: a new
 // leader gives every node a failover TTL before it may count as missed.
-func (s *Server) onStarted(ctx actor.Context) {
+func (s *server) onStarted(ctx actor.Context) {
 	n := s.spec.State().NodeByID(s.spec.NodeID)
-	s.status = NewNodeStatus(s.spec.Heartbeat, n.GetStatus())
+	s.status = newNodeStatus(s.spec.Heartbeat, n.GetStatus())
 	s.window(ctx)
 	s.step(ctx, Tick{At: s.spec.Clock.Now()})
 	s.push(ctx, 0)
@@ -168,9 +168,9 @@ func (s *Server) onStarted(ctx actor.Context) {
 
 // nodes is the cluster size the TTL scales with. It is read per
 // heartbeat, so it must not walk the nodes (the state store counts them).
-func (s *Server) nodes() int { return s.spec.State().LiveNodes() }
+func (s *server) nodes() int { return s.spec.State().LiveNodes() }
 
-func (s *Server) onAllocsChanged(ctx actor.Context, m *messages.NodeAllocsChanged) {
+func (s *server) onAllocsChanged(ctx actor.Context, m *messages.NodeAllocsChanged) {
 	s.window(ctx)
 	s.push(ctx, m.GetIndex())
 	s.drain(ctx)
@@ -182,18 +182,18 @@ type NodeUpdated struct{}
 
 // window feeds the longest disconnect window of the node's allocations to
 // the status machine.
-func (s *Server) window(ctx actor.Context) {
-	s.step(ctx, ClientDisconnectWindow{Window: s.spec.State().DisconnectWindow(s.spec.NodeID)})
+func (s *server) window(ctx actor.Context) {
+	s.step(ctx, clientDisconnectWindow{Window: s.spec.State().DisconnectWindow(s.spec.NodeID)})
 }
 
 // onAlive handles a registration or heartbeat and answers the client.
-func (s *Server) onAlive(ctx actor.Context, in Input, index uint64) {
+func (s *server) onAlive(ctx actor.Context, in input, index uint64) {
 	was := s.status.Status()
 	eff := s.step(ctx, in)
-	s.suspectStep(ctx, Alive{At: s.spec.Clock.Now()}) // a probe round in flight ends: the node lives
+	s.suspectStep(ctx, alive{At: s.spec.Clock.Now()}) // a probe round in flight ends: the node lives
 	// Back from disconnected or down: the servers marked the node's
 	// allocations, so the client reports them all again.
-	resend := (was == StatusDisconnected || was == StatusDown) && s.status.Status() == StatusReady
+	resend := (was == statusDisconnected || was == statusDown) && s.status.Status() == statusReady
 	ttl := int64(eff.TTL)
 	servers, leader := s.spec.Servers(), s.spec.Leader()
 	if _, ok := in.(Registered); ok {
@@ -204,7 +204,7 @@ func (s *Server) onAlive(ctx actor.Context, in Input, index uint64) {
 }
 
 // step runs the status machine and carries out its effects.
-func (s *Server) step(ctx actor.Context, in Input) Effects {
+func (s *server) step(ctx actor.Context, in input) effects {
 	eff, err := s.status.Step(in)
 	if err != nil {
 		s.log.Error("node status", "input", fmt.Sprintf("%T", in), "error", err)
@@ -228,7 +228,7 @@ func (s *Server) step(ctx actor.Context, in Input) Effects {
 // commit records the new status with an evaluation for every job that has
 // allocations on the node, so the scheduler marks them lost, replaces them
 // or reconciles them.
-func (s *Server) commit(ctx actor.Context, eff Effects) {
+func (s *server) commit(ctx actor.Context, eff effects) {
 	view := s.spec.State()
 	now := s.spec.Clock.Now().UnixNano()
 	up := &messages.UpdateNodeStatus{NodeID: s.spec.NodeID, Status: eff.NewStatus, StatusDescription: eff.StatusDescription,
@@ -261,7 +261,7 @@ func (s *Server) commit(ctx actor.Context, eff Effects) {
 
 // onCommitted retries a status change that did not commit, as long as the
 // status machine still holds that status (a later change supersedes it).
-func (s *Server) onCommitted(ctx actor.Context, m *statusCommitted) {
+func (s *server) onCommitted(ctx actor.Context, m *statusCommitted) {
 	if m.err == nil {
 		s.commitRetry.Reset()
 		return
@@ -277,7 +277,7 @@ func (s *Server) onCommitted(ctx actor.Context, m *statusCommitted) {
 	s.spec.Clock.AfterFunc(d, func() { root.Send(self, &retryCommit{eff: m.eff}) })
 }
 
-func (s *Server) onRetryCommit(ctx actor.Context, m *retryCommit) {
+func (s *server) onRetryCommit(ctx actor.Context, m *retryCommit) {
 	if s.status.Status().String() == m.eff.NewStatus {
 		s.commit(ctx, m.eff)
 		return
@@ -288,7 +288,7 @@ func (s *Server) onRetryCommit(ctx actor.Context, m *retryCommit) {
 // push sends the client the full set of allocations it must know about:
 // every one it should run or still has to stop. Terminal ones are left out,
 // which tells the client it may forget them.
-func (s *Server) push(ctx actor.Context, index uint64) {
+func (s *server) push(ctx actor.Context, index uint64) {
 	if index != 0 && index <= s.pushed {
 		return
 	}

@@ -24,7 +24,7 @@ type SuspectNode struct {
 const (
 	LogProbeRefuted   = "node answered the direct probe: evidence refuted"
 	LogProbeConfirmed = "node failed every direct probe: taking it for missed"
-	LogSuspicionPhase = "node suspicion"
+	logSuspicionPhase = "node suspicion"
 )
 
 var errProbeTimeout = errors.New("no answer within the probe timeout")
@@ -40,13 +40,13 @@ type (
 )
 
 // suspicion returns the node's Suspicion, made on first use.
-func (s *Server) suspicion() *Suspicion {
+func (s *server) suspicion() *suspicion {
 	if s.suspect == nil {
 		cfg := s.spec.Probe
 		if cfg.Timeout <= 0 {
-			cfg = DefaultProbeConfig()
+			cfg = defaultProbeConfig()
 		}
-		s.suspect = NewSuspicion(cfg)
+		s.suspect = newSuspicion(cfg)
 	}
 	return s.suspect
 }
@@ -54,21 +54,21 @@ func (s *Server) suspicion() *Suspicion {
 // onSuspect checks evidence about a node that counts as live. Evidence
 // about a node already disconnected or down, or one the leader cannot
 // reach to probe, changes nothing: its heartbeat deadline still runs.
-func (s *Server) onSuspect(ctx actor.Context, m *SuspectNode) {
+func (s *server) onSuspect(ctx actor.Context, m *SuspectNode) {
 	if s.status == nil {
 		return
 	}
-	if st := s.status.Status(); st != StatusReady && st != StatusInitializing {
+	if st := s.status.Status(); st != statusReady && st != statusInitializing {
 		return
 	}
 	if s.clientPID() == nil {
 		s.log.Debug("evidence about a node without an RPC address: left to its heartbeat deadline", "source", m.Source)
 		return
 	}
-	s.suspectStep(ctx, Evidence{At: s.spec.Clock.Now(), Source: m.Source})
+	s.suspectStep(ctx, evidence{At: s.spec.Clock.Now(), Source: m.Source})
 }
 
-func (s *Server) clientPID() *actor.PID {
+func (s *server) clientPID() *actor.PID {
 	n := s.spec.State().NodeByID(s.spec.NodeID)
 	if n == nil {
 		return nil
@@ -77,7 +77,7 @@ func (s *Server) clientPID() *actor.PID {
 }
 
 // suspectStep runs the Suspicion and carries out its effects.
-func (s *Server) suspectStep(ctx actor.Context, in SuspectInput) {
+func (s *server) suspectStep(ctx actor.Context, in suspectInput) {
 	sus := s.suspicion()
 	was := sus.Phase()
 	eff, err := sus.Step(in)
@@ -86,7 +86,7 @@ func (s *Server) suspectStep(ctx actor.Context, in SuspectInput) {
 		return
 	}
 	if now := sus.Phase(); now != was {
-		s.log.Info(LogSuspicionPhase, "from", was.String(), "to", now.String(), "source", eff.Source)
+		s.log.Info(logSuspicionPhase, "from", was.String(), "to", now.String(), "source", eff.Source)
 	}
 	switch {
 	case eff.Refuted:
@@ -95,7 +95,7 @@ func (s *Server) suspectStep(ctx actor.Context, in SuspectInput) {
 	case eff.Unreachable:
 		s.stopProbeTimer()
 		s.log.Warn(LogProbeConfirmed, "source", eff.Source)
-		s.step(ctx, Unreachable{At: s.spec.Clock.Now()})
+		s.step(ctx, unreachable{At: s.spec.Clock.Now()})
 	case eff.Probe != 0 && eff.ProbeDelay > 0:
 		s.armProbeTimer(ctx, eff.ProbeDelay, &nodeProbeNow{probe: eff.Probe})
 	case eff.Probe != 0:
@@ -103,16 +103,16 @@ func (s *Server) suspectStep(ctx actor.Context, in SuspectInput) {
 	}
 }
 
-func (s *Server) onProbeNow(ctx actor.Context, m *nodeProbeNow) { s.sendProbe(ctx, m.probe) }
+func (s *server) onProbeNow(ctx actor.Context, m *nodeProbeNow) { s.sendProbe(ctx, m.probe) }
 
 // sendProbe asks the node's client actor whether it lives. The answer, a
 // delivery failure or the probe timeout (on the injected clock, whichever
 // comes first) comes back as a nodeProbeResult; the later ones are stale.
-func (s *Server) sendProbe(ctx actor.Context, probe uint64) {
+func (s *server) sendProbe(ctx actor.Context, probe uint64) {
 	timeout := s.suspicion().cfg.Timeout
 	pid := s.clientPID()
 	if pid == nil {
-		s.suspectStep(ctx, ProbeFailed{At: s.spec.Clock.Now(), Probe: probe, Reason: "the node has no RPC address"})
+		s.suspectStep(ctx, probeFailed{At: s.spec.Clock.Now(), Probe: probe, Reason: "the node has no RPC address"})
 		return
 	}
 	s.log.Debug("probing node", "probe", probe, "client", pid.String(), "timeout", timeout)
@@ -126,30 +126,30 @@ func (s *Server) sendProbe(ctx actor.Context, probe uint64) {
 
 // onProbeResult feeds a probe's outcome to the Suspicion. Only an answer
 // from this very node counts: another agent at its address is not it.
-func (s *Server) onProbeResult(ctx actor.Context, m *nodeProbeResult) {
+func (s *server) onProbeResult(ctx actor.Context, m *nodeProbeResult) {
 	now := s.spec.Clock.Now()
 	r, ok := m.reply.(*messages.ProbeNodeResponse)
 	switch {
 	case m.err != nil:
-		s.suspectStep(ctx, ProbeFailed{At: now, Probe: m.probe, Reason: m.err.Error()})
+		s.suspectStep(ctx, probeFailed{At: now, Probe: m.probe, Reason: m.err.Error()})
 	case !ok:
-		s.suspectStep(ctx, ProbeFailed{At: now, Probe: m.probe, Reason: fmt.Sprintf("unexpected reply %T", m.reply)})
+		s.suspectStep(ctx, probeFailed{At: now, Probe: m.probe, Reason: fmt.Sprintf("unexpected reply %T", m.reply)})
 	case r.GetNodeID() != s.spec.NodeID:
-		s.suspectStep(ctx, ProbeFailed{At: now, Probe: m.probe, Reason: "answered by node " + r.GetNodeID()})
+		s.suspectStep(ctx, probeFailed{At: now, Probe: m.probe, Reason: "answered by node " + r.GetNodeID()})
 	default:
-		s.suspectStep(ctx, ProbeAnswered{At: now, Probe: m.probe})
+		s.suspectStep(ctx, probeAnswered{At: now, Probe: m.probe})
 	}
 }
 
 // armProbeTimer replaces the probe's timer (the retry delay or the
 // timeout: one is pending at a time) with one that sends msg after d.
-func (s *Server) armProbeTimer(ctx actor.Context, d time.Duration, msg any) {
+func (s *server) armProbeTimer(ctx actor.Context, d time.Duration, msg any) {
 	s.stopProbeTimer()
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	s.probeTimer = s.spec.Clock.AfterFunc(d, func() { root.Send(self, msg) })
 }
 
-func (s *Server) stopProbeTimer() {
+func (s *server) stopProbeTimer() {
 	if s.probeTimer != nil {
 		s.probeTimer.Stop()
 		s.probeTimer = nil

@@ -85,7 +85,7 @@ func TestProbeConfirmsOrRefutes(t *testing.T) {
 			prop.mu.Lock()
 			up := prop.calls[0].GetUpdateNodeStatus()
 			prop.mu.Unlock()
-			require.Equal(t, DescUnreachable, up.GetStatusDescription())
+			require.Equal(t, descUnreachable, up.GetStatusDescription())
 			require.Len(t, up.GetEvals(), 1, "the job on the node is evaluated")
 		})
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // TestStatusCommitRetryBacksOff: a status change that keeps failing to
-// commit is tried again after 1 s, then 2 s (StatusCommitRetry), not every
+// commit is tried again after 1 s, then 2 s (statusCommitRetry), not every
 // second for ever.
 func TestStatusCommitRetryBacksOff(t *testing.T) {
 	clock := actors.NewFakeClock(time.Unix(1000, 0))
@@ -32,11 +32,11 @@ func TestStatusCommitRetryBacksOff(t *testing.T) {
 }
 
 func TestStatusCommitRetryIsBounded(t *testing.T) {
-	d, ok := StatusCommitRetry.Delay(1, 0)
+	d, ok := statusCommitRetry.Delay(1, 0)
 	require.True(t, ok)
 	require.Equal(t, time.Second, d)
-	d, _ = StatusCommitRetry.Delay(10, time.Hour)
+	d, _ = statusCommitRetry.Delay(10, time.Hour)
 	require.Equal(t, 30*time.Second, d)
-	_, ok = StatusCommitRetry.Delay(10, 24*time.Hour)
+	_, ok = statusCommitRetry.Delay(10, 24*time.Hour)
 	require.False(t, ok, "given up after a day")
 }

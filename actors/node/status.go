@@ -8,61 +8,61 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// Status is a node's status as the leader sees it (Nomad's node statuses).
-type Status uint8
+// status is a node's status as the leader sees it (Nomad's node statuses).
+type status uint8
 
 // Node statuses. The zero value is not a status.
 const (
-	StatusUnknown Status = iota
-	StatusInitializing
-	StatusReady
-	StatusDisconnected
-	StatusDown
+	statusUnknown status = iota
+	statusInitializing
+	statusReady
+	statusDisconnected
+	statusDown
 )
 
 var statusNames = [...]string{
-	StatusUnknown:      "unknown",
-	StatusInitializing: messages.NodeStatusInit,
-	StatusReady:        messages.NodeStatusReady,
-	StatusDisconnected: messages.NodeStatusDisconnected,
-	StatusDown:         messages.NodeStatusDown,
+	statusUnknown:      "unknown",
+	statusInitializing: messages.NodeStatusInit,
+	statusReady:        messages.NodeStatusReady,
+	statusDisconnected: messages.NodeStatusDisconnected,
+	statusDown:         messages.NodeStatusDown,
 }
 
 // String returns the status as Nomad spells it ("ready", "down", ...).
-func (s Status) String() string {
+func (s status) String() string {
 	if int(s) < len(statusNames) {
 		return statusNames[s]
 	}
 	return fmt.Sprintf("Status(%d)", uint8(s))
 }
 
-// ParseStatus reads a status name; "" (an unset Node.Status) reads as
+// parseStatus reads a status name; "" (an unset Node.Status) reads as
 // initializing. ok is false for any other unknown name.
-func ParseStatus(name string) (Status, bool) {
+func parseStatus(name string) (status, bool) {
 	if name == "" {
-		return StatusInitializing, true
+		return statusInitializing, true
 	}
-	for s := StatusInitializing; s <= StatusDown; s++ {
+	for s := statusInitializing; s <= statusDown; s++ {
 		if statusNames[s] == name {
 			return s, true
 		}
 	}
-	return StatusUnknown, false
+	return statusUnknown, false
 }
 
 // transitions lists, for each status, the statuses it may move to.
 // Nothing moves back to initializing: a (re-)registered node is ready.
-var transitions = map[Status][]Status{
-	StatusInitializing: {StatusReady, StatusDisconnected, StatusDown},
-	StatusReady:        {StatusDisconnected, StatusDown},
-	StatusDisconnected: {StatusReady, StatusDown},
-	StatusDown:         {StatusReady},
+var transitions = map[status][]status{
+	statusInitializing: {statusReady, statusDisconnected, statusDown},
+	statusReady:        {statusDisconnected, statusDown},
+	statusDisconnected: {statusReady, statusDown},
+	statusDown:         {statusReady},
 }
 
 // canTransition is CanTransition on parsed statuses. Staying in a known
 // status is always allowed.
-func canTransition(from, to Status) bool {
-	if from == StatusUnknown || to == StatusUnknown {
+func canTransition(from, to status) bool {
+	if from == statusUnknown || to == statusUnknown {
 		return false
 	}
 	if from == to {
@@ -80,18 +80,18 @@ func canTransition(from, to Status) bool {
 // (names as Nomad spells them). Staying in the same known status is allowed;
 // unknown names never are.
 func CanTransition(from, to string) bool {
-	f, ok1 := ParseStatus(from)
-	t, ok2 := ParseStatus(to)
+	f, ok1 := parseStatus(from)
+	t, ok2 := parseStatus(to)
 	return ok1 && ok2 && canTransition(f, t)
 }
 
 // Status descriptions returned in Effects.StatusDescription.
 const (
-	DescRegistered        = "node registered"
-	DescHeartbeat         = "node heartbeat received"
-	DescHeartbeatMissed   = "node heartbeat missed"
-	DescDisconnectExpired = "node disconnect window expired"
-	DescReconnected       = "node reconnected"
+	descRegistered        = "node registered"
+	descHeartbeat         = "node heartbeat received"
+	descHeartbeatMissed   = "node heartbeat missed"
+	descDisconnectExpired = "node disconnect window expired"
+	descReconnected       = "node reconnected"
 )
 
 // HeartbeatConfig sets how long nodes may go between heartbeats.
@@ -124,12 +124,12 @@ func DefaultHeartbeatConfig() HeartbeatConfig {
 		MaxHeartbeatsPerSecond: 50,
 		Grace:                  10 * time.Second,
 		FailoverTTL:            5 * time.Minute,
-		Jitter:                 RandomJitter,
+		Jitter:                 randomJitter,
 	}
 }
 
-// RandomJitter returns a random duration in [0, limit].
-func RandomJitter(limit time.Duration) time.Duration {
+// randomJitter returns a random duration in [0, limit].
+func randomJitter(limit time.Duration) time.Duration {
 	if limit <= 0 {
 		return 0
 	}
@@ -173,8 +173,8 @@ func (c HeartbeatConfig) failoverTTL() time.Duration {
 	return c.MinTTL
 }
 
-// Input is one thing that happens to a node's status machine.
-type Input interface{ isInput() }
+// input is one thing that happens to a node's status machine.
+type input interface{ isInput() }
 
 // Registered says the node registered or re-registered, at At, in a cluster
 // of Nodes nodes (for the TTL).
@@ -183,8 +183,8 @@ type Registered struct {
 	Nodes int
 }
 
-// Heartbeat says the node heartbeated at At, in a cluster of Nodes nodes.
-type Heartbeat struct {
+// heartbeat says the node heartbeated at At, in a cluster of Nodes nodes.
+type heartbeat struct {
 	At    time.Time
 	Nodes int
 }
@@ -192,21 +192,21 @@ type Heartbeat struct {
 // Tick says the actor's timer fired at At.
 type Tick struct{ At time.Time }
 
-// ClientDisconnectWindow is the longest disconnect window among the node's
+// clientDisconnectWindow is the longest disconnect window among the node's
 // allocations (disconnect.lost_after, stop_on_client_after,
 // max_client_disconnect); 0 means none, so a missed node goes down.
-type ClientDisconnectWindow struct{ Window time.Duration }
+type clientDisconnectWindow struct{ Window time.Duration }
 
 func (Registered) isInput()             {}
-func (Heartbeat) isInput()              {}
+func (heartbeat) isInput()              {}
 func (Tick) isInput()                   {}
-func (ClientDisconnectWindow) isInput() {}
+func (clientDisconnectWindow) isInput() {}
 
-// Effects is what the actor must do after a step. Every status change
+// effects is what the actor must do after a step. Every status change
 // (NewStatus != "") also needs node evaluations, as in Nomad: from them the
 // scheduler marks a down node's allocations lost and reconciles a
 // reconnected node's, so neither needs an effect of its own.
-type Effects struct {
+type effects struct {
 	NewStatus         string        // "" when unchanged
 	StatusDescription string        // why, for the log and Node.StatusDescription; "" when unchanged
 	TTL               time.Duration // to tell the client (Registered, Heartbeat)
@@ -216,11 +216,11 @@ type Effects struct {
 	MarkAllocsUnknown bool // node went disconnected: allocs become unknown
 }
 
-// NodeStatus is the status machine of one node as the leader sees it. It
+// nodeStatus is the status machine of one node as the leader sees it. It
 // does no I/O and reads no clock: time comes in the inputs.
-type NodeStatus struct {
+type nodeStatus struct {
 	cfg           HeartbeatConfig
-	status        Status
+	status        status
 	lastHeartbeat time.Time
 	ttl           time.Duration
 	deadline      time.Time     // heartbeat deadline, or end of the disconnect window
@@ -228,61 +228,61 @@ type NodeStatus struct {
 	missedAt      time.Time     // when the node went disconnected
 }
 
-// NewNodeStatus returns the machine for a node in the initial status (as
+// newNodeStatus returns the machine for a node in the initial status (as
 // the state store has it: "" reads as initializing). With an unknown status
-// every Step fails with ErrIllegalStatusTransition. The machine has no
+// every Step fails with errIllegalStatusTransition. The machine has no
 // deadline until the first Registered, Heartbeat or Tick; a new leader
-// should send ClientDisconnectWindow, then Tick, when it starts the actor.
-func NewNodeStatus(cfg HeartbeatConfig, initial string) *NodeStatus {
-	st, _ := ParseStatus(initial)
-	return &NodeStatus{cfg: cfg, status: st}
+// should send clientDisconnectWindow, then Tick, when it starts the actor.
+func newNodeStatus(cfg HeartbeatConfig, initial string) *nodeStatus {
+	st, _ := parseStatus(initial)
+	return &nodeStatus{cfg: cfg, status: st}
 }
 
 // Status returns the current status.
-func (s *NodeStatus) Status() Status { return s.status }
+func (s *nodeStatus) Status() status { return s.status }
 
 // Deadline returns when the node counts as missed (or, disconnected, when
 // it goes down); zero when no deadline is running.
-func (s *NodeStatus) Deadline() time.Time { return s.deadline }
+func (s *nodeStatus) Deadline() time.Time { return s.deadline }
 
 // LastHeartbeat returns the time of the last Registered or Heartbeat.
-func (s *NodeStatus) LastHeartbeat() time.Time { return s.lastHeartbeat }
+func (s *nodeStatus) LastHeartbeat() time.Time { return s.lastHeartbeat }
 
 // Step takes one input and returns the effects. On error nothing changes.
-func (s *NodeStatus) Step(in Input) (Effects, error) {
-	if s.status == StatusUnknown {
-		return Effects{}, fmt.Errorf("%w: from status %s on %T", ErrIllegalStatusTransition, s.status, in)
+func (s *nodeStatus) Step(in input) (effects, error) {
+	if s.status == statusUnknown {
+		return effects{}, fmt.Errorf("%w: from status %s on %T", errIllegalStatusTransition, s.status, in)
 	}
 	next := *s
 	eff, err := next.step(in)
 	if err != nil {
-		return Effects{}, err
+		return effects{}, err
 	}
 	*s = next
 	return eff, nil
 }
 
-func (s *NodeStatus) step(in Input) (Effects, error) {
+func (s *nodeStatus) step(in input) (effects, error) {
 	switch m := in.(type) {
 	case Registered:
-		return s.onAlive(m.At, m.Nodes, DescRegistered)
-	case Heartbeat:
-		return s.onAlive(m.At, m.Nodes, DescHeartbeat)
+		return s.onAlive(m.At, m.Nodes, descRegistered)
+	case heartbeat:
+		return s.onAlive(m.At, m.Nodes, descHeartbeat)
 	case Tick:
 		return s.onTick(m.At)
-	case ClientDisconnectWindow:
+	case clientDisconnectWindow:
 		return s.onWindow(m.Window)
-	case Unreachable:
+	case unreachable:
 		return s.onUnreachable(m.At)
 	default:
-		return Effects{}, fmt.Errorf("%w: %T", ErrInvalidStatusInput, in)
+		return effects{}, fmt.Errorf("%w: %T", errInvalidStatusInput, in)
 	}
 }
 
 // become moves to a new status if the table allows it.
-func (s *NodeStatus) become(to Status, why string, eff *Effects) error {
+func (s *nodeStatus) become(to status, why string, eff *effects) error {
 	if !canTransition(s.status, to) {
-		return fmt.Errorf("%w: %s -> %s", ErrIllegalStatusTransition, s.status, to)
+		return fmt.Errorf("%w: %s -> %s", errIllegalStatusTransition, s.status, to)
 	}
 	if to != s.status {
 		s.status = to
@@ -294,16 +294,16 @@ func (s *NodeStatus) become(to Status, why string, eff *Effects) error {
 
 // onAlive handles a registration or heartbeat: the node is ready and its
 // deadline moves to At + TTL + Grace.
-func (s *NodeStatus) onAlive(at time.Time, nodes int, why string) (Effects, error) {
+func (s *nodeStatus) onAlive(at time.Time, nodes int, why string) (effects, error) {
 	if at.IsZero() {
-		return Effects{}, fmt.Errorf("%w: zero time", ErrInvalidStatusInput)
+		return effects{}, fmt.Errorf("%w: zero time", errInvalidStatusInput)
 	}
-	var eff Effects
-	if s.status == StatusDisconnected || s.status == StatusDown {
-		why = DescReconnected
+	var eff effects
+	if s.status == statusDisconnected || s.status == statusDown {
+		why = descReconnected
 	}
-	if err := s.become(StatusReady, why, &eff); err != nil {
-		return Effects{}, err
+	if err := s.become(statusReady, why, &eff); err != nil {
+		return effects{}, err
 	}
 	s.ttl = s.cfg.TTL(nodes)
 	s.lastHeartbeat = at
@@ -316,31 +316,31 @@ func (s *NodeStatus) onAlive(at time.Time, nodes int, why string) (Effects, erro
 // onTick checks the deadline. A node counts as missed from its deadline
 // on (a Tick at exactly the deadline misses); before it, the timer is
 // re-armed at the deadline.
-func (s *NodeStatus) onTick(at time.Time) (Effects, error) {
+func (s *nodeStatus) onTick(at time.Time) (effects, error) {
 	if at.IsZero() {
-		return Effects{}, fmt.Errorf("%w: zero time", ErrInvalidStatusInput)
+		return effects{}, fmt.Errorf("%w: zero time", errInvalidStatusInput)
 	}
-	if s.status == StatusDown {
-		return Effects{}, nil
+	if s.status == statusDown {
+		return effects{}, nil
 	}
 	if s.deadline.IsZero() {
 		s.startFailover(at)
-		return Effects{ArmTimerAt: s.deadline}, nil
+		return effects{ArmTimerAt: s.deadline}, nil
 	}
 	if at.Before(s.deadline) {
-		return Effects{ArmTimerAt: s.deadline}, nil
+		return effects{ArmTimerAt: s.deadline}, nil
 	}
-	if s.status == StatusDisconnected {
-		return s.goDown(DescDisconnectExpired)
+	if s.status == statusDisconnected {
+		return s.goDown(descDisconnectExpired)
 	}
 	return s.missed(at)
 }
 
 // startFailover gives a live node the machine never heard from (a new
 // leader) a full failover period, or its disconnect window if longer.
-func (s *NodeStatus) startFailover(at time.Time) {
+func (s *nodeStatus) startFailover(at time.Time) {
 	s.deadline = at.Add(s.cfg.failoverTTL() + s.cfg.Grace)
-	if s.status == StatusDisconnected {
+	if s.status == statusDisconnected {
 		s.missedAt = at
 		if end := at.Add(s.window); end.After(s.deadline) {
 			s.deadline = end
@@ -350,13 +350,13 @@ func (s *NodeStatus) startFailover(at time.Time) {
 
 // missed handles a missed heartbeat: disconnected while the node's allocs
 // have a disconnect window, else down.
-func (s *NodeStatus) missed(at time.Time) (Effects, error) {
+func (s *nodeStatus) missed(at time.Time) (effects, error) {
 	if s.window <= 0 {
-		return s.goDown(DescHeartbeatMissed)
+		return s.goDown(descHeartbeatMissed)
 	}
-	var eff Effects
-	if err := s.become(StatusDisconnected, DescHeartbeatMissed, &eff); err != nil {
-		return Effects{}, err
+	var eff effects
+	if err := s.become(statusDisconnected, descHeartbeatMissed, &eff); err != nil {
+		return effects{}, err
 	}
 	s.missedAt = at
 	s.deadline = at.Add(s.window)
@@ -364,10 +364,10 @@ func (s *NodeStatus) missed(at time.Time) (Effects, error) {
 	return eff, nil
 }
 
-func (s *NodeStatus) goDown(why string) (Effects, error) {
-	var eff Effects
-	if err := s.become(StatusDown, why, &eff); err != nil {
-		return Effects{}, err
+func (s *nodeStatus) goDown(why string) (effects, error) {
+	var eff effects
+	if err := s.become(statusDown, why, &eff); err != nil {
+		return effects{}, err
 	}
 	s.deadline, s.missedAt = time.Time{}, time.Time{}
 	return eff, nil
@@ -375,15 +375,15 @@ func (s *NodeStatus) goDown(why string) (Effects, error) {
 
 // onWindow records the disconnect window. A disconnected node's deadline
 // only grows with it: its allocs were told the window when it went.
-func (s *NodeStatus) onWindow(w time.Duration) (Effects, error) {
+func (s *nodeStatus) onWindow(w time.Duration) (effects, error) {
 	if w < 0 {
-		return Effects{}, fmt.Errorf("%w: negative disconnect window %s", ErrInvalidStatusInput, w)
+		return effects{}, fmt.Errorf("%w: negative disconnect window %s", errInvalidStatusInput, w)
 	}
 	s.window = w
-	if s.status == StatusDisconnected && !s.missedAt.IsZero() {
+	if s.status == statusDisconnected && !s.missedAt.IsZero() {
 		if end := s.missedAt.Add(w); end.After(s.deadline) {
 			s.deadline = end
 		}
 	}
-	return Effects{ArmTimerAt: s.deadline}, nil
+	return effects{ArmTimerAt: s.deadline}, nil
 }

@@ -22,20 +22,20 @@ func testCfg() HeartbeatConfig {
 }
 
 func TestStatusString(t *testing.T) {
-	for s, want := range map[Status]string{
-		StatusUnknown: "unknown", StatusInitializing: "initializing", StatusReady: "ready",
-		StatusDisconnected: "disconnected", StatusDown: "down", Status(9): "Status(9)",
+	for s, want := range map[status]string{
+		statusUnknown: "unknown", statusInitializing: "initializing", statusReady: "ready",
+		statusDisconnected: "disconnected", statusDown: "down", status(9): "Status(9)",
 	} {
 		require.Equal(t, want, s.String())
-		got, ok := ParseStatus(want)
-		require.Equal(t, s >= StatusInitializing && s <= StatusDown, ok, want)
+		got, ok := parseStatus(want)
+		require.Equal(t, s >= statusInitializing && s <= statusDown, ok, want)
 		if ok {
 			require.Equal(t, s, got)
 		}
 	}
-	got, ok := ParseStatus("")
+	got, ok := parseStatus("")
 	require.True(t, ok)
-	require.Equal(t, StatusInitializing, got)
+	require.Equal(t, statusInitializing, got)
 }
 
 func TestCanTransitionWholeTable(t *testing.T) {
@@ -97,11 +97,11 @@ func TestHeartbeatTTL(t *testing.T) {
 }
 
 func TestRandomJitterBounds(t *testing.T) {
-	require.Zero(t, RandomJitter(0))
-	require.Zero(t, RandomJitter(-time.Second))
+	require.Zero(t, randomJitter(0))
+	require.Zero(t, randomJitter(-time.Second))
 	cfg := DefaultHeartbeatConfig()
 	for range 1000 {
-		j := RandomJitter(10)
+		j := randomJitter(10)
 		require.GreaterOrEqual(t, j, time.Duration(0))
 		require.LessOrEqual(t, j, time.Duration(10))
 		ttl := cfg.TTL(1)
@@ -134,9 +134,9 @@ func TestHeartbeatTTLSpread(t *testing.T) {
 	require.Greater(t, hi, 300, "TTLs near twice the base")
 }
 
-type step = stepCase[Input, Effects, Status]
+type step = stepCase[input, effects, status]
 
-func runSteps(t *testing.T, s *NodeStatus, steps []step) {
+func runSteps(t *testing.T, s *nodeStatus, steps []step) {
 	t.Helper()
 	runTable(t, steps, s.Step, s.Status)
 }
@@ -144,26 +144,26 @@ func runSteps(t *testing.T, s *NodeStatus, steps []step) {
 // register at t0: TTL 10s, deadline t0+15s.
 var registerAtT0 = step{
 	in:    Registered{At: t0, Nodes: 3},
-	want:  Effects{NewStatus: "ready", StatusDescription: DescRegistered, TTL: 10 * time.Second, ArmTimerAt: at(15 * time.Second)},
-	state: StatusReady,
+	want:  effects{NewStatus: "ready", StatusDescription: descRegistered, TTL: 10 * time.Second, ArmTimerAt: at(15 * time.Second)},
+	state: statusReady,
 }
 
 func TestMissedHeartbeatAtDeadline(t *testing.T) {
-	down := Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed}
+	down := effects{NewStatus: "down", StatusDescription: descHeartbeatMissed}
 	tests := []struct {
 		name   string
 		tick   time.Time
-		want   Effects
-		status Status
+		want   effects
+		status status
 	}{
-		{"one ns before the deadline re-arms", at(15*time.Second - 1), Effects{ArmTimerAt: at(15 * time.Second)}, StatusReady},
-		{"at the deadline goes down", at(15 * time.Second), down, StatusDown},
-		{"just past the deadline goes down", at(15*time.Second + 1), down, StatusDown},
-		{"long past the deadline goes down", at(time.Hour), down, StatusDown},
+		{"one ns before the deadline re-arms", at(15*time.Second - 1), effects{ArmTimerAt: at(15 * time.Second)}, statusReady},
+		{"at the deadline goes down", at(15 * time.Second), down, statusDown},
+		{"just past the deadline goes down", at(15*time.Second + 1), down, statusDown},
+		{"long past the deadline goes down", at(time.Hour), down, statusDown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewNodeStatus(testCfg(), "initializing")
+			s := newNodeStatus(testCfg(), "initializing")
 			runSteps(t, s, []step{registerAtT0, {Tick{At: tt.tick}, tt.want, tt.status}})
 		})
 	}
@@ -177,82 +177,82 @@ func TestStatusScenarios(t *testing.T) {
 		steps   []step
 	}{
 		{"heartbeat readies an initializing node", "", []step{
-			{Heartbeat{At: t0, Nodes: 1}, Effects{NewStatus: "ready", StatusDescription: DescHeartbeat, TTL: 10 * sec, ArmTimerAt: at(15 * sec)}, StatusReady},
+			{heartbeat{At: t0, Nodes: 1}, effects{NewStatus: "ready", StatusDescription: descHeartbeat, TTL: 10 * sec, ArmTimerAt: at(15 * sec)}, statusReady},
 		}},
 		{"tick before the deadline re-arms", "initializing", []step{
 			registerAtT0,
-			{Tick{At: at(3 * sec)}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
-			{Tick{At: at(14 * sec)}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
+			{Tick{At: at(3 * sec)}, effects{ArmTimerAt: at(15 * sec)}, statusReady},
+			{Tick{At: at(14 * sec)}, effects{ArmTimerAt: at(15 * sec)}, statusReady},
 		}},
 		{"heartbeats extend the deadline", "initializing", []step{
 			registerAtT0,
-			{Heartbeat{At: at(8 * sec), Nodes: 3}, Effects{TTL: 10 * sec, ArmTimerAt: at(23 * sec)}, StatusReady},
-			{Tick{At: at(15 * sec)}, Effects{ArmTimerAt: at(23 * sec)}, StatusReady},
-			{Heartbeat{At: at(20 * sec), Nodes: 1000}, Effects{TTL: 20 * sec, ArmTimerAt: at(45 * sec)}, StatusReady},
-			{Tick{At: at(44 * sec)}, Effects{ArmTimerAt: at(45 * sec)}, StatusReady},
-			{Tick{At: at(45 * sec)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed}, StatusDown},
+			{heartbeat{At: at(8 * sec), Nodes: 3}, effects{TTL: 10 * sec, ArmTimerAt: at(23 * sec)}, statusReady},
+			{Tick{At: at(15 * sec)}, effects{ArmTimerAt: at(23 * sec)}, statusReady},
+			{heartbeat{At: at(20 * sec), Nodes: 1000}, effects{TTL: 20 * sec, ArmTimerAt: at(45 * sec)}, statusReady},
+			{Tick{At: at(44 * sec)}, effects{ArmTimerAt: at(45 * sec)}, statusReady},
+			{Tick{At: at(45 * sec)}, effects{NewStatus: "down", StatusDescription: descHeartbeatMissed}, statusDown},
 		}},
 		{"re-register while ready keeps status", "ready", []step{
-			{Registered{At: t0, Nodes: 1}, Effects{TTL: 10 * sec, ArmTimerAt: at(15 * sec)}, StatusReady},
+			{Registered{At: t0, Nodes: 1}, effects{TTL: 10 * sec, ArmTimerAt: at(15 * sec)}, statusReady},
 		}},
 		{"disconnect window: disconnected then down", "initializing", []step{
 			registerAtT0,
-			{ClientDisconnectWindow{Window: 30 * sec}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
-			{Tick{At: at(16 * sec)}, Effects{NewStatus: "disconnected", StatusDescription: DescHeartbeatMissed, MarkAllocsUnknown: true, ArmTimerAt: at(46 * sec)}, StatusDisconnected},
-			{Tick{At: at(46*sec - 1)}, Effects{ArmTimerAt: at(46 * sec)}, StatusDisconnected},
-			{Tick{At: at(46 * sec)}, Effects{NewStatus: "down", StatusDescription: DescDisconnectExpired}, StatusDown},
-			{Tick{At: at(100 * sec)}, Effects{}, StatusDown},
+			{clientDisconnectWindow{Window: 30 * sec}, effects{ArmTimerAt: at(15 * sec)}, statusReady},
+			{Tick{At: at(16 * sec)}, effects{NewStatus: "disconnected", StatusDescription: descHeartbeatMissed, MarkAllocsUnknown: true, ArmTimerAt: at(46 * sec)}, statusDisconnected},
+			{Tick{At: at(46*sec - 1)}, effects{ArmTimerAt: at(46 * sec)}, statusDisconnected},
+			{Tick{At: at(46 * sec)}, effects{NewStatus: "down", StatusDescription: descDisconnectExpired}, statusDown},
+			{Tick{At: at(100 * sec)}, effects{}, statusDown},
 		}},
 		{"window grows a disconnected deadline, never shrinks it", "initializing", []step{
 			registerAtT0,
-			{ClientDisconnectWindow{Window: 30 * sec}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
-			{Tick{At: at(20 * sec)}, Effects{NewStatus: "disconnected", StatusDescription: DescHeartbeatMissed, MarkAllocsUnknown: true, ArmTimerAt: at(50 * sec)}, StatusDisconnected},
-			{ClientDisconnectWindow{Window: 60 * sec}, Effects{ArmTimerAt: at(80 * sec)}, StatusDisconnected},
-			{ClientDisconnectWindow{Window: 0}, Effects{ArmTimerAt: at(80 * sec)}, StatusDisconnected},
-			{Tick{At: at(50 * sec)}, Effects{ArmTimerAt: at(80 * sec)}, StatusDisconnected},
+			{clientDisconnectWindow{Window: 30 * sec}, effects{ArmTimerAt: at(15 * sec)}, statusReady},
+			{Tick{At: at(20 * sec)}, effects{NewStatus: "disconnected", StatusDescription: descHeartbeatMissed, MarkAllocsUnknown: true, ArmTimerAt: at(50 * sec)}, statusDisconnected},
+			{clientDisconnectWindow{Window: 60 * sec}, effects{ArmTimerAt: at(80 * sec)}, statusDisconnected},
+			{clientDisconnectWindow{Window: 0}, effects{ArmTimerAt: at(80 * sec)}, statusDisconnected},
+			{Tick{At: at(50 * sec)}, effects{ArmTimerAt: at(80 * sec)}, statusDisconnected},
 		}},
 		{"window removed: a missed node goes down", "initializing", []step{
 			registerAtT0,
-			{ClientDisconnectWindow{Window: 30 * sec}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
-			{ClientDisconnectWindow{Window: 0}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
-			{Tick{At: at(15 * sec)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed}, StatusDown},
+			{clientDisconnectWindow{Window: 30 * sec}, effects{ArmTimerAt: at(15 * sec)}, statusReady},
+			{clientDisconnectWindow{Window: 0}, effects{ArmTimerAt: at(15 * sec)}, statusReady},
+			{Tick{At: at(15 * sec)}, effects{NewStatus: "down", StatusDescription: descHeartbeatMissed}, statusDown},
 		}},
 		{"reconnect from disconnected", "initializing", []step{
 			registerAtT0,
-			{ClientDisconnectWindow{Window: 30 * sec}, Effects{ArmTimerAt: at(15 * sec)}, StatusReady},
-			{Tick{At: at(15 * sec)}, Effects{NewStatus: "disconnected", StatusDescription: DescHeartbeatMissed, MarkAllocsUnknown: true, ArmTimerAt: at(45 * sec)}, StatusDisconnected},
-			{Heartbeat{At: at(40 * sec), Nodes: 1}, Effects{NewStatus: "ready", StatusDescription: DescReconnected, TTL: 10 * sec, ArmTimerAt: at(55 * sec)}, StatusReady},
-			{Tick{At: at(45 * sec)}, Effects{ArmTimerAt: at(55 * sec)}, StatusReady},
+			{clientDisconnectWindow{Window: 30 * sec}, effects{ArmTimerAt: at(15 * sec)}, statusReady},
+			{Tick{At: at(15 * sec)}, effects{NewStatus: "disconnected", StatusDescription: descHeartbeatMissed, MarkAllocsUnknown: true, ArmTimerAt: at(45 * sec)}, statusDisconnected},
+			{heartbeat{At: at(40 * sec), Nodes: 1}, effects{NewStatus: "ready", StatusDescription: descReconnected, TTL: 10 * sec, ArmTimerAt: at(55 * sec)}, statusReady},
+			{Tick{At: at(45 * sec)}, effects{ArmTimerAt: at(55 * sec)}, statusReady},
 		}},
 		{"re-register from disconnected reconnects", "disconnected", []step{
-			{Registered{At: t0, Nodes: 1}, Effects{NewStatus: "ready", StatusDescription: DescReconnected, TTL: 10 * sec, ArmTimerAt: at(15 * sec)}, StatusReady},
+			{Registered{At: t0, Nodes: 1}, effects{NewStatus: "ready", StatusDescription: descReconnected, TTL: 10 * sec, ArmTimerAt: at(15 * sec)}, statusReady},
 		}},
 		{"reconnect from down by heartbeat", "initializing", []step{
 			registerAtT0,
-			{Tick{At: at(15 * sec)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed}, StatusDown},
-			{Heartbeat{At: at(60 * sec), Nodes: 1}, Effects{NewStatus: "ready", StatusDescription: DescReconnected, TTL: 10 * sec, ArmTimerAt: at(75 * sec)}, StatusReady},
+			{Tick{At: at(15 * sec)}, effects{NewStatus: "down", StatusDescription: descHeartbeatMissed}, statusDown},
+			{heartbeat{At: at(60 * sec), Nodes: 1}, effects{NewStatus: "ready", StatusDescription: descReconnected, TTL: 10 * sec, ArmTimerAt: at(75 * sec)}, statusReady},
 		}},
 		{"reconnect from down by registering", "down", []step{
-			{Tick{At: t0}, Effects{}, StatusDown},
-			{Registered{At: t0, Nodes: 1}, Effects{NewStatus: "ready", StatusDescription: DescReconnected, TTL: 10 * sec, ArmTimerAt: at(15 * sec)}, StatusReady},
+			{Tick{At: t0}, effects{}, statusDown},
+			{Registered{At: t0, Nodes: 1}, effects{NewStatus: "ready", StatusDescription: descReconnected, TTL: 10 * sec, ArmTimerAt: at(15 * sec)}, statusReady},
 		}},
 		{"new leader: failover deadline for a ready node", "ready", []step{
-			{Tick{At: t0}, Effects{ArmTimerAt: at(65 * sec)}, StatusReady},
-			{Tick{At: at(65 * sec)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed}, StatusDown},
+			{Tick{At: t0}, effects{ArmTimerAt: at(65 * sec)}, statusReady},
+			{Tick{At: at(65 * sec)}, effects{NewStatus: "down", StatusDescription: descHeartbeatMissed}, statusDown},
 		}},
 		{"new leader: disconnected node keeps its longer window", "disconnected", []step{
-			{ClientDisconnectWindow{Window: 10 * time.Minute}, Effects{}, StatusDisconnected},
-			{Tick{At: t0}, Effects{ArmTimerAt: at(10 * time.Minute)}, StatusDisconnected},
-			{Tick{At: at(10 * time.Minute)}, Effects{NewStatus: "down", StatusDescription: DescDisconnectExpired}, StatusDown},
+			{clientDisconnectWindow{Window: 10 * time.Minute}, effects{}, statusDisconnected},
+			{Tick{At: t0}, effects{ArmTimerAt: at(10 * time.Minute)}, statusDisconnected},
+			{Tick{At: at(10 * time.Minute)}, effects{NewStatus: "down", StatusDescription: descDisconnectExpired}, statusDown},
 		}},
 		{"new leader: disconnected node gets at least the failover period", "disconnected", []step{
-			{Tick{At: t0}, Effects{ArmTimerAt: at(65 * sec)}, StatusDisconnected},
-			{Tick{At: at(65 * sec)}, Effects{NewStatus: "down", StatusDescription: DescDisconnectExpired}, StatusDown},
+			{Tick{At: t0}, effects{ArmTimerAt: at(65 * sec)}, statusDisconnected},
+			{Tick{At: at(65 * sec)}, effects{NewStatus: "down", StatusDescription: descDisconnectExpired}, statusDown},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			runSteps(t, NewNodeStatus(testCfg(), tt.initial), tt.steps)
+			runSteps(t, newNodeStatus(testCfg(), tt.initial), tt.steps)
 		})
 	}
 }
@@ -261,39 +261,39 @@ func TestStepErrorsChangeNothing(t *testing.T) {
 	tests := []struct {
 		name    string
 		initial string
-		in      Input
+		in      input
 		wantErr error
 	}{
-		{"unknown status cannot become ready", "bogus", Registered{At: t0, Nodes: 1}, ErrIllegalStatusTransition},
-		{"unknown status cannot tick", "bogus", Tick{At: t0}, ErrIllegalStatusTransition},
-		{"nil input", "ready", nil, ErrInvalidStatusInput},
-		{"pointer input", "ready", &Heartbeat{At: t0}, ErrInvalidStatusInput},
-		{"zero heartbeat time", "ready", Heartbeat{Nodes: 1}, ErrInvalidStatusInput},
-		{"zero registered time", "down", Registered{Nodes: 1}, ErrInvalidStatusInput},
-		{"zero tick time", "ready", Tick{}, ErrInvalidStatusInput},
-		{"negative window", "disconnected", ClientDisconnectWindow{Window: -time.Second}, ErrInvalidStatusInput},
+		{"unknown status cannot become ready", "bogus", Registered{At: t0, Nodes: 1}, errIllegalStatusTransition},
+		{"unknown status cannot tick", "bogus", Tick{At: t0}, errIllegalStatusTransition},
+		{"nil input", "ready", nil, errInvalidStatusInput},
+		{"pointer input", "ready", &heartbeat{At: t0}, errInvalidStatusInput},
+		{"zero heartbeat time", "ready", heartbeat{Nodes: 1}, errInvalidStatusInput},
+		{"zero registered time", "down", Registered{Nodes: 1}, errInvalidStatusInput},
+		{"zero tick time", "ready", Tick{}, errInvalidStatusInput},
+		{"negative window", "disconnected", clientDisconnectWindow{Window: -time.Second}, errInvalidStatusInput},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewNodeStatus(testCfg(), tt.initial)
+			s := newNodeStatus(testCfg(), tt.initial)
 			before := *s
 			eff, err := s.Step(tt.in)
 			require.ErrorIs(t, err, tt.wantErr)
-			require.Equal(t, Effects{}, eff)
+			require.Equal(t, effects{}, eff)
 			require.Equal(t, before, *s)
 		})
 	}
 }
 
 func TestFailedStepKeepsDeadline(t *testing.T) {
-	s := NewNodeStatus(testCfg(), "initializing")
+	s := newNodeStatus(testCfg(), "initializing")
 	runSteps(t, s, []step{registerAtT0})
-	_, err := s.Step(ClientDisconnectWindow{Window: -1})
-	require.ErrorIs(t, err, ErrInvalidStatusInput)
+	_, err := s.Step(clientDisconnectWindow{Window: -1})
+	require.ErrorIs(t, err, errInvalidStatusInput)
 	require.Equal(t, at(15*time.Second), s.Deadline())
 	require.Equal(t, t0, s.LastHeartbeat())
 	runSteps(t, s, []step{
-		{Tick{At: at(15 * time.Second)}, Effects{NewStatus: "down", StatusDescription: DescHeartbeatMissed}, StatusDown},
+		{Tick{At: at(15 * time.Second)}, effects{NewStatus: "down", StatusDescription: descHeartbeatMissed}, statusDown},
 	})
 	require.True(t, s.Deadline().IsZero())
 }
@@ -314,8 +314,8 @@ func TestFailoverDeadlineFallbacks(t *testing.T) {
 			if tt.mod != nil {
 				tt.mod(&cfg)
 			}
-			s := NewNodeStatus(cfg, "ready")
-			runSteps(t, s, []step{{Tick{At: t0}, Effects{ArmTimerAt: tt.want}, StatusReady}})
+			s := newNodeStatus(cfg, "ready")
+			runSteps(t, s, []step{{Tick{At: t0}, effects{ArmTimerAt: tt.want}, statusReady}})
 		})
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// stepCase is one row of a state machine's table (NodeStatus, Suspicion):
+// stepCase is one row of a state machine's table (nodeStatus, Suspicion):
 // an input, the effects it must have and the state it leaves.
 type stepCase[I, E any, S comparable] struct {
 	in    I

@@ -42,7 +42,7 @@ type Spec struct {
 	// see Options.MaxPlacements.
 	MaxPlacements int
 	// PipelineDepth is how many plans may be on their way through raft at
-	// once, each of another job (0: DefaultPipelineDepth; 1: one at a
+	// once, each of another job (0: defaultPipelineDepth; 1: one at a
 	// time). See pipeline.go.
 	PipelineDepth int
 }
@@ -95,7 +95,7 @@ type Actor struct {
 func New(spec *Spec) actor.Producer {
 	return func() actor.Actor {
 		return &Actor{spec: spec, queued: map[string]bool{}, timers: map[string]actors.Timer{}, retries: map[string]int{}, refused: map[string]int{},
-			hold: map[string]time.Time{}, nodes: NewNodeCache(), rand: rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15)), log: spec.Logger}
+			hold: map[string]time.Time{}, nodes: newNodeCache(), rand: rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15)), log: spec.Logger}
 	}
 }
 
@@ -186,7 +186,7 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 		return
 	}
 	delete(a.hold, id)
-	plan, err := Process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements, NodeCache: a.nodes,
+	plan, err := process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements, NodeCache: a.nodes,
 		Pending: a.flight.pending}) // Process reads the stored configuration's algorithm itself
 	if err != nil {
 		// A bad evaluation (unknown job type, ...) fails for good, visibly.
@@ -258,7 +258,7 @@ func (a *Actor) onPlanApplied(ctx actor.Context, m *planApplied) {
 // continuationOf is the ID of plan's continuation evaluation, if any.
 func continuationOf(plan *messages.ApplyPlan) string {
 	for _, e := range plan.GetNewEvals() {
-		if e.GetTriggeredBy() == TriggerQueued && e.GetStatus() == messages.EvalStatusPending {
+		if e.GetTriggeredBy() == triggerQueued && e.GetStatus() == messages.EvalStatusPending {
 			return e.GetID()
 		}
 	}

@@ -67,11 +67,11 @@ func (s *refusingState) retries() []*messages.Evaluation {
 // planned again at once, then after 1 s, 2 s, 4 s..., on the injected
 // clock, never in a hot loop.
 func TestRefusedPlansBackOff(t *testing.T) {
-	job := testJob("web", JobTypeService, 1)
+	job := testJob("web", jobTypeService, 1)
 	clock := actors.NewFakeClock(testNow)
 	sys := actors.NewSystem(slog.New(slog.DiscardHandler))
 	defer sys.Shutdown()
-	st := &refusingState{MemSnapshot: NewMemSnapshot(testNodes(1), job), evalStore: evalStore{evals: map[string]*messages.Evaluation{}}, sys: sys,
+	st := &refusingState{MemSnapshot: newMemSnapshot(testNodes(1), job), evalStore: evalStore{evals: map[string]*messages.Evaluation{}}, sys: sys,
 		ready: make(chan struct{})}
 	first := testEval(job)
 	st.evals[first.ID], st.order = first, []string{first.ID}

@@ -29,7 +29,7 @@ func newAffinitySet(job *messages.Job, tg *messages.TaskGroup, poolSize int) *af
 		}
 		op := a.Operand
 		if op == "" {
-			op = OpEqual
+			op = opEqual
 		}
 		set.rules = append(set.rules, rule{op: op, l: parseTarget(a.LTarget), r: parseTarget(a.RTarget)})
 		w := float64(a.Weight)

@@ -74,9 +74,9 @@ func TestAffinityPlacesAtEachLevel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			nodes := affinityNodes()
 			for seed := range uint64(5) {
-				job := testJob("web", JobTypeService, 1)
+				job := testJob("web", jobTypeService, 1)
 				tc.set(job, tc.aff)
-				plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), seed)
+				plan := mustProcess(t, newMemSnapshot(nodes, job), testEval(job), seed)
 				require.Equal(t, nodes[tc.wantN].ID, plan.Place[0].NodeID, "seed %d", seed)
 				meta := plan.Place[0].Metrics.ScoreMetaData
 				require.Len(t, meta, 3, "every node ranked")

@@ -33,7 +33,7 @@ func BenchmarkSpread25Racks10kNodes(b *testing.B) {
 	for _, n := range nodes {
 		rackOf[n.ID] = n.Meta["rack"]
 	}
-	snap := NewMemSnapshot(nodes, job)
+	snap := newMemSnapshot(nodes, job)
 	opts := benchOpts()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -68,7 +68,7 @@ func benchOpts() Options {
 
 // benchPlace plans job's eval and requires every allocation placed.
 func benchPlace(b *testing.B, snap Snapshot, job *messages.Job, opts Options) *messages.ApplyPlan {
-	plan, err := Process(snap, testEval(job), opts)
+	plan, err := process(snap, testEval(job), opts)
 	if err != nil || len(plan.Place) != benchCount {
 		b.Fatalf("placed %d: %v", len(plan.GetPlace()), err)
 	}

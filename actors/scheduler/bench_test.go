@@ -16,7 +16,7 @@ const (
 )
 
 func benchJob() *messages.Job {
-	job := testJob("bench", JobTypeService, benchCount)
+	job := testJob("bench", jobTypeService, benchCount)
 	job.Constraints = []*messages.Constraint{{LTarget: "${attr.kernel.name}", Operand: "=", RTarget: "linux"}}
 	return job
 }
@@ -25,7 +25,7 @@ func benchJob() *messages.Job {
 // nodes (the snapshot is not changed, so every iteration plans the same).
 func BenchmarkProcess10kNodes(b *testing.B) {
 	job := benchJob()
-	snap := NewMemSnapshot(SimulatedNodes(benchNodes, 1), job)
+	snap := newMemSnapshot(SimulatedNodes(benchNodes, 1), job)
 	eval := testEval(job)
 	n := 0
 	opts := Options{Now: testNow, Rand: rand.New(rand.NewPCG(1, 2)),
@@ -34,7 +34,7 @@ func BenchmarkProcess10kNodes(b *testing.B) {
 	b.ResetTimer()
 	evaluated := 0
 	for range b.N {
-		plan, err := Process(snap, eval, opts)
+		plan, err := process(snap, eval, opts)
 		if err != nil || len(plan.Place) != benchCount {
 			b.Fatalf("placed %d: %v", len(plan.GetPlace()), err)
 		}
@@ -53,13 +53,13 @@ func BenchmarkProcess10kNodesPorts(b *testing.B) {
 	job.TaskGroups[0].Networks = []*messages.NetworkResource{{Mode: "bridge",
 		ReservedPorts: []*messages.Port{{Label: "http", Value: 8080, To: 80}},
 		DynamicPorts:  []*messages.Port{{Label: "admin", To: -1}}}}
-	snap := NewMemSnapshot(SimulatedNodes(benchNodes, 1), job)
+	snap := newMemSnapshot(SimulatedNodes(benchNodes, 1), job)
 	n := 0
 	opts := Options{Now: testNow, Rand: rand.New(rand.NewPCG(1, 2)),
 		NewID: func() string { n++; return strconv.Itoa(n) }}
 	b.ReportAllocs()
 	for range b.N {
-		plan, err := Process(snap, testEval(job), opts)
+		plan, err := process(snap, testEval(job), opts)
 		if err != nil || len(plan.Place) != benchCount {
 			b.Fatalf("placed %d: %v", len(plan.GetPlace()), err)
 		}
@@ -88,14 +88,14 @@ func BenchmarkProcess10kNodesDevices(b *testing.B) {
 		}
 		n.NodeResources.Devices = []*messages.NodeDeviceResource{d}
 	}
-	snap := NewMemSnapshot(nodes, job)
+	snap := newMemSnapshot(nodes, job)
 	n := 0
 	opts := Options{Now: testNow, Rand: rand.New(rand.NewPCG(1, 2)),
 		NewID: func() string { n++; return strconv.Itoa(n) }}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		plan, err := Process(snap, testEval(job), opts)
+		plan, err := process(snap, testEval(job), opts)
 		if err != nil || len(plan.Place) != benchCount {
 			b.Fatalf("placed %d: %v", len(plan.GetPlace()), err)
 		}
@@ -145,8 +145,8 @@ func BenchmarkBareBinPack10kNodes(b *testing.B) {
 func BenchmarkProcess10kNodesLoaded(b *testing.B) {
 	job := benchJob()
 	nodes := SimulatedNodes(benchNodes, 1)
-	snap := NewMemSnapshot(nodes, job)
-	other := testJob("other", JobTypeService, 1)
+	snap := newMemSnapshot(nodes, job)
+	other := testJob("other", jobTypeService, 1)
 	for i := range 10 * benchNodes {
 		a := testAlloc(other, nodes[i%benchNodes].ID, uint32(i))
 		a.ID = "other-" + strconv.Itoa(i)
@@ -161,7 +161,7 @@ func BenchmarkProcess10kNodesLoaded(b *testing.B) {
 			opts := Options{Now: testNow, Rand: rand.New(rand.NewPCG(1, 2)),
 				NewID: func() string { n++; return strconv.Itoa(n) }}
 			for range b.N {
-				if _, err := Process(bc.snap, testEval(job), opts); err != nil {
+				if _, err := process(bc.snap, testEval(job), opts); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -176,7 +176,7 @@ func BenchmarkProcess10kNodesLoaded(b *testing.B) {
 func BenchmarkProcessInPlace1kAllocs(b *testing.B) {
 	job := benchJob()
 	nodes := SimulatedNodes(benchNodes, 1)
-	snap := NewMemSnapshot(nodes, job)
+	snap := newMemSnapshot(nodes, job)
 	for i := range benchCount {
 		snap.AddAlloc(testAlloc(job, nodes[i].ID, uint32(i)))
 	}
@@ -186,7 +186,7 @@ func BenchmarkProcessInPlace1kAllocs(b *testing.B) {
 	opts := Options{Now: testNow, Rand: rand.New(rand.NewPCG(1, 2)), NewID: func() string { return "x" }}
 	b.ReportAllocs()
 	for range b.N {
-		plan, err := Process(snap, testEval(v1), opts)
+		plan, err := process(snap, testEval(v1), opts)
 		if err != nil || len(plan.Place) != benchCount || len(plan.Stop) != 0 {
 			b.Fatalf("placed %d, stopped %d: %v", len(plan.GetPlace()), len(plan.GetStop()), err)
 		}

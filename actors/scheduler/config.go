@@ -13,12 +13,12 @@ type SchedulerConfigSource interface {
 }
 
 // defaultConfig is messages.DefaultSchedulerConfiguration made once;
-// ConfigOf hands it out, so it is never changed.
+// configOf hands it out, so it is never changed.
 var defaultConfig = messages.DefaultSchedulerConfiguration()
 
-// ConfigOf is the scheduler configuration snap holds, or the default configuration.
+// configOf is the scheduler configuration snap holds, or the default configuration.
 // The result is shared: do not change it.
-func ConfigOf(snap Snapshot) *messages.SchedulerConfiguration {
+func configOf(snap Snapshot) *messages.SchedulerConfiguration {
 	if src, ok := snap.(SchedulerConfigSource); ok {
 		if c := src.SchedulerConfig(); c != nil {
 			return c
@@ -27,16 +27,16 @@ func ConfigOf(snap Snapshot) *messages.SchedulerConfiguration {
 	return defaultConfig
 }
 
-// PreemptionEnabled says whether the scheduler of jobType may evict
+// preemptionEnabled says whether the scheduler of jobType may evict
 // lower-priority allocations under c.
-func PreemptionEnabled(c *messages.SchedulerConfiguration, jobType string) bool {
+func preemptionEnabled(c *messages.SchedulerConfiguration, jobType string) bool {
 	pc := c.GetPreemptionConfig()
 	switch jobType {
-	case JobTypeSystem:
+	case jobTypeSystem:
 		return pc.GetSystemSchedulerEnabled()
-	case JobTypeSysBatch:
+	case jobTypeSysBatch:
 		return pc.GetSysBatchSchedulerEnabled()
-	case JobTypeBatch:
+	case jobTypeBatch:
 		return pc.GetBatchSchedulerEnabled()
 	}
 	return pc.GetServiceSchedulerEnabled()
@@ -46,14 +46,14 @@ func PreemptionEnabled(c *messages.SchedulerConfiguration, jobType string) bool 
 // ranking reads (unless the caller set Options.SchedulerAlgorithm), and
 // whether this job's scheduler preempts.
 func (p *planner) configure() {
-	p.config = ConfigOf(p.snap)
+	p.config = configOf(p.snap)
 	if p.opts.SchedulerAlgorithm == "" {
 		p.opts.SchedulerAlgorithm = p.config.GetSchedulerAlgorithm()
 	}
 	if p.opts.SchedulerAlgorithm == "" {
-		p.opts.SchedulerAlgorithm = AlgorithmBinPack
+		p.opts.SchedulerAlgorithm = algorithmBinPack
 	}
-	p.preemption = p.job != nil && PreemptionEnabled(p.config, p.job.GetType())
+	p.preemption = p.job != nil && preemptionEnabled(p.config, p.job.GetType())
 }
 
 // allocated is the AllocatedResources of a new alloc of tg. Without
@@ -78,7 +78,7 @@ type ConfigChanged struct{}
 // keep arriving and wait in the queue, in order, meanwhile, as they wait
 // in Nomad's paused eval broker.
 func (a *Actor) paused() bool {
-	held := ConfigOf(a.spec.State()).GetPauseEvalBroker()
+	held := configOf(a.spec.State()).GetPauseEvalBroker()
 	if held != a.held {
 		a.log.Info("scheduler configuration changed planning", "paused", held, "queued", len(a.queue))
 		a.held = held

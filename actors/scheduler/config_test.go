@@ -26,19 +26,19 @@ func TestConfigPerEvaluation(t *testing.T) {
 		wantAlgo string
 		wantMax  int64
 	}{
-		{name: "defaults", wantAlgo: AlgorithmBinPack},
-		{name: "spread from the configuration", cfg: &messages.SchedulerConfiguration{SchedulerAlgorithm: AlgorithmSpread}, wantAlgo: AlgorithmSpread},
-		{name: "the caller's algorithm wins", cfg: &messages.SchedulerConfiguration{SchedulerAlgorithm: AlgorithmSpread},
-			optAlgo: AlgorithmBinPack, wantAlgo: AlgorithmBinPack},
-		{name: "an empty algorithm is binpack", cfg: &messages.SchedulerConfiguration{}, wantAlgo: AlgorithmBinPack},
+		{name: "defaults", wantAlgo: algorithmBinPack},
+		{name: "spread from the configuration", cfg: &messages.SchedulerConfiguration{SchedulerAlgorithm: algorithmSpread}, wantAlgo: algorithmSpread},
+		{name: "the caller's algorithm wins", cfg: &messages.SchedulerConfiguration{SchedulerAlgorithm: algorithmSpread},
+			optAlgo: algorithmBinPack, wantAlgo: algorithmBinPack},
+		{name: "an empty algorithm is binpack", cfg: &messages.SchedulerConfiguration{}, wantAlgo: algorithmBinPack},
 		{name: "memory_max with oversubscription", cfg: &messages.SchedulerConfiguration{MemoryOversubscriptionEnabled: true},
-			wantAlgo: AlgorithmBinPack, wantMax: 1024},
+			wantAlgo: algorithmBinPack, wantMax: 1024},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			job := testJob("web", JobTypeService, 1)
+			job := testJob("web", jobTypeService, 1)
 			job.TaskGroups[0].Tasks[0].Resources.MemoryMaxMB = 1024
-			var snap Snapshot = NewMemSnapshot(testNodes(1), job)
+			var snap Snapshot = newMemSnapshot(testNodes(1), job)
 			if tt.cfg != nil {
 				snap = configSnap{snap.(*MemSnapshot), tt.cfg}
 			}
@@ -105,8 +105,8 @@ func (s *pauseState) Apply(_ context.Context, cmd *messages.Command) (any, uint6
 // scheduler keeps its evaluations queued and plans none; once the
 // configuration lifts the pause (ConfigChanged) it plans them.
 func TestActorHoldsEvaluationsWhilePaused(t *testing.T) {
-	job := testJob("web", JobTypeService, 1)
-	st := &pauseState{MemSnapshot: NewMemSnapshot(testNodes(1), job), eval: testEval(job), paused: true}
+	job := testJob("web", jobTypeService, 1)
+	st := &pauseState{MemSnapshot: newMemSnapshot(testNodes(1), job), eval: testEval(job), paused: true}
 	sys := actors.NewSystem(slog.New(slog.DiscardHandler))
 	defer sys.Shutdown()
 	pid, err := sys.Root.SpawnNamed(sys.Props("scheduler", New(&Spec{State: func() StateView { return st },

@@ -11,37 +11,37 @@ import (
 
 // Constraint operands, spelled as Nomad's job specification spells them.
 const (
-	OpEqual            = "="
-	OpEqualEqual       = "=="
-	OpIs               = "is"
-	OpNotEqual         = "!="
-	OpNot              = "not"
-	OpLess             = "<"
-	OpLessEqual        = "<="
-	OpGreater          = ">"
-	OpGreaterEqual     = ">="
-	OpRegexp           = "regexp"
-	OpVersion          = "version"
-	OpSemver           = "semver"
-	OpSetContains      = "set_contains"
-	OpSetContainsAll   = "set_contains_all"
-	OpSetContainsAny   = "set_contains_any"
-	OpIsSet            = "is_set"
-	OpIsNotSet         = "is_not_set"
-	OpDistinctHosts    = "distinct_hosts"
-	OpDistinctProperty = "distinct_property"
+	opEqual            = "="
+	opEqualEqual       = "=="
+	opIs               = "is"
+	opNotEqual         = "!="
+	opNot              = "not"
+	opLess             = "<"
+	opLessEqual        = "<="
+	opGreater          = ">"
+	opGreaterEqual     = ">="
+	opRegexp           = "regexp"
+	opVersion          = "version"
+	opSemver           = "semver"
+	opSetContains      = "set_contains"
+	opSetContainsAll   = "set_contains_all"
+	opSetContainsAny   = "set_contains_any"
+	opIsSet            = "is_set"
+	opIsNotSet         = "is_not_set"
+	opDistinctHosts    = "distinct_hosts"
+	opDistinctProperty = "distinct_property"
 )
 
-// ConstraintString prints a constraint as Nomad does in AllocMetric keys:
+// constraintString prints a constraint as Nomad does in AllocMetric keys:
 // "${attr.kernel.name} = linux".
-func ConstraintString(c *messages.Constraint) string {
+func constraintString(c *messages.Constraint) string {
 	return c.LTarget + " " + c.Operand + " " + c.RTarget
 }
 
 // isDynamic reports whether a constraint depends on other placements
 // (and so cannot be memoised per node).
 func isDynamic(c *messages.Constraint) bool {
-	return c.Operand == OpDistinctHosts || c.Operand == OpDistinctProperty
+	return c.Operand == opDistinctHosts || c.Operand == opDistinctProperty
 }
 
 // target is a parsed constraint target: a literal, a node variable
@@ -126,27 +126,27 @@ func (m *matcher) checkRule(r *rule, node *messages.Node) bool {
 func (m *matcher) check(op, l, r string, lok, rok bool) bool {
 	both := lok && rok
 	switch op {
-	case OpEqual, OpEqualEqual, OpIs:
+	case opEqual, opEqualEqual, opIs:
 		return both && l == r
-	case OpNotEqual, OpNot:
+	case opNotEqual, opNot:
 		return lok != rok || l != r
-	case OpLess, OpLessEqual, OpGreater, OpGreaterEqual:
+	case opLess, opLessEqual, opGreater, opGreaterEqual:
 		return both && checkOrder(op, l, r)
-	case OpIsSet:
+	case opIsSet:
 		return lok
-	case OpIsNotSet:
+	case opIsNotSet:
 		return !lok
-	case OpVersion:
+	case opVersion:
 		return both && m.checkVersion(l, r, false)
-	case OpSemver:
+	case opSemver:
 		return both && m.checkVersion(l, r, true)
-	case OpRegexp:
+	case opRegexp:
 		return both && m.checkRegexp(l, r)
-	case OpSetContains, OpSetContainsAll:
+	case opSetContains, opSetContainsAll:
 		return both && setContainsAll(l, r)
-	case OpSetContainsAny:
+	case opSetContainsAny:
 		return both && setContainsAny(l, r)
-	case OpDistinctHosts, OpDistinctProperty:
+	case opDistinctHosts, opDistinctProperty:
 		return true
 	default:
 		return false
@@ -191,11 +191,11 @@ func cmpFloat(a, b float64) int {
 
 func order(op string, c int) bool {
 	switch op {
-	case OpLess:
+	case opLess:
 		return c < 0
-	case OpLessEqual:
+	case opLessEqual:
 		return c <= 0
-	case OpGreater:
+	case opGreater:
 		return c > 0
 	default:
 		return c >= 0

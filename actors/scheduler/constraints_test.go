@@ -72,7 +72,7 @@ func TestConstraintOperands(t *testing.T) {
 	m, n := newMatcher(), constraintNode()
 	for _, tc := range cases {
 		c := &messages.Constraint{LTarget: tc.l, Operand: tc.op, RTarget: tc.r}
-		t.Run(ConstraintString(c), func(t *testing.T) {
+		t.Run(constraintString(c), func(t *testing.T) {
 			require.Equal(t, tc.want, m.checkNode(c, n))
 		})
 	}
@@ -80,7 +80,7 @@ func TestConstraintOperands(t *testing.T) {
 
 func TestConstraintString(t *testing.T) {
 	c := &messages.Constraint{LTarget: "${attr.kernel.name}", Operand: "=", RTarget: "linux"}
-	require.Equal(t, "${attr.kernel.name} = linux", ConstraintString(c))
+	require.Equal(t, "${attr.kernel.name} = linux", constraintString(c))
 }
 
 func TestDatacenterGlob(t *testing.T) {

@@ -79,7 +79,7 @@ func (f *groupFeas) resolveCSI(vr *messages.VolumeRequest, id string) csiReq {
 			for nodeID, in := range p.GetNodes() {
 				switch {
 				case !in.GetHealthy():
-				case !TopologyMatches(in.GetNodeInfo().GetAccessibleTopology(), vol.GetTopologies()):
+				case !topologyMatches(in.GetNodeInfo().GetAccessibleTopology(), vol.GetTopologies()):
 					req.farNodes[nodeID] = true
 				default:
 					req.nodes[nodeID] = true
@@ -109,11 +109,11 @@ func reasonPluginMissing(id string) string {
 // topology meets none of a claimed volume's topologies (Nomad's words).
 const FilterCSITopology = "did not meet topology requirement"
 
-// TopologyMatches reports whether a node plugin with topology node can
+// topologyMatches reports whether a node plugin with topology node can
 // reach a volume accessible from vol (CSI semantics): a volume without
 // topologies is accessible everywhere; otherwise the node's segments must
 // hold every key and value of at least one of the volume's topologies.
-func TopologyMatches(node *messages.CSITopology, vol []*messages.CSITopology) bool {
+func topologyMatches(node *messages.CSITopology, vol []*messages.CSITopology) bool {
 	if len(vol) == 0 {
 		return true
 	}

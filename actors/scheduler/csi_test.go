@@ -49,16 +49,16 @@ func TestCSIFeasibility(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			job := testJob("app", JobTypeService, 1)
+			job := testJob("app", jobTypeService, 1)
 			job.TaskGroups[0].Volumes = map[string]*messages.VolumeRequest{"data": {Name: "data", Type: "csi", Source: "vol1",
 				AccessMode: "single-node-writer", AttachmentMode: "file-system", ReadOnly: c.readOnly}}
 			nodes := []*messages.Node{testNode("n1", 4000, 8192), testNode("n2", 4000, 8192), testNode("sick", 4000, 8192)}
-			snap := &csiSnap{MemSnapshot: NewMemSnapshot(nodes, job), vols: map[string]*messages.CSIVolume{},
+			snap := &csiSnap{MemSnapshot: newMemSnapshot(nodes, job), vols: map[string]*messages.CSIVolume{},
 				plugins: map[string]*messages.CSIPlugin{"hostpath": c.plugin}}
 			if c.vol != nil {
 				snap.vols["vol1"] = c.vol
 			}
-			plan := processWith(t, snap, &messages.Evaluation{ID: "e1", JobID: "app", Namespace: job.Namespace, Type: JobTypeService, Status: messages.EvalStatusPending}, testOpts(1))
+			plan := processWith(t, snap, &messages.Evaluation{ID: "e1", JobID: "app", Namespace: job.Namespace, Type: jobTypeService, Status: messages.EvalStatusPending}, testOpts(1))
 			if c.wantNode != "" {
 				require.Len(t, plan.Place, 1)
 				require.Equal(t, c.wantNode, plan.Place[0].NodeID)
@@ -76,20 +76,20 @@ func TestCSIFeasibility(t *testing.T) {
 // source[N]; each placement goes where its own volume's plugin is, and a
 // missing volume for one index fails only that placement.
 func TestCSIPerAllocVolumes(t *testing.T) {
-	job := testJob("app", JobTypeService, 3)
+	job := testJob("app", jobTypeService, 3)
 	job.TaskGroups[0].Volumes = map[string]*messages.VolumeRequest{"data": {Name: "data", Type: "csi", Source: "vol",
 		AccessMode: "single-node-writer", AttachmentMode: "file-system", PerAlloc: true}}
 	nodes := []*messages.Node{testNode("n1", 4000, 8192), testNode("n2", 4000, 8192)}
 	plugin := func(id, node string) *messages.CSIPlugin {
 		return &messages.CSIPlugin{ID: id, Nodes: map[string]*messages.CSIInfo{node: {PluginID: id, Healthy: true}}}
 	}
-	snap := &csiSnap{MemSnapshot: NewMemSnapshot(nodes, job),
+	snap := &csiSnap{MemSnapshot: newMemSnapshot(nodes, job),
 		vols: map[string]*messages.CSIVolume{
 			"vol[0]": {ID: "vol[0]", PluginID: "on-n1", Schedulable: true},
 			"vol[1]": {ID: "vol[1]", PluginID: "on-n2", Schedulable: true},
 		},
 		plugins: map[string]*messages.CSIPlugin{"on-n1": plugin("on-n1", "n1"), "on-n2": plugin("on-n2", "n2")}}
-	plan := processWith(t, snap, &messages.Evaluation{ID: "e1", JobID: "app", Namespace: job.Namespace, Type: JobTypeService, Status: messages.EvalStatusPending}, testOpts(1))
+	plan := processWith(t, snap, &messages.Evaluation{ID: "e1", JobID: "app", Namespace: job.Namespace, Type: jobTypeService, Status: messages.EvalStatusPending}, testOpts(1))
 	byIndex := map[uint32]string{}
 	for _, a := range plan.Place {
 		byIndex[a.Index] = a.NodeID

@@ -47,16 +47,16 @@ func TestCSITopologyFeasibility(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			job := testJob("app", JobTypeService, c.count)
+			job := testJob("app", jobTypeService, c.count)
 			job.TaskGroups[0].Volumes = map[string]*messages.VolumeRequest{"data": {Name: "data", Type: "csi", Source: "vol1",
 				AccessMode: "multi-node-multi-writer", AttachmentMode: "file-system"}}
 			nodes := []*messages.Node{testNode("n1", 4000, 8192), testNode("n2", 4000, 8192), testNode("n3", 4000, 8192)}
-			snap := &csiSnap{MemSnapshot: NewMemSnapshot(nodes, job),
+			snap := &csiSnap{MemSnapshot: newMemSnapshot(nodes, job),
 				vols: map[string]*messages.CSIVolume{"vol1": {ID: "vol1", PluginID: "hostpath", Schedulable: true,
 					Topologies: c.vol}},
 				plugins: map[string]*messages.CSIPlugin{"hostpath": plugin}}
 			plan := processWith(t, snap, &messages.Evaluation{ID: "e1", JobID: "app", Namespace: job.Namespace,
-				Type: JobTypeService, Status: messages.EvalStatusPending}, testOpts(1))
+				Type: jobTypeService, Status: messages.EvalStatusPending}, testOpts(1))
 			if c.wantNodes == nil {
 				require.Empty(t, plan.Place)
 				m := plan.EvalUpdate.FailedTGAllocs[job.TaskGroups[0].Name]
@@ -90,6 +90,6 @@ func TestTopologyMatches(t *testing.T) {
 		{"second topology", segs("zone", "b"), []*messages.CSITopology{segs("zone", "a"), segs("zone", "b")}, true},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { require.Equal(t, c.want, TopologyMatches(c.node, c.vol)) })
+		t.Run(c.name, func(t *testing.T) { require.Equal(t, c.want, topologyMatches(c.node, c.vol)) })
 	}
 }

@@ -9,14 +9,14 @@ import (
 
 // Device failure reasons. A node with no device group that matches a
 // request (by name and constraints) with enough healthy instances is
-// filtered under FilterMissingDevices, as in Nomad. A node whose matching
+// filtered under filterMissingDevices, as in Nomad. A node whose matching
 // groups have too few healthy instances left free by its live allocs and
-// this plan is exhausted in DimensionExhausted under DimDevicesPrefix and
+// this plan is exhausted in DimensionExhausted under dimDevicesPrefix and
 // a reason naming the request, e.g. "devices: no device group matches
 // nvidia/gpu with 2 free healthy instances".
 const (
-	FilterMissingDevices = "missing devices"
-	DimDevicesPrefix     = "devices: "
+	filterMissingDevices = "missing devices"
+	dimDevicesPrefix     = "devices: "
 )
 
 // deviceID is a device group's identity, or as much of it as a request
@@ -160,7 +160,7 @@ func newDeviceAsk(tg *messages.TaskGroup) *deviceAsk {
 func (a *deviceAsk) newReq(task int, d *messages.RequestedDevice) deviceReq {
 	count := int32(min(max(d.Count, 1), 1<<20)) // jobspec defaults 0 to 1
 	r := deviceReq{task: task, id: parseDeviceName(d.Name), count: count,
-		key: DimDevicesPrefix + "no device group matches " + d.Name + " with " +
+		key: dimDevicesPrefix + "no device group matches " + d.Name + " with " +
 			strconv.Itoa(int(count)) + " free healthy instances"}
 	for _, c := range d.Constraints {
 		r.rules = append(r.rules, deviceRule{op: c.GetOperand(),
@@ -275,8 +275,8 @@ func (m *matcher) checkDevice(r *deviceRule, d *messages.NodeDeviceResource) boo
 	rv, rok := r.r.resolve(d)
 	if lok && rok {
 		switch r.op {
-		case OpLess, OpLessEqual, OpGreater, OpGreaterEqual, OpEqual, OpEqualEqual, OpIs,
-			OpNotEqual, OpNot:
+		case opLess, opLessEqual, opGreater, opGreaterEqual, opEqual, opEqualEqual, opIs,
+			opNotEqual, opNot:
 			if rq, rkind, ok := r.r.quantity(rv); ok {
 				if lq, lkind, ok := r.l.quantity(l); ok && lkind == rkind {
 					return compareQuantity(r.op, lq, rq)
@@ -297,9 +297,9 @@ func (t *devTarget) quantity(v string) (float64, byte, bool) {
 
 func compareQuantity(op string, l, r float64) bool {
 	switch op {
-	case OpEqual, OpEqualEqual, OpIs:
+	case opEqual, opEqualEqual, opIs:
 		return l == r
-	case OpNotEqual, OpNot:
+	case opNotEqual, opNot:
 		return l != r
 	}
 	return order(op, cmpFloat(l, r))

@@ -19,7 +19,7 @@ func TestTerminalAllocReleasesItsGPU(t *testing.T) {
 	} {
 		t.Run(end.name, func(t *testing.T) {
 			job := gpuJob("train", 1, gpuReq("nvidia/gpu", 1))
-			snap := NewMemSnapshot([]*messages.Node{gpuNode("n1", gpus(modelH100, "81559", "g", 1))}, job)
+			snap := newMemSnapshot([]*messages.Node{gpuNode("n1", gpus(modelH100, "81559", "g", 1))}, job)
 			holder := gpuHolder("holder", "n1", modelH100, "g0")
 			snap.AddAlloc(holder)
 			plan := mustProcess(t, snap, testEval(job), 1)
@@ -37,7 +37,7 @@ func TestTerminalAllocReleasesItsGPU(t *testing.T) {
 
 func TestUpdatedAllocsTakeOverTheGPUsTheirPredecessorsFree(t *testing.T) {
 	job := gpuJob("train", 2, gpuReq("nvidia/gpu", 1))
-	snap := NewMemSnapshot([]*messages.Node{gpuNode("n1", gpus(modelH100, "81559", "g", 2))}, job)
+	snap := newMemSnapshot([]*messages.Node{gpuNode("n1", gpus(modelH100, "81559", "g", 2))}, job)
 	first := mustProcess(t, snap, testEval(job), 1)
 	require.Len(t, first.Place, 2)
 	snap.ApplyPlan(first)
@@ -70,7 +70,7 @@ func TestHundredPlacementsOverManyPlansNeverShareAGPU(t *testing.T) {
 		nodes = append(nodes, gpuNode(fmt.Sprintf("mix-%d", i), gpus(modelH200, "143771", "b", 4),
 			gpus(modelA10, "23028", "c", 4)))
 	}
-	snap := NewMemSnapshot(nodes)
+	snap := newMemSnapshot(nodes)
 	process := func(job *messages.Job, eval *messages.Evaluation, seed uint64) *messages.ApplyPlan {
 		t.Helper()
 		plan := mustProcess(t, snap, eval, seed)
@@ -119,10 +119,10 @@ func TestHundredPlacementsOverManyPlansNeverShareAGPU(t *testing.T) {
 
 func TestSystemJobTakesAFreeGPUOnEachGPUNode(t *testing.T) {
 	job := gpuJob("agent", 0, gpuReq("gpu", 1))
-	job.Type = JobTypeSystem
+	job.Type = jobTypeSystem
 	nodes := []*messages.Node{gpuNode("a", gpus(modelH100, "81559", "a", 2)),
 		gpuNode("b", gpus(modelH100, "81559", "b", 1)), testNode("cpu", 4000, 8192)}
-	snap := NewMemSnapshot(nodes, job)
+	snap := newMemSnapshot(nodes, job)
 	snap.AddAlloc(gpuHolder("holder-a", "a", modelH100, "a0"))
 	snap.AddAlloc(gpuHolder("holder-b", "b", modelH100, "b0"))
 	plan := mustProcess(t, snap, testEval(job), 1)

@@ -34,7 +34,7 @@ func gpuNode(id string, groups ...*messages.NodeDeviceResource) *messages.Node {
 
 // gpuJob is a service job whose task asks for devs.
 func gpuJob(id string, count int32, devs ...*messages.RequestedDevice) *messages.Job {
-	job := testJob(id, JobTypeService, count)
+	job := testJob(id, jobTypeService, count)
 	job.TaskGroups[0].Tasks[0].Resources.Devices = devs
 	return job
 }
@@ -57,7 +57,7 @@ func deviceIDs(a *messages.Allocation) []string {
 // gpuHolder is a running alloc of another job on node holding ids of the
 // nvidia GPU group of model.
 func gpuHolder(id, node, model string, ids ...string) *messages.Allocation {
-	a := testAlloc(testJob("other-"+id, JobTypeService, 1), node, 0)
+	a := testAlloc(testJob("other-"+id, jobTypeService, 1), node, 0)
 	a.ID = id
 	a.AllocatedResources.Tasks["server"].Devices = []*messages.AllocatedDeviceResource{
 		{Vendor: "nvidia", Type: "gpu", Name: model, DeviceIDs: ids}}
@@ -109,7 +109,7 @@ func TestDevicesGoOnlyWhereEnoughHealthyInstancesAreFree(t *testing.T) {
 		gpuNode("ok", gpus(modelH100, "81559", "k", 2)),
 	}
 	job := gpuJob("train", 2, gpuReq("nvidia/gpu", 2))
-	snap := NewMemSnapshot(nodes, job)
+	snap := newMemSnapshot(nodes, job)
 	snap.AddAlloc(gpuHolder("holder", "busy", modelH100, "b1"))
 
 	plan := mustProcess(t, snap, testEval(job), 1)
@@ -123,7 +123,7 @@ func TestDevicesGoOnlyWhereEnoughHealthyInstancesAreFree(t *testing.T) {
 	m := plan.EvalUpdate.FailedTGAllocs["web"]
 	require.NotNil(t, m, "the second alloc has nowhere to go")
 	require.Equal(t, int32(6), m.NodesEvaluated)
-	require.Equal(t, map[string]int32{FilterMissingDevices: 4}, m.ConstraintFiltered,
+	require.Equal(t, map[string]int32{filterMissingDevices: 4}, m.ConstraintFiltered,
 		"none, one, sick (one healthy) and fpga lack two healthy GPUs")
 	require.Equal(t, map[string]int32{
 		"devices: no device group matches nvidia/gpu with 2 free healthy instances": 2}, m.DimensionExhausted,
@@ -135,10 +135,10 @@ func TestUnhealthyDeviceInstanceIsNeverGiven(t *testing.T) {
 	g.Instances[0].Healthy = false
 	g.Instances[2].Healthy = false
 	job := gpuJob("train", 2, gpuReq("gpu", 1))
-	plan := mustProcess(t, NewMemSnapshot([]*messages.Node{gpuNode("n1", g)}, job), testEval(job), 1)
+	plan := mustProcess(t, newMemSnapshot([]*messages.Node{gpuNode("n1", g)}, job), testEval(job), 1)
 	require.Len(t, plan.Place, 1)
 	require.Equal(t, []string{"g1"}, deviceIDs(plan.Place[0]))
-	require.Equal(t, int32(1), plan.EvalUpdate.FailedTGAllocs["web"].DimensionExhausted[DimDevicesPrefix+
+	require.Equal(t, int32(1), plan.EvalUpdate.FailedTGAllocs["web"].DimensionExhausted[dimDevicesPrefix+
 		"no device group matches gpu with 1 free healthy instances"])
 }
 
@@ -153,12 +153,12 @@ func TestDeviceConstraintFiltersSmallGPUs(t *testing.T) {
 			req := gpuReq("nvidia/gpu", 1)
 			req.Constraints = []*messages.Constraint{c}
 			job := gpuJob("train", 2, req)
-			plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 1)
+			plan := mustProcess(t, newMemSnapshot(nodes, job), testEval(job), 1)
 			require.Len(t, plan.Place, 1)
 			require.Equal(t, "big", plan.Place[0].NodeID)
 			require.Equal(t, []string{"h0"}, deviceIDs(plan.Place[0]))
 			m := plan.EvalUpdate.FailedTGAllocs["web"]
-			require.Equal(t, int32(1), m.ConstraintFiltered[FilterMissingDevices], "small's GPUs are too small")
+			require.Equal(t, int32(1), m.ConstraintFiltered[filterMissingDevices], "small's GPUs are too small")
 			require.Equal(t, int32(1), m.NodesExhausted, "big's only GPU is taken")
 		})
 	}
@@ -207,7 +207,7 @@ func TestDeviceAffinityPrefersTheH200Node(t *testing.T) {
 			req.Affinities = []*messages.Affinity{{LTarget: "${device.model}", Operand: "=",
 				RTarget: modelH200, Weight: tc.weight}}
 			job := gpuJob("train", 1, req)
-			plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), seed)
+			plan := mustProcess(t, newMemSnapshot(nodes, job), testEval(job), seed)
 			require.Len(t, plan.Place, 1)
 			require.Equal(t, tc.want, plan.Place[0].NodeID, "weight %d seed %d", tc.weight, seed)
 		}
@@ -220,7 +220,7 @@ func TestDeviceAffinityPicksTheGroupOnANode(t *testing.T) {
 		RTarget: "100000", Weight: 100}}
 	job := gpuJob("train", 1, req)
 	node := gpuNode("n1", gpus(modelH100, "81559", "a", 8), gpus(modelH200, "143771", "b", 8))
-	plan := mustProcess(t, NewMemSnapshot([]*messages.Node{node}, job), testEval(job), 1)
+	plan := mustProcess(t, newMemSnapshot([]*messages.Node{node}, job), testEval(job), 1)
 	require.Len(t, plan.Place, 1)
 	devs := plan.Place[0].AllocatedResources.Tasks["server"].Devices
 	require.Len(t, devs, 1)
@@ -230,7 +230,7 @@ func TestDeviceAffinityPicksTheGroupOnANode(t *testing.T) {
 
 func TestEightGPUsGoToEightAllocsAndTheNinthFails(t *testing.T) {
 	job := gpuJob("train", 9, gpuReq("nvidia/gpu", 1))
-	snap := NewMemSnapshot([]*messages.Node{gpuNode("n1", gpus(modelH100, "81559", "g", 8))}, job)
+	snap := newMemSnapshot([]*messages.Node{gpuNode("n1", gpus(modelH100, "81559", "g", 8))}, job)
 	plan := mustProcess(t, snap, testEval(job), 1)
 	require.Len(t, plan.Place, 8)
 	var ids []string
@@ -258,7 +258,7 @@ func TestTwoTasksOfAnAllocGetDistinctGPUs(t *testing.T) {
 	tg := job.TaskGroups[0]
 	tg.Tasks = append(tg.Tasks, &messages.Task{Name: "side", Driver: "exec",
 		Resources: &messages.Resources{CPU: 100, MemoryMB: 64, Devices: []*messages.RequestedDevice{gpuReq("gpu", 1)}}})
-	plan := mustProcess(t, NewMemSnapshot([]*messages.Node{gpuNode("n1", gpus(modelH100, "81559", "g", 2))}, job),
+	plan := mustProcess(t, newMemSnapshot([]*messages.Node{gpuNode("n1", gpus(modelH100, "81559", "g", 2))}, job),
 		testEval(job), 1)
 	require.Len(t, plan.Place, 1)
 	tasks := plan.Place[0].AllocatedResources.Tasks
@@ -270,7 +270,7 @@ func TestTwoRequestsOfATaskShareNoInstances(t *testing.T) {
 	job := gpuJob("train", 1, gpuReq("gpu", 4), gpuReq("nvidia/gpu", 4))
 	nodes := []*messages.Node{gpuNode("six", gpus(modelH100, "81559", "s", 6)),
 		gpuNode("eight", gpus(modelH100, "81559", "e", 8))}
-	plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 1)
+	plan := mustProcess(t, newMemSnapshot(nodes, job), testEval(job), 1)
 	require.Len(t, plan.Place, 1)
 	require.Equal(t, "eight", plan.Place[0].NodeID, "six healthy GPUs cannot hold 4 + 4")
 	devs := plan.Place[0].AllocatedResources.Tasks["server"].Devices
@@ -279,6 +279,6 @@ func TestTwoRequestsOfATaskShareNoInstances(t *testing.T) {
 	require.Equal(t, []string{"e4", "e5", "e6", "e7"}, devs[1].DeviceIDs)
 
 	job.TaskGroups[0].Count = 2
-	plan = mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 1)
-	require.Equal(t, int32(1), plan.EvalUpdate.FailedTGAllocs["web"].ConstraintFiltered[FilterMissingDevices])
+	plan = mustProcess(t, newMemSnapshot(nodes, job), testEval(job), 1)
+	require.Equal(t, int32(1), plan.EvalUpdate.FailedTGAllocs["web"].ConstraintFiltered[filterMissingDevices])
 }

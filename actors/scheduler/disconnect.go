@@ -20,16 +20,16 @@ import (
 // stopped. When the window passes the node goes down and its members are
 // stopped as lost, without another replacement.
 
-// DescReconnected describes the allocs stopped when a lineage is
+// descReconnected describes the allocs stopped when a lineage is
 // reconciled after a reconnect (Nomad's wording).
-const DescReconnected = "alloc not needed due to disconnected client reconnect"
+const descReconnected = "alloc not needed due to disconnected client reconnect"
 
 // disconnect.reconcile values.
 const (
-	ReconcileBestScore       = "best_score"
-	ReconcileLongestRunning  = "longest_running"
-	ReconcileKeepOriginal    = "keep_original"
-	ReconcileKeepReplacement = "keep_replacement"
+	reconcileBestScore       = "best_score"
+	reconcileLongestRunning  = "longest_running"
+	reconcileKeepOriginal    = "keep_original"
+	reconcileKeepReplacement = "keep_replacement"
 )
 
 // hasDisconnectWindow reports whether tg's allocs outlive a missed
@@ -170,7 +170,7 @@ func (p *planner) resolveTree(tg *messages.TaskGroup, members []*messages.Alloca
 		case m == winner:
 		case winner != nil:
 			lin.skip[m.ID] = true
-			p.stopMember(m, states[i], DescReconnected)
+			p.stopMember(m, states[i], descReconnected)
 		case !fam.hasChild(m.ID):
 			// The first leaf stands for the cut-off members; any other
 			// leaf is a duplicate that scaleDown stops.
@@ -182,7 +182,7 @@ func (p *planner) resolveTree(tg *messages.TaskGroup, members []*messages.Alloca
 			if states[i] == memberUnknown {
 				cut = append(cut, m)
 			} else {
-				p.stopMember(m, states[i], DescReconnected)
+				p.stopMember(m, states[i], descReconnected)
 			}
 		}
 	}
@@ -194,7 +194,7 @@ func (p *planner) resolveTree(tg *messages.TaskGroup, members []*messages.Alloca
 // stopMember stops a member no longer needed: as lost when it is.
 func (p *planner) stopMember(a *messages.Allocation, st memberState, desc string) {
 	if st == memberLost {
-		p.stop(a, DescLost, messages.AllocClientStatusLost)
+		p.stop(a, descLost, messages.AllocClientStatusLost)
 		return
 	}
 	p.stop(a, desc, "")
@@ -219,11 +219,11 @@ func (p *planner) survivor(tg *messages.TaskGroup, members []*messages.Allocatio
 		}
 	}
 	switch tg.GetDisconnect().GetReconcile() {
-	case ReconcileKeepOriginal:
+	case reconcileKeepOriginal:
 		return live[0]
-	case ReconcileKeepReplacement:
+	case reconcileKeepReplacement:
 		return live[len(live)-1]
-	case ReconcileLongestRunning:
+	case reconcileLongestRunning:
 		return longestRunning(live)
 	}
 	feas := newGroupFeas(p.job, tg)

@@ -75,7 +75,7 @@ func keeps(survivor, stopped string) func(*testing.T, *MemSnapshot, *messages.Ap
 		stops := stopsByID(plan)
 		require.Len(t, stops, 1)
 		require.NotContains(t, stops, survivor)
-		require.Equal(t, DescReconnected, stops[stopped].DesiredDescription)
+		require.Equal(t, descReconnected, stops[stopped].DesiredDescription)
 		require.Equal(t, messages.AllocDesiredStatusStop, stops[stopped].DesiredStatus)
 		require.Empty(t, stops[stopped].ClientStatus)
 	}
@@ -143,7 +143,7 @@ var disconnectCases = []reconcileCase{
 			orig := addDisconnected(s, job, "n01", 1)
 			repl := addReplacement(s, job, orig, "n03")
 			repl = cloneAlloc(repl)
-			repl.DesiredStatus, repl.DesiredDescription = messages.AllocDesiredStatusStop, DescUpdating
+			repl.DesiredStatus, repl.DesiredDescription = messages.AllocDesiredStatusStop, descUpdating
 			s.AddAlloc(repl)
 			addReplacement(s, job, repl, "n04")
 		},
@@ -164,40 +164,40 @@ var disconnectCases = []reconcileCase{
 		}},
 	{name: "reconnect keep_original stops the replacement, even on an ineligible node",
 		setup: func(job *messages.Job, s *MemSnapshot) {
-			reconnectSetup(ReconcileKeepOriginal, time.Minute, 2*time.Hour)(job, s)
+			reconnectSetup(reconcileKeepOriginal, time.Minute, 2*time.Hour)(job, s)
 			setEligibility(s, "n01", "ineligible")
 		},
 		check: keeps("a-n01-1", "repl-a-n01-1")},
 	{name: "reconnect keep_replacement stops the original",
-		setup: reconnectSetup(ReconcileKeepReplacement, 2*time.Hour, time.Minute),
+		setup: reconnectSetup(reconcileKeepReplacement, 2*time.Hour, time.Minute),
 		check: keeps("repl-a-n01-1", "a-n01-1")},
 	{name: "reconnect longest_running keeps the original that started first",
-		setup: reconnectSetup(ReconcileLongestRunning, 2*time.Hour, time.Minute),
+		setup: reconnectSetup(reconcileLongestRunning, 2*time.Hour, time.Minute),
 		check: keeps("a-n01-1", "repl-a-n01-1")},
 	{name: "reconnect longest_running keeps the replacement that started first",
-		setup: reconnectSetup(ReconcileLongestRunning, time.Minute, 2*time.Hour),
+		setup: reconnectSetup(reconcileLongestRunning, time.Minute, 2*time.Hour),
 		check: keeps("repl-a-n01-1", "a-n01-1")},
 	{name: "reconnect best_score keeps the original on a feasible node",
-		setup: reconnectSetup(ReconcileBestScore, time.Minute, 2*time.Hour),
+		setup: reconnectSetup(reconcileBestScore, time.Minute, 2*time.Hour),
 		check: keeps("a-n01-1", "repl-a-n01-1")},
 	{name: "reconnect default reconcile is best_score",
 		setup: reconnectSetup("", time.Minute, 2*time.Hour),
 		check: keeps("a-n01-1", "repl-a-n01-1")},
 	{name: "reconnect best_score keeps the replacement when the original's node is ineligible",
 		setup: func(job *messages.Job, s *MemSnapshot) {
-			reconnectSetup(ReconcileBestScore, 2*time.Hour, time.Minute)(job, s)
+			reconnectSetup(reconcileBestScore, 2*time.Hour, time.Minute)(job, s)
 			setEligibility(s, "n01", "ineligible")
 		},
 		check: keeps("repl-a-n01-1", "a-n01-1")},
 	{name: "reconnect best_score keeps the replacement when the original's node fails a constraint",
 		setup: func(job *messages.Job, s *MemSnapshot) {
-			reconnectSetup(ReconcileBestScore, 2*time.Hour, time.Minute)(job, s)
+			reconnectSetup(reconcileBestScore, 2*time.Hour, time.Minute)(job, s)
 			job.Constraints = []*messages.Constraint{{LTarget: "${node.unique.name}", Operand: "!=", RTarget: "name-n01"}}
 		},
 		check: keeps("repl-a-n01-1", "a-n01-1")},
 	{name: "original that failed while cut off is stopped, not rescheduled",
 		setup: func(job *messages.Job, s *MemSnapshot) {
-			withDisconnect(job, true, ReconcileKeepOriginal)
+			withDisconnect(job, true, reconcileKeepOriginal)
 			job.TaskGroups[0].ReschedulePolicy = policy(3, 0)
 			addRunning(s, job, 3)
 			orig := testAlloc(job, "n01", 1)
@@ -218,7 +218,7 @@ var disconnectCases = []reconcileCase{
 			stops := stopsByID(plan)
 			require.Len(t, stops, 1)
 			require.Equal(t, messages.AllocClientStatusLost, stops["a-n01-1"].ClientStatus)
-			require.Equal(t, DescLost, stops["a-n01-1"].DesiredDescription)
+			require.Equal(t, descLost, stops["a-n01-1"].DesiredDescription)
 		}},
 	{name: "original already marked lost with a replacement: stopped, nothing placed",
 		setup: func(job *messages.Job, s *MemSnapshot) {
@@ -256,7 +256,7 @@ var disconnectCases = []reconcileCase{
 			require.Empty(t, plan.Place)
 			stops := stopsByID(plan)
 			require.Len(t, stops, 1)
-			require.Equal(t, DescNotNeeded, stops["a-n02-2"].DesiredDescription)
+			require.Equal(t, descNotNeeded, stops["a-n02-2"].DesiredDescription)
 		}},
 	{name: "scale down of an unknown pair's index stops both of the pair",
 		setup: func(job *messages.Job, s *MemSnapshot) {
@@ -269,13 +269,13 @@ var disconnectCases = []reconcileCase{
 			require.Empty(t, plan.Place)
 			stops := stopsByID(plan)
 			require.Len(t, stops, 2)
-			require.Equal(t, DescNotNeeded, stops["a-n02-2"].DesiredDescription)
-			require.Equal(t, DescNotNeeded, stops["repl-a-n02-2"].DesiredDescription)
+			require.Equal(t, descNotNeeded, stops["a-n02-2"].DesiredDescription)
+			require.Equal(t, descNotNeeded, stops["repl-a-n02-2"].DesiredDescription)
 			require.Empty(t, stops["a-n02-2"].ClientStatus)
 		}},
 	{name: "system job keeps allocs on a node in its window",
 		setup: func(job *messages.Job, s *MemSnapshot) {
-			job.Type = JobTypeSystem
+			job.Type = jobTypeSystem
 			job.TaskGroups[0].StopAfterClientDisconnect = int64(time.Minute)
 			for i, n := range testNodes(5) {
 				s.AddAlloc(testAlloc(job, n.ID, uint32(i)))
@@ -291,8 +291,8 @@ var disconnectCases = []reconcileCase{
 func TestDisconnect(t *testing.T) {
 	for _, tc := range disconnectCases {
 		t.Run(tc.name, func(t *testing.T) {
-			job := testJob("web", JobTypeService, 3)
-			s := NewMemSnapshot(testNodes(5), job)
+			job := testJob("web", jobTypeService, 3)
+			s := newMemSnapshot(testNodes(5), job)
 			tc.setup(job, s)
 			plan := mustProcess(t, s, testEval(job), 1)
 			tc.check(t, s, plan)
@@ -323,9 +323,9 @@ func requireNoReachableDuplicates(t *testing.T, s *MemSnapshot, job *messages.Jo
 }
 
 func TestDisconnectReplacementSurvivesReconnectOnce(t *testing.T) {
-	job := testJob("web", JobTypeService, 3)
-	withDisconnect(job, true, ReconcileKeepOriginal)
-	s := NewMemSnapshot(testNodes(5), job)
+	job := testJob("web", jobTypeService, 3)
+	withDisconnect(job, true, reconcileKeepOriginal)
+	s := newMemSnapshot(testNodes(5), job)
 	orig := addDisconnected(s, job, "n01", 1)
 
 	plan := mustProcess(t, s, testEval(job), 1)
@@ -342,7 +342,7 @@ func TestDisconnectReplacementSurvivesReconnectOnce(t *testing.T) {
 	require.Empty(t, plan.Place)
 	require.Len(t, plan.Stop, 1)
 	require.Equal(t, repl.ID, plan.Stop[0].AllocID)
-	require.Equal(t, DescReconnected, plan.Stop[0].DesiredDescription)
+	require.Equal(t, descReconnected, plan.Stop[0].DesiredDescription)
 	s.ApplyPlan(plan)
 
 	live := 0

@@ -10,7 +10,7 @@ import (
 
 func TestDistinctPropertyLimits(t *testing.T) {
 	prop := func(limit string) []*messages.Constraint {
-		return []*messages.Constraint{{LTarget: "${meta.rack}", Operand: OpDistinctProperty, RTarget: limit}}
+		return []*messages.Constraint{{LTarget: "${meta.rack}", Operand: opDistinctProperty, RTarget: limit}}
 	}
 	cases := []struct {
 		name     string
@@ -38,15 +38,15 @@ func TestDistinctPropertyLimits(t *testing.T) {
 			for i := range tc.noRack {
 				nodes = append(nodes, rackNode(fmt.Sprint("none-", i), ""))
 			}
-			job := testJob("web", JobTypeService, int32(tc.counts[0]))
+			job := testJob("web", jobTypeService, int32(tc.counts[0]))
 			job.Constraints = tc.job
 			job.TaskGroups[0].Constraints = tc.group
 			if len(tc.counts) > 1 {
-				api := testJob("web", JobTypeService, int32(tc.counts[1])).TaskGroups[0]
+				api := testJob("web", jobTypeService, int32(tc.counts[1])).TaskGroups[0]
 				api.Name, api.Constraints = "api", tc.group
 				job.TaskGroups = append(job.TaskGroups, api)
 			}
-			s := NewMemSnapshot(nodes, job)
+			s := newMemSnapshot(nodes, job)
 			for i, rack := range tc.existing {
 				s.AddAlloc(testAlloc(job, fmt.Sprintf("%s-%d", rack, i), uint32(100+i)))
 			}

@@ -97,7 +97,7 @@
 // evaluations on timers of an injected clock, and re-queues blocked
 // evaluations when capacity changes (CapacityChanged: all of them) or when
 // a CSI volume or plugin that a failed group uses changes so that it may
-// now take the claim (CSIChanged, CSIUnblocked: only those). On start it picks up every pending
+// now take the claim (CSIChanged, csiUnblocked: only those). On start it picks up every pending
 // evaluation, so a new leader carries on where the old one stopped. While
 // the configuration sets PauseEvalBroker it plans nothing and keeps the
 // evaluations queued, until ConfigChanged finds the pause lifted.

@@ -45,7 +45,7 @@ func DryRun(snap Snapshot, job *messages.Job, eval *messages.Evaluation, opts Op
 		seed := uint64(opts.Now.UnixNano())
 		opts.Rand = rand.New(rand.NewPCG(seed, seed>>1))
 	}
-	plan, err := Process(snap, eval, opts)
+	plan, err := process(snap, eval, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -81,10 +81,10 @@ func countUpdates(snap Snapshot, job *messages.Job, plan *messages.ApplyPlan) ma
 		touched[a.GetID()] = true
 		u := group(a.GetTaskGroup())
 		switch s.GetDesiredDescription() {
-		case DescUpdating:
+		case descUpdating:
 			u.DestructiveUpdate++
 			replaced[a.GetTaskGroup()]++
-		case DescMigrating:
+		case descMigrating:
 			u.Migrate++
 			replaced[a.GetTaskGroup()]++
 		default:

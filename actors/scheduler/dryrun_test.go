@@ -13,9 +13,9 @@ import (
 // down, a new version and an unchanged job counts the plan as Nomad's
 // job plan does, and never changes the snapshot.
 func TestDryRunCountsPerGroup(t *testing.T) {
-	running := testJob("web", JobTypeService, 3)
+	running := testJob("web", jobTypeService, 3)
 	snapWith := func() *MemSnapshot {
-		snap := NewMemSnapshot(testNodes(4), running)
+		snap := newMemSnapshot(testNodes(4), running)
 		for i, n := range []string{"n00", "n01", "n02"} {
 			snap.AddAlloc(testAlloc(running, n, uint32(i)))
 		}
@@ -32,7 +32,7 @@ func TestDryRunCountsPerGroup(t *testing.T) {
 		job  *messages.Job
 		want DesiredUpdates
 	}{
-		{"new job", NewMemSnapshot(testNodes(4)), running, DesiredUpdates{Place: 3}},
+		{"new job", newMemSnapshot(testNodes(4)), running, DesiredUpdates{Place: 3}},
 		{"unchanged", snapWith(), running, DesiredUpdates{Ignore: 3}},
 		{"scale up", snapWith(), edit(func(j *messages.Job) { j.TaskGroups[0].Count = 5 }), DesiredUpdates{Place: 2, Ignore: 3}},
 		{"scale down", snapWith(), edit(func(j *messages.Job) { j.TaskGroups[0].Count = 1 }), DesiredUpdates{Stop: 2, Ignore: 1}},
@@ -58,9 +58,9 @@ func TestDryRunCountsPerGroup(t *testing.T) {
 // TestDryRunReportsFailures: a group that fits nowhere is in Failed, with
 // the exhausted dimension, as the evaluation would say.
 func TestDryRunReportsFailures(t *testing.T) {
-	job := testJob("big", JobTypeService, 2)
+	job := testJob("big", jobTypeService, 2)
 	job.TaskGroups[0].Tasks[0].Resources.MemoryMB = 100000
-	res, err := DryRun(NewMemSnapshot(testNodes(3)), job, testEval(job), testOpts(1))
+	res, err := DryRun(newMemSnapshot(testNodes(3)), job, testEval(job), testOpts(1))
 	require.NoError(t, err)
 	require.Zero(t, res.Updates["web"].Place)
 	require.Contains(t, res.Failed, "web")
@@ -72,10 +72,10 @@ func TestDryRunReportsFailures(t *testing.T) {
 // TestDryRunSeesCSIVolumes: a job whose volume does not exist plans as a
 // failed placement, as the real run would, not as a success.
 func TestDryRunSeesCSIVolumes(t *testing.T) {
-	job := testJob("app", JobTypeService, 1)
+	job := testJob("app", jobTypeService, 1)
 	job.TaskGroups[0].Volumes = map[string]*messages.VolumeRequest{"data": {Name: "data", Type: "csi", Source: "vol1",
 		AccessMode: "single-node-writer", AttachmentMode: "file-system"}}
-	snap := &csiSnap{MemSnapshot: NewMemSnapshot(testNodes(2)), vols: map[string]*messages.CSIVolume{},
+	snap := &csiSnap{MemSnapshot: newMemSnapshot(testNodes(2)), vols: map[string]*messages.CSIVolume{},
 		plugins: map[string]*messages.CSIPlugin{}}
 	res, err := DryRun(snap, job, testEval(job), testOpts(1))
 	require.NoError(t, err)

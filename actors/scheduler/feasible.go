@@ -8,15 +8,15 @@ import (
 )
 
 // AllocMetric keys for nodes that are filtered out. Constraints are keyed
-// by ConstraintString. The first four never enter the candidate pool and
+// by constraintString. The first four never enter the candidate pool and
 // are reported only in the metrics of failed placements.
 const (
-	FilterNotReady       = "node not ready"
-	FilterDatacenter     = "datacenter not in job"
-	FilterIneligible     = "node not eligible"
-	FilterDraining       = "node draining"
-	FilterMissingDrivers = "missing drivers"
-	FilterDistinctHosts  = OpDistinctHosts
+	filterNotReady       = "node not ready"
+	filterDatacenter     = "datacenter not in job"
+	filterIneligible     = "node not eligible"
+	filterDraining       = "node draining"
+	filterMissingDrivers = "missing drivers"
+	filterDistinctHosts  = opDistinctHosts
 )
 
 // prefilter counts the nodes left out of the pool, and the pool by DC.
@@ -64,9 +64,9 @@ func (f *prefilter) admit(job *messages.Job, n *messages.Node) bool {
 
 // into writes the counts into a failed placement's metric.
 func (f *prefilter) into(m *messages.AllocMetric) {
-	for k, v := range map[string]int32{FilterNotReady: f.notReady,
-		FilterDatacenter: f.datacenter, FilterIneligible: f.ineligible,
-		FilterDraining: f.draining} {
+	for k, v := range map[string]int32{filterNotReady: f.notReady,
+		filterDatacenter: f.datacenter, filterIneligible: f.ineligible,
+		filterDraining: f.draining} {
 		if v > 0 {
 			m.ConstraintFiltered[k] += v
 		}
@@ -147,7 +147,7 @@ const reasonDrivers = 0
 
 func newGroupFeas(job *messages.Job, tg *messages.TaskGroup) groupFeas {
 	f := groupFeas{keyIndex: map[string]int{}}
-	f.key(FilterMissingDrivers)
+	f.key(filterMissingDrivers)
 	f.jobRules = f.addConstraints(job.Constraints, true)
 	for _, t := range tg.Tasks {
 		if !contains(f.drivers, t.Driver) {
@@ -160,7 +160,7 @@ func newGroupFeas(job *messages.Job, tg *messages.TaskGroup) groupFeas {
 	}
 	f.groupRules = f.addConstraints(cons, false)
 	if f.devices = newDeviceAsk(tg); f.devices != nil {
-		f.devReason = f.key(FilterMissingDevices)
+		f.devReason = f.key(filterMissingDevices)
 	}
 	return f
 }
@@ -180,23 +180,23 @@ func (f *groupFeas) addConstraints(cs []*messages.Constraint, jobScope bool) []r
 	var rules []rule
 	for _, c := range cs {
 		switch c.Operand {
-		case OpDistinctHosts:
+		case opDistinctHosts:
 			if c.RTarget == "false" {
 				continue
 			}
-			f.hostReason = f.key(FilterDistinctHosts)
+			f.hostReason = f.key(filterDistinctHosts)
 			f.hostsJob = f.hostsJob || jobScope
 			f.hostsGroup = f.hostsGroup || !jobScope
-		case OpDistinctProperty:
+		case opDistinctProperty:
 			limit := int32(1)
 			if n, err := strconv.Atoi(c.RTarget); err == nil && n > 0 {
 				limit = int32(n)
 			}
 			f.props = append(f.props, &propLimit{target: parseTarget(c.LTarget), limit: limit,
 				jobScope: jobScope, counts: map[string]int32{},
-				reason: f.key(OpDistinctProperty + ": " + c.LTarget)})
+				reason: f.key(opDistinctProperty + ": " + c.LTarget)})
 		default:
-			rules = append(rules, newRule(c, f.key(ConstraintString(c))))
+			rules = append(rules, newRule(c, f.key(constraintString(c))))
 		}
 	}
 	return rules

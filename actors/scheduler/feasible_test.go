@@ -28,20 +28,20 @@ func filteredNodes() []*messages.Node {
 }
 
 func linuxJob(count int32) *messages.Job {
-	job := testJob("web", JobTypeService, count)
+	job := testJob("web", jobTypeService, count)
 	job.Constraints = []*messages.Constraint{{LTarget: "${attr.kernel.name}", Operand: "=", RTarget: "linux"}}
 	return job
 }
 
 func TestFeasibilityFiltersAreReported(t *testing.T) {
 	job := linuxJob(2)
-	plan := mustProcess(t, NewMemSnapshot(filteredNodes(), job), testEval(job), 1)
+	plan := mustProcess(t, newMemSnapshot(filteredNodes(), job), testEval(job), 1)
 	require.Empty(t, plan.Place)
 	m := plan.EvalUpdate.FailedTGAllocs["web"]
 	require.NotNil(t, m)
 	require.Equal(t, map[string]int32{
-		FilterNotReady: 2, FilterDatacenter: 1, FilterIneligible: 1, FilterDraining: 1,
-		FilterMissingDrivers: 2, "${attr.kernel.name} = linux": 2,
+		filterNotReady: 2, filterDatacenter: 1, filterIneligible: 1, filterDraining: 1,
+		filterMissingDrivers: 2, "${attr.kernel.name} = linux": 2,
 	}, m.ConstraintFiltered)
 	require.Equal(t, int32(4), m.NodesEvaluated)
 	require.Equal(t, int32(4), m.NodesFiltered)
@@ -54,7 +54,7 @@ func TestFeasibilityFiltersAreReported(t *testing.T) {
 func TestFeasibleNodeIsChosen(t *testing.T) {
 	job := linuxJob(1)
 	nodes := append(filteredNodes(), testNode("good", 4000, 8192))
-	plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 1)
+	plan := mustProcess(t, newMemSnapshot(nodes, job), testEval(job), 1)
 	require.Len(t, plan.Place, 1)
 	a := plan.Place[0]
 	require.Equal(t, "good", a.NodeID)
@@ -65,25 +65,25 @@ func TestFeasibleNodeIsChosen(t *testing.T) {
 }
 
 func TestGroupAndTaskConstraintsAreKeyed(t *testing.T) {
-	job := testJob("web", JobTypeService, 1)
+	job := testJob("web", jobTypeService, 1)
 	tg := job.TaskGroups[0]
 	tg.Constraints = []*messages.Constraint{{LTarget: "${meta.rack}", Operand: "=", RTarget: "r1"}}
 	tg.Tasks[0].Constraints = []*messages.Constraint{{LTarget: "${attr.cpu.arch}", Operand: "=", RTarget: "arm64"}}
 	nodes := testNodes(3)
 	nodes[0].Meta["rack"] = "r1"
-	plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 1)
+	plan := mustProcess(t, newMemSnapshot(nodes, job), testEval(job), 1)
 	require.Equal(t, map[string]int32{
 		"${meta.rack} = r1": 2, "${attr.cpu.arch} = arm64": 1,
 	}, plan.EvalUpdate.FailedTGAllocs["web"].ConstraintFiltered)
 }
 
 func TestDriverMustBeDetectedAndHealthy(t *testing.T) {
-	job := testJob("web", JobTypeService, 1)
+	job := testJob("web", jobTypeService, 1)
 	job.TaskGroups[0].Tasks = append(job.TaskGroups[0].Tasks,
 		&messages.Task{Name: "side", Driver: "docker"})
 	nodes := testNodes(2)
 	nodes[1].Drivers["docker"] = &messages.DriverInfo{Detected: true, Healthy: true}
-	plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 1)
+	plan := mustProcess(t, newMemSnapshot(nodes, job), testEval(job), 1)
 	require.Len(t, plan.Place, 1)
 	require.Equal(t, nodes[1].ID, plan.Place[0].NodeID)
 	require.Equal(t, int32(1), plan.Place[0].Metrics.NodesFiltered)

@@ -34,7 +34,7 @@ func prefixedOpts(seed uint64, prefix string) Options {
 
 func processWith(t *testing.T, snap Snapshot, eval *messages.Evaluation, opts Options) *messages.ApplyPlan {
 	t.Helper()
-	plan, err := Process(snap, eval, opts)
+	plan, err := process(snap, eval, opts)
 	require.NoError(t, err)
 	return plan
 }
@@ -92,7 +92,7 @@ func testEval(job *messages.Job) *messages.Evaluation {
 
 func mustProcess(t *testing.T, snap Snapshot, eval *messages.Evaluation, seed uint64) *messages.ApplyPlan {
 	t.Helper()
-	plan, err := Process(snap, eval, testOpts(seed))
+	plan, err := process(snap, eval, testOpts(seed))
 	require.NoError(t, err)
 	require.NotNil(t, plan.EvalUpdate)
 	return plan

@@ -37,8 +37,8 @@ func TestNewVersionInPlaceOrReplaced(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			job := testJob("web", JobTypeService, 3)
-			snap := NewMemSnapshot(testNodes(4), job)
+			job := testJob("web", jobTypeService, 3)
+			snap := newMemSnapshot(testNodes(4), job)
 			running := map[string]*messages.Allocation{}
 			for i, n := range []string{"n00", "n01", "n02"} {
 				a := testAlloc(job, n, uint32(i))
@@ -68,7 +68,7 @@ func TestNewVersionInPlaceOrReplaced(t *testing.T) {
 				require.Zero(t, updated)
 				require.Len(t, plan.Stop, 3)
 				for _, s := range plan.Stop {
-					require.Equal(t, DescUpdating, s.DesiredDescription)
+					require.Equal(t, descUpdating, s.DesiredDescription)
 				}
 			}
 		})
@@ -78,8 +78,8 @@ func TestNewVersionInPlaceOrReplaced(t *testing.T) {
 // TestWithoutJobVersionsEveryNewVersionReplaces: a snapshot that cannot
 // give a job's earlier versions gets destructive updates only.
 func TestWithoutJobVersionsEveryNewVersionReplaces(t *testing.T) {
-	job := testJob("web", JobTypeService, 2)
-	snap := NewMemSnapshot(testNodes(2), job)
+	job := testJob("web", jobTypeService, 2)
+	snap := newMemSnapshot(testNodes(2), job)
 	snap.AddAlloc(testAlloc(job, "n00", 0))
 	snap.AddAlloc(testAlloc(job, "n01", 1))
 	v1 := proto.Clone(job).(*messages.Job)
@@ -93,8 +93,8 @@ func TestWithoutJobVersionsEveryNewVersionReplaces(t *testing.T) {
 // TestSystemJobScaleFreeChangeUpdatesInPlace: a system job's new version
 // that its tasks do not see updates each node's allocation in place.
 func TestSystemJobScaleFreeChangeUpdatesInPlace(t *testing.T) {
-	job := testJob("sys", JobTypeSystem, 0)
-	s := NewMemSnapshot(testNodes(2), job)
+	job := testJob("sys", jobTypeSystem, 0)
+	s := newMemSnapshot(testNodes(2), job)
 	s.AddAlloc(testAlloc(job, "n00", 0))
 	s.AddAlloc(testAlloc(job, "n01", 0))
 	v1 := proto.Clone(job).(*messages.Job)
@@ -123,8 +123,8 @@ func (c countVersions) JobVersion(namespace, id string, version uint64) *message
 // each judged against their own version (v0 changed its tasks since, v1
 // only its count), and each version is looked up once, not per alloc.
 func TestInPlaceDecidedOncePerVersion(t *testing.T) {
-	v0 := testJob("web", JobTypeService, 4)
-	snap := NewMemSnapshot(testNodes(4), v0)
+	v0 := testJob("web", jobTypeService, 4)
+	snap := newMemSnapshot(testNodes(4), v0)
 	v1 := proto.Clone(v0).(*messages.Job)
 	changeTasks(v1, 1)
 	snap.AddJob(v1)
@@ -143,7 +143,7 @@ func TestInPlaceDecidedOncePerVersion(t *testing.T) {
 	stops := stopsByID(plan)
 	require.Len(t, stops, 2)
 	for _, id := range []string{"a-n00-0", "a-n01-1"} {
-		require.Equal(t, DescUpdating, stops[id].GetDesiredDescription(), "v0 alloc %s replaced", id)
+		require.Equal(t, descUpdating, stops[id].GetDesiredDescription(), "v0 alloc %s replaced", id)
 	}
 	inPlace := 0
 	for _, a := range plan.Place {

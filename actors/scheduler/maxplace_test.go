@@ -14,8 +14,8 @@ import (
 // evaluation for the rest, until the count is reached; nothing is placed
 // twice.
 func TestMaxPlacementsSplitsAJob(t *testing.T) {
-	job := testJob("big", JobTypeService, 25)
-	snap := NewMemSnapshot(testNodes(10), job)
+	job := testJob("big", jobTypeService, 25)
+	snap := newMemSnapshot(testNodes(10), job)
 	eval := testEval(job)
 	var sizes []int
 	for range 5 {
@@ -30,7 +30,7 @@ func TestMaxPlacementsSplitsAJob(t *testing.T) {
 		require.Len(t, plan.NewEvals, 1)
 		next := plan.NewEvals[0]
 		require.Equal(t, messages.EvalStatusPending, next.Status)
-		require.Equal(t, TriggerQueued, next.TriggeredBy)
+		require.Equal(t, triggerQueued, next.TriggeredBy)
 		require.Equal(t, eval.ID, next.PreviousEval)
 		require.Equal(t, int32(25-sum(sizes)), plan.EvalUpdate.QueuedAllocations["web"])
 		eval = next
@@ -44,7 +44,7 @@ func TestMaxPlacementsSplitsAJob(t *testing.T) {
 	require.Len(t, names, 25)
 
 	opts := testOpts(1) // no limit: one plan
-	plan := processWith(t, NewMemSnapshot(testNodes(10), job), testEval(job), opts)
+	plan := processWith(t, newMemSnapshot(testNodes(10), job), testEval(job), opts)
 	require.Len(t, plan.Place, 25)
 	require.Empty(t, plan.NewEvals)
 }
@@ -61,12 +61,12 @@ func sum(xs []int) int {
 // gets one blocked evaluation, from the last plan of the chain, not one
 // per plan.
 func TestMaxPlacementsBlocksOnce(t *testing.T) {
-	job := testJob("big", JobTypeService, 25)
+	job := testJob("big", jobTypeService, 25)
 	huge := proto.Clone(job.TaskGroups[0]).(*messages.TaskGroup)
 	huge.Name, huge.Count = "huge", 1
 	huge.Tasks[0].Resources.MemoryMB = 1 << 20
 	job.TaskGroups = append(job.TaskGroups, huge)
-	snap := NewMemSnapshot(testNodes(10), job)
+	snap := newMemSnapshot(testNodes(10), job)
 	eval := testEval(job)
 	blocked := 0
 	for range 5 {

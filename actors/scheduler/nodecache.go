@@ -141,8 +141,8 @@ const (
 	maxCachedPools  = 16
 )
 
-// NewNodeCache returns an empty cache.
-func NewNodeCache() *NodeCache { return &NodeCache{pools: map[string]*nodeListCache{}} }
+// newNodeCache returns an empty cache.
+func newNodeCache() *NodeCache { return &NodeCache{pools: map[string]*nodeListCache{}} }
 
 // list returns the entries for pool's node list nodes, forgetting what
 // was known of an older list.

@@ -13,10 +13,10 @@ import (
 // cachedJobs are jobs whose static checks differ: none, a constraint that
 // filters half the nodes, and a driver only some nodes have.
 func cachedJobs() []*messages.Job {
-	plain := testJob("plain", JobTypeService, 20)
-	constrained := testJob("constrained", JobTypeService, 20)
+	plain := testJob("plain", jobTypeService, 20)
+	constrained := testJob("constrained", jobTypeService, 20)
 	constrained.Constraints = []*messages.Constraint{{LTarget: "${meta.rack}", Operand: "=", RTarget: "r1"}}
-	docker := testJob("docker", JobTypeBatch, 5)
+	docker := testJob("docker", jobTypeBatch, 5)
 	docker.TaskGroups[0].Tasks[0].Driver = "docker"
 	docker.Datacenters = []string{"dc*"}
 	return []*messages.Job{plain, constrained, docker}
@@ -39,8 +39,8 @@ func cachedNodes() []*messages.Node {
 // place, and the cache holds one entry per distinct set of static checks.
 func TestNodeCacheKeepsThePlan(t *testing.T) {
 	jobs := cachedJobs()
-	s := NewMemSnapshot(cachedNodes(), jobs...)
-	cache := NewNodeCache()
+	s := newMemSnapshot(cachedNodes(), jobs...)
+	cache := newNodeCache()
 	run := func(round int) {
 		for i, job := range jobs {
 			opts := prefixedOpts(uint64(round*10+i), fmt.Sprint("c", round, i))
@@ -55,7 +55,7 @@ func TestNodeCacheKeepsThePlan(t *testing.T) {
 		}
 	}
 	run(0)
-	l := cache.pools[NodePoolDefault]
+	l := cache.pools[nodePoolDefault]
 	require.NotNil(t, l)
 	require.Len(t, l.feas, len(jobs), "one set of static checks per job")
 	require.Len(t, l.adm, 2, "one admission per set of datacenters")
@@ -91,7 +91,7 @@ func TestNodeCacheKeepsThePlan(t *testing.T) {
 	require.Empty(t, plan.Place, "no node has docker any more")
 	require.Contains(t, plan.EvalUpdate.FailedTGAllocs, "web")
 	run(1)
-	for _, a := range cache.pools[NodePoolDefault].adm {
+	for _, a := range cache.pools[nodePoolDefault].adm {
 		require.Len(t, a.pos, len(s.Nodes())-1, "the drained node is out")
 	}
 }
@@ -99,7 +99,7 @@ func TestNodeCacheKeepsThePlan(t *testing.T) {
 // TestNodeCacheSkipsWhatDependsOnMore: groups with devices or CSI volumes
 // are not cached across evaluations.
 func TestNodeCacheSkipsWhatDependsOnMore(t *testing.T) {
-	job := testJob("web", JobTypeService, 1)
+	job := testJob("web", jobTypeService, 1)
 	f := newGroupFeas(job, job.TaskGroups[0])
 	f.cache = []uint16{0}
 	require.NotEmpty(t, staticSignature(job, job.TaskGroups[0], &f))
@@ -143,13 +143,13 @@ func (s *loggedSnap) apply(plan *messages.ApplyPlan) {
 // made without the cache, as placements fill the nodes up.
 func TestNodeCacheKeepsUsageOfUnchangedNodes(t *testing.T) {
 	nodes := SimulatedNodes(60, 1)
-	s := &loggedSnap{MemSnapshot: NewMemSnapshot(nodes)}
-	cache := NewNodeCache()
+	s := &loggedSnap{MemSnapshot: newMemSnapshot(nodes)}
+	cache := newNodeCache()
 	// As the actor's pipeline does: each plan is made while the one
 	// before is still pending, and committed after.
-	pending, prev := NewPending(), (*messages.ApplyPlan)(nil)
+	pending, prev := newPending(), (*messages.ApplyPlan)(nil)
 	for round := range 12 {
-		job := testJob(fmt.Sprint("job", round), JobTypeService, 15)
+		job := testJob(fmt.Sprint("job", round), jobTypeService, 15)
 		s.AddJob(job)
 		opts := prefixedOpts(uint64(round), fmt.Sprint("u", round))
 		opts.Pending = pending
@@ -159,7 +159,7 @@ func TestNodeCacheKeepsUsageOfUnchangedNodes(t *testing.T) {
 		got := processWith(t, s, testEval(job), opts)
 		require.True(t, proto.Equal(want, got), "round %d: the cache changed the plan", round)
 		_, gen := s.UsageVersion()
-		require.Equal(t, gen, cache.pools[NodePoolDefault].gen, "the cache is at the snapshot's version")
+		require.Equal(t, gen, cache.pools[nodePoolDefault].gen, "the cache is at the snapshot's version")
 		pending.Add(got)
 		if prev != nil {
 			s.apply(prev)
@@ -167,5 +167,5 @@ func TestNodeCacheKeepsUsageOfUnchangedNodes(t *testing.T) {
 		}
 		prev = got
 	}
-	require.NotNil(t, cache.pools[NodePoolDefault].posByID, "changes were applied node by node")
+	require.NotNil(t, cache.pools[nodePoolDefault].posByID, "changes were applied node by node")
 }

@@ -21,8 +21,8 @@ type Pending struct {
 	byNode map[string][]*messages.Allocation
 }
 
-// NewPending returns an empty Pending.
-func NewPending() *Pending {
+// newPending returns an empty Pending.
+func newPending() *Pending {
 	return &Pending{byNode: map[string][]*messages.Allocation{}}
 }
 

@@ -6,7 +6,7 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// DefaultPipelineDepth is how many plans the scheduler actor keeps on
+// defaultPipelineDepth is how many plans the scheduler actor keeps on
 // their way through raft at once by default.
 //
 // Planning an evaluation and committing its plan take about as long
@@ -18,7 +18,7 @@ import (
 // allocations), and an evaluation that failed to place something while
 // plans were in flight is planned again alone, so that a pending plan
 // counted twice, or refused, never makes an evaluation block.
-const DefaultPipelineDepth = 2
+const defaultPipelineDepth = 2
 
 // pickWindow bounds how far into the queue pick looks for an evaluation
 // of a job with no plan in flight.
@@ -40,7 +40,7 @@ func (f *inFlight) busy() bool { return len(f.jobs) > 0 }
 // room reports whether another plan may start.
 func (f *inFlight) room(depth int) bool {
 	if depth <= 0 {
-		depth = DefaultPipelineDepth
+		depth = defaultPipelineDepth
 	}
 	if f.alone {
 		return !f.busy()
@@ -50,7 +50,7 @@ func (f *inFlight) room(depth int) bool {
 
 func (f *inFlight) start(e *messages.Evaluation, plan *messages.ApplyPlan) {
 	if f.jobs == nil {
-		f.jobs, f.pending = map[string]bool{}, NewPending()
+		f.jobs, f.pending = map[string]bool{}, newPending()
 	}
 	f.jobs[evalJob(e)] = true
 	f.pending.Add(plan)

@@ -111,9 +111,9 @@ func startHeld(t *testing.T, st *heldState) *actors.System {
 // its way, the actor plans job b (not a's second evaluation), and b's
 // placement avoids the node a's pending placement fills.
 func TestPipelinePlansAnotherJobWhileAPlanIsInFlight(t *testing.T) {
-	a, b := testJob("a", JobTypeService, 1), testJob("b", JobTypeService, 1)
+	a, b := testJob("a", jobTypeService, 1), testJob("b", jobTypeService, 1)
 	nodes := []*messages.Node{testNode("n1", 500, 256), testNode("n2", 500, 256)} // room for one alloc each
-	st := newHeldState(NewMemSnapshot(nodes, a, b), evalOf("a1", a), evalOf("a2", a), evalOf("b1", b))
+	st := newHeldState(newMemSnapshot(nodes, a, b), evalOf("a1", a), evalOf("a2", a), evalOf("b1", b))
 	sys := startHeld(t, st)
 
 	// Each plan goes to raft from its own goroutine: the two may come in
@@ -130,7 +130,7 @@ func TestPipelinePlansAnotherJobWhileAPlanIsInFlight(t *testing.T) {
 	require.Len(t, second.Place, 1)
 	require.NotEqual(t, first.Place[0].NodeID, second.Place[0].NodeID, "b's placement counts a's pending one as used")
 
-	c := testJob("c", JobTypeService, 1)
+	c := testJob("c", jobTypeService, 1)
 	st.AddJob(c)
 	st.release("b1")
 	st.add(sys, evalOf("c1", c))
@@ -145,8 +145,8 @@ func TestPipelinePlansAnotherJobWhileAPlanIsInFlight(t *testing.T) {
 // placed while a's pending placement fills the only node; its evaluation
 // is not committed as failed but planned again once a's plan is done.
 func TestPipelineReplansAloneWhatFailedOverPendingPlacements(t *testing.T) {
-	a, b := testJob("a", JobTypeService, 1), testJob("b", JobTypeService, 1)
-	st := newHeldState(NewMemSnapshot([]*messages.Node{testNode("n1", 500, 256)}, a, b), evalOf("a1", a), evalOf("b1", b))
+	a, b := testJob("a", jobTypeService, 1), testJob("b", jobTypeService, 1)
+	st := newHeldState(newMemSnapshot([]*messages.Node{testNode("n1", 500, 256)}, a, b), evalOf("a1", a), evalOf("b1", b))
 	startHeld(t, st)
 
 	require.Equal(t, "a1", st.next(t).EvalID)

@@ -242,7 +242,7 @@ func (p *planner) runGeneric() {
 	for _, a := range p.jobAllocs {
 		byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], a)
 	}
-	batch := p.job.Type == JobTypeBatch
+	batch := p.job.Type == jobTypeBatch
 	plans := make([]groupPlan, len(p.job.TaskGroups))
 	need := false
 	for i, tg := range p.job.TaskGroups {
@@ -252,7 +252,7 @@ func (p *planner) runGeneric() {
 	}
 	for _, a := range p.jobAllocs {
 		if _, gone := byGroup[a.TaskGroup]; gone && !a.TerminalStatus() {
-			p.stop(a, DescNotNeeded, "")
+			p.stop(a, descNotNeeded, "")
 		}
 	}
 	if need {

@@ -47,7 +47,7 @@ type Options struct {
 	Rand  *rand.Rand // seeded by the caller
 	// MinDynamicPort and MaxDynamicPort bound the ports given to dynamic
 	// ports on nodes that do not set their own range; 0 means
-	// DefaultMinDynamicPort / DefaultMaxDynamicPort.
+	// defaultMinDynamicPort / defaultMaxDynamicPort.
 	MinDynamicPort, MaxDynamicPort int32
 	// Job, when set, is planned instead of the snapshot's version of the
 	// evaluation's job (a dry run of a job not registered yet).
@@ -60,8 +60,8 @@ type Options struct {
 	// as used on their nodes (nil: nothing).
 	Pending *Pending
 	// SchedulerAlgorithm is the scheduler configuration's algorithm for
-	// this evaluation: AlgorithmBinPack ("binpack") ranks the fullest node
-	// that fits first, AlgorithmSpread ("spread") the emptiest; "" reads
+	// this evaluation: algorithmBinPack ("binpack") ranks the fullest node
+	// that fits first, algorithmSpread ("spread") the emptiest; "" reads
 	// it from the snapshot (SchedulerConfigSource), else binpack.
 	SchedulerAlgorithm string
 	// ScoreMetaData keeps every placement's scores in its metrics, not only
@@ -74,43 +74,43 @@ type Options struct {
 
 // Job types.
 const (
-	JobTypeService  = "service"
-	JobTypeBatch    = "batch"
-	JobTypeSystem   = "system"
-	JobTypeSysBatch = "sysbatch"
+	jobTypeService  = "service"
+	jobTypeBatch    = "batch"
+	jobTypeSystem   = "system"
+	jobTypeSysBatch = "sysbatch"
 )
 
 // Triggers and descriptions the scheduler writes (the statuses are
 // messages').
 const (
-	TriggerQueued      = "queued-allocs"
-	TriggerAllocFail   = "alloc-failure"
+	triggerQueued      = "queued-allocs"
+	triggerAllocFail   = "alloc-failure"
 	blockedDescription = "created due to placement conflicts"
 	delayedDescription = "created for delayed rescheduling"
 )
 
 // Descriptions of stopped allocations, as Nomad words them.
 const (
-	DescNotNeeded   = "alloc not needed due to job update"
-	DescUpdating    = "alloc is being updated due to job update"
-	DescMigrating   = "alloc is being migrated"
-	DescLost        = "alloc is lost since its node is down"
-	DescRescheduled = "alloc was rescheduled because it failed"
-	DescNodeTainted = "alloc not needed as node is tainted"
+	descNotNeeded   = "alloc not needed due to job update"
+	descUpdating    = "alloc is being updated due to job update"
+	descMigrating   = "alloc is being migrated"
+	descLost        = "alloc is lost since its node is down"
+	descRescheduled = "alloc was rescheduled because it failed"
+	descNodeTainted = "alloc not needed as node is tainted"
 )
 
-// Process computes the plan for one evaluation. It reads snap, never
+// process computes the plan for one evaluation. It reads snap, never
 // writes it, and does no I/O: the caller proposes the returned plan.
-func Process(snap Snapshot, eval *messages.Evaluation, opts Options) (*messages.ApplyPlan, error) {
+func process(snap Snapshot, eval *messages.Evaluation, opts Options) (*messages.ApplyPlan, error) {
 	switch {
 	case snap == nil:
-		return nil, ErrNilSnapshot
+		return nil, errNilSnapshot
 	case eval == nil:
-		return nil, ErrNilEval
+		return nil, errNilEval
 	case opts.NewID == nil:
-		return nil, ErrMissingNewID
+		return nil, errMissingNewID
 	case opts.Rand == nil:
-		return nil, ErrMissingRand
+		return nil, errMissingRand
 	}
 	p := newPlanner(snap, eval, opts)
 	if err := p.run(); err != nil {
@@ -137,7 +137,7 @@ type planner struct {
 	deferred  []*messages.AllocStopUpdate // conditional stops that took effect
 	inPlaceOK map[versionGroup]bool       // inPlace's answers; nil until asked
 	capped    bool                        // MaxPlacements left placements for a follow-up
-	spreadFit bool                        // SchedulerAlgorithm is AlgorithmSpread
+	spreadFit bool                        // SchedulerAlgorithm is algorithmSpread
 	placedNew int                         // new allocations placed (not in-place updates)
 
 	pool      []*messages.Node // candidate nodes, shuffled for generic jobs
@@ -168,7 +168,7 @@ func newPlanner(snap Snapshot, eval *messages.Evaluation, opts Options) *planner
 		usageSrc:  src,
 		eval:      eval,
 		opts:      opts,
-		spreadFit: opts.SchedulerAlgorithm == AlgorithmSpread,
+		spreadFit: opts.SchedulerAlgorithm == algorithmSpread,
 		plan:      &messages.ApplyPlan{EvalID: eval.ID},
 		match:     newMatcher(),
 		nodes:     map[string]*messages.Node{},
@@ -196,12 +196,12 @@ func (p *planner) run() error {
 		return nil
 	}
 	switch p.job.Type {
-	case JobTypeService, JobTypeBatch, "":
+	case jobTypeService, jobTypeBatch, "":
 		p.runGeneric()
-	case JobTypeSystem, JobTypeSysBatch:
+	case jobTypeSystem, jobTypeSysBatch:
 		p.runSystem()
 	default:
-		return fmt.Errorf("%w: %q", ErrUnknownJobType, p.job.Type)
+		return fmt.Errorf("%w: %q", errUnknownJobType, p.job.Type)
 	}
 	return nil
 }
@@ -227,7 +227,7 @@ func (p *planner) stopAll() {
 		if p.nodeLost(a.NodeID, nil) {
 			cs = messages.AllocClientStatusLost
 		}
-		p.stop(a, DescNotNeeded, cs)
+		p.stop(a, descNotNeeded, cs)
 	}
 }
 
@@ -304,7 +304,7 @@ func (p *planner) finish() *messages.ApplyPlan {
 func (p *planner) continuationEval() *messages.Evaluation {
 	now := p.opts.Now.UnixNano()
 	return &messages.Evaluation{ID: p.opts.NewID(), Namespace: p.eval.Namespace, Priority: p.eval.Priority,
-		Type: p.eval.Type, TriggeredBy: TriggerQueued, JobID: p.eval.JobID, JobModifyIndex: p.eval.JobModifyIndex,
+		Type: p.eval.Type, TriggeredBy: triggerQueued, JobID: p.eval.JobID, JobModifyIndex: p.eval.JobModifyIndex,
 		Status: messages.EvalStatusPending, StatusDescription: continuationDescription, PreviousEval: p.eval.ID,
 		CreateTime: now, ModifyTime: now}
 }
@@ -322,7 +322,7 @@ func (p *planner) blockedEval() *messages.Evaluation {
 		Namespace:         p.eval.Namespace,
 		Priority:          p.eval.Priority,
 		Type:              p.eval.Type,
-		TriggeredBy:       TriggerQueued,
+		TriggeredBy:       triggerQueued,
 		JobID:             p.eval.JobID,
 		JobModifyIndex:    p.eval.JobModifyIndex,
 		Status:            messages.EvalStatusBlocked,

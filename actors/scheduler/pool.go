@@ -7,8 +7,8 @@ import "github.com/troupe-dev/troupe/messages"
 // pools never enter the candidates and are not counted anywhere in the
 // metrics (Nomad's NodesInPool counts the job's pool only).
 const (
-	NodePoolDefault = "default"
-	NodePoolAll     = "all"
+	nodePoolDefault = "default"
+	nodePoolAll     = "all"
 )
 
 // NodePoolSource may be implemented by a Snapshot that indexes nodes by
@@ -24,16 +24,16 @@ func jobPool(job *messages.Job) string {
 	if p := job.GetNodePool(); p != "" {
 		return p
 	}
-	return NodePoolDefault
+	return nodePoolDefault
 }
 
 // inPool reports whether node n is in pool: one string compare.
 func inPool(pool string, n *messages.Node) bool {
-	if pool == NodePoolAll {
+	if pool == nodePoolAll {
 		return true
 	}
 	if n.NodePool == "" {
-		return pool == NodePoolDefault
+		return pool == nodePoolDefault
 	}
 	return n.NodePool == pool
 }
@@ -42,7 +42,7 @@ func inPool(pool string, n *messages.Node) bool {
 // pool index when the snapshot has one (filtered again by admit, so a
 // snapshot without one gives the same plan).
 func (p *planner) poolNodes() []*messages.Node {
-	if src, ok := p.snap.(NodePoolSource); ok && p.pre.pool != NodePoolAll {
+	if src, ok := p.snap.(NodePoolSource); ok && p.pre.pool != nodePoolAll {
 		return src.NodesByPool(p.pre.pool)
 	}
 	return p.snap.Nodes()
@@ -50,7 +50,7 @@ func (p *planner) poolNodes() []*messages.Node {
 
 // countInPool is how many of nodes are in pool.
 func countInPool(pool string, nodes []*messages.Node) int32 {
-	if pool == NodePoolAll {
+	if pool == nodePoolAll {
 		return int32(len(nodes))
 	}
 	var n int32

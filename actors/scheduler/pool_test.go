@@ -69,9 +69,9 @@ func TestGenericJobsPlaceInTheirPool(t *testing.T) {
 	for _, tt := range tests {
 		for _, indexed := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/indexed=%v", tt.name, indexed), func(t *testing.T) {
-				job := testJob("web", JobTypeService, tt.count)
+				job := testJob("web", jobTypeService, tt.count)
 				job.NodePool = tt.pool
-				mem := NewMemSnapshot(pooledNodes(), job)
+				mem := newMemSnapshot(pooledNodes(), job)
 				var snap Snapshot = mem
 				if indexed {
 					snap = indexPools(mem)
@@ -102,7 +102,7 @@ func TestGenericJobsPlaceInTheirPool(t *testing.T) {
 }
 
 func TestPoolIndexGivesTheSamePlan(t *testing.T) {
-	job := testJob("web", JobTypeService, 5)
+	job := testJob("web", jobTypeService, 5)
 	job.NodePool = "gpu"
 	nodes := append(pooledNodes(), testNodes(20)...)
 	for i, n := range nodes[6:] {
@@ -110,7 +110,7 @@ func TestPoolIndexGivesTheSamePlan(t *testing.T) {
 			n.NodePool = "gpu"
 		}
 	}
-	mem := NewMemSnapshot(nodes, job)
+	mem := newMemSnapshot(nodes, job)
 	plain := processWith(t, mem, testEval(job), prefixedOpts(7, "same"))
 	indexed := processWith(t, indexPools(mem), testEval(job), prefixedOpts(7, "same"))
 	require.Equal(t, placedNames(plain), placedNames(indexed))
@@ -126,13 +126,13 @@ func TestFailedPlacementInPoolCountsOnlyItsNodes(t *testing.T) {
 	nodes[3].Attributes["kernel.name"] = "windows" // g0
 	nodes[4].Status = messages.NodeStatusDown      // g1
 	nodes[5].Attributes["kernel.name"] = "windows" // g2
-	plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 1)
+	plan := mustProcess(t, newMemSnapshot(nodes, job), testEval(job), 1)
 	m := plan.EvalUpdate.FailedTGAllocs["web"]
 	require.Equal(t, "gpu", m.NodePool)
 	require.Equal(t, int32(2), m.NodesInPool)
 	require.Equal(t, int32(2), m.NodesEvaluated)
 	require.Equal(t, int32(2), m.NodesFiltered)
-	require.Equal(t, map[string]int32{FilterNotReady: 1, "${attr.kernel.name} = linux": 2}, m.ConstraintFiltered)
+	require.Equal(t, map[string]int32{filterNotReady: 1, "${attr.kernel.name} = linux": 2}, m.ConstraintFiltered)
 }
 
 func TestSystemJobsRunInTheirPool(t *testing.T) {
@@ -152,9 +152,9 @@ func TestSystemJobsRunInTheirPool(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			job := testJob("sys", JobTypeSystem, 0)
+			job := testJob("sys", jobTypeSystem, 0)
 			job.NodePool = tt.pool
-			s := NewMemSnapshot(pooledNodes(), job)
+			s := newMemSnapshot(pooledNodes(), job)
 			for _, n := range tt.existing {
 				s.AddAlloc(testAlloc(job, n, 0))
 			}
@@ -162,7 +162,7 @@ func TestSystemJobsRunInTheirPool(t *testing.T) {
 			require.Equal(t, tt.wantPlace, placedNodes(plan))
 			var stopped []string
 			for _, st := range plan.Stop {
-				require.Equal(t, DescNotNeeded, st.DesiredDescription)
+				require.Equal(t, descNotNeeded, st.DesiredDescription)
 				require.Empty(t, st.ClientStatus, "not lost: the node is fine")
 				stopped = append(stopped, st.AllocID)
 			}
@@ -173,10 +173,10 @@ func TestSystemJobsRunInTheirPool(t *testing.T) {
 }
 
 func TestSystemJobFailureCountsItsPool(t *testing.T) {
-	job := testJob("sys", JobTypeSystem, 0)
+	job := testJob("sys", jobTypeSystem, 0)
 	job.NodePool = "gpu"
 	job.TaskGroups[0].Tasks[0].Resources.MemoryMB = 1 << 20 // fits nowhere
-	plan := mustProcess(t, NewMemSnapshot(pooledNodes(), job), testEval(job), 1)
+	plan := mustProcess(t, newMemSnapshot(pooledNodes(), job), testEval(job), 1)
 	m := plan.EvalUpdate.FailedTGAllocs["web"]
 	require.Equal(t, "gpu", m.NodePool)
 	require.Equal(t, int32(3), m.NodesInPool)
@@ -195,7 +195,7 @@ func BenchmarkProcess10kNodesPools(b *testing.B) {
 	for i, n := range nodes {
 		n.NodePool = "p" + strconv.Itoa(i%10)
 	}
-	mem := NewMemSnapshot(nodes, job)
+	mem := newMemSnapshot(nodes, job)
 	for _, bc := range []struct {
 		name string
 		snap Snapshot
@@ -206,7 +206,7 @@ func BenchmarkProcess10kNodesPools(b *testing.B) {
 				NewID: func() string { n++; return strconv.Itoa(n) }}
 			b.ReportAllocs()
 			for range b.N {
-				plan, err := Process(bc.snap, testEval(job), opts)
+				plan, err := process(bc.snap, testEval(job), opts)
 				if err != nil || len(plan.Place) != benchCount {
 					b.Fatalf("placed %d: %v", len(plan.GetPlace()), err)
 				}

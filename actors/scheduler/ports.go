@@ -13,25 +13,25 @@ import (
 // Nomad's default dynamic port range, used when neither the node
 // (NodeResources.MinDynamicPort/MaxDynamicPort) nor Options set one.
 const (
-	DefaultMinDynamicPort = 20000
-	DefaultMaxDynamicPort = 32000
+	defaultMinDynamicPort = 20000
+	defaultMaxDynamicPort = 32000
 	maxRandPortAttempts   = 20 // random picks before scanning the range
 )
 
 // Network exhaustion reasons, as Nomad words them. A node that cannot
 // take a group's ports is counted in NodesExhausted and in
-// DimensionExhausted under DimNetworkPrefix + reason, e.g.
+// DimensionExhausted under dimNetworkPrefix + reason, e.g.
 // "network: reserved port collision http=8080".
 const (
-	DimNetworkPrefix    = "network: "
-	ReasonPortCollision = "reserved port collision"
-	ReasonDynamicPorts  = "dynamic port selection failed"
+	dimNetworkPrefix    = "network: "
+	reasonPortCollision = "reserved port collision"
+	reasonDynamicPorts  = "dynamic port selection failed"
 )
 
-// NodeIPAttribute is the node attribute (Nomad's fingerprint name) whose
+// nodeIPAttribute is the node attribute (Nomad's fingerprint name) whose
 // value becomes the IP of an allocation's networks; without it the host of
 // the node's HTTPAddr is used.
-const NodeIPAttribute = "unique.network.ip-address"
+const nodeIPAttribute = "unique.network.ip-address"
 
 // portAsk is what a group's networks ask of a node's ports; nil for a
 // group that asks for none, so such groups pay nothing.
@@ -49,7 +49,7 @@ func newPortAsk(tg *messages.TaskGroup) *portAsk {
 	for _, n := range tg.Networks {
 		for _, p := range n.GetReservedPorts() {
 			ask.reserved = append(ask.reserved, p)
-			ask.keys = append(ask.keys, DimNetworkPrefix+ReasonPortCollision+" "+
+			ask.keys = append(ask.keys, dimNetworkPrefix+reasonPortCollision+" "+
 				p.Label+"="+strconv.Itoa(int(p.Value)))
 		}
 		ask.dynamic += int32(len(n.GetDynamicPorts()))
@@ -108,10 +108,10 @@ func (p *planner) dynamicRange(n *messages.Node) (int32, int32) {
 	}
 	lo, hi := p.opts.MinDynamicPort, p.opts.MaxDynamicPort
 	if lo <= 0 {
-		lo = DefaultMinDynamicPort
+		lo = defaultMinDynamicPort
 	}
 	if hi <= 0 {
-		hi = DefaultMaxDynamicPort
+		hi = defaultMaxDynamicPort
 	}
 	return lo, hi
 }
@@ -153,7 +153,7 @@ func (p *planner) portsReason(gs *groupState, idx int) string {
 		}
 	}
 	if ask.dynamic > 0 && np.max-np.min+1-np.inRange-own < ask.dynamic {
-		return DimNetworkPrefix + ReasonDynamicPorts
+		return dimNetworkPrefix + reasonDynamicPorts
 	}
 	return ""
 }
@@ -226,7 +226,7 @@ func (np *nodePorts) pick(r *rand.Rand, taken []int32) int32 {
 
 // nodeIP is the address of node n that allocations' ports are on, or "".
 func nodeIP(n *messages.Node) string {
-	if ip := n.Attributes[NodeIPAttribute]; ip != "" {
+	if ip := n.Attributes[nodeIPAttribute]; ip != "" {
 		return ip
 	}
 	host := n.HTTPAddr

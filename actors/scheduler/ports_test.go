@@ -11,7 +11,7 @@ import (
 // portJob is a service job whose group asks for the given static and
 // dynamic ports in one bridge network.
 func portJob(id string, count int32, reserved, dynamic []*messages.Port) *messages.Job {
-	job := testJob(id, JobTypeService, count)
+	job := testJob(id, jobTypeService, count)
 	job.TaskGroups[0].Networks = []*messages.NetworkResource{{Mode: "bridge",
 		ReservedPorts: reserved, DynamicPorts: dynamic}}
 	return job
@@ -32,7 +32,7 @@ func allocPorts(a *messages.Allocation) map[string]int32 {
 
 // holding is a running alloc of another job on node that holds ports.
 func holding(id, node string, ports ...int32) *messages.Allocation {
-	other := testJob("other-"+id, JobTypeService, 1)
+	other := testJob("other-"+id, jobTypeService, 1)
 	a := testAlloc(other, node, 0)
 	a.ID = id
 	var rp []*messages.Port
@@ -48,7 +48,7 @@ func TestDynamicPortsAreDistinctOnOneNode(t *testing.T) {
 	job := portJob("web", 2, nil, []*messages.Port{{Label: "a", To: 9000}, {Label: "b", To: -1}})
 	node := testNode("n00", 4000, 8192)
 	node.HTTPAddr = "10.1.2.3:4646"
-	snap := NewMemSnapshot([]*messages.Node{node}, job)
+	snap := newMemSnapshot([]*messages.Node{node}, job)
 	plan := mustProcess(t, snap, testEval(job), 1)
 	require.Len(t, plan.Place, 2)
 	seen := map[int32]bool{}
@@ -62,8 +62,8 @@ func TestDynamicPortsAreDistinctOnOneNode(t *testing.T) {
 		require.Equal(t, int32(9000), a.To, "a given To is kept")
 		require.Equal(t, b.Value, b.To, "To -1 maps to the host port")
 		for _, p := range []*messages.Port{a, b} {
-			require.GreaterOrEqual(t, p.Value, int32(DefaultMinDynamicPort))
-			require.LessOrEqual(t, p.Value, int32(DefaultMaxDynamicPort))
+			require.GreaterOrEqual(t, p.Value, int32(defaultMinDynamicPort))
+			require.LessOrEqual(t, p.Value, int32(defaultMaxDynamicPort))
 			require.False(t, seen[p.Value], "port %d given twice", p.Value)
 			seen[p.Value] = true
 		}
@@ -80,20 +80,20 @@ func TestDynamicPortsRunOut(t *testing.T) {
 	job := portJob("web", 3, nil, []*messages.Port{{Label: "a"}})
 	opts := testOpts(1)
 	opts.MinDynamicPort, opts.MaxDynamicPort = 30000, 30001
-	snap := NewMemSnapshot(testNodes(1), job)
+	snap := newMemSnapshot(testNodes(1), job)
 	plan := processWith(t, snap, testEval(job), opts)
 	require.Len(t, plan.Place, 2)
 	require.ElementsMatch(t, []int32{30000, 30001},
 		[]int32{allocPorts(plan.Place[0])["a"], allocPorts(plan.Place[1])["a"]})
 	m := plan.EvalUpdate.FailedTGAllocs["web"]
 	require.NotNil(t, m)
-	require.Equal(t, map[string]int32{DimNetworkPrefix + ReasonDynamicPorts: 1}, m.DimensionExhausted)
+	require.Equal(t, map[string]int32{dimNetworkPrefix + reasonDynamicPorts: 1}, m.DimensionExhausted)
 	require.Equal(t, int32(1), m.NodesExhausted)
 
 	// The node's own range wins over the options'.
 	node := testNode("n00", 4000, 8192)
 	node.NodeResources.MinDynamicPort, node.NodeResources.MaxDynamicPort = 40000, 40002
-	plan = processWith(t, NewMemSnapshot([]*messages.Node{node}, job), testEval(job), opts)
+	plan = processWith(t, newMemSnapshot([]*messages.Node{node}, job), testEval(job), opts)
 	require.Len(t, plan.Place, 3)
 	for _, a := range plan.Place {
 		require.GreaterOrEqual(t, allocPorts(a)["a"], int32(40000))
@@ -102,7 +102,7 @@ func TestDynamicPortsRunOut(t *testing.T) {
 
 func TestStaticPortCollision(t *testing.T) {
 	job := portJob("web", 2, httpStatic(), nil)
-	plan := mustProcess(t, NewMemSnapshot(testNodes(2), job), testEval(job), 1)
+	plan := mustProcess(t, newMemSnapshot(testNodes(2), job), testEval(job), 1)
 	require.Len(t, plan.Place, 2)
 	require.NotEqual(t, plan.Place[0].NodeID, plan.Place[1].NodeID)
 	for _, a := range plan.Place {
@@ -111,7 +111,7 @@ func TestStaticPortCollision(t *testing.T) {
 		require.Equal(t, int32(80), p.To)
 	}
 
-	plan = mustProcess(t, NewMemSnapshot(testNodes(1), job), testEval(job), 1)
+	plan = mustProcess(t, newMemSnapshot(testNodes(1), job), testEval(job), 1)
 	require.Len(t, plan.Place, 1)
 	m := plan.EvalUpdate.FailedTGAllocs["web"]
 	require.NotNil(t, m)
@@ -122,7 +122,7 @@ func TestStaticPortCollision(t *testing.T) {
 
 func TestPortsOfLiveAllocsCountAndTerminalOnesDoNot(t *testing.T) {
 	job := portJob("web", 1, httpStatic(), nil)
-	snap := NewMemSnapshot(testNodes(2), job)
+	snap := newMemSnapshot(testNodes(2), job)
 	snap.AddAlloc(holding("h0", "n00", 8080))
 	for seed := range uint64(8) {
 		plan := mustProcess(t, snap, testEval(job), seed)
@@ -130,7 +130,7 @@ func TestPortsOfLiveAllocsCountAndTerminalOnesDoNot(t *testing.T) {
 		require.Equal(t, "n01", plan.Place[0].NodeID, "seed %d", seed)
 	}
 
-	one := NewMemSnapshot(testNodes(1), job)
+	one := newMemSnapshot(testNodes(1), job)
 	h := holding("h0", "n00", 8080)
 	one.AddAlloc(h)
 	require.Empty(t, mustProcess(t, one, testEval(job), 1).Place)
@@ -149,7 +149,7 @@ func TestPortsPlacedEarlierInThePlanCount(t *testing.T) {
 	job.TaskGroups = append(job.TaskGroups, second)
 	opts := testOpts(1)
 	opts.MinDynamicPort, opts.MaxDynamicPort = 30000, 30002
-	plan := processWith(t, NewMemSnapshot(testNodes(1), job), testEval(job), opts)
+	plan := processWith(t, newMemSnapshot(testNodes(1), job), testEval(job), opts)
 	require.Len(t, plan.Place, 1, "the second group's 8080 collides with the first's")
 	require.Equal(t, map[string]int32{"network: reserved port collision http=8080": 1},
 		plan.EvalUpdate.FailedTGAllocs["api"].DimensionExhausted)
@@ -158,7 +158,7 @@ func TestPortsPlacedEarlierInThePlanCount(t *testing.T) {
 	for _, tg := range job.TaskGroups {
 		tg.Networks[0].ReservedPorts = nil
 	}
-	plan = processWith(t, NewMemSnapshot(testNodes(1), job), testEval(job), opts)
+	plan = processWith(t, newMemSnapshot(testNodes(1), job), testEval(job), opts)
 	require.Len(t, plan.Place, 2)
 	require.NotEqual(t, allocPorts(plan.Place[0])["d"], allocPorts(plan.Place[1])["d"])
 }
@@ -168,7 +168,7 @@ func TestPortsPlacedEarlierInThePlanCount(t *testing.T) {
 // ports were read.
 func TestPortsOfAllocsStoppedByThePlanAreFree(t *testing.T) {
 	job := portJob("web", 2, nil, []*messages.Port{{Label: "d"}})
-	snap := NewMemSnapshot(testNodes(1), job)
+	snap := newMemSnapshot(testNodes(1), job)
 	for i, port := range []int32{30000, 30001} {
 		a := testAlloc(job, "n00", uint32(i))
 		a.AllocatedResources.Shared = &messages.AllocatedSharedResources{
@@ -186,8 +186,8 @@ func TestPortsOfAllocsStoppedByThePlanAreFree(t *testing.T) {
 }
 
 func TestGroupWithoutNetworkPaysNothing(t *testing.T) {
-	job := testJob("web", JobTypeService, 2)
-	snap := NewMemSnapshot(testNodes(2), job)
+	job := testJob("web", jobTypeService, 2)
+	snap := newMemSnapshot(testNodes(2), job)
 	snap.AddAlloc(holding("h0", "n00", 8080))
 	p := newPlanner(snap, testEval(job), testOpts(1))
 	require.NoError(t, p.run())
@@ -207,8 +207,8 @@ func TestGroupWithoutNetworkPaysNothing(t *testing.T) {
 
 func TestSystemJobPortCollision(t *testing.T) {
 	job := portJob("sys", 1, httpStatic(), nil)
-	job.Type = JobTypeSystem
-	snap := NewMemSnapshot(testNodes(2), job)
+	job.Type = jobTypeSystem
+	snap := newMemSnapshot(testNodes(2), job)
 	snap.AddAlloc(holding("h0", "n01", 8080))
 	plan := mustProcess(t, snap, testEval(job), 1)
 	require.Len(t, plan.Place, 1)
@@ -223,7 +223,7 @@ func TestNodeIP(t *testing.T) {
 		"0.0.0.0:4646": "", "": "", "host.example:4646": ""} {
 		require.Equal(t, want, nodeIP(&messages.Node{HTTPAddr: addr}), addr)
 	}
-	n := &messages.Node{HTTPAddr: "10.0.0.7:4646", Attributes: map[string]string{NodeIPAttribute: "192.168.1.5"}}
+	n := &messages.Node{HTTPAddr: "10.0.0.7:4646", Attributes: map[string]string{nodeIPAttribute: "192.168.1.5"}}
 	require.Equal(t, "192.168.1.5", nodeIP(n))
 }
 

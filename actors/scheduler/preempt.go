@@ -7,9 +7,9 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// PreemptionPriorityGap is Nomad's rule: a placement may evict only the
+// preemptionPriorityGap is Nomad's rule: a placement may evict only the
 // allocations of jobs at least this many priority points below its own.
-const PreemptionPriorityGap = 10
+const preemptionPriorityGap = 10
 
 // victim is an allocation a placement may evict.
 type victim struct {

@@ -15,13 +15,13 @@ import (
 // costs nothing while plain placements succeed).
 func BenchmarkPreempt10kNodes(b *testing.B) {
 	const count = 100
-	job := testJob("high", JobTypeService, count)
+	job := testJob("high", jobTypeService, count)
 	job.Priority = 80
 	job.TaskGroups[0].Tasks[0].Resources.CPU = 4000
-	mem := NewMemSnapshot(SimulatedNodes(benchNodes, 1), job)
+	mem := newMemSnapshot(SimulatedNodes(benchNodes, 1), job)
 	for i, n := range mem.Nodes() {
 		n.NodeResources.Cpu.CpuShares = 4000 // each eviction makes room for one
-		low := testJob(fmt.Sprintf("low%d", i), JobTypeService, 1)
+		low := testJob(fmt.Sprintf("low%d", i), jobTypeService, 1)
 		low.Priority = int32(10 + i%30)
 		low.TaskGroups[0].Tasks[0].Resources.CPU = 4000
 		mem.AddJob(low)
@@ -32,7 +32,7 @@ func BenchmarkPreempt10kNodes(b *testing.B) {
 	opts := Options{Now: testNow, Rand: rand.New(rand.NewPCG(1, 2)), NewID: func() string { n++; return strconv.Itoa(n) }}
 	b.ReportAllocs()
 	for range b.N {
-		plan, err := Process(snap, testEval(job), opts)
+		plan, err := process(snap, testEval(job), opts)
 		if err != nil || len(plan.Place) != count || len(plan.Preemptions) != count {
 			b.Fatalf("placed %d, preempted %d: %v", len(plan.GetPlace()), len(plan.GetPreemptions()), err)
 		}

@@ -50,7 +50,7 @@ func (e *preemptor) takeExamined() int32 {
 
 // victims returns the allocations on pool node idx that the job may
 // evict, lowest priority first: live, of another job, whose priority is
-// at least PreemptionPriorityGap below the job's, and not preempted by
+// at least preemptionPriorityGap below the job's, and not preempted by
 // this plan already (evictAndPlace takes those out).
 func (p *planner) victims(idx int) []victim {
 	e := p.preemptor()
@@ -67,7 +67,7 @@ func (p *planner) victims(idx int) []victim {
 			continue
 		}
 		j := e.job(p.snap, a.Namespace, a.JobID)
-		if j == nil || p.job.Priority-j.Priority < PreemptionPriorityGap {
+		if j == nil || p.job.Priority-j.Priority < preemptionPriorityGap {
 			continue
 		}
 		vs = append(vs, victim{alloc: a, prio: j.Priority, res: allocResources(a)})

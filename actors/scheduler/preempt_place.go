@@ -6,12 +6,12 @@ import (
 
 // Preemption values the scheduler writes.
 const (
-	// TriggerPreemption is the trigger of the evaluation each preempted job
+	// triggerPreemption is the trigger of the evaluation each preempted job
 	// gets, so that its evicted allocations are replaced where room is.
-	TriggerPreemption = "preemption"
-	// DescPreemptedPrefix starts an evicted allocation's description, as
+	triggerPreemption = "preemption"
+	// descPreemptedPrefix starts an evicted allocation's description, as
 	// Nomad words it: "Preempted by alloc ID <id>".
-	DescPreemptedPrefix = "Preempted by alloc ID "
+	descPreemptedPrefix = "Preempted by alloc ID "
 )
 
 // placePreempting places req, which no node could take as it is, on the
@@ -75,7 +75,7 @@ func (p *planner) evictAndPlace(gs *groupState, req *placeReq, idx int, set []vi
 	for _, v := range set {
 		a.PreemptedAllocations = append(a.PreemptedAllocations, v.alloc.ID)
 		p.plan.Preemptions = append(p.plan.Preemptions, &messages.AllocStopUpdate{AllocID: v.alloc.ID,
-			DesiredStatus: messages.AllocDesiredStatusEvict, DesiredDescription: DescPreemptedPrefix + a.ID, PreemptedByAllocation: a.ID})
+			DesiredStatus: messages.AllocDesiredStatusEvict, DesiredDescription: descPreemptedPrefix + a.ID, PreemptedByAllocation: a.ID})
 		if k := jobKey(v.alloc.Namespace, v.alloc.JobID); !e.seen[k] {
 			e.seen[k] = true
 			e.evicted = append(e.evicted, e.jobs[k])
@@ -102,7 +102,7 @@ func (p *planner) preemptionEvals() []*messages.Evaluation {
 	out := make([]*messages.Evaluation, 0, len(p.evict.evicted))
 	for _, j := range p.evict.evicted {
 		out = append(out, &messages.Evaluation{ID: p.opts.NewID(), Namespace: j.Namespace, Priority: j.Priority,
-			Type: j.Type, TriggeredBy: TriggerPreemption, JobID: j.ID, JobModifyIndex: j.JobModifyIndex,
+			Type: j.Type, TriggeredBy: triggerPreemption, JobID: j.ID, JobModifyIndex: j.JobModifyIndex,
 			Status: messages.EvalStatusPending, PreviousEval: p.eval.ID, CreateTime: now, ModifyTime: now})
 	}
 	return out

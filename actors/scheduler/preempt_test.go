@@ -65,7 +65,7 @@ type lowAlloc struct {
 
 func addLowAllocs(s *MemSnapshot, low []lowAlloc) {
 	for i, l := range low {
-		j := testJob(fmt.Sprintf("low%d", i), JobTypeService, 1)
+		j := testJob(fmt.Sprintf("low%d", i), jobTypeService, 1)
 		j.Priority = l.prio
 		j.TaskGroups[0].Tasks[0].Resources.CPU = l.cpu
 		s.AddJob(j)
@@ -93,37 +93,37 @@ func TestPreemption(t *testing.T) {
 		evicted  []string // in the order they are preempted
 		examined int32    // NodesPreempted of a failure
 	}{
-		{name: "service does not preempt by default", typ: JobTypeService, prio: 50, nodes: 1,
+		{name: "service does not preempt by default", typ: jobTypeService, prio: 50, nodes: 1,
 			low: []lowAlloc{{"n00", 20, 800}}},
-		{name: "service preempts when enabled", typ: JobTypeService, prio: 50, config: service, nodes: 1,
+		{name: "service preempts when enabled", typ: jobTypeService, prio: 50, config: service, nodes: 1,
 			low: []lowAlloc{{"n00", 20, 800}}, wantNode: "n00", evicted: []string{"low-0"}},
-		{name: "a gap of 9 refuses", typ: JobTypeService, prio: 50, config: service, nodes: 1,
+		{name: "a gap of 9 refuses", typ: jobTypeService, prio: 50, config: service, nodes: 1,
 			low: []lowAlloc{{"n00", 41, 800}}},
-		{name: "a gap of 10 preempts", typ: JobTypeService, prio: 50, config: service, nodes: 1,
+		{name: "a gap of 10 preempts", typ: jobTypeService, prio: 50, config: service, nodes: 1,
 			low: []lowAlloc{{"n00", 40, 800}}, wantNode: "n00", evicted: []string{"low-0"}},
-		{name: "batch not with service only", typ: JobTypeBatch, prio: 50, config: service, nodes: 1,
+		{name: "batch not with service only", typ: jobTypeBatch, prio: 50, config: service, nodes: 1,
 			low: []lowAlloc{{"n00", 20, 800}}},
-		{name: "batch when enabled", typ: JobTypeBatch, prio: 50, config: &messages.PreemptionConfig{BatchSchedulerEnabled: true}, nodes: 1,
+		{name: "batch when enabled", typ: jobTypeBatch, prio: 50, config: &messages.PreemptionConfig{BatchSchedulerEnabled: true}, nodes: 1,
 			low: []lowAlloc{{"n00", 20, 800}}, wantNode: "n00", evicted: []string{"low-0"}},
-		{name: "system preempts by default", typ: JobTypeSystem, prio: 50, nodes: 1,
+		{name: "system preempts by default", typ: jobTypeSystem, prio: 50, nodes: 1,
 			low: []lowAlloc{{"n00", 20, 800}}, wantNode: "n00", evicted: []string{"low-0"}},
-		{name: "sysbatch does not preempt by default (Nomad's default)", typ: JobTypeSysBatch, prio: 50, nodes: 1,
+		{name: "sysbatch does not preempt by default (Nomad's default)", typ: jobTypeSysBatch, prio: 50, nodes: 1,
 			low: []lowAlloc{{"n00", 20, 800}}},
-		{name: "sysbatch when enabled", typ: JobTypeSysBatch, prio: 50, config: &messages.PreemptionConfig{SysBatchSchedulerEnabled: true}, nodes: 1,
+		{name: "sysbatch when enabled", typ: jobTypeSysBatch, prio: 50, config: &messages.PreemptionConfig{SysBatchSchedulerEnabled: true}, nodes: 1,
 			low: []lowAlloc{{"n00", 20, 800}}, wantNode: "n00", evicted: []string{"low-0"}},
-		{name: "system not when disabled", typ: JobTypeSystem, prio: 50, config: service, nodes: 1,
+		{name: "system not when disabled", typ: jobTypeSystem, prio: 50, config: service, nodes: 1,
 			low: []lowAlloc{{"n00", 20, 800}}},
-		{name: "nothing evicted when a plain placement fits", typ: JobTypeService, prio: 50, config: service, nodes: 2,
+		{name: "nothing evicted when a plain placement fits", typ: jobTypeService, prio: 50, config: service, nodes: 2,
 			low: []lowAlloc{{"n00", 20, 800}}, wantNode: "n01"},
-		{name: "the node with the least priority to evict", typ: JobTypeService, prio: 50, config: service, nodes: 2,
+		{name: "the node with the least priority to evict", typ: jobTypeService, prio: 50, config: service, nodes: 2,
 			low: []lowAlloc{{"n00", 30, 800}, {"n01", 20, 800}}, wantNode: "n01", evicted: []string{"low-1"}},
-		{name: "equal priority: the node with the fewest evictions", typ: JobTypeService, prio: 50, config: service, nodes: 2,
+		{name: "equal priority: the node with the fewest evictions", typ: jobTypeService, prio: 50, config: service, nodes: 2,
 			low: []lowAlloc{{"n00", 10, 450}, {"n00", 10, 450}, {"n01", 20, 900}}, wantNode: "n01", evicted: []string{"low-2"}},
-		{name: "priority before the number of evictions", typ: JobTypeService, prio: 50, config: service, nodes: 2,
+		{name: "priority before the number of evictions", typ: jobTypeService, prio: 50, config: service, nodes: 2,
 			low: []lowAlloc{{"n00", 10, 450}, {"n00", 10, 450}, {"n01", 25, 900}}, wantNode: "n00", evicted: []string{"low-0", "low-1"}},
-		{name: "on a node, the cheapest set", typ: JobTypeService, prio: 50, config: service, nodes: 1,
+		{name: "on a node, the cheapest set", typ: jobTypeService, prio: 50, config: service, nodes: 1,
 			low: []lowAlloc{{"n00", 10, 300}, {"n00", 20, 600}}, wantNode: "n00", evicted: []string{"low-1"}},
-		{name: "not enough of lower priority", typ: JobTypeService, prio: 50, config: service, nodes: 1,
+		{name: "not enough of lower priority", typ: jobTypeService, prio: 50, config: service, nodes: 1,
 			low: []lowAlloc{{"n00", 45, 500}, {"n00", 10, 400}}, examined: 1},
 	}
 	for _, tt := range tests {
@@ -131,7 +131,7 @@ func TestPreemption(t *testing.T) {
 			job := testJob("high", tt.typ, 1)
 			job.Priority = tt.prio
 			job.TaskGroups[0].Tasks[0].Resources.CPU = 600
-			mem := NewMemSnapshot(nil, job)
+			mem := newMemSnapshot(nil, job)
 			for i := range tt.nodes {
 				mem.AddNode(testNode(fmt.Sprintf("n%02d", i), 1000, 8192))
 			}
@@ -166,13 +166,13 @@ func requirePreempted(t *testing.T, plan *messages.ApplyPlan, placed *messages.A
 		got = append(got, p.AllocID)
 		require.Equal(t, messages.AllocDesiredStatusEvict, p.DesiredStatus)
 		require.Equal(t, placed.ID, p.PreemptedByAllocation)
-		require.Equal(t, DescPreemptedPrefix+placed.ID, p.DesiredDescription)
+		require.Equal(t, descPreemptedPrefix+placed.ID, p.DesiredDescription)
 	}
 	require.Equal(t, ids, got)
 	require.Equal(t, ids, placed.PreemptedAllocations)
 	var evals []string
 	for _, e := range plan.NewEvals {
-		if e.TriggeredBy == TriggerPreemption {
+		if e.TriggeredBy == triggerPreemption {
 			require.Equal(t, messages.EvalStatusPending, e.Status)
 			evals = append(evals, e.JobID)
 		}
@@ -183,9 +183,9 @@ func requirePreempted(t *testing.T, plan *messages.ApplyPlan, placed *messages.A
 // TestPreemptionCostsNothingWhenPlacementsFit: the preemption state is
 // never made while plain placements succeed.
 func TestPreemptionCostsNothingWhenPlacementsFit(t *testing.T) {
-	job := testJob("high", JobTypeService, 3)
+	job := testJob("high", jobTypeService, 3)
 	job.Priority = 90
-	mem := NewMemSnapshot(testNodes(3), job)
+	mem := newMemSnapshot(testNodes(3), job)
 	addLowAllocs(mem, []lowAlloc{{"n00", 10, 100}})
 	snap := configSnap{mem, &messages.SchedulerConfiguration{PreemptionConfig: &messages.PreemptionConfig{ServiceSchedulerEnabled: true}}}
 	p := newPlanner(snap, testEval(job), testOpts(1))
@@ -201,11 +201,11 @@ func TestPreemptionFreesAStaticPort(t *testing.T) {
 	port := func(j *messages.Job) {
 		j.TaskGroups[0].Networks = []*messages.NetworkResource{{ReservedPorts: []*messages.Port{{Label: "http", Value: 8080}}}}
 	}
-	job := testJob("high", JobTypeSystem, 0)
+	job := testJob("high", jobTypeSystem, 0)
 	job.Priority = 50
 	port(job)
-	mem := NewMemSnapshot(testNodes(1), job)
-	low := testJob("low", JobTypeService, 1)
+	mem := newMemSnapshot(testNodes(1), job)
+	low := testJob("low", jobTypeService, 1)
 	low.Priority = 20
 	port(low)
 	mem.AddJob(low)
@@ -219,10 +219,10 @@ func TestPreemptionFreesAStaticPort(t *testing.T) {
 
 // TestDryRunCountsPreemptions: a job plan counts each group's preemptions.
 func TestDryRunCountsPreemptions(t *testing.T) {
-	job := testJob("high", JobTypeSystem, 0)
+	job := testJob("high", jobTypeSystem, 0)
 	job.Priority = 50
 	job.TaskGroups[0].Tasks[0].Resources.CPU = 600
-	mem := NewMemSnapshot([]*messages.Node{testNode("n00", 1000, 8192)})
+	mem := newMemSnapshot([]*messages.Node{testNode("n00", 1000, 8192)})
 	addLowAllocs(mem, []lowAlloc{{"n00", 10, 450}, {"n00", 10, 450}})
 	res, err := DryRun(mem, job, testEval(job), testOpts(1))
 	require.NoError(t, err)
@@ -235,15 +235,15 @@ func TestDryRunCountsPreemptions(t *testing.T) {
 // CPU and memory fit.
 func TestPreemptionFreesDevices(t *testing.T) {
 	job := gpuJob("high", 1, gpuReq("nvidia/gpu", 2))
-	job.Type, job.Priority = JobTypeSystem, 50
-	mem := NewMemSnapshot([]*messages.Node{gpuNode("n00", gpus(modelH100, "81559", "g", 3))}, job)
+	job.Type, job.Priority = jobTypeSystem, 50
+	mem := newMemSnapshot([]*messages.Node{gpuNode("n00", gpus(modelH100, "81559", "g", 3))}, job)
 	for _, h := range []struct {
 		id   string
 		prio int32
 		ids  []string
 	}{{"low-a", 30, []string{"g0"}}, {"low-b", 10, []string{"g1"}}, {"low-c", 45, []string{"g2"}}} {
 		a := gpuHolder(h.id, "n00", modelH100, h.ids...)
-		j := testJob(a.JobID, JobTypeService, 1)
+		j := testJob(a.JobID, jobTypeService, 1)
 		j.Priority = h.prio
 		mem.AddJob(j)
 		mem.AddAlloc(a)

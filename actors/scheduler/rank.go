@@ -15,12 +15,12 @@ const (
 
 // Resource dimensions, as Nomad names them in DimensionExhausted.
 const (
-	DimCPU    = "cpu"
-	DimMemory = "memory"
-	DimDisk   = "disk"
+	dimCPU    = "cpu"
+	dimMemory = "memory"
+	dimDisk   = "disk"
 )
 
-var dimNames = [3]string{DimCPU, DimMemory, DimDisk}
+var dimNames = [3]string{dimCPU, dimMemory, dimDisk}
 
 // resources is an amount of cpu (MHz), memory and disk (MB).
 type resources struct{ cpu, mem, disk int64 }

@@ -11,7 +11,7 @@ import (
 
 // otherJobAlloc uses cpu/mem on node for a different job.
 func otherJobAlloc(node string, cpu, mem int64) *messages.Allocation {
-	other := testJob("other", JobTypeService, 1)
+	other := testJob("other", jobTypeService, 1)
 	other.TaskGroups[0].Tasks[0].Resources = &messages.Resources{CPU: int32(cpu), MemoryMB: int32(mem)}
 	a := testAlloc(other, node, 0)
 	a.ID = "other-" + node
@@ -27,8 +27,8 @@ func TestBinPackPrefersTheFullerNodeThatFits(t *testing.T) {
 		{"summed allocs", func(s *MemSnapshot) Snapshot { return hideUsage{s} }},
 	} {
 		t.Run(snap.name, func(t *testing.T) {
-			job := testJob("web", JobTypeService, 1)
-			s := NewMemSnapshot([]*messages.Node{testNode("empty", 4000, 8192), testNode("busy", 4000, 8192)}, job)
+			job := testJob("web", jobTypeService, 1)
+			s := newMemSnapshot([]*messages.Node{testNode("empty", 4000, 8192), testNode("busy", 4000, 8192)}, job)
 			s.AddAlloc(otherJobAlloc("busy", 3000, 6000))
 			plan := mustProcess(t, snap.wrap(s), testEval(job), 1)
 			require.Equal(t, "busy", plan.Place[0].NodeID)
@@ -49,49 +49,49 @@ func TestBinPackScore(t *testing.T) {
 }
 
 func TestAntiAffinitySpreadsEqualNodes(t *testing.T) {
-	job := testJob("web", JobTypeService, 2)
-	plan := mustProcess(t, NewMemSnapshot(testNodes(2), job), testEval(job), 1)
+	job := testJob("web", jobTypeService, 2)
+	plan := mustProcess(t, newMemSnapshot(testNodes(2), job), testEval(job), 1)
 	require.Len(t, plan.Place, 2)
 	require.NotEqual(t, plan.Place[0].NodeID, plan.Place[1].NodeID)
 }
 
 func TestPlacementFailureBlocksOnMemory(t *testing.T) {
-	job := testJob("web", JobTypeService, 3)
+	job := testJob("web", jobTypeService, 3)
 	job.TaskGroups[0].Tasks[0].Resources.MemoryMB = 16000
-	plan := mustProcess(t, NewMemSnapshot(testNodes(4), job), testEval(job), 1)
+	plan := mustProcess(t, newMemSnapshot(testNodes(4), job), testEval(job), 1)
 	require.Empty(t, plan.Place)
 	upd := plan.EvalUpdate
 	require.Equal(t, messages.EvalStatusComplete, upd.Status)
 	require.Equal(t, int32(3), upd.QueuedAllocations["web"])
 	m := upd.FailedTGAllocs["web"]
-	require.Equal(t, map[string]int32{DimMemory: 4}, m.DimensionExhausted)
+	require.Equal(t, map[string]int32{dimMemory: 4}, m.DimensionExhausted)
 	require.Equal(t, int32(4), m.NodesExhausted)
 	require.Equal(t, int32(4), m.NodesEvaluated)
 	require.Equal(t, int32(2), m.CoalescedFailures)
 	require.Len(t, plan.NewEvals, 1)
 	b := plan.NewEvals[0]
 	require.Equal(t, messages.EvalStatusBlocked, b.Status)
-	require.Equal(t, TriggerQueued, b.TriggeredBy)
+	require.Equal(t, triggerQueued, b.TriggeredBy)
 	require.Equal(t, "eval-1", b.PreviousEval)
 	require.Equal(t, b.ID, upd.BlockedEval)
 	require.True(t, proto.Equal(m, b.FailedTGAllocs["web"]))
 }
 
 func TestPartialPlacementQueuesTheRest(t *testing.T) {
-	job := testJob("web", JobTypeService, 3)
+	job := testJob("web", jobTypeService, 3)
 	job.TaskGroups[0].Tasks[0].Resources = &messages.Resources{CPU: 3000, MemoryMB: 1000}
-	plan := mustProcess(t, NewMemSnapshot(testNodes(2), job), testEval(job), 1)
+	plan := mustProcess(t, newMemSnapshot(testNodes(2), job), testEval(job), 1)
 	require.Len(t, plan.Place, 2)
 	require.Equal(t, int32(1), plan.EvalUpdate.QueuedAllocations["web"])
-	require.Equal(t, map[string]int32{DimCPU: 2}, plan.EvalUpdate.FailedTGAllocs["web"].DimensionExhausted)
+	require.Equal(t, map[string]int32{dimCPU: 2}, plan.EvalUpdate.FailedTGAllocs["web"].DimensionExhausted)
 }
 
 func TestBlockedEvalIsReblocked(t *testing.T) {
-	job := testJob("web", JobTypeService, 1)
+	job := testJob("web", jobTypeService, 1)
 	job.TaskGroups[0].Tasks[0].Resources.MemoryMB = 16000
 	eval := testEval(job)
 	eval.Status = messages.EvalStatusBlocked
-	plan := mustProcess(t, NewMemSnapshot(testNodes(2), job), eval, 1)
+	plan := mustProcess(t, newMemSnapshot(testNodes(2), job), eval, 1)
 	require.Equal(t, messages.EvalStatusBlocked, plan.EvalUpdate.Status)
 	require.Empty(t, plan.NewEvals)
 }
@@ -110,14 +110,14 @@ func TestDistinctHosts(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			job := testJob("web", JobTypeService, tc.count)
-			c := []*messages.Constraint{{Operand: OpDistinctHosts, RTarget: "true"}}
+			job := testJob("web", jobTypeService, tc.count)
+			c := []*messages.Constraint{{Operand: opDistinctHosts, RTarget: "true"}}
 			if tc.onJob {
 				job.Constraints = c
 			} else {
 				job.TaskGroups[0].Constraints = c
 			}
-			plan := mustProcess(t, NewMemSnapshot(testNodes(3), job), testEval(job), 1)
+			plan := mustProcess(t, newMemSnapshot(testNodes(3), job), testEval(job), 1)
 			require.Len(t, plan.Place, tc.placed)
 			seen := map[string]bool{}
 			for _, a := range plan.Place {
@@ -126,16 +126,16 @@ func TestDistinctHosts(t *testing.T) {
 			}
 			if tc.filtered > 0 {
 				require.Equal(t, tc.filtered,
-					plan.EvalUpdate.FailedTGAllocs["web"].ConstraintFiltered[FilterDistinctHosts])
+					plan.EvalUpdate.FailedTGAllocs["web"].ConstraintFiltered[filterDistinctHosts])
 			}
 		})
 	}
 }
 
 func TestDistinctHostsCountsExistingAllocs(t *testing.T) {
-	job := testJob("web", JobTypeService, 2)
-	job.TaskGroups[0].Constraints = []*messages.Constraint{{Operand: OpDistinctHosts}}
-	s := NewMemSnapshot(testNodes(2), job)
+	job := testJob("web", jobTypeService, 2)
+	job.TaskGroups[0].Constraints = []*messages.Constraint{{Operand: opDistinctHosts}}
+	s := newMemSnapshot(testNodes(2), job)
 	s.AddAlloc(testAlloc(job, "n00", 0))
 	plan := mustProcess(t, s, testEval(job), 1)
 	require.Equal(t, []string{"web.web[1]"}, placedNames(plan))
@@ -143,13 +143,13 @@ func TestDistinctHostsCountsExistingAllocs(t *testing.T) {
 }
 
 func TestDistinctProperty(t *testing.T) {
-	job := testJob("web", JobTypeService, 3)
-	job.TaskGroups[0].Constraints = []*messages.Constraint{{LTarget: "${meta.rack}", Operand: OpDistinctProperty}}
+	job := testJob("web", jobTypeService, 3)
+	job.TaskGroups[0].Constraints = []*messages.Constraint{{LTarget: "${meta.rack}", Operand: opDistinctProperty}}
 	nodes := testNodes(4)
 	for i, n := range nodes {
 		n.Meta["rack"] = fmt.Sprintf("r%d", i/2)
 	}
-	plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 1)
+	plan := mustProcess(t, newMemSnapshot(nodes, job), testEval(job), 1)
 	require.Len(t, plan.Place, 2)
 	rackOf := map[string]string{}
 	for _, n := range nodes {
@@ -159,13 +159,13 @@ func TestDistinctProperty(t *testing.T) {
 	require.Contains(t, plan.EvalUpdate.FailedTGAllocs["web"].ConstraintFiltered, "distinct_property: ${meta.rack}")
 
 	job.TaskGroups[0].Constraints[0].RTarget = "2"
-	plan = mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 1)
+	plan = mustProcess(t, newMemSnapshot(nodes, job), testEval(job), 1)
 	require.Len(t, plan.Place, 3)
 }
 
 func TestLimitEvaluatesLogNNodes(t *testing.T) {
-	job := testJob("web", JobTypeService, 100)
-	plan := mustProcess(t, NewMemSnapshot(SimulatedNodes(10000, 1), job), testEval(job), 1)
+	job := testJob("web", jobTypeService, 100)
+	plan := mustProcess(t, newMemSnapshot(SimulatedNodes(10000, 1), job), testEval(job), 1)
 	require.Len(t, plan.Place, 100)
 	require.Equal(t, 14, logLimit(10000))
 	for _, a := range plan.Place {
@@ -178,8 +178,8 @@ func TestLimitEvaluatesLogNNodes(t *testing.T) {
 }
 
 func TestProcessIsDeterministic(t *testing.T) {
-	job := testJob("web", JobTypeService, 50)
-	s := NewMemSnapshot(SimulatedNodes(1000, 3), job)
+	job := testJob("web", jobTypeService, 50)
+	s := newMemSnapshot(SimulatedNodes(1000, 3), job)
 	a := processWith(t, s, testEval(job), prefixedOpts(42, "x"))
 	b := processWith(t, s, testEval(job), prefixedOpts(42, "x"))
 	require.True(t, proto.Equal(a, b))
@@ -188,8 +188,8 @@ func TestProcessIsDeterministic(t *testing.T) {
 }
 
 func TestProcessValidatesInput(t *testing.T) {
-	job := testJob("web", JobTypeService, 1)
-	s := NewMemSnapshot(testNodes(1), job)
+	job := testJob("web", jobTypeService, 1)
+	s := newMemSnapshot(testNodes(1), job)
 	cases := []struct {
 		name string
 		snap Snapshot
@@ -197,20 +197,20 @@ func TestProcessValidatesInput(t *testing.T) {
 		opts func(*Options)
 		want error
 	}{
-		{"nil snapshot", nil, testEval(job), func(*Options) {}, ErrNilSnapshot},
-		{"nil eval", s, nil, func(*Options) {}, ErrNilEval},
-		{"no ids", s, testEval(job), func(o *Options) { o.NewID = nil }, ErrMissingNewID},
-		{"no rand", s, testEval(job), func(o *Options) { o.Rand = nil }, ErrMissingRand},
+		{"nil snapshot", nil, testEval(job), func(*Options) {}, errNilSnapshot},
+		{"nil eval", s, nil, func(*Options) {}, errNilEval},
+		{"no ids", s, testEval(job), func(o *Options) { o.NewID = nil }, errMissingNewID},
+		{"no rand", s, testEval(job), func(o *Options) { o.Rand = nil }, errMissingRand},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			o := testOpts(1)
 			tc.opts(&o)
-			_, err := Process(tc.snap, tc.eval, o)
+			_, err := process(tc.snap, tc.eval, o)
 			require.ErrorIs(t, err, tc.want)
 		})
 	}
 	job.Type = "cron"
-	_, err := Process(s, testEval(job), testOpts(1))
-	require.ErrorIs(t, err, ErrUnknownJobType)
+	_, err := process(s, testEval(job), testOpts(1))
+	require.ErrorIs(t, err, errUnknownJobType)
 }

@@ -72,10 +72,10 @@ func (p *planner) reconcile(tg *messages.TaskGroup, allocs []*messages.Allocatio
 		used[s.a.Index] = true
 		switch s.class {
 		case slotLost:
-			p.stop(s.a, DescLost, messages.AllocClientStatusLost)
+			p.stop(s.a, descLost, messages.AllocClientStatusLost)
 			gp.replace(s.a, nil, false)
 		case slotReschedule:
-			gp.replace(s.a, stopUpdate(s.a, DescRescheduled, ""), true)
+			gp.replace(s.a, stopUpdate(s.a, descRescheduled, ""), true)
 		case slotDisconnected:
 			// It may still run on the cut-off node: never stopped for this.
 			gp.replace(s.a, nil, false)
@@ -84,7 +84,7 @@ func (p *planner) reconcile(tg *messages.TaskGroup, allocs []*messages.Allocatio
 				budget--
 				// Stopped only once its replacement is placed: a drain
 				// never takes down an allocation that has nowhere to go.
-				gp.replace(s.a, stopUpdate(s.a, DescMigrating, ""), false)
+				gp.replace(s.a, stopUpdate(s.a, descMigrating, ""), false)
 			}
 		case slotFailed:
 			if s.later {
@@ -96,7 +96,7 @@ func (p *planner) reconcile(tg *messages.TaskGroup, allocs []*messages.Allocatio
 			case p.inPlace(tg, s.a):
 				p.updateInPlace(s.a)
 			default:
-				gp.replace(s.a, stopUpdate(s.a, DescUpdating, ""), false)
+				gp.replace(s.a, stopUpdate(s.a, descUpdating, ""), false)
 			}
 		}
 	}
@@ -191,12 +191,12 @@ func (p *planner) scaleDown(slots []slot, count int, covers map[string][]*messag
 		drop[c.pos] = true
 		s := slots[c.pos]
 		if s.class == slotLost {
-			p.stop(s.a, DescLost, messages.AllocClientStatusLost)
+			p.stop(s.a, descLost, messages.AllocClientStatusLost)
 		} else {
-			p.stop(s.a, DescNotNeeded, "")
+			p.stop(s.a, descNotNeeded, "")
 		}
 		for _, c := range covers[s.a.ID] {
-			p.stop(c, DescNotNeeded, "")
+			p.stop(c, descNotNeeded, "")
 		}
 	}
 	kept := slots[:0:0]
@@ -235,7 +235,7 @@ func migrateBudget(tg *messages.TaskGroup, allocs []*messages.Allocation) int {
 				byID[b.ID] = b
 			}
 		}
-		if prev := byID[a.PreviousAllocation]; prev != nil && prev.DesiredDescription == DescMigrating {
+		if prev := byID[a.PreviousAllocation]; prev != nil && prev.DesiredDescription == descMigrating {
 			inflight++
 		}
 	}

@@ -74,7 +74,7 @@ var reconcileCases = []reconcileCase{
 			stops := stopsByID(plan)
 			require.Len(t, stops, 3)
 			for _, id := range []string{"a-n02-2", "a-n03-3", "a-n04-4"} {
-				require.Equal(t, DescNotNeeded, stops[id].DesiredDescription)
+				require.Equal(t, descNotNeeded, stops[id].DesiredDescription)
 				require.Equal(t, messages.AllocDesiredStatusStop, stops[id].DesiredStatus)
 			}
 		}},
@@ -107,12 +107,12 @@ var reconcileCases = []reconcileCase{
 			for _, a := range plan.Place {
 				require.Equal(t, uint64(1), a.JobVersion)
 				require.Contains(t, stops, a.PreviousAllocation)
-				require.Equal(t, DescUpdating, stops[a.PreviousAllocation].DesiredDescription)
+				require.Equal(t, descUpdating, stops[a.PreviousAllocation].DesiredDescription)
 			}
 		}},
 	{name: "batch alloc that completed is not replaced",
 		setup: func(job *messages.Job, s *MemSnapshot) {
-			job.Type = JobTypeBatch
+			job.Type = jobTypeBatch
 			job.TaskGroups[0].Count = 2
 			done := testAlloc(job, "n00", 0)
 			done.ClientStatus = messages.AllocClientStatusComplete
@@ -151,7 +151,7 @@ var reconcileCases = []reconcileCase{
 			require.Equal(t, "n00", ev.PrevNodeID)
 			require.Equal(t, testNow.UnixNano(), ev.RescheduleTime)
 			require.Equal(t, int64(5*time.Second), ev.Delay)
-			require.Equal(t, DescRescheduled, stopsByID(plan)["a-n00-0"].DesiredDescription)
+			require.Equal(t, descRescheduled, stopsByID(plan)["a-n00-0"].DesiredDescription)
 		}},
 	{name: "failed alloc due later gets a follow-up eval",
 		setup: func(job *messages.Job, s *MemSnapshot) {
@@ -165,7 +165,7 @@ var reconcileCases = []reconcileCase{
 			require.Len(t, plan.NewEvals, 1)
 			ev := plan.NewEvals[0]
 			require.Equal(t, messages.EvalStatusPending, ev.Status)
-			require.Equal(t, TriggerAllocFail, ev.TriggeredBy)
+			require.Equal(t, triggerAllocFail, ev.TriggeredBy)
 			require.Equal(t, testNow.Add(50*time.Second).UnixNano(), ev.WaitUntil)
 			require.Equal(t, "web", ev.JobID)
 			require.Empty(t, plan.EvalUpdate.BlockedEval)
@@ -206,7 +206,7 @@ var reconcileCases = []reconcileCase{
 			require.Equal(t, "a-n01-1", plan.Place[0].PreviousAllocation)
 			st := stopsByID(plan)["a-n01-1"]
 			require.Equal(t, messages.AllocClientStatusLost, st.ClientStatus)
-			require.Equal(t, DescLost, st.DesiredDescription)
+			require.Equal(t, descLost, st.DesiredDescription)
 		}},
 	{name: "drain migrates at most max_parallel",
 		setup: func(job *messages.Job, s *MemSnapshot) {
@@ -223,7 +223,7 @@ var reconcileCases = []reconcileCase{
 			require.Equal(t, []string{"web.web[0]", "web.web[1]"}, placedNames(plan))
 			require.Len(t, plan.Stop, 2)
 			for _, st := range plan.Stop {
-				require.Equal(t, DescMigrating, st.DesiredDescription)
+				require.Equal(t, descMigrating, st.DesiredDescription)
 			}
 			for _, a := range plan.Place {
 				require.NotEqual(t, "n00", a.NodeID)
@@ -234,7 +234,7 @@ var reconcileCases = []reconcileCase{
 			job.TaskGroups[0].Count = 3
 			job.TaskGroups[0].Migrate = &messages.MigrateStrategy{MaxParallel: 2}
 			old := testAlloc(job, "n00", 0)
-			old.DesiredStatus, old.DesiredDescription = messages.AllocDesiredStatusStop, DescMigrating
+			old.DesiredStatus, old.DesiredDescription = messages.AllocDesiredStatusStop, descMigrating
 			s.AddAlloc(old)
 			repl := testAlloc(job, "n01", 0)
 			repl.ID, repl.PreviousAllocation, repl.ClientStatus = "repl", old.ID, messages.AllocClientStatusPending
@@ -258,15 +258,15 @@ var reconcileCases = []reconcileCase{
 		},
 		check: func(t *testing.T, _ *MemSnapshot, plan *messages.ApplyPlan) {
 			require.Empty(t, plan.Place)
-			require.Equal(t, DescNotNeeded, stopsByID(plan)["old-group"].DesiredDescription)
+			require.Equal(t, descNotNeeded, stopsByID(plan)["old-group"].DesiredDescription)
 		}},
 }
 
 func TestReconcile(t *testing.T) {
 	for _, tc := range reconcileCases {
 		t.Run(tc.name, func(t *testing.T) {
-			job := testJob("web", JobTypeService, 3)
-			s := NewMemSnapshot(testNodes(5), job)
+			job := testJob("web", jobTypeService, 3)
+			s := newMemSnapshot(testNodes(5), job)
 			if tc.setup != nil {
 				tc.setup(job, s)
 			}
@@ -278,8 +278,8 @@ func TestReconcile(t *testing.T) {
 }
 
 func TestReconcileAppliedPlanIsStable(t *testing.T) {
-	job := testJob("web", JobTypeService, 5)
-	s := NewMemSnapshot(testNodes(5), job)
+	job := testJob("web", jobTypeService, 5)
+	s := newMemSnapshot(testNodes(5), job)
 	first := mustProcess(t, s, testEval(job), 1)
 	require.Len(t, first.Place, 5)
 	s.ApplyPlan(first)

@@ -178,7 +178,7 @@ func (p *planner) followupEval(batch []delayed) *messages.Evaluation {
 		Namespace:         p.eval.Namespace,
 		Priority:          p.eval.Priority,
 		Type:              p.eval.Type,
-		TriggeredBy:       TriggerAllocFail,
+		TriggeredBy:       triggerAllocFail,
 		JobID:             p.eval.JobID,
 		JobModifyIndex:    p.eval.JobModifyIndex,
 		Status:            messages.EvalStatusPending,

@@ -96,9 +96,9 @@ func TestNextTrackerKeepsRecentEvents(t *testing.T) {
 }
 
 func TestFollowupEvalsAreBatched(t *testing.T) {
-	job := testJob("web", JobTypeService, 3)
+	job := testJob("web", jobTypeService, 3)
 	job.TaskGroups[0].ReschedulePolicy = policy(3, time.Minute)
-	s := NewMemSnapshot(testNodes(3), job)
+	s := newMemSnapshot(testNodes(3), job)
 	for i, ago := range []time.Duration{10 * time.Second, 8 * time.Second, 0} {
 		a := testAlloc(job, "n00", uint32(i))
 		a.ClientStatus, a.ModifyTime = messages.AllocClientStatusFailed, testNow.Add(-ago).UnixNano()
@@ -116,9 +116,9 @@ func TestFollowupEvalsAreBatched(t *testing.T) {
 // allocation it replaces and why it failed (a csi volume's setup error
 // names the volume and the plugin's answer).
 func TestFollowupEvalNamesTheFailure(t *testing.T) {
-	job := testJob("web", JobTypeService, 2)
+	job := testJob("web", jobTypeService, 2)
 	job.TaskGroups[0].ReschedulePolicy = policy(3, time.Minute)
-	s := NewMemSnapshot(testNodes(3), job)
+	s := newMemSnapshot(testNodes(3), job)
 	var ids []string
 	for i := range 2 {
 		a := testAlloc(job, "n00", uint32(i))

@@ -7,17 +7,17 @@ import (
 // Scorer names, as Nomad's ScoreMetaData names them.
 const (
 	ScoreBinPack           = "binpack"
-	ScoreJobAntiAffinity   = "job-anti-affinity"
-	ScoreReschedulePenalty = "node-reschedule-penalty"
+	scoreJobAntiAffinity   = "job-anti-affinity"
+	scoreReschedulePenalty = "node-reschedule-penalty"
 	ScoreNodeAffinity      = "node-affinity"
 	ScoreSpread            = "allocation-spread"
-	ScoreDevices           = "devices"
+	scoreDevices           = "devices"
 )
 
 // Scheduler algorithms (the scheduler configuration's SchedulerAlgorithm).
 const (
-	AlgorithmBinPack = messages.SchedulerAlgorithmBinPack
-	AlgorithmSpread  = messages.SchedulerAlgorithmSpread
+	algorithmBinPack = messages.SchedulerAlgorithmBinPack
+	algorithmSpread  = messages.SchedulerAlgorithmSpread
 )
 
 // scorer indexes nodeScores.
@@ -33,8 +33,8 @@ const (
 	numScorers
 )
 
-var scorerNames = [numScorers]string{ScoreBinPack, ScoreJobAntiAffinity, ScoreReschedulePenalty,
-	ScoreNodeAffinity, ScoreSpread, ScoreDevices}
+var scorerNames = [numScorers]string{ScoreBinPack, scoreJobAntiAffinity, scoreReschedulePenalty,
+	ScoreNodeAffinity, ScoreSpread, scoreDevices}
 
 // nodeScores is one node's score by scorer. Each is in [-1, 1]; the node's
 // normalised score is the mean of those that apply (Nomad's score
@@ -129,7 +129,7 @@ func (t *topScores) meta(pool []*messages.Node) []*messages.NodeScoreMeta {
 	return out
 }
 
-// fitScore is the bin-packing scorer: with AlgorithmSpread the emptier
+// fitScore is the bin-packing scorer: with algorithmSpread the emptier
 // node scores higher, otherwise the fuller.
 func (p *planner) fitScore(u *nodeUsage, ask resources) float64 {
 	if p.spreadFit {

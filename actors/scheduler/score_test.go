@@ -22,8 +22,8 @@ func TestNodeScoresNormalise(t *testing.T) {
 		{"a scorer that does not apply is not a 0 in the mean", []part{{scBinPack, 0.6}, {scAffinity, 1}},
 			0.8, map[string]float64{ScoreBinPack: 0.6, ScoreNodeAffinity: 1}},
 		{"every scorer", []part{{scBinPack, 0.4}, {scAntiAffinity, -0.5}, {scPenalty, -1}, {scAffinity, 0.5},
-			{scSpread, 0.6}, {scDevices, 1}}, 1.0 / 6, map[string]float64{ScoreBinPack: 0.4, ScoreJobAntiAffinity: -0.5,
-			ScoreReschedulePenalty: -1, ScoreNodeAffinity: 0.5, ScoreSpread: 0.6, ScoreDevices: 1}},
+			{scSpread, 0.6}, {scDevices, 1}}, 1.0 / 6, map[string]float64{ScoreBinPack: 0.4, scoreJobAntiAffinity: -0.5,
+			scoreReschedulePenalty: -1, ScoreNodeAffinity: 0.5, ScoreSpread: 0.6, scoreDevices: 1}},
 		{"nothing", nil, 0, nil},
 	}
 	for _, tc := range cases {
@@ -67,14 +67,14 @@ func TestSchedulerAlgorithm(t *testing.T) {
 		want      string
 	}{
 		{"", "busy"},
-		{AlgorithmBinPack, "busy"},
-		{AlgorithmSpread, "empty"},
+		{algorithmBinPack, "busy"},
+		{algorithmSpread, "empty"},
 		{"unknown", "busy"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.algorithm, func(t *testing.T) {
-			job := testJob("web", JobTypeService, 1)
-			s := NewMemSnapshot([]*messages.Node{testNode("empty", 4000, 8192), testNode("busy", 4000, 8192)}, job)
+			job := testJob("web", jobTypeService, 1)
+			s := newMemSnapshot([]*messages.Node{testNode("empty", 4000, 8192), testNode("busy", 4000, 8192)}, job)
 			s.AddAlloc(otherJobAlloc("busy", 2000, 4096))
 			opts := testOpts(1)
 			opts.SchedulerAlgorithm, opts.ScoreMetaData = tc.algorithm, true
@@ -85,7 +85,7 @@ func TestSchedulerAlgorithm(t *testing.T) {
 				u.used = resources{cpu: 2000, mem: 4096}
 			}
 			fit := binPackScore(u, resources{cpu: 500, mem: 256})
-			if tc.algorithm == AlgorithmSpread {
+			if tc.algorithm == algorithmSpread {
 				fit = spreadFitScore(u, resources{cpu: 500, mem: 256})
 			}
 			require.InDelta(t, fit, plan.Place[0].Metrics.ScoreMetaData[0].ScoreMap()[ScoreBinPack], 1e-9)
@@ -129,9 +129,9 @@ func TestScoresCombine(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			job := testJob("web", JobTypeService, 1)
+			job := testJob("web", jobTypeService, 1)
 			nodes := []*messages.Node{rackNode("busy", "r1"), rackNode("empty", "r2")}
-			s := NewMemSnapshot(nodes, job)
+			s := newMemSnapshot(nodes, job)
 			s.AddAlloc(otherJobAlloc("busy", 500, 1024)) // bin-packing 0.41 there, 0.18 on empty
 			tc.setup(job, s)
 			plan := processWith(t, s, testEval(job), scoredOpts())
@@ -157,16 +157,16 @@ func TestScoresCombine(t *testing.T) {
 // TestScoreMetaDataKeptWhereItExplains: a plain bin-pack placement stores
 // no scores (job plan asks for them), one with an affinity does.
 func TestScoreMetaDataKeptWhereItExplains(t *testing.T) {
-	plain := testJob("plain", JobTypeService, 1)
-	plan := mustProcess(t, NewMemSnapshot(testNodes(3), plain), testEval(plain), 1)
+	plain := testJob("plain", jobTypeService, 1)
+	plan := mustProcess(t, newMemSnapshot(testNodes(3), plain), testEval(plain), 1)
 	require.Empty(t, plan.Place[0].Metrics.ScoreMetaData, "a plain bin-pack placement keeps no scores")
 
-	plan = processWith(t, NewMemSnapshot(testNodes(3), plain), testEval(plain), scoredOpts())
+	plan = processWith(t, newMemSnapshot(testNodes(3), plain), testEval(plain), scoredOpts())
 	require.NotEmpty(t, plan.Place[0].Metrics.ScoreMetaData, "unless asked, as job plan does")
 
-	aff := testJob("aff", JobTypeService, 1)
+	aff := testJob("aff", jobTypeService, 1)
 	aff.Affinities = []*messages.Affinity{{LTarget: "${node.datacenter}", RTarget: "dc1", Operand: "=", Weight: 50}}
-	plan = mustProcess(t, NewMemSnapshot(testNodes(3), aff), testEval(aff), 1)
+	plan = mustProcess(t, newMemSnapshot(testNodes(3), aff), testEval(aff), 1)
 	require.NotEmpty(t, plan.Place[0].Metrics.ScoreMetaData, "an affinity chose the node: its scores are kept")
 }
 

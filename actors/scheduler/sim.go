@@ -73,8 +73,8 @@ var (
 	_ JobVersionSource = (*MemSnapshot)(nil)
 )
 
-// NewMemSnapshot returns a snapshot holding nodes and jobs.
-func NewMemSnapshot(nodes []*messages.Node, jobs ...*messages.Job) *MemSnapshot {
+// newMemSnapshot returns a snapshot holding nodes and jobs.
+func newMemSnapshot(nodes []*messages.Node, jobs ...*messages.Job) *MemSnapshot {
 	s := &MemSnapshot{
 		jobs:         map[string]*messages.Job{},
 		versions:     map[string]*messages.Job{},

@@ -29,8 +29,8 @@ func TestSimulatedNodes(t *testing.T) {
 }
 
 func TestMemSnapshotUsageMatchesAllocs(t *testing.T) {
-	job := testJob("web", JobTypeService, 40)
-	s := NewMemSnapshot(testNodes(10), job)
+	job := testJob("web", jobTypeService, 40)
+	s := newMemSnapshot(testNodes(10), job)
 	plan := mustProcess(t, s, testEval(job), 1)
 	s.ApplyPlan(plan)
 	job.Version = 1

@@ -152,9 +152,9 @@ func TestSpreadPlacesAcrossValues(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			job := testJob("web", JobTypeService, tc.count)
+			job := testJob("web", jobTypeService, tc.count)
 			job.Spreads, job.TaskGroups[0].Spreads = tc.job, tc.group
-			s := NewMemSnapshot(tc.nodes, job)
+			s := newMemSnapshot(tc.nodes, job)
 			for i, rack := range tc.existing {
 				s.AddAlloc(testAlloc(job, rack+"-"+fmt.Sprint(i), uint32(100+i)))
 			}
@@ -184,19 +184,19 @@ func TestSeveralSpreadsCombine(t *testing.T) {
 			}
 		}
 	}
-	job := testJob("web", JobTypeService, 8)
+	job := testJob("web", jobTypeService, 8)
 	job.Spreads = []*messages.Spread{{Attribute: "${meta.zone}", Weight: 50}}
 	job.TaskGroups[0].Spreads = []*messages.Spread{{Attribute: "${meta.rack}", Weight: 50}}
-	plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 3)
+	plan := mustProcess(t, newMemSnapshot(nodes, job), testEval(job), 3)
 	require.Equal(t, map[string]int{"z1r1": 2, "z1r2": 2, "z2r1": 2, "z2r2": 2}, perRack(plan, nodes))
 }
 
 func TestSpreadRanksMoreCandidates(t *testing.T) {
-	job := testJob("web", JobTypeService, 3)
-	plain := mustProcess(t, NewMemSnapshot(SimulatedNodes(1000, 1), job), testEval(job), 1)
+	job := testJob("web", jobTypeService, 3)
+	plain := mustProcess(t, newMemSnapshot(SimulatedNodes(1000, 1), job), testEval(job), 1)
 	require.Equal(t, int32(logLimit(1000)), plain.Place[0].Metrics.NodesEvaluated)
 	job.TaskGroups[0].Spreads = []*messages.Spread{{Attribute: "${node.datacenter}", Weight: 50}}
-	spread := mustProcess(t, NewMemSnapshot(SimulatedNodes(1000, 1), job), testEval(job), 1)
+	spread := mustProcess(t, newMemSnapshot(SimulatedNodes(1000, 1), job), testEval(job), 1)
 	require.Equal(t, int32(minScoredLimit), spread.Place[0].Metrics.NodesEvaluated)
 	require.Equal(t, 1500, scoredLimit(&messages.TaskGroup{Count: 1500}, 14), "at least the count")
 }
@@ -205,11 +205,11 @@ func TestSpreadRanksMoreCandidates(t *testing.T) {
 // on every feasible node whatever its spreads and affinities; each
 // allocation's ScoreMetaData is its own node's fit.
 func TestSystemJobsIgnoreSpreadsAndAffinities(t *testing.T) {
-	job := testJob("sys", JobTypeSystem, 1)
+	job := testJob("sys", jobTypeSystem, 1)
 	job.Spreads = []*messages.Spread{{Attribute: "${meta.rack}", Weight: 100, SpreadTarget: targets("r1", 100)}}
 	job.Affinities = []*messages.Affinity{{LTarget: "${meta.rack}", Operand: "=", RTarget: "r1", Weight: -100}}
 	nodes := racks(1, "r1", "r1", "r2")
-	plan := processWith(t, NewMemSnapshot(nodes, job), testEval(job), scoredOpts())
+	plan := processWith(t, newMemSnapshot(nodes, job), testEval(job), scoredOpts())
 	require.Len(t, plan.Place, 3)
 	for _, a := range plan.Place {
 		meta := a.Metrics.ScoreMetaData

@@ -8,7 +8,7 @@ import (
 // every ready, eligible, feasible node, in node order, with no ranking.
 func (p *planner) runSystem() {
 	p.buildPool(false)
-	sysbatch := p.job.Type == JobTypeSysBatch
+	sysbatch := p.job.Type == jobTypeSysBatch
 	byGroup := map[string]map[string][]*messages.Allocation{}
 	for _, a := range p.jobAllocs {
 		if !systemHeld(a, sysbatch) {
@@ -32,9 +32,9 @@ func (p *planner) runSystem() {
 		}
 		switch {
 		case p.groups[a.TaskGroup] == nil:
-			p.stop(a, DescNotNeeded, "")
+			p.stop(a, descNotNeeded, "")
 		case p.poolIndex(a.NodeID) < 0: // the node is gone
-			p.stop(a, DescLost, messages.AllocClientStatusLost)
+			p.stop(a, descLost, messages.AllocClientStatusLost)
 		}
 	}
 }
@@ -54,29 +54,29 @@ func (p *planner) systemNode(gs *groupState, idx int, allocs []*messages.Allocat
 	n := p.pool[idx]
 	switch {
 	case n.Status == messages.NodeStatusDown || (n.Status == messages.NodeStatusDisconnected && p.nodeLost(n.ID, gs.tg)):
-		p.stopLive(allocs, DescLost, messages.AllocClientStatusLost)
+		p.stopLive(allocs, descLost, messages.AllocClientStatusLost)
 		return
 	case n.Status != messages.NodeStatusReady:
 		return
 	case !inDatacenters(p.job.Datacenters, n.Datacenter) || !inPool(p.pre.pool, n):
-		p.stopLive(allocs, DescNotNeeded, "")
+		p.stopLive(allocs, descNotNeeded, "")
 		return
 	case n.SchedulingEligibility != messages.NodeSchedulingEligible || n.Drain:
 		for _, a := range allocs {
 			if n.Drain && !a.TerminalStatus() && a.GetDesiredTransition().GetMigrate() {
-				p.stop(a, DescMigrating, "")
+				p.stop(a, descMigrating, "")
 			}
 		}
 		return
 	case p.staticReason(gs, idx) >= 0:
-		p.stopLive(allocs, DescNodeTainted, "")
+		p.stopLive(allocs, descNodeTainted, "")
 		return
 	}
 	if len(allocs) == 0 {
 		p.placeOnNode(gs, idx, &placeReq{name: allocName(p.job.ID, gs.tg.Name, 0)})
 		return
 	}
-	p.stopLive(allocs[1:], DescNotNeeded, "")
+	p.stopLive(allocs[1:], descNotNeeded, "")
 	keep := allocs[0]
 	switch {
 	case keep.TerminalStatus() || keep.JobVersion == p.job.Version:
@@ -84,7 +84,7 @@ func (p *planner) systemNode(gs *groupState, idx int, allocs []*messages.Allocat
 		p.updateInPlace(keep)
 	default:
 		p.placeOnNode(gs, idx, &placeReq{name: keep.Name, index: keep.Index,
-			prev: keep, stopPrev: stopUpdate(keep, DescUpdating, "")})
+			prev: keep, stopPrev: stopUpdate(keep, descUpdating, "")})
 	}
 }
 

@@ -18,8 +18,8 @@ func systemNodes() []*messages.Node {
 }
 
 func TestSystemJobRunsOnEveryEligibleNode(t *testing.T) {
-	job := testJob("sys", JobTypeSystem, 0)
-	s := NewMemSnapshot(systemNodes(), job)
+	job := testJob("sys", jobTypeSystem, 0)
+	s := newMemSnapshot(systemNodes(), job)
 	plan := mustProcess(t, s, testEval(job), 1)
 	var nodes []string
 	for _, a := range plan.Place {
@@ -37,8 +37,8 @@ func TestSystemJobRunsOnEveryEligibleNode(t *testing.T) {
 }
 
 func TestSystemJobReconcilesNodes(t *testing.T) {
-	job := testJob("sys", JobTypeSystem, 0)
-	s := NewMemSnapshot(systemNodes(), job)
+	job := testJob("sys", jobTypeSystem, 0)
+	s := newMemSnapshot(systemNodes(), job)
 	for _, n := range []string{"n00", "n03", "n04", "n05", "n06"} {
 		s.AddAlloc(testAlloc(job, n, 0))
 	}
@@ -48,8 +48,8 @@ func TestSystemJobReconcilesNodes(t *testing.T) {
 	require.NotContains(t, stops, "a-n00-0", "kept on a healthy node")
 	require.NotContains(t, stops, "a-n03-0", "kept on an ineligible node")
 	require.Equal(t, messages.AllocClientStatusLost, stops["a-n04-0"].ClientStatus)
-	require.Equal(t, DescNotNeeded, stops["a-n05-0"].DesiredDescription)
-	require.Equal(t, DescNodeTainted, stops["a-n06-0"].DesiredDescription)
+	require.Equal(t, descNotNeeded, stops["a-n05-0"].DesiredDescription)
+	require.Equal(t, descNodeTainted, stops["a-n06-0"].DesiredDescription)
 	require.Equal(t, messages.AllocClientStatusLost, stops["a-gone-0"].ClientStatus)
 	require.Len(t, stops, 4)
 	var nodes []string
@@ -60,10 +60,10 @@ func TestSystemJobReconcilesNodes(t *testing.T) {
 }
 
 func TestSystemJobUpdateReplacesInPlace(t *testing.T) {
-	job := testJob("sys", JobTypeSystem, 0)
+	job := testJob("sys", jobTypeSystem, 0)
 	nodes := testNodes(2)
 	nodes[0].NodeResources.Memory.MemoryMB = 300 // room for only one alloc
-	s := NewMemSnapshot(nodes, job)
+	s := newMemSnapshot(nodes, job)
 	s.AddAlloc(testAlloc(job, "n00", 0))
 	s.AddAlloc(testAlloc(job, "n01", 0))
 	changeTasks(job, 2)
@@ -74,25 +74,25 @@ func TestSystemJobUpdateReplacesInPlace(t *testing.T) {
 		require.Equal(t, uint64(2), a.JobVersion)
 	}
 	require.Len(t, plan.Stop, 2)
-	require.Equal(t, DescUpdating, plan.Stop[0].DesiredDescription)
+	require.Equal(t, descUpdating, plan.Stop[0].DesiredDescription)
 }
 
 func TestSystemJobExhaustedNodeFails(t *testing.T) {
-	job := testJob("sys", JobTypeSystem, 0)
+	job := testJob("sys", jobTypeSystem, 0)
 	nodes := testNodes(3)
 	nodes[1].NodeResources.Memory.MemoryMB = 100
-	plan := mustProcess(t, NewMemSnapshot(nodes, job), testEval(job), 1)
+	plan := mustProcess(t, newMemSnapshot(nodes, job), testEval(job), 1)
 	require.Len(t, plan.Place, 2)
 	m := plan.EvalUpdate.FailedTGAllocs["web"]
-	require.Equal(t, map[string]int32{DimMemory: 1}, m.DimensionExhausted)
+	require.Equal(t, map[string]int32{dimMemory: 1}, m.DimensionExhausted)
 	require.Equal(t, int32(1), plan.EvalUpdate.QueuedAllocations["web"])
 	require.Len(t, plan.NewEvals, 1)
 	require.Equal(t, messages.EvalStatusBlocked, plan.NewEvals[0].Status)
 }
 
 func TestSystemJobStopped(t *testing.T) {
-	job := testJob("sys", JobTypeSystem, 0)
-	s := NewMemSnapshot(testNodes(2), job)
+	job := testJob("sys", jobTypeSystem, 0)
+	s := newMemSnapshot(testNodes(2), job)
 	s.AddAlloc(testAlloc(job, "n00", 0))
 	s.AddAlloc(testAlloc(job, "n01", 0))
 	job.Stop = true
@@ -102,8 +102,8 @@ func TestSystemJobStopped(t *testing.T) {
 }
 
 func TestSysbatchCompletedIsNotRerun(t *testing.T) {
-	job := testJob("sb", JobTypeSysBatch, 0)
-	s := NewMemSnapshot(testNodes(2), job)
+	job := testJob("sb", jobTypeSysBatch, 0)
+	s := newMemSnapshot(testNodes(2), job)
 	done := testAlloc(job, "n00", 0)
 	done.ClientStatus = messages.AllocClientStatusComplete
 	s.AddAlloc(done)

@@ -14,7 +14,7 @@ import (
 // CSIChanged tells the scheduler which CSI volumes and plugins an applied
 // change touched (state.Event's VolumesChanged and PluginsChanged): the
 // blocked evaluations that one of them may now serve are retried
-// (CSIUnblocked), the others stay blocked.
+// (csiUnblocked), the others stay blocked.
 type CSIChanged struct {
 	Volumes []string
 	Plugins []string
@@ -26,7 +26,7 @@ const (
 	descUnblockedCSI      = "unblocked: a CSI volume or plugin it waits for changed"
 )
 
-// CSIUnblocked returns the blocked evaluations that the change may let
+// csiUnblocked returns the blocked evaluations that the change may let
 // place what they could not: a group failed (FailedTGAllocs) for a reason
 // of a CSI volume or plugin in the change, and that reason is gone now:
 //
@@ -44,7 +44,7 @@ const (
 // CapacityChanged's business). The cost is one job read per blocked
 // evaluation and the volumes its failed groups name; no allocation is
 // read.
-func CSIUnblocked(snap Snapshot, blocked []*messages.Evaluation, ch *CSIChanged) []*messages.Evaluation {
+func csiUnblocked(snap Snapshot, blocked []*messages.Evaluation, ch *CSIChanged) []*messages.Evaluation {
 	src, ok := snap.(CSISource)
 	if !ok || len(blocked) == 0 || len(ch.Volumes)+len(ch.Plugins) == 0 {
 		return nil
@@ -207,7 +207,7 @@ func (a *Actor) onCSIChanged(ctx actor.Context, m *CSIChanged) {
 	}
 	view := a.spec.State()
 	blocked := view.EvalsByStatus(messages.EvalStatusBlocked)
-	a.unblock(ctx, blocked, CSIUnblocked(view, blocked, m), descUnblockedCSI)
+	a.unblock(ctx, blocked, csiUnblocked(view, blocked, m), descUnblockedCSI)
 }
 
 // unblock moves the newest blocked evaluation of each job of chosen back

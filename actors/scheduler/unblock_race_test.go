@@ -82,7 +82,7 @@ func TestActorCSIChangedWhilePlanning(t *testing.T) {
 				st.mu.Lock()
 				defer st.mu.Unlock()
 				for _, e := range st.evals {
-					if e.GetTriggeredBy() == TriggerQueued {
+					if e.GetTriggeredBy() == triggerQueued {
 						blocked = e
 					}
 				}

@@ -22,14 +22,14 @@ type csiWorld struct {
 }
 
 func newCSIWorld(perAlloc bool, count int32) *csiWorld {
-	job := testJob("app", JobTypeService, count)
+	job := testJob("app", jobTypeService, count)
 	source := "vol1"
 	if perAlloc {
 		source = "vol"
 	}
 	job.TaskGroups[0].Volumes = map[string]*messages.VolumeRequest{"data": {Name: "data", Type: "csi", Source: source,
 		AccessMode: "single-node-writer", AttachmentMode: "file-system", PerAlloc: perAlloc}}
-	return &csiWorld{job: job, snap: &csiSnap{MemSnapshot: NewMemSnapshot(testNodes(2), job),
+	return &csiWorld{job: job, snap: &csiSnap{MemSnapshot: newMemSnapshot(testNodes(2), job),
 		vols: map[string]*messages.CSIVolume{}, plugins: map[string]*messages.CSIPlugin{}}}
 }
 
@@ -168,7 +168,7 @@ func TestCSIUnblocked(t *testing.T) {
 			tt.before(w)
 			b := w.blocked(t)
 			tt.after(w)
-			got := CSIUnblocked(w.snap, []*messages.Evaluation{b}, &tt.change)
+			got := csiUnblocked(w.snap, []*messages.Evaluation{b}, &tt.change)
 			if tt.want {
 				require.Equal(t, []string{b.GetID()}, evalIDs(got))
 			} else {
@@ -187,7 +187,7 @@ func TestCSIUnblockedOnlyFailedGroups(t *testing.T) {
 	b := proto.Clone(w.blocked(t)).(*messages.Evaluation)
 	b.FailedTGAllocs = map[string]*messages.AllocMetric{"other-group": {}}
 	w.snap.vols["vol1"] = csiVol("vol1", "hostpath")
-	require.Empty(t, CSIUnblocked(w.snap, []*messages.Evaluation{b}, &CSIChanged{Volumes: []string{"vol1"}}))
+	require.Empty(t, csiUnblocked(w.snap, []*messages.Evaluation{b}, &CSIChanged{Volumes: []string{"vol1"}}))
 }
 
 func evalIDs(evals []*messages.Evaluation) []string {
@@ -235,7 +235,7 @@ func (s *unblockState) Apply(_ context.Context, cmd *messages.Command) (any, uin
 
 // TestActorCSIChangedUnblocks drives the scheduler actor: the freed
 // claim of the blocked evaluation's volume makes it pending again, with
-// its reason (CSIUnblocked's table above covers the changes that leave
+// its reason (csiUnblocked's table above covers the changes that leave
 // it blocked).
 func TestActorCSIChangedUnblocks(t *testing.T) {
 	w := newCSIWorld(false, 1)
@@ -269,6 +269,6 @@ func TestCSIUnblockedNotForOtherFailures(t *testing.T) {
 	b := w.blocked(t)
 	require.NotZero(t, b.GetFailedTGAllocs()["web"].GetNodesExhausted(), "it failed for memory")
 	w.snap.vols["vol1"] = csiVol("vol1", "hostpath", writer("other", "taken"))
-	require.Empty(t, CSIUnblocked(w.snap, []*messages.Evaluation{b}, &CSIChanged{Volumes: []string{"vol1"}}))
-	require.Empty(t, CSIUnblocked(w.snap, []*messages.Evaluation{b}, &CSIChanged{Plugins: []string{"hostpath"}}))
+	require.Empty(t, csiUnblocked(w.snap, []*messages.Evaluation{b}, &CSIChanged{Volumes: []string{"vol1"}}))
+	require.Empty(t, csiUnblocked(w.snap, []*messages.Evaluation{b}, &CSIChanged{Plugins: []string{"hostpath"}}))
 }

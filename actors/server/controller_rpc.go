@@ -26,11 +26,11 @@ var _ volume.ControllerRPC = (*controllerRPC)(nil)
 func (c *controllerRPC) Run(ctx context.Context, nodeID string, req *messages.ControllerRequest) (*messages.ControllerResponse, error) {
 	n := c.state().NodeByID(nodeID)
 	if n == nil {
-		return nil, fmt.Errorf("%w %q (a controller instance's)", ErrUnknownNode, nodeID)
+		return nil, fmt.Errorf("%w %q (a controller instance's)", errUnknownNode, nodeID)
 	}
 	pid, local := c.clients.ClientPID(n)
 	if pid == nil {
-		return nil, fmt.Errorf("%w: node %q has no RPC address", ErrNoClient, nodeID)
+		return nil, fmt.Errorf("%w: node %q has no RPC address", errNoClient, nodeID)
 	}
 	if !local && pid.GetAddress() != c.root.ActorSystem().Address() {
 		return remote.Request[*messages.ControllerResponse](ctx, c.root, pid.GetAddress(), ClientActorName, req)
@@ -41,7 +41,7 @@ func (c *controllerRPC) Run(ctx context.Context, nodeID string, req *messages.Co
 	}
 	resp, ok := res.(*messages.ControllerResponse)
 	if !ok {
-		return nil, fmt.Errorf("%w to a controller request: %T", ErrUnexpectedReply, res)
+		return nil, fmt.Errorf("%w to a controller request: %T", errUnexpectedReply, res)
 	}
 	return resp, nil
 }

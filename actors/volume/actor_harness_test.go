@@ -149,18 +149,18 @@ func (f *fakeRPC) Run(ctx context.Context, nodeID string, req *messages.Controll
 	resp := &messages.ControllerResponse{}
 	var err error
 	switch op.GetKind() {
-	case OpControllerPublish:
+	case opControllerPublish:
 		resp.PublishContext, err = f.csi.ControllerPublish(ctx, &csi.PublishRequest{VolumeID: op.GetExternalVolumeID(),
 			NodeID: op.GetExternalNodeID(), Capability: &csi.VolumeCapability{AccessMode: vol.GetAccessMode(),
 				AttachmentMode: vol.GetAttachmentMode()}})
-	case OpControllerUnpublish:
+	case opControllerUnpublish:
 		err = f.csi.ControllerUnpublish(ctx, op.GetExternalVolumeID(), op.GetExternalNodeID(), vol.GetSecrets())
-	case OpDeleteVolume:
+	case opDeleteVolume:
 		f.mu.Lock()
 		f.deleteSecrets = vol.GetSecrets()
 		f.mu.Unlock()
 		err = f.csi.DeleteVolume(ctx, op.GetExternalVolumeID(), vol.GetSecrets())
-	case OpCreateVolume:
+	case opCreateVolume:
 		creq := &csi.CreateRequest{Name: vol.GetID(), RequiredBytes: vol.GetRequestedCapacityMin()}
 		for _, c := range vol.GetRequestedCapabilities() {
 			creq.Capabilities = append(creq.Capabilities, &csi.VolumeCapability{AccessMode: c.GetAccessMode(),

@@ -22,7 +22,7 @@ func TestActorCreateAndDelete(t *testing.T) {
 	h.start()
 	spec := testVolume("new", true)
 	spec.RequestedCapacityMin = 1 << 30
-	r := h.op(&messages.VolumeOpRequest{Op: OpRequestCreate, VolumeID: "new", Volume: spec})
+	r := h.op(&messages.VolumeOpRequest{Op: opRequestCreate, VolumeID: "new", Volume: spec})
 	require.Nil(t, r.GetError())
 	require.Equal(t, "new", r.GetVolume().GetExternalID())
 	require.Equal(t, int64(1<<30), r.GetVolume().GetCapacity())
@@ -31,35 +31,35 @@ func TestActorCreateAndDelete(t *testing.T) {
 	require.True(t, h.csi.HasVolume("new"))
 	require.Equal(t, "new", h.stored("new").GetExternalID())
 
-	again := h.op(&messages.VolumeOpRequest{Op: OpRequestCreate, VolumeID: "new", Volume: spec})
+	again := h.op(&messages.VolumeOpRequest{Op: opRequestCreate, VolumeID: "new", Volume: spec})
 	require.Equal(t, messages.CodeConflict, again.GetError().ErrorCode())
 	require.Contains(t, again.GetError().GetMessage(), `"new" already exists`)
 	require.Equal(t, 1, h.csi.Calls(csi.MethodCreateVolume))
 
-	bad := h.op(&messages.VolumeOpRequest{Op: OpRequestCreate, VolumeID: "x", Volume: &messages.CSIVolume{ID: "x"}})
+	bad := h.op(&messages.VolumeOpRequest{Op: opRequestCreate, VolumeID: "x", Volume: &messages.CSIVolume{ID: "x"}})
 	require.Equal(t, messages.CodeInvalid, bad.GetError().ErrorCode())
 
 	noCtrl := testVolume("orphan", true)
 	noCtrl.PluginID = "no-such-plugin"
-	refused := h.op(&messages.VolumeOpRequest{Op: OpRequestCreate, VolumeID: "orphan", Volume: noCtrl})
+	refused := h.op(&messages.VolumeOpRequest{Op: opRequestCreate, VolumeID: "orphan", Volume: noCtrl})
 	require.Equal(t, messages.CodeUnavailable, refused.GetError().ErrorCode(), "a create does not wait for a controller")
 	require.Contains(t, refused.GetError().GetMessage(), `plugin "no-such-plugin" has no healthy controller`)
 	require.Nil(t, h.stored("orphan"))
 
 	h.csi.FailNext(csi.MethodDeleteVolume, status.Error(codes.FailedPrecondition, "snapshots left"), 1)
-	del := h.op(&messages.VolumeOpRequest{Op: OpRequestDelete, VolumeID: "new", Secrets: map[string]string{"k": "v"}})
+	del := h.op(&messages.VolumeOpRequest{Op: opRequestDelete, VolumeID: "new", Secrets: map[string]string{"k": "v"}})
 	require.Equal(t, messages.CodeConflict, del.GetError().ErrorCode(), "FailedPrecondition is the user's to fix: 409")
 	require.Contains(t, del.GetError().GetMessage(), "snapshots left")
 	require.NotNil(t, h.stored("new"), "a failed delete keeps the volume")
 	require.Equal(t, map[string]string{"k": "v"}, h.rpc.lastSecrets())
 
-	del = h.op(&messages.VolumeOpRequest{Op: OpRequestDelete, VolumeID: "new"})
+	del = h.op(&messages.VolumeOpRequest{Op: opRequestDelete, VolumeID: "new"})
 	require.Nil(t, del.GetError())
 	require.Nil(t, h.stored("new"))
 	require.False(t, h.csi.HasVolume("new"))
 	require.Equal(t, 2, h.csi.Calls(csi.MethodDeleteVolume))
 
-	gone := h.op(&messages.VolumeOpRequest{Op: OpRequestDelete, VolumeID: "new"})
+	gone := h.op(&messages.VolumeOpRequest{Op: opRequestDelete, VolumeID: "new"})
 	require.Equal(t, messages.CodeNotFound, gone.GetError().ErrorCode())
 	unknown := h.op(&messages.VolumeOpRequest{Op: "resize", VolumeID: "new"})
 	require.Equal(t, messages.CodeInvalid, unknown.GetError().ErrorCode())
@@ -78,17 +78,17 @@ func TestActorDeregister(t *testing.T) {
 	h.claimed("vol1", "a1")
 
 	for _, force := range []bool{false, true} {
-		r := h.op(&messages.VolumeOpRequest{Op: OpRequestDeregister, VolumeID: "vol1", Force: force})
+		r := h.op(&messages.VolumeOpRequest{Op: opRequestDeregister, VolumeID: "vol1", Force: force})
 		require.Equal(t, messages.CodeConflict, r.GetError().ErrorCode(), "force %t", force)
 		require.Contains(t, r.GetError().GetMessage(), "a1")
 	}
-	del := h.op(&messages.VolumeOpRequest{Op: OpRequestDelete, VolumeID: "vol1"})
+	del := h.op(&messages.VolumeOpRequest{Op: opRequestDelete, VolumeID: "vol1"})
 	require.Equal(t, messages.CodeConflict, del.GetError().ErrorCode())
 	require.Zero(t, h.csi.Calls(csi.MethodDeleteVolume))
 
 	require.Nil(t, h.detached("vol1", "a1", "n1").GetError())
 	h.waitClaim("vol1", "a1", "")
-	r := h.op(&messages.VolumeOpRequest{Op: OpRequestDeregister, VolumeID: "vol1"})
+	r := h.op(&messages.VolumeOpRequest{Op: opRequestDeregister, VolumeID: "vol1"})
 	require.Nil(t, r.GetError())
 	require.NotZero(t, r.GetIndex())
 	require.Nil(t, h.stored("vol1"))
@@ -118,9 +118,9 @@ func TestActorDetachRedrivesFailedUnpublish(t *testing.T) {
 	require.Equal(t, state.ClaimNodeDetached.String(), h.claimState("vol1", "a1"))
 	require.Zero(t, h.clock.Pending(), "no retry for a failure that will not heal")
 
-	bad := h.op(&messages.VolumeOpRequest{Op: OpRequestDetach, VolumeID: "vol1"})
+	bad := h.op(&messages.VolumeOpRequest{Op: opRequestDetach, VolumeID: "vol1"})
 	require.Equal(t, messages.CodeInvalid, bad.GetError().ErrorCode())
-	r := h.op(&messages.VolumeOpRequest{Op: OpRequestDetach, VolumeID: "vol1", NodeID: "n1"})
+	r := h.op(&messages.VolumeOpRequest{Op: opRequestDetach, VolumeID: "vol1", NodeID: "n1"})
 	require.Nil(t, r.GetError())
 	h.waitClaim("vol1", "a1", "")
 	require.Equal(t, 2, h.csi.Calls(csi.MethodControllerUnpublish))
@@ -150,5 +150,5 @@ func TestActorLostAllocOnDisconnectedNode(t *testing.T) {
 	h.waitClaim("vol1", "a1", "")
 	h.waitClaim("vol2", "a2", state.ClaimUnpublishing.String())
 	h.before("a1:node-detached!", "rpc controller-unpublish vol1/a1", "a1:freed")
-	require.Equal(t, []string{"vol1/a1"}, h.rpcs(OpControllerUnpublish))
+	require.Equal(t, []string{"vol1/a1"}, h.rpcs(opControllerUnpublish))
 }

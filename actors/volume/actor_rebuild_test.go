@@ -30,7 +30,7 @@ func (h *harness) rpcs(kind string) []string {
 func (h *harness) barrier(id string) {
 	h.t.Helper()
 	spec := testVolume(id, true)
-	r := h.op(&messages.VolumeOpRequest{Op: OpRequestCreate, VolumeID: id, Volume: spec})
+	r := h.op(&messages.VolumeOpRequest{Op: opRequestCreate, VolumeID: id, Volume: spec})
 	require.Nil(h.t, r.GetError())
 }
 
@@ -95,7 +95,7 @@ func TestActorRebuildFinishesOpsOnce(t *testing.T) {
 	h.waitClaim("vol5", "a6", "")
 	h.barrier("barrier")
 	require.Equal(t, state.ClaimTaken.String(), h.claimState("vol4", "a4"))
-	require.Equal(t, []string{"vol3/a3", "vol5/a5", "vol1/a1", "vol5/a6"}, h.rpcs(OpControllerUnpublish),
+	require.Equal(t, []string{"vol3/a3", "vol5/a5", "vol1/a1", "vol5/a6"}, h.rpcs(opControllerUnpublish),
 		"each once, in the order they became due")
 	require.Equal(t, 4, h.csi.Calls(csi.MethodControllerUnpublish))
 	require.Equal(t, 1, h.csi.MaxInFlight())
@@ -133,7 +133,7 @@ func TestActorLeaderChangeMidWay(t *testing.T) {
 		h.waitClaim(fmt.Sprintf("vol%d", i), fmt.Sprintf("a%d", i), "")
 	}
 	h.barrier("barrier")
-	require.Equal(t, []string{"vol0/a0", "vol0/a0", "vol1/a1", "vol2/a2"}, h.rpcs(OpControllerUnpublish))
+	require.Equal(t, []string{"vol0/a0", "vol0/a0", "vol1/a1", "vol2/a2"}, h.rpcs(opControllerUnpublish))
 	require.Equal(t, 1, h.csi.MaxInFlight())
 }
 

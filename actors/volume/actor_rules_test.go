@@ -22,12 +22,12 @@ func TestClaimRule(t *testing.T) {
 		return &messages.Allocation{ID: "a1", ClientStatus: status, DesiredStatus: "run"}
 	}
 	node := func(status string) *messages.Node { return &messages.Node{ID: "n1", Status: status} }
-	release, abandon := ReleaseRequested{AllocID: "a1"}, NodeAbandoned{AllocID: "a1"}
+	release, abandon := releaseRequested{AllocID: "a1"}, nodeAbandoned{AllocID: "a1"}
 	cases := []struct {
 		claim  state.ClaimState
 		alloc  *messages.Allocation
 		node   *messages.Node
-		want   Input
+		want   input
 		reason string
 	}{
 		{state.ClaimTaken, alloc("running"), node("ready"), nil, "in use"},
@@ -49,7 +49,7 @@ func TestClaimRule(t *testing.T) {
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/%s", c.claim, c.reason), func(t *testing.T) {
 			claim := &messages.CSIVolumeClaim{AllocationID: "a1", NodeID: "n1", State: c.claim.String()}
-			require.Equal(t, c.want, ClaimRule(claim, c.alloc, c.node))
+			require.Equal(t, c.want, claimRule(claim, c.alloc, c.node))
 		})
 	}
 }
@@ -80,20 +80,20 @@ func TestDetachInputs(t *testing.T) {
 		allocs: map[string]*messages.Allocation{
 			"done": {ID: "done", ClientStatus: "complete"}, "running": {ID: "running", ClientStatus: "running"},
 			"other": {ID: "other", ClientStatus: "complete"}}}
-	require.Equal(t, []Input{ReleaseRequested{AllocID: "done"}, RetryDue{AllocID: "stuck"}, Resume{}},
-		DetachInputs(vol, "n1", view), "a claim unpublishing on a live node waits for the node")
+	require.Equal(t, []input{releaseRequested{AllocID: "done"}, RetryDue{AllocID: "stuck"}, resume{}},
+		detachInputs(vol, "n1", view), "a claim unpublishing on a live node waits for the node")
 
 	view.nodes["n1"].Status = "down"
-	require.Equal(t, []Input{NodeAbandoned{AllocID: "done"}, NodeAbandoned{AllocID: "gc"}, RetryDue{AllocID: "stuck"}, Resume{}},
-		DetachInputs(vol, "n1", view))
-	require.Equal(t, []Input{Resume{}}, DetachInputs(vol, "n3", view))
+	require.Equal(t, []input{nodeAbandoned{AllocID: "done"}, nodeAbandoned{AllocID: "gc"}, RetryDue{AllocID: "stuck"}, resume{}},
+		detachInputs(vol, "n1", view))
+	require.Equal(t, []input{resume{}}, detachInputs(vol, "n3", view))
 }
 
 // TestRetryableCodesMatchCSI: the controller actor classifies a failed
 // answer's gRPC code as runtime/csi classifies the error; a sender that
 // sets only the code's name is read the same way.
 func TestRetryableCodesMatchCSI(t *testing.T) {
-	pub := &messages.ControllerOp{Kind: OpControllerPublish, VolumeID: "v", AllocationID: "a"}
+	pub := &messages.ControllerOp{Kind: opControllerPublish, VolumeID: "v", AllocationID: "a"}
 	for c := codes.OK + 1; c <= codes.Unauthenticated; c++ {
 		for _, resp := range []*messages.ControllerResponse{messages.ControllerResult(c, "x"), {Code: c.String()}} {
 			o := outcomeOf(&opRan{op: pub, resp: resp}, false)
@@ -112,32 +112,32 @@ func TestRetryableCodesMatchCSI(t *testing.T) {
 
 // TestOutcomeOf: what a controller answer means for the volume.
 func TestOutcomeOf(t *testing.T) {
-	unpub := &messages.ControllerOp{Kind: OpControllerUnpublish, VolumeID: "v", AllocationID: "a"}
-	pub := &messages.ControllerOp{Kind: OpControllerPublish, VolumeID: "v", AllocationID: "a"}
-	del := &messages.ControllerOp{Kind: OpDeleteVolume, VolumeID: "v"}
+	unpub := &messages.ControllerOp{Kind: opControllerUnpublish, VolumeID: "v", AllocationID: "a"}
+	pub := &messages.ControllerOp{Kind: opControllerPublish, VolumeID: "v", AllocationID: "a"}
+	del := &messages.ControllerOp{Kind: opDeleteVolume, VolumeID: "v"}
 	resp := func(code codes.Code) *messages.ControllerResponse {
 		r := messages.ControllerResult(code, "m")
 		r.PublishContext = map[string]string{"k": "v"}
 		return r
 	}
-	failed := func(retry bool, msg string, code codes.Code) Input {
-		return ControllerFailed{AllocID: "a", Retryable: retry, Message: msg, Code: code}
+	failed := func(retry bool, msg string, code codes.Code) input {
+		return controllerFailed{AllocID: "a", Retryable: retry, Message: msg, Code: code}
 	}
 	cases := []struct {
 		op          *messages.ControllerOp
 		r           *opRan
 		unreachable bool
-		want        Input
+		want        input
 	}{
-		{pub, &opRan{op: pub, resp: resp(codes.OK)}, false, ControllerPublished{AllocID: "a", PublishContext: map[string]string{"k": "v"}}},
-		{unpub, &opRan{op: unpub, resp: resp(codes.OK)}, false, ControllerDetached{AllocID: "a"}},
-		{unpub, &opRan{op: unpub, resp: resp(codes.NotFound)}, false, ControllerDetached{AllocID: "a"}},
-		{del, &opRan{op: del, resp: resp(codes.NotFound)}, false, VolumeDeleted{}},
+		{pub, &opRan{op: pub, resp: resp(codes.OK)}, false, controllerPublished{AllocID: "a", PublishContext: map[string]string{"k": "v"}}},
+		{unpub, &opRan{op: unpub, resp: resp(codes.OK)}, false, controllerDetached{AllocID: "a"}},
+		{unpub, &opRan{op: unpub, resp: resp(codes.NotFound)}, false, controllerDetached{AllocID: "a"}},
+		{del, &opRan{op: del, resp: resp(codes.NotFound)}, false, volumeDeleted{}},
 		{pub, &opRan{op: pub, resp: resp(codes.NotFound)}, false, failed(false, "NotFound: m", codes.NotFound)},
 		{unpub, &opRan{op: unpub, resp: resp(codes.Internal)}, false, failed(true, "Internal: m", codes.Internal)},
 		{unpub, &opRan{op: unpub, resp: resp(codes.FailedPrecondition)}, false, failed(false, "FailedPrecondition: m", codes.FailedPrecondition)},
 		{unpub, &opRan{op: unpub, err: errors.New("refused")}, true, failed(true, "no controller instance reachable: refused", codes.OK)},
-		{unpub, &opRan{op: unpub, resp: &messages.ControllerResponse{Code: "NotFound"}}, false, ControllerDetached{AllocID: "a"}},
+		{unpub, &opRan{op: unpub, resp: &messages.ControllerResponse{Code: "NotFound"}}, false, controllerDetached{AllocID: "a"}},
 		{pub, &opRan{op: pub, resp: &messages.ControllerResponse{Code: "Aborted", Message: "m"}}, false, failed(true, "Aborted: m", codes.Aborted)},
 	}
 	for _, c := range cases {
@@ -156,18 +156,18 @@ func TestErrorOf(t *testing.T) {
 		{fmt.Errorf("x: %w", state.ErrVolumeInUse), messages.CodeConflict},
 		{fmt.Errorf("x: %w", state.ErrVolumeReadOnly), messages.CodeInvalid},
 		{fmt.Errorf("x: %w", cluster.ErrNotLeader), messages.CodeNotLeader},
-		{&ControllerError{Kind: OpControllerPublish, Retryable: true}, messages.CodeUnavailable},
-		{&ControllerError{Kind: OpControllerPublish}, messages.CodeInternal},
-		{&ControllerError{Kind: OpCreateVolume, Code: codes.InvalidArgument}, messages.CodeInvalid},
-		{&ControllerError{Kind: OpCreateVolume, Code: codes.AlreadyExists}, messages.CodeConflict},
-		{&ControllerError{Kind: OpDeleteVolume, Code: codes.FailedPrecondition}, messages.CodeConflict},
-		{&ControllerError{Kind: OpControllerExpand, Code: codes.NotFound}, messages.CodeNotFound},
+		{&controllerError{Kind: opControllerPublish, Retryable: true}, messages.CodeUnavailable},
+		{&controllerError{Kind: opControllerPublish}, messages.CodeInternal},
+		{&controllerError{Kind: opCreateVolume, Code: codes.InvalidArgument}, messages.CodeInvalid},
+		{&controllerError{Kind: opCreateVolume, Code: codes.AlreadyExists}, messages.CodeConflict},
+		{&controllerError{Kind: opDeleteVolume, Code: codes.FailedPrecondition}, messages.CodeConflict},
+		{&controllerError{Kind: opControllerExpand, Code: codes.NotFound}, messages.CodeNotFound},
 		{&remote.RemoteError{Code: remote.CodeNotLeader, LeaderRPCAddr: "l:1"}, messages.CodeNotLeader},
 		{errors.New("boom"), messages.CodeInternal},
 	}
 	for _, c := range cases {
-		require.Equal(t, c.code, ErrorOf(c.err).ErrorCode(), "%v", c.err)
+		require.Equal(t, c.code, errorOf(c.err).ErrorCode(), "%v", c.err)
 	}
-	require.Nil(t, ErrorOf(nil))
-	require.Contains(t, ErrorOf(&state.ClaimConflictError{VolumeID: "v", AllocID: "a1"}).GetMessage(), `alloc "a1"`)
+	require.Nil(t, errorOf(nil))
+	require.Contains(t, errorOf(&state.ClaimConflictError{VolumeID: "v", AllocID: "a1"}).GetMessage(), `alloc "a1"`)
 }

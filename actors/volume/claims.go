@@ -11,21 +11,21 @@ import (
 // (messages.CSIAccessSingleNodeWriter, ...). This package uses them by
 // those names.
 
-// ClaimMode is the slot a volume request takes: read_only requests read.
-func ClaimMode(readOnly bool) string {
+// claimMode is the slot a volume request takes: read_only requests read.
+func claimMode(readOnly bool) string {
 	if readOnly {
 		return state.ModeRead
 	}
 	return state.ModeWrite
 }
 
-// NewClaim is the claim an allocation on nodeID asks for to satisfy req.
-func NewClaim(allocID, nodeID, externalNodeID string, req *messages.VolumeRequest) *messages.CSIVolumeClaim {
+// newClaim is the claim an allocation on nodeID asks for to satisfy req.
+func newClaim(allocID, nodeID, externalNodeID string, req *messages.VolumeRequest) *messages.CSIVolumeClaim {
 	return &messages.CSIVolumeClaim{
 		AllocationID:   allocID,
 		NodeID:         nodeID,
 		ExternalNodeID: externalNodeID,
-		Mode:           ClaimMode(req.GetReadOnly()),
+		Mode:           claimMode(req.GetReadOnly()),
 		AccessMode:     req.GetAccessMode(),
 		AttachmentMode: req.GetAttachmentMode(),
 	}

@@ -11,7 +11,7 @@ import (
 
 func TestReadOnlyRequestTakesReadSlot(t *testing.T) {
 	req := &messages.VolumeRequest{Source: "v", ReadOnly: true, AccessMode: messages.CSIAccessSingleNodeWriter, AttachmentMode: messages.CSIAttachFileSystem}
-	c := NewClaim("a1", "n1", "ext-n1", req)
+	c := newClaim("a1", "n1", "ext-n1", req)
 	require.Equal(t, state.ModeRead, c.GetMode())
 	require.Equal(t, "ext-n1", c.GetExternalNodeID())
 	vol := testVolume("v", false)
@@ -20,14 +20,14 @@ func TestReadOnlyRequestTakesReadSlot(t *testing.T) {
 	require.Equal(t, 0, state.ClaimsOf(vol).Writers())
 	_, err := state.ClaimsOf(vol).Check(testClaim("a2", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter))
 	require.NoError(t, err, "the writer slot is still free")
-	require.Equal(t, state.ModeWrite, ClaimMode(false))
+	require.Equal(t, state.ModeWrite, claimMode(false))
 }
 
 // The aliases are the state package's values: errors.Is works across.
 func TestClaimErrorsAreTheFSMs(t *testing.T) {
-	s := NewVolumeState(testVolume("v", false))
-	step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
-	_, err := s.Step(ClaimRequested{Claim: testClaim("a2", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
+	s := newVolumeState(testVolume("v", false))
+	step(t, s, claimRequested{Claim: testClaim("a1", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
+	_, err := s.Step(claimRequested{Claim: testClaim("a2", "n1", state.ModeWrite, messages.CSIAccessSingleNodeWriter)})
 	require.ErrorIs(t, err, state.ErrClaimConflict)
 	var ce *state.ClaimConflictError
 	require.ErrorAs(t, err, &ce)

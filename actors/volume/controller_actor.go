@@ -14,20 +14,20 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// ControllerActor is the leader's actor for one plugin's controller
-// ("server/volumes/c/<plugin>"): it steps a ControllerQueue, so the
+// controllerActor is the leader's actor for one plugin's controller
+// ("server/volumes/c/<plugin>"): it steps a controllerQueue, so the
 // plugin's destructive controller RPCs run one at a time, FIFO, across
 // all its volumes, on the instance the queue routes to. Each RPC runs in
 // a worker; its outcome goes back to the manager, which hands it to the
 // volume actor (or, for a create-volume, registers the volume).
-type ControllerActor struct {
+type controllerActor struct {
 	actors.Lifetime // ends the workers on stop
 	spec            *ManagerSpec
 	pluginID        string
 	initial         []*messages.ControllerOp // the rebuilt queue, first start only
 	restarted       bool
-	q               *ControllerQueue
-	extra           map[string]*submitOp // OpKey -> a submission with a spec or secrets
+	q               *controllerQueue
+	extra           map[string]*submitOp // opKey -> a submission with a spec or secrets
 	last            *opRan               // the outcome of the op that finished last
 	cancel          context.CancelFunc   // of the RPC in flight
 	waiting         bool
@@ -39,7 +39,7 @@ type ControllerActor struct {
 // leader's manager, a crashed actor) may reach a new one under the same
 // name, which must ignore it.
 type opRan struct {
-	owner  *ControllerActor
+	owner  *controllerActor
 	op     *messages.ControllerOp
 	nodeID string
 	resp   *messages.ControllerResponse
@@ -49,7 +49,7 @@ type opRan struct {
 func newControllerActor(spec *ManagerSpec, pluginID string, initial []*messages.ControllerOp) actor.Producer {
 	var started atomic.Bool
 	return func() actor.Actor {
-		a := &ControllerActor{spec: spec, pluginID: pluginID, extra: map[string]*submitOp{},
+		a := &controllerActor{spec: spec, pluginID: pluginID, extra: map[string]*submitOp{},
 			log: spec.Logger.With("plugin", pluginID)}
 		if started.CompareAndSwap(false, true) {
 			a.initial = initial
@@ -61,7 +61,7 @@ func newControllerActor(spec *ManagerSpec, pluginID string, initial []*messages.
 }
 
 // Phase names the actor's state for the actor tree.
-func (a *ControllerActor) Phase() string {
+func (a *controllerActor) Phase() string {
 	switch {
 	case a.q == nil:
 		return "starting"
@@ -74,7 +74,7 @@ func (a *ControllerActor) Phase() string {
 }
 
 // Receive dispatches.
-func (a *ControllerActor) Receive(ctx actor.Context) {
+func (a *controllerActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.onStarted(ctx)
@@ -97,8 +97,8 @@ func (a *ControllerActor) Receive(ctx actor.Context) {
 // onStarted builds the queue (the rebuilt one on a new leader) and learns
 // the plugin's instances. After a crash the queue is lost: the volume
 // actors submit their ops in flight again.
-func (a *ControllerActor) onStarted(ctx actor.Context) {
-	a.q = RebuildControllerQueue(a.initial)
+func (a *controllerActor) onStarted(ctx actor.Context) {
+	a.q = rebuildControllerQueue(a.initial)
 	a.initial = nil
 	if a.restarted {
 		a.log.Warn("controller actor restarted: asking the volume actors for their ops in flight")
@@ -107,34 +107,34 @@ func (a *ControllerActor) onStarted(ctx actor.Context) {
 	a.step(ctx, a.instances())
 }
 
-func (a *ControllerActor) instances() InstancesChanged {
+func (a *controllerActor) instances() InstancesChanged {
 	view := a.spec.State()
-	return InstancesChanged{Instances: ControllerInstances(view.CSIPluginByID(a.pluginID)), Live: LiveNodes(view.Nodes())}
+	return InstancesChanged{Instances: controllerInstances(view.CSIPluginByID(a.pluginID)), Live: liveNodes(view.Nodes())}
 }
 
-func (a *ControllerActor) onSubmit(ctx actor.Context, s *submitOp) {
+func (a *controllerActor) onSubmit(ctx actor.Context, s *submitOp) {
 	if s.Volume != nil || s.Secrets != nil {
-		a.extra[OpKey(s.Op)] = s
+		a.extra[opKey(s.Op)] = s
 	}
-	a.step(ctx, Submit{Op: s.Op})
+	a.step(ctx, submit{Op: s.Op})
 }
 
-func (a *ControllerActor) onRan(ctx actor.Context, r *opRan) {
+func (a *controllerActor) onRan(ctx actor.Context, r *opRan) {
 	if r.owner != a {
-		a.log.Debug("late controller result of a previous actor ignored", "op", OpKey(r.op))
+		a.log.Debug("late controller result of a previous actor ignored", "op", opKey(r.op))
 		return
 	}
 	a.cancel, a.last = nil, r
 	unavailable := r.err != nil || r.resp.GetError() != nil || r.resp.StatusCode() == codes.Unavailable
 	if unavailable {
-		a.log.Warn("controller instance unavailable", "op", OpKey(r.op), "node", r.nodeID, "error", describe(r))
+		a.log.Warn("controller instance unavailable", "op", opKey(r.op), "node", r.nodeID, "error", describe(r))
 	}
-	a.step(ctx, OpFinished{Op: r.op, Unavailable: unavailable})
+	a.step(ctx, opFinished{Op: r.op, Unavailable: unavailable})
 }
 
 // step runs the queue and carries out its effects: outcomes to the
 // manager, then the next RPC.
-func (a *ControllerActor) step(ctx actor.Context, in QueueInput) {
+func (a *controllerActor) step(ctx actor.Context, in queueInput) {
 	e, err := a.q.Step(in)
 	if err != nil {
 		a.log.Error("controller queue", "input", fmt.Sprintf("%T", in), "error", err)
@@ -154,12 +154,12 @@ func (a *ControllerActor) step(ctx actor.Context, in QueueInput) {
 
 // run starts one RPC in a worker, with the stored volume (for a create,
 // the spec; for a delete, the extra secrets merged in).
-func (a *ControllerActor) run(ctx actor.Context, d *Dispatch) {
+func (a *controllerActor) run(ctx actor.Context, d *dispatch) {
 	req := &messages.ControllerRequest{Op: d.Op, Volume: a.volumeFor(d.Op)}
 	c, cancel := context.WithTimeout(a.Context(), a.spec.RPCTimeout)
 	a.cancel = cancel
 	rpc, node := a.spec.Controllers, d.NodeID
-	a.log.Debug("controller op dispatched", "op", OpKey(d.Op), "node", node)
+	a.log.Debug("controller op dispatched", "op", opKey(d.Op), "node", node)
 	actors.Go(ctx, func(_ context.Context) any {
 		defer cancel()
 		resp, err := rpc.Run(c, node, req)
@@ -167,8 +167,8 @@ func (a *ControllerActor) run(ctx actor.Context, d *Dispatch) {
 	})
 }
 
-func (a *ControllerActor) volumeFor(op *messages.ControllerOp) *messages.CSIVolume {
-	x := a.extra[OpKey(op)]
+func (a *controllerActor) volumeFor(op *messages.ControllerOp) *messages.CSIVolume {
+	x := a.extra[opKey(op)]
 	if x != nil && x.Volume != nil {
 		return proto.Clone(x.Volume).(*messages.CSIVolume)
 	}
@@ -190,12 +190,12 @@ func (a *ControllerActor) volumeFor(op *messages.ControllerOp) *messages.CSIVolu
 }
 
 // complete sends an op's outcome to the manager.
-func (a *ControllerActor) complete(ctx actor.Context, c Completion) {
-	key := OpKey(c.Op)
+func (a *controllerActor) complete(ctx actor.Context, c completion) {
+	key := opKey(c.Op)
 	delete(a.extra, key)
 	r := a.last
-	if r == nil || OpKey(r.op) != key {
-		r = &opRan{op: c.Op, err: fmt.Errorf("%w: no outcome recorded", ErrUnexpectedResult)}
+	if r == nil || opKey(r.op) != key {
+		r = &opRan{op: c.Op, err: fmt.Errorf("%w: no outcome recorded", errUnexpectedResult)}
 	}
 	out := outcomeOf(r, c.Unreachable)
 	if out.ok {
@@ -203,7 +203,7 @@ func (a *ControllerActor) complete(ctx actor.Context, c Completion) {
 	} else {
 		a.log.Warn("controller op failed", "op", key, "node", r.nodeID, "retryable", out.retryable, "error", out.message)
 	}
-	if c.Op.GetKind() == OpCreateVolume {
+	if c.Op.GetKind() == opCreateVolume {
 		d := &createDone{VolumeID: c.Op.GetVolumeID()}
 		if out.ok {
 			d.Volume = r.resp.GetVolume()

@@ -30,7 +30,7 @@ func outcomeOf(r *opRan, unreachable bool) outcome {
 		return outcome{retryable: true, message: describe(r)}
 	case code == codes.OK:
 		return outcome{ok: true}
-	case code == codes.NotFound && (r.op.GetKind() == OpControllerUnpublish || r.op.GetKind() == OpDeleteVolume):
+	case code == codes.NotFound && (r.op.GetKind() == opControllerUnpublish || r.op.GetKind() == opDeleteVolume):
 		return outcome{ok: true}
 	}
 	return outcome{retryable: csi.IsRetryableCode(code), message: describe(r), code: code}
@@ -48,23 +48,23 @@ func describe(r *opRan) string {
 }
 
 // input is the volume actor's input for the outcome of op.
-func (o outcome) input(op *messages.ControllerOp, resp *messages.ControllerResponse) Input {
+func (o outcome) input(op *messages.ControllerOp, resp *messages.ControllerResponse) input {
 	if !o.ok {
-		return ControllerFailed{AllocID: op.GetAllocationID(), Retryable: o.retryable, Message: o.message, Code: o.code}
+		return controllerFailed{AllocID: op.GetAllocationID(), Retryable: o.retryable, Message: o.message, Code: o.code}
 	}
 	switch op.GetKind() {
-	case OpControllerPublish:
-		return ControllerPublished{AllocID: op.GetAllocationID(), PublishContext: resp.GetPublishContext()}
-	case OpControllerUnpublish:
-		return ControllerDetached{AllocID: op.GetAllocationID()}
-	case OpDeleteVolume:
-		return VolumeDeleted{}
+	case opControllerPublish:
+		return controllerPublished{AllocID: op.GetAllocationID(), PublishContext: resp.GetPublishContext()}
+	case opControllerUnpublish:
+		return controllerDetached{AllocID: op.GetAllocationID()}
+	case opDeleteVolume:
+		return volumeDeleted{}
 	}
 	return nil // expand and snapshots: no volume state to move
 }
 
 // err is the failed outcome as an error for a requester.
 func (o outcome) err(op *messages.ControllerOp) error {
-	return &ControllerError{Kind: op.GetKind(), VolumeID: op.GetVolumeID(), AllocID: op.GetAllocationID(),
+	return &controllerError{Kind: op.GetKind(), VolumeID: op.GetVolumeID(), AllocID: op.GetAllocationID(),
 		Message: o.message, Retryable: o.retryable, Code: o.code}
 }

@@ -11,13 +11,13 @@ import (
 )
 
 func unpub(vol, alloc string) *messages.ControllerOp {
-	return &messages.ControllerOp{Kind: OpControllerUnpublish, PluginID: "hostpath", VolumeID: vol, AllocationID: alloc}
+	return &messages.ControllerOp{Kind: opControllerUnpublish, PluginID: "hostpath", VolumeID: vol, AllocationID: alloc}
 }
 
-func healthy(nodes ...string) []Instance {
-	out := make([]Instance, len(nodes))
+func healthy(nodes ...string) []instance {
+	out := make([]instance, len(nodes))
 	for i, n := range nodes {
-		out[i] = Instance{NodeID: n, Healthy: true}
+		out[i] = instance{NodeID: n, Healthy: true}
 	}
 	return out
 }
@@ -30,7 +30,7 @@ func liveSet(nodes ...string) map[string]bool {
 	return m
 }
 
-func qstep(t *testing.T, q *ControllerQueue, in QueueInput) QueueEffects {
+func qstep(t *testing.T, q *controllerQueue, in queueInput) queueEffects {
 	t.Helper()
 	e, err := q.Step(in)
 	require.NoError(t, err, "%T", in)
@@ -38,15 +38,15 @@ func qstep(t *testing.T, q *ControllerQueue, in QueueInput) QueueEffects {
 }
 
 func TestQueueFIFOOneInFlight(t *testing.T) {
-	q := NewControllerQueue()
+	q := newControllerQueue()
 	qstep(t, q, InstancesChanged{Instances: healthy("n1"), Live: liveSet("n1")})
 	a, b, c := unpub("v1", "a"), unpub("v2", "b"), unpub("v3", "c")
-	e := qstep(t, q, Submit{Op: a})
-	require.Equal(t, &Dispatch{Op: a, NodeID: "n1"}, e.Dispatch)
-	require.Nil(t, qstep(t, q, Submit{Op: b}).Dispatch, "one in flight")
-	require.Nil(t, qstep(t, q, Submit{Op: c}).Dispatch)
-	require.Nil(t, qstep(t, q, Submit{Op: unpub("v2", "b")}).Dispatch, "duplicate of a queued op")
-	require.Nil(t, qstep(t, q, Submit{Op: unpub("v1", "a")}).Dispatch, "duplicate of the op in flight")
+	e := qstep(t, q, submit{Op: a})
+	require.Equal(t, &dispatch{Op: a, NodeID: "n1"}, e.Dispatch)
+	require.Nil(t, qstep(t, q, submit{Op: b}).Dispatch, "one in flight")
+	require.Nil(t, qstep(t, q, submit{Op: c}).Dispatch)
+	require.Nil(t, qstep(t, q, submit{Op: unpub("v2", "b")}).Dispatch, "duplicate of a queued op")
+	require.Nil(t, qstep(t, q, submit{Op: unpub("v1", "a")}).Dispatch, "duplicate of the op in flight")
 	require.Len(t, q.Pending(), 2)
 
 	var order []string
@@ -54,15 +54,15 @@ func TestQueueFIFOOneInFlight(t *testing.T) {
 		inFlight, node := q.InFlight()
 		require.Same(t, want, inFlight)
 		require.Equal(t, "n1", node)
-		e = qstep(t, q, OpFinished{Op: want})
-		require.Equal(t, []Completion{{Op: want}}, e.Completed)
+		e = qstep(t, q, opFinished{Op: want})
+		require.Equal(t, []completion{{Op: want}}, e.Completed)
 		order = append(order, want.GetAllocationID())
 	}
 	require.Equal(t, []string{"a", "b", "c"}, order)
 	inFlight, _ := q.InFlight()
 	require.Nil(t, inFlight)
-	_, err := q.Step(OpFinished{Op: a})
-	require.ErrorIs(t, err, ErrUnexpectedResult)
+	_, err := q.Step(opFinished{Op: a})
+	require.ErrorIs(t, err, errUnexpectedResult)
 }
 
 func TestRouteLowestHealthyLiveSticky(t *testing.T) {
@@ -74,27 +74,27 @@ func TestRouteLowestHealthyLiveSticky(t *testing.T) {
 		{ID: "n5", Status: "disconnected"},
 		{ID: "n6", Status: "initializing"},
 	}
-	live := LiveNodes(nodes)
+	live := liveNodes(nodes)
 	require.Equal(t, liveSet("n1", "n3", "n4"), live, "ready, whatever the eligibility or drain")
 
 	plugin := &messages.CSIPlugin{ID: "hostpath", Controllers: map[string]*messages.CSIInfo{
 		"n4": {Healthy: true}, "n1": {Healthy: false}, "n2": {Healthy: true}, "n3": {Healthy: true}, "n5": {Healthy: true},
 	}}
-	inst := ControllerInstances(plugin)
+	inst := controllerInstances(plugin)
 	require.Equal(t, []string{"n1", "n2", "n3", "n4", "n5"}, nodeIDs(inst))
 
-	q := NewControllerQueue()
+	q := newControllerQueue()
 	cases := []struct {
 		name      string
-		instances []Instance
+		instances []instance
 		live      map[string]bool
 		want      string
 	}{
 		{"lowest healthy live (n1 unhealthy, n2 down), ineligible n3 counts", inst, live, "n3"},
 		{"sticky: a lower instance appears", append(healthy("n0"), inst...), liveSet("n0", "n1", "n3", "n4"), "n3"},
-		{"sticky instance unhealthy: lowest again", []Instance{{NodeID: "n0", Healthy: true}, {NodeID: "n3"}, {NodeID: "n4", Healthy: true}}, liveSet("n0", "n3", "n4"), "n0"},
+		{"sticky instance unhealthy: lowest again", []instance{{NodeID: "n0", Healthy: true}, {NodeID: "n3"}, {NodeID: "n4", Healthy: true}}, liveSet("n0", "n3", "n4"), "n0"},
 		{"sticky node down: lowest again", healthy("n0", "n4"), liveSet("n4"), "n4"},
-		{"draining node still serves", healthy("n4"), LiveNodes(nodes), "n4"},
+		{"draining node still serves", healthy("n4"), liveNodes(nodes), "n4"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,11 +103,11 @@ func TestRouteLowestHealthyLiveSticky(t *testing.T) {
 			require.Equal(t, tc.want, got)
 		})
 	}
-	_, err := q.Route([]Instance{{NodeID: "n1"}}, liveSet("n1"))
-	require.ErrorIs(t, err, ErrNoController)
+	_, err := q.Route([]instance{{NodeID: "n1"}}, liveSet("n1"))
+	require.ErrorIs(t, err, errNoController)
 }
 
-func nodeIDs(in []Instance) []string {
+func nodeIDs(in []instance) []string {
 	var out []string
 	for _, i := range in {
 		out = append(out, i.NodeID)
@@ -116,40 +116,40 @@ func nodeIDs(in []Instance) []string {
 }
 
 func TestQueueFailsOverOnlyOnUnavailable(t *testing.T) {
-	q := NewControllerQueue()
+	q := newControllerQueue()
 	qstep(t, q, InstancesChanged{Instances: healthy("n1", "n2", "n3"), Live: liveSet("n1", "n2", "n3")})
 	a, b, c := unpub("v1", "a"), unpub("v2", "b"), unpub("v3", "c")
-	require.Equal(t, "n1", qstep(t, q, Submit{Op: a}).Dispatch.NodeID)
-	qstep(t, q, Submit{Op: b})
-	qstep(t, q, Submit{Op: c})
+	require.Equal(t, "n1", qstep(t, q, submit{Op: a}).Dispatch.NodeID)
+	qstep(t, q, submit{Op: b})
+	qstep(t, q, submit{Op: c})
 
-	e := qstep(t, q, OpFinished{Op: a, Unavailable: true})
+	e := qstep(t, q, opFinished{Op: a, Unavailable: true})
 	require.Empty(t, e.Completed, "a is retried on the next instance")
-	require.Equal(t, &Dispatch{Op: a, NodeID: "n2"}, e.Dispatch)
-	e = qstep(t, q, OpFinished{Op: a}) // a plain failure or success does not move
-	require.Equal(t, []Completion{{Op: a}}, e.Completed)
-	require.Equal(t, &Dispatch{Op: b, NodeID: "n2"}, e.Dispatch, "sticky on n2")
+	require.Equal(t, &dispatch{Op: a, NodeID: "n2"}, e.Dispatch)
+	e = qstep(t, q, opFinished{Op: a}) // a plain failure or success does not move
+	require.Equal(t, []completion{{Op: a}}, e.Completed)
+	require.Equal(t, &dispatch{Op: b, NodeID: "n2"}, e.Dispatch, "sticky on n2")
 
 	var path []string
 	for _, want := range []string{"n3", "n1"} {
-		e = qstep(t, q, OpFinished{Op: b, Unavailable: true})
+		e = qstep(t, q, opFinished{Op: b, Unavailable: true})
 		require.Empty(t, e.Completed)
 		path = append(path, e.Dispatch.NodeID)
 		require.Equal(t, want, e.Dispatch.NodeID)
 	}
-	e = qstep(t, q, OpFinished{Op: b, Unavailable: true})
-	require.Equal(t, []Completion{{Op: b, Unreachable: true}}, e.Completed, "every instance unreachable")
-	require.Equal(t, &Dispatch{Op: c, NodeID: "n1"}, e.Dispatch, "starts over from the lowest")
+	e = qstep(t, q, opFinished{Op: b, Unavailable: true})
+	require.Equal(t, []completion{{Op: b, Unreachable: true}}, e.Completed, "every instance unreachable")
+	require.Equal(t, &dispatch{Op: c, NodeID: "n1"}, e.Dispatch, "starts over from the lowest")
 	require.Equal(t, []string{"n3", "n1"}, path)
 }
 
 func TestQueueWaitsForAController(t *testing.T) {
-	q := NewControllerQueue()
-	e := qstep(t, q, Submit{Op: unpub("v1", "a")})
+	q := newControllerQueue()
+	e := qstep(t, q, submit{Op: unpub("v1", "a")})
 	require.Nil(t, e.Dispatch)
-	require.ErrorIs(t, e.Waiting, ErrNoController)
-	e = qstep(t, q, InstancesChanged{Instances: []Instance{{NodeID: "n1"}}, Live: liveSet("n1")})
-	require.ErrorIs(t, e.Waiting, ErrNoController, "unhealthy instance")
+	require.ErrorIs(t, e.Waiting, errNoController)
+	e = qstep(t, q, InstancesChanged{Instances: []instance{{NodeID: "n1"}}, Live: liveSet("n1")})
+	require.ErrorIs(t, e.Waiting, errNoController, "unhealthy instance")
 	e = qstep(t, q, InstancesChanged{Instances: healthy("n2"), Live: liveSet("n2")})
 	require.Equal(t, "n2", e.Dispatch.NodeID)
 	_, err := q.Step(nil)
@@ -161,7 +161,7 @@ func TestQueueWaitsForAController(t *testing.T) {
 // and each op runs exactly once.
 func TestQueueRebuildRunsEachOpOnce(t *testing.T) {
 	ops := []*messages.ControllerOp{unpub("v1", "a"), unpub("v2", "b"), unpub("v1", "a"), unpub("v3", "c")}
-	q := RebuildControllerQueue(ops)
+	q := rebuildControllerQueue(ops)
 	require.Len(t, q.Pending(), 3)
 	inFlight, _ := q.InFlight()
 	require.Nil(t, inFlight)
@@ -170,12 +170,12 @@ func TestQueueRebuildRunsEachOpOnce(t *testing.T) {
 	var order []string
 	e := qstep(t, q, InstancesChanged{Instances: healthy("n1"), Live: liveSet("n1")})
 	for _, op := range ops { // the volume actors resubmit on Resume
-		require.Nil(t, qstep(t, q, Submit{Op: op}).Dispatch)
+		require.Nil(t, qstep(t, q, submit{Op: op}).Dispatch)
 	}
 	for e.Dispatch != nil {
-		runs[OpKey(e.Dispatch.Op)]++
+		runs[opKey(e.Dispatch.Op)]++
 		order = append(order, e.Dispatch.Op.GetAllocationID())
-		e = qstep(t, q, OpFinished{Op: e.Dispatch.Op})
+		e = qstep(t, q, opFinished{Op: e.Dispatch.Op})
 	}
 	require.Equal(t, []string{"a", "b", "c"}, order)
 	for k, n := range runs {
@@ -200,7 +200,7 @@ func TestPendingOpsFromStoredVolumes(t *testing.T) {
 		vol("v3", claim("a3", "taken", 1), claim("a3b", "unpublishing", 2)),
 		vol("v4", claim("a4", "node-detached", 20)),
 	}
-	got := PendingOps(vols)
+	got := pendingOps(vols)
 	require.Equal(t, []string{"v2/a2", "v4/a4", "v1/a1"}, keysOf(got),
 		"one op per volume (its first node-detached claim), by the time it became due")
 }
@@ -219,15 +219,15 @@ func keysOf(ops []*messages.ControllerOp) []string {
 // the order the volumes asked, and every claim is freed.
 func TestManyVolumesStopAtOnce(t *testing.T) {
 	const n = 50
-	vols := map[string]*VolumeState{}
-	q := NewControllerQueue()
+	vols := map[string]*volumeState{}
+	q := newControllerQueue()
 	qstep(t, q, InstancesChanged{Instances: healthy("n1", "n2"), Live: liveSet("n1", "n2")})
 	var asked, ran []string
-	var running *Dispatch
-	submit := func(e Effects) {
+	var running *dispatch
+	submit := func(e effects) {
 		for _, op := range e.Controller {
 			asked = append(asked, op.GetVolumeID())
-			qe := qstep(t, q, Submit{Op: op})
+			qe := qstep(t, q, submit{Op: op})
 			if qe.Dispatch != nil {
 				require.Nil(t, running, "a second controller op while one is in flight")
 				running = qe.Dispatch
@@ -240,21 +240,21 @@ func TestManyVolumesStopAtOnce(t *testing.T) {
 		v.Claims = []*messages.CSIVolumeClaim{{AllocationID: "alloc-" + id, NodeID: "w1",
 			Mode: state.ModeWrite, AccessMode: messages.CSIAccessSingleNodeWriter, AttachmentMode: messages.CSIAttachFileSystem,
 			State: "unpublishing", ControllerPublished: true}}
-		vols[id] = NewVolumeState(v)
+		vols[id] = newVolumeState(v)
 	}
 	for i := n - 1; i >= 0; i-- { // node sides finish in reverse
 		id := fmt.Sprintf("vol%02d", i)
-		submit(step(t, vols[id], NodeDetached{AllocID: "alloc-" + id}))
+		submit(step(t, vols[id], nodeDetached{AllocID: "alloc-" + id}))
 	}
 	for running != nil {
 		d := running
 		running = nil
 		ran = append(ran, d.Op.GetVolumeID())
 		require.Equal(t, "n1", d.NodeID, "sticky on the lowest node")
-		qe := qstep(t, q, OpFinished{Op: d.Op})
+		qe := qstep(t, q, opFinished{Op: d.Op})
 		running = qe.Dispatch
 		for _, c := range qe.Completed {
-			submit(step(t, vols[c.Op.GetVolumeID()], ControllerDetached{AllocID: c.Op.GetAllocationID()}))
+			submit(step(t, vols[c.Op.GetVolumeID()], controllerDetached{AllocID: c.Op.GetAllocationID()}))
 		}
 	}
 	require.Equal(t, asked, ran, "FIFO")

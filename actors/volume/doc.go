@@ -26,11 +26,11 @@
 // abandoned node plugin, or a claim that never reached its node, so a
 // failed node unmount is a hard gate before any controller detach.
 //
-// VolumeState.Step (volume_state.go) turns inputs into Effects:
+// volumeState.Step (volume_state.go) turns inputs into Effects:
 //
-//	s := volume.NewVolumeState(storedVolume)
+//	s := volume.newVolumeState(storedVolume)
 //	e, err := s.Step(volume.Resume{})              // re-drive claims mid-way
-//	e, err = s.Step(volume.ClaimRequested{Claim: volume.NewClaim(allocID, nodeID, extNodeID, req)})
+//	e, err = s.Step(volume.claimRequested{Claim: volume.newClaim(allocID, nodeID, extNodeID, req)})
 //	// propose e.Propose in order (Proposal -> raft Command), wait for commit,
 //	// submit e.Controller to the plugin's controller actor, schedule
 //	// RetryDue for e.Retry with actors.Retry.Delay, send e.Replies,
@@ -38,14 +38,14 @@
 //
 // At most one controller op per volume is in flight; Step queues the rest.
 // state.ApplyClaimVolume and state.ApplyUpdateClaimState are how the FSM
-// applies the volume commands; VolumeState applies each proposal with them
+// applies the volume commands; volumeState applies each proposal with them
 // to its own copy, so it predicts exactly what raft will store.
 //
-// ControllerQueue.Step (controller_queue.go) serializes a plugin's
+// controllerQueue.Step (controller_queue.go) serializes a plugin's
 // destructive controller ops across volumes, FIFO, one in flight, routed
 // to the healthy instance on the lowest live node ID, sticky, failing over
 // only on Unavailable. A new leader rebuilds it with
-// RebuildControllerQueue(PendingOps(volumesOfPlugin)).
+// rebuildControllerQueue(pendingOps(volumesOfPlugin)).
 //
 // state.ApplyUpsertPluginInstances, state.CountPlugin and
 // state.WithPluginHealth keep plugin counts and a volume's Schedulable
@@ -72,17 +72,17 @@
 // (create, delete, detach, deregister) -> *messages.VolumeOpResponse, and
 // *state.Event (no answer). Errors travel in Response.Error with a
 // messages.ErrorCode: not_found, invalid, not_leader, unavailable, internal
-// and conflict (ErrorOf).
+// and conflict (errorOf).
 //
 // The manager (server/volumes) has one volume actor per volume in use,
 // v/<volume ID>, and one controller actor per plugin, c/<plugin ID>. On
 // start it rebuilds them from the state: each controller queue from
-// PendingOps, each claimed volume's state from the stored volume plus a
+// pendingOps, each claimed volume's state from the stored volume plus a
 // Resume, whose ops already in the rebuilt queue are not submitted again,
 // so no op that was due runs twice. On each event it passes stored
-// volumes to their actors (VolumeUpdated; a deregistered volume's actor
+// volumes to their actors (volumeUpdated; a deregistered volume's actor
 // stops once idle), plugin and node changes to the controller actors, and
-// steps the claims whose allocation or node moved on (ClaimRule): a
+// steps the claims whose allocation or node moved on (claimRule): a
 // client-terminal allocation releases its claim, a down or gone node (or
 // a lost allocation on a cut-off node, or a garbage-collected allocation)
 // abandons the node plugin and goes straight to the controller step.

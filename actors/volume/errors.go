@@ -15,19 +15,19 @@ import (
 
 // Sentinel errors of the volume and controller actors' own decisions.
 var (
-	// ErrUnexpectedResult: a controller result for no operation in flight.
-	ErrUnexpectedResult = errors.New("volume: result for no operation in flight")
-	// ErrDeregistered: the volume is being deregistered or deleted.
-	ErrDeregistered = errors.New("volume: volume is deregistered")
-	// ErrControllerFailed: a controller operation failed. See ControllerError.
-	ErrControllerFailed = errors.New("volume: controller operation failed")
-	// ErrNoController: no healthy controller instance on a live node.
-	ErrNoController = errors.New("volume: no healthy controller instance on a live node")
+	// errUnexpectedResult: a controller result for no operation in flight.
+	errUnexpectedResult = errors.New("volume: result for no operation in flight")
+	// errDeregistered: the volume is being deregistered or deleted.
+	errDeregistered = errors.New("volume: volume is deregistered")
+	// errControllerFailed: a controller operation failed. See controllerError.
+	errControllerFailed = errors.New("volume: controller operation failed")
+	// errNoController: no healthy controller instance on a live node.
+	errNoController = errors.New("volume: no healthy controller instance on a live node")
 )
 
-// ControllerError is a failed controller operation, as told to a claim's
+// controllerError is a failed controller operation, as told to a claim's
 // waiter. Retryable says whether the same request may succeed later.
-type ControllerError struct {
+type controllerError struct {
 	Kind      string
 	VolumeID  string
 	AllocID   string
@@ -36,10 +36,10 @@ type ControllerError struct {
 	Code      codes.Code // the plugin's gRPC code, OK when it did not answer
 }
 
-func (e *ControllerError) Error() string {
+func (e *controllerError) Error() string {
 	return fmt.Sprintf("%v: %s of volume %q for alloc %q: %s (retryable: %t)",
-		ErrControllerFailed, e.Kind, e.VolumeID, e.AllocID, e.Message, e.Retryable)
+		errControllerFailed, e.Kind, e.VolumeID, e.AllocID, e.Message, e.Retryable)
 }
 
-// Is makes errors.Is(err, ErrControllerFailed) true.
-func (e *ControllerError) Is(target error) bool { return target == ErrControllerFailed }
+// Is makes errors.Is(err, errControllerFailed) true.
+func (e *controllerError) Is(target error) bool { return target == errControllerFailed }

@@ -26,7 +26,7 @@ func testClaim(alloc, node, mode, access string) *messages.CSIVolumeClaim {
 }
 
 // step runs one input and fails the test on error.
-func step(t *testing.T, s *VolumeState, in Input) Effects {
+func step(t *testing.T, s *volumeState, in input) effects {
 	t.Helper()
 	e, err := s.Step(in)
 	require.NoError(t, err, "%T", in)
@@ -34,7 +34,7 @@ func step(t *testing.T, s *VolumeState, in Input) Effects {
 }
 
 // states maps alloc -> claim state of s's volume.
-func states(s *VolumeState) map[string]string {
+func states(s *volumeState) map[string]string {
 	out := map[string]string{}
 	for _, c := range s.Volume().GetClaims() {
 		out[c.GetAllocationID()] = c.GetState()
@@ -43,7 +43,7 @@ func states(s *VolumeState) map[string]string {
 }
 
 // proposedStates lists "alloc:state" for each proposal, in order.
-func proposedStates(e Effects) []string {
+func proposedStates(e effects) []string {
 	var out []string
 	for _, p := range e.Propose {
 		switch {

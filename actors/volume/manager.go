@@ -21,13 +21,13 @@ const (
 	controllerPrefix = "c/"
 )
 
-// Manager is the leader's volume manager ("server/volumes"). It owns one
+// manager is the leader's volume manager ("server/volumes"). It owns one
 // volume actor per volume in use (v/<id>) and one controller actor per
 // plugin (c/<plugin>), rebuilt from the replicated state when it starts;
 // it routes client and operator requests, controller results and the
 // FSM's events to them, and decides when a claim is released or its node
 // plugin abandoned.
-type Manager struct {
+type manager struct {
 	actors.Lifetime // ends the workers on stop
 	spec            *ManagerSpec
 	vols            map[string]*actor.PID // volume actors by volume ID
@@ -46,21 +46,21 @@ type Manager struct {
 func NewManager(spec *ManagerSpec) actor.Producer {
 	sp := spec.withDefaults()
 	return func() actor.Actor {
-		return &Manager{spec: sp, vols: map[string]*actor.PID{}, dying: map[string]bool{},
+		return &manager{spec: sp, vols: map[string]*actor.PID{}, dying: map[string]bool{},
 			deferred: map[string][]envelope{}, ctrls: map[string]*actor.PID{}, children: map[string]string{},
 			creates: map[string]*creating{}, log: sp.Logger}
 	}
 }
 
 // Phase names the manager's state for the actor tree.
-func (m *Manager) Phase() string {
+func (m *manager) Phase() string {
 	return fmt.Sprintf("%d volumes, %d controllers", len(m.vols), len(m.ctrls))
 }
 
 // Receive dispatches. While the manager stops (its children first),
 // requests get unavailable and the rest is dropped: a child spawned now
 // would never be stopped.
-func (m *Manager) Receive(ctx actor.Context) {
+func (m *manager) Receive(ctx actor.Context) {
 	if m.stopping {
 		m.onStoppingMessage(ctx)
 		return
@@ -97,7 +97,7 @@ func (m *Manager) Receive(ctx actor.Context) {
 	}
 }
 
-func (m *Manager) onStoppingMessage(ctx actor.Context) {
+func (m *manager) onStoppingMessage(ctx actor.Context) {
 	msg := ctx.Message()
 	if t, ok := msg.(*actor.Terminated); ok {
 		name := m.children[t.GetWho().GetId()]
@@ -118,10 +118,10 @@ func (m *Manager) onStoppingMessage(ctx actor.Context) {
 
 // onStarted rebuilds the actors from the state, as on a new leader: a
 // controller actor per plugin whose queue holds the ops that were due
-// (PendingOps), and a volume actor per claimed volume, which resumes its
+// (pendingOps), and a volume actor per claimed volume, which resumes its
 // claims mid-way. The volume actors do not submit again the ops the
 // queues were rebuilt with, so none runs twice.
-func (m *Manager) onStarted(ctx actor.Context) {
+func (m *manager) onStarted(ctx actor.Context) {
 	view := m.spec.State()
 	byPlugin := map[string][]*messages.CSIVolume{}
 	for _, v := range view.CSIVolumes() {
@@ -136,12 +136,12 @@ func (m *Manager) onStarted(ctx actor.Context) {
 	}
 	queued := map[string]map[string]bool{} // volume ID -> OpKeys queued
 	for _, id := range slices.Sorted(maps.Keys(plugins)) {
-		ops := PendingOps(byPlugin[id])
+		ops := pendingOps(byPlugin[id])
 		for _, op := range ops {
 			if queued[op.GetVolumeID()] == nil {
 				queued[op.GetVolumeID()] = map[string]bool{}
 			}
-			queued[op.GetVolumeID()][OpKey(op)] = true
+			queued[op.GetVolumeID()][opKey(op)] = true
 		}
 		m.ensureController(ctx, id, ops)
 	}
@@ -158,8 +158,8 @@ func (m *Manager) onStarted(ctx actor.Context) {
 
 // ensureVolume returns the volume actor of id, spawning it if needed; nil
 // while its predecessor stops. initial and queued are for a rebuild: the
-// volume as PendingOps saw it and the ops already in the controller queue.
-func (m *Manager) ensureVolume(ctx actor.Context, id string, initial *messages.CSIVolume, queued map[string]bool) *actor.PID {
+// volume as pendingOps saw it and the ops already in the controller queue.
+func (m *manager) ensureVolume(ctx actor.Context, id string, initial *messages.CSIVolume, queued map[string]bool) *actor.PID {
 	if pid, ok := m.vols[id]; ok {
 		if m.dying[id] {
 			return nil
@@ -178,7 +178,7 @@ func (m *Manager) ensureVolume(ctx actor.Context, id string, initial *messages.C
 
 // ensureController returns the controller actor of a plugin, spawning it
 // (with the given queue) if needed.
-func (m *Manager) ensureController(ctx actor.Context, pluginID string, ops []*messages.ControllerOp) *actor.PID {
+func (m *manager) ensureController(ctx actor.Context, pluginID string, ops []*messages.ControllerOp) *actor.PID {
 	if pid, ok := m.ctrls[pluginID]; ok {
 		return pid
 	}
@@ -194,7 +194,7 @@ func (m *Manager) ensureController(ctx actor.Context, pluginID string, ops []*me
 
 // onVolumeRequest hands a client's or operator's request to the volume's
 // actor, or answers not_found for an unknown volume.
-func (m *Manager) onVolumeRequest(ctx actor.Context, id string) {
+func (m *manager) onVolumeRequest(ctx actor.Context, id string) {
 	if _, ok := m.vols[id]; !ok && m.spec.State().CSIVolumeAnyNamespace(id) == nil {
 		ctx.Respond(failure(ctx.Message(), notFound(id)))
 		return
@@ -204,7 +204,7 @@ func (m *Manager) onVolumeRequest(ctx actor.Context, id string) {
 
 // route delivers a message to the volume's actor, or keeps it for the
 // successor of an actor that is stopping.
-func (m *Manager) route(ctx actor.Context, id string, env envelope) {
+func (m *manager) route(ctx actor.Context, id string, env envelope) {
 	if m.dying[id] {
 		m.deferred[id] = append(m.deferred[id], env)
 		return
@@ -220,11 +220,11 @@ func (m *Manager) route(ctx actor.Context, id string, env envelope) {
 	ctx.RequestWithCustomSender(pid, env.msg, env.sender)
 }
 
-func (m *Manager) onOp(ctx actor.Context, r *messages.VolumeOpRequest) {
+func (m *manager) onOp(ctx actor.Context, r *messages.VolumeOpRequest) {
 	switch r.GetOp() {
-	case OpRequestCreate:
+	case opRequestCreate:
 		m.onCreate(ctx, r)
-	case OpRequestDelete, OpRequestDeregister, OpRequestDetach:
+	case opRequestDelete, opRequestDeregister, opRequestDetach:
 		m.onVolumeRequest(ctx, r.GetVolumeID())
 	default:
 		ctx.Respond(&messages.VolumeOpResponse{Error: messages.Errorf(messages.CodeInvalid,
@@ -234,7 +234,7 @@ func (m *Manager) onOp(ctx actor.Context, r *messages.VolumeOpRequest) {
 }
 
 // onSubmit queues a volume actor's controller op on its plugin's actor.
-func (m *Manager) onSubmit(ctx actor.Context, s *submitOp) {
+func (m *manager) onSubmit(ctx actor.Context, s *submitOp) {
 	if pid := m.ensureController(ctx, s.Op.GetPluginID(), nil); pid != nil {
 		ctx.Send(pid, s)
 	}
@@ -242,7 +242,7 @@ func (m *Manager) onSubmit(ctx actor.Context, s *submitOp) {
 
 // onResult hands a controller op's outcome to its volume actor. A result
 // for a volume whose actor is gone or stopping is dropped.
-func (m *Manager) onResult(ctx actor.Context, r *opResult) {
+func (m *manager) onResult(ctx actor.Context, r *opResult) {
 	pid, ok := m.vols[r.VolumeID]
 	if !ok || m.dying[r.VolumeID] || r.In == nil {
 		m.log.Debug("controller result dropped", "volume", r.VolumeID, "input", fmt.Sprintf("%T", r.In))
@@ -251,11 +251,11 @@ func (m *Manager) onResult(ctx actor.Context, r *opResult) {
 	ctx.Send(pid, &stepInput{In: r.In})
 }
 
-func (m *Manager) onControllerRestarted(ctx actor.Context, r *controllerRestarted) {
+func (m *manager) onControllerRestarted(ctx actor.Context, r *controllerRestarted) {
 	for id, c := range m.creates { // their op was in the lost queue
 		if c.spec.GetPluginID() == r.PluginID {
 			if pid := m.ensureController(ctx, r.PluginID, nil); pid != nil {
-				ctx.Send(pid, &submitOp{Op: &messages.ControllerOp{Kind: OpCreateVolume, PluginID: r.PluginID, VolumeID: id},
+				ctx.Send(pid, &submitOp{Op: &messages.ControllerOp{Kind: opCreateVolume, PluginID: r.PluginID, VolumeID: id},
 					Volume: c.spec})
 			}
 		}
@@ -271,7 +271,7 @@ func (m *Manager) onControllerRestarted(ctx actor.Context, r *controllerRestarte
 // onTerminated forgets a stopped child. A volume actor that stopped
 // because its volume was gone is spawned again when the volume is back
 // (re-registered) and requests wait for it; otherwise they get not_found.
-func (m *Manager) onTerminated(ctx actor.Context, who *actor.PID) {
+func (m *manager) onTerminated(ctx actor.Context, who *actor.PID) {
 	name, ok := m.children[who.GetId()]
 	if !ok {
 		return

@@ -11,10 +11,10 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// OpCreateVolume is the ControllerOp kind of an operator's create: it runs
+// opCreateVolume is the ControllerOp kind of an operator's create: it runs
 // through the plugin's controller actor like every destructive op, but
 // its result goes to the manager, which registers the volume.
-const OpCreateVolume = string(messages.ControllerCreateVolume)
+const opCreateVolume = string(messages.ControllerCreateVolume)
 
 // creating is a create-volume under way: who asked, and the spec.
 type creating struct {
@@ -32,7 +32,7 @@ type registered struct {
 // onCreate starts an operator's create: CreateVolume on the plugin's
 // controller (serialised with its other ops), then RegisterVolume. A
 // volume ID that is registered, or being created, is refused.
-func (m *Manager) onCreate(ctx actor.Context, r *messages.VolumeOpRequest) {
+func (m *manager) onCreate(ctx actor.Context, r *messages.VolumeOpRequest) {
 	spec := proto.Clone(r.GetVolume()).(*messages.CSIVolume)
 	if spec == nil {
 		spec = &messages.CSIVolume{}
@@ -69,23 +69,23 @@ func (m *Manager) onCreate(ctx actor.Context, r *messages.VolumeOpRequest) {
 		return
 	}
 	m.creates[spec.ID] = &creating{sender: ctx.Sender(), spec: spec}
-	op := &messages.ControllerOp{Kind: OpCreateVolume, PluginID: spec.PluginID, VolumeID: spec.ID}
+	op := &messages.ControllerOp{Kind: opCreateVolume, PluginID: spec.PluginID, VolumeID: spec.ID}
 	ctx.Send(pid, &submitOp{Op: op, Volume: spec})
 }
 
 // onCreated registers a volume the controller created, with what the
 // controller returned (external ID, capacity, context, topologies).
-func (m *Manager) onCreated(ctx actor.Context, d *createDone) {
+func (m *manager) onCreated(ctx actor.Context, d *createDone) {
 	c := m.creates[d.VolumeID]
 	if c == nil {
 		return
 	}
 	if d.Err == nil && d.Volume.GetExternalID() == "" {
-		d.Err = fmt.Errorf("%w: %s of volume %q: the controller returned no volume ID", ErrControllerFailed, OpCreateVolume, d.VolumeID)
+		d.Err = fmt.Errorf("%w: %s of volume %q: the controller returned no volume ID", errControllerFailed, opCreateVolume, d.VolumeID)
 	}
 	if d.Err != nil {
 		delete(m.creates, d.VolumeID)
-		m.answer(ctx, c.sender, &messages.VolumeOpResponse{Error: ErrorOf(d.Err)})
+		m.answer(ctx, c.sender, &messages.VolumeOpResponse{Error: errorOf(d.Err)})
 		return
 	}
 	vol := proto.Clone(c.spec).(*messages.CSIVolume)
@@ -108,7 +108,7 @@ func (m *Manager) onCreated(ctx actor.Context, d *createDone) {
 }
 
 // onRegistered answers the create with the stored volume.
-func (m *Manager) onRegistered(ctx actor.Context, r *registered) {
+func (m *manager) onRegistered(ctx actor.Context, r *registered) {
 	c := m.creates[r.VolumeID]
 	delete(m.creates, r.VolumeID)
 	if c == nil {
@@ -116,7 +116,7 @@ func (m *Manager) onRegistered(ctx actor.Context, r *registered) {
 	}
 	if r.Err != nil {
 		m.log.Error("registering a created volume failed", "volume", r.VolumeID, "error", r.Err)
-		m.answer(ctx, c.sender, &messages.VolumeOpResponse{Error: ErrorOf(r.Err)})
+		m.answer(ctx, c.sender, &messages.VolumeOpResponse{Error: errorOf(r.Err)})
 		return
 	}
 	m.log.Info("volume created", "volume", r.VolumeID, "index", r.Index)
@@ -124,7 +124,7 @@ func (m *Manager) onRegistered(ctx actor.Context, r *registered) {
 		Volume: m.spec.State().CSIVolumeAnyNamespace(r.VolumeID)})
 }
 
-func (m *Manager) answer(ctx actor.Context, to *actor.PID, msg any) {
+func (m *manager) answer(ctx actor.Context, to *actor.PID, msg any) {
 	if to != nil {
 		ctx.Send(to, msg)
 	}
@@ -133,15 +133,15 @@ func (m *Manager) answer(ctx actor.Context, to *actor.PID, msg any) {
 // hasController reports whether the plugin has a healthy controller
 // instance on a live node: one that the controller actor's router could
 // pick.
-func (m *Manager) hasController(pluginID string) bool {
+func (m *manager) hasController(pluginID string) bool {
 	st := m.spec.State()
-	return len((&router{}).candidates(ControllerInstances(st.CSIPluginByID(pluginID)), LiveNodes(st.Nodes()))) > 0
+	return len((&router{}).candidates(controllerInstances(st.CSIPluginByID(pluginID)), liveNodes(st.Nodes()))) > 0
 }
 
 // abandonCreates answers the creates still under way when the manager
 // stops (leadership lost): the operator may try again on the new leader,
 // where the ID is free unless the create had committed.
-func (m *Manager) abandonCreates(ctx actor.Context) {
+func (m *manager) abandonCreates(ctx actor.Context) {
 	for id, c := range m.creates {
 		m.answer(ctx, c.sender, &messages.VolumeOpResponse{Error: messages.Errorf(messages.CodeUnavailable,
 			"volume create %q: the volume manager stopped (leadership lost?) before it finished", id)})

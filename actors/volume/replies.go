@@ -14,24 +14,24 @@ import (
 
 // VolumeOpRequest.Op values.
 const (
-	OpRequestCreate     = "create"
-	OpRequestDelete     = "delete"
-	OpRequestDetach     = "detach"
-	OpRequestDeregister = "deregister"
+	opRequestCreate     = "create"
+	opRequestDelete     = "delete"
+	opRequestDetach     = "detach"
+	opRequestDeregister = "deregister"
 )
 
-// ErrorOf turns an error of the volume actors into the messages.Error a
+// errorOf turns an error of the volume actors into the messages.Error a
 // requester gets; nil for nil. A request that collides with the volume's
 // state gets messages.CodeConflict: a claim conflict (the message names the
 // volume and the allocation holding it, as state.ClaimConflictError does), a claim
 // being released, a volume in use or being deregistered, a create of a
 // volume that exists.
-func ErrorOf(err error) *messages.Error {
+func errorOf(err error) *messages.Error {
 	if err == nil {
 		return nil
 	}
 	var re *remote.RemoteError
-	var ce *ControllerError
+	var ce *controllerError
 	code := messages.CodeInternal
 	switch {
 	case errors.As(err, &re):
@@ -41,14 +41,14 @@ func ErrorOf(err error) *messages.Error {
 	case errors.Is(err, state.ErrVolumeNotFound):
 		code = messages.CodeNotFound
 	case errors.Is(err, state.ErrClaimConflict), errors.Is(err, state.ErrClaimReleasing), errors.Is(err, state.ErrModeMismatch),
-		errors.Is(err, state.ErrVolumeInUse), errors.Is(err, ErrDeregistered):
+		errors.Is(err, state.ErrVolumeInUse), errors.Is(err, errDeregistered):
 		code = messages.CodeConflict
 	case errors.Is(err, state.ErrVolumeReadOnly), errors.Is(err, state.ErrInvalidClaim), errors.Is(err, state.ErrUnsupportedCapability),
 		errors.Is(err, state.ErrInvalidVolume), errors.Is(err, state.ErrIllegalTransition):
 		code = messages.CodeInvalid
 	case errors.As(err, &ce):
 		code = controllerCode(ce)
-	case errors.Is(err, ErrNoController), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+	case errors.Is(err, errNoController), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		code = messages.CodeUnavailable
 	}
 	return messages.NewError(code, err.Error())
@@ -56,7 +56,7 @@ func ErrorOf(err error) *messages.Error {
 
 // controllerCode maps a plugin's refusal to what the API tells its user:
 // the user's own mistakes are 4xx, not the server's 500.
-func controllerCode(ce *ControllerError) messages.ErrorCode {
+func controllerCode(ce *controllerError) messages.ErrorCode {
 	switch {
 	case ce.Retryable:
 		return messages.CodeUnavailable

@@ -8,26 +8,26 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// Instance is one controller instance of a plugin: the node it runs on
+// instance is one controller instance of a plugin: the node it runs on
 // and whether its last probe was healthy.
-type Instance struct {
+type instance struct {
 	NodeID  string
 	Healthy bool
 }
 
-// ControllerInstances lists a plugin's controller instances, sorted by node.
-func ControllerInstances(p *messages.CSIPlugin) []Instance {
-	out := make([]Instance, 0, len(p.GetControllers()))
+// controllerInstances lists a plugin's controller instances, sorted by node.
+func controllerInstances(p *messages.CSIPlugin) []instance {
+	out := make([]instance, 0, len(p.GetControllers()))
 	for nodeID, info := range p.GetControllers() {
-		out = append(out, Instance{NodeID: nodeID, Healthy: info.GetHealthy()})
+		out = append(out, instance{NodeID: nodeID, Healthy: info.GetHealthy()})
 	}
-	slices.SortFunc(out, func(a, b Instance) int { return cmp.Compare(a.NodeID, b.NodeID) })
+	slices.SortFunc(out, func(a, b instance) int { return cmp.Compare(a.NodeID, b.NodeID) })
 	return out
 }
 
-// LiveNodes is the set of nodes whose status is ready. Scheduling
+// liveNodes is the set of nodes whose status is ready. Scheduling
 // eligibility and drain do not matter: controllers serve the whole cluster.
-func LiveNodes(nodes []*messages.Node) map[string]bool {
+func liveNodes(nodes []*messages.Node) map[string]bool {
 	live := map[string]bool{}
 	for _, n := range nodes {
 		if n.GetStatus() == messages.NodeStatusReady {
@@ -48,7 +48,7 @@ type router struct {
 
 // candidates are the healthy instances on live nodes that have not failed,
 // sorted by node ID.
-func (r *router) candidates(instances []Instance, live map[string]bool) []string {
+func (r *router) candidates(instances []instance, live map[string]bool) []string {
 	var out []string
 	for _, in := range instances {
 		if in.Healthy && live[in.NodeID] && !r.failed[in.NodeID] {
@@ -60,11 +60,11 @@ func (r *router) candidates(instances []Instance, live map[string]bool) []string
 }
 
 // route picks the node whose controller instance gets the next call and
-// makes it the sticky one; ErrNoController when there is none.
-func (r *router) route(instances []Instance, live map[string]bool) (string, error) {
+// makes it the sticky one; errNoController when there is none.
+func (r *router) route(instances []instance, live map[string]bool) (string, error) {
 	cands := r.candidates(instances, live)
 	if len(cands) == 0 {
-		return "", fmt.Errorf("%w (%d instances, %d failed)", ErrNoController, len(instances), len(r.failed))
+		return "", fmt.Errorf("%w (%d instances, %d failed)", errNoController, len(instances), len(r.failed))
 	}
 	pick := cands[0]
 	switch {

@@ -55,13 +55,13 @@ type ManagerSpec struct {
 	// with plain props.
 	Registry *actors.Registry
 	Logger   *slog.Logger
-	// RPCTimeout bounds one controller RPC; 0 is DefaultRPCTimeout.
+	// RPCTimeout bounds one controller RPC; 0 is defaultRPCTimeout.
 	RPCTimeout time.Duration
 }
 
-// DefaultRPCTimeout bounds a controller RPC when the spec sets none:
+// defaultRPCTimeout bounds a controller RPC when the spec sets none:
 // cloud attach and create calls take minutes at worst.
-const DefaultRPCTimeout = 2 * time.Minute
+const defaultRPCTimeout = 2 * time.Minute
 
 // proposeTimeout bounds the commit of one step's proposals.
 const proposeTimeout = 30 * time.Second
@@ -79,7 +79,7 @@ func (sp *ManagerSpec) withDefaults() *ManagerSpec {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.RPCTimeout <= 0 {
-		c.RPCTimeout = DefaultRPCTimeout
+		c.RPCTimeout = defaultRPCTimeout
 	}
 	return &c
 }
@@ -101,7 +101,7 @@ type envelope struct {
 // Messages between the manager and its children.
 type (
 	// stepInput steps the volume actor's state with In (no reply).
-	stepInput struct{ In Input }
+	stepInput struct{ In input }
 	// submitOp queues a controller op on its plugin's controller actor.
 	// Volume is the spec of a create-volume; Secrets are extra secrets
 	// for a delete-volume.
@@ -113,7 +113,7 @@ type (
 	// opResult is a controller op's outcome for its volume actor.
 	opResult struct {
 		VolumeID string
-		In       Input
+		In       input
 	}
 	// createDone is a create-volume's outcome for the manager.
 	createDone struct {

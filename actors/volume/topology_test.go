@@ -20,7 +20,7 @@ type topologyRPC struct {
 
 func (r *topologyRPC) Run(ctx context.Context, nodeID string, req *messages.ControllerRequest) (*messages.ControllerResponse, error) {
 	resp, err := r.ControllerRPC.Run(ctx, nodeID, req)
-	if err != nil || req.GetOp().GetKind() != OpCreateVolume || resp.GetVolume() == nil {
+	if err != nil || req.GetOp().GetKind() != opCreateVolume || resp.GetVolume() == nil {
 		return resp, err
 	}
 	r.asked = append(r.asked, req.GetVolume().GetRequestedTopologies())
@@ -57,7 +57,7 @@ func TestCreateStoresAccessibleTopologies(t *testing.T) {
 			h.start()
 			spec := testVolume("new", true)
 			spec.RequestedTopologies = c.request
-			r := h.op(&messages.VolumeOpRequest{Op: OpRequestCreate, VolumeID: "new", Volume: spec})
+			r := h.op(&messages.VolumeOpRequest{Op: opRequestCreate, VolumeID: "new", Volume: spec})
 			require.Nil(t, r.GetError())
 			require.Len(t, rpc.asked, 1)
 			require.True(t, proto.Equal(c.request, rpc.asked[0]), "CreateVolume is asked for %v, got %v", c.request, rpc.asked[0])

@@ -16,7 +16,7 @@ import (
 )
 
 // Actor is the leader's actor for one volume ("server/volumes/v/<id>"):
-// it steps a VolumeState one input at a time and carries out the effects.
+// it steps a volumeState one input at a time and carries out the effects.
 // While a step's proposals are committed (in a worker, in order) it keeps
 // further messages and handles them after, in order; then it submits the
 // step's controller ops to the plugin's controller actor, arms the retry
@@ -27,9 +27,9 @@ type Actor struct {
 	actors.Lifetime // ends the workers on stop
 	spec            *ManagerSpec
 	id              string
-	initial         *messages.CSIVolume // the first start of a rebuild: the volume PendingOps saw
+	initial         *messages.CSIVolume // the first start of a rebuild: the volume pendingOps saw
 	queued          map[string]bool     // OpKeys the controller queue was rebuilt with
-	s               *VolumeState
+	s               *volumeState
 	busy            bool       // proposals being committed
 	stash           []envelope // messages that came while busy
 	waiters         map[string][]*actor.PID
@@ -49,7 +49,7 @@ type (
 	// a late result of a previous actor under the same name.
 	committed struct {
 		owner *Actor
-		eff   Effects
+		eff   effects
 		index uint64
 		err   error
 		done  doneFunc
@@ -115,7 +115,7 @@ func (a *Actor) handle(ctx actor.Context, msg any, sender *actor.PID) {
 		a.run(ctx, RetryDue{AllocID: m.AllocID}, nil)
 	case *resumeDue:
 		a.resume = nil
-		a.run(ctx, Resume{}, nil)
+		a.run(ctx, resume{}, nil)
 	case *resubmit:
 		if op := a.s.InFlight(); op != nil {
 			a.submit(ctx, op)
@@ -141,20 +141,20 @@ func (a *Actor) onStarted(ctx actor.Context) {
 		ctx.Stop(ctx.Self())
 		return
 	}
-	a.s = NewVolumeState(vol)
-	a.run(ctx, Resume{}, nil)
+	a.s = newVolumeState(vol)
+	a.run(ctx, resume{}, nil)
 }
 
 // run steps in and carries out the effects; done (optional) is called
 // after the proposals committed and the effects were carried out, or with
 // the error that refused the input or failed the commit.
-func (a *Actor) run(ctx actor.Context, in Input, done doneFunc) {
+func (a *Actor) run(ctx actor.Context, in input, done doneFunc) {
 	e, err := a.s.Step(in)
 	if err != nil {
 		a.queued = nil
 		if done != nil {
 			done(ctx, 0, err)
-		} else if !errors.Is(err, ErrDeregistered) && !errors.Is(err, ErrUnexpectedResult) {
+		} else if !errors.Is(err, errDeregistered) && !errors.Is(err, errUnexpectedResult) {
 			a.log.Warn("volume input refused", "input", fmt.Sprintf("%T", in), "error", err)
 		} else {
 			a.log.Debug("volume input ignored", "input", fmt.Sprintf("%T", in), "error", err)
@@ -192,7 +192,7 @@ func (a *Actor) run(ctx actor.Context, in Input, done doneFunc) {
 }
 
 // command is the raft command of a proposal.
-func command(p Proposal, now int64) *messages.Command {
+func command(p proposal, now int64) *messages.Command {
 	cmd := &messages.Command{Time: now}
 	switch {
 	case p.Claim != nil:
@@ -251,7 +251,7 @@ func (a *Actor) commitFailed(ctx actor.Context, c *committed) {
 		ctx.Stop(ctx.Self())
 		return
 	}
-	a.s, a.failedAt = NewVolumeState(vol), map[string]time.Time{}
+	a.s, a.failedAt = newVolumeState(vol), map[string]time.Time{}
 	if a.resume == nil {
 		d, ok := a.spec.Retry.Delay(a.fails, 0)
 		if !ok {
@@ -264,7 +264,7 @@ func (a *Actor) commitFailed(ctx actor.Context, c *committed) {
 
 // carryOut does what a committed step asks, in order: controller ops,
 // retry timers, replies, logs.
-func (a *Actor) carryOut(ctx actor.Context, e Effects, index uint64) {
+func (a *Actor) carryOut(ctx actor.Context, e effects, index uint64) {
 	for _, op := range e.Controller {
 		a.submit(ctx, op)
 	}
@@ -289,12 +289,12 @@ func (a *Actor) carryOut(ctx actor.Context, e Effects, index uint64) {
 // submit queues op on its plugin's controller actor, through the manager,
 // unless the controller queue was rebuilt with it.
 func (a *Actor) submit(ctx actor.Context, op *messages.ControllerOp) {
-	if a.queued[OpKey(op)] {
-		delete(a.queued, OpKey(op))
+	if a.queued[opKey(op)] {
+		delete(a.queued, opKey(op))
 		return
 	}
 	s := &submitOp{Op: op}
-	if op.GetKind() == OpDeleteVolume {
+	if op.GetKind() == opDeleteVolume {
 		s.Secrets = a.secrets
 	}
 	ctx.Send(ctx.Parent(), s)
@@ -302,7 +302,7 @@ func (a *Actor) submit(ctx actor.Context, op *messages.ControllerOp) {
 
 // schedule arms the RetryDue of a failed controller unpublish; past the
 // policy's deadline the claim waits in node-detached for a detach.
-func (a *Actor) schedule(ctx actor.Context, r Retry) {
+func (a *Actor) schedule(ctx actor.Context, r retry) {
 	now := a.spec.Clock.Now()
 	first, ok := a.failedAt[r.AllocID]
 	if !ok || r.Attempt <= 1 {

@@ -11,7 +11,7 @@ import (
 
 // onClaim takes a new claim (or finds the allocation's existing one) and
 // answers when it is usable: at once, or after ControllerPublish.
-func (s *VolumeState) onClaim(e *Effects, req *messages.CSIVolumeClaim) error {
+func (s *volumeState) onClaim(e *effects, req *messages.CSIVolumeClaim) error {
 	existing, err := state.ClaimsOf(s.vol).Check(req)
 	if err != nil {
 		return err
@@ -28,7 +28,7 @@ func (s *VolumeState) onClaim(e *Effects, req *messages.CSIVolumeClaim) error {
 			c.ControllerPublished, c.PublishContext = true, cloneContext(sib.GetPublishContext())
 		}
 	}
-	if err := s.propose(e, Proposal{Claim: &messages.ClaimVolume{VolumeID: s.vol.GetID(), Claim: c}}); err != nil {
+	if err := s.propose(e, proposal{Claim: &messages.ClaimVolume{VolumeID: s.vol.GetID(), Claim: c}}); err != nil {
 		return err
 	}
 	s.answerOrPublish(e, s.claim(c.GetAllocationID()))
@@ -37,20 +37,20 @@ func (s *VolumeState) onClaim(e *Effects, req *messages.CSIVolumeClaim) error {
 
 // answerOrPublish replies with a usable claim, or starts (or waits on)
 // its ControllerPublish.
-func (s *VolumeState) answerOrPublish(e *Effects, c *messages.CSIVolumeClaim) {
+func (s *volumeState) answerOrPublish(e *effects, c *messages.CSIVolumeClaim) {
 	s.waiting[c.GetAllocationID()] = true
 	if s.usable(c) {
 		s.reply(e, c.GetAllocationID(), c, nil)
 		return
 	}
-	if !s.pending(OpControllerPublish, c.GetAllocationID()) {
-		s.enqueue(e, s.op(OpControllerPublish, c))
+	if !s.pending(opControllerPublish, c.GetAllocationID()) {
+		s.enqueue(e, s.op(opControllerPublish, c))
 	}
 }
 
 // onRelease starts unpublishing the allocation's claim. Releasing a claim
 // that is already on its way (or gone) does nothing.
-func (s *VolumeState) onRelease(e *Effects, allocID string) error {
+func (s *volumeState) onRelease(e *effects, allocID string) error {
 	c := s.claim(allocID)
 	if c == nil || c.ClaimState() != state.ClaimTaken {
 		return nil
@@ -60,7 +60,7 @@ func (s *VolumeState) onRelease(e *Effects, allocID string) error {
 
 // release moves a taken claim to unpublishing; a claim that never reached
 // its node goes on to node-detached and the controller step.
-func (s *VolumeState) release(e *Effects, c *messages.CSIVolumeClaim) error {
+func (s *volumeState) release(e *effects, c *messages.CSIVolumeClaim) error {
 	s.reply(e, c.GetAllocationID(), nil, fmt.Errorf("%w: volume %q, alloc %q",
 		state.ErrClaimReleasing, s.vol.GetID(), c.GetAllocationID()))
 	if err := s.move(e, c, state.ClaimUnpublishing, state.ReasonRelease); err != nil {
@@ -78,7 +78,7 @@ func (s *VolumeState) release(e *Effects, c *messages.CSIVolumeClaim) error {
 // onNodeGone handles the node's report (state.ReasonNodeDetached) or the
 // server's verdict that the node plugin is abandoned (state.ReasonNodeAbandoned):
 // the claim reaches node-detached and goes on to the controller step.
-func (s *VolumeState) onNodeGone(e *Effects, allocID string, why state.ClaimReason) error {
+func (s *volumeState) onNodeGone(e *effects, allocID string, why state.ClaimReason) error {
 	c := s.claim(allocID)
 	if c == nil {
 		return nil
@@ -105,7 +105,7 @@ func (s *VolumeState) onNodeGone(e *Effects, allocID string, why state.ClaimReas
 // those vanish for a while (a client restarting, the plugin job being
 // replaced). With no controller ever coming back the claim waits;
 // `volume deregister -force` is the way out.
-func (s *VolumeState) controllerStep(e *Effects, c *messages.CSIVolumeClaim) error {
+func (s *volumeState) controllerStep(e *effects, c *messages.CSIVolumeClaim) error {
 	needed := s.vol.GetControllerRequired() || c.GetControllerPublished()
 	if !needed || len(s.sameNode(c)) > 0 {
 		if err := s.move(e, c, state.ClaimControllerDetached, state.ReasonControllerNotNeeded); err != nil {
@@ -113,8 +113,8 @@ func (s *VolumeState) controllerStep(e *Effects, c *messages.CSIVolumeClaim) err
 		}
 		return s.move(e, c, state.ClaimFreed, state.ReasonFree)
 	}
-	if !s.pending(OpControllerUnpublish, c.GetAllocationID()) && !s.retrying[c.GetAllocationID()] {
-		s.enqueue(e, s.op(OpControllerUnpublish, c))
+	if !s.pending(opControllerUnpublish, c.GetAllocationID()) && !s.retrying[c.GetAllocationID()] {
+		s.enqueue(e, s.op(opControllerUnpublish, c))
 	}
 	return nil
 }
@@ -122,7 +122,7 @@ func (s *VolumeState) controllerStep(e *Effects, c *messages.CSIVolumeClaim) err
 // onResume re-drives every claim that is mid-way. Taken claims wait for
 // their allocation to claim again (claims are idempotent); unpublishing
 // claims wait for their node, unless they never reached it.
-func (s *VolumeState) onResume(e *Effects) error {
+func (s *volumeState) onResume(e *effects) error {
 	for _, c := range append([]*messages.CSIVolumeClaim(nil), s.vol.GetClaims()...) {
 		if err := s.resumeClaim(e, c); err != nil {
 			return err
@@ -132,7 +132,7 @@ func (s *VolumeState) onResume(e *Effects) error {
 	return nil
 }
 
-func (s *VolumeState) resumeClaim(e *Effects, c *messages.CSIVolumeClaim) error {
+func (s *volumeState) resumeClaim(e *effects, c *messages.CSIVolumeClaim) error {
 	switch c.ClaimState() {
 	case state.ClaimUnpublishing:
 		if s.usable(c) {

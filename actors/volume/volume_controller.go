@@ -8,21 +8,21 @@ import (
 )
 
 // finish checks that a result is for the op in flight and clears it.
-func (s *VolumeState) finish(kind, allocID string) (*messages.ControllerOp, error) {
+func (s *volumeState) finish(kind, allocID string) (*messages.ControllerOp, error) {
 	op := s.inFlight
 	if op == nil || (kind != "" && op.GetKind() != kind) || op.GetAllocationID() != allocID {
-		return nil, fmt.Errorf("%w: volume %q: %s for alloc %q", ErrUnexpectedResult, s.vol.GetID(), kind, allocID)
+		return nil, fmt.Errorf("%w: volume %q: %s for alloc %q", errUnexpectedResult, s.vol.GetID(), kind, allocID)
 	}
 	s.inFlight = nil
 	return op, nil
 }
 
-func (s *VolumeState) onPublished(e *Effects, m ControllerPublished) error {
-	if _, err := s.finish(OpControllerPublish, m.AllocID); err != nil {
+func (s *volumeState) onPublished(e *effects, m controllerPublished) error {
+	if _, err := s.finish(opControllerPublish, m.AllocID); err != nil {
 		return err
 	}
 	if c := s.claim(m.AllocID); c != nil && c.ClaimState() == state.ClaimTaken {
-		if err := s.propose(e, Proposal{UpdateClaim: &messages.UpdateClaimState{
+		if err := s.propose(e, proposal{UpdateClaim: &messages.UpdateClaimState{
 			VolumeID: s.vol.GetID(), AllocationID: m.AllocID, State: state.ClaimTaken.String(),
 			PublishContext: cloneContext(m.PublishContext), ControllerPublished: true,
 		}}); err != nil {
@@ -34,8 +34,8 @@ func (s *VolumeState) onPublished(e *Effects, m ControllerPublished) error {
 	return nil
 }
 
-func (s *VolumeState) onDetached(e *Effects, allocID string) error {
-	if _, err := s.finish(OpControllerUnpublish, allocID); err != nil {
+func (s *volumeState) onDetached(e *effects, allocID string) error {
+	if _, err := s.finish(opControllerUnpublish, allocID); err != nil {
 		return err
 	}
 	if c := s.claim(allocID); c != nil && c.ClaimState() == state.ClaimNodeDetached {
@@ -54,30 +54,30 @@ func (s *VolumeState) onDetached(e *Effects, allocID string) error {
 // waiter; when it will not heal the claim is released. A failed unpublish
 // is retried with backoff when retryable, else reported and left in
 // node-detached until a Resume.
-func (s *VolumeState) onFailed(e *Effects, m ControllerFailed) error {
+func (s *volumeState) onFailed(e *effects, m controllerFailed) error {
 	op, err := s.finish("", m.AllocID)
 	if err != nil {
 		return err
 	}
-	cerr := &ControllerError{Kind: op.GetKind(), VolumeID: s.vol.GetID(), AllocID: m.AllocID,
+	cerr := &controllerError{Kind: op.GetKind(), VolumeID: s.vol.GetID(), AllocID: m.AllocID,
 		Message: m.Message, Retryable: m.Retryable, Code: m.Code}
 	switch op.GetKind() {
-	case OpControllerPublish:
+	case opControllerPublish:
 		s.reply(e, m.AllocID, nil, cerr)
 		if c := s.claim(m.AllocID); !m.Retryable && c != nil && c.ClaimState() == state.ClaimTaken {
 			if err := s.release(e, c); err != nil {
 				return err
 			}
 		}
-	case OpControllerUnpublish:
+	case opControllerUnpublish:
 		if m.Retryable {
 			s.attempts[m.AllocID]++
 			s.retrying[m.AllocID] = true
-			e.Retry = append(e.Retry, Retry{AllocID: m.AllocID, Attempt: s.attempts[m.AllocID]})
+			e.Retry = append(e.Retry, retry{AllocID: m.AllocID, Attempt: s.attempts[m.AllocID]})
 		} else {
 			e.Failures = append(e.Failures, cerr)
 		}
-	case OpDeleteVolume:
+	case opDeleteVolume:
 		s.closing = false
 		s.reply(e, "", nil, cerr)
 	}
@@ -85,7 +85,7 @@ func (s *VolumeState) onFailed(e *Effects, m ControllerFailed) error {
 	return nil
 }
 
-func (s *VolumeState) onRetryDue(e *Effects, allocID string) error {
+func (s *volumeState) onRetryDue(e *effects, allocID string) error {
 	if !s.retrying[allocID] {
 		return nil
 	}
@@ -96,42 +96,42 @@ func (s *VolumeState) onRetryDue(e *Effects, allocID string) error {
 	return nil
 }
 
-func (s *VolumeState) onDeregister(e *Effects, force bool) error {
+func (s *volumeState) onDeregister(e *effects, force bool) error {
 	if err := s.checkUnused(force); err != nil {
 		return err
 	}
 	s.closing, s.queue = true, nil
-	e.Propose = append(e.Propose, Proposal{Deregister: &messages.DeregisterVolume{VolumeID: s.vol.GetID(), Force: force}})
+	e.Propose = append(e.Propose, proposal{Deregister: &messages.DeregisterVolume{VolumeID: s.vol.GetID(), Force: force}})
 	return nil
 }
 
 // checkUnused refuses when claims remain (with force: taken claims), as
 // the FSM will.
-func (s *VolumeState) checkUnused(force bool) error {
+func (s *volumeState) checkUnused(force bool) error {
 	return state.CheckVolumeUnused(s.vol, force)
 }
 
-func (s *VolumeState) onDelete(e *Effects) error {
+func (s *volumeState) onDelete(e *effects) error {
 	if err := s.checkUnused(false); err != nil {
 		return err
 	}
 	s.closing = true
 	s.waiting[""] = true
-	s.enqueue(e, s.op(OpDeleteVolume, nil))
+	s.enqueue(e, s.op(opDeleteVolume, nil))
 	return nil
 }
 
-func (s *VolumeState) onDeleted(e *Effects) error {
-	if _, err := s.finish(OpDeleteVolume, ""); err != nil {
+func (s *volumeState) onDeleted(e *effects) error {
+	if _, err := s.finish(opDeleteVolume, ""); err != nil {
 		return err
 	}
-	e.Propose = append(e.Propose, Proposal{Deregister: &messages.DeregisterVolume{VolumeID: s.vol.GetID()}})
+	e.Propose = append(e.Propose, proposal{Deregister: &messages.DeregisterVolume{VolumeID: s.vol.GetID()}})
 	s.reply(e, "", nil, nil)
 	return nil
 }
 
 // op builds a controller op for claim c (nil for a volume-wide op).
-func (s *VolumeState) op(kind string, c *messages.CSIVolumeClaim) *messages.ControllerOp {
+func (s *volumeState) op(kind string, c *messages.CSIVolumeClaim) *messages.ControllerOp {
 	return &messages.ControllerOp{
 		Kind: kind, PluginID: s.vol.GetPluginID(), VolumeID: s.vol.GetID(),
 		ExternalVolumeID: s.vol.GetExternalID(), AllocationID: c.GetAllocationID(),
@@ -140,7 +140,7 @@ func (s *VolumeState) op(kind string, c *messages.CSIVolumeClaim) *messages.Cont
 }
 
 // pending reports whether an op of kind for allocID is in flight or queued.
-func (s *VolumeState) pending(kind, allocID string) bool {
+func (s *volumeState) pending(kind, allocID string) bool {
 	match := func(op *messages.ControllerOp) bool {
 		return op != nil && op.GetKind() == kind && op.GetAllocationID() == allocID
 	}
@@ -156,14 +156,14 @@ func (s *VolumeState) pending(kind, allocID string) bool {
 }
 
 // enqueue starts op when nothing is in flight, else queues it.
-func (s *VolumeState) enqueue(e *Effects, op *messages.ControllerOp) {
+func (s *volumeState) enqueue(e *effects, op *messages.ControllerOp) {
 	s.queue = append(s.queue, op)
 	s.next(e)
 }
 
 // next starts the first queued op that still has work to do, when
 // nothing is in flight.
-func (s *VolumeState) next(e *Effects) {
+func (s *volumeState) next(e *effects) {
 	for s.inFlight == nil && len(s.queue) > 0 {
 		op := s.queue[0]
 		s.queue = s.queue[1:]
@@ -176,14 +176,14 @@ func (s *VolumeState) next(e *Effects) {
 }
 
 // stale reports whether a queued op lost its reason to run.
-func (s *VolumeState) stale(op *messages.ControllerOp) bool {
+func (s *volumeState) stale(op *messages.ControllerOp) bool {
 	c := s.claim(op.GetAllocationID())
 	switch op.GetKind() {
-	case OpControllerPublish:
+	case opControllerPublish:
 		return c == nil || c.ClaimState() != state.ClaimTaken || c.GetControllerPublished()
-	case OpControllerUnpublish:
+	case opControllerUnpublish:
 		return c == nil || c.ClaimState() != state.ClaimNodeDetached
-	case OpDeleteVolume:
+	case opDeleteVolume:
 		return !s.closing
 	}
 	return false

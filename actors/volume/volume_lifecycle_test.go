@@ -13,43 +13,43 @@ import (
 
 func TestDeregister(t *testing.T) {
 	s := publishedState(t, "a1")
-	_, err := s.Step(DeregisterRequested{})
+	_, err := s.Step(deregisterRequested{})
 	require.ErrorIs(t, err, state.ErrVolumeInUse)
 	require.ErrorContains(t, err, `"a1"`)
-	_, err = s.Step(DeregisterRequested{Force: true})
+	_, err = s.Step(deregisterRequested{Force: true})
 	require.ErrorIs(t, err, state.ErrVolumeInUse, "force does not drop a taken claim")
 
-	step(t, s, ReleaseRequested{AllocID: "a1"})
-	e := step(t, s, DeregisterRequested{Force: true})
+	step(t, s, releaseRequested{AllocID: "a1"})
+	e := step(t, s, deregisterRequested{Force: true})
 	require.Equal(t, []string{"deregister"}, proposedStates(e))
 	require.True(t, e.Propose[0].Deregister.GetForce())
 
-	_, err = s.Step(ClaimRequested{Claim: testClaim("a2", "n1", state.ModeRead, messages.CSIAccessSingleNodeWriter)})
-	require.ErrorIs(t, err, ErrDeregistered)
+	_, err = s.Step(claimRequested{Claim: testClaim("a2", "n1", state.ModeRead, messages.CSIAccessSingleNodeWriter)})
+	require.ErrorIs(t, err, errDeregistered)
 
-	free := NewVolumeState(testVolume("w", true))
-	e = step(t, free, DeregisterRequested{})
+	free := newVolumeState(testVolume("w", true))
+	e = step(t, free, deregisterRequested{})
 	require.Equal(t, "w", e.Propose[0].Deregister.GetVolumeID())
 }
 
 func TestDelete(t *testing.T) {
-	_, err := publishedState(t, "a1").Step(DeleteRequested{})
+	_, err := publishedState(t, "a1").Step(deleteRequested{})
 	require.ErrorIs(t, err, state.ErrVolumeInUse)
 
-	s := NewVolumeState(testVolume("v", true))
-	e := step(t, s, DeleteRequested{})
+	s := newVolumeState(testVolume("v", true))
+	e := step(t, s, deleteRequested{})
 	require.Equal(t, []string{"delete-volume "}, opNames(e.Controller))
-	_, err = s.Step(ClaimRequested{Claim: testClaim("a1", "n1", state.ModeRead, messages.CSIAccessMultiNodeReader)})
-	require.ErrorIs(t, err, ErrDeregistered)
-	e = step(t, s, VolumeDeleted{})
+	_, err = s.Step(claimRequested{Claim: testClaim("a1", "n1", state.ModeRead, messages.CSIAccessMultiNodeReader)})
+	require.ErrorIs(t, err, errDeregistered)
+	e = step(t, s, volumeDeleted{})
 	require.Equal(t, []string{"deregister"}, proposedStates(e))
-	require.Equal(t, []Reply{{AllocID: ""}}, e.Replies)
+	require.Equal(t, []reply{{AllocID: ""}}, e.Replies)
 
-	s = NewVolumeState(testVolume("v", true))
-	step(t, s, DeleteRequested{})
-	e = step(t, s, ControllerFailed{Message: "busy", Retryable: true})
-	require.ErrorIs(t, e.Replies[0].Err, ErrControllerFailed)
-	step(t, s, ClaimRequested{Claim: testClaim("a1", "n1", state.ModeRead, messages.CSIAccessMultiNodeReader)})
+	s = newVolumeState(testVolume("v", true))
+	step(t, s, deleteRequested{})
+	e = step(t, s, controllerFailed{Message: "busy", Retryable: true})
+	require.ErrorIs(t, e.Replies[0].Err, errControllerFailed)
+	step(t, s, claimRequested{Claim: testClaim("a1", "n1", state.ModeRead, messages.CSIAccessMultiNodeReader)})
 }
 
 // TestResumeRedrivesClaimsMidWay is a new leader's volume actor: every
@@ -69,20 +69,20 @@ func TestResumeRedrivesClaimsMidWay(t *testing.T) {
 	add("nodedet", "n4", "node-detached", true)
 	add("ctrldet", "n5", "controller-detached", true)
 
-	s := NewVolumeState(vol)
-	e := step(t, s, Resume{})
+	s := newVolumeState(vol)
+	e := step(t, s, resume{})
 	require.Equal(t, []string{"never:node-detached", "ctrldet:freed"}, proposedStates(e))
 	require.Equal(t, []string{"controller-unpublish never"}, opNames(e.Controller))
 	require.Equal(t, []string{"controller-unpublish nodedet"}, opNames(s.Queued()))
 	require.Equal(t, map[string]string{"taken": "taken", "unpub": "unpublishing", "never": "node-detached",
 		"nodedet": "node-detached"}, states(s))
 
-	e = step(t, s, Resume{})
+	e = step(t, s, resume{})
 	require.Empty(t, e.Propose)
 	require.Empty(t, e.Controller)
 	require.Len(t, s.Queued(), 1, "nothing queued twice")
 
-	e = step(t, s, ControllerDetached{AllocID: "never"})
+	e = step(t, s, controllerDetached{AllocID: "never"})
 	require.Equal(t, []string{"controller-unpublish nodedet"}, opNames(e.Controller))
 }
 
@@ -96,7 +96,7 @@ func TestControllerUnpublishOnlyAfterNodeDetached(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	unpublishes := 0
 	for run := 0; run < 300; run++ {
-		s := NewVolumeState(testVolume("v", true))
+		s := newVolumeState(testVolume("v", true))
 		stored := testVolume("v", true) // what the FSM stores from the proposals
 		nodeDone := map[string]bool{}   // node reported or abandoned
 		published := map[string]bool{}  // claim handed to its node
@@ -110,7 +110,7 @@ func TestControllerUnpublishOnlyAfterNodeDetached(t *testing.T) {
 			applyProposals(t, stored, e.Propose)
 			require.True(t, proto.Equal(stored, s.Volume()), "run %d step %d: the FSM stores what the state predicts", run, i)
 			switch in.(type) {
-			case NodeDetached, NodeAbandoned:
+			case nodeDetached, nodeAbandoned:
 				nodeDone[a] = true
 			}
 			for _, r := range e.Replies {
@@ -119,7 +119,7 @@ func TestControllerUnpublishOnlyAfterNodeDetached(t *testing.T) {
 				}
 			}
 			for _, op := range e.Controller {
-				if op.GetKind() == OpControllerUnpublish {
+				if op.GetKind() == opControllerUnpublish {
 					unpublishes++
 					id := op.GetAllocationID()
 					require.True(t, nodeDone[id] || !published[id], "run %d step %d: unpublish %s before node detach", run, i, id)
@@ -147,37 +147,37 @@ func TestControllerUnpublishOnlyAfterNodeDetached(t *testing.T) {
 
 // randomInput picks an input for alloc a, with results only for the op in
 // flight (as the actor would deliver them).
-func randomInput(rng *rand.Rand, s *VolumeState, a, node string) Input {
+func randomInput(rng *rand.Rand, s *volumeState, a, node string) input {
 	if op := s.InFlight(); op != nil && rng.Intn(3) == 0 {
 		switch {
 		case rng.Intn(4) == 0:
-			return ControllerFailed{AllocID: op.GetAllocationID(), Retryable: rng.Intn(2) == 0}
-		case op.GetKind() == OpControllerPublish:
-			return ControllerPublished{AllocID: op.GetAllocationID()}
+			return controllerFailed{AllocID: op.GetAllocationID(), Retryable: rng.Intn(2) == 0}
+		case op.GetKind() == opControllerPublish:
+			return controllerPublished{AllocID: op.GetAllocationID()}
 		default:
-			return ControllerDetached{AllocID: op.GetAllocationID()}
+			return controllerDetached{AllocID: op.GetAllocationID()}
 		}
 	}
 	switch rng.Intn(6) {
 	case 0:
-		return ClaimRequested{Claim: testClaim(a, node, state.ModeWrite, messages.CSIAccessMultiNodeMultiWriter)}
+		return claimRequested{Claim: testClaim(a, node, state.ModeWrite, messages.CSIAccessMultiNodeMultiWriter)}
 	case 1:
-		return ReleaseRequested{AllocID: a}
+		return releaseRequested{AllocID: a}
 	case 2:
-		return NodeDetached{AllocID: a}
+		return nodeDetached{AllocID: a}
 	case 3:
 		if rng.Intn(3) == 0 {
-			return NodeAbandoned{AllocID: a}
+			return nodeAbandoned{AllocID: a}
 		}
 		return RetryDue{AllocID: a}
 	case 4:
-		return Resume{}
+		return resume{}
 	}
-	return ClaimRequested{Claim: testClaim(a, node, state.ModeWrite, messages.CSIAccessMultiNodeMultiWriter)}
+	return claimRequested{Claim: testClaim(a, node, state.ModeWrite, messages.CSIAccessMultiNodeMultiWriter)}
 }
 
 // applyProposals applies proposals as the FSM does; it refuses none of them.
-func applyProposals(t *testing.T, vol *messages.CSIVolume, props []Proposal) {
+func applyProposals(t *testing.T, vol *messages.CSIVolume, props []proposal) {
 	t.Helper()
 	for _, p := range props {
 		switch {

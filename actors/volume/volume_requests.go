@@ -25,9 +25,9 @@ func (a *Actor) onClaim(ctx actor.Context, r *messages.VolumeClaimRequest, sende
 		return
 	}
 	a.wait(alloc, sender)
-	a.run(ctx, ClaimRequested{Claim: r.GetClaim()}, func(ctx actor.Context, _ uint64, err error) {
+	a.run(ctx, claimRequested{Claim: r.GetClaim()}, func(ctx actor.Context, _ uint64, err error) {
 		if err != nil && a.unwait(alloc, sender) {
-			a.respond(ctx, sender, &messages.VolumeClaimResponse{Error: ErrorOf(err)})
+			a.respond(ctx, sender, &messages.VolumeClaimResponse{Error: errorOf(err)})
 		}
 	})
 }
@@ -42,29 +42,29 @@ func (a *Actor) onNodeDetached(ctx actor.Context, r *messages.VolumeNodeDetached
 			c.GetNodeID(), r.GetNodeID())})
 		return
 	}
-	a.run(ctx, NodeDetached{AllocID: r.GetAllocationID()}, a.answerOp(sender, true))
+	a.run(ctx, nodeDetached{AllocID: r.GetAllocationID()}, a.answerOp(sender, true))
 }
 
 // onOp handles an operator's delete, deregister or detach.
 func (a *Actor) onOp(ctx actor.Context, r *messages.VolumeOpRequest, sender *actor.PID) {
 	switch r.GetOp() {
-	case OpRequestDelete:
+	case opRequestDelete:
 		a.secrets = r.GetSecrets()
 		a.wait("", sender)
-		a.run(ctx, DeleteRequested{}, func(ctx actor.Context, _ uint64, err error) {
+		a.run(ctx, deleteRequested{}, func(ctx actor.Context, _ uint64, err error) {
 			if err != nil && a.unwait("", sender) {
-				a.respond(ctx, sender, &messages.VolumeOpResponse{Error: ErrorOf(err)})
+				a.respond(ctx, sender, &messages.VolumeOpResponse{Error: errorOf(err)})
 			}
 		})
-	case OpRequestDeregister:
-		a.run(ctx, DeregisterRequested{Force: r.GetForce()}, a.answerOp(sender, false))
-	case OpRequestDetach:
+	case opRequestDeregister:
+		a.run(ctx, deregisterRequested{Force: r.GetForce()}, a.answerOp(sender, false))
+	case opRequestDetach:
 		if r.GetNodeID() == "" {
 			a.respond(ctx, sender, &messages.VolumeOpResponse{Error: messages.Errorf(messages.CodeInvalid,
 				"volume %q: detach needs a node ID", a.id)})
 			return
 		}
-		ins := DetachInputs(a.s.Volume(), r.GetNodeID(), a.spec.State())
+		ins := detachInputs(a.s.Volume(), r.GetNodeID(), a.spec.State())
 		for _, in := range ins {
 			if rd, ok := in.(RetryDue); ok { // the backoff starts over
 				delete(a.failedAt, rd.AllocID)
@@ -83,7 +83,7 @@ func (a *Actor) onOp(ctx actor.Context, r *messages.VolumeOpRequest, sender *act
 
 // runAll steps the inputs one after the other (each after the previous
 // one's proposals committed) and calls done with the last index.
-func (a *Actor) runAll(ctx actor.Context, ins []Input, done doneFunc) {
+func (a *Actor) runAll(ctx actor.Context, ins []input, done doneFunc) {
 	if len(ins) == 0 {
 		done(ctx, 0, nil)
 		return
@@ -103,7 +103,7 @@ func (a *Actor) runAll(ctx actor.Context, ins []Input, done doneFunc) {
 // (and the volume, when withVolume and it succeeded).
 func (a *Actor) answerOp(sender *actor.PID, withVolume bool) doneFunc {
 	return func(ctx actor.Context, index uint64, err error) {
-		resp := &messages.VolumeOpResponse{Index: index, Error: ErrorOf(err)}
+		resp := &messages.VolumeOpResponse{Index: index, Error: errorOf(err)}
 		if err == nil && withVolume {
 			resp.Volume = a.s.Volume()
 		}
@@ -140,10 +140,10 @@ func (a *Actor) answerAll(ctx actor.Context, alloc string, claim *messages.CSIVo
 	delete(a.waiters, alloc)
 	for _, pid := range pids {
 		if alloc == "" {
-			ctx.Send(pid, &messages.VolumeOpResponse{Index: index, Error: ErrorOf(err)})
+			ctx.Send(pid, &messages.VolumeOpResponse{Index: index, Error: errorOf(err)})
 			continue
 		}
-		resp := &messages.VolumeClaimResponse{Claim: claim, Error: ErrorOf(err)}
+		resp := &messages.VolumeClaimResponse{Claim: claim, Error: errorOf(err)}
 		if err == nil {
 			resp.Volume = a.s.Volume()
 		}

@@ -13,15 +13,15 @@ import (
 
 // Controller operation kinds (ControllerOp.Kind), as messages names them.
 const (
-	OpControllerPublish   = string(messages.ControllerPublish)
-	OpControllerUnpublish = string(messages.ControllerUnpublish)
-	OpControllerExpand    = string(messages.ControllerExpand)
-	OpDeleteVolume        = string(messages.ControllerDeleteVolume)
-	OpCreateSnapshot      = string(messages.ControllerCreateSnapshot)
-	OpDeleteSnapshot      = string(messages.ControllerDeleteSnapshot)
+	opControllerPublish   = string(messages.ControllerPublish)
+	opControllerUnpublish = string(messages.ControllerUnpublish)
+	opControllerExpand    = string(messages.ControllerExpand)
+	opDeleteVolume        = string(messages.ControllerDeleteVolume)
+	opCreateSnapshot      = string(messages.ControllerCreateSnapshot)
+	opDeleteSnapshot      = string(messages.ControllerDeleteSnapshot)
 )
 
-// VolumeState is the volume actor's state: the stored volume as it will
+// volumeState is the volume actor's state: the stored volume as it will
 // be once this leader's proposals commit, plus what raft does not hold
 // (the controller op in flight and those queued behind it, the claims
 // waiting for a reply, retry counts).
@@ -31,7 +31,7 @@ const (
 // Step has no I/O and no clock. When it returns an error the input was
 // refused and nothing changed (unless the stored state is corrupt, e.g. a
 // claim with an unknown State).
-type VolumeState struct {
+type volumeState struct {
 	vol      *messages.CSIVolume
 	inFlight *messages.ControllerOp
 	queue    []*messages.ControllerOp
@@ -41,10 +41,10 @@ type VolumeState struct {
 	closing  bool            // deregister or delete under way
 }
 
-// NewVolumeState starts from the stored volume (a copy is kept). Step it
+// newVolumeState starts from the stored volume (a copy is kept). Step it
 // a Resume to re-drive claims that are mid-way.
-func NewVolumeState(vol *messages.CSIVolume) *VolumeState {
-	return &VolumeState{
+func newVolumeState(vol *messages.CSIVolume) *volumeState {
+	return &volumeState{
 		vol:      proto.Clone(vol).(*messages.CSIVolume),
 		waiting:  map[string]bool{},
 		attempts: map[string]int{},
@@ -53,83 +53,83 @@ func NewVolumeState(vol *messages.CSIVolume) *VolumeState {
 }
 
 // Volume returns a copy of the volume, proposals included.
-func (s *VolumeState) Volume() *messages.CSIVolume {
+func (s *volumeState) Volume() *messages.CSIVolume {
 	return proto.Clone(s.vol).(*messages.CSIVolume)
 }
 
 // InFlight returns the controller op in flight, or nil.
-func (s *VolumeState) InFlight() *messages.ControllerOp { return s.inFlight }
+func (s *volumeState) InFlight() *messages.ControllerOp { return s.inFlight }
 
 // Queued returns the controller ops waiting behind the one in flight.
-func (s *VolumeState) Queued() []*messages.ControllerOp { return slices.Clone(s.queue) }
+func (s *volumeState) Queued() []*messages.ControllerOp { return slices.Clone(s.queue) }
 
 // Step applies one input and returns what the actor must do.
-func (s *VolumeState) Step(in Input) (Effects, error) {
+func (s *volumeState) Step(in input) (effects, error) {
 	if s.closing && !isResult(in) {
-		return Effects{}, fmt.Errorf("%w: %q", ErrDeregistered, s.vol.GetID())
+		return effects{}, fmt.Errorf("%w: %q", errDeregistered, s.vol.GetID())
 	}
-	var e Effects
+	var e effects
 	if err := s.dispatch(&e, in); err != nil {
-		return Effects{}, err
+		return effects{}, err
 	}
 	return e, nil
 }
 
-func isResult(in Input) bool {
+func isResult(in input) bool {
 	switch in.(type) {
-	case ControllerPublished, ControllerDetached, ControllerFailed, VolumeDeleted:
+	case controllerPublished, controllerDetached, controllerFailed, volumeDeleted:
 		return true
 	}
 	return false
 }
 
-func (s *VolumeState) dispatch(e *Effects, in Input) error {
+func (s *volumeState) dispatch(e *effects, in input) error {
 	switch m := in.(type) {
-	case ClaimRequested:
+	case claimRequested:
 		return s.onClaim(e, m.Claim)
-	case ReleaseRequested:
+	case releaseRequested:
 		return s.onRelease(e, m.AllocID)
-	case NodeDetached:
+	case nodeDetached:
 		return s.onNodeGone(e, m.AllocID, state.ReasonNodeDetached)
-	case NodeAbandoned:
+	case nodeAbandoned:
 		return s.onNodeGone(e, m.AllocID, state.ReasonNodeAbandoned)
-	case ControllerPublished:
+	case controllerPublished:
 		return s.onPublished(e, m)
-	case ControllerDetached:
+	case controllerDetached:
 		return s.onDetached(e, m.AllocID)
-	case ControllerFailed:
+	case controllerFailed:
 		return s.onFailed(e, m)
 	case RetryDue:
 		return s.onRetryDue(e, m.AllocID)
-	case DeregisterRequested:
+	case deregisterRequested:
 		return s.onDeregister(e, m.Force)
-	case DeleteRequested:
+	case deleteRequested:
 		return s.onDelete(e)
-	case VolumeDeleted:
+	case volumeDeleted:
 		return s.onDeleted(e)
-	case VolumeUpdated:
+	case volumeUpdated:
 		return s.onUpdated(m.Volume)
-	case Resume:
+	case resume:
 		return s.onResume(e)
 	}
 	return fmt.Errorf("volume: unknown input %T", in)
 }
 
 // claim returns the allocation's claim, or nil.
-func (s *VolumeState) claim(allocID string) *messages.CSIVolumeClaim {
+func (s *volumeState) claim(allocID string) *messages.CSIVolumeClaim {
 	return state.ClaimsOf(s.vol).Get(allocID)
 }
 
 // usable reports whether a claim may be handed to its node: the volume
 // needs no controller, or ControllerPublish succeeded for it.
-func (s *VolumeState) usable(c *messages.CSIVolumeClaim) bool {
+func (s *volumeState) usable(c *messages.CSIVolumeClaim) bool {
 	return !s.vol.GetControllerRequired() || c.GetControllerPublished()
 }
 
 // propose records a raft command and applies it to the cached volume
 // exactly as the FSM will. The callers checked the claim or transition
 // first, so an error here means the cached volume is corrupt.
-func (s *VolumeState) propose(e *Effects, p Proposal) error {
+func (s *volumeState) propose(e *effects, p proposal) error {
 	var err error
 	switch {
 	case p.Claim != nil:
@@ -145,7 +145,7 @@ func (s *VolumeState) propose(e *Effects, p Proposal) error {
 }
 
 // move takes claim c along one edge of the transition table and proposes it.
-func (s *VolumeState) move(e *Effects, c *messages.CSIVolumeClaim, to state.ClaimState, why state.ClaimReason) error {
+func (s *volumeState) move(e *effects, c *messages.CSIVolumeClaim, to state.ClaimState, why state.ClaimReason) error {
 	from, err := state.ParseClaimState(c.GetState())
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func (s *VolumeState) move(e *Effects, c *messages.CSIVolumeClaim, to state.Clai
 		return fmt.Errorf("%w: volume %q alloc %q: %s -> %s (%s)", state.ErrIllegalTransition,
 			s.vol.GetID(), c.GetAllocationID(), from, to, why)
 	}
-	if err := s.propose(e, Proposal{UpdateClaim: &messages.UpdateClaimState{
+	if err := s.propose(e, proposal{UpdateClaim: &messages.UpdateClaimState{
 		VolumeID: s.vol.GetID(), AllocationID: c.GetAllocationID(), State: to.String(),
 		NodeAbandoned: why == state.ReasonNodeAbandoned,
 	}}); err != nil {
@@ -169,7 +169,7 @@ func (s *VolumeState) move(e *Effects, c *messages.CSIVolumeClaim, to state.Clai
 }
 
 // reply answers the allocation's waiter, if it has one.
-func (s *VolumeState) reply(e *Effects, allocID string, c *messages.CSIVolumeClaim, err error) {
+func (s *volumeState) reply(e *effects, allocID string, c *messages.CSIVolumeClaim, err error) {
 	if !s.waiting[allocID] {
 		return
 	}
@@ -177,12 +177,12 @@ func (s *VolumeState) reply(e *Effects, allocID string, c *messages.CSIVolumeCla
 	if c != nil {
 		c = proto.Clone(c).(*messages.CSIVolumeClaim)
 	}
-	e.Replies = append(e.Replies, Reply{AllocID: allocID, Claim: c, Err: err})
+	e.Replies = append(e.Replies, reply{AllocID: allocID, Claim: c, Err: err})
 }
 
 // sameNode returns the other claims on c's node that still use the
 // volume there (taken or unpublishing).
-func (s *VolumeState) sameNode(c *messages.CSIVolumeClaim) []*messages.CSIVolumeClaim {
+func (s *volumeState) sameNode(c *messages.CSIVolumeClaim) []*messages.CSIVolumeClaim {
 	var out []*messages.CSIVolumeClaim
 	for _, o := range s.vol.GetClaims() {
 		st := o.ClaimState()
@@ -196,7 +196,7 @@ func (s *VolumeState) sameNode(c *messages.CSIVolumeClaim) []*messages.CSIVolume
 
 // publishedSibling returns a claim on c's node whose controller
 // attachment c can share, or nil.
-func (s *VolumeState) publishedSibling(c *messages.CSIVolumeClaim) *messages.CSIVolumeClaim {
+func (s *volumeState) publishedSibling(c *messages.CSIVolumeClaim) *messages.CSIVolumeClaim {
 	for _, o := range s.sameNode(c) {
 		if o.GetControllerPublished() {
 			return o
@@ -205,7 +205,7 @@ func (s *VolumeState) publishedSibling(c *messages.CSIVolumeClaim) *messages.CSI
 	return nil
 }
 
-func (s *VolumeState) onUpdated(v *messages.CSIVolume) error {
+func (s *volumeState) onUpdated(v *messages.CSIVolume) error {
 	if v.GetID() != s.vol.GetID() {
 		return fmt.Errorf("volume: update for %q sent to %q", v.GetID(), s.vol.GetID())
 	}

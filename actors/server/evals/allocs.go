@@ -46,9 +46,9 @@ func ForAllocUpdates(view AllocView, updates []*messages.Allocation, now time.Ti
 func allocTrigger(old, up *messages.Allocation) (Trigger, string) {
 	switch {
 	case up.GetClientStatus() == "failed" && old.GetDesiredStatus() == "run":
-		return AllocFailure, failureDescription(up)
+		return allocFailure, failureDescription(up)
 	case old.GetClientStatus() == "unknown":
-		return Reconnect, ""
+		return reconnect, ""
 	}
 	return "", ""
 }

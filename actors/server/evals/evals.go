@@ -18,11 +18,11 @@ const (
 	JobDeregister Trigger = "job-deregister"
 	JobScaling    Trigger = "job-scaling"
 	AllocStop     Trigger = "alloc-stop"
-	NodeUpdate    Trigger = "node-update"
-	NodeDrain     Trigger = "node-drain"
-	AllocFailure  Trigger = "alloc-failure"
-	Reconnect     Trigger = "reconnect"
-	PlanRefused   Trigger = "plan-refused"
+	nodeUpdate    Trigger = "node-update"
+	nodeDrain     Trigger = "node-drain"
+	allocFailure  Trigger = "alloc-failure"
+	reconnect     Trigger = "reconnect"
+	planRefused   Trigger = "plan-refused"
 )
 
 // statusPending is a new evaluation's status.
@@ -46,7 +46,7 @@ func ForJob(job *messages.Job, trigger Trigger, now time.Time) *messages.Evaluat
 // refused part of prev's plan, to be planned after wait (none when 0).
 func ForPlanRefused(prev *messages.Evaluation, wait time.Duration, now time.Time) *messages.Evaluation {
 	ev := &messages.Evaluation{ID: newID(), Namespace: prev.GetNamespace(), Priority: prev.GetPriority(),
-		Type: prev.GetType(), TriggeredBy: string(PlanRefused), JobID: prev.GetJobID(), Status: statusPending,
+		Type: prev.GetType(), TriggeredBy: string(planRefused), JobID: prev.GetJobID(), Status: statusPending,
 		PreviousEval: prev.GetID(), CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}
 	if wait > 0 {
 		ev.WaitUntil = now.Add(wait).UnixNano()

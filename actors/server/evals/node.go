@@ -23,7 +23,7 @@ func ForNodeRegistration(view JobLister, nodeID string, now time.Time) []*messag
 	var out []*messages.Evaluation
 	for _, j := range view.Jobs() {
 		if j.GetType() == "system" && !j.GetStop() {
-			out = append(out, New(j, NodeUpdate, nodeID, now))
+			out = append(out, New(j, nodeUpdate, nodeID, now))
 		}
 	}
 	return out
@@ -42,7 +42,7 @@ func ForNodeStatus(view NodeAllocs, nodeID string, now time.Time) []*messages.Ev
 		}
 		seen[key] = true
 		if j := view.JobByID(a.GetNamespace(), a.GetJobID()); j != nil {
-			out = append(out, New(j, NodeUpdate, nodeID, now))
+			out = append(out, New(j, nodeUpdate, nodeID, now))
 		}
 	}
 	return out
@@ -51,5 +51,5 @@ func ForNodeStatus(view NodeAllocs, nodeID string, now time.Time) []*messages.Ev
 // ForNodeDrain is the evaluation of a job whose allocations a node's
 // drain moves.
 func ForNodeDrain(job *messages.Job, nodeID string, now time.Time) *messages.Evaluation {
-	return New(job, NodeDrain, nodeID, now)
+	return New(job, nodeDrain, nodeID, now)
 }
