@@ -5,6 +5,9 @@
 # foreground: Ctrl-C stops the agent and its tasks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# go-nvml's cgo code calls NVML functions NVIDIA marked deprecated: without
+# this, a fresh build prints ~150 lines of C compiler warnings.
+export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g -Wno-deprecated-declarations}"
 go build -o bin/troupe ./cmd/troupe
 export TROUPE_ADDR="${TROUPE_ADDR:-http://127.0.0.1:4646}"
 

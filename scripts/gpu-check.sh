@@ -6,6 +6,9 @@
 #   scripts/gpu-check.sh            # prints everything, exits non-zero on failure
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# go-nvml's cgo code calls NVML functions NVIDIA marked deprecated: without
+# this, a fresh build prints ~150 lines of C compiler warnings.
+export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g -Wno-deprecated-declarations}"
 
 command -v nvidia-smi >/dev/null || { echo "gpu-check: nvidia-smi not found: is this a GPU host?" >&2; exit 2; }
 echo "== host GPUs (nvidia-smi -L)"
