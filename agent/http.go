@@ -219,18 +219,17 @@ func (a *Agent) Members() *api.ServerMembers {
 // Leader answers /v1/status/leader: the leader's raft (RPC) address, ""
 // while there is none. Raft in memory (dev mode) has no network address:
 // there the leader is this server, named by the address its member row
-// shows (Addr and Tags["port"]), which Nomad's `server members` compares.
+// shows (Addr and Tags["port"], its HTTP address), which Nomad's `server
+// members` compares.
 func (a *Agent) Leader() string {
 	if a.raft == nil {
 		return ""
 	}
 	addr, _ := a.raft.Leader()
 	if cluster.IsInmemAddr(addr) {
-		if addr != a.raftAddr() {
-			return ""
-		}
-		m := a.member()
-		return net.JoinHostPort(m.Addr, m.Tags["port"])
+		// Alone in memory: the leader is this server, and its member row
+		// shows its HTTP address (see member).
+		return a.HTTPAddr()
 	}
 	return addr
 }
