@@ -13,6 +13,7 @@ import (
 
 	"github.com/troupe-dev/troupe/actors/node"
 	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/cluster"
 	"github.com/troupe-dev/troupe/cluster/membership"
 	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/httpapi"
@@ -188,6 +189,10 @@ func (a *Agent) Members() *api.ServerMembers {
 	// Gossip and raft are different things: "voter" says whether raft
 	// counts the server as a voter now, whatever gossip says of it.
 	voters := map[string]bool{}
+	leader := ""
+	if a.raft != nil {
+		leader, _ = a.raft.Leader()
+	}
 	for _, p := range a.peers() {
 		voters[p.id] = p.voter
 	}
@@ -196,8 +201,14 @@ func (a *Agent) Members() *api.ServerMembers {
 			continue
 		}
 		tags := mem.Meta.Tags()
+		// Nomad's "port" is the server's RPC port, where its raft runs:
+		// Addr and "port" make the address /v1/status/leader names.
 		tags["raft_vsn"], tags["port"] = "3", strconv.Itoa(int(mem.Port))
+		if _, p, err := net.SplitHostPort(mem.Meta.RaftAddr); err == nil {
+			tags["port"] = p
+		}
 		tags["voter"] = strconv.FormatBool(voters[mem.Meta.NodeID])
+		tags["leader"] = strconv.FormatBool(leader != "" && leader == mem.Meta.RaftAddr)
 		out.Members = append(out.Members, &api.AgentMember{Name: mem.Name + "." + mem.Meta.Region, Addr: mem.Addr,
 			Port: mem.Port, Status: mem.Status, Tags: tags, ProtocolMin: 1, ProtocolMax: 5, ProtocolCur: 2,
 			DelegateMin: 2, DelegateMax: 5, DelegateCur: 4})
@@ -205,12 +216,21 @@ func (a *Agent) Members() *api.ServerMembers {
 	return out
 }
 
-// Leader answers /v1/status/leader.
+// Leader answers /v1/status/leader: the leader's raft (RPC) address, ""
+// while there is none. Raft in memory (dev mode) has no network address:
+// there the leader is this server, named by the address its member row
+// shows (Addr and Tags["port"], its HTTP address), which Nomad's `server
+// members` compares.
 func (a *Agent) Leader() string {
 	if a.raft == nil {
 		return ""
 	}
 	addr, _ := a.raft.Leader()
+	if cluster.IsInmemAddr(addr) {
+		// Alone in memory: the leader is this server, and its member row
+		// shows its HTTP address (see member).
+		return a.HTTPAddr()
+	}
 	return addr
 }
 

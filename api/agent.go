@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 )
@@ -35,11 +36,19 @@ type Status struct{ c *Client }
 // Status returns the status endpoints.
 func (c *Client) Status() *Status { return &Status{c: c} }
 
+// NoLeaderBody is what GET /v1/status/leader answers, with a 500, while
+// there is no leader (Nomad's words, which its CLI looks for).
+const NoLeaderBody = "No cluster leader"
+
 // Leader is the raft leader's RPC address, "" when none is known
-// (GET /v1/status/leader).
+// (GET /v1/status/leader, whose 500 "No cluster leader" it reads as "").
 func (s *Status) Leader() (string, error) {
 	var out string
 	if _, err := s.c.query("/v1/status/leader", &out, nil); err != nil {
+		var ae *APIError
+		if errors.As(err, &ae) && ae.StatusCode == http.StatusInternalServerError && ae.Body == NoLeaderBody {
+			return "", nil
+		}
 		return "", err
 	}
 	return out, nil

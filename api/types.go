@@ -143,6 +143,7 @@ type NodeListStub struct {
 	StatusDescription     string
 	Drivers               map[string]*messages.DriverInfo
 	NodeResources         *messages.NodeResources
+	ReservedResources     *messages.NodeReservedResources
 	CreateIndex           uint64
 	ModifyIndex           uint64
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -169,10 +170,18 @@ func closeStores(st stores) error {
 	return st.bolt.Close()
 }
 
+// inmemPrefix starts the address of a raft transport in memory (no
+// BindAddr: dev mode and tests).
+const inmemPrefix = "inmem:"
+
+// IsInmemAddr says whether a raft address is of a transport in memory,
+// which has no network address to show.
+func IsInmemAddr(addr string) bool { return strings.HasPrefix(addr, inmemPrefix) }
+
 func newTransport(cfg RaftConfig, hlog hclog.Logger) (raft.Transport, error) {
 	if cfg.BindAddr == "" {
 		// A stable address, so a restart matches the stored configuration.
-		_, trans := raft.NewInmemTransport(raft.ServerAddress("inmem:" + cfg.NodeID))
+		_, trans := raft.NewInmemTransport(raft.ServerAddress(inmemPrefix + cfg.NodeID))
 		return trans, nil
 	}
 	var adv net.Addr

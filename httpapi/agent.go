@@ -3,6 +3,8 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+
+	"github.com/troupe-dev/troupe/api"
 )
 
 func (s *Server) agentSelf(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -13,8 +15,13 @@ func (s *Server) agentMembers(w http.ResponseWriter, r *http.Request) (any, erro
 	return s.b.Members(), nil
 }
 
+// statusLeader answers the leader's RPC address, or a 500 "No cluster
+// leader" (as Nomad) while there is none.
 func (s *Server) statusLeader(w http.ResponseWriter, r *http.Request) (any, error) {
-	return s.b.Leader(), nil
+	if l := s.b.Leader(); l != "" {
+		return l, nil
+	}
+	return nil, codeErr(http.StatusInternalServerError, "%s", api.NoLeaderBody)
 }
 
 func (s *Server) statusPeers(w http.ResponseWriter, r *http.Request) (any, error) {

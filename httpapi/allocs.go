@@ -34,7 +34,7 @@ func (s *Server) allocGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		if a == nil {
 			return nil, codeErr(http.StatusNotFound, "alloc not found: %q", r.PathValue("id"))
 		}
-		return withJob(snap, a), nil
+		return newAllocJSON(withJob(snap, a)), nil
 	})
 }
 

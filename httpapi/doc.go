@@ -16,6 +16,17 @@
 // one that still has nodes or jobs, 400 for a bad name or a built-in
 // pool. Bodies over 4 MiB are refused with 413.
 //
+// Nodes, allocations and CSI volumes are answered in Nomad's shapes
+// (shapes.go): every struct Nomad's client dereferences is present, zero-
+// valued when empty (a node's NodeResources and ReservedResources with Cpu,
+// Memory and Disk, and Nomad's older Resources and Reserved; an
+// allocation's Resources, TaskResources, Metrics and AllocatedResources
+// with Tasks and Shared, whose Ports list its networks' ports); a volume
+// has ReadAllocs and WriteAllocs (claiming allocation IDs to null) and
+// Allocations (their list rows) beside its Claims. /v1/status/leader
+// answers the leader's raft (RPC) address, or 500 "No cluster leader"
+// while there is none.
+//
 //	h := httpapi.New(agent, logger)
 //	http.ListenAndServe("127.0.0.1:4646", h)
 package httpapi

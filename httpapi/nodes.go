@@ -26,8 +26,9 @@ func nodeStub(n *messages.Node) *api.NodeListStub {
 	return &api.NodeListStub{Address: n.HTTPAddr, ID: n.ID, Datacenter: n.Datacenter,
 		Name: n.Name, NodeClass: n.NodeClass, NodePool: n.NodePool, Version: n.Version, Drain: n.Drain,
 		SchedulingEligibility: n.SchedulingEligibility, Status: n.Status,
-		StatusDescription: n.StatusDescription, Drivers: n.Drivers, NodeResources: n.NodeResources,
-		CreateIndex: n.CreateIndex, ModifyIndex: n.ModifyIndex}
+		StatusDescription: n.StatusDescription, Drivers: n.Drivers, NodeResources: fullNodeResources(n.NodeResources),
+		ReservedResources: fullReservedResources(n.ReservedResources),
+		CreateIndex:       n.CreateIndex, ModifyIndex: n.ModifyIndex}
 }
 
 func (s *Server) nodeGet(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -36,7 +37,7 @@ func (s *Server) nodeGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		if n == nil {
 			return nil, codeErr(http.StatusNotFound, "node not found: %q", r.PathValue("id"))
 		}
-		return n, nil
+		return newNodeJSON(n), nil
 	})
 }
 
@@ -46,9 +47,9 @@ func (s *Server) nodeAllocs(w http.ResponseWriter, r *http.Request) (any, error)
 			return nil, codeErr(http.StatusNotFound, "node not found: %q", r.PathValue("id"))
 		}
 		// Whole allocations with their jobs, as Nomad answers here.
-		out := []*messages.Allocation{}
+		out := []*allocJSON{}
 		for _, a := range snap.AllocsByNode(r.PathValue("id")) {
-			out = append(out, withJob(snap, a))
+			out = append(out, newAllocJSON(withJob(snap, a)))
 		}
 		return out, nil
 	})

@@ -67,7 +67,7 @@ func (s *Server) volumeGet(w http.ResponseWriter, r *http.Request) (any, error) 
 		if v == nil {
 			return nil, codeErr(http.StatusNotFound, "volume not found: %q", r.PathValue("id"))
 		}
-		return v, nil
+		return newVolumeJSON(snap, v), nil
 	})
 }
 

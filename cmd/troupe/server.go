@@ -11,7 +11,8 @@ import (
 
 // serverMembersCommand is `troupe server members [-json]`. It relies on
 // these member Tags: "region", "dc", "build", "raft_vsn" and "rpc_addr"
-// (host:port), which it compares with /v1/status/leader to mark the leader.
+// (host:port), and Addr with "port", which it compares with /v1/status/leader
+// to mark the leader.
 func serverMembersCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("server members", stdout, stderr, true)
 	c, code, ok := m.parseNone(args)
@@ -40,19 +41,15 @@ func serverMembersCommand(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// isLeader compares the member's raft address (Tags "raft_addr"), else
-// its RPC address (Tags "rpc_addr", else its gossip address with Tags
-// "port") with the leader's address.
+// isLeader compares the member's address as Nomad's CLI does (Addr with
+// Tags "port"), then its raft address (Tags "raft_addr"), then its RPC
+// address (Tags "rpc_addr"), with the leader's address.
 func isLeader(mem *api.AgentMember, leader string) bool {
 	if leader == "" {
 		return false
 	}
-	if ra := mem.Tags["raft_addr"]; ra != "" {
-		return ra == leader
+	if p := mem.Tags["port"]; p != "" && net.JoinHostPort(mem.Addr, p) == leader {
+		return true
 	}
-	addr := mem.Tags["rpc_addr"]
-	if addr == "" && mem.Tags["port"] != "" {
-		addr = net.JoinHostPort(mem.Addr, mem.Tags["port"])
-	}
-	return addr == leader
+	return leader == mem.Tags["raft_addr"] || leader == mem.Tags["rpc_addr"]
 }
