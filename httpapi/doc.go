@@ -29,4 +29,12 @@
 //
 //	h := httpapi.New(agent, logger)
 //	http.ListenAndServe("127.0.0.1:4646", h)
+//
+// Operator requests on a running allocation (alloc_ops.go: POST or PUT
+// /v1/client/allocation/:id/signal and /restart, Nomad's
+// AllocSignalRequest and AllocRestartRequest, answered with an empty
+// GenericResponse) go to the allocation's actor through Backend.AllocOp
+// on the agent whose client runs it; another agent passes them there, as
+// it passes log requests (AllocForLogs, ProxyTo). An unknown allocation
+// or task is a 404, a bad signal or request a 400.
 package httpapi

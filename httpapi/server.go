@@ -50,6 +50,11 @@ type Backend interface {
 	// non-nil error means the request did not get an answer (no leader,
 	// transport failure); the leader's own refusals are in resp.Error.
 	VolumeOp(ctx context.Context, req *messages.VolumeOpRequest) (*messages.VolumeOpResponse, error)
+	// AllocOp hands an operator's request (*messages.SignalAlloc,
+	// *messages.RestartAlloc) to the actor of an allocation this client
+	// runs and returns its answer; its refusals are in resp.Error, a
+	// non-nil error means no answer came.
+	AllocOp(ctx context.Context, allocID string, req any) (*messages.AllocOpResponse, error)
 	Now() time.Time
 }
 
@@ -123,6 +128,10 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/node/{id}/drain", s.wrap(s.nodeDrain))
 	m.HandleFunc("PUT /v1/node/{id}/drain", s.wrap(s.nodeDrain))
 	m.HandleFunc("GET /v1/client/fs/logs/{alloc}", s.logs)
+	m.HandleFunc("POST /v1/client/allocation/{alloc}/signal", s.wrap(s.allocSignal))
+	m.HandleFunc("PUT /v1/client/allocation/{alloc}/signal", s.wrap(s.allocSignal))
+	m.HandleFunc("POST /v1/client/allocation/{alloc}/restart", s.wrap(s.allocRestart))
+	m.HandleFunc("PUT /v1/client/allocation/{alloc}/restart", s.wrap(s.allocRestart))
 	m.HandleFunc("GET /v1/client/stats", s.wrap(s.clientStats))
 	m.HandleFunc("GET /v1/agent/self", s.wrap(s.agentSelf))
 	m.HandleFunc("GET /v1/agent/members", s.wrap(s.agentMembers))

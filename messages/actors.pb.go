@@ -375,11 +375,262 @@ func (x *TaskStateChanged) GetState() *TaskState {
 	return nil
 }
 
+// SignalAlloc asks an alloc actor to send Signal to its task Task, or to
+// every running task when Task is empty (Nomad's alloc signal). Answered
+// by AllocOpResponse.
+type SignalAlloc struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          string                 `protobuf:"bytes,1,opt,name=Task,proto3" json:"Task,omitempty"`
+	Signal        string                 `protobuf:"bytes,2,opt,name=Signal,proto3" json:"Signal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignalAlloc) Reset() {
+	*x = SignalAlloc{}
+	mi := &file_actors_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignalAlloc) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignalAlloc) ProtoMessage() {}
+
+func (x *SignalAlloc) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignalAlloc.ProtoReflect.Descriptor instead.
+func (*SignalAlloc) Descriptor() ([]byte, []int) {
+	return file_actors_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *SignalAlloc) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *SignalAlloc) GetSignal() string {
+	if x != nil {
+		return x.Signal
+	}
+	return ""
+}
+
+// RestartAlloc asks an alloc actor to restart its task Task in place
+// (stopped, then started again in the same allocation), or every running
+// task when Task is empty, or every task that is not dead with AllTasks
+// (Nomad's alloc restart). The restart policy does not count it.
+// Answered by AllocOpResponse.
+type RestartAlloc struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          string                 `protobuf:"bytes,1,opt,name=Task,proto3" json:"Task,omitempty"`
+	AllTasks      bool                   `protobuf:"varint,2,opt,name=AllTasks,proto3" json:"AllTasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestartAlloc) Reset() {
+	*x = RestartAlloc{}
+	mi := &file_actors_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestartAlloc) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestartAlloc) ProtoMessage() {}
+
+func (x *RestartAlloc) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestartAlloc.ProtoReflect.Descriptor instead.
+func (*RestartAlloc) Descriptor() ([]byte, []int) {
+	return file_actors_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *RestartAlloc) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *RestartAlloc) GetAllTasks() bool {
+	if x != nil {
+		return x.AllTasks
+	}
+	return false
+}
+
+// AllocOpResponse answers SignalAlloc, RestartAlloc, SignalTask and
+// RestartTask: Error is nil when the operation was carried out.
+type AllocOpResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         *Error                 `protobuf:"bytes,1,opt,name=Error,proto3" json:"Error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AllocOpResponse) Reset() {
+	*x = AllocOpResponse{}
+	mi := &file_actors_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AllocOpResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AllocOpResponse) ProtoMessage() {}
+
+func (x *AllocOpResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AllocOpResponse.ProtoReflect.Descriptor instead.
+func (*AllocOpResponse) Descriptor() ([]byte, []int) {
+	return file_actors_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *AllocOpResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// SignalTask asks a task actor to send Signal to its running task.
+// Answered by AllocOpResponse once the driver did.
+type SignalTask struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Signal        string                 `protobuf:"bytes,1,opt,name=Signal,proto3" json:"Signal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignalTask) Reset() {
+	*x = SignalTask{}
+	mi := &file_actors_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignalTask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignalTask) ProtoMessage() {}
+
+func (x *SignalTask) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignalTask.ProtoReflect.Descriptor instead.
+func (*SignalTask) Descriptor() ([]byte, []int) {
+	return file_actors_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *SignalTask) GetSignal() string {
+	if x != nil {
+		return x.Signal
+	}
+	return ""
+}
+
+// RestartTask asks a task actor to restart its running task in place,
+// not counted by its restart policy. Answered by AllocOpResponse once the
+// task runs again.
+type RestartTask struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reason        string                 `protobuf:"bytes,1,opt,name=Reason,proto3" json:"Reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestartTask) Reset() {
+	*x = RestartTask{}
+	mi := &file_actors_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestartTask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestartTask) ProtoMessage() {}
+
+func (x *RestartTask) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestartTask.ProtoReflect.Descriptor instead.
+func (*RestartTask) Descriptor() ([]byte, []int) {
+	return file_actors_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RestartTask) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 var File_actors_proto protoreflect.FileDescriptor
 
 const file_actors_proto_rawDesc = "" +
 	"\n" +
-	"\factors.proto\x12\x06troupe\x1a\valloc.proto\"#\n" +
+	"\factors.proto\x12\x06troupe\x1a\valloc.proto\x1a\rcluster.proto\"#\n" +
 	"\tEvalReady\x12\x16\n" +
 	"\x06EvalID\x18\x01 \x01(\tR\x06EvalID\"A\n" +
 	"\x11NodeAllocsChanged\x12\x16\n" +
@@ -397,7 +648,20 @@ const file_actors_proto_rawDesc = "" +
 	"\x06Reason\x18\x01 \x01(\tR\x06Reason\"O\n" +
 	"\x10TaskStateChanged\x12\x12\n" +
 	"\x04Task\x18\x01 \x01(\tR\x04Task\x12'\n" +
-	"\x05State\x18\x02 \x01(\v2\x11.troupe.TaskStateR\x05StateB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x05State\x18\x02 \x01(\v2\x11.troupe.TaskStateR\x05State\"9\n" +
+	"\vSignalAlloc\x12\x12\n" +
+	"\x04Task\x18\x01 \x01(\tR\x04Task\x12\x16\n" +
+	"\x06Signal\x18\x02 \x01(\tR\x06Signal\">\n" +
+	"\fRestartAlloc\x12\x12\n" +
+	"\x04Task\x18\x01 \x01(\tR\x04Task\x12\x1a\n" +
+	"\bAllTasks\x18\x02 \x01(\bR\bAllTasks\"6\n" +
+	"\x0fAllocOpResponse\x12#\n" +
+	"\x05Error\x18\x01 \x01(\v2\r.troupe.ErrorR\x05Error\"$\n" +
+	"\n" +
+	"SignalTask\x12\x16\n" +
+	"\x06Signal\x18\x01 \x01(\tR\x06Signal\"%\n" +
+	"\vRestartTask\x12\x16\n" +
+	"\x06Reason\x18\x01 \x01(\tR\x06ReasonB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_actors_proto_rawDescOnce sync.Once
@@ -411,7 +675,7 @@ func file_actors_proto_rawDescGZIP() []byte {
 	return file_actors_proto_rawDescData
 }
 
-var file_actors_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_actors_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_actors_proto_goTypes = []any{
 	(*EvalReady)(nil),         // 0: troupe.EvalReady
 	(*NodeAllocsChanged)(nil), // 1: troupe.NodeAllocsChanged
@@ -420,19 +684,26 @@ var file_actors_proto_goTypes = []any{
 	(*UpdateAlloc)(nil),       // 4: troupe.UpdateAlloc
 	(*KillTask)(nil),          // 5: troupe.KillTask
 	(*TaskStateChanged)(nil),  // 6: troupe.TaskStateChanged
-	(*Allocation)(nil),        // 7: troupe.Allocation
-	(*TaskState)(nil),         // 8: troupe.TaskState
+	(*SignalAlloc)(nil),       // 7: troupe.SignalAlloc
+	(*RestartAlloc)(nil),      // 8: troupe.RestartAlloc
+	(*AllocOpResponse)(nil),   // 9: troupe.AllocOpResponse
+	(*SignalTask)(nil),        // 10: troupe.SignalTask
+	(*RestartTask)(nil),       // 11: troupe.RestartTask
+	(*Allocation)(nil),        // 12: troupe.Allocation
+	(*TaskState)(nil),         // 13: troupe.TaskState
+	(*Error)(nil),             // 14: troupe.Error
 }
 var file_actors_proto_depIdxs = []int32{
-	7, // 0: troupe.SetClientAllocs.Allocs:type_name -> troupe.Allocation
-	7, // 1: troupe.AllocUpdated.Alloc:type_name -> troupe.Allocation
-	7, // 2: troupe.UpdateAlloc.Alloc:type_name -> troupe.Allocation
-	8, // 3: troupe.TaskStateChanged.State:type_name -> troupe.TaskState
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	12, // 0: troupe.SetClientAllocs.Allocs:type_name -> troupe.Allocation
+	12, // 1: troupe.AllocUpdated.Alloc:type_name -> troupe.Allocation
+	12, // 2: troupe.UpdateAlloc.Alloc:type_name -> troupe.Allocation
+	13, // 3: troupe.TaskStateChanged.State:type_name -> troupe.TaskState
+	14, // 4: troupe.AllocOpResponse.Error:type_name -> troupe.Error
+	5,  // [5:5] is the sub-list for method output_type
+	5,  // [5:5] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_actors_proto_init() }
@@ -441,13 +712,14 @@ func file_actors_proto_init() {
 		return
 	}
 	file_alloc_proto_init()
+	file_cluster_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actors_proto_rawDesc), len(file_actors_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -147,6 +147,10 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.onTaskState(ctx, m)
 	case *messages.UpdateAlloc:
 		a.onUpdate(ctx, m)
+	case *messages.SignalAlloc:
+		a.onSignalAlloc(ctx, m)
+	case *messages.RestartAlloc:
+		a.onRestartAlloc(ctx, m)
 	case *networkReady:
 		a.network.onReady(ctx, m)
 	case *networkDown:

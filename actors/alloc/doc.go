@@ -102,6 +102,17 @@
 // fails that start with the plugin's message; an allocation with devices
 // on a client without a plugin fails its setup (device_hook.go).
 //
+// An operator's requests (alloc_ops.go, task_ops.go): SignalAlloc and
+// RestartAlloc, answered with AllocOpResponse. The alloc actor checks the
+// task (unknown: not_found) and the signal (invalid), picks the task
+// actors (the named task; else every running one; AllTasks: every task
+// not dead) and a worker asks each of them (SignalTask, RestartTask) and
+// answers with the first refusal. A task actor records Nomad's
+// "Signaling" event and signals in a worker; a restart records "Restart
+// Signaled", stops the task (phase restarting) and, at its exit, starts
+// it again in the same allocation: the restart policy counts nothing and
+// Restarts stays; the sender is answered once the task runs again.
+//
 // Decisions are plain types tested without an actor system: Lifecycle
 // (the allocation's phases and hook order), restartTracker (the task
 // restart policy), clientStatus (how task states make an

@@ -42,6 +42,15 @@ var (
 	// errNetworkTeardown wraps every failure to tear down an allocation's
 	// bridge network.
 	errNetworkTeardown = errors.New("alloc: network teardown failed")
+	// errTaskNotRunning refuses an operator's signal or restart of a task
+	// that does not run (or did not run again).
+	errTaskNotRunning = errors.New("alloc: task not running")
+	// errUnknownTask refuses an operator's request naming a task the
+	// allocation does not have.
+	errUnknownTask = errors.New("alloc: unknown task")
+	// errAllocNotReady refuses an operator's request before the
+	// allocation's tasks were started.
+	errAllocNotReady = errors.New("alloc: the allocation's tasks are not started")
 )
 
 // volumeError is a failed step of one csi volume's setup. It names the

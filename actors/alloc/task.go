@@ -86,6 +86,7 @@ type taskActor struct {
 	killing         bool
 	timer           actors.Timer
 	reads           *actors.Retrier // failed reads of the stored handle
+	ops             userOps         // an operator's restart (task_ops.go)
 	log             *slog.Logger
 }
 
@@ -134,6 +135,8 @@ func (a *taskActor) Receive(ctx actor.Context) {
 		a.onStopResult(m)
 	case *messages.KillTask:
 		a.onKill(ctx, m)
+	case *messages.SignalTask, *signalResult, *messages.RestartTask, *userStopResult:
+		a.onOp(ctx, m) // an operator's signal or restart (task_ops.go)
 	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
 		a.log.Warn("task actor: unexpected message", "type", fmt.Sprintf("%T", m))
@@ -325,6 +328,7 @@ func (a *taskActor) start(ctx actor.Context) {
 
 func (a *taskActor) onStartResult(ctx actor.Context, m *startResult) {
 	now := a.spec.Clock.Now()
+	a.answerRestarts(ctx, m.err)
 	if m.err != nil && m.handle == nil && a.killing {
 		a.finish(ctx, false, newEvent(eventKilled, "", now))
 		return
@@ -375,6 +379,10 @@ func (a *taskActor) onExit(ctx actor.Context, m *exitResult) {
 		a.finish(ctx, false, newEvent(eventKilled, "", a.spec.Clock.Now()))
 		return
 	}
+	if a.ops.restarting {
+		a.restartInPlace(ctx)
+		return
+	}
 	a.afterExit(ctx, m.res)
 }
 
@@ -419,6 +427,10 @@ func (a *taskActor) onKill(ctx actor.Context, m *messages.KillTask) {
 	case taskPhaseRunning:
 		a.stop(ctx)
 	case taskPhaseRestarting:
+		if a.ops.restarting { // an operator's restart: its exit ends the task
+			a.report(ctx)
+			return
+		}
 		if a.timer != nil {
 			a.timer.Stop()
 		}
@@ -445,6 +457,7 @@ func (a *taskActor) onStopResult(m *stopResult) {
 // finish makes the task dead for good.
 func (a *taskActor) finish(ctx actor.Context, failed bool, ev *messages.TaskEvent) {
 	a.become(ctx, taskPhaseDead)
+	a.answerRestarts(ctx, fmt.Errorf("%w: %q", errTaskNotRunning, a.spec.Task.GetName()))
 	if ev != nil {
 		appendEvent(a.state, ev)
 	}

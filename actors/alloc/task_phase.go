@@ -33,7 +33,7 @@ var taskTransitions = map[taskPhase][]taskPhase{
 	taskPhaseStarting:   {taskPhaseRunning, taskPhaseRestarting, taskPhaseStopping, taskPhaseDead},
 	taskPhaseRecovering: {taskPhaseRunning, taskPhaseStarting, taskPhaseStopping, taskPhaseDead},
 	taskPhaseRunning:    {taskPhaseStopping, taskPhaseRestarting, taskPhaseDead},
-	taskPhaseRestarting: {taskPhaseStarting, taskPhaseDead},
+	taskPhaseRestarting: {taskPhaseStarting, taskPhaseRunning, taskPhaseDead}, // running: an operator's restart whose stop failed
 	taskPhaseStopping:   {taskPhaseDead},
 	taskPhaseDead:       {},
 }

@@ -128,6 +128,12 @@ func (f *fakeAPI) routes(mux *http.ServeMux) {
 		f.reply(w, f.actors[r.URL.Query().Get("node")])
 	})
 	mux.HandleFunc("GET /v1/client/fs/logs/{id}", f.serveLogs)
+	mux.HandleFunc("POST /v1/client/allocation/{id}/{op}", f.write(func(id string) any { // signal, restart
+		if f.allocs[id] == nil {
+			return nil
+		}
+		return struct{ Index uint64 }{}
+	}))
 }
 
 // get serves what pick returns for the {id} path value, or a 404.

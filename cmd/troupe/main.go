@@ -56,9 +56,11 @@ func commandTree() *cmdNode {
 			"inspect": {synopsis: "Print a job as JSON", run: jobInspectCommand},
 		}},
 		"alloc": {synopsis: "Inspect allocations", subs: map[string]*cmdNode{
-			"status": {synopsis: "Show an allocation", run: allocStatusCommand},
-			"logs":   {synopsis: "Stream a task's logs", run: allocLogsCommand},
-			"stop":   {synopsis: "Stop (and reschedule) an allocation", run: allocStopCommand},
+			"status":  {synopsis: "Show an allocation", run: allocStatusCommand},
+			"logs":    {synopsis: "Stream a task's logs", run: allocLogsCommand},
+			"stop":    {synopsis: "Stop (and reschedule) an allocation", run: allocStopCommand},
+			"signal":  {synopsis: "Send a signal to an allocation's tasks", run: allocSignalCommand},
+			"restart": {synopsis: "Restart an allocation's tasks in place", run: allocRestartCommand},
 		}},
 		"node": {synopsis: "Inspect and manage client nodes", subs: map[string]*cmdNode{
 			"status":      {synopsis: "List nodes or show one node", run: nodeStatusCommand},

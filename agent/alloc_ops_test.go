@@ -1,0 +1,94 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	nomad "github.com/hashicorp/nomad/api"
+	"github.com/stretchr/testify/require"
+)
+
+// trapJob runs a shell that writes its PID to starts at every start and a
+// line to usr1 at every SIGUSR1.
+func trapJob(id string) *nomad.Job {
+	job := loopJob(id)
+	job.TaskGroups[0].Tasks[0].SetConfig("args", []string{"-c",
+		`echo $$ >> "$NOMAD_TASK_DIR/starts"; trap 'echo usr1 >> "$NOMAD_TASK_DIR/usr1"' USR1; while true; do sleep 0.2; done`})
+	return job
+}
+
+// TestNomadClientSignalsAndRestartsAlloc drives alloc signal and alloc
+// restart through Nomad's Go client against a real exec task: the signal
+// reaches the process, which runs on; a restart starts a new process in
+// the same allocation, counted against nothing.
+func TestNomadClientSignalsAndRestartsAlloc(t *testing.T) {
+	a := startAgent(t, testConfig(t, t.TempDir()))
+	defer a.Shutdown()
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+	_, _, err = c.Jobs().Register(trapJob("trap"), nil)
+	require.NoError(t, err)
+	stub := waitAllocStatus(t, c, "trap", "running")
+	dir := filepath.Join(a.AllocDir(), stub.ID, "t")
+	starts := filepath.Join(dir, "starts")
+	require.Eventually(t, func() bool { return len(readStarts(t, starts)) == 1 }, 10*time.Second, 10*time.Millisecond)
+	pid := readStarts(t, starts)[0]
+	al := &nomad.Allocation{ID: stub.ID}
+
+	require.NoError(t, c.Allocations().Signal(al, nil, "t", "SIGUSR1"))
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "usr1"))
+		return string(b) == "usr1\n"
+	}, 10*time.Second, 10*time.Millisecond, "the task never saw SIGUSR1")
+	require.True(t, alive(pid), "a signal the task traps leaves it running")
+	require.Equal(t, []int{pid}, readStarts(t, starts))
+	waitEvent(t, c, stub.ID, "Signaling")
+
+	for _, bad := range []struct{ task, sig, code string }{
+		{"nope", "SIGUSR1", "404"}, {"t", "SIGNOPE", "400"},
+	} {
+		err := c.Allocations().Signal(al, nil, bad.task, bad.sig)
+		require.ErrorContains(t, err, bad.code)
+	}
+	require.ErrorContains(t, c.Allocations().Signal(&nomad.Allocation{ID: "0000dead-0000-0000-0000-000000000000"}, nil, "t", "SIGUSR1"), "404")
+	require.ErrorContains(t, c.Allocations().Restart(al, "nope", nil), "404")
+
+	require.NoError(t, c.Allocations().Restart(al, "t", nil))
+	pids := readStarts(t, starts)
+	require.Len(t, pids, 2, "the restart answers once the task runs again")
+	require.NotEqual(t, pid, pids[1])
+	require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 10*time.Millisecond)
+	require.True(t, alive(pids[1]))
+	full := waitEvent(t, c, stub.ID, "Started")
+	require.Equal(t, "running", full.ClientStatus)
+	require.Zero(t, full.TaskStates["t"].Restarts, "an operator's restart is counted against nothing")
+	var types []string
+	for _, ev := range full.TaskStates["t"].Events {
+		types = append(types, ev.Type)
+	}
+	require.Contains(t, types, "Restart Signaled")
+
+	require.NoError(t, c.Allocations().RestartAllTasks(al, nil))
+	require.Len(t, readStarts(t, starts), 3)
+	allocs, _, err := c.Jobs().Allocations("trap", false, nil)
+	require.NoError(t, err)
+	require.Len(t, allocs, 1, "restarted in place: no new allocation")
+	require.Equal(t, stub.ID, allocs[0].ID)
+}
+
+// waitEvent waits until the allocation's task t has ev as its last event
+// and returns the allocation.
+func waitEvent(t *testing.T, c *nomad.Client, allocID, ev string) *nomad.Allocation {
+	t.Helper()
+	var full *nomad.Allocation
+	require.Eventually(t, func() bool {
+		var err error
+		full, _, err = c.Allocations().Info(allocID, nil)
+		require.NoError(t, err)
+		evs := full.TaskStates["t"].Events
+		return len(evs) > 0 && evs[len(evs)-1].Type == ev
+	}, 10*time.Second, 10*time.Millisecond, "no %q event", ev)
+	return full
+}
