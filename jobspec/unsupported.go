@@ -16,7 +16,7 @@ var nomadFields = map[string]map[string]fieldRule{
 		"Spreads": nested("Spread"), "TaskGroups": nested("TaskGroup"),
 		"Status": output, "StatusDescription": output, "Stable": output, "Version": output,
 		"SubmitTime": output, "CreateIndex": output, "ModifyIndex": output,
-		"JobModifyIndex": output, "NomadTokenID": output,
+		"JobModifyIndex": output, "NomadTokenID": refused,
 		"Update":           refusedUnless(updateOff),
 		"Periodic":         refusedAs("periodic jobs are not supported yet"),
 		"ParameterizedJob": refusedAs("parameterized jobs are not supported yet"),
