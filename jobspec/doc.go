@@ -53,5 +53,18 @@
 // body of PUT /v1/node/pools. Nomad's scheduler_config and
 // node_identity_ttl are refused by name.
 //
-// Errors wrap ErrParse or ErrInvalid.
+// Nomad job fields troupe does not implement yet are refused, never
+// ignored. nomadFields lists every field of Nomad's api.Job, TaskGroup,
+// Task and the structs nested in honoured fields as honoured, output (set
+// by the server) or refused; ParseJSON returns an *UnsupportedError
+// (ErrUnsupported) naming each refused field that is set, with its path
+// (`job "x": group "web": task "t": Templates is not supported yet`).
+// Zero values, which Nomad's client sends for unset fields, pass, and so
+// do the defaults api.Job.Canonicalize fills in (update strategy,
+// ephemeral disk). In HCL, the blocks and arguments of hclRefused
+// (periodic, update, service, template, artifact, vault, consul,
+// lifecycle, ...) are errors naming them at their line.
+//
+// Errors wrap ErrParse or ErrInvalid (an *UnsupportedError wraps ErrParse
+// and ErrUnsupported).
 package jobspec

@@ -14,6 +14,9 @@ var (
 	ErrParse = errors.New("jobspec: parse error")
 	// ErrInvalid marks a decoded job that breaks a validation rule.
 	ErrInvalid = errors.New("jobspec: invalid job")
+	// ErrUnsupported marks a job that sets a Nomad field or block troupe
+	// does not implement yet; such errors wrap ErrParse too.
+	ErrUnsupported = errors.New("jobspec: not supported yet")
 )
 
 // ParseError is a decoding error with the position of its first problem.
@@ -59,6 +62,21 @@ func (e *ValidationError) Error() string {
 
 // Unwrap lets errors.Is(err, ErrInvalid) match.
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+// UnsupportedError lists every field of a JSON job that troupe does not
+// implement yet, each with its path (`job "x": group "web": task "t":
+// Templates is not supported yet`).
+type UnsupportedError struct {
+	Problems []string
+}
+
+// Error joins the problems, one per line.
+func (e *UnsupportedError) Error() string {
+	return strings.Join(e.Problems, "\n")
+}
+
+// Unwrap lets errors.Is match both ErrParse and ErrUnsupported.
+func (e *UnsupportedError) Unwrap() []error { return []error{ErrParse, ErrUnsupported} }
 
 // lineCol converts a byte offset into 1-based line and column numbers.
 // The column counts bytes, as hcl does.

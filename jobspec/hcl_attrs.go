@@ -45,9 +45,12 @@ type hclDecoder struct {
 	diags hcl.Diagnostics
 }
 
+// content decodes body against schema; the Nomad blocks and arguments
+// that hclRefused lists for schema are refused by name.
 func (d *hclDecoder) content(body hcl.Body, schema *hcl.BodySchema) *hcl.BodyContent {
+	refused := d.refuseUnsupported(body, schema)
 	c, diags := body.Content(schema)
-	d.add(diags)
+	d.add(dropAt(diags, refused))
 	if c == nil {
 		c = &hcl.BodyContent{Attributes: hcl.Attributes{}}
 	}

@@ -11,7 +11,9 @@ import (
 
 // ParseJSON decodes a job in Nomad's JSON API form: either a register body
 // {"Job": {...}} or a bare job object, with PascalCase fields and durations
-// in nanoseconds. Unknown fields are ignored. JSON that CheckJSON refuses
+// in nanoseconds. A field that troupe does not implement yet, or that is
+// no field of Nomad's job API, is refused when it is set (not zero) with
+// an *UnsupportedError naming it; nomadFields lists them all. JSON that CheckJSON refuses
 // (invalid UTF-8, duplicate keys, too deep) is an error, and so is
 // anything after the object. As with Parse, groups without
 // a Count key (or with "Count": null) get 1 and partial policies are merged
@@ -44,6 +46,9 @@ func ParseJSON(src []byte) (*messages.Job, error) {
 		return nil, err
 	}
 	if err := checkNomadNumbers(jobObj); err != nil {
+		return nil, err
+	}
+	if err := checkUnsupported(jobObj); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(src, target); err != nil {

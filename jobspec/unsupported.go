@@ -1,0 +1,186 @@
+package jobspec
+
+// nomadFields says, for every field of Nomad's job API structs that
+// troupe reads (github.com/hashicorp/nomad/api: Job, TaskGroup, Task and
+// the structs nested in the honoured ones), what troupe does with it. It is
+// the one place that lists them: ParseJSON refuses a job that sets a
+// refused field, and TestNomadFieldsCoverNomadAPI walks Nomad's api.Job
+// with reflection so that a field Nomad adds later fails the test until it
+// is listed here.
+var nomadFields = map[string]map[string]fieldRule{
+	"Job": {
+		"ID": honoured, "Name": honoured, "Namespace": honoured, "Region": honoured,
+		"Type": honoured, "Priority": honoured, "Datacenters": honoured, "NodePool": honoured,
+		"Meta": honoured, "Stop": honoured,
+		"Constraints": nested("Constraint"), "Affinities": nested("Affinity"),
+		"Spreads": nested("Spread"), "TaskGroups": nested("TaskGroup"),
+		"Status": output, "StatusDescription": output, "Stable": output, "Version": output,
+		"SubmitTime": output, "CreateIndex": output, "ModifyIndex": output,
+		"JobModifyIndex": output, "NomadTokenID": refused,
+		"Update":           refusedUnless(updateOff),
+		"Periodic":         refusedAs("periodic jobs are not supported yet"),
+		"ParameterizedJob": refusedAs("parameterized jobs are not supported yet"),
+		"Multiregion":      refusedAs("multiregion jobs are not supported yet"),
+		"AllAtOnce":        refused, "Reschedule": refusedAs("a job-level Reschedule is not supported yet; set ReschedulePolicy in each group"),
+		"Migrate": refusedAs("a job-level Migrate is not supported yet; set Migrate in each group"),
+		"UI":      refused, "ParentID": refused, "Dispatched": refused,
+		"DispatchIdempotencyToken": refused, "Payload": refused, "ConsulNamespace": refused,
+		"VaultNamespace": refused, "VersionTag": refused,
+	},
+	"TaskGroup": {
+		"Name": honoured, "Count": honoured, "Meta": honoured, "StopAfterClientDisconnect": honoured,
+		"Constraints": nested("Constraint"), "Affinities": nested("Affinity"),
+		"Spreads": nested("Spread"), "Tasks": nested("Task"),
+		"Volumes": nestedMap("VolumeRequest"), "RestartPolicy": nested("RestartPolicy"),
+		"Disconnect": nested("DisconnectStrategy"), "ReschedulePolicy": nested("ReschedulePolicy"),
+		"Migrate": nested("MigrateStrategy"), "Networks": nested("NetworkResource"),
+		"EphemeralDisk": partly("EphemeralDisk"),
+		"Update":        refusedUnless(updateOff),
+		"Services":      refused, "ShutdownDelay": refused, "MaxRunDuration": refused,
+		"MaxClientDisconnect": refusedAs("MaxClientDisconnect is not supported; use Disconnect.LostAfter"),
+		"Scaling":             refused, "Consul": refused, "PreventRescheduleOnLost": refused,
+	},
+	"Task": {
+		"Name": honoured, "Driver": honoured, "User": honoured, "Config": honoured,
+		"Env": honoured, "Meta": honoured, "KillTimeout": honoured, "KillSignal": honoured,
+		"Leader": honoured, "Constraints": nested("Constraint"), "Affinities": nested("Affinity"),
+		"Resources": nested("Resources"), "RestartPolicy": nested("RestartPolicy"),
+		"LogConfig": nested("LogConfig"), "VolumeMounts": nested("VolumeMount"),
+		"CSIPluginConfig": nested("TaskCSIPluginConfig"),
+		"Lifecycle":       refused, "Services": refused, "Artifacts": refused, "Vault": refused,
+		"Consul": refused, "Templates": refused, "DispatchPayload": refused,
+		"ShutdownDelay": refused, "Kind": refused, "ScalingPolicies": refused,
+		"Secrets": refused, "Identity": refused, "Identities": refused, "Actions": refused,
+		"Schedule": refused,
+	},
+	"Constraint": {"LTarget": honoured, "RTarget": honoured, "Operand": honoured},
+	"Affinity":   {"LTarget": honoured, "RTarget": honoured, "Operand": honoured, "Weight": honoured},
+	"Spread": {"Attribute": honoured, "Weight": honoured,
+		"SpreadTarget": nested("SpreadTarget")},
+	"SpreadTarget": {"Value": honoured, "Percent": honoured},
+	"Resources": {
+		"CPU": honoured, "MemoryMB": honoured, "MemoryMaxMB": honoured, "DiskMB": honoured,
+		"Networks": nested("NetworkResource"), "Devices": nested("RequestedDevice"),
+		"Cores": refused, "NUMA": refused, "SecretsMB": refused, "IOPS": refused,
+	},
+	"NetworkResource": {
+		"Mode": honoured, "IP": honoured, "MBits": honoured,
+		"ReservedPorts": nested("Port"), "DynamicPorts": nested("Port"),
+		"Device": refused, "CIDR": refused, "DNS": refused, "Hostname": refused, "CNI": refused,
+	},
+	"Port": {"Label": honoured, "Value": honoured, "To": honoured, "HostNetwork": honoured,
+		"IgnoreCollision": refused},
+	"RequestedDevice": {"Name": honoured, "Count": honoured,
+		"Constraints": nested("Constraint"), "Affinities": nested("Affinity")},
+	"RestartPolicy": {"Interval": honoured, "Attempts": honoured, "Delay": honoured,
+		"Mode": honoured, "RenderTemplates": refused},
+	"ReschedulePolicy": {"Attempts": honoured, "Interval": honoured, "Delay": honoured,
+		"DelayFunction": honoured, "MaxDelay": honoured, "Unlimited": honoured},
+	"MigrateStrategy": {"MaxParallel": honoured, "HealthCheck": honoured,
+		"MinHealthyTime": honoured, "HealthyDeadline": honoured},
+	"DisconnectStrategy": {"LostAfter": honoured, "StopOnClientAfter": honoured,
+		"Replace": honoured, "Reconcile": honoured},
+	"LogConfig": {"MaxFiles": honoured, "MaxFileSizeMB": honoured,
+		"Enabled": refusedUnless(isTrue), "Disabled": refused},
+	"VolumeRequest": {"Name": honoured, "Type": honoured, "Source": honoured,
+		"ReadOnly": honoured, "AccessMode": honoured, "AttachmentMode": honoured,
+		"PerAlloc": honoured, "Sticky": refused, "MountOptions": refused},
+	"VolumeMount": {"Volume": honoured, "Destination": honoured, "ReadOnly": honoured,
+		"PropagationMode": refusedUnless(equals("private")), "SELinuxLabel": refused},
+	"TaskCSIPluginConfig": {"ID": honoured, "Type": honoured, "MountDir": honoured,
+		"StagePublishBaseDir": honoured, "HealthTimeout": honoured},
+	// Nomad's client fills in the default disk (300 MB, neither sticky nor
+	// migrated); troupe does not size the allocation directory, so only
+	// that default is accepted.
+	"EphemeralDisk": {"Sticky": refused, "Migrate": refused,
+		"SizeMB": refusedUnless(equals(float64(300)))},
+}
+
+// fieldKind is what troupe does with one Nomad job field.
+type fieldKind uint8
+
+const (
+	kindHonoured fieldKind = iota // mapped onto troupe's job
+	kindOutput                    // set by the server; a value sent is ignored, as Nomad ignores it
+	kindRefused                   // a value other than zero (or what allow accepts) is refused
+	kindPartly                    // a struct whose own fields say
+)
+
+var fieldKindNames = map[fieldKind]string{kindHonoured: "honoured", kindOutput: "output",
+	kindRefused: "refused", kindPartly: "partly"}
+
+func (k fieldKind) String() string { return fieldKindNames[k] }
+
+// fieldRule is the rule for one field. of names the Nomad api struct of a
+// nested object (of each element for lists, of each value when dict), whose
+// fields nomadFields lists in turn; allow accepts some non-zero values of a
+// refused field (Nomad's defaults, which its client sends); why replaces the
+// default "<Field> is not supported yet".
+type fieldRule struct {
+	kind  fieldKind
+	of    string
+	dict  bool
+	allow func(any) bool
+	why   string
+}
+
+var (
+	honoured = fieldRule{kind: kindHonoured}
+	output   = fieldRule{kind: kindOutput}
+	refused  = fieldRule{kind: kindRefused}
+)
+
+func nested(of string) fieldRule    { return fieldRule{kind: kindHonoured, of: of} }
+func nestedMap(of string) fieldRule { return fieldRule{kind: kindHonoured, of: of, dict: true} }
+func partly(of string) fieldRule    { return fieldRule{kind: kindPartly, of: of} }
+func refusedAs(why string) fieldRule {
+	return fieldRule{kind: kindRefused, why: why}
+}
+func refusedUnless(allow func(any) bool) fieldRule {
+	return fieldRule{kind: kindRefused, allow: allow}
+}
+
+func isTrue(v any) bool { return v == true }
+
+func equals(want any) func(any) bool { return func(v any) bool { return v == want } }
+
+// nomadDefaultUpdate is Nomad's DefaultUpdateStrategy, in JSON numbers.
+var nomadDefaultUpdate = map[string]any{
+	"Stagger": float64(30e9), "MaxParallel": float64(1), "HealthCheck": "checks",
+	"MinHealthyTime": float64(10e9), "HealthyDeadline": float64(300e9),
+	"ProgressDeadline": float64(600e9), "Canary": float64(0), "AutoRevert": false,
+	"AutoPromote": false,
+}
+
+// updateOff accepts an update block that leaves rolling updates off
+// (MaxParallel 0, no canaries, no auto revert or promote: its other fields
+// then do nothing in Nomad either) or that is exactly Nomad's default
+// strategy, which Nomad's client fills in for service and system jobs.
+// Anything else asks for rolling updates or canaries, which troupe does
+// not do yet.
+func updateOff(v any) bool {
+	u, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	off := true
+	for _, f := range []string{"MaxParallel", "Canary", "AutoRevert", "AutoPromote"} {
+		if fv, _ := lookup(u, f); !isZeroJSON(fv) {
+			off = false
+		}
+	}
+	if off {
+		return true
+	}
+	for k, fv := range u {
+		if fv != nil && !equalFoldGet(nomadDefaultUpdate, k, fv) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalFoldGet(m map[string]any, key string, v any) bool {
+	want, ok := lookup(m, key)
+	return ok && want == v
+}
