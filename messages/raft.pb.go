@@ -49,6 +49,7 @@ type Command struct {
 	//	*Command_UpsertNodePools
 	//	*Command_DeleteNodePools
 	//	*Command_SetSchedulerConfig
+	//	*Command_GarbageCollect
 	Cmd           isCommand_Cmd `protobuf_oneof:"Cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -260,6 +261,15 @@ func (x *Command) GetSetSchedulerConfig() *SetSchedulerConfig {
 	return nil
 }
 
+func (x *Command) GetGarbageCollect() *GarbageCollect {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_GarbageCollect); ok {
+			return x.GarbageCollect
+		}
+	}
+	return nil
+}
+
 type isCommand_Cmd interface {
 	isCommand_Cmd()
 }
@@ -338,6 +348,11 @@ type Command_SetSchedulerConfig struct {
 	SetSchedulerConfig *SetSchedulerConfig `protobuf:"bytes,27,opt,name=SetSchedulerConfig,proto3,oneof"`
 }
 
+type Command_GarbageCollect struct {
+	// Garbage collection (gc.proto).
+	GarbageCollect *GarbageCollect `protobuf:"bytes,32,opt,name=GarbageCollect,proto3,oneof"`
+}
+
 func (*Command_RegisterJob) isCommand_Cmd() {}
 
 func (*Command_DeregisterJob) isCommand_Cmd() {}
@@ -373,6 +388,8 @@ func (*Command_UpsertNodePools) isCommand_Cmd() {}
 func (*Command_DeleteNodePools) isCommand_Cmd() {}
 
 func (*Command_SetSchedulerConfig) isCommand_Cmd() {}
+
+func (*Command_GarbageCollect) isCommand_Cmd() {}
 
 // RegisterJob stores a job (a new version when it changed) and its eval.
 type RegisterJob struct {
@@ -1294,7 +1311,8 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\"\xef\t\n" +
+	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\"\xb1\n" +
+	"\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1315,7 +1333,8 @@ const file_raft_proto_rawDesc = "" +
 	"\x15UpsertPluginInstances\x18\x18 \x01(\v2\x1d.troupe.UpsertPluginInstancesH\x00R\x15UpsertPluginInstances\x12C\n" +
 	"\x0fUpsertNodePools\x18\x19 \x01(\v2\x17.troupe.UpsertNodePoolsH\x00R\x0fUpsertNodePools\x12C\n" +
 	"\x0fDeleteNodePools\x18\x1a \x01(\v2\x17.troupe.DeleteNodePoolsH\x00R\x0fDeleteNodePools\x12L\n" +
-	"\x12SetSchedulerConfig\x18\x1b \x01(\v2\x1a.troupe.SetSchedulerConfigH\x00R\x12SetSchedulerConfigB\x05\n" +
+	"\x12SetSchedulerConfig\x18\x1b \x01(\v2\x1a.troupe.SetSchedulerConfigH\x00R\x12SetSchedulerConfig\x12@\n" +
+	"\x0eGarbageCollect\x18  \x01(\v2\x16.troupe.GarbageCollectH\x00R\x0eGarbageCollectB\x05\n" +
 	"\x03Cmd\"\xa0\x01\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
@@ -1423,15 +1442,16 @@ var file_raft_proto_goTypes = []any{
 	(*UpsertNodePools)(nil),        // 19: troupe.UpsertNodePools
 	(*DeleteNodePools)(nil),        // 20: troupe.DeleteNodePools
 	(*SetSchedulerConfig)(nil),     // 21: troupe.SetSchedulerConfig
-	(*Job)(nil),                    // 22: troupe.Job
-	(*Evaluation)(nil),             // 23: troupe.Evaluation
-	(*Allocation)(nil),             // 24: troupe.Allocation
-	(*Node)(nil),                   // 25: troupe.Node
-	(*DrainStrategy)(nil),          // 26: troupe.DrainStrategy
-	(*CSIVolume)(nil),              // 27: troupe.CSIVolume
-	(*CSIPlugin)(nil),              // 28: troupe.CSIPlugin
-	(*NodePool)(nil),               // 29: troupe.NodePool
-	(*SchedulerConfiguration)(nil), // 30: troupe.SchedulerConfiguration
+	(*GarbageCollect)(nil),         // 22: troupe.GarbageCollect
+	(*Job)(nil),                    // 23: troupe.Job
+	(*Evaluation)(nil),             // 24: troupe.Evaluation
+	(*Allocation)(nil),             // 25: troupe.Allocation
+	(*Node)(nil),                   // 26: troupe.Node
+	(*DrainStrategy)(nil),          // 27: troupe.DrainStrategy
+	(*CSIVolume)(nil),              // 28: troupe.CSIVolume
+	(*CSIPlugin)(nil),              // 29: troupe.CSIPlugin
+	(*NodePool)(nil),               // 30: troupe.NodePool
+	(*SchedulerConfiguration)(nil), // 31: troupe.SchedulerConfiguration
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1452,39 +1472,40 @@ var file_raft_proto_depIdxs = []int32{
 	19, // 15: troupe.Command.UpsertNodePools:type_name -> troupe.UpsertNodePools
 	20, // 16: troupe.Command.DeleteNodePools:type_name -> troupe.DeleteNodePools
 	21, // 17: troupe.Command.SetSchedulerConfig:type_name -> troupe.SetSchedulerConfig
-	22, // 18: troupe.RegisterJob.Job:type_name -> troupe.Job
-	23, // 19: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	23, // 20: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	23, // 21: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	24, // 22: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 23: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	23, // 24: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	23, // 25: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 26: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	24, // 27: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	23, // 28: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	25, // 29: troupe.RegisterNode.Node:type_name -> troupe.Node
-	23, // 30: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	23, // 31: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	23, // 32: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	23, // 33: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	26, // 34: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	23, // 35: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	23, // 36: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	22, // 37: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	22, // 38: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	23, // 39: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	24, // 40: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	25, // 41: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	27, // 42: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	28, // 43: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	29, // 44: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	30, // 45: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	22, // 18: troupe.Command.GarbageCollect:type_name -> troupe.GarbageCollect
+	23, // 19: troupe.RegisterJob.Job:type_name -> troupe.Job
+	24, // 20: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	24, // 21: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	24, // 22: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	25, // 23: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 24: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	24, // 25: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	24, // 26: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 27: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	25, // 28: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	24, // 29: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	26, // 30: troupe.RegisterNode.Node:type_name -> troupe.Node
+	24, // 31: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	24, // 32: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	24, // 33: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	24, // 34: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	27, // 35: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	24, // 36: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	24, // 37: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	23, // 38: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	23, // 39: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	24, // 40: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	25, // 41: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	26, // 42: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	28, // 43: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	29, // 44: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	30, // 45: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	31, // 46: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	47, // [47:47] is the sub-list for method output_type
+	47, // [47:47] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1498,6 +1519,7 @@ func file_raft_proto_init() {
 	file_node_proto_init()
 	file_volume_proto_init()
 	file_operator_proto_init()
+	file_gc_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_RegisterJob)(nil),
 		(*Command_DeregisterJob)(nil),
@@ -1517,6 +1539,7 @@ func file_raft_proto_init() {
 		(*Command_UpsertNodePools)(nil),
 		(*Command_DeleteNodePools)(nil),
 		(*Command_SetSchedulerConfig)(nil),
+		(*Command_GarbageCollect)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
