@@ -97,3 +97,18 @@ func (t *allocTable) put(old, a *messages.Allocation) {
 		t.evalCur.set(t.byEval, a.EvalID, a, allocID)
 	}
 }
+
+// remove deletes a (the stored allocation) from every index. t must be
+// owned by the caller's transaction.
+func (t *allocTable) remove(a *messages.Allocation) {
+	t.byID.Delete(a.ID)
+	nestedDelete(t.byJob, allocJobKey(a.Namespace, a.JobID), a.ID)
+	t.jobCur = nestedCursor[*messages.Allocation]{}
+	if a.NodeID != "" {
+		nestedDelete(t.byNode, a.NodeID, a.ID)
+	}
+	if a.EvalID != "" {
+		nestedDelete(t.byEval, a.EvalID, a.ID)
+		t.evalCur = nestedCursor[*messages.Allocation]{}
+	}
+}

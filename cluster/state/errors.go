@@ -103,4 +103,7 @@ var (
 	// ErrNodePoolInUse: a pool to delete that still has nodes or jobs
 	// that are not dead.
 	ErrNodePoolInUse = errors.New("state: node pool in use")
+	// ErrGCTooLarge is the Apply response to a GarbageCollect naming more
+	// than MaxGCItems items.
+	ErrGCTooLarge = errors.New("state: garbage collection batch too large")
 )

@@ -142,6 +142,8 @@ func (f *FSM) applyVolumeCommand(index uint64, cmd *messages.Command) any {
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyUpdateClaimState(w, c.UpdateClaimState) })
 	case *messages.Command_UpsertPluginInstances:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyUpsertPlugins(w, c.UpsertPluginInstances) })
+	case *messages.Command_GarbageCollect:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyGC(w, c.GarbageCollect) })
 	}
 	f.logger.Error("raft log entry carries no known command", "index", index)
 	return fmt.Errorf("%w: index %d: no known command", ErrBadCommand, index)

@@ -230,6 +230,12 @@ func (w *writeTxn) flushDerived() {
 		}
 	}
 	for _, s := range w.summary {
+		if s.Allocs == 0 && s.Evals == 0 {
+			// Nothing left to count (collected): an absent summary
+			// reads the same, and a restored store has none either.
+			w.delete(tableJobSummary, s)
+			continue
+		}
 		w.insert(tableJobSummary, s)
 	}
 }
