@@ -12,4 +12,7 @@ var (
 	// errUnexpectedReply is returned when a client answers a controller
 	// RPC with another message than a ControllerResponse.
 	errUnexpectedReply = errors.New("server: unexpected reply")
+	// ErrGC wraps the error of a garbage collection purge that did not
+	// commit.
+	ErrGC = errors.New("server: garbage collection failed")
 )

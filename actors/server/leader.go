@@ -40,6 +40,7 @@ func (s *Actor) onLeadership(ctx actor.Context, m *Leadership) {
 		s.ensureNode(ctx, n.GetID())
 	}
 	s.startVolumes(ctx)
+	s.startGC(ctx)
 	s.spec.GainedLeadership()
 }
 
@@ -111,6 +112,13 @@ func (s *Actor) startVolumes(ctx actor.Context) {
 		return
 	}
 	s.volumes = pid
+}
+
+// startGC spawns the leader's garbage collector (server/gc).
+func (s *Actor) startGC(ctx actor.Context) {
+	if _, err := ctx.SpawnNamed(s.spec.props("gc", newGC(s.spec)), "gc"); err != nil {
+		s.log.Error("spawn garbage collector", "error", err)
+	}
 }
 
 // onSuspect routes evidence that a node is gone to the node's actor

@@ -69,6 +69,9 @@ type Spec struct {
 	// leader's ("" when unknown); clients are told both.
 	Servers func() []string
 	Leader  func() string
+	// GC configures the leader's garbage collector (zero: Nomad's
+	// defaults).
+	GC GCConfig
 	// GainedLeadership, when set, runs on the server actor each time this
 	// server starts to lead, once the leader's actors run.
 	GainedLeadership func()

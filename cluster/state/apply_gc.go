@@ -13,7 +13,7 @@ const MaxGCItems = 512
 
 // GCResult is the FSM's answer to GarbageCollect: what it purged.
 type GCResult struct {
-	Index                                uint64
+	Index                               uint64
 	Evals, Jobs, Allocs, Nodes, Plugins int
 }
 
