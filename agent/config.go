@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/actors/server"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/runtime/device"
@@ -83,6 +84,10 @@ type Config struct {
 	// (Nomad's job_tracked_versions; 0 = 6). Every server must keep the
 	// same number.
 	JobVersions int
+	// GC holds the garbage collector's thresholds and interval (Nomad's
+	// eval_gc_threshold, job_gc_threshold, node_gc_threshold,
+	// job_gc_interval; zero fields: 1h, 4h, 24h, 5m).
+	GC server.GCConfig
 
 	// Cluster mode (BindAddr set): the RPC (gRPC actor transport), gossip
 	// and raft listen on BindAddr at these ports.

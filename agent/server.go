@@ -80,6 +80,7 @@ func (a *Agent) serverSpec() *server.Spec {
 		Heartbeat:     a.heartbeatConfig(),
 		MaxPlacements: a.cfg.MaxPlacementsPerEval,
 		VolumeRetry:   a.cfg.VolumeRetry,
+		GC:            a.cfg.GC,
 		Servers:       a.serverRPCAddrs,
 		Leader:        a.leaderRPCAddr,
 		// Clients gossip reported failed under the old leader.

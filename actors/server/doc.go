@@ -25,4 +25,11 @@
 // the usual one). The agent builds the Spec, fixing the local client's
 // identity before the actor starts, spawns the actor and sends it
 // Leadership and the FSM's events.
+//
+// Garbage collection: the leader runs a GCActor ("server/gc") that every
+// GCConfig.Interval, on the injected clock, calls the pure DecideGC on the
+// state (Nomad's rules, state.Snap's *Collectable) and proposes the
+// resulting GarbageCollect commands, at most state.MaxGCItems items each,
+// in a worker. CollectGarbage does the same at once for a forced
+// collection (thresholds 0). The FSM re-checks every item at apply time.
 package server

@@ -111,4 +111,12 @@
 // carries the raft index), so memory stays bounded with a million
 // allocations; Restore rebuilds a fresh store from it and publishes an
 // Event naming every pending evaluation, node, job, volume and plugin.
+//
+// Garbage collection (gc_rules.go, apply_gc.go): GarbageCollect names
+// evaluations, jobs, nodes and plugins to purge with the cutoffs they
+// were chosen at; the FSM purges only those still collectable by the same
+// rules (Snap.JobCollectable, EvalCollectable, NodeCollectable,
+// PluginCollectable), removing allocations from every index of the
+// allocation table and from the job summaries (a summary left with
+// nothing to count is deleted), node usage and disconnect windows.
 package state
