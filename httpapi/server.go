@@ -139,6 +139,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/status/peers", s.wrap(s.statusPeers))
 	m.HandleFunc("GET /v1/operator/raft/configuration", s.wrap(s.raftConfig))
 	m.HandleFunc("DELETE /v1/operator/raft/peer", s.removePeer)
+	m.HandleFunc("PUT /v1/system/gc", s.wrap(s.systemGC))
 	m.HandleFunc("GET /v1/operator/scheduler/configuration", s.wrap(s.schedulerGetConfig))
 	m.HandleFunc("PUT /v1/operator/scheduler/configuration", s.wrap(s.schedulerSetConfig))
 	m.HandleFunc("POST /v1/operator/scheduler/configuration", s.wrap(s.schedulerSetConfig))

@@ -82,6 +82,9 @@ func commandTree() *cmdNode {
 		"eval": {synopsis: "Inspect evaluations", subs: map[string]*cmdNode{
 			"status": {synopsis: "Show an evaluation", run: evalStatusCommand},
 		}},
+		"system": {synopsis: "System maintenance", subs: map[string]*cmdNode{
+			"gc": {synopsis: "Run the garbage collector now", run: systemGCCommand},
+		}},
 		"server": {synopsis: "Inspect servers", subs: map[string]*cmdNode{
 			"members": {synopsis: "List the server members", run: serverMembersCommand},
 		}},

@@ -1,0 +1,19 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/troupe-dev/troupe/actors/server"
+)
+
+// systemGC handles PUT /v1/system/gc on the leader (a follower passes it
+// on): a forced collection, every threshold zero as in Nomad's, answered
+// once each batch it purged is committed through raft.
+func (s *Server) systemGC(w http.ResponseWriter, r *http.Request) (any, error) {
+	if s.writeToLeader(w, r) {
+		return nil, errProxied
+	}
+	now := s.b.Now()
+	_, err := server.CollectGarbage(r.Context(), s.b, s.b.Store().Snapshot(), server.GCConfig{}.Cutoffs(now, true), now)
+	return nil, err
+}
