@@ -285,8 +285,16 @@ const appliedWait = 5 * time.Second
 // writeToLeader is toLeader for a write: the leader's answer is passed
 // back once this server's replica has applied the raft index it names
 // (X-Nomad-Index), so that a ?stale read here then sees the write.
+//
+// A write that reads the state before it proposes waits, as a consistent
+// read does, for a leader whose store is caught up; when none comes in
+// time it is answered here (500 "No cluster leader").
 func (s *Server) writeToLeader(w http.ResponseWriter, r *http.Request) bool {
-	leader := s.b.LeaderHTTP()
+	leader, err := s.awaitLeader(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return true
+	}
 	if leader == "" {
 		return false
 	}
