@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -44,6 +45,9 @@ type Agent struct {
 	fsm    *state.FSM
 	raft   *cluster.Raft
 	raftID string
+	// readyTerm is the raft term in which this server, leading, finished
+	// its barrier (0: none): see readyLeader.
+	readyTerm atomic.Uint64
 
 	sys       *actors.System
 	serverPID *actor.PID
@@ -165,7 +169,8 @@ func (a *Agent) startSteps() []startStep {
 }
 
 // Apply proposes a raft command: through this server when it leads, else
-// forwarded to the leader over the actor transport.
+// forwarded to the leader over the actor transport. With no leader yet
+// it waits for one, at most the hold timeout (leadership.go).
 func (a *Agent) Apply(ctx context.Context, cmd *messages.Command) (any, uint64, error) {
 	if cmd.Time == 0 {
 		cmd.Time = a.clock.Now().UnixNano()
@@ -173,10 +178,7 @@ func (a *Agent) Apply(ctx context.Context, cmd *messages.Command) (any, uint64, 
 	if a.raft == nil {
 		return nil, 0, ErrNotServer
 	}
-	if a.raft.IsLeader() || a.transport == nil {
-		return a.raft.Apply(ctx, cmd)
-	}
-	return a.forwardApply(ctx, cmd)
+	return a.applyPatiently(ctx, cmd)
 }
 
 // Store is the local replica of the state.

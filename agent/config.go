@@ -105,6 +105,10 @@ type Config struct {
 	HeartbeatGrace time.Duration
 	GossipInterval time.Duration // 0 = memberlist's LAN defaults
 	RaftTimeout    time.Duration // raft heartbeat and election timeouts
+	// RPCHoldTimeout bounds how long a consistent read or a write waits
+	// for a leader (one elected, its store caught up) before it is
+	// answered 500 "No cluster leader" (Nomad's rpc_hold_timeout; 0 = 5s).
+	RPCHoldTimeout time.Duration
 
 	// MaxHeartbeatsPerSecond is the leader's heartbeat budget: TTLs grow
 	// with the number of live nodes to stay under it (Nomad's
@@ -159,3 +163,6 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
+
+// DefaultRPCHoldTimeout is Config.RPCHoldTimeout's default (Nomad's).
+const DefaultRPCHoldTimeout = 5 * time.Second

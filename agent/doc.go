@@ -15,6 +15,13 @@
 // to the leader and answers once its own replica has applied them
 // (forward.go).
 //
+// Around an election requests wait instead of failing (leadership.go): a
+// write that finds no leader, and a consistent read that finds no leader
+// whose store has caught up (one that has finished the barrier of its
+// term), wait up to Config.RPCHoldTimeout (Nomad's rpc_hold_timeout, 5 s)
+// and then fail with an error the HTTP API answers 500 "No cluster
+// leader". A follower passes consistent reads on to the leader.
+//
 // A -dev agent is one process that is both server and client, with its
 // state in a temporary directory. An agent with -data-dir keeps raft's log
 // and snapshots under <data-dir>/server, the client state file under

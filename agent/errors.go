@@ -18,3 +18,17 @@ var (
 	// allocation dir.
 	ErrUnknownTask = errors.New("agent: unknown task")
 )
+
+// errAgentStopping ends a wait for a leader when the agent shuts down.
+var errAgentStopping = errors.New("agent: shutting down")
+
+// noLeaderError is ErrNoLeader after a request waited the hold timeout
+// (or its own context) for a leader; NoLeader tells the HTTP API to
+// answer Nomad's 500 "No cluster leader".
+type noLeaderError struct{ cause error }
+
+func (e *noLeaderError) Error() string   { return ErrNoLeader.Error() + ": " + e.cause.Error() }
+func (e *noLeaderError) Unwrap() []error { return []error{ErrNoLeader, e.cause} }
+
+// NoLeader reports that no leader answered in time.
+func (e *noLeaderError) NoLeader() bool { return true }

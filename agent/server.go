@@ -112,12 +112,16 @@ func (a *Agent) watchLeadership() {
 			if !ok {
 				return
 			}
+			a.readyTerm.Store(0)
 			if isLeader {
-				// Act only on a state that holds every committed entry.
+				// Act, and answer reads, only on a state that holds every
+				// committed entry.
+				term := a.raft.CurrentTerm()
 				if err := a.raft.Barrier(time.Minute); err != nil {
 					a.log.Warn("raft barrier failed after gaining leadership", "error", err)
 					continue
 				}
+				a.readyTerm.Store(term)
 			}
 			a.sys.Root.Send(a.serverPID, &server.Leadership{Leader: isLeader})
 		}

@@ -79,6 +79,13 @@ func mapRaftErr(err error) error {
 // IsLeader reports whether this server is the leader now.
 func (r *Raft) IsLeader() bool { return r.raft.State() == raft.Leader }
 
+// CurrentTerm is this server's raft term; a leader leads for one term.
+func (r *Raft) CurrentTerm() uint64 { return r.raft.CurrentTerm() }
+
+// LastContact is when this server last heard from the leader (the zero
+// time when it never has). A leader's is meaningless: it is the leader.
+func (r *Raft) LastContact() time.Time { return r.raft.LastContact() }
+
 // LeaderCh delivers true when this server becomes leader and false when it
 // stops being leader. It has a single consumer; if that consumer lags,
 // intermediate transitions are dropped and only the latest is kept.

@@ -27,6 +27,17 @@
 // answers the leader's raft (RPC) address, or 500 "No cluster leader"
 // while there is none.
 //
+// Reads are truthful (leader.go): a default read is answered by a leader
+// whose store has applied every committed entry, or passed on to the
+// leader; while there is none (before an election, or before a new
+// leader's barrier) it waits, bounded by the agent's hold timeout, then
+// answers 500 "No cluster leader". Only ?stale reads this server's
+// replica at once. Every answer says X-Nomad-KnownLeader and
+// X-Nomad-LastContact (ms since the leader was last heard from, 0 on the
+// leader) truthfully. A write that reads the state before it proposes
+// waits the same way (writeToLeader); the Backend's Apply waits for a
+// leader itself.
+//
 //	h := httpapi.New(agent, logger)
 //	http.ListenAndServe("127.0.0.1:4646", h)
 //

@@ -239,6 +239,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		code = http.StatusNotFound
 	case errors.Is(err, state.ErrJobModifyIndex), isConflict(err):
 		code = http.StatusConflict
+	case isNoLeader(err):
+		s.log.Warn("no cluster leader in time", "method", r.Method, "path", r.URL.Path, "error", err)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintln(w, api.NoLeaderBody)
+		return
 	}
 	if code >= 500 {
 		s.log.Error("http request failed", "method", r.Method, "path", r.URL.Path, "error", err)
@@ -280,8 +286,16 @@ const appliedWait = 5 * time.Second
 // writeToLeader is toLeader for a write: the leader's answer is passed
 // back once this server's replica has applied the raft index it names
 // (X-Nomad-Index), so that a ?stale read here then sees the write.
+//
+// A write that reads the state before it proposes waits, as a consistent
+// read does, for a leader whose store is caught up; when none comes in
+// time it is answered here (500 "No cluster leader").
 func (s *Server) writeToLeader(w http.ResponseWriter, r *http.Request) bool {
-	leader := s.b.LeaderHTTP()
+	leader, err := s.awaitLeader(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return true
+	}
 	if leader == "" {
 		return false
 	}
@@ -326,10 +340,19 @@ func decodeBody(r *http.Request, v any) error {
 // then answers with X-Nomad-Index.
 func (s *Server) query(w http.ResponseWriter, r *http.Request, tables []string, read func(*state.Snap) (any, error)) (any, error) {
 	opts := optsOf(r)
-	// Consistent reads come from the leader; ?stale lets this server
-	// answer from its own replica.
-	if !opts.stale && s.toLeader(w, r) {
-		return nil, errProxied
+	// Consistent reads come from a leader whose store has applied every
+	// committed entry, waiting for one when there is none yet; ?stale
+	// lets this server answer from its own replica at once.
+	if !opts.stale {
+		elsewhere, err := s.awaitLeader(r)
+		if err != nil {
+			return nil, err
+		}
+		if elsewhere != "" {
+			proxyForRead(w, r, elsewhere)
+			return nil, errProxied
+		}
+		s.leaderHeaders(w) // a leader may have come while it waited
 	}
 	store := s.b.Store()
 	if opts.index > 0 {
@@ -346,11 +369,16 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, tables []string, 
 	return read(snap)
 }
 
-// leaderHeaders says on every answer whether a leader is known (Nomad's
-// clients read it); setIndex adds the index.
+// leaderHeaders says on every answer whether a leader is known and how
+// long ago this server last heard from it, in milliseconds (0 on the
+// leader), as Nomad's clients read them; setIndex adds the index.
 func (s *Server) leaderHeaders(w http.ResponseWriter) {
-	w.Header().Set("X-Nomad-KnownLeader", strconv.FormatBool(s.b.Leader() != ""))
-	w.Header().Set("X-Nomad-LastContact", "0")
+	known, since := s.b.Leader() != "", time.Duration(0)
+	if lc, ok := s.b.(leaderWaiter); ok {
+		since, known = lc.LastContact()
+	}
+	w.Header().Set("X-Nomad-KnownLeader", strconv.FormatBool(known))
+	w.Header().Set("X-Nomad-LastContact", strconv.FormatInt(since.Milliseconds(), 10))
 }
 
 func setIndex(w http.ResponseWriter, index uint64) {
