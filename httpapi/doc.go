@@ -14,7 +14,13 @@
 // /v1/node/pool/:name[/nodes|/jobs]) are written on the leader's API, which
 // checks them against its state first: 404 for an unknown pool, 409 for
 // one that still has nodes or jobs, 400 for a bad name or a built-in
-// pool. Bodies over 4 MiB are refused with 413.
+// pool. Variables (/v1/var/:path, /v1/vars, variables.go) are sealed on
+// the leader with the active root key before they are proposed (the first
+// write makes the first key; PUT /v1/operator/keyring/rotate a new one,
+// keyring.go) and opened on read; ?cas= is a check-and-set whose
+// conflict is a 409 carrying the current variable, a bad path or items
+// over 64 KiB a 400. Any ?namespace= is accepted for now. Bodies over
+// 4 MiB are refused with 413.
 //
 // Nodes, allocations and CSI volumes are answered in Nomad's shapes
 // (shapes.go): every struct Nomad's client dereferences is present, zero-

@@ -155,6 +155,7 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /v1/volume/csi/{id}/delete", s.wrap(s.volumeDelete))
 	m.HandleFunc("GET /v1/plugins", s.wrap(s.pluginList))
 	m.HandleFunc("GET /v1/plugin/csi/{id}", s.wrap(s.pluginGet))
+	s.variableRoutes(m)
 }
 
 // ServeHTTP implements http.Handler. The query string is checked before

@@ -50,6 +50,8 @@ type Command struct {
 	//	*Command_DeleteNodePools
 	//	*Command_SetSchedulerConfig
 	//	*Command_GarbageCollect
+	//	*Command_VarApply
+	//	*Command_RotateKeyring
 	Cmd           isCommand_Cmd `protobuf_oneof:"Cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -270,6 +272,24 @@ func (x *Command) GetGarbageCollect() *GarbageCollect {
 	return nil
 }
 
+func (x *Command) GetVarApply() *VarApply {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_VarApply); ok {
+			return x.VarApply
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetRotateKeyring() *RotateKeyring {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_RotateKeyring); ok {
+			return x.RotateKeyring
+		}
+	}
+	return nil
+}
+
 type isCommand_Cmd interface {
 	isCommand_Cmd()
 }
@@ -353,6 +373,15 @@ type Command_GarbageCollect struct {
 	GarbageCollect *GarbageCollect `protobuf:"bytes,32,opt,name=GarbageCollect,proto3,oneof"`
 }
 
+type Command_VarApply struct {
+	// Variables and their keyring (variables.proto).
+	VarApply *VarApply `protobuf:"bytes,30,opt,name=VarApply,proto3,oneof"`
+}
+
+type Command_RotateKeyring struct {
+	RotateKeyring *RotateKeyring `protobuf:"bytes,31,opt,name=RotateKeyring,proto3,oneof"`
+}
+
 func (*Command_RegisterJob) isCommand_Cmd() {}
 
 func (*Command_DeregisterJob) isCommand_Cmd() {}
@@ -390,6 +419,10 @@ func (*Command_DeleteNodePools) isCommand_Cmd() {}
 func (*Command_SetSchedulerConfig) isCommand_Cmd() {}
 
 func (*Command_GarbageCollect) isCommand_Cmd() {}
+
+func (*Command_VarApply) isCommand_Cmd() {}
+
+func (*Command_RotateKeyring) isCommand_Cmd() {}
 
 // RegisterJob stores a job (a new version when it changed) and its eval.
 type RegisterJob struct {
@@ -1200,6 +1233,8 @@ type Snapshot struct {
 	Plugins         []*CSIPlugin            `protobuf:"bytes,8,rep,name=Plugins,proto3" json:"Plugins,omitempty"`
 	NodePools       []*NodePool             `protobuf:"bytes,9,rep,name=NodePools,proto3" json:"NodePools,omitempty"`
 	SchedulerConfig *SchedulerConfiguration `protobuf:"bytes,10,opt,name=SchedulerConfig,proto3" json:"SchedulerConfig,omitempty"`
+	Variables       []*Variable             `protobuf:"bytes,20,rep,name=Variables,proto3" json:"Variables,omitempty"` // sealed, as stored
+	RootKeys        []*RootKey              `protobuf:"bytes,21,rep,name=RootKeys,proto3" json:"RootKeys,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -1304,6 +1339,20 @@ func (x *Snapshot) GetSchedulerConfig() *SchedulerConfiguration {
 	return nil
 }
 
+func (x *Snapshot) GetVariables() []*Variable {
+	if x != nil {
+		return x.Variables
+	}
+	return nil
+}
+
+func (x *Snapshot) GetRootKeys() []*RootKey {
+	if x != nil {
+		return x.RootKeys
+	}
+	return nil
+}
+
 var File_raft_proto protoreflect.FileDescriptor
 
 const file_raft_proto_rawDesc = "" +
@@ -1311,8 +1360,7 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\"\xb1\n" +
-	"\n" +
+	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\"\xa0\v\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1334,7 +1382,9 @@ const file_raft_proto_rawDesc = "" +
 	"\x0fUpsertNodePools\x18\x19 \x01(\v2\x17.troupe.UpsertNodePoolsH\x00R\x0fUpsertNodePools\x12C\n" +
 	"\x0fDeleteNodePools\x18\x1a \x01(\v2\x17.troupe.DeleteNodePoolsH\x00R\x0fDeleteNodePools\x12L\n" +
 	"\x12SetSchedulerConfig\x18\x1b \x01(\v2\x1a.troupe.SetSchedulerConfigH\x00R\x12SetSchedulerConfig\x12@\n" +
-	"\x0eGarbageCollect\x18  \x01(\v2\x16.troupe.GarbageCollectH\x00R\x0eGarbageCollectB\x05\n" +
+	"\x0eGarbageCollect\x18  \x01(\v2\x16.troupe.GarbageCollectH\x00R\x0eGarbageCollect\x12.\n" +
+	"\bVarApply\x18\x1e \x01(\v2\x10.troupe.VarApplyH\x00R\bVarApply\x12=\n" +
+	"\rRotateKeyring\x18\x1f \x01(\v2\x15.troupe.RotateKeyringH\x00R\rRotateKeyringB\x05\n" +
 	"\x03Cmd\"\xa0\x01\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
@@ -1392,7 +1442,7 @@ const file_raft_proto_rawDesc = "" +
 	"\tStopAlloc\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12.\n" +
 	"\x12DesiredDescription\x18\x02 \x01(\tR\x12DesiredDescription\x12&\n" +
-	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xbe\x03\n" +
+	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\x9b\x04\n" +
 	"\bSnapshot\x12\x14\n" +
 	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12\x1f\n" +
 	"\x04Jobs\x18\x02 \x03(\v2\v.troupe.JobR\x04Jobs\x12-\n" +
@@ -1404,7 +1454,9 @@ const file_raft_proto_rawDesc = "" +
 	"\aPlugins\x18\b \x03(\v2\x11.troupe.CSIPluginR\aPlugins\x12.\n" +
 	"\tNodePools\x18\t \x03(\v2\x10.troupe.NodePoolR\tNodePools\x12H\n" +
 	"\x0fSchedulerConfig\x18\n" +
-	" \x01(\v2\x1e.troupe.SchedulerConfigurationR\x0fSchedulerConfigB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	" \x01(\v2\x1e.troupe.SchedulerConfigurationR\x0fSchedulerConfig\x12.\n" +
+	"\tVariables\x18\x14 \x03(\v2\x10.troupe.VariableR\tVariables\x12+\n" +
+	"\bRootKeys\x18\x15 \x03(\v2\x0f.troupe.RootKeyR\bRootKeysB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_raft_proto_rawDescOnce sync.Once
@@ -1443,15 +1495,19 @@ var file_raft_proto_goTypes = []any{
 	(*DeleteNodePools)(nil),        // 20: troupe.DeleteNodePools
 	(*SetSchedulerConfig)(nil),     // 21: troupe.SetSchedulerConfig
 	(*GarbageCollect)(nil),         // 22: troupe.GarbageCollect
-	(*Job)(nil),                    // 23: troupe.Job
-	(*Evaluation)(nil),             // 24: troupe.Evaluation
-	(*Allocation)(nil),             // 25: troupe.Allocation
-	(*Node)(nil),                   // 26: troupe.Node
-	(*DrainStrategy)(nil),          // 27: troupe.DrainStrategy
-	(*CSIVolume)(nil),              // 28: troupe.CSIVolume
-	(*CSIPlugin)(nil),              // 29: troupe.CSIPlugin
-	(*NodePool)(nil),               // 30: troupe.NodePool
-	(*SchedulerConfiguration)(nil), // 31: troupe.SchedulerConfiguration
+	(*VarApply)(nil),               // 23: troupe.VarApply
+	(*RotateKeyring)(nil),          // 24: troupe.RotateKeyring
+	(*Job)(nil),                    // 25: troupe.Job
+	(*Evaluation)(nil),             // 26: troupe.Evaluation
+	(*Allocation)(nil),             // 27: troupe.Allocation
+	(*Node)(nil),                   // 28: troupe.Node
+	(*DrainStrategy)(nil),          // 29: troupe.DrainStrategy
+	(*CSIVolume)(nil),              // 30: troupe.CSIVolume
+	(*CSIPlugin)(nil),              // 31: troupe.CSIPlugin
+	(*NodePool)(nil),               // 32: troupe.NodePool
+	(*SchedulerConfiguration)(nil), // 33: troupe.SchedulerConfiguration
+	(*Variable)(nil),               // 34: troupe.Variable
+	(*RootKey)(nil),                // 35: troupe.RootKey
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1473,39 +1529,43 @@ var file_raft_proto_depIdxs = []int32{
 	20, // 16: troupe.Command.DeleteNodePools:type_name -> troupe.DeleteNodePools
 	21, // 17: troupe.Command.SetSchedulerConfig:type_name -> troupe.SetSchedulerConfig
 	22, // 18: troupe.Command.GarbageCollect:type_name -> troupe.GarbageCollect
-	23, // 19: troupe.RegisterJob.Job:type_name -> troupe.Job
-	24, // 20: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	24, // 21: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	24, // 22: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	25, // 23: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 24: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	24, // 25: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	24, // 26: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 27: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	25, // 28: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	24, // 29: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	26, // 30: troupe.RegisterNode.Node:type_name -> troupe.Node
-	24, // 31: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	24, // 32: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	24, // 33: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	24, // 34: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	27, // 35: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	24, // 36: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	24, // 37: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	23, // 38: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	23, // 39: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	24, // 40: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	25, // 41: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	26, // 42: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	28, // 43: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	29, // 44: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	30, // 45: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	31, // 46: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	47, // [47:47] is the sub-list for method output_type
-	47, // [47:47] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	23, // 19: troupe.Command.VarApply:type_name -> troupe.VarApply
+	24, // 20: troupe.Command.RotateKeyring:type_name -> troupe.RotateKeyring
+	25, // 21: troupe.RegisterJob.Job:type_name -> troupe.Job
+	26, // 22: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	26, // 23: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	26, // 24: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	27, // 25: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 26: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	26, // 27: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	26, // 28: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 29: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	27, // 30: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	26, // 31: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	28, // 32: troupe.RegisterNode.Node:type_name -> troupe.Node
+	26, // 33: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	26, // 34: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	26, // 35: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	26, // 36: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	29, // 37: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	26, // 38: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	26, // 39: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	25, // 40: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	25, // 41: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	26, // 42: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	27, // 43: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	28, // 44: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	30, // 45: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	31, // 46: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	32, // 47: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	33, // 48: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	34, // 49: troupe.Snapshot.Variables:type_name -> troupe.Variable
+	35, // 50: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
+	51, // [51:51] is the sub-list for method output_type
+	51, // [51:51] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1520,6 +1580,7 @@ func file_raft_proto_init() {
 	file_volume_proto_init()
 	file_operator_proto_init()
 	file_gc_proto_init()
+	file_variables_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_RegisterJob)(nil),
 		(*Command_DeregisterJob)(nil),
@@ -1540,6 +1601,8 @@ func file_raft_proto_init() {
 		(*Command_DeleteNodePools)(nil),
 		(*Command_SetSchedulerConfig)(nil),
 		(*Command_GarbageCollect)(nil),
+		(*Command_VarApply)(nil),
+		(*Command_RotateKeyring)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -96,6 +96,20 @@
 // job must name a pool that exists ("" is "default"). Nodes and jobs are
 // indexed by pool (NodesByPool, JobsByPool).
 //
+// # Variables
+//
+// The variables table holds Nomad Variables sealed (cluster/keyring): the
+// FSM stores and snapshots only their ciphertext, with the ID of the root
+// key that opens it. The root_keys table is the keyring itself; a
+// RotateKeyring adds the leader's new key as the active one and makes the
+// one before inactive (it still opens what it sealed). VarApply sets or
+// deletes a variable, checked against the stored ModifyIndex when
+// CheckIndex (a *VariableCASError carries the variable in the way); the
+// leader runs ValidateVariable (Nomad's path rules, 64 KiB of items) on
+// the plaintext first. Because the keys are in raft, the log and the
+// snapshots hold each key next to the ciphertext it opens (Nomad keeps its
+// keys in a keystore on each server's disk instead).
+//
 // ApplyPlan re-checks every placement at apply time: the node must exist,
 // be ready and eligible, and still have room (capacity minus reserved
 // minus the non-terminal allocations on it, counting those the same plan

@@ -3,6 +3,8 @@ package state
 import (
 	"errors"
 	"fmt"
+
+	"github.com/troupe-dev/troupe/messages"
 )
 
 var (
@@ -107,3 +109,37 @@ var (
 	// than MaxGCItems items.
 	ErrGCTooLarge = errors.New("state: garbage collection batch too large")
 )
+
+// Variable errors: the Apply response to a variable command that changed
+// nothing (and the checks' errors on the leader before it proposes one).
+var (
+	// ErrInvalidVariable: a bad path or namespace, no items, no sealed
+	// data, an unknown op.
+	ErrInvalidVariable = errors.New("state: invalid variable")
+	// ErrVariableTooLarge: items over MaxVariableSize.
+	ErrVariableTooLarge = errors.New("state: variable too large")
+	// ErrVariableCASConflict: a checked write whose index is not the
+	// stored variable's. See VariableCASError.
+	ErrVariableCASConflict = errors.New("state: variable check-and-set conflict")
+	// ErrInvalidRootKey: a RotateKeyring without a key ID or a 32-byte key,
+	// or with a key ID already in the keyring.
+	ErrInvalidRootKey = errors.New("state: invalid root key")
+)
+
+// VariableCASError carries the variable a checked write conflicted with
+// (nil when none is stored). It matches ErrVariableCASConflict.
+type VariableCASError struct {
+	CAS     uint64
+	Current *messages.Variable
+}
+
+func (e *VariableCASError) Error() string {
+	if e.Current == nil {
+		return fmt.Sprintf("%v: index %d, but no variable exists", ErrVariableCASConflict, e.CAS)
+	}
+	return fmt.Sprintf("%v: index %d, but %s/%s is at %d", ErrVariableCASConflict, e.CAS,
+		e.Current.Namespace, e.Current.Path, e.Current.ModifyIndex)
+}
+
+// Is makes errors.Is(err, ErrVariableCASConflict) true.
+func (e *VariableCASError) Is(target error) bool { return target == ErrVariableCASConflict }

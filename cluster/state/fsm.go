@@ -144,6 +144,10 @@ func (f *FSM) applyVolumeCommand(index uint64, cmd *messages.Command) any {
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyUpsertPlugins(w, c.UpsertPluginInstances) })
 	case *messages.Command_GarbageCollect:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyGC(w, c.GarbageCollect) })
+	case *messages.Command_VarApply:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyVarApply(w, c.VarApply) })
+	case *messages.Command_RotateKeyring:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyRotateKeyring(w, c.RotateKeyring) })
 	}
 	f.logger.Error("raft log entry carries no known command", "index", index)
 	return fmt.Errorf("%w: index %d: no known command", ErrBadCommand, index)

@@ -71,6 +71,12 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		func() error {
 			return each(txn, TableNodePools, cw, func(r *messages.Snapshot, p *messages.NodePool) { r.NodePools = append(r.NodePools, p) })
 		},
+		func() error {
+			return each(txn, TableRootKeys, cw, func(r *messages.Snapshot, k *messages.RootKey) { r.RootKeys = append(r.RootKeys, k) })
+		},
+		func() error {
+			return each(txn, TableVariables, cw, func(r *messages.Snapshot, v *messages.Variable) { r.Variables = append(r.Variables, v) })
+		},
 		cw.flush,
 	}
 	for _, step := range steps {
@@ -194,6 +200,7 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 		w.insert(TableSchedulerConfig, c)
 	}
 	w.restoreNodePools(rec.NodePools)
+	w.restoreVariables(rec)
 }
 
 // commitRestore flushes the derived tables and sets every table's index

@@ -30,7 +30,7 @@ const (
 
 // watchedTables are the tables whose last-change index is recorded.
 var watchedTables = []string{TableJobs, TableEvals, TableAllocs, TableNodes, TableCSIVolumes, TableCSIPlugins,
-	TableSchedulerConfig, TableNodePools}
+	TableSchedulerConfig, TableNodePools, TableVariables, TableRootKeys}
 
 // Index names.
 const (
@@ -146,6 +146,7 @@ func schema() *memdb.DBSchema {
 			return key2(o.(*jobSummary).Namespace, o.(*jobSummary).JobID)
 		})),
 	}
+	tables = append(tables, variableTables()...)
 	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}
 	for _, t := range tables {
 		s.Tables[t.Name] = t

@@ -79,6 +79,7 @@ func commandTree() *cmdNode {
 		"plugin": {synopsis: "Inspect CSI plugins", subs: map[string]*cmdNode{
 			"status": {synopsis: "List plugins or show one plugin's instances", run: pluginStatusCommand},
 		}},
+		"var": varCommands(),
 		"eval": {synopsis: "Inspect evaluations", subs: map[string]*cmdNode{
 			"status": {synopsis: "Show an evaluation", run: evalStatusCommand},
 		}},
@@ -96,6 +97,11 @@ func commandTree() *cmdNode {
 			"scheduler": {synopsis: "Scheduler configuration commands", subs: map[string]*cmdNode{
 				"get-config": {synopsis: "Display the scheduler configuration", run: schedulerGetConfigCommand},
 				"set-config": {synopsis: "Modify the scheduler configuration", run: schedulerSetConfigCommand},
+			}},
+			"root": {synopsis: "Root key commands", subs: map[string]*cmdNode{
+				"keyring": {synopsis: "Variables' root keyring", subs: map[string]*cmdNode{
+					"rotate": {synopsis: "Make a new active root key", run: keyringRotateCommand},
+				}},
 			}},
 		}},
 	}}
