@@ -1,6 +1,6 @@
 module github.com/troupe-dev/troupe
 
-go 1.26
+go 1.26.0
 
 replace github.com/hashicorp/go-metrics => github.com/hashicorp/go-metrics v0.6.1
 
@@ -15,6 +15,7 @@ require (
 	github.com/containerd/errdefs/pkg v0.3.0
 	github.com/containerd/typeurl/v2 v2.2.3
 	github.com/containernetworking/cni v1.3.0
+	github.com/creack/pty v1.1.24
 	github.com/distribution/reference v0.6.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-memdb v1.3.5
