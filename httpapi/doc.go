@@ -54,4 +54,15 @@
 // on the agent whose client runs it; another agent passes them there, as
 // it passes log requests (AllocForLogs, ProxyTo). An unknown allocation
 // or task is a 404, a bad signal or request a 400.
+//
+// Exec (alloc_exec.go, exec_stream.go): GET /v1/client/allocation/:id/exec
+// ?task=&command=["..."]&tty= upgrades to a websocket that speaks Nomad's
+// exec framing (JSON frames: stdin data or close and tty_size from the
+// client; stdout, stderr and finally exited with result.exit_code from the
+// agent), so Nomad's Allocations().Exec works unchanged. The command runs
+// through a Backend that is also an ExecBackend (the agent: the task's
+// driver, driver.Execer); another agent's allocation is proxied with its
+// upgrade. A refusal (unknown allocation or task, bad command, a driver
+// that cannot exec) is an HTTP error to a plain request and, to a
+// websocket, a close frame with code 4000+status and the reason as text.
 package httpapi

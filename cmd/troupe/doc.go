@@ -4,9 +4,13 @@
 // main.go dispatches `troupe <cmd> [<sub>...] [flags] args` through a tree
 // of commands. Each CLI command is a func(args, stdout, stderr) int in its
 // own file (job.go, job_status.go, job_monitor.go, alloc.go, alloc_logs.go,
-// alloc_ops.go (alloc signal, alloc restart),
+// alloc_ops.go (alloc signal, alloc restart), alloc_exec.go (alloc exec:
+// the exec websocket; -i forwards stdin, -t asks for a pty and, when stdin
+// is a terminal, makes it raw and sends its size on SIGWINCH; the exit
+// code is the command's),
 // node.go, node_pool.go, eval.go, server.go, operator.go, actors.go,
-// var.go (var get|put|list|purge, operator root keyring rotate));
+// var.go (var get|put|list|purge, operator root keyring rotate),
+// system.go (system gc));
 // format.go holds the table and time helpers, lookup.go the ID-prefix
 // lookups, meta.go the flags every command shares: -address (default
 // $TROUPE_ADDR, else http://127.0.0.1:4646) and, where a command prints

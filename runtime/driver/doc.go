@@ -36,4 +36,8 @@
 //
 // Off Linux a driver embeds Unsupported, whose host methods fail with
 // ErrNotSupported.
+//
+// A driver that can run a command inside a running task (`alloc exec`)
+// also implements Execer (execer.go); ExecIn calls it, and answers
+// ErrExecNotSupported for a driver that does not (containerd, for now).
 package driver

@@ -19,6 +19,9 @@ var (
 	ErrUnknownSignal = errors.New("driver: unknown signal")
 	// ErrNotSupported: the driver cannot run on this platform.
 	ErrNotSupported = errors.New("driver: not supported on this platform")
+	// ErrExecNotSupported: the driver cannot run a command in its tasks
+	// (Execer).
+	ErrExecNotSupported = errors.New("driver: exec not supported")
 	// ErrShutdown: the driver was shut down; waits end with this error.
 	ErrShutdown = errors.New("driver: shut down")
 )

@@ -37,6 +37,13 @@
 //		ExecutorEnv: []string{"TROUPE_TEST_EXECUTOR=1"}})
 //	defer d.Shutdown()
 //
+// ExecTask (exec_linux.go, driver.Execer) runs a command in a running
+// task's context, read from its spec: the task's working dir, exactly its
+// environment and PATH, its user when the agent is root, its network
+// namespace. It runs in a process group of its own, on pipes or, with Tty,
+// as the leader of a new session on a pty (creack/pty) that Resize sizes;
+// its leftover processes are killed when it exits or ctx ends.
+//
 // The TaskHandle's State holds the executor's pid, its start time and the
 // state directory; RecoverTask on a new Driver re-attaches through it and
 // detects pid reuse by comparing /proc/<pid>/stat start times. A Driver owns
