@@ -49,6 +49,8 @@ type Command struct {
 	//	*Command_UpsertNodePools
 	//	*Command_DeleteNodePools
 	//	*Command_SetSchedulerConfig
+	//	*Command_UpsertNamespaces
+	//	*Command_DeleteNamespaces
 	Cmd           isCommand_Cmd `protobuf_oneof:"Cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -260,6 +262,24 @@ func (x *Command) GetSetSchedulerConfig() *SetSchedulerConfig {
 	return nil
 }
 
+func (x *Command) GetUpsertNamespaces() *UpsertNamespaces {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpsertNamespaces); ok {
+			return x.UpsertNamespaces
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetDeleteNamespaces() *DeleteNamespaces {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_DeleteNamespaces); ok {
+			return x.DeleteNamespaces
+		}
+	}
+	return nil
+}
+
 type isCommand_Cmd interface {
 	isCommand_Cmd()
 }
@@ -338,6 +358,15 @@ type Command_SetSchedulerConfig struct {
 	SetSchedulerConfig *SetSchedulerConfig `protobuf:"bytes,27,opt,name=SetSchedulerConfig,proto3,oneof"`
 }
 
+type Command_UpsertNamespaces struct {
+	// Namespaces (namespace.proto).
+	UpsertNamespaces *UpsertNamespaces `protobuf:"bytes,28,opt,name=UpsertNamespaces,proto3,oneof"`
+}
+
+type Command_DeleteNamespaces struct {
+	DeleteNamespaces *DeleteNamespaces `protobuf:"bytes,29,opt,name=DeleteNamespaces,proto3,oneof"`
+}
+
 func (*Command_RegisterJob) isCommand_Cmd() {}
 
 func (*Command_DeregisterJob) isCommand_Cmd() {}
@@ -373,6 +402,10 @@ func (*Command_UpsertNodePools) isCommand_Cmd() {}
 func (*Command_DeleteNodePools) isCommand_Cmd() {}
 
 func (*Command_SetSchedulerConfig) isCommand_Cmd() {}
+
+func (*Command_UpsertNamespaces) isCommand_Cmd() {}
+
+func (*Command_DeleteNamespaces) isCommand_Cmd() {}
 
 // RegisterJob stores a job (a new version when it changed) and its eval.
 type RegisterJob struct {
@@ -1183,6 +1216,7 @@ type Snapshot struct {
 	Plugins         []*CSIPlugin            `protobuf:"bytes,8,rep,name=Plugins,proto3" json:"Plugins,omitempty"`
 	NodePools       []*NodePool             `protobuf:"bytes,9,rep,name=NodePools,proto3" json:"NodePools,omitempty"`
 	SchedulerConfig *SchedulerConfiguration `protobuf:"bytes,10,opt,name=SchedulerConfig,proto3" json:"SchedulerConfig,omitempty"`
+	Namespaces      []*Namespace            `protobuf:"bytes,20,rep,name=Namespaces,proto3" json:"Namespaces,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -1287,6 +1321,13 @@ func (x *Snapshot) GetSchedulerConfig() *SchedulerConfiguration {
 	return nil
 }
 
+func (x *Snapshot) GetNamespaces() []*Namespace {
+	if x != nil {
+		return x.Namespaces
+	}
+	return nil
+}
+
 var File_raft_proto protoreflect.FileDescriptor
 
 const file_raft_proto_rawDesc = "" +
@@ -1294,7 +1335,8 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\"\xef\t\n" +
+	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\x0fnamespace.proto\"\xff\n" +
+	"\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1315,7 +1357,9 @@ const file_raft_proto_rawDesc = "" +
 	"\x15UpsertPluginInstances\x18\x18 \x01(\v2\x1d.troupe.UpsertPluginInstancesH\x00R\x15UpsertPluginInstances\x12C\n" +
 	"\x0fUpsertNodePools\x18\x19 \x01(\v2\x17.troupe.UpsertNodePoolsH\x00R\x0fUpsertNodePools\x12C\n" +
 	"\x0fDeleteNodePools\x18\x1a \x01(\v2\x17.troupe.DeleteNodePoolsH\x00R\x0fDeleteNodePools\x12L\n" +
-	"\x12SetSchedulerConfig\x18\x1b \x01(\v2\x1a.troupe.SetSchedulerConfigH\x00R\x12SetSchedulerConfigB\x05\n" +
+	"\x12SetSchedulerConfig\x18\x1b \x01(\v2\x1a.troupe.SetSchedulerConfigH\x00R\x12SetSchedulerConfig\x12F\n" +
+	"\x10UpsertNamespaces\x18\x1c \x01(\v2\x18.troupe.UpsertNamespacesH\x00R\x10UpsertNamespaces\x12F\n" +
+	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespacesB\x05\n" +
 	"\x03Cmd\"\xa0\x01\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
@@ -1373,7 +1417,7 @@ const file_raft_proto_rawDesc = "" +
 	"\tStopAlloc\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12.\n" +
 	"\x12DesiredDescription\x18\x02 \x01(\tR\x12DesiredDescription\x12&\n" +
-	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xbe\x03\n" +
+	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xf1\x03\n" +
 	"\bSnapshot\x12\x14\n" +
 	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12\x1f\n" +
 	"\x04Jobs\x18\x02 \x03(\v2\v.troupe.JobR\x04Jobs\x12-\n" +
@@ -1385,7 +1429,10 @@ const file_raft_proto_rawDesc = "" +
 	"\aPlugins\x18\b \x03(\v2\x11.troupe.CSIPluginR\aPlugins\x12.\n" +
 	"\tNodePools\x18\t \x03(\v2\x10.troupe.NodePoolR\tNodePools\x12H\n" +
 	"\x0fSchedulerConfig\x18\n" +
-	" \x01(\v2\x1e.troupe.SchedulerConfigurationR\x0fSchedulerConfigB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	" \x01(\v2\x1e.troupe.SchedulerConfigurationR\x0fSchedulerConfig\x121\n" +
+	"\n" +
+	"Namespaces\x18\x14 \x03(\v2\x11.troupe.NamespaceR\n" +
+	"NamespacesB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_raft_proto_rawDescOnce sync.Once
@@ -1423,15 +1470,18 @@ var file_raft_proto_goTypes = []any{
 	(*UpsertNodePools)(nil),        // 19: troupe.UpsertNodePools
 	(*DeleteNodePools)(nil),        // 20: troupe.DeleteNodePools
 	(*SetSchedulerConfig)(nil),     // 21: troupe.SetSchedulerConfig
-	(*Job)(nil),                    // 22: troupe.Job
-	(*Evaluation)(nil),             // 23: troupe.Evaluation
-	(*Allocation)(nil),             // 24: troupe.Allocation
-	(*Node)(nil),                   // 25: troupe.Node
-	(*DrainStrategy)(nil),          // 26: troupe.DrainStrategy
-	(*CSIVolume)(nil),              // 27: troupe.CSIVolume
-	(*CSIPlugin)(nil),              // 28: troupe.CSIPlugin
-	(*NodePool)(nil),               // 29: troupe.NodePool
-	(*SchedulerConfiguration)(nil), // 30: troupe.SchedulerConfiguration
+	(*UpsertNamespaces)(nil),       // 22: troupe.UpsertNamespaces
+	(*DeleteNamespaces)(nil),       // 23: troupe.DeleteNamespaces
+	(*Job)(nil),                    // 24: troupe.Job
+	(*Evaluation)(nil),             // 25: troupe.Evaluation
+	(*Allocation)(nil),             // 26: troupe.Allocation
+	(*Node)(nil),                   // 27: troupe.Node
+	(*DrainStrategy)(nil),          // 28: troupe.DrainStrategy
+	(*CSIVolume)(nil),              // 29: troupe.CSIVolume
+	(*CSIPlugin)(nil),              // 30: troupe.CSIPlugin
+	(*NodePool)(nil),               // 31: troupe.NodePool
+	(*SchedulerConfiguration)(nil), // 32: troupe.SchedulerConfiguration
+	(*Namespace)(nil),              // 33: troupe.Namespace
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1452,39 +1502,42 @@ var file_raft_proto_depIdxs = []int32{
 	19, // 15: troupe.Command.UpsertNodePools:type_name -> troupe.UpsertNodePools
 	20, // 16: troupe.Command.DeleteNodePools:type_name -> troupe.DeleteNodePools
 	21, // 17: troupe.Command.SetSchedulerConfig:type_name -> troupe.SetSchedulerConfig
-	22, // 18: troupe.RegisterJob.Job:type_name -> troupe.Job
-	23, // 19: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	23, // 20: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	23, // 21: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	24, // 22: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 23: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	23, // 24: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	23, // 25: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 26: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	24, // 27: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	23, // 28: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	25, // 29: troupe.RegisterNode.Node:type_name -> troupe.Node
-	23, // 30: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	23, // 31: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	23, // 32: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	23, // 33: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	26, // 34: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	23, // 35: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	23, // 36: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	22, // 37: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	22, // 38: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	23, // 39: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	24, // 40: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	25, // 41: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	27, // 42: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	28, // 43: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	29, // 44: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	30, // 45: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	22, // 18: troupe.Command.UpsertNamespaces:type_name -> troupe.UpsertNamespaces
+	23, // 19: troupe.Command.DeleteNamespaces:type_name -> troupe.DeleteNamespaces
+	24, // 20: troupe.RegisterJob.Job:type_name -> troupe.Job
+	25, // 21: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	25, // 22: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	25, // 23: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	26, // 24: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 25: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	25, // 26: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	25, // 27: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 28: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	26, // 29: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	25, // 30: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	27, // 31: troupe.RegisterNode.Node:type_name -> troupe.Node
+	25, // 32: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	25, // 33: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	25, // 34: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	25, // 35: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	28, // 36: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	25, // 37: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	25, // 38: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	24, // 39: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	24, // 40: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	25, // 41: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	26, // 42: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	27, // 43: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	29, // 44: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	30, // 45: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	31, // 46: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	32, // 47: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	33, // 48: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
+	49, // [49:49] is the sub-list for method output_type
+	49, // [49:49] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1498,6 +1551,7 @@ func file_raft_proto_init() {
 	file_node_proto_init()
 	file_volume_proto_init()
 	file_operator_proto_init()
+	file_namespace_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_RegisterJob)(nil),
 		(*Command_DeregisterJob)(nil),
@@ -1517,6 +1571,8 @@ func file_raft_proto_init() {
 		(*Command_UpsertNodePools)(nil),
 		(*Command_DeleteNodePools)(nil),
 		(*Command_SetSchedulerConfig)(nil),
+		(*Command_UpsertNamespaces)(nil),
+		(*Command_DeleteNamespaces)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -71,6 +71,9 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		func() error {
 			return each(txn, TableNodePools, cw, func(r *messages.Snapshot, p *messages.NodePool) { r.NodePools = append(r.NodePools, p) })
 		},
+		func() error {
+			return each(txn, TableNamespaces, cw, func(r *messages.Snapshot, ns *messages.Namespace) { r.Namespaces = append(r.Namespaces, ns) })
+		},
 		cw.flush,
 	}
 	for _, step := range steps {
@@ -194,6 +197,7 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 		w.insert(TableSchedulerConfig, c)
 	}
 	w.restoreNodePools(rec.NodePools)
+	w.restoreNamespaces(rec.Namespaces)
 }
 
 // commitRestore flushes the derived tables and sets every table's index
