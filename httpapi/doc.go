@@ -14,7 +14,14 @@
 // /v1/node/pool/:name[/nodes|/jobs]) are written on the leader's API, which
 // checks them against its state first: 404 for an unknown pool, 409 for
 // one that still has nodes or jobs, 400 for a bad name or a built-in
-// pool. Bodies over 4 MiB are refused with 413.
+// pool. Namespaces (/v1/namespaces, /v1/namespace[/:name]) are written the
+// same way: 404 for an unknown one, 409 for one with jobs or volumes, 400
+// for a bad name, "default", or Nomad's Quota, Capabilities and node pool,
+// Vault and Consul blocks (not supported). A job or volume in a namespace
+// that does not exist is a 400 naming it; a write without a namespace of
+// its own takes the request's ?namespace=. The lists of jobs, allocations,
+// evaluations and volumes answer ?namespace= ("default" when none, "*"
+// for all). Bodies over 4 MiB are refused with 413.
 //
 // Nodes, allocations and CSI volumes are answered in Nomad's shapes
 // (shapes.go): every struct Nomad's client dereferences is present, zero-

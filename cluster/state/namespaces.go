@@ -13,9 +13,10 @@ import (
 
 // Namespaces scope jobs, allocations, evaluations and volumes. "default"
 // is built in: it always exists and cannot be deleted (its description
-// and meta may change, as in Nomad). A job or volume must name a
-// namespace that exists; a namespace with a job that is not dead, or
-// with a volume, cannot be deleted.
+// and meta may change, as in Nomad). A namespace with a job that is not
+// dead, or with a volume, cannot be deleted. That a job or volume names a
+// namespace that exists is checked by the HTTP API (the FSM takes the
+// namespace a command names as it is).
 
 // TableNamespaces is the namespaces table (Index and Wait understand it).
 const TableNamespaces = "namespaces"
@@ -122,16 +123,6 @@ func checkDeleteNamespace(s *Snap, name string) error {
 		errs = append(errs, fmt.Errorf("%w: namespace %q has volumes: %s", ErrNamespaceInUse, name, strings.Join(vols, ", ")))
 	}
 	return errors.Join(errs...)
-}
-
-// CheckNamespaceExists refuses a namespace that does not exist ("" is
-// "default"); what names the object that is in it (`job "web"`).
-func CheckNamespaceExists(s *Snap, what, ns string) error {
-	ns = NamespaceOrDefault(ns)
-	if s.NamespaceByName(ns) == nil {
-		return fmt.Errorf("%w: %s is in nonexistent namespace %q", ErrNamespaceNotFound, what, ns)
-	}
-	return nil
 }
 
 // Namespaces returns every namespace, by name.

@@ -34,8 +34,7 @@ func TestStoreStartsWithDefaultNamespace(t *testing.T) {
 	ns := snap.NamespaceByName("default")
 	require.NotEmpty(t, ns.Description)
 	require.Equal(t, uint64(1), ns.CreateIndex)
-	require.NoError(t, CheckNamespaceExists(snap, "job", ""), `"" is "default"`)
-	require.ErrorIs(t, CheckNamespaceExists(snap, `job "web"`, "prod"), ErrNamespaceNotFound)
+	require.Equal(t, "default", NamespaceOrDefault(""))
 }
 
 func TestUpsertNamespaces(t *testing.T) {
