@@ -5,7 +5,8 @@
 // of commands. Each CLI command is a func(args, stdout, stderr) int in its
 // own file (job.go, job_status.go, job_monitor.go, alloc.go, alloc_logs.go,
 // alloc_ops.go (alloc signal, alloc restart),
-// node.go, node_pool.go, eval.go, server.go, operator.go, actors.go);
+// node.go, node_pool.go, namespace.go (namespace list, status, apply,
+// delete), eval.go, server.go, operator.go, actors.go);
 // format.go holds the table and time helpers, lookup.go the ID-prefix
 // lookups, meta.go the flags every command shares: -address (default
 // $TROUPE_ADDR, else http://127.0.0.1:4646) and, where a command prints
