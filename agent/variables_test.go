@@ -110,8 +110,8 @@ func requireListHasNoItems(t *testing.T, addr string) {
 	require.NotContains(t, string(body), "s3cret")
 }
 
-// TestNomadClientVariablesRefused: Nomad's invalid paths and the 64 KiB
-// bound are 400s.
+// TestNomadClientVariablesRefused: Nomad's invalid paths, the 64 KiB
+// bound and a namespace that does not exist are 400s.
 func TestNomadClientVariablesRefused(t *testing.T) {
 	a := startAgent(t, testConfig(t, t.TempDir()))
 	defer a.Shutdown()
@@ -126,10 +126,11 @@ func TestNomadClientVariablesRefused(t *testing.T) {
 		{"reserved path", &nomad.Variable{Path: "nomad/other", Items: nomad.VariableItems{"k": "v"}}, "nomad/jobs"},
 		{"no items", &nomad.Variable{Path: "a", Items: nomad.VariableItems{}}, "empty variables"},
 		{"too large", &nomad.Variable{Path: "a", Items: nomad.VariableItems{"k": strings.Repeat("x", 64<<10)}}, "64KiB"},
+		{"missing namespace", &nomad.Variable{Namespace: "nope", Path: "a", Items: nomad.VariableItems{"k": "v"}}, `namespace "nope" does not exist`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := c.Variables().Create(tt.v, nil)
+			_, _, err := c.Variables().Create(tt.v, &nomad.WriteOptions{Namespace: tt.v.Namespace})
 			require.ErrorContains(t, err, "Unexpected response code: 400")
 			require.ErrorContains(t, err, tt.words)
 		})

@@ -18,7 +18,7 @@
 //	})
 //
 // Endpoints are grouped as in Nomad's client: Jobs, Allocations,
-// Evaluations, Nodes, NodePools, Volumes, Plugins, Agent, Status,
+// Evaluations, Nodes, NodePools, Namespaces, Volumes, Plugins, Agent, Status,
 // Operator, Actors, AllocFS. Any non-2xx answer is an *APIError (errors.Is(err, ErrNotFound)
 // for a 404).
 // QueryOptions.WithContext binds a request to a context.

@@ -23,7 +23,13 @@ func stubs(r *http.Request, allocs []*messages.Allocation) []*api.AllocListStub 
 
 func (s *Server) allocList(w http.ResponseWriter, r *http.Request) (any, error) {
 	return s.query(w, r, allocTables, func(snap *state.Snap) (any, error) {
-		return stubs(r, snap.Allocs()), nil
+		var allocs []*messages.Allocation
+		for _, a := range snap.Allocs() {
+			if inNamespace(r, a.GetNamespace()) {
+				allocs = append(allocs, a)
+			}
+		}
+		return stubs(r, allocs), nil
 	})
 }
 
@@ -72,7 +78,7 @@ func (s *Server) evalList(w http.ResponseWriter, r *http.Request) (any, error) {
 	return s.query(w, r, evalTables, func(snap *state.Snap) (any, error) {
 		out := []*messages.Evaluation{}
 		for _, e := range snap.Evals() {
-			if matchPrefix(r, e.GetID()) {
+			if matchPrefix(r, e.GetID()) && inNamespace(r, e.GetNamespace()) {
 				out = append(out, e)
 			}
 		}

@@ -19,7 +19,14 @@
 // write makes the first key; PUT /v1/operator/keyring/rotate a new one,
 // keyring.go) and opened on read; ?cas= is a check-and-set whose
 // conflict is a 409 carrying the current variable, a bad path or items
-// over 64 KiB a 400. Any ?namespace= is accepted for now. Bodies over
+// over 64 KiB a 400. Namespaces (/v1/namespaces, /v1/namespace[/:name])
+// are written the same way: 404 for an unknown one, 409 for one with jobs
+// or volumes, 400 for a bad name, "default", or Nomad's Quota,
+// Capabilities and node pool, Vault and Consul blocks (not supported). A
+// job, volume or variable in a namespace that does not exist is a 400
+// naming it; a write without a namespace of its own takes the request's
+// ?namespace=. The lists of jobs, allocations, evaluations and volumes
+// answer ?namespace= ("default" when none, "*" for all). Bodies over
 // 4 MiB are refused with 413.
 //
 // Nodes, allocations and CSI volumes are answered in Nomad's shapes

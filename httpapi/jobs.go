@@ -90,6 +90,7 @@ func (s *Server) readJob(r *http.Request, extra any) (*messages.Job, error) {
 	if job.Region == "" {
 		job.Region = s.opts.Region // a job file without a region runs here
 	}
+	job.Namespace = requestNamespace(r, job.Namespace)
 	jobspec.Canonicalize(job)
 	if err := s.validateJob(job); err != nil {
 		return nil, err
@@ -107,8 +108,8 @@ func (s *Server) validateJob(job *messages.Job) error {
 	if job.GetRegion() != s.opts.Region {
 		return codeErr(http.StatusBadRequest, "region %q does not exist: this cluster's region is %q", job.GetRegion(), s.opts.Region)
 	}
-	if job.GetNamespace() != defaultNamespace {
-		return codeErr(http.StatusBadRequest, "namespace %q does not exist: troupe has only %q so far", job.GetNamespace(), defaultNamespace)
+	if err := s.checkNamespace("job "+quote(job.GetID()), job.GetNamespace()); err != nil {
+		return err
 	}
 	return s.checkJobPool(job)
 }
@@ -153,7 +154,7 @@ func (s *Server) jobList(w http.ResponseWriter, r *http.Request) (any, error) {
 	return s.query(w, r, []string{"jobs", "allocs"}, func(snap *state.Snap) (any, error) {
 		out := []*api.JobListStub{}
 		for _, j := range snap.Jobs() {
-			if matchPrefix(r, j.GetID()) {
+			if matchPrefix(r, j.GetID()) && inNamespace(r, j.GetNamespace()) {
 				out = append(out, jobStub(snap, j))
 			}
 		}

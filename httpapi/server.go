@@ -123,6 +123,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/nodes", s.wrap(s.nodeList))
 	m.HandleFunc("GET /v1/node/{id}", s.wrap(s.nodeGet))
 	s.nodePoolRoutes(m) // and GET /v1/node/{id}/allocations
+	s.namespaceRoutes(m)
 	m.HandleFunc("POST /v1/node/{id}/eligibility", s.wrap(s.nodeEligibility))
 	m.HandleFunc("PUT /v1/node/{id}/eligibility", s.wrap(s.nodeEligibility))
 	m.HandleFunc("POST /v1/node/{id}/drain", s.wrap(s.nodeDrain))

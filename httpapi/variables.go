@@ -122,6 +122,9 @@ func (s *Server) varPut(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err := state.ValidateVariable(ns, path, in.Items); err != nil {
 		return nil, codeErr(http.StatusBadRequest, "%v", err)
 	}
+	if err := s.checkNamespace("variable "+quote(path), ns); err != nil {
+		return nil, err
+	}
 	key, err := s.activeRootKey(r)
 	if err != nil {
 		return nil, err

@@ -52,7 +52,7 @@ func (s *Server) volumeList(w http.ResponseWriter, r *http.Request) (any, error)
 		}
 		out := []*messages.CSIVolumeListStub{}
 		for _, v := range vols {
-			if matchPrefix(r, v.GetID()) {
+			if matchPrefix(r, v.GetID()) && inNamespace(r, v.GetNamespace()) {
 				out = append(out, volumeStub(v))
 			}
 		}
@@ -77,6 +77,9 @@ func (s *Server) volumeGet(w http.ResponseWriter, r *http.Request) (any, error) 
 func (s *Server) volumeRegister(w http.ResponseWriter, r *http.Request) (any, error) {
 	vols, err := parseVolumeBody(r, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkVolumeNamespaces(vols); err != nil {
 		return nil, err
 	}
 	var index uint64
@@ -108,6 +111,7 @@ func parseVolumeBody(r *http.Request, create bool) ([]*messages.CSIVolume, error
 	id := r.PathValue("id")
 	var problems []string
 	for _, v := range vols {
+		v.Namespace = requestNamespace(r, v.Namespace)
 		jobspec.CanonicalizeVolume(v)
 		if v.GetID() != id {
 			problems = append(problems, "volume ID "+quote(v.GetID())+" does not match the URL's "+quote(id))

@@ -52,6 +52,8 @@ type Command struct {
 	//	*Command_GarbageCollect
 	//	*Command_VarApply
 	//	*Command_RotateKeyring
+	//	*Command_UpsertNamespaces
+	//	*Command_DeleteNamespaces
 	Cmd           isCommand_Cmd `protobuf_oneof:"Cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -290,6 +292,24 @@ func (x *Command) GetRotateKeyring() *RotateKeyring {
 	return nil
 }
 
+func (x *Command) GetUpsertNamespaces() *UpsertNamespaces {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpsertNamespaces); ok {
+			return x.UpsertNamespaces
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetDeleteNamespaces() *DeleteNamespaces {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_DeleteNamespaces); ok {
+			return x.DeleteNamespaces
+		}
+	}
+	return nil
+}
+
 type isCommand_Cmd interface {
 	isCommand_Cmd()
 }
@@ -382,6 +402,15 @@ type Command_RotateKeyring struct {
 	RotateKeyring *RotateKeyring `protobuf:"bytes,31,opt,name=RotateKeyring,proto3,oneof"`
 }
 
+type Command_UpsertNamespaces struct {
+	// Namespaces (namespace.proto).
+	UpsertNamespaces *UpsertNamespaces `protobuf:"bytes,28,opt,name=UpsertNamespaces,proto3,oneof"`
+}
+
+type Command_DeleteNamespaces struct {
+	DeleteNamespaces *DeleteNamespaces `protobuf:"bytes,29,opt,name=DeleteNamespaces,proto3,oneof"`
+}
+
 func (*Command_RegisterJob) isCommand_Cmd() {}
 
 func (*Command_DeregisterJob) isCommand_Cmd() {}
@@ -423,6 +452,10 @@ func (*Command_GarbageCollect) isCommand_Cmd() {}
 func (*Command_VarApply) isCommand_Cmd() {}
 
 func (*Command_RotateKeyring) isCommand_Cmd() {}
+
+func (*Command_UpsertNamespaces) isCommand_Cmd() {}
+
+func (*Command_DeleteNamespaces) isCommand_Cmd() {}
 
 // RegisterJob stores a job (a new version when it changed) and its eval.
 type RegisterJob struct {
@@ -1235,6 +1268,7 @@ type Snapshot struct {
 	SchedulerConfig *SchedulerConfiguration `protobuf:"bytes,10,opt,name=SchedulerConfig,proto3" json:"SchedulerConfig,omitempty"`
 	Variables       []*Variable             `protobuf:"bytes,20,rep,name=Variables,proto3" json:"Variables,omitempty"` // sealed, as stored
 	RootKeys        []*RootKey              `protobuf:"bytes,21,rep,name=RootKeys,proto3" json:"RootKeys,omitempty"`
+	Namespaces      []*Namespace            `protobuf:"bytes,22,rep,name=Namespaces,proto3" json:"Namespaces,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -1353,6 +1387,13 @@ func (x *Snapshot) GetRootKeys() []*RootKey {
 	return nil
 }
 
+func (x *Snapshot) GetNamespaces() []*Namespace {
+	if x != nil {
+		return x.Namespaces
+	}
+	return nil
+}
+
 var File_raft_proto protoreflect.FileDescriptor
 
 const file_raft_proto_rawDesc = "" +
@@ -1360,7 +1401,7 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\"\xa0\v\n" +
+	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\"\xb0\f\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1384,7 +1425,9 @@ const file_raft_proto_rawDesc = "" +
 	"\x12SetSchedulerConfig\x18\x1b \x01(\v2\x1a.troupe.SetSchedulerConfigH\x00R\x12SetSchedulerConfig\x12@\n" +
 	"\x0eGarbageCollect\x18  \x01(\v2\x16.troupe.GarbageCollectH\x00R\x0eGarbageCollect\x12.\n" +
 	"\bVarApply\x18\x1e \x01(\v2\x10.troupe.VarApplyH\x00R\bVarApply\x12=\n" +
-	"\rRotateKeyring\x18\x1f \x01(\v2\x15.troupe.RotateKeyringH\x00R\rRotateKeyringB\x05\n" +
+	"\rRotateKeyring\x18\x1f \x01(\v2\x15.troupe.RotateKeyringH\x00R\rRotateKeyring\x12F\n" +
+	"\x10UpsertNamespaces\x18\x1c \x01(\v2\x18.troupe.UpsertNamespacesH\x00R\x10UpsertNamespaces\x12F\n" +
+	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespacesB\x05\n" +
 	"\x03Cmd\"\xa0\x01\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
@@ -1442,7 +1485,7 @@ const file_raft_proto_rawDesc = "" +
 	"\tStopAlloc\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12.\n" +
 	"\x12DesiredDescription\x18\x02 \x01(\tR\x12DesiredDescription\x12&\n" +
-	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\x9b\x04\n" +
+	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xce\x04\n" +
 	"\bSnapshot\x12\x14\n" +
 	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12\x1f\n" +
 	"\x04Jobs\x18\x02 \x03(\v2\v.troupe.JobR\x04Jobs\x12-\n" +
@@ -1456,7 +1499,10 @@ const file_raft_proto_rawDesc = "" +
 	"\x0fSchedulerConfig\x18\n" +
 	" \x01(\v2\x1e.troupe.SchedulerConfigurationR\x0fSchedulerConfig\x12.\n" +
 	"\tVariables\x18\x14 \x03(\v2\x10.troupe.VariableR\tVariables\x12+\n" +
-	"\bRootKeys\x18\x15 \x03(\v2\x0f.troupe.RootKeyR\bRootKeysB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\bRootKeys\x18\x15 \x03(\v2\x0f.troupe.RootKeyR\bRootKeys\x121\n" +
+	"\n" +
+	"Namespaces\x18\x16 \x03(\v2\x11.troupe.NamespaceR\n" +
+	"NamespacesB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_raft_proto_rawDescOnce sync.Once
@@ -1497,17 +1543,20 @@ var file_raft_proto_goTypes = []any{
 	(*GarbageCollect)(nil),         // 22: troupe.GarbageCollect
 	(*VarApply)(nil),               // 23: troupe.VarApply
 	(*RotateKeyring)(nil),          // 24: troupe.RotateKeyring
-	(*Job)(nil),                    // 25: troupe.Job
-	(*Evaluation)(nil),             // 26: troupe.Evaluation
-	(*Allocation)(nil),             // 27: troupe.Allocation
-	(*Node)(nil),                   // 28: troupe.Node
-	(*DrainStrategy)(nil),          // 29: troupe.DrainStrategy
-	(*CSIVolume)(nil),              // 30: troupe.CSIVolume
-	(*CSIPlugin)(nil),              // 31: troupe.CSIPlugin
-	(*NodePool)(nil),               // 32: troupe.NodePool
-	(*SchedulerConfiguration)(nil), // 33: troupe.SchedulerConfiguration
-	(*Variable)(nil),               // 34: troupe.Variable
-	(*RootKey)(nil),                // 35: troupe.RootKey
+	(*UpsertNamespaces)(nil),       // 25: troupe.UpsertNamespaces
+	(*DeleteNamespaces)(nil),       // 26: troupe.DeleteNamespaces
+	(*Job)(nil),                    // 27: troupe.Job
+	(*Evaluation)(nil),             // 28: troupe.Evaluation
+	(*Allocation)(nil),             // 29: troupe.Allocation
+	(*Node)(nil),                   // 30: troupe.Node
+	(*DrainStrategy)(nil),          // 31: troupe.DrainStrategy
+	(*CSIVolume)(nil),              // 32: troupe.CSIVolume
+	(*CSIPlugin)(nil),              // 33: troupe.CSIPlugin
+	(*NodePool)(nil),               // 34: troupe.NodePool
+	(*SchedulerConfiguration)(nil), // 35: troupe.SchedulerConfiguration
+	(*Variable)(nil),               // 36: troupe.Variable
+	(*RootKey)(nil),                // 37: troupe.RootKey
+	(*Namespace)(nil),              // 38: troupe.Namespace
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1531,41 +1580,44 @@ var file_raft_proto_depIdxs = []int32{
 	22, // 18: troupe.Command.GarbageCollect:type_name -> troupe.GarbageCollect
 	23, // 19: troupe.Command.VarApply:type_name -> troupe.VarApply
 	24, // 20: troupe.Command.RotateKeyring:type_name -> troupe.RotateKeyring
-	25, // 21: troupe.RegisterJob.Job:type_name -> troupe.Job
-	26, // 22: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	26, // 23: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	26, // 24: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	27, // 25: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 26: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	26, // 27: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	26, // 28: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 29: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	27, // 30: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	26, // 31: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	28, // 32: troupe.RegisterNode.Node:type_name -> troupe.Node
-	26, // 33: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	26, // 34: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	26, // 35: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	26, // 36: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	29, // 37: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	26, // 38: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	26, // 39: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	25, // 40: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	25, // 41: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	26, // 42: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	27, // 43: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	28, // 44: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	30, // 45: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	31, // 46: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	32, // 47: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	33, // 48: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	34, // 49: troupe.Snapshot.Variables:type_name -> troupe.Variable
-	35, // 50: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
-	51, // [51:51] is the sub-list for method output_type
-	51, // [51:51] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	25, // 21: troupe.Command.UpsertNamespaces:type_name -> troupe.UpsertNamespaces
+	26, // 22: troupe.Command.DeleteNamespaces:type_name -> troupe.DeleteNamespaces
+	27, // 23: troupe.RegisterJob.Job:type_name -> troupe.Job
+	28, // 24: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	28, // 25: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	28, // 26: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	29, // 27: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 28: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	28, // 29: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	28, // 30: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 31: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	29, // 32: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	28, // 33: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	30, // 34: troupe.RegisterNode.Node:type_name -> troupe.Node
+	28, // 35: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	28, // 36: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	28, // 37: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	28, // 38: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	31, // 39: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	28, // 40: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	28, // 41: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	27, // 42: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	27, // 43: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	28, // 44: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	29, // 45: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	30, // 46: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	32, // 47: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	33, // 48: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	34, // 49: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	35, // 50: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	36, // 51: troupe.Snapshot.Variables:type_name -> troupe.Variable
+	37, // 52: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
+	38, // 53: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
+	54, // [54:54] is the sub-list for method output_type
+	54, // [54:54] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1581,6 +1633,7 @@ func file_raft_proto_init() {
 	file_operator_proto_init()
 	file_gc_proto_init()
 	file_variables_proto_init()
+	file_namespace_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_RegisterJob)(nil),
 		(*Command_DeregisterJob)(nil),
@@ -1603,6 +1656,8 @@ func file_raft_proto_init() {
 		(*Command_GarbageCollect)(nil),
 		(*Command_VarApply)(nil),
 		(*Command_RotateKeyring)(nil),
+		(*Command_UpsertNamespaces)(nil),
+		(*Command_DeleteNamespaces)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

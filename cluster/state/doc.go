@@ -110,6 +110,16 @@
 // snapshots hold each key next to the ciphertext it opens (Nomad keeps its
 // keys in a keystore on each server's disk instead).
 //
+// # Namespaces
+//
+// The namespaces table starts with the built-in "default", which cannot
+// be deleted (its description and meta may change). UpsertNamespaces and
+// DeleteNamespaces keep it, through CheckUpsertNamespaces and
+// CheckDeleteNamespaces, which the HTTP API runs first too: a namespace
+// with a job that is not dead, or with a volume, stays. The HTTP API
+// refuses a job or volume in a namespace that does not exist; the FSM
+// takes the namespace a command names as it is.
+//
 // ApplyPlan re-checks every placement at apply time: the node must exist,
 // be ready and eligible, and still have room (capacity minus reserved
 // minus the non-terminal allocations on it, counting those the same plan

@@ -143,3 +143,18 @@ func (e *VariableCASError) Error() string {
 
 // Is makes errors.Is(err, ErrVariableCASConflict) true.
 func (e *VariableCASError) Is(target error) bool { return target == ErrVariableCASConflict }
+
+// Namespace errors: the Apply response to a namespace command, or to a
+// job or volume registration naming a namespace, that changed nothing.
+var (
+	// ErrNamespaceNotFound: a namespace to delete, or that a job or
+	// volume names, that does not exist.
+	ErrNamespaceNotFound = errors.New("state: namespace not found")
+	// ErrInvalidNamespace: a namespace with a bad name or description.
+	ErrInvalidNamespace = errors.New("state: invalid namespace")
+	// ErrNamespaceBuiltIn: deleting "default".
+	ErrNamespaceBuiltIn = errors.New("state: built-in namespace")
+	// ErrNamespaceInUse: a namespace to delete that still has jobs that
+	// are not dead, or volumes.
+	ErrNamespaceInUse = errors.New("state: namespace in use")
+)

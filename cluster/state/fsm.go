@@ -125,6 +125,10 @@ func (f *FSM) applyCommand(index uint64, cmd *messages.Command) any {
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyUpsertNodePools(w, c.UpsertNodePools) })
 	case *messages.Command_DeleteNodePools:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyDeleteNodePools(w, c.DeleteNodePools) })
+	case *messages.Command_UpsertNamespaces:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyUpsertNamespaces(w, c.UpsertNamespaces) })
+	case *messages.Command_DeleteNamespaces:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyDeleteNamespaces(w, c.DeleteNamespaces) })
 	default:
 		return f.applyVolumeCommand(index, cmd)
 	}

@@ -77,6 +77,9 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		func() error {
 			return each(txn, TableVariables, cw, func(r *messages.Snapshot, v *messages.Variable) { r.Variables = append(r.Variables, v) })
 		},
+		func() error {
+			return each(txn, TableNamespaces, cw, func(r *messages.Snapshot, ns *messages.Namespace) { r.Namespaces = append(r.Namespaces, ns) })
+		},
 		cw.flush,
 	}
 	for _, step := range steps {
@@ -201,6 +204,7 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 	}
 	w.restoreNodePools(rec.NodePools)
 	w.restoreVariables(rec)
+	w.restoreNamespaces(rec.Namespaces)
 }
 
 // commitRestore flushes the derived tables and sets every table's index

@@ -30,7 +30,7 @@ const (
 
 // watchedTables are the tables whose last-change index is recorded.
 var watchedTables = []string{TableJobs, TableEvals, TableAllocs, TableNodes, TableCSIVolumes, TableCSIPlugins,
-	TableSchedulerConfig, TableNodePools, TableVariables, TableRootKeys}
+	TableSchedulerConfig, TableNodePools, TableVariables, TableRootKeys, TableNamespaces}
 
 // Index names.
 const (
@@ -141,6 +141,7 @@ func schema() *memdb.DBSchema {
 		table(TableCSIPlugins, index(idxID, true, func(o any) []byte { return key1(o.(*messages.CSIPlugin).ID) })),
 		schedulerConfigTable(),
 		nodePoolTable(),
+		namespaceTable(),
 		table(tableIndex, index(idxID, true, func(o any) []byte { return key1(o.(*indexEntry).Table) })),
 		table(tableJobSummary, index(idxID, true, func(o any) []byte {
 			return key2(o.(*jobSummary).Namespace, o.(*jobSummary).JobID)

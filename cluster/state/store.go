@@ -63,6 +63,11 @@ func newDB() *memdb.MemDB {
 			panic(err)
 		}
 	}
+	for _, ns := range builtInNamespaces() {
+		if err := txn.Insert(TableNamespaces, ns); err != nil {
+			panic(err)
+		}
+	}
 	txn.Commit()
 	return db
 }

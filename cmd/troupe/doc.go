@@ -8,7 +8,8 @@
 // the exec websocket; -i forwards stdin, -t asks for a pty and, when stdin
 // is a terminal, makes it raw and sends its size on SIGWINCH; the exit
 // code is the command's),
-// node.go, node_pool.go, eval.go, server.go, operator.go, actors.go,
+// node.go, node_pool.go, namespace.go (namespace list, status, apply,
+// delete), eval.go, server.go, operator.go, actors.go,
 // var.go (var get|put|list|purge, operator root keyring rotate),
 // system.go (system gc));
 // format.go holds the table and time helpers, lookup.go the ID-prefix

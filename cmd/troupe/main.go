@@ -69,6 +69,7 @@ func commandTree() *cmdNode {
 			"drain":       {synopsis: "Drain a node's allocations (or stop draining)", run: nodeDrainCommand},
 			"pool":        nodePoolCommands(),
 		}},
+		"namespace": namespaceCommands(),
 		"volume": {synopsis: "Create, register, inspect, detach and remove CSI volumes", subs: map[string]*cmdNode{
 			"create":     {synopsis: "Create a volume with its CSI plugin from a spec file", run: volumeCreateCommand},
 			"register":   {synopsis: "Register an existing volume from a spec file", run: volumeRegisterCommand},
