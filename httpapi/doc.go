@@ -37,4 +37,12 @@
 // on the agent whose client runs it; another agent passes them there, as
 // it passes log requests (AllocForLogs, ProxyTo). An unknown allocation
 // or task is a 404, a bad signal or request a 400.
+//
+// The allocation dir (alloc_fs.go: GET /v1/client/fs/ls, stat, cat,
+// readat and stream /:alloc?path=) is served, in Nomad's shapes
+// (AllocFileInfo, StreamFrame), by a Backend that also implements
+// AllocDirBackend (else 501), and passed on like logs. path is relative
+// to the allocation dir ("/" is its root); one that leaves it by ".." or
+// by a symlink is a 400 and nothing outside is read (safepath.OpenIn);
+// stream follows the file unless follow=false.
 package httpapi
