@@ -4,7 +4,8 @@
 // main.go dispatches `troupe <cmd> [<sub>...] [flags] args` through a tree
 // of commands. Each CLI command is a func(args, stdout, stderr) int in its
 // own file (job.go, job_status.go, job_monitor.go, alloc.go, alloc_logs.go,
-// alloc_ops.go (alloc signal, alloc restart),
+// alloc_ops.go (alloc signal, alloc restart), alloc_fs.go (alloc fs: a
+// directory lists, a file prints; -stat, -tail -n/-c, -f),
 // node.go, node_pool.go, eval.go, server.go, operator.go, actors.go);
 // format.go holds the table and time helpers, lookup.go the ID-prefix
 // lookups, meta.go the flags every command shares: -address (default

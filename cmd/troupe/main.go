@@ -58,6 +58,7 @@ func commandTree() *cmdNode {
 		"alloc": {synopsis: "Inspect allocations", subs: map[string]*cmdNode{
 			"status":  {synopsis: "Show an allocation", run: allocStatusCommand},
 			"logs":    {synopsis: "Stream a task's logs", run: allocLogsCommand},
+			"fs":      {synopsis: "List or read an allocation's files", run: allocFSCommand},
 			"stop":    {synopsis: "Stop (and reschedule) an allocation", run: allocStopCommand},
 			"signal":  {synopsis: "Send a signal to an allocation's tasks", run: allocSignalCommand},
 			"restart": {synopsis: "Restart an allocation's tasks in place", run: allocRestartCommand},
