@@ -32,4 +32,8 @@
 // that gossip declares failed is passed to its node actor as evidence
 // (evidence.go), which probes the client before it takes the node for
 // missed; a member that left gracefully is no evidence.
+//
+// The HTTP API reads an allocation's directory (alloc fs) through
+// AllocDirFor (alloc_fs.go): the dir of an allocation this client runs,
+// or the agent whose node runs it, as AllocForLogs finds logs.
 package agent

@@ -19,7 +19,8 @@
 //
 // Endpoints are grouped as in Nomad's client: Jobs, Allocations,
 // Evaluations, Nodes, NodePools, Namespaces, Volumes, Plugins, Agent, Status,
-// Operator, Actors, AllocFS. Any non-2xx answer is an *APIError (errors.Is(err, ErrNotFound)
+// Operator, Actors, AllocFS (Logs; List, Stat, Cat, ReadAt, Stream of the
+// allocation dir). Any non-2xx answer is an *APIError (errors.Is(err, ErrNotFound)
 // for a 404).
 // QueryOptions.WithContext binds a request to a context.
 package api

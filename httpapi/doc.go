@@ -72,4 +72,12 @@
 // upgrade. A refusal (unknown allocation or task, bad command, a driver
 // that cannot exec) is an HTTP error to a plain request and, to a
 // websocket, a close frame with code 4000+status and the reason as text.
+//
+// The allocation dir (alloc_fs.go: GET /v1/client/fs/ls, stat, cat,
+// readat and stream /:alloc?path=) is served, in Nomad's shapes
+// (AllocFileInfo, StreamFrame), by a Backend that also implements
+// AllocDirBackend (else 501), and passed on like logs. path is relative
+// to the allocation dir ("/" is its root); one that leaves it by ".." or
+// by a symlink is a 400 and nothing outside is read (safepath.OpenIn);
+// stream follows the file unless follow=false.
 package httpapi

@@ -4,10 +4,11 @@
 // main.go dispatches `troupe <cmd> [<sub>...] [flags] args` through a tree
 // of commands. Each CLI command is a func(args, stdout, stderr) int in its
 // own file (job.go, job_status.go, job_monitor.go, alloc.go, alloc_logs.go,
-// alloc_ops.go (alloc signal, alloc restart), alloc_exec.go (alloc exec:
-// the exec websocket; -i forwards stdin, -t asks for a pty and, when stdin
-// is a terminal, makes it raw and sends its size on SIGWINCH; the exit
-// code is the command's),
+// alloc_ops.go (alloc signal, alloc restart), alloc_fs.go (alloc fs: a
+// directory lists, a file prints; -stat, -tail -n/-c, -f), alloc_exec.go
+// (alloc exec: the exec websocket; -i forwards stdin, -t asks for a pty
+// and, when stdin is a terminal, makes it raw and sends its size on
+// SIGWINCH; the exit code is the command's),
 // node.go, node_pool.go, namespace.go (namespace list, status, apply,
 // delete), eval.go, server.go, operator.go, actors.go,
 // var.go (var get|put|list|purge, operator root keyring rotate),

@@ -13,4 +13,6 @@ var (
 	errBadJobFile = errors.New("troupe: bad job file")
 	// errNoTask: the task to act on is missing or ambiguous.
 	errNoTask = errors.New("troupe: task not found")
+	// errIsDir: a file operation (-f, -tail) was asked of a directory.
+	errIsDir = errors.New("troupe: is a directory")
 )

@@ -59,6 +59,7 @@ func commandTree() *cmdNode {
 			"status":  {synopsis: "Show an allocation", run: allocStatusCommand},
 			"logs":    {synopsis: "Stream a task's logs", run: allocLogsCommand},
 			"exec":    {synopsis: "Run a command in a running task", run: allocExecCommand},
+			"fs":      {synopsis: "List or read an allocation's files", run: allocFSCommand},
 			"stop":    {synopsis: "Stop (and reschedule) an allocation", run: allocStopCommand},
 			"signal":  {synopsis: "Send a signal to an allocation's tasks", run: allocSignalCommand},
 			"restart": {synopsis: "Restart an allocation's tasks in place", run: allocRestartCommand},

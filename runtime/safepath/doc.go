@@ -16,4 +16,9 @@
 // file itself, wherever it points, and anything that is not a regular
 // file (openat with O_NOFOLLOW). The base itself is trusted: it is a
 // directory the agent made (its data dir, an allocation dir).
+//
+// OpenIn, StatIn and LstatIn read beneath a base for a path a user gave
+// (alloc fs): CleanRel takes a leading "/" as the base and refuses a path
+// climbing out with ".."; a symlink is followed only while it stays
+// beneath the base, and one leading out is ErrOutside.
 package safepath
