@@ -61,13 +61,9 @@ func allocExec(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	if len(rest) < 2 {
 		return m.usageError("ID CMD...")
 	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
-	}
-	alloc, err := lookupAlloc(c, rest[0])
-	if err != nil {
-		return m.fail("querying allocation", err)
+	c, alloc, code, ok := m.allocClient(rest[0])
+	if !ok {
+		return code
 	}
 	var named []string
 	if *taskName != "" {

@@ -38,13 +38,9 @@ func allocFSCommand(args []string, stdout, stderr io.Writer) int {
 	if len(rest) < 1 || len(rest) > 2 {
 		return m.usageError("ID [PATH]")
 	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
-	}
-	alloc, err := lookupAlloc(c, rest[0])
-	if err != nil {
-		return m.fail("querying allocation", err)
+	c, alloc, code, ok := m.allocClient(rest[0])
+	if !ok {
+		return code
 	}
 	o := fsOptions{allocID: alloc.ID, path: "/", stat: *stat, follow: *follow,
 		tail: *tail || *lines >= 0 || *nbytes >= 0, lines: *lines, bytes: *nbytes}

@@ -42,13 +42,9 @@ func allocLogsCommand(args []string, stdout, stderr io.Writer) int {
 	if len(rest) < 1 || len(rest) > 2 {
 		return m.usageError("ID [TASK]")
 	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
-	}
-	alloc, err := lookupAlloc(c, rest[0])
-	if err != nil {
-		return m.fail("querying allocation", err)
+	c, alloc, code, ok := m.allocClient(rest[0])
+	if !ok {
+		return code
 	}
 	task, err := pickTask(alloc, rest[1:])
 	if err != nil {

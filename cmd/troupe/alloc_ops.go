@@ -21,13 +21,9 @@ func allocSignalCommand(args []string, stdout, stderr io.Writer) int {
 	if len(rest) < 1 || len(rest) > 2 {
 		return m.usageError("ID [TASK]")
 	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
-	}
-	alloc, err := lookupAlloc(c, rest[0])
-	if err != nil {
-		return m.fail("querying allocation", err)
+	c, alloc, code, ok := m.allocClient(rest[0])
+	if !ok {
+		return code
 	}
 	task, err := namedTask(alloc, *taskFlag, rest[1:])
 	if err != nil {
@@ -58,13 +54,9 @@ func allocRestartCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Error: -all-tasks excludes -task and the TASK argument")
 		return 1
 	}
-	c, err := m.client()
-	if err != nil {
-		return m.fail("creating the API client", err)
-	}
-	alloc, err := lookupAlloc(c, rest[0])
-	if err != nil {
-		return m.fail("querying allocation", err)
+	c, alloc, code, ok := m.allocClient(rest[0])
+	if !ok {
+		return code
 	}
 	task, err := namedTask(alloc, *taskFlag, rest[1:])
 	if err != nil {

@@ -89,3 +89,17 @@ func collectIDs[T any](items []T, id func(T) string) []string {
 	}
 	return out
 }
+
+// allocClient makes the API client and looks up the allocation id names
+// (an ID or a unique prefix); when it cannot, code is the exit code of the
+// failure it printed.
+func (m *meta) allocClient(id string) (c *api.Client, alloc *messages.Allocation, code int, ok bool) {
+	c, err := m.client()
+	if err != nil {
+		return nil, nil, m.fail("creating the API client", err), false
+	}
+	if alloc, err = lookupAlloc(c, id); err != nil {
+		return nil, nil, m.fail("querying allocation", err), false
+	}
+	return c, alloc, 0, true
+}
