@@ -57,15 +57,7 @@ func fullNodeResources(r *messages.NodeResources) *messages.NodeResources {
 	if r != nil {
 		out = proto.Clone(r).(*messages.NodeResources)
 	}
-	if out.Cpu == nil {
-		out.Cpu = &messages.NodeCpuResources{}
-	}
-	if out.Memory == nil {
-		out.Memory = &messages.NodeMemoryResources{}
-	}
-	if out.Disk == nil {
-		out.Disk = &messages.NodeDiskResources{}
-	}
+	fillResources(&out.Cpu, &out.Memory, &out.Disk)
 	return out
 }
 
@@ -79,16 +71,22 @@ func fullReservedResources(r *messages.NodeReservedResources) *messages.NodeRese
 	if r != nil {
 		out = proto.Clone(r).(*messages.NodeReservedResources)
 	}
-	if out.Cpu == nil {
-		out.Cpu = &messages.NodeCpuResources{}
-	}
-	if out.Memory == nil {
-		out.Memory = &messages.NodeMemoryResources{}
-	}
-	if out.Disk == nil {
-		out.Disk = &messages.NodeDiskResources{}
-	}
+	fillResources(&out.Cpu, &out.Memory, &out.Disk)
 	return out
+}
+
+// fillResources makes each of a node's resource parts present (zero when
+// it was missing).
+func fillResources(cpu **messages.NodeCpuResources, mem **messages.NodeMemoryResources, disk **messages.NodeDiskResources) {
+	if *cpu == nil {
+		*cpu = &messages.NodeCpuResources{}
+	}
+	if *mem == nil {
+		*mem = &messages.NodeMemoryResources{}
+	}
+	if *disk == nil {
+		*disk = &messages.NodeDiskResources{}
+	}
 }
 
 // allocJSON is a whole allocation as Nomad answers it.
