@@ -33,7 +33,8 @@ func startNoWait(t *testing.T, cfg *Config) *Agent {
 // reads at once: the default reads wait for the election and the barrier
 // (the store replays the log only then) and answer the job that exists,
 // never a 404 or an empty list; a write sent at the same moment waits for
-// the leader instead of failing with "not the raft leader".
+// the leader instead of failing with "not the raft leader", and one that
+// reads the job first (deregister) finds it.
 func TestRestartReadsWaitForLeader(t *testing.T) {
 	dir := t.TempDir()
 	a := startAgent(t, testConfig(t, dir))
@@ -41,16 +42,22 @@ func TestRestartReadsWaitForLeader(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = c.Jobs().Register(parkedJob("kept"), nil)
 	require.NoError(t, err)
+	_, _, err = c.Jobs().Register(parkedJob("gone"), nil)
+	require.NoError(t, err)
 	require.NoError(t, a.Shutdown())
 
 	b := startNoWait(t, testConfig(t, dir))
 	t.Logf("ready leader right after start: %v", b.readyLeader())
 	c, err = nomad.NewClient(&nomad.Config{Address: "http://" + b.HTTPAddr()})
 	require.NoError(t, err)
-	wrote := make(chan error, 1)
+	wrote, stopped := make(chan error, 1), make(chan error, 1)
 	go func() {
 		_, _, err := c.Jobs().Register(parkedJob("fresh"), nil)
 		wrote <- err
+	}()
+	go func() { // a write that reads the job first: no 404 before the log is replayed
+		_, _, err := c.Jobs().Deregister("gone", false, nil)
+		stopped <- err
 	}()
 
 	job, meta, err := c.Jobs().Info("kept", nil)
@@ -62,6 +69,7 @@ func TestRestartReadsWaitForLeader(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, list, "the jobs list right after a restart")
 	require.NoError(t, <-wrote, "a write right after a restart")
+	require.NoError(t, <-stopped, "a deregister right after a restart")
 	_, _, err = c.Jobs().Info("fresh", nil)
 	require.NoError(t, err)
 }

@@ -55,6 +55,9 @@ func withJob(snap *state.Snap, a *messages.Allocation) *messages.Allocation {
 }
 
 func (s *Server) allocStop(w http.ResponseWriter, r *http.Request) (any, error) {
+	if s.writeToLeader(w, r) {
+		return nil, errProxied
+	}
 	snap := s.b.Store().Snapshot()
 	a := snap.AllocByID(r.PathValue("id"))
 	if a == nil {

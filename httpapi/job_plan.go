@@ -18,7 +18,7 @@ import (
 // on), with the difference to the stored job on request. It changes
 // nothing: no raft command, no evaluation.
 func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
-	if s.toLeader(w, r) {
+	if s.writeToLeader(w, r) {
 		return nil, errProxied
 	}
 	var req struct{ Diff bool }

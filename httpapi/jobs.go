@@ -182,6 +182,9 @@ func (s *Server) jobGet(w http.ResponseWriter, r *http.Request) (any, error) {
 }
 
 func (s *Server) jobDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
+	if s.writeToLeader(w, r) {
+		return nil, errProxied
+	}
 	id, ns := r.PathValue("id"), namespace(r)
 	j := s.b.Store().Snapshot().JobByID(ns, id)
 	if j == nil {

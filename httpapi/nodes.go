@@ -56,6 +56,9 @@ func (s *Server) nodeAllocs(w http.ResponseWriter, r *http.Request) (any, error)
 }
 
 func (s *Server) nodeEligibility(w http.ResponseWriter, r *http.Request) (any, error) {
+	if s.writeToLeader(w, r) {
+		return nil, errProxied
+	}
 	var req api.NodeEligibilityUpdateRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
@@ -83,6 +86,9 @@ func (s *Server) nodeEligibility(w http.ResponseWriter, r *http.Request) (any, e
 // nodeDrain starts or ends a node's drain; the leader's node actor drives
 // it from there (migrations through the scheduler, the deadline).
 func (s *Server) nodeDrain(w http.ResponseWriter, r *http.Request) (any, error) {
+	if s.writeToLeader(w, r) {
+		return nil, errProxied
+	}
 	var req api.NodeUpdateDrainRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
