@@ -86,14 +86,7 @@ func CheckUpsertNamespaces(nss []*messages.Namespace) error {
 // at least one; each an existing namespace other than "default", with no
 // job that is not dead and no volume. Every problem is reported.
 func CheckDeleteNamespaces(s *Snap, names []string) error {
-	if len(names) == 0 {
-		return fmt.Errorf("%w: must specify at least one namespace to delete", ErrInvalidNamespace)
-	}
-	var errs []error
-	for _, name := range names {
-		errs = append(errs, checkDeleteNamespace(s, name))
-	}
-	return errors.Join(errs...)
+	return checkDeletes(s, names, "namespace", ErrInvalidNamespace, checkDeleteNamespace)
 }
 
 func checkDeleteNamespace(s *Snap, name string) error {

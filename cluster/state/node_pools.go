@@ -117,12 +117,18 @@ func checkUpsertNodePool(p *messages.NodePool) error {
 // least one; each an existing pool that is not built in, has no nodes and
 // no job that is not dead. Every problem is reported.
 func CheckDeleteNodePools(s *Snap, names []string) error {
+	return checkDeletes(s, names, "node pool", ErrInvalidNodePool, checkDeleteNodePool)
+}
+
+// checkDeletes checks each name of a delete command (at least one, else
+// empty is the error) with check, reporting every problem.
+func checkDeletes(s *Snap, names []string, what string, empty error, check func(*Snap, string) error) error {
 	if len(names) == 0 {
-		return fmt.Errorf("%w: must specify at least one node pool to delete", ErrInvalidNodePool)
+		return fmt.Errorf("%w: must specify at least one %s to delete", empty, what)
 	}
 	var errs []error
 	for _, name := range names {
-		errs = append(errs, checkDeleteNodePool(s, name))
+		errs = append(errs, check(s, name))
 	}
 	return errors.Join(errs...)
 }
