@@ -121,10 +121,17 @@ func runOnPty(ctx context.Context, cmd *osexec.Cmd, spec *executorSpec, opts *dr
 	if err != nil {
 		return -1, err
 	}
-	defer ptmx.Close()
-	stop := make(chan struct{})
-	defer close(stop)
-	go resizeLoop(ptmx, opts.Resize, stop)
+	// The resize loop uses the pty's fd: it ends before the pty closes.
+	stop, resized := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(resized)
+		resizeLoop(ptmx, opts.Resize, stop)
+	}()
+	defer func() {
+		close(stop)
+		<-resized
+		_ = ptmx.Close()
+	}()
 	if opts.Stdin != nil {
 		go func() { _, _ = io.Copy(ptmx, opts.Stdin) }()
 	}
