@@ -67,6 +67,7 @@ type JobListStub struct {
 	JobModifyIndex    uint64
 	SubmitTime        int64 // unix nanos
 	Version           uint64
+	Meta              map[string]string `json:",omitempty"`
 }
 
 // JobSummary answers GET /v1/job/:id/summary: alloc counts per task group.

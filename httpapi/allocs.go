@@ -29,7 +29,7 @@ func (s *Server) allocList(w http.ResponseWriter, r *http.Request) (any, error) 
 				allocs = append(allocs, a)
 			}
 		}
-		return stubs(r, allocs), nil
+		return paged(w, r, stubs(r, allocs), allocOrder)
 	})
 }
 
@@ -85,7 +85,7 @@ func (s *Server) evalList(w http.ResponseWriter, r *http.Request) (any, error) {
 				out = append(out, e)
 			}
 		}
-		return out, nil
+		return paged(w, r, out, evalOrder)
 	})
 }
 
@@ -101,6 +101,6 @@ func (s *Server) evalGet(w http.ResponseWriter, r *http.Request) (any, error) {
 
 func (s *Server) evalAllocs(w http.ResponseWriter, r *http.Request) (any, error) {
 	return s.query(w, r, allocTables, func(snap *state.Snap) (any, error) {
-		return stubs(r, snap.AllocsByEval(r.PathValue("id"))), nil
+		return filtered(r, stubs(r, snap.AllocsByEval(r.PathValue("id"))))
 	})
 }

@@ -158,7 +158,7 @@ func (s *Server) jobList(w http.ResponseWriter, r *http.Request) (any, error) {
 				out = append(out, jobStub(snap, j))
 			}
 		}
-		return out, nil
+		return paged(w, r, out, jobOrder)
 	})
 }
 
@@ -168,7 +168,7 @@ func jobStub(snap *state.Snap, j *messages.Job) *api.JobListStub {
 		Datacenters: j.Datacenters, NodePool: state.PoolOrDefault(j.NodePool), Type: j.Type, Priority: int(j.Priority),
 		Stop: j.Stop, Status: j.Status, StatusDescription: j.StatusDescription, JobSummary: summary(snap, j),
 		CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex, JobModifyIndex: j.JobModifyIndex,
-		SubmitTime: j.SubmitTime, Version: j.Version}
+		SubmitTime: j.SubmitTime, Version: j.Version, Meta: j.Meta}
 }
 
 func (s *Server) jobGet(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -213,7 +213,7 @@ func (s *Server) jobAllocs(w http.ResponseWriter, r *http.Request) (any, error) 
 		for _, a := range snap.AllocsByJob(namespace(r), r.PathValue("id")) {
 			out = append(out, api.NewAllocListStub(a))
 		}
-		return out, nil
+		return filtered(r, out)
 	})
 }
 
@@ -224,7 +224,7 @@ func (s *Server) jobEvals(w http.ResponseWriter, r *http.Request) (any, error) {
 			out = []*messages.Evaluation{}
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].CreateIndex > out[j].CreateIndex })
-		return out, nil
+		return filtered(r, out)
 	})
 }
 

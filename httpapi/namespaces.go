@@ -36,7 +36,7 @@ func (s *Server) namespaceList(w http.ResponseWriter, r *http.Request) (any, err
 				out = append(out, ns)
 			}
 		}
-		return out, nil
+		return paged(w, r, out, namespaceOrder)
 	})
 }
 

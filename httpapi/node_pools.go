@@ -55,7 +55,7 @@ func (s *Server) nodePoolList(w http.ResponseWriter, r *http.Request) (any, erro
 				out = append(out, p)
 			}
 		}
-		return out, nil
+		return paged(w, r, out, nodePoolOrder)
 	})
 }
 

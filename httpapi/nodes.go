@@ -17,7 +17,7 @@ func (s *Server) nodeList(w http.ResponseWriter, r *http.Request) (any, error) {
 				out = append(out, nodeStub(n))
 			}
 		}
-		return out, nil
+		return paged(w, r, out, nodeOrder)
 	})
 }
 
@@ -51,7 +51,7 @@ func (s *Server) nodeAllocs(w http.ResponseWriter, r *http.Request) (any, error)
 		for _, a := range snap.AllocsByNode(r.PathValue("id")) {
 			out = append(out, newAllocJSON(withJob(snap, a)))
 		}
-		return out, nil
+		return filtered(r, out)
 	})
 }
 

@@ -25,7 +25,7 @@ const (
 // is not a boolean.
 var (
 	presenceParams = []string{"stale", "pretty"}
-	boolParams     = []string{"purge", "diffs", "plain", "follow", "force", "verbose"}
+	boolParams     = []string{"purge", "diffs", "plain", "follow", "force", "verbose", "reverse"}
 	// uintParams are the whole numbers some endpoints take.
 	uintParams = []string{"index", "offset", "cas"}
 )
@@ -37,6 +37,7 @@ type queryOptions struct {
 	wait   time.Duration
 	stale  bool
 	pretty bool
+	list   listQuery // ?filter=, ?per_page=, ?next_token=, ?reverse=
 }
 
 type queryKey struct{}
@@ -59,7 +60,7 @@ func parseQuery(raw string) (*queryOptions, error) {
 		}
 	}
 	opts := &queryOptions{wait: defaultQueryWait}
-	for _, name := range append(append(append([]string{"wait", "namespace", "region", "prefix"}, presenceParams...), boolParams...), uintParams...) {
+	for _, name := range append(append(append(append([]string{"wait", "namespace", "region", "prefix"}, listParams...), presenceParams...), boolParams...), uintParams...) {
 		if len(q[name]) > 1 {
 			return nil, fmt.Errorf("query parameter %s is given %d times; give it once", name, len(q[name]))
 		}
@@ -95,6 +96,9 @@ func parseQuery(raw string) (*queryOptions, error) {
 		if _, err := parseBool(name, q.Get(name), false); err != nil {
 			return nil, err
 		}
+	}
+	if opts.list, err = parseListQuery(q); err != nil {
+		return nil, err
 	}
 	return opts, nil
 }

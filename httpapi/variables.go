@@ -81,7 +81,7 @@ func (s *Server) varList(w http.ResponseWriter, r *http.Request) (any, error) {
 		for _, v := range snap.VariablesByPrefix(varNamespace(r), r.URL.Query().Get("prefix")) {
 			out = append(out, varMeta(v))
 		}
-		return out, nil
+		return paged(w, r, out, varOrder)
 	})
 }
 

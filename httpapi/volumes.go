@@ -56,7 +56,7 @@ func (s *Server) volumeList(w http.ResponseWriter, r *http.Request) (any, error)
 				out = append(out, volumeStub(v))
 			}
 		}
-		return out, nil
+		return paged(w, r, out, volumeOrder)
 	})
 }
 
@@ -145,7 +145,7 @@ func (s *Server) pluginList(w http.ResponseWriter, r *http.Request) (any, error)
 					NodesExpected: p.NodesExpected, CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex})
 			}
 		}
-		return out, nil
+		return paged(w, r, out, pluginOrder)
 	})
 }
 
