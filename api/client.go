@@ -98,6 +98,7 @@ func (r *request) setQuery(q *QueryOptions) {
 	setNonEmpty(r.params, "region", q.Region)
 	setNonEmpty(r.params, "namespace", q.Namespace)
 	setNonEmpty(r.params, "prefix", q.Prefix)
+	setNonEmpty(r.params, "filter", q.Filter)
 	if q.AllowStale {
 		r.params.Set("stale", "")
 	}

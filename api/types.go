@@ -259,6 +259,7 @@ type QueryOptions struct {
 	WaitIndex  uint64
 	WaitTime   time.Duration
 	Prefix     string
+	Filter     string // a go-bexpr expression, on the lists that filter
 	Params     map[string]string
 
 	ctx context.Context

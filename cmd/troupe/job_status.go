@@ -14,6 +14,7 @@ import (
 // jobStatusCommand is `troupe job status [-json] [ID]`.
 func jobStatusCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("job status", stdout, stderr, true)
+	filter := filterFlag(m, "jobs")
 	rest, code, ok := m.parse(args)
 	if !ok {
 		return code
@@ -26,7 +27,7 @@ func jobStatusCommand(args []string, stdout, stderr io.Writer) int {
 		return m.fail("creating the API client", err)
 	}
 	if len(rest) == 0 {
-		return jobList(m, c)
+		return jobList(m, c, *filter)
 	}
 	job, err := lookupJob(c, rest[0])
 	if err != nil {
@@ -38,8 +39,8 @@ func jobStatusCommand(args []string, stdout, stderr io.Writer) int {
 	return jobDetail(m, c, job)
 }
 
-func jobList(m *meta, c *api.Client) int {
-	jobs, _, err := c.Jobs().List(nil)
+func jobList(m *meta, c *api.Client, filter string) int {
+	jobs, _, err := c.Jobs().List(&api.QueryOptions{Filter: filter})
 	if err != nil {
 		return m.fail("querying jobs", err)
 	}

@@ -16,6 +16,7 @@ func nodeStatusCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("node status", stdout, stderr, true)
 	verbose := m.fs.Bool("verbose", false, "show full IDs and the node's attributes")
 	stats := m.fs.Bool("stats", false, "show the host's memory and each device's usage, sampled now")
+	filter := filterFlag(m, "nodes")
 	rest, code, ok := m.parse(args)
 	if !ok {
 		return code
@@ -28,7 +29,7 @@ func nodeStatusCommand(args []string, stdout, stderr io.Writer) int {
 		return m.fail("creating the API client", err)
 	}
 	if len(rest) == 0 {
-		return nodeList(m, c, *verbose)
+		return nodeList(m, c, *verbose, *filter)
 	}
 	node, err := lookupNode(c, rest[0])
 	if err != nil {
@@ -40,8 +41,8 @@ func nodeStatusCommand(args []string, stdout, stderr io.Writer) int {
 	return nodeDetail(m, c, node, *verbose, *stats)
 }
 
-func nodeList(m *meta, c *api.Client, verbose bool) int {
-	nodes, _, err := c.Nodes().List(nil)
+func nodeList(m *meta, c *api.Client, verbose bool, filter string) int {
+	nodes, _, err := c.Nodes().List(&api.QueryOptions{Filter: filter})
 	if err != nil {
 		return m.fail("querying nodes", err)
 	}

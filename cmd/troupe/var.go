@@ -99,6 +99,7 @@ func varListCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("var list", stdout, stderr, true)
 	setHelp(m, "var list [options] [PREFIX]", "Lists the variables whose path starts with PREFIX, without their items.")
 	ns := varNamespaceFlag(m)
+	filter := filterFlag(m, "variables")
 	rest, code, ok := m.parse(args)
 	if !ok {
 		return code
@@ -114,7 +115,7 @@ func varListCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return m.fail("creating the API client", err)
 	}
-	vars, _, err := c.Variables().List(&api.QueryOptions{Namespace: *ns, Prefix: prefix})
+	vars, _, err := c.Variables().List(&api.QueryOptions{Namespace: *ns, Prefix: prefix, Filter: *filter})
 	if err != nil {
 		return m.fail("listing variables", err)
 	}
