@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/go-bexpr"
 
@@ -148,6 +149,31 @@ func complete(v any, t reflect.Type) any {
 // completeStruct completes the JSON object m of a struct of type t,
 // field by field as encoding/json names them.
 func completeStruct(m map[string]any, t reflect.Type) {
+	for _, f := range fieldsOf(t) {
+		if v, ok := m[f.name]; ok {
+			m[f.name] = complete(v, f.typ)
+		} else if z, ok := zeroJSON(f.typ); ok {
+			m[f.name] = z
+		}
+	}
+}
+
+// jsonField is a field of a struct's JSON object.
+type jsonField struct {
+	name string
+	typ  reflect.Type
+}
+
+// structFields caches fieldsOf, by type.
+var structFields sync.Map
+
+// fieldsOf lists the fields of struct type t's JSON object as
+// encoding/json names them, those of embedded structs among them.
+func fieldsOf(t reflect.Type) []jsonField {
+	if fs, ok := structFields.Load(t); ok {
+		return fs.([]jsonField)
+	}
+	var out []jsonField
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -160,7 +186,7 @@ func completeStruct(m map[string]any, t reflect.Type) {
 				et = et.Elem()
 			}
 			if et.Kind() == reflect.Struct && !encodesItself(et) {
-				completeStruct(m, et)
+				out = append(out, fieldsOf(et)...)
 				continue
 			}
 		}
@@ -170,12 +196,10 @@ func completeStruct(m map[string]any, t reflect.Type) {
 		if name == "" {
 			name = f.Name
 		}
-		if v, ok := m[name]; ok {
-			m[name] = complete(v, f.Type)
-		} else if z, ok := zeroJSON(f.Type); ok {
-			m[name] = z
-		}
+		out = append(out, jsonField{name, f.Type})
 	}
+	structFields.Store(t, out)
+	return out
 }
 
 // zeroJSON is the decoded JSON of a zero value of type t, for the kinds
@@ -209,8 +233,17 @@ func zeroJSON(t reflect.Type) (any, bool) {
 	return nil, false
 }
 
+// selfEncoders caches encodesItself, by type.
+var selfEncoders sync.Map
+
+// encodesItself says whether t has its own JSON (or text) encoding.
 func encodesItself(t reflect.Type) bool {
+	if v, ok := selfEncoders.Load(t); ok {
+		return v.(bool)
+	}
 	p := reflect.PointerTo(t)
-	return t.Implements(jsonMarshaler) || p.Implements(jsonMarshaler) ||
+	yes := t.Implements(jsonMarshaler) || p.Implements(jsonMarshaler) ||
 		t.Implements(textMarshaler) || p.Implements(textMarshaler)
+	selfEncoders.Store(t, yes)
+	return yes
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-bexpr"
@@ -23,15 +25,20 @@ func TestParseListQuery(t *testing.T) {
 	o, err = parseQuery("")
 	require.NoError(t, err)
 	require.Equal(t, listQuery{}, o.list)
+	long := strings.Repeat(`ID == "x" or `, 1000) + `ID == "y"`
+	o, err = parseQuery("filter=" + url.QueryEscape(long))
+	require.NoError(t, err, "a filter may be longer than other values")
+	require.NotNil(t, o.list.filter)
 	for raw, want := range map[string]string{
-		`filter=Status+%3D%3D`:        "failed to read filter expression: 1:10",
-		`filter=CreateIndex+>+3`:      "failed to read filter expression:",
-		"per_page=-1":                 `invalid per_page "-1"`,
-		"per_page=ten":                `invalid per_page "ten"`,
-		"per_page=99999999999":        `invalid per_page "99999999999"`,
-		"reverse=maybe":               `invalid reverse "maybe"`,
-		"filter=ID+is+empty&filter=x": "query parameter filter is given 2 times",
-		"per_page=1&per_page=2":       "query parameter per_page is given 2 times",
+		"filter=" + strings.Repeat("x", maxFilterValue+1): "query parameter filter is 16385 bytes long, over the limit of 16384",
+		`filter=Status+%3D%3D`:                            "failed to read filter expression: 1:10",
+		`filter=CreateIndex+>+3`:                          "failed to read filter expression:",
+		"per_page=-1":                                     `invalid per_page "-1"`,
+		"per_page=ten":                                    `invalid per_page "ten"`,
+		"per_page=99999999999":                            `invalid per_page "99999999999"`,
+		"reverse=maybe":                                   `invalid reverse "maybe"`,
+		"filter=ID+is+empty&filter=x":                     "query parameter filter is given 2 times",
+		"per_page=1&per_page=2":                           "query parameter per_page is given 2 times",
 	} {
 		_, err := parseQuery(raw)
 		require.ErrorContains(t, err, want, raw)
@@ -239,4 +246,23 @@ func TestFilterAndPagingWithNomadClient(t *testing.T) {
 	evals, _, err := c.Jobs().Evaluations("job-3", &nomad.QueryOptions{Filter: `Status == "pending"`})
 	require.NoError(t, err)
 	require.Len(t, evals, 1)
+}
+
+// BenchmarkFilterAllocs filters 10,000 allocation rows (as GET
+// /v1/allocations?filter= does).
+func BenchmarkFilterAllocs(b *testing.B) {
+	stubs := make([]*api.AllocListStub, 10000)
+	for i := range stubs {
+		stubs[i] = api.NewAllocListStub(&messages.Allocation{ID: fmt.Sprintf("a%05d", i), JobID: fmt.Sprintf("job-%d", i%100),
+			ClientStatus: "running", TaskGroup: "g", CreateIndex: uint64(i),
+			TaskStates: map[string]*messages.TaskState{"t": {State: "running"}}})
+	}
+	ev, err := bexpr.CreateEvaluator(`JobID == "job-7" and ClientStatus == "running"`)
+	require.NoError(b, err)
+	r := requestWith(listQuery{filter: ev})
+	for b.Loop() {
+		got, err := filtered(r, stubs)
+		require.NoError(b, err)
+		require.Len(b, got, 100)
+	}
 }

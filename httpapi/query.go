@@ -16,8 +16,10 @@ import (
 const (
 	defaultQueryWait = 5 * time.Minute
 	maxQueryWait     = 10 * time.Minute
-	// maxQueryValue bounds one query value (IDs, prefixes, names).
-	maxQueryValue = 1024
+	// maxQueryValue bounds one query value (IDs, prefixes, names);
+	// maxFilterValue a ?filter= expression (one that lists IDs is long).
+	maxQueryValue  = 1024
+	maxFilterValue = 16 << 10
 )
 
 // presenceParams are true when given with no value (?stale, ?pretty), as
@@ -113,10 +115,17 @@ func queryTextProblem(name, v string) string {
 		return shownName + " is not valid UTF-8"
 	case strings.ContainsRune(name, 0) || strings.ContainsRune(v, 0):
 		return shownName + " contains a NUL character"
-	case len(v) > maxQueryValue:
-		return fmt.Sprintf("%s is %d bytes long, over the limit of %d", shownName, len(v), maxQueryValue)
+	case len(v) > valueLimit(name):
+		return fmt.Sprintf("%s is %d bytes long, over the limit of %d", shownName, len(v), valueLimit(name))
 	}
 	return ""
+}
+
+func valueLimit(name string) int {
+	if name == "filter" {
+		return maxFilterValue
+	}
+	return maxQueryValue
 }
 
 // parseWait reads ?wait= as Nomad does: a Go duration ("30s") or a whole
