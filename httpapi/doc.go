@@ -29,6 +29,16 @@
 // answer ?namespace= ("default" when none, "*" for all). Bodies over
 // 4 MiB are refused with 413.
 //
+// Lists take Nomad's ?filter= (filter.go: a go-bexpr expression, compiled
+// once per request and evaluated against the JSON each item is answered
+// as, with the empty fields the encoder leaves out filled in); one that
+// does not parse, or cannot be evaluated, is a 400 "failed to read filter
+// expression: ...". The lists Nomad pages (paging.go) take ?per_page=,
+// ?next_token= and ?reverse=, applied after the filter in Nomad's order
+// (allocations and evaluations by create index, the others by
+// namespace and ID or name), with X-Nomad-NextToken naming the first item
+// of the next page.
+//
 // Nodes, allocations and CSI volumes are answered in Nomad's shapes
 // (shapes.go): every struct Nomad's client dereferences is present, zero-
 // valued when empty (a node's NodeResources and ReservedResources with Cpu,
