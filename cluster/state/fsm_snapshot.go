@@ -80,6 +80,9 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		func() error {
 			return each(txn, TableNamespaces, cw, func(r *messages.Snapshot, ns *messages.Namespace) { r.Namespaces = append(r.Namespaces, ns) })
 		},
+		func() error {
+			return each(txn, tableJobSubmissions, cw, func(r *messages.Snapshot, s *messages.JobSubmission) { r.Submissions = append(r.Submissions, s) })
+		},
 		cw.flush,
 	}
 	for _, step := range steps {
@@ -205,6 +208,7 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 	w.restoreNodePools(rec.NodePools)
 	w.restoreVariables(rec)
 	w.restoreNamespaces(rec.Namespaces)
+	w.restoreSubmissions(rec.Submissions)
 }
 
 // commitRestore flushes the derived tables and sets every table's index
