@@ -139,7 +139,8 @@ func (s *Server) jobParse(w http.ResponseWriter, r *http.Request) (any, error) {
 	case <-r.Context().Done():
 		return nil, r.Context().Err()
 	}
-	job, err := jobspec.Parse("job.hcl", []byte(req.JobHCL))
+	job, err := jobspec.ParseWithVariables("job.hcl", []byte(req.JobHCL),
+		jobspec.Variables{Flags: req.VariableFlags, File: req.Variables})
 	if err != nil {
 		return nil, codeErr(http.StatusBadRequest, "%v", err)
 	}
