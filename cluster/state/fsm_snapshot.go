@@ -80,9 +80,7 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		func() error {
 			return each(txn, TableNamespaces, cw, func(r *messages.Snapshot, ns *messages.Namespace) { r.Namespaces = append(r.Namespaces, ns) })
 		},
-		func() error {
-			return each(txn, tableJobSubmissions, cw, func(r *messages.Snapshot, s *messages.JobSubmission) { r.Submissions = append(r.Submissions, s) })
-		},
+		func() error { return eachSubmission(txn, cw) },
 		cw.flush,
 	}
 	for _, step := range steps {
@@ -101,6 +99,9 @@ type chunkWriter struct {
 	w   io.Writer
 	rec *messages.Snapshot
 	n   int
+	// bytes is the size of the record's large objects (job submissions
+	// of up to 1 MB each), which flush it early.
+	bytes int
 }
 
 func (c *chunkWriter) added() error {
@@ -118,7 +119,7 @@ func (c *chunkWriter) flush() error {
 	if _, err := protodelim.MarshalTo(c.w, c.rec); err != nil {
 		return err
 	}
-	c.rec, c.n = &messages.Snapshot{}, 0
+	c.rec, c.n, c.bytes = &messages.Snapshot{}, 0, 0
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -42,6 +43,34 @@ func (w *writeTxn) putSubmission(j *messages.Job, sub *messages.JobSubmission) {
 // deleteSubmission drops the submission of job version v, if any.
 func (w *writeTxn) deleteSubmission(v *messages.Job) {
 	w.delete(tableJobSubmissions, &messages.JobSubmission{Namespace: v.Namespace, JobID: v.ID, Version: v.Version})
+}
+
+// snapshotChunkBytes bounds the submissions of one snapshot record, well
+// under maxRecordBytes: a record of snapshotChunk sources of 1 MB would
+// be too large to restore.
+const snapshotChunkBytes = 16 << 20
+
+// eachSubmission writes every stored submission to the snapshot.
+func eachSubmission(txn *memdb.Txn, cw *chunkWriter) error {
+	it, err := txn.Get(tableJobSubmissions, idxID)
+	if err != nil {
+		return err
+	}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		s := raw.(*messages.JobSubmission)
+		cw.rec.Submissions = append(cw.rec.Submissions, s)
+		cw.bytes += proto.Size(s)
+		if cw.bytes >= snapshotChunkBytes {
+			if err := cw.flush(); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := cw.added(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w *writeTxn) restoreSubmissions(subs []*messages.JobSubmission) {

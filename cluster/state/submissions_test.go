@@ -1,12 +1,17 @@
 package state
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -100,4 +105,37 @@ func TestSubmissionSnapshotRestore(t *testing.T) {
 	s := restored.Store().Snapshot()
 	require.Nil(t, s.JobSubmission("default", "web", 2), "trimmed after restore")
 	require.Equal(t, "source 3", s.JobSubmission("default", "web", 3).GetSource())
+}
+
+// TestSubmissionSnapshotRecordsStaySmall: sources of up to 1 MB each are
+// split over snapshot records of about snapshotChunkBytes, so that no
+// record nears what Restore reads (a record of snapshotChunk such
+// sources would be a gigabyte).
+func TestSubmissionSnapshotRecordsStaySmall(t *testing.T) {
+	h := newHarness(t)
+	big := strings.Repeat("#", 1_000_000)
+	const jobs = 40
+	for i := range jobs {
+		h.apply(registerWithSource(testJob(fmt.Sprintf("j%02d", i), 100, 100), big))
+	}
+	sink := persist(t, h.fsm)
+	r := bufio.NewReader(bytes.NewReader(sink.Bytes()))
+	records, subs := 0, 0
+	for {
+		rec := &messages.Snapshot{}
+		err := protodelim.UnmarshalOptions{MaxSize: maxRecordBytes}.UnmarshalFrom(r, rec)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		require.Less(t, proto.Size(rec), snapshotChunkBytes+2_000_000, "record %d", records)
+		records++
+		subs += len(rec.Submissions)
+	}
+	require.Equal(t, jobs, subs)
+	require.GreaterOrEqual(t, records, 3)
+
+	restored := NewFSM(NewStore(), nil)
+	require.NoError(t, restored.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))))
+	require.Len(t, restored.Store().Snapshot().JobSubmission("default", "j39", 0).GetSource(), 1_000_000)
 }
