@@ -89,10 +89,17 @@ func TestJobSubmissionThroughNomadsClient(t *testing.T) {
 	_, _, err = c.Jobs().Submission("src", 3, nil)
 	require.ErrorContains(t, err, "job source not found")
 
+	// Reverting to version 2 makes version 4 with version 2's source.
+	_, _, err = c.Jobs().Revert("src", 2, nil, nil, "", "")
+	require.NoError(t, err)
+	got, _, err = c.Jobs().Submission("src", 4, nil)
+	require.NoError(t, err)
+	require.Equal(t, source(3), got.Source, "a revert keeps the reverted-to version's source")
+
 	// Purged, the job's sources go with it.
 	_, _, err = c.Jobs().Deregister("src", true, nil)
 	require.NoError(t, err)
 	_, _, err = c.Jobs().Submission("src", 2, nil)
 	require.ErrorContains(t, err, "job source not found")
-	require.Nil(t, a.Store().Snapshot().JobSubmission("default", "src", 2))
+	require.Nil(t, a.Store().Snapshot().JobSubmission("default", "src", 4))
 }
