@@ -18,6 +18,12 @@ func (j *Jobs) Register(job *messages.Job, w *WriteOptions) (*JobRegisterRespons
 	return j.register(&JobRegisterRequest{Job: job}, w)
 }
 
+// RegisterRequest registers a job with the options of req (its Job set),
+// such as the Submission it comes from.
+func (j *Jobs) RegisterRequest(req *JobRegisterRequest, w *WriteOptions) (*JobRegisterResponse, *WriteMeta, error) {
+	return j.register(req, w)
+}
+
 // EnforceRegister registers the job only when the stored one's
 // JobModifyIndex is modifyIndex (0: the job must not exist yet), as
 // `job plan` printed it; otherwise the server answers 409 Conflict.
@@ -100,8 +106,12 @@ func (j *Jobs) Summary(id string, q *QueryOptions) (*JobSummary, *QueryMeta, err
 
 // ParseHCL turns a job file into a job (POST /v1/jobs/parse).
 func (j *Jobs) ParseHCL(src string, canonicalize bool) (*messages.Job, error) {
+	return j.ParseHCLRequest(&JobsParseRequest{JobHCL: src, Canonicalize: canonicalize})
+}
+
+// ParseHCLRequest is ParseHCL with the file's input variables.
+func (j *Jobs) ParseHCLRequest(req *JobsParseRequest) (*messages.Job, error) {
 	var out messages.Job
-	req := &JobsParseRequest{JobHCL: src, Canonicalize: canonicalize}
 	if _, err := j.c.write(http.MethodPost, "/v1/jobs/parse", req, &out, nil); err != nil {
 		return nil, err
 	}

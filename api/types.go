@@ -22,6 +22,9 @@ type JobRegisterRequest struct {
 	// JobModifyIndex (0: the job must not exist).
 	EnforceIndex   bool   `json:",omitempty"`
 	JobModifyIndex uint64 `json:",omitempty"`
+	// Submission is the source the job was registered from, which
+	// GET /v1/job/:id/submission answers.
+	Submission *messages.JobSubmission `json:",omitempty"`
 }
 
 // JobRegisterResponse answers PUT /v1/jobs.
@@ -44,8 +47,13 @@ type JobDeregisterResponse struct {
 // JobsParseRequest is the body of POST /v1/jobs/parse; the answer is a
 // *messages.Job.
 type JobsParseRequest struct {
-	JobHCL       string
-	Canonicalize bool
+	JobHCL string
+	// Variables is a var-file's content for the file's variable blocks.
+	Variables string `json:",omitempty"`
+	// VariableFlags are -var NAME=VALUE flags (troupe's; Nomad's CLI
+	// parses job files itself).
+	VariableFlags map[string]string `json:",omitempty"`
+	Canonicalize  bool
 }
 
 // JobListStub is one row of GET /v1/jobs.
@@ -326,11 +334,19 @@ func (w *WriteOptions) Context() context.Context {
 // tags would drop and the server would then fill with defaults.
 // With EnforceIndex the job goes in Nomad's wrapper, {"Job": ...,
 // "EnforceIndex": true, "JobModifyIndex": N}.
+// A Submission goes next to "Job" as well.
 func (r *JobRegisterRequest) MarshalJSON() ([]byte, error) {
-	if !r.EnforceIndex {
+	fields := map[string]any{}
+	if r.EnforceIndex {
+		fields["EnforceIndex"], fields["JobModifyIndex"] = true, r.JobModifyIndex
+	}
+	if r.Submission != nil {
+		fields["Submission"] = r.Submission
+	}
+	if len(fields) == 0 {
 		return jobspec.EncodeJSON(r.Job)
 	}
-	return wrapJob(r.Job, map[string]any{"EnforceIndex": true, "JobModifyIndex": r.JobModifyIndex})
+	return wrapJob(r.Job, fields)
 }
 
 // wrapJob is {"Job": ...} as jobspec.EncodeJSON writes it, with fields

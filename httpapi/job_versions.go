@@ -38,7 +38,8 @@ func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request) (any, error
 // new version, enforcing the current job modify index (a change that
 // lands meanwhile makes it a 409). EnforcePriorVersion, when given, must
 // be the current version. As in Nomad, reverting a stopped job to a
-// version that ran runs it again.
+// version that ran runs it again. The new version keeps the reverted-to
+// version's submission.
 func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request) (any, error) {
 	if s.writeToLeader(w, r) {
 		return nil, errProxied
@@ -69,8 +70,12 @@ func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request) (any, error) 
 			id, req.JobVersion, versionList(snap.JobVersions(ns, id)))
 	}
 	job := proto.Clone(target).(*messages.Job)
+	var sub *messages.JobSubmission // the new version keeps the source of the one it reverts to
+	if old := snap.JobSubmission(ns, id, req.JobVersion); old != nil {
+		sub = proto.Clone(old).(*messages.JobSubmission)
+	}
 	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.newEval(job, evals.JobRegister),
-		EnforceIndex: true, JobModifyIndex: current.GetJobModifyIndex()})
+		EnforceIndex: true, JobModifyIndex: current.GetJobModifyIndex(), Submission: sub})
 }
 
 // versionList names versions for an error message: "3, 2, 1".

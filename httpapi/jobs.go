@@ -34,29 +34,33 @@ func namespace(r *http.Request) string {
 // jobRegister handles PUT /v1/jobs: decode, canonicalize, validate, then
 // one raft command carrying the job and its evaluation.
 func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error) {
-	var enforce struct {
+	var extra struct {
 		EnforceIndex   bool
 		JobModifyIndex uint64
+		Submission     *messages.JobSubmission
 	}
-	job, err := s.readJob(r, &enforce)
+	job, err := s.readJob(r, &extra)
 	if err != nil {
 		return nil, err
 	}
 	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.newEval(job, evals.JobRegister),
-		EnforceIndex: enforce.EnforceIndex, JobModifyIndex: enforce.JobModifyIndex})
+		EnforceIndex: extra.EnforceIndex, JobModifyIndex: extra.JobModifyIndex, Submission: extra.Submission})
 }
 
-// register commits a RegisterJob command and answers as Nomad does.
+// register commits a RegisterJob command and answers as Nomad does. A
+// submission over Nomad's size limit is dropped with a warning.
 func (s *Server) register(w http.ResponseWriter, r *http.Request, cmd *messages.RegisterJob) (*api.JobRegisterResponse, error) {
 	if err := s.registrationAllowed(); err != nil {
 		return nil, err
 	}
+	var dropped string
+	cmd.Submission, dropped = keepSubmission(cmd.GetSubmission())
 	resp, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_RegisterJob{RegisterJob: cmd}})
 	if err != nil {
 		return nil, err
 	}
 	out := &api.JobRegisterResponse{EvalID: cmd.GetEval().GetID(), EvalCreateIndex: index, JobModifyIndex: index, Index: index,
-		Warnings: s.jobWarnings(cmd.GetJob())}
+		Warnings: s.jobWarnings(cmd.GetJob(), dropped)}
 	if res, ok := resp.(*state.RegisterJobResult); ok {
 		out.JobModifyIndex, out.EvalID = res.JobModifyIndex, res.EvalID
 	}
@@ -135,7 +139,8 @@ func (s *Server) jobParse(w http.ResponseWriter, r *http.Request) (any, error) {
 	case <-r.Context().Done():
 		return nil, r.Context().Err()
 	}
-	job, err := jobspec.Parse("job.hcl", []byte(req.JobHCL))
+	job, err := jobspec.ParseWithVariables("job.hcl", []byte(req.JobHCL),
+		jobspec.Variables{Flags: req.VariableFlags, File: req.Variables})
 	if err != nil {
 		return nil, codeErr(http.StatusBadRequest, "%v", err)
 	}

@@ -74,19 +74,17 @@ func (s *Server) registrationAllowed() error {
 
 // jobWarnings are the warnings of a job registered or planned under the
 // stored configuration, worded and listed as Nomad does: without memory
-// oversubscription, every task's memory_max is ignored.
-func (s *Server) jobWarnings(job *messages.Job) string {
-	if s.b.Store().Snapshot().SchedulerConfig().GetMemoryOversubscriptionEnabled() {
-		return ""
-	}
+// oversubscription, every task's memory_max is ignored. extra are the
+// request's own warnings ("" for none), listed first.
+func (s *Server) jobWarnings(job *messages.Job, extra ...string) string {
 	var warns []string
-	for _, tg := range job.GetTaskGroups() {
-		for _, t := range tg.GetTasks() {
-			if t.GetResources().GetMemoryMaxMB() != 0 {
-				warns = append(warns, fmt.Sprintf("Memory oversubscription is not enabled; Task \"%s.%s\" memory_max value will be ignored. "+
-					"Update the Scheduler Configuration to allow oversubscription.", tg.GetName(), t.GetName()))
-			}
+	for _, w := range extra {
+		if w != "" {
+			warns = append(warns, w)
 		}
+	}
+	if !s.b.Store().Snapshot().SchedulerConfig().GetMemoryOversubscriptionEnabled() {
+		warns = append(warns, memoryMaxWarnings(job)...)
 	}
 	if len(warns) == 0 {
 		return ""
@@ -112,4 +110,19 @@ func preemptedStubs(snap *state.Snap, plan *messages.ApplyPlan) []*api.AllocList
 		out = append(out, stub)
 	}
 	return out
+}
+
+// memoryMaxWarnings: every task's memory_max is ignored without memory
+// oversubscription.
+func memoryMaxWarnings(job *messages.Job) []string {
+	var warns []string
+	for _, tg := range job.GetTaskGroups() {
+		for _, t := range tg.GetTasks() {
+			if t.GetResources().GetMemoryMaxMB() != 0 {
+				warns = append(warns, fmt.Sprintf("Memory oversubscription is not enabled; Task \"%s.%s\" memory_max value will be ignored. "+
+					"Update the Scheduler Configuration to allow oversubscription.", tg.GetName(), t.GetName()))
+			}
+		}
+	}
+	return warns
 }

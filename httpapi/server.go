@@ -109,6 +109,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/job/{id}/scale", s.wrap(s.jobScale))
 	m.HandleFunc("GET /v1/job/{id}/scale", s.wrap(s.jobScaleStatus))
 	m.HandleFunc("GET /v1/job/{id}/versions", s.wrap(s.jobVersions))
+	m.HandleFunc("GET /v1/job/{id}/submission", s.wrap(s.jobSubmission))
 	m.HandleFunc("PUT /v1/job/{id}/revert", s.wrap(s.jobRevert))
 	m.HandleFunc("POST /v1/job/{id}/revert", s.wrap(s.jobRevert))
 	m.HandleFunc("GET /v1/job/{id}/evaluations", s.wrap(s.jobEvals))

@@ -14,8 +14,9 @@
 // Runtime interpolations ("${attr.kernel.name}", "${node.unique.name}",
 // "${meta.rack}", "${device.model}", "${env.X}", "${NOMAD_ALLOC_ID}",
 // "${TROUPE_...}") are not evaluated: the parser returns them verbatim for
-// the scheduler and the client to resolve. Other variables and function
-// calls are errors.
+// the scheduler and the client to resolve. Input variables (variable
+// blocks, var.NAME) take their values from ParseWithVariables; other
+// variables and function calls are errors.
 //
 // Presence matters for a few defaults that a proto field cannot express (an
 // absent group count is 1, an explicit 0 stays 0; a restart block that sets

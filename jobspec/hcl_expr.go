@@ -25,6 +25,16 @@ func isRuntimeRoot(name string) bool {
 // that runtime interpolations are rendered back to their source text.
 type evaluator struct {
 	src []byte
+	// vars are the input variables' values, var.NAME (hcl_vars.go).
+	vars map[string]cty.Value
+}
+
+// evalContext offers var.* to expressions.
+func (ev evaluator) evalContext() *hcl.EvalContext {
+	if len(ev.vars) == 0 {
+		return nil
+	}
+	return &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(ev.vars)}}
 }
 
 // eval returns the value of expr. A reference to a runtime variable, alone or
@@ -49,7 +59,7 @@ func (ev evaluator) eval(expr hcl.Expression) (cty.Value, hcl.Diagnostics) {
 	if diags := ev.checkVariables(expr); diags.HasErrors() {
 		return cty.DynamicVal, diags
 	}
-	return expr.Value(nil)
+	return expr.Value(ev.evalContext())
 }
 
 func (ev evaluator) text(r hcl.Range) string {
@@ -136,15 +146,35 @@ func (ev evaluator) checkVariables(expr hcl.Expression) hcl.Diagnostics {
 	for _, tr := range expr.Variables() {
 		root := tr.RootName()
 		d := &hcl.Diagnostic{Severity: hcl.DiagError, Subject: tr.SourceRange().Ptr()}
-		if isRuntimeRoot(root) {
+		switch {
+		case root == "var":
+			if ev.declares(tr) {
+				continue
+			}
+			d.Summary = "Undeclared variable"
+			d.Detail = fmt.Sprintf("%s is not declared: add a variable block for it.", ev.text(tr.SourceRange()))
+		case isRuntimeRoot(root):
 			d.Summary = "Runtime variable not allowed here"
 			d.Detail = fmt.Sprintf("%q is resolved at run time; use it alone inside a string, as \"${%s}\".",
 				root, ev.text(tr.SourceRange()))
-		} else {
+		default:
 			d.Summary = "Unknown variable"
-			d.Detail = fmt.Sprintf("There is no variable named %q; runtime variables are attr.*, node.*, meta.*, device.*, env.*, NOMAD_* and TROUPE_*.", root)
+			d.Detail = fmt.Sprintf("There is no variable named %q; input variables are var.*; runtime variables are attr.*, node.*, meta.*, device.*, env.*, NOMAD_* and TROUPE_*.", root)
 		}
 		diags = append(diags, d)
 	}
 	return diags
+}
+
+// declares tells whether tr is var.NAME for a declared variable NAME.
+func (ev evaluator) declares(tr hcl.Traversal) bool {
+	if len(tr) < 2 {
+		return false
+	}
+	a, ok := tr[1].(hcl.TraverseAttr)
+	if !ok {
+		return false
+	}
+	_, ok = ev.vars[a.Name]
+	return ok
 }

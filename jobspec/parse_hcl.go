@@ -26,7 +26,7 @@ var (
 		{name: "kill_timeout", field: "KillTimeout", dur: true},
 	}
 
-	fileSchema = schemaOf(nil, blockSpec{"job", []string{"name"}})
+	fileSchema = schemaOf(nil, blockSpec{"job", []string{"name"}}, blockSpec{"variable", []string{"name"}})
 	jobSchema  = schemaOf(jobAttrs, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
 		blockSpec{name: "affinity"}, blockSpec{name: "spread"}, blockSpec{"group", []string{"name"}})
 	groupSchema = schemaOf(groupAttrs,
@@ -49,11 +49,16 @@ var (
 // Errors are *ParseError; a file nested deeper than MaxNestingDepth, or
 // with an expression of more than MaxExprOperators operators, is one too.
 func Parse(filename string, src []byte) (*messages.Job, error) {
+	return parse(filename, src, Variables{})
+}
+
+func parse(filename string, src []byte, vars Variables) (*messages.Job, error) {
 	file, d, err := parseHCLFile(filename, src)
 	if err != nil {
 		return nil, err
 	}
 	c := d.content(file.Body, fileSchema)
+	d.variables(c.Blocks.OfType("variable"), vars)
 	jobs := c.Blocks.OfType("job")
 	if len(jobs) == 0 && !d.diags.HasErrors() {
 		d.errorf(file.Body.MissingItemRange(), "Missing job block", "A job file must contain one job block.")

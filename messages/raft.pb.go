@@ -466,8 +466,11 @@ type RegisterJob struct {
 	// JobModifyIndex (0: the job must not exist): `job run -check-index`.
 	EnforceIndex   bool   `protobuf:"varint,3,opt,name=EnforceIndex,proto3" json:"EnforceIndex,omitempty"`
 	JobModifyIndex uint64 `protobuf:"varint,4,opt,name=JobModifyIndex,proto3" json:"JobModifyIndex,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Submission is the source the job was registered from (nil: none);
+	// stored only when the registration makes a new version.
+	Submission    *JobSubmission `protobuf:"bytes,5,opt,name=Submission,proto3" json:"Submission,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegisterJob) Reset() {
@@ -526,6 +529,13 @@ func (x *RegisterJob) GetJobModifyIndex() uint64 {
 		return x.JobModifyIndex
 	}
 	return 0
+}
+
+func (x *RegisterJob) GetSubmission() *JobSubmission {
+	if x != nil {
+		return x.Submission
+	}
+	return nil
 }
 
 // DeregisterJob marks a job stopped (or purges it) and queues its eval.
@@ -1269,6 +1279,7 @@ type Snapshot struct {
 	Variables       []*Variable             `protobuf:"bytes,20,rep,name=Variables,proto3" json:"Variables,omitempty"` // sealed, as stored
 	RootKeys        []*RootKey              `protobuf:"bytes,21,rep,name=RootKeys,proto3" json:"RootKeys,omitempty"`
 	Namespaces      []*Namespace            `protobuf:"bytes,22,rep,name=Namespaces,proto3" json:"Namespaces,omitempty"`
+	Submissions     []*JobSubmission        `protobuf:"bytes,23,rep,name=Submissions,proto3" json:"Submissions,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -1394,6 +1405,13 @@ func (x *Snapshot) GetNamespaces() []*Namespace {
 	return nil
 }
 
+func (x *Snapshot) GetSubmissions() []*JobSubmission {
+	if x != nil {
+		return x.Submissions
+	}
+	return nil
+}
+
 var File_raft_proto protoreflect.FileDescriptor
 
 const file_raft_proto_rawDesc = "" +
@@ -1401,7 +1419,7 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\"\xb0\f\n" +
+	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\"\xb0\f\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1428,12 +1446,15 @@ const file_raft_proto_rawDesc = "" +
 	"\rRotateKeyring\x18\x1f \x01(\v2\x15.troupe.RotateKeyringH\x00R\rRotateKeyring\x12F\n" +
 	"\x10UpsertNamespaces\x18\x1c \x01(\v2\x18.troupe.UpsertNamespacesH\x00R\x10UpsertNamespaces\x12F\n" +
 	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespacesB\x05\n" +
-	"\x03Cmd\"\xa0\x01\n" +
+	"\x03Cmd\"\xd7\x01\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
 	"\x04Eval\x18\x02 \x01(\v2\x12.troupe.EvaluationR\x04Eval\x12\"\n" +
 	"\fEnforceIndex\x18\x03 \x01(\bR\fEnforceIndex\x12&\n" +
-	"\x0eJobModifyIndex\x18\x04 \x01(\x04R\x0eJobModifyIndex\"\x81\x01\n" +
+	"\x0eJobModifyIndex\x18\x04 \x01(\x04R\x0eJobModifyIndex\x125\n" +
+	"\n" +
+	"Submission\x18\x05 \x01(\v2\x15.troupe.JobSubmissionR\n" +
+	"Submission\"\x81\x01\n" +
 	"\rDeregisterJob\x12\x1c\n" +
 	"\tNamespace\x18\x01 \x01(\tR\tNamespace\x12\x14\n" +
 	"\x05JobID\x18\x02 \x01(\tR\x05JobID\x12\x14\n" +
@@ -1485,7 +1506,7 @@ const file_raft_proto_rawDesc = "" +
 	"\tStopAlloc\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12.\n" +
 	"\x12DesiredDescription\x18\x02 \x01(\tR\x12DesiredDescription\x12&\n" +
-	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xce\x04\n" +
+	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\x87\x05\n" +
 	"\bSnapshot\x12\x14\n" +
 	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12\x1f\n" +
 	"\x04Jobs\x18\x02 \x03(\v2\v.troupe.JobR\x04Jobs\x12-\n" +
@@ -1502,7 +1523,8 @@ const file_raft_proto_rawDesc = "" +
 	"\bRootKeys\x18\x15 \x03(\v2\x0f.troupe.RootKeyR\bRootKeys\x121\n" +
 	"\n" +
 	"Namespaces\x18\x16 \x03(\v2\x11.troupe.NamespaceR\n" +
-	"NamespacesB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"Namespaces\x127\n" +
+	"\vSubmissions\x18\x17 \x03(\v2\x15.troupe.JobSubmissionR\vSubmissionsB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_raft_proto_rawDescOnce sync.Once
@@ -1547,16 +1569,17 @@ var file_raft_proto_goTypes = []any{
 	(*DeleteNamespaces)(nil),       // 26: troupe.DeleteNamespaces
 	(*Job)(nil),                    // 27: troupe.Job
 	(*Evaluation)(nil),             // 28: troupe.Evaluation
-	(*Allocation)(nil),             // 29: troupe.Allocation
-	(*Node)(nil),                   // 30: troupe.Node
-	(*DrainStrategy)(nil),          // 31: troupe.DrainStrategy
-	(*CSIVolume)(nil),              // 32: troupe.CSIVolume
-	(*CSIPlugin)(nil),              // 33: troupe.CSIPlugin
-	(*NodePool)(nil),               // 34: troupe.NodePool
-	(*SchedulerConfiguration)(nil), // 35: troupe.SchedulerConfiguration
-	(*Variable)(nil),               // 36: troupe.Variable
-	(*RootKey)(nil),                // 37: troupe.RootKey
-	(*Namespace)(nil),              // 38: troupe.Namespace
+	(*JobSubmission)(nil),          // 29: troupe.JobSubmission
+	(*Allocation)(nil),             // 30: troupe.Allocation
+	(*Node)(nil),                   // 31: troupe.Node
+	(*DrainStrategy)(nil),          // 32: troupe.DrainStrategy
+	(*CSIVolume)(nil),              // 33: troupe.CSIVolume
+	(*CSIPlugin)(nil),              // 34: troupe.CSIPlugin
+	(*NodePool)(nil),               // 35: troupe.NodePool
+	(*SchedulerConfiguration)(nil), // 36: troupe.SchedulerConfiguration
+	(*Variable)(nil),               // 37: troupe.Variable
+	(*RootKey)(nil),                // 38: troupe.RootKey
+	(*Namespace)(nil),              // 39: troupe.Namespace
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1584,40 +1607,42 @@ var file_raft_proto_depIdxs = []int32{
 	26, // 22: troupe.Command.DeleteNamespaces:type_name -> troupe.DeleteNamespaces
 	27, // 23: troupe.RegisterJob.Job:type_name -> troupe.Job
 	28, // 24: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	28, // 25: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	28, // 26: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	29, // 27: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 28: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	28, // 29: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	28, // 30: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 31: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	29, // 32: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	28, // 33: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	30, // 34: troupe.RegisterNode.Node:type_name -> troupe.Node
-	28, // 35: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	28, // 36: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	28, // 37: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	28, // 38: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	31, // 39: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	28, // 40: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	28, // 41: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	27, // 42: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	27, // 43: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	28, // 44: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	29, // 45: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	30, // 46: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	32, // 47: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	33, // 48: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	34, // 49: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	35, // 50: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	36, // 51: troupe.Snapshot.Variables:type_name -> troupe.Variable
-	37, // 52: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
-	38, // 53: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
-	54, // [54:54] is the sub-list for method output_type
-	54, // [54:54] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	29, // 25: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
+	28, // 26: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	28, // 27: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	30, // 28: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 29: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	28, // 30: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	28, // 31: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 32: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	30, // 33: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	28, // 34: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	31, // 35: troupe.RegisterNode.Node:type_name -> troupe.Node
+	28, // 36: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	28, // 37: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	28, // 38: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	28, // 39: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	32, // 40: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	28, // 41: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	28, // 42: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	27, // 43: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	27, // 44: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	28, // 45: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	30, // 46: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	31, // 47: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	33, // 48: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	34, // 49: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	35, // 50: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	36, // 51: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	37, // 52: troupe.Snapshot.Variables:type_name -> troupe.Variable
+	38, // 53: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
+	39, // 54: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
+	29, // 55: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
+	56, // [56:56] is the sub-list for method output_type
+	56, // [56:56] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1634,6 +1659,7 @@ func file_raft_proto_init() {
 	file_gc_proto_init()
 	file_variables_proto_init()
 	file_namespace_proto_init()
+	file_submission_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_RegisterJob)(nil),
 		(*Command_DeregisterJob)(nil),

@@ -37,6 +37,7 @@ func applyDeregisterJob(w *writeTxn, c *messages.DeregisterJob) any {
 func (w *writeTxn) purgeJob(j *messages.Job) {
 	for _, v := range w.read().JobVersions(j.Namespace, j.ID) {
 		w.delete(tableJobVersions, v)
+		w.deleteSubmission(v)
 		w.dropVersionWindows(v)
 	}
 	w.delete(TableJobs, j)

@@ -30,6 +30,7 @@ func applyRegisterJob(w *writeTxn, c *messages.RegisterJob) any {
 	w.putJob(j)
 	if j.JobModifyIndex == w.index {
 		w.putJobVersion(j)
+		w.putSubmission(j, c.GetSubmission())
 	}
 	if e := c.GetEval(); e != nil {
 		e.JobModifyIndex = j.JobModifyIndex
@@ -68,6 +69,7 @@ func (w *writeTxn) putJobVersion(j *messages.Job) {
 	keep := int(w.store.jobVersions.Load())
 	for _, v := range versions[min(len(versions), keep):] {
 		w.delete(tableJobVersions, v)
+		w.deleteSubmission(v)
 		w.dropVersionWindows(v)
 	}
 }

@@ -27,7 +27,9 @@ func runBatchJob(h *harness, id string, at int64) {
 	e.Type = "batch"
 	done := testEval("e-"+id, id, messages.EvalStatusComplete)
 	done.Type = "batch"
-	h.apply(&messages.Command{Time: at, Cmd: registerJob(job, e).Cmd})
+	reg := registerJob(job, e)
+	reg.GetRegisterJob().Submission = &messages.JobSubmission{Source: "job \"" + id + "\" {}", Format: "hcl2"}
+	h.apply(&messages.Command{Time: at, Cmd: reg.Cmd})
 	h.apply(&messages.Command{Time: at, Cmd: plan(&messages.ApplyPlan{
 		EvalID: e.ID, Place: []*messages.Allocation{testAlloc("a-"+id, id, "n1", e.ID, 10, 10)}, EvalUpdate: done,
 	}).Cmd})
@@ -36,7 +38,7 @@ func runBatchJob(h *harness, id string, at int64) {
 
 // sizes are the counts of every table and index GC must clean.
 type sizes struct {
-	Jobs, Versions, Evals, Summaries, Allocs, ByJob, ByNode, ByEval, Windows int
+	Jobs, Versions, Submissions, Evals, Summaries, Allocs, ByJob, ByNode, ByEval, Windows int
 }
 
 func sizesOf(t *testing.T, s *Snap) sizes {
@@ -50,7 +52,7 @@ func sizesOf(t *testing.T, s *Snap) sizes {
 		return n
 	}
 	return sizes{
-		Jobs: count(TableJobs), Versions: count(tableJobVersions), Evals: count(TableEvals),
+		Jobs: count(TableJobs), Versions: count(tableJobVersions), Submissions: count(tableJobSubmissions), Evals: count(TableEvals),
 		Summaries: count(tableJobSummary), Allocs: s.allocs.byID.Len(), ByJob: s.allocs.byJob.Len(),
 		ByNode: s.allocs.byNode.Len(), ByEval: s.allocs.byEval.Len(), Windows: s.allocs.windows.Len(),
 	}
@@ -80,6 +82,8 @@ func TestGCBatchJobRules(t *testing.T) {
 	require.Nil(t, s.AllocByID("a-old"))
 	require.Nil(t, s.EvalByID("e-old"))
 	require.Empty(t, s.JobVersions("default", "old"))
+	require.Nil(t, s.JobSubmission("default", "old", 0), "a collected job's submission goes with it")
+	require.NotNil(t, s.JobSubmission("default", "young", 0))
 	require.NotNil(t, s.JobByID("default", "young"))
 	require.NotNil(t, s.EvalByID("e-young"))
 }

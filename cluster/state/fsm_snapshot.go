@@ -80,6 +80,7 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		func() error {
 			return each(txn, TableNamespaces, cw, func(r *messages.Snapshot, ns *messages.Namespace) { r.Namespaces = append(r.Namespaces, ns) })
 		},
+		func() error { return eachSubmission(txn, cw) },
 		cw.flush,
 	}
 	for _, step := range steps {
@@ -98,6 +99,9 @@ type chunkWriter struct {
 	w   io.Writer
 	rec *messages.Snapshot
 	n   int
+	// bytes is the size of the record's large objects (job submissions
+	// of up to 1 MB each), which flush it early.
+	bytes int
 }
 
 func (c *chunkWriter) added() error {
@@ -115,7 +119,7 @@ func (c *chunkWriter) flush() error {
 	if _, err := protodelim.MarshalTo(c.w, c.rec); err != nil {
 		return err
 	}
-	c.rec, c.n = &messages.Snapshot{}, 0
+	c.rec, c.n, c.bytes = &messages.Snapshot{}, 0, 0
 	return nil
 }
 
@@ -205,6 +209,7 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 	w.restoreNodePools(rec.NodePools)
 	w.restoreVariables(rec)
 	w.restoreNamespaces(rec.Namespaces)
+	w.restoreSubmissions(rec.Submissions)
 }
 
 // commitRestore flushes the derived tables and sets every table's index

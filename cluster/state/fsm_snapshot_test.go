@@ -47,6 +47,10 @@ func requireSameState(t *testing.T, want, got *Snap) {
 	protoEqual("jobs", msgs(want.Jobs()), msgs(got.Jobs()))
 	for _, j := range want.Jobs() {
 		protoEqual("versions", msgs(want.JobVersions(j.Namespace, j.ID)), msgs(got.JobVersions(j.Namespace, j.ID)))
+		for _, v := range want.JobVersions(j.Namespace, j.ID) {
+			w, g := want.JobSubmission(j.Namespace, j.ID, v.Version), got.JobSubmission(j.Namespace, j.ID, v.Version)
+			require.True(t, proto.Equal(w, g), "submission of %s v%d: want %v, got %v", j.ID, v.Version, w, g)
+		}
 		protoEqual("job allocs", msgs(want.AllocsByJob(j.Namespace, j.ID)), msgs(got.AllocsByJob(j.Namespace, j.ID)))
 	}
 	protoEqual("evals", msgs(want.Evals()), msgs(got.Evals()))

@@ -142,6 +142,7 @@ func schema() *memdb.DBSchema {
 		schedulerConfigTable(),
 		nodePoolTable(),
 		namespaceTable(),
+		submissionTable(),
 		table(tableIndex, index(idxID, true, func(o any) []byte { return key1(o.(*indexEntry).Table) })),
 		table(tableJobSummary, index(idxID, true, func(o any) []byte {
 			return key2(o.(*jobSummary).Namespace, o.(*jobSummary).JobID)

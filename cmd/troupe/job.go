@@ -18,29 +18,34 @@ import (
 const defaultMonitorTimeout = 5 * time.Minute
 
 // jobRunCommand is `troupe job run [-detach] [-json-file] [-timeout D]
-// [-check-index N] FILE`.
+// [-check-index N] [-var NAME=VALUE]... [-var-file F] FILE`. The job is
+// registered with its submission (the file's text, its format and the
+// variables), which GET /v1/job/:id/submission gives back.
 func jobRunCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("job run", stdout, stderr, false)
 	detach := m.fs.Bool("detach", false, "print the evaluation ID and exit without monitoring")
 	jsonFile := m.fs.Bool("json-file", false, "the file is a JSON job (default: by the .json extension)")
 	timeout := m.fs.Duration("timeout", defaultMonitorTimeout, "give up monitoring after this long")
 	checkIndex := m.fs.Int64("check-index", -1, "submit only if the registered job's modify index is this one (from job plan; 0: a new job)")
+	vars := jobVarFlags(m)
 	id, c, code, ok := m.parseOne(args, "FILE")
 	if !ok {
 		return code
 	}
-	job, err := readJobFile(c, id, *jsonFile)
+	job, sub, err := readJobFile(c, id, *jsonFile, vars)
 	if err != nil {
 		return m.fail("parsing job file from "+id, err)
 	}
-	var resp *api.JobRegisterResponse
+	req := &api.JobRegisterRequest{Job: job, Submission: sub}
 	if *checkIndex >= 0 {
-		resp, _, err = c.Jobs().EnforceRegister(job, uint64(*checkIndex), nil)
-	} else {
-		resp, _, err = c.Jobs().Register(job, nil)
+		req.EnforceIndex, req.JobModifyIndex = true, uint64(*checkIndex)
 	}
+	resp, _, err := c.Jobs().RegisterRequest(req, nil)
 	if err != nil {
 		return m.fail("submitting job", err)
+	}
+	if resp.Warnings != "" {
+		fmt.Fprintf(m.stdout, "Job Warnings:\n%s\n\n", resp.Warnings)
 	}
 	return followEval(m, c, resp.EvalID, *detach, *timeout, true, "Job registration successful")
 }
@@ -67,28 +72,33 @@ func followEval(m *meta, c *api.Client, evalID string, detach bool, timeout time
 
 // readJobFile decodes a job file: JSON (a job, or {"Job": job}) when
 // asJSON (-json-file) or the file ends in .json, else HCL parsed by the
-// agent (POST /v1/jobs/parse).
-func readJobFile(c *api.Client, path string, asJSON bool) (*messages.Job, error) {
+// agent (POST /v1/jobs/parse) with vars. It answers the submission too:
+// the file's text, "json" or "hcl2", and the variables given.
+func readJobFile(c *api.Client, path string, asJSON bool, vars *jobVars) (*messages.Job, *messages.JobSubmission, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadJobFile, err)
+		return nil, nil, fmt.Errorf("%w: %v", errBadJobFile, err)
 	}
 	if !asJSON && !strings.EqualFold(filepath.Ext(path), ".json") {
-		return c.Jobs().ParseHCL(string(src), true)
+		return readHCLJob(c, src, vars)
 	}
+	if len(vars.flags) > 0 || vars.file != "" {
+		return nil, nil, fmt.Errorf("%w: -var and -var-file apply to HCL job files, not JSON", errBadJobFile)
+	}
+	sub := &messages.JobSubmission{Source: string(src), Format: "json"}
 	// Unknown fields are ignored, so Nomad's own job JSON is accepted.
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(src, &top); err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadJobFile, err)
+		return nil, nil, fmt.Errorf("%w: %v", errBadJobFile, err)
 	}
 	if raw, ok := top["Job"]; ok && len(top) == 1 {
 		src = raw
 	}
 	job := &messages.Job{}
 	if err := json.Unmarshal(src, job); err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadJobFile, err)
+		return nil, nil, fmt.Errorf("%w: %v", errBadJobFile, err)
 	}
-	return job, nil
+	return job, sub, nil
 }
 
 // jobStopCommand is `troupe job stop [-purge] [-detach] ID`.

@@ -24,6 +24,7 @@ func jobPlanCommand(args []string, stdout, stderr io.Writer) int {
 	diff := m.fs.Bool("diff", true, "show the difference to the registered job")
 	verbose := m.fs.Bool("verbose", false, "show the full plan")
 	jsonFile := m.fs.Bool("json-file", false, "the file is a JSON job (default: by the .json extension)")
+	vars := jobVarFlags(m)
 	path, c, code, ok := m.parseOne(args, "FILE")
 	if !ok {
 		if code == exitOK { // -h
@@ -31,7 +32,7 @@ func jobPlanCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitPlanError
 	}
-	job, err := readJobFile(c, path, *jsonFile)
+	job, _, err := readJobFile(c, path, *jsonFile, vars)
 	if err != nil {
 		m.fail("parsing job file from "+path, err)
 		return exitPlanError

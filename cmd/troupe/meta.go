@@ -17,6 +17,8 @@ type meta struct {
 	fs             *flag.FlagSet
 	address        string
 	json           bool
+	// interspersed lets flags follow the positional arguments.
+	interspersed bool
 }
 
 // newMeta builds the flag set of command name ("job status").
@@ -40,7 +42,19 @@ func (m *meta) parse(args []string) (rest []string, code int, ok bool) {
 		}
 		return nil, 1, false
 	}
-	return m.fs.Args(), 0, true
+	if !m.interspersed {
+		return m.fs.Args(), 0, true
+	}
+	for left := m.fs.Args(); len(left) > 0; left = m.fs.Args() {
+		rest = append(rest, left[0])
+		if err := m.fs.Parse(left[1:]); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, 0, false
+			}
+			return nil, 1, false
+		}
+	}
+	return rest, 0, true
 }
 
 // usageError reports wrong positional arguments.
