@@ -189,3 +189,11 @@ func vcpus(cpuMHz int64, hostMHz, maxCPUs int) int {
 	n := int((cpuMHz + int64(hostMHz) - 1) / int64(hostMHz))
 	return max(1, min(n, max(maxCPUs, 1)))
 }
+
+// CheckConfig checks a qemu task's driver config as StartTask will (keys,
+// types, values), so that a job is refused at submission; the image's
+// existence is only known on the client.
+func CheckConfig(cfg map[string]any) error {
+	_, err := parseSpec(cfg)
+	return err
+}
