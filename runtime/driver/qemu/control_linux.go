@@ -116,6 +116,22 @@ func monitorCommand(ctx context.Context, path, command string) error {
 	return nil
 }
 
+// monitorGreets reports whether the monitor at path answers with its
+// prompt (within a second).
+func monitorGreets(ctx context.Context, path string) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	var dialer net.Dialer
+	conn, err := dialer.DialContext(ctx, "unix", path)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	deadline, _ := ctx.Deadline()
+	_ = conn.SetDeadline(deadline)
+	return readPrompt(conn) == nil
+}
+
 // readPrompt reads until the monitor's "(qemu) " prompt.
 func readPrompt(conn net.Conn) error {
 	var seen strings.Builder

@@ -82,7 +82,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 		_ = cmd.Process.Kill()
 		return nil, driver.ErrShutdown
 	}
-	pid, ticks, err := d.awaitPid(ctx, t, layout.PidFile)
+	pid, ticks, err := d.awaitPid(ctx, t, layout.PidFile, layout.Monitor)
 	if err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		return nil, fmt.Errorf("qemu: %s: %w%s", cfg.ID, err, stderrTail(cfg.StderrPath))
@@ -158,15 +158,18 @@ func envList(env map[string]string) []string {
 	return out
 }
 
-// awaitPid polls for qemu's pid file until the deadline, the shim's exit
-// or ctx's end.
-func (d *Driver) awaitPid(ctx context.Context, t *task, path string) (int, uint64, error) {
+// awaitPid polls for qemu's pid file and then its monitor's greeting
+// until the deadline, the shim's exit or ctx's end. qemu writes the pid
+// file and opens the socket before it handles SIGTERM; the monitor greets
+// from the main loop, once qemu is up: a stop after that finds a monitor
+// and a qemu that shuts down cleanly on its signal.
+func (d *Driver) awaitPid(ctx context.Context, t *task, path, monitor string) (int, uint64, error) {
 	deadline := time.NewTimer(d.cfg.StartTimeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(pidPoll)
 	defer tick.Stop()
 	for {
-		if pid, err := readPid(path); err == nil {
+		if pid, err := readPid(path); err == nil && fileExists(monitor) && monitorGreets(ctx, monitor) {
 			if ticks, err := startTicks(pid); err == nil {
 				return pid, ticks, nil
 			}
