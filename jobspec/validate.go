@@ -180,7 +180,7 @@ func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 		}
 	}
 	if t.Driver == "qemu" {
-		validateQemu(c, t)
+		validateQemu(c, g, t)
 	}
 	if t.KillTimeout < 0 {
 		c.addf("kill_timeout must not be negative")

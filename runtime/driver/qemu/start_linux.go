@@ -41,6 +41,10 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 	if err != nil {
 		return nil, err
 	}
+	if cfg.NetnsPath != "" {
+		return nil, fmt.Errorf("%w: qemu: %s: the VM's ports are forwarded from the host: bridge networking is not supported",
+			driver.ErrInvalidConfig, cfg.ID)
+	}
 	if spec.Accelerator == "kvm" && !kvmUsable() {
 		return nil, fmt.Errorf("%w: %s", ErrNoKVM, cfg.ID)
 	}
