@@ -12,6 +12,7 @@ import (
 	"github.com/troupe-dev/troupe/runtime/driver"
 	"github.com/troupe-dev/troupe/runtime/driver/containerd"
 	"github.com/troupe-dev/troupe/runtime/driver/exec"
+	"github.com/troupe-dev/troupe/runtime/driver/qemu"
 )
 
 // startRuntimes builds the task drivers and the bridge network of a
@@ -26,6 +27,7 @@ func (a *Agent) startRuntimes() error {
 		"exec": exec.New(exec.Config{ExecutorPath: a.cfg.ExecutorPath, ExecutorArgs: a.cfg.ExecutorArgs,
 			ExecutorEnv: a.cfg.ExecutorEnv, Logger: a.log}),
 		containerd.Name: a.ctrd,
+		qemu.Name:       qemu.New(qemu.Config{ImagePaths: a.cfg.QemuImagePaths, Logger: a.log}),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -59,6 +59,9 @@ type Config struct {
 	// ContainerdNamespace is the containerd namespace of troupe's
 	// containers ("" = troupe).
 	ContainerdNamespace string
+	// QemuImagePaths are host directories where a qemu task's absolute
+	// image_path may be, besides its allocation dir (Nomad's image_paths).
+	QemuImagePaths []string
 	// DevicePlugins fingerprint and hand out devices such as GPUs
 	// (nil = the NVIDIA plugin on the host's NVML, which reports nothing
 	// on a host without the library).

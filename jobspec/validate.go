@@ -10,7 +10,7 @@ import (
 )
 
 // KnownDrivers are the task drivers troupe has.
-var KnownDrivers = []string{"exec", "raw_exec", "containerd"}
+var KnownDrivers = []string{"exec", "raw_exec", "containerd", "qemu"}
 
 // checker collects problems, each prefixed with the path of what it is in.
 type checker struct {
@@ -178,6 +178,9 @@ func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 		if cmd := t.Config.GetFields()["command"]; cmd.GetStringValue() == "" {
 			c.addf("config.command must be set to a non-empty string for the %s driver", t.Driver)
 		}
+	}
+	if t.Driver == "qemu" {
+		validateQemu(c, g, t)
 	}
 	if t.KillTimeout < 0 {
 		c.addf("kill_timeout must not be negative")

@@ -66,6 +66,8 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.IntVar(&cfg.JobLimits.MaxMetaValueLength, "job-max-meta-value", jobspec.DefaultMaxMetaValueLength, "longest value in a job's meta or env, in bytes")
 	fs.IntVar(&cfg.MaxPlacementsPerEval, "max-placements-per-eval", 0, "most allocations one scheduler plan places; a larger job is placed in several plans (0: no bound)")
 	fs.IntVar(&cfg.JobVersions, "job-tracked-versions", state.DefaultJobVersions, "versions of each job the servers keep (the same on every server)")
+	var qemuImages listFlag
+	fs.Var(&qemuImages, "qemu-image-path", "host directory where a qemu task's absolute image_path may be besides its allocation dir (repeatable, or comma-separated; Nomad's image_paths)")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
@@ -85,6 +87,7 @@ func runAgent(args []string, stderr io.Writer) int {
 		cfg.Server, cfg.Client = *server, *client
 	}
 	cfg.Join, cfg.Servers = join, servers
+	cfg.QemuImagePaths = qemuImages
 	if *cniPath != "" {
 		cfg.CNIPluginDirs = strings.Split(*cniPath, ":")
 	}
