@@ -33,6 +33,7 @@ func jobRunCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return m.fail("parsing job file from "+id, err)
 	}
+	jobNamespace(c, job)
 	var resp *api.JobRegisterResponse
 	if *checkIndex >= 0 {
 		resp, _, err = c.Jobs().EnforceRegister(job, uint64(*checkIndex), nil)
