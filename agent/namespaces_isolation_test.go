@@ -108,11 +108,21 @@ func TestSameJobIDInTwoNamespaces(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, vols, 1)
 
-	// green holds a job and a volume: its delete names both.
+	// A variable in green: the same path in blue is another (none).
+	_, _, err = green.Variables().Create(&nomad.Variable{Path: "app/db", Items: nomad.VariableItems{"k": "v"}}, nil)
+	require.NoError(t, err)
+	_, _, err = blue.Variables().Read("app/db", nil)
+	require.ErrorIs(t, err, nomad.ErrVariablePathNotFound)
+	gvar, _, err := green.Variables().Read("app/db", nil)
+	require.NoError(t, err)
+	require.Equal(t, "v", gvar.Items["k"])
+
+	// green holds a job, a volume and a variable: its delete names them.
 	_, err = c.Namespaces().Delete("green", nil)
 	require.Equal(t, http.StatusConflict, statusCode(t, err))
 	require.ErrorContains(t, err, `namespace "green" has non-terminal jobs: web`)
 	require.ErrorContains(t, err, `namespace "green" has volumes: vol1`)
+	require.ErrorContains(t, err, `namespace "green" has 1 variable(s)`)
 
 	// Stopping blue/web leaves green/web running.
 	_, _, err = blue.Jobs().Deregister("web", false, nil)
