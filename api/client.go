@@ -31,6 +31,10 @@ type Config struct {
 	// HTTPClient defaults to a client without a timeout (blocking queries
 	// and log streams last long; bound them with contexts).
 	HTTPClient *http.Client
+	// Namespace is sent as ?namespace= on every request whose options name
+	// none (as Nomad's client sends its configured namespace); "" sends
+	// none, which the agent reads as "default".
+	Namespace string
 }
 
 // DefaultConfig reads the address from TROUPE_ADDR, else DefaultAddress.
@@ -44,8 +48,9 @@ func DefaultConfig() *Config {
 
 // Client talks to troupe's /v1 HTTP API.
 type Client struct {
-	base *url.URL
-	http *http.Client
+	base      *url.URL
+	http      *http.Client
+	namespace string
 }
 
 // NewClient builds a client. A nil cfg means DefaultConfig.
@@ -71,8 +76,15 @@ func NewClient(cfg *Config) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{base: u, http: hc}, nil
+	return &Client{base: u, http: hc, namespace: cfg.Namespace}, nil
 }
+
+// Namespace is the namespace sent on requests whose options name none.
+func (c *Client) Namespace() string { return c.namespace }
+
+// SetNamespace changes the namespace sent on requests whose options name
+// none (Config.Namespace).
+func (c *Client) SetNamespace(ns string) { c.namespace = ns }
 
 // Address is the agent address this client talks to.
 func (c *Client) Address() string { return c.base.String() }
@@ -88,7 +100,9 @@ type request struct {
 }
 
 func (c *Client) newRequest(method, path string) *request {
-	return &request{method: method, path: path, params: url.Values{}, header: http.Header{}, ctx: context.Background()}
+	r := &request{method: method, path: path, params: url.Values{}, header: http.Header{}, ctx: context.Background()}
+	setNonEmpty(r.params, "namespace", c.namespace) // the options' own namespace replaces it
+	return r
 }
 
 func (r *request) setQuery(q *QueryOptions) {

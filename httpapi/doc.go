@@ -21,13 +21,18 @@
 // conflict is a 409 carrying the current variable, a bad path or items
 // over 64 KiB a 400. Namespaces (/v1/namespaces, /v1/namespace[/:name])
 // are written the same way: 404 for an unknown one, 409 for one with jobs
-// or volumes, 400 for a bad name, "default", or Nomad's Quota,
-// Capabilities and node pool, Vault and Consul blocks (not supported). A
-// job, volume or variable in a namespace that does not exist is a 400
-// naming it; a write without a namespace of its own takes the request's
-// ?namespace=. The lists of jobs, allocations, evaluations and volumes
-// answer ?namespace= ("default" when none, "*" for all). Bodies over
-// 4 MiB are refused with 413.
+// that are not dead, volumes or variables, 400 for a bad name, "default",
+// or Nomad's Quota, Capabilities and node pool, Vault and Consul blocks
+// (not supported). A job, volume or variable in a namespace that does not
+// exist is a 400 naming it (checked here, and again by the FSM, so a
+// registration racing the namespace's delete is refused too); a write's
+// ?namespace= places it, else its own namespace (Nomad's rule). Every job,
+// volume and variable endpoint reads and writes ?namespace= ("default"
+// when none; one in another namespace is a 404 like a missing one; "*" a
+// 400), and the lists of jobs, allocations, evaluations, volumes and
+// variables answer it ("*" for all). Allocations and evaluations, named by
+// a UUID, are found whatever ?namespace= says, as in Nomad without ACLs
+// (namespace_query.go). Bodies over 4 MiB are refused with 413.
 //
 // Lists take Nomad's ?filter= (filter.go: a go-bexpr expression, compiled
 // once per request and evaluated against the JSON each item is answered

@@ -22,15 +22,6 @@ var (
 	nodeTables  = []string{"nodes"}
 )
 
-const defaultNamespace = "default"
-
-func namespace(r *http.Request) string {
-	if ns := r.URL.Query().Get("namespace"); ns != "" && ns != "*" {
-		return ns
-	}
-	return defaultNamespace
-}
-
 // jobRegister handles PUT /v1/jobs: decode, canonicalize, validate, then
 // one raft command carrying the job and its evaluation.
 func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -57,7 +48,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, cmd *messages.
 	cmd.Submission, dropped = keepSubmission(cmd.GetSubmission())
 	resp, index, err := s.apply(r, &messages.Command{Cmd: &messages.Command_RegisterJob{RegisterJob: cmd}})
 	if err != nil {
-		return nil, err
+		return nil, namespaceRefused(err)
 	}
 	out := &api.JobRegisterResponse{EvalID: cmd.GetEval().GetID(), EvalCreateIndex: index, JobModifyIndex: index, Index: index,
 		Warnings: s.jobWarnings(cmd.GetJob(), dropped)}

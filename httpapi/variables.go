@@ -18,8 +18,9 @@ import (
 // key when the keyring is empty) and proposes only the ciphertext; reads
 // open it with the key the variable names.
 //
-// The namespace (?namespace=, "default" when absent) is stored as given:
-// it is not yet checked against the namespaces that exist.
+// The namespace is ?namespace= ("default" when absent; "*" only lists):
+// a write in a namespace that does not exist is a 400, here and again in
+// the FSM.
 
 var (
 	variableTables = []string{state.TableVariables, state.TableRootKeys}
@@ -35,22 +36,22 @@ var lockParams = []string{"lock-acquire", "lock-release", "lock-renew"}
 
 func (s *Server) variableRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /v1/vars", s.wrap(s.varList))
-	m.HandleFunc("GET /v1/var/{path...}", s.wrap(s.varGet))
-	m.HandleFunc("PUT /v1/var/{path...}", s.wrap(s.varPut))
-	m.HandleFunc("POST /v1/var/{path...}", s.wrap(s.varPut))
-	m.HandleFunc("DELETE /v1/var/{path...}", s.wrap(s.varDelete))
+	m.HandleFunc("GET /v1/var/{path...}", s.wrap(oneNamespace(s.varGet)))
+	m.HandleFunc("PUT /v1/var/{path...}", s.wrap(oneNamespace(s.varPut)))
+	m.HandleFunc("POST /v1/var/{path...}", s.wrap(oneNamespace(s.varPut)))
+	m.HandleFunc("DELETE /v1/var/{path...}", s.wrap(oneNamespace(s.varDelete)))
 	m.HandleFunc("PUT /v1/operator/keyring/rotate", s.wrap(s.keyringRotate))
 	m.HandleFunc("POST /v1/operator/keyring/rotate", s.wrap(s.keyringRotate))
 	m.HandleFunc("GET /v1/operator/keyring/keys", s.wrap(s.keyringList))
 }
 
 // varNamespace is ?namespace=, "default" when absent ("*" is kept: it
-// lists every namespace and is refused for a write).
+// lists every namespace; oneNamespace refuses it elsewhere).
 func varNamespace(r *http.Request) string {
 	if ns := r.URL.Query().Get("namespace"); ns != "" {
 		return ns
 	}
-	return defaultNamespace
+	return state.NamespaceDefault
 }
 
 // varPathOf is the URL's variable path, trimmed as Nomad's client trims
@@ -196,7 +197,7 @@ func (s *Server) varApplyError(w http.ResponseWriter, err error) error {
 	case errors.Is(err, state.ErrInvalidVariable), errors.Is(err, state.ErrVariableTooLarge):
 		return codeErr(http.StatusBadRequest, "%v", err)
 	}
-	return err
+	return namespaceRefused(err)
 }
 
 func refuseLocks(r *http.Request) error {

@@ -50,6 +50,9 @@ func (s *Server) volumeCreate(w http.ResponseWriter, r *http.Request) (any, erro
 	case len(vols) > 1:
 		return nil, codeErr(http.StatusBadRequest, "the request body holds %d volumes with ID %q; create takes one", len(vols), vols[0].GetID())
 	}
+	if err := s.checkVolumeNamespaces(vols); err != nil {
+		return nil, err
+	}
 	resp, err := s.volumeOp(w, r, &messages.VolumeOpRequest{Op: volumeOpCreate, VolumeID: vols[0].GetID(), Volume: vols[0]})
 	if err != nil {
 		return nil, err
@@ -69,6 +72,9 @@ func (s *Server) volumeDetach(w http.ResponseWriter, r *http.Request) (any, erro
 	if node == "" {
 		return nil, codeErr(http.StatusBadRequest, "missing ?node= (the ID of the node to detach the volume from)")
 	}
+	if done, err := s.volumeOnLeader(w, r); done || err != nil {
+		return nil, err
+	}
 	resp, err := s.volumeOp(w, r, &messages.VolumeOpRequest{Op: volumeOpDetach, VolumeID: r.PathValue("id"), NodeID: node})
 	if err != nil {
 		return nil, err
@@ -84,6 +90,9 @@ func (s *Server) volumeDelete(w http.ResponseWriter, r *http.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
+	if done, err := s.volumeOnLeader(w, r); done || err != nil {
+		return nil, err
+	}
 	resp, err := s.volumeOp(w, r, &messages.VolumeOpRequest{Op: volumeOpDelete, VolumeID: r.PathValue("id"), Secrets: secrets})
 	if err != nil {
 		return nil, err
@@ -94,12 +103,25 @@ func (s *Server) volumeDelete(w http.ResponseWriter, r *http.Request) (any, erro
 // volumeDeregister handles DELETE /v1/volume/csi/:id[?force=true]. An
 // unknown volume is a 404 (the leader answers not_found).
 func (s *Server) volumeDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
+	if done, err := s.volumeOnLeader(w, r); done || err != nil {
+		return nil, err
+	}
 	resp, err := s.volumeOp(w, r, &messages.VolumeOpRequest{Op: volumeOpDeregister, VolumeID: r.PathValue("id"),
 		Force: boolParam(r, "force")})
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"Index": resp.GetIndex()}, nil
+}
+
+// volumeOnLeader passes an operator request on a registered volume to
+// the leader (done, errProxied), or, on the leader, refuses it with a 404
+// when the volume is not in the request's namespace.
+func (s *Server) volumeOnLeader(w http.ResponseWriter, r *http.Request) (done bool, err error) {
+	if s.writeToLeader(w, r) {
+		return true, errProxied
+	}
+	return false, s.volumeInNamespace(r, r.PathValue("id"))
 }
 
 // volumeOp sends req to the leader's volume manager. No answer is a 503;

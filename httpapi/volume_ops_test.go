@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -25,6 +27,27 @@ type fakeBackend struct {
 	mu     sync.Mutex
 	reqs   []*messages.VolumeOpRequest
 	answer func(*messages.VolumeOpRequest) (*messages.VolumeOpResponse, error)
+	once   sync.Once
+	store  *state.Store
+}
+
+// Store holds volume vol1 in "default": the operator requests on a
+// registered volume look it up in the request's namespace before they
+// reach VolumeOp.
+func (f *fakeBackend) Store() *state.Store {
+	f.once.Do(func() {
+		fsm := state.NewFSM(state.NewStore(), nil)
+		data, err := proto.Marshal(&messages.Command{Cmd: &messages.Command_RegisterVolume{RegisterVolume: &messages.RegisterVolume{
+			Volume: &messages.CSIVolume{ID: "vol1", Namespace: "default", PluginID: "ebs"}}}})
+		if err != nil {
+			panic(err)
+		}
+		if res := fsm.Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: data}); res != nil {
+			panic(res)
+		}
+		f.store = fsm.Store()
+	})
+	return f.store
 }
 
 func (f *fakeBackend) Leader() string     { return "10.0.0.1:4647" }

@@ -70,6 +70,8 @@ func toError(err error) *messages.Error {
 		return messages.NewError(messages.CodeNotFound, err.Error())
 	case errors.Is(err, state.ErrJobModifyIndex):
 		return messages.NewError(messages.CodeConflict, err.Error())
+	case errors.Is(err, state.ErrNamespaceNotFound):
+		return messages.NewError(messages.CodeInvalid, err.Error())
 	}
 	return messages.NewError(messages.CodeInternal, err.Error())
 }

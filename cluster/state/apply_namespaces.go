@@ -1,6 +1,8 @@
 package state
 
 import (
+	"fmt"
+
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -44,4 +46,15 @@ func (w *writeTxn) restoreNamespaces(nss []*messages.Namespace) {
 	for _, ns := range nss {
 		w.insert(TableNamespaces, ns)
 	}
+}
+
+// inNamespace refuses a job, volume or variable (what: `job "web"`) whose
+// namespace does not exist at this index, so that a registration cannot
+// slip in behind a delete of its namespace ("" is "default").
+func (w *writeTxn) inNamespace(ns, what string) error {
+	ns = NamespaceOrDefault(ns)
+	if w.read().NamespaceByName(ns) == nil {
+		return fmt.Errorf("%w: namespace %q does not exist: %s cannot be in it", ErrNamespaceNotFound, ns, what)
+	}
+	return nil
 }

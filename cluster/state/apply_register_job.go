@@ -13,6 +13,9 @@ func applyRegisterJob(w *writeTxn, c *messages.RegisterJob) any {
 	if j == nil {
 		return fmt.Errorf("%w: RegisterJob without a job", ErrBadCommand)
 	}
+	if err := w.inNamespace(j.Namespace, fmt.Sprintf("job %q", j.ID)); err != nil {
+		return err
+	}
 	if err := w.jobInPool(j); err != nil {
 		return err
 	}

@@ -25,6 +25,9 @@ func applyRegisterVolume(w *writeTxn, c *messages.RegisterVolume) any {
 	if err := validateVolume(v); err != nil {
 		return err
 	}
+	if err := w.inNamespace(v.Namespace, fmt.Sprintf("volume %q", v.ID)); err != nil {
+		return err
+	}
 	if other := w.read().CSIVolumeAnyNamespace(v.ID); other != nil && other.Namespace != v.Namespace {
 		return fmt.Errorf("%w: volume ID %q is already used in namespace %q", ErrInvalidVolume, v.ID, other.Namespace)
 	}

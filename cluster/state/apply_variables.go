@@ -51,6 +51,9 @@ func (w *writeTxn) setVariable(old, v *messages.Variable) any {
 	case first[*messages.RootKey](w.txn, TableRootKeys, idxID, d.GetKeyID()) == nil:
 		return fmt.Errorf("%w: %s/%s is sealed with unknown key %q", ErrInvalidVariable, v.Namespace, v.Path, d.GetKeyID())
 	}
+	if err := w.inNamespace(v.Namespace, fmt.Sprintf("variable %q", v.Path)); err != nil {
+		return err
+	}
 	v.CreateIndex, v.CreateTime = w.index, w.now
 	if old != nil {
 		v.CreateIndex, v.CreateTime = old.CreateIndex, old.CreateTime

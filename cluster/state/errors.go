@@ -145,16 +145,17 @@ func (e *VariableCASError) Error() string {
 func (e *VariableCASError) Is(target error) bool { return target == ErrVariableCASConflict }
 
 // Namespace errors: the Apply response to a namespace command, or to a
-// job or volume registration naming a namespace, that changed nothing.
+// job, volume or variable registration naming a namespace, that changed
+// nothing.
 var (
-	// ErrNamespaceNotFound: a namespace to delete, or that a job or
-	// volume names, that does not exist.
+	// ErrNamespaceNotFound: a namespace to delete, or that a job, volume
+	// or variable to register names, that does not exist.
 	ErrNamespaceNotFound = errors.New("state: namespace not found")
 	// ErrInvalidNamespace: a namespace with a bad name or description.
 	ErrInvalidNamespace = errors.New("state: invalid namespace")
 	// ErrNamespaceBuiltIn: deleting "default".
 	ErrNamespaceBuiltIn = errors.New("state: built-in namespace")
 	// ErrNamespaceInUse: a namespace to delete that still has jobs that
-	// are not dead, or volumes.
+	// are not dead, volumes or variables.
 	ErrNamespaceInUse = errors.New("state: namespace in use")
 )

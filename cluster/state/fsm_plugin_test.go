@@ -137,6 +137,7 @@ func TestVolumeTablesIndexAndWait(t *testing.T) {
 
 func TestVolumeReads(t *testing.T) {
 	h := newHarness(t)
+	require.Nil(t, h.apply(upsertNamespaces(&messages.Namespace{Name: "prod"})))
 	for _, v := range []struct{ ns, id, plugin string }{
 		{"prod", "b", "hostpath"}, {"default", "c", "hostpath"}, {"default", "a", "other"}, {"prod", "ab", "hostpath"},
 	} {

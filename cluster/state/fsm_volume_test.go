@@ -59,6 +59,9 @@ func TestRegisterVolume(t *testing.T) {
 			if tt.claimed {
 				require.Nil(t, h.apply(claimVolume("v", testClaim("a1", "n1", ModeWrite, messages.CSIAccessSingleNodeWriter))))
 			}
+			if tt.update.Namespace == "prod" {
+				require.Nil(t, h.apply(upsertNamespaces(&messages.Namespace{Name: "prod"})))
+			}
 			before := h.snap().CSIVolumeByID("default", "v")
 			events := len(h.events)
 

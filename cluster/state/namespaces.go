@@ -11,12 +11,14 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// Namespaces scope jobs, allocations, evaluations and volumes. "default"
-// is built in: it always exists and cannot be deleted (its description
-// and meta may change, as in Nomad). A namespace with a job that is not
-// dead, or with a volume, cannot be deleted. That a job or volume names a
-// namespace that exists is checked by the HTTP API (the FSM takes the
-// namespace a command names as it is).
+// Namespaces scope jobs, allocations, evaluations, volumes and variables.
+// "default" is built in: it always exists and cannot be deleted (its
+// description and meta may change, as in Nomad). A namespace with a job
+// that is not dead, a volume or a variable cannot be deleted. The FSM
+// refuses a job, volume or variable in a namespace that does not exist
+// (ErrNamespaceNotFound), whatever order a registration and the delete of
+// its namespace reach the log in; the HTTP API checks the same first, to
+// answer without a raft round.
 
 // TableNamespaces is the namespaces table (Index and Wait understand it).
 const TableNamespaces = "namespaces"
@@ -84,7 +86,8 @@ func CheckUpsertNamespaces(nss []*messages.Namespace) error {
 
 // CheckDeleteNamespaces checks the names of a DeleteNamespaces against s:
 // at least one; each an existing namespace other than "default", with no
-// job that is not dead and no volume. Every problem is reported.
+// job that is not dead, no volume and no variable. Every problem is
+// reported.
 func CheckDeleteNamespaces(s *Snap, names []string) error {
 	return checkDeletes(s, names, "namespace", ErrInvalidNamespace, checkDeleteNamespace)
 }
@@ -114,6 +117,11 @@ func checkDeleteNamespace(s *Snap, name string) error {
 	}
 	if len(vols) > 0 {
 		errs = append(errs, fmt.Errorf("%w: namespace %q has volumes: %s", ErrNamespaceInUse, name, strings.Join(vols, ", ")))
+	}
+	if vars := s.VariablesByPrefix(name, ""); len(vars) > 0 {
+		// As Nomad's, without the paths (a reader of the namespace list
+		// may not be one of its variables).
+		errs = append(errs, fmt.Errorf("%w: namespace %q has %d variable(s)", ErrNamespaceInUse, name, len(vars)))
 	}
 	return errors.Join(errs...)
 }

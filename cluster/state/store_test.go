@@ -11,10 +11,11 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// seedStore registers two nodes, two jobs (one in another namespace), and
-// places three allocations through the FSM.
+// seedStore registers two nodes, namespace "prod", two jobs (one in
+// prod), and places three allocations through the FSM.
 func seedStore(t *testing.T) *harness {
 	h := newHarness(t)
+	require.Nil(t, h.apply(upsertNamespaces(&messages.Namespace{Name: "prod"})))
 	h.apply(registerNode(testNode("n2", 4000, 4096)))
 	h.apply(registerNode(testNode("n1", 4000, 4096)))
 	h.apply(registerJob(testJob("web", 100, 100), testEval("e-web", "web", messages.EvalStatusPending)))

@@ -155,6 +155,7 @@ func TestRotateKeyringKeepsOldKeys(t *testing.T) {
 
 func TestVariablesByPrefix(t *testing.T) {
 	h, k := keyedHarness(t)
+	require.Nil(t, h.apply(upsertNamespaces(&messages.Namespace{Name: "prod"})))
 	for _, p := range []struct{ ns, path string }{{"default", "app/b"}, {"default", "app/a"}, {"default", "other"}, {"prod", "app/c"}} {
 		h.apply(varSet(sealed(t, k, p.ns, p.path, map[string]string{"k": "v"}), false, 0))
 	}

@@ -15,8 +15,11 @@
 // system.go (system gc));
 // format.go holds the table and time helpers, lookup.go the ID-prefix
 // lookups, meta.go the flags every command shares: -address (default
-// $TROUPE_ADDR, else http://127.0.0.1:4646) and, where a command prints
-// an API object, -json.
+// $TROUPE_ADDR, else http://127.0.0.1:4646), -namespace (default
+// $TROUPE_NAMESPACE, else $NOMAD_NAMESPACE, else "default"; "*" lists
+// every namespace, and finds a job in any) and, where a command prints an
+// API object, -json. A job file that names a namespace is run and planned
+// in it, as by Nomad's CLI.
 // The environment and the clock are read through getenv and nowFunc so
 // tests can replace them.
 //

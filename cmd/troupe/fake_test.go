@@ -215,7 +215,7 @@ func (f *fakeAPI) listJobs(w http.ResponseWriter, r *http.Request) {
 	out := []*api.JobListStub{}
 	for _, j := range f.jobs {
 		if strings.HasPrefix(j.ID, r.URL.Query().Get("prefix")) {
-			out = append(out, &api.JobListStub{ID: j.ID, Name: j.Name, Type: j.Type, Priority: int(j.Priority),
+			out = append(out, &api.JobListStub{ID: j.ID, Name: j.Name, Namespace: j.Namespace, Type: j.Type, Priority: int(j.Priority),
 				Status: j.Status, SubmitTime: j.SubmitTime})
 		}
 	}

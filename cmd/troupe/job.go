@@ -36,6 +36,7 @@ func jobRunCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return m.fail("parsing job file from "+id, err)
 	}
+	jobNamespace(c, job)
 	req := &api.JobRegisterRequest{Job: job, Submission: sub}
 	if *checkIndex >= 0 {
 		req.EnforceIndex, req.JobModifyIndex = true, uint64(*checkIndex)

@@ -37,6 +37,7 @@ func jobPlanCommand(args []string, stdout, stderr io.Writer) int {
 		m.fail("parsing job file from "+path, err)
 		return exitPlanError
 	}
+	jobNamespace(c, job)
 	resp, _, err := c.Jobs().Plan(job, *diff, nil)
 	if err != nil {
 		m.fail("during plan", err)

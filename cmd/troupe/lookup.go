@@ -40,7 +40,14 @@ func lookup[T any](what, id string, info func(string) (T, error), list func(stri
 	}
 }
 
+// lookupJob reads the job id names (an ID or a unique prefix) in the
+// client's namespace. With "*" it looks in every namespace, and the client
+// then addresses the one job found in its own (a later stop or scale goes
+// to it).
 func lookupJob(c *api.Client, id string) (*messages.Job, error) {
+	if c.Namespace() == allNamespaces {
+		return lookupJobAnywhere(c, id)
+	}
 	return lookup("job", id,
 		func(id string) (*messages.Job, error) { j, _, err := c.Jobs().Info(id, nil); return j, err },
 		func(p string) ([]string, error) {
@@ -102,4 +109,43 @@ func (m *meta) allocClient(id string) (c *api.Client, alloc *messages.Allocation
 		return nil, nil, m.fail("querying allocation", err), false
 	}
 	return c, alloc, 0, true
+}
+
+// allNamespaces is the namespace that names every namespace.
+const allNamespaces = "*"
+
+// lookupJobAnywhere is lookupJob across every namespace: a job whose ID is
+// id, else the one whose ID starts with it.
+func lookupJobAnywhere(c *api.Client, id string) (*messages.Job, error) {
+	stubs, _, err := c.Jobs().List(&api.QueryOptions{Prefix: id})
+	if err != nil {
+		return nil, err
+	}
+	var exact, prefixed []*api.JobListStub
+	for _, s := range stubs {
+		switch {
+		case s.ID == id:
+			exact = append(exact, s)
+		case strings.HasPrefix(s.ID, id):
+			prefixed = append(prefixed, s)
+		}
+	}
+	matches := exact
+	if len(matches) == 0 {
+		matches = prefixed
+	}
+	switch len(matches) {
+	case 0:
+		return nil, fmt.Errorf("%w: no job with prefix or ID %q in any namespace", errNoMatch, id)
+	case 1:
+		c.SetNamespace(matches[0].Namespace)
+		j, _, err := c.Jobs().Info(matches[0].ID, nil)
+		return j, err
+	}
+	names := make([]string, 0, len(matches))
+	for _, s := range matches {
+		names = append(names, s.Namespace+"/"+s.ID)
+	}
+	return nil, fmt.Errorf("%w: %q matched %d jobs: %s (name one namespace with -namespace)",
+		errAmbiguous, id, len(matches), strings.Join(names, ", "))
 }

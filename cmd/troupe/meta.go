@@ -8,14 +8,23 @@ import (
 	"io"
 
 	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// Environment variables naming the namespace of a command's requests when
+// -namespace does not: troupe's own first, then Nomad's CLI's.
+const (
+	namespaceEnv      = "TROUPE_NAMESPACE"
+	nomadNamespaceEnv = "NOMAD_NAMESPACE"
 )
 
 // meta holds what every command shares: its streams, its flag set with the
-// global -address flag and, where asked, -json.
+// global -address and -namespace flags and, where asked, -json.
 type meta struct {
 	stdout, stderr io.Writer
 	fs             *flag.FlagSet
 	address        string
+	namespace      string
 	json           bool
 	// interspersed lets flags follow the positional arguments.
 	interspersed bool
@@ -27,6 +36,8 @@ func newMeta(name string, stdout, stderr io.Writer, withJSON bool) *meta {
 	m.fs = flag.NewFlagSet("troupe "+name, flag.ContinueOnError)
 	m.fs.SetOutput(stderr)
 	m.fs.StringVar(&m.address, "address", "", "agent HTTP address (default $TROUPE_ADDR, else "+api.DefaultAddress+")")
+	m.fs.StringVar(&m.namespace, "namespace", "", `namespace of the jobs, allocations, evaluations, volumes and variables named `+
+		`(default $TROUPE_NAMESPACE, else $NOMAD_NAMESPACE, else "default"; "*" lists every namespace)`)
 	if withJSON {
 		m.fs.BoolVar(&m.json, "json", false, "print the API object as JSON")
 	}
@@ -64,7 +75,7 @@ func (m *meta) usageError(want string) int {
 }
 
 // client builds an API client: -address, else $TROUPE_ADDR, else the
-// default address.
+// default address; its requests carry the namespace (nsOf).
 func (m *meta) client() (*api.Client, error) {
 	addr := m.address
 	if addr == "" {
@@ -73,7 +84,28 @@ func (m *meta) client() (*api.Client, error) {
 	if addr == "" {
 		addr = api.DefaultAddress
 	}
-	return api.NewClient(&api.Config{Address: addr})
+	return api.NewClient(&api.Config{Address: addr, Namespace: m.nsOf()})
+}
+
+// nsOf is the namespace the command's requests name: -namespace, else
+// $TROUPE_NAMESPACE, else $NOMAD_NAMESPACE, else none ("default").
+func (m *meta) nsOf() string {
+	for _, ns := range []string{m.namespace, getenv(namespaceEnv), getenv(nomadNamespaceEnv)} {
+		if ns != "" {
+			return ns
+		}
+	}
+	return ""
+}
+
+// jobNamespace makes a job file's namespace the one its requests name, as
+// Nomad's CLI does: a file that names a namespace other than "default"
+// wins over -namespace (a parsed file without one reads "default", which
+// the flag then replaces).
+func jobNamespace(c *api.Client, job *messages.Job) {
+	if ns := job.GetNamespace(); ns != "" && ns != "default" {
+		c.SetNamespace(ns)
+	}
 }
 
 // fail prints "Error <what>: <err>" to stderr and returns exit code 1.

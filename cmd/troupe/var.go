@@ -19,21 +19,15 @@ func varCommands() *cmdNode {
 	}}
 }
 
-// varNamespaceFlag adds -namespace to m.
-func varNamespaceFlag(m *meta) *string {
-	return m.fs.String("namespace", "", `the variable's namespace (default "default"; "*" lists every namespace)`)
-}
-
 // varGetCommand is `troupe var get [-json] [-namespace NS] PATH`.
 func varGetCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("var get", stdout, stderr, true)
 	setHelp(m, "var get [options] PATH", "Shows a variable: its metadata and items.")
-	ns := varNamespaceFlag(m)
 	path, c, code, ok := m.parseOne(args, "PATH")
 	if !ok {
 		return code
 	}
-	v, _, err := c.Variables().Read(path, &api.QueryOptions{Namespace: *ns})
+	v, _, err := c.Variables().Read(path, nil)
 	if err != nil {
 		return m.fail("reading the variable", err)
 	}
@@ -61,7 +55,6 @@ func writeVariable(w io.Writer, v *api.Variable) {
 func varPutCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("var put", stdout, stderr, true)
 	setHelp(m, "var put [options] PATH key=value ...", "Writes a variable: its items become the given ones.")
-	ns := varNamespaceFlag(m)
 	checkIndex := m.fs.Int64("check-index", -1, "write only if the variable's modify index is this (0: only if it does not exist)")
 	rest, code, ok := m.parse(args)
 	if !ok {
@@ -83,7 +76,7 @@ func varPutCommand(args []string, stdout, stderr io.Writer) int {
 		return m.fail("creating the API client", err)
 	}
 	check := *checkIndex >= 0
-	v, _, err := c.Variables().Put(rest[0], items, check, uint64(max(*checkIndex, 0)), &api.WriteOptions{Namespace: *ns})
+	v, _, err := c.Variables().Put(rest[0], items, check, uint64(max(*checkIndex, 0)), nil)
 	if err != nil {
 		return m.fail("writing the variable", err)
 	}
@@ -98,7 +91,6 @@ func varPutCommand(args []string, stdout, stderr io.Writer) int {
 func varListCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("var list", stdout, stderr, true)
 	setHelp(m, "var list [options] [PREFIX]", "Lists the variables whose path starts with PREFIX, without their items.")
-	ns := varNamespaceFlag(m)
 	filter := filterFlag(m, "variables")
 	rest, code, ok := m.parse(args)
 	if !ok {
@@ -115,7 +107,7 @@ func varListCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return m.fail("creating the API client", err)
 	}
-	vars, _, err := c.Variables().List(&api.QueryOptions{Namespace: *ns, Prefix: prefix, Filter: *filter})
+	vars, _, err := c.Variables().List(&api.QueryOptions{Prefix: prefix, Filter: *filter})
 	if err != nil {
 		return m.fail("listing variables", err)
 	}
@@ -138,12 +130,11 @@ func varListCommand(args []string, stdout, stderr io.Writer) int {
 func varPurgeCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("var purge", stdout, stderr, false)
 	setHelp(m, "var purge [options] PATH", "Deletes a variable.")
-	ns := varNamespaceFlag(m)
 	path, c, code, ok := m.parseOne(args, "PATH")
 	if !ok {
 		return code
 	}
-	if _, err := c.Variables().Delete(path, &api.WriteOptions{Namespace: *ns}); err != nil {
+	if _, err := c.Variables().Delete(path, nil); err != nil {
 		return m.fail("purging the variable", err)
 	}
 	fmt.Fprintf(m.stdout, "Successfully purged variable %q\n", path)
