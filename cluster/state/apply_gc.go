@@ -109,6 +109,7 @@ func (w *writeTxn) gcNode(n *messages.Node) {
 	w.countNode(n, nil)
 	w.delete(TableNodes, n)
 	w.changed[TableNodes] = true
+	w.ev.nodeDeleted(n.ID)
 	delete(w.usage, n.ID)
 	w.allocTable(true).usage.Delete(n.ID)
 }
