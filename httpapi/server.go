@@ -77,12 +77,12 @@ type Options struct {
 	Limits jobspec.Limits
 	// StreamHeartbeat is how long a followed fs stream or log (JSON
 	// frames) stays quiet before an empty frame, {}, is sent so that
-	// proxies and clients keep it open (0: DefaultStreamHeartbeat).
+	// proxies and clients keep it open (0: defaultStreamHeartbeat).
 	StreamHeartbeat time.Duration
 }
 
-// DefaultStreamHeartbeat is Nomad's stream heartbeat rate.
-const DefaultStreamHeartbeat = time.Second
+// defaultStreamHeartbeat is Nomad's stream heartbeat rate.
+const defaultStreamHeartbeat = time.Second
 
 // New returns the API handler.
 func New(b Backend, logger *slog.Logger, opts Options) *Server {
@@ -93,7 +93,7 @@ func New(b Backend, logger *slog.Logger, opts Options) *Server {
 		opts.Region = "global"
 	}
 	if opts.StreamHeartbeat <= 0 {
-		opts.StreamHeartbeat = DefaultStreamHeartbeat
+		opts.StreamHeartbeat = defaultStreamHeartbeat
 	}
 	s := &Server{b: b, opts: opts, log: logger, mux: http.NewServeMux(),
 		hclSlots: make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))}

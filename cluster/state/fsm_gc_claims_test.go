@@ -20,7 +20,7 @@ func TestGCKeepsAllocsWithClaims(t *testing.T) {
 	runBatchJob(h, "b", testNow)
 	require.Nil(t, h.apply(claimVolume("vol", testClaim("a-b", "n1", ModeWrite, "single-node-writer"))))
 	require.Nil(t, h.apply(updateClaim("vol", "a-b", ClaimUnpublishing)))
-	require.Len(t, h.snap().CSIVolumesClaimedBy("a-b"), 1)
+	require.Len(t, h.snap().csiVolumesClaimedBy("a-b"), 1)
 
 	now := testNow + 5*hour
 	collect := func() *GCResult {
@@ -42,7 +42,7 @@ func TestGCKeepsAllocsWithClaims(t *testing.T) {
 		require.Equal(t, 0, collect().Allocs, "claim %s still holds the allocation", st)
 	}
 	require.Nil(t, h.apply(updateClaim("vol", "a-b", ClaimFreed)))
-	require.Empty(t, h.snap().CSIVolumesClaimedBy("a-b"))
+	require.Empty(t, h.snap().csiVolumesClaimedBy("a-b"))
 
 	r = collect()
 	require.Equal(t, []int{1, 1}, []int{r.Jobs, r.Allocs})

@@ -31,7 +31,7 @@ func (s *Snap) AllocCollectable(a *messages.Allocation, cutoff int64) bool {
 	if !a.ClientTerminalStatus() || a.ModifyTime > cutoff {
 		return false
 	}
-	if len(s.CSIVolumesClaimedBy(a.ID)) > 0 {
+	if len(s.csiVolumesClaimedBy(a.ID)) > 0 {
 		return false
 	}
 	if a.ClientStatus != messages.AllocClientStatusFailed || a.NextAllocation != "" {

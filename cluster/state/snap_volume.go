@@ -41,9 +41,9 @@ func (s *Snap) CSIPlugins() []*messages.CSIPlugin {
 	return list[*messages.CSIPlugin](s.txn, TableCSIPlugins, idxID)
 }
 
-// CSIVolumesClaimedBy returns the volumes on which allocation allocID
+// csiVolumesClaimedBy returns the volumes on which allocation allocID
 // holds a claim, in any state short of freed (a freed claim leaves its
 // volume).
-func (s *Snap) CSIVolumesClaimedBy(allocID string) []*messages.CSIVolume {
+func (s *Snap) csiVolumesClaimedBy(allocID string) []*messages.CSIVolume {
 	return list[*messages.CSIVolume](s.txn, TableCSIVolumes, idxClaimAlloc, allocID)
 }
