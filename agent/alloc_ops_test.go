@@ -3,6 +3,7 @@ package agent
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,4 +92,58 @@ func waitEvent(t *testing.T, c *nomad.Client, allocID, ev string) *nomad.Allocat
 		return len(evs) > 0 && evs[len(evs)-1].Type == ev
 	}, 10*time.Second, 10*time.Millisecond, "no %q event", ev)
 	return full
+}
+
+// TestNomadClientRestartAllTasksRunsFinishedTask: in a batch group, a
+// real exec task that exited 0 beside a running one is run again by
+// `alloc restart -all-tasks` (Nomad's RestartAllTasks), as is the running
+// one; a plain restart runs only the running one. Each task appends a
+// line to its own runs file at every start.
+func TestNomadClientRestartAllTasksRunsFinishedTask(t *testing.T) {
+	a := startAgent(t, testConfig(t, t.TempDir()))
+	defer a.Shutdown()
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+	job := loopJob("mixed")
+	job.Type = ptr("batch")
+	job.TaskGroups[0].Tasks[0].SetConfig("args", []string{"-c", `echo run >> "$NOMAD_TASK_DIR/runs"; while true; do sleep 0.2; done`})
+	once := nomad.NewTask("once", "exec").
+		SetConfig("command", "/bin/sh").
+		SetConfig("args", []string{"-c", `echo run >> "$NOMAD_TASK_DIR/runs"`}).
+		Require(&nomad.Resources{CPU: ptr(100), MemoryMB: ptr(32)})
+	job.TaskGroups[0].AddTask(once)
+	_, _, err = c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	stub := waitAllocStatus(t, c, "mixed", "running")
+	runs := func(task string) int {
+		b, _ := os.ReadFile(filepath.Join(a.AllocDir(), stub.ID, task, "runs"))
+		return len(strings.Fields(string(b)))
+	}
+	states := func() (string, string) {
+		full, _, err := c.Allocations().Info(stub.ID, nil)
+		require.NoError(t, err)
+		return full.TaskStates["t"].State, full.TaskStates["once"].State
+	}
+	require.Eventually(t, func() bool {
+		loop, done := states()
+		return loop == "running" && done == "dead" && runs("t") == 1 && runs("once") == 1
+	}, 20*time.Second, 20*time.Millisecond, "once never finished beside the running task")
+	al := &nomad.Allocation{ID: stub.ID}
+
+	require.NoError(t, c.Allocations().Restart(al, "", nil))
+	require.Eventually(t, func() bool { return runs("t") == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, 1, runs("once"), "a plain restart leaves the finished task alone")
+
+	require.NoError(t, c.Allocations().RestartAllTasks(al, nil))
+	require.Eventually(t, func() bool { return runs("t") == 3 && runs("once") == 2 }, 10*time.Second, 10*time.Millisecond,
+		"after -all-tasks both ran again: t %d, once %d", runs("t"), runs("once"))
+	require.Eventually(t, func() bool {
+		loop, done := states()
+		return loop == "running" && done == "dead"
+	}, 10*time.Second, 10*time.Millisecond)
+	full, _, err := c.Allocations().Info(stub.ID, nil)
+	require.NoError(t, err)
+	require.Equal(t, "running", full.ClientStatus)
+	require.False(t, full.TaskStates["once"].Failed)
+	require.Zero(t, full.TaskStates["once"].Restarts, "counted against nothing")
 }

@@ -80,7 +80,7 @@ func (a *Agent) serverSpec() *server.Spec {
 		Heartbeat:     a.heartbeatConfig(),
 		MaxPlacements: a.cfg.MaxPlacementsPerEval,
 		VolumeRetry:   a.cfg.VolumeRetry,
-		GC:            a.cfg.GC,
+		GC:            a.gcConfig(),
 		Servers:       a.serverRPCAddrs,
 		Leader:        a.leaderRPCAddr,
 		// Clients gossip reported failed under the old leader.
@@ -126,4 +126,12 @@ func (a *Agent) watchLeadership() {
 			a.sys.Root.Send(a.serverPID, &server.Leadership{Leader: isLeader})
 		}
 	}
+}
+
+// gcConfig is the garbage collector's configuration: the agent's GC
+// thresholds, with the job versions the store keeps.
+func (a *Agent) gcConfig() server.GCConfig {
+	gc := a.cfg.GC
+	gc.JobVersions = a.store.JobVersions()
+	return gc
 }

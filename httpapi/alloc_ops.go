@@ -48,7 +48,8 @@ func (s *Server) allocSignal(w http.ResponseWriter, r *http.Request) (any, error
 
 // allocRestart handles POST (or PUT) /v1/client/allocation/:alloc/restart:
 // the allocation's actor restarts TaskName in place (every running task
-// when it is empty; every task that is not dead with AllTasks), which its
+// when it is empty; every task with AllTasks, also those that already
+// finished, as Nomad's -all-tasks), which its
 // restart policy does not count.
 func (s *Server) allocRestart(w http.ResponseWriter, r *http.Request) (any, error) {
 	a, job, err := s.allocOpTarget(w, r)

@@ -105,7 +105,9 @@ func (s execStream) Write(p []byte) (int, error) {
 
 // serveExecSession runs one command over conn: the client's stdin and
 // terminal sizes feed it, its output goes back as frames, and its exit
-// code ends the session. A client that goes away kills the command.
+// code ends the session. A client that goes away kills the command. Like
+// Nomad's agent, it sends nothing on a quiet session: the client's
+// heartbeats ({} every 10 s from Nomad's client and troupe's) keep it open.
 func serveExecSession(ctx context.Context, conn *websocket.Conn, tty bool, command []string, run execRun) {
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(ctx)

@@ -108,11 +108,22 @@ func seekLog(f *os.File, origin string, offset int64) error {
 	return errors.New(`origin must be "start" or "end"`)
 }
 
+// streamLog copies f to w: raw bytes with plain, else Nomad's JSON
+// frames; with follow it waits for more until the client goes away, and a
+// JSON stream quiet for the heartbeat interval gets an empty frame ({}),
+// as Nomad's stream framer sends, so that nothing between times it out.
 func (s *Server) streamLog(w http.ResponseWriter, r *http.Request, f *os.File, path string, plain, follow bool) {
 	flusher, _ := w.(http.Flusher)
+	flush := func() {
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
 	enc := json.NewEncoder(w)
 	buf := make([]byte, 64<<10)
-	var tick *time.Ticker
+	var tick, beat *time.Ticker
+	var beats <-chan time.Time // nil: no heartbeats (plain, or not following)
+	quiet := true              // nothing sent since the last heartbeat tick
 	for {
 		n, err := f.Read(buf)
 		if n > 0 {
@@ -125,6 +136,7 @@ func (s *Server) streamLog(w http.ResponseWriter, r *http.Request, f *os.File, p
 			if err != nil {
 				return
 			}
+			quiet = false
 			continue
 		}
 		if err != nil && err != io.EOF {
@@ -133,17 +145,26 @@ func (s *Server) streamLog(w http.ResponseWriter, r *http.Request, f *os.File, p
 		if !follow {
 			return
 		}
-		if flusher != nil {
-			flusher.Flush()
-		}
+		flush()
 		if tick == nil {
 			tick = time.NewTicker(logPoll)
 			defer tick.Stop()
+			if !plain {
+				beat = time.NewTicker(s.opts.StreamHeartbeat)
+				defer beat.Stop()
+				beats = beat.C
+			}
 		}
 		select {
 		case <-r.Context().Done():
 			return
 		case <-tick.C:
+		case <-beats:
+			if quiet && enc.Encode(&api.StreamFrame{}) != nil {
+				return
+			}
+			quiet = true
+			flush()
 		}
 	}
 }

@@ -75,7 +75,14 @@ type Options struct {
 	Region string
 	// Limits bound what a job may ask for (jobspec's defaults when zero).
 	Limits jobspec.Limits
+	// StreamHeartbeat is how long a followed fs stream or log (JSON
+	// frames) stays quiet before an empty frame, {}, is sent so that
+	// proxies and clients keep it open (0: defaultStreamHeartbeat).
+	StreamHeartbeat time.Duration
 }
+
+// defaultStreamHeartbeat is Nomad's stream heartbeat rate.
+const defaultStreamHeartbeat = time.Second
 
 // New returns the API handler.
 func New(b Backend, logger *slog.Logger, opts Options) *Server {
@@ -84,6 +91,9 @@ func New(b Backend, logger *slog.Logger, opts Options) *Server {
 	}
 	if opts.Region == "" {
 		opts.Region = "global"
+	}
+	if opts.StreamHeartbeat <= 0 {
+		opts.StreamHeartbeat = defaultStreamHeartbeat
 	}
 	s := &Server{b: b, opts: opts, log: logger, mux: http.NewServeMux(),
 		hclSlots: make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))}

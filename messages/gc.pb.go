@@ -26,7 +26,7 @@ const (
 
 // GarbageCollect purges terminal evaluations (with their allocations),
 // dead jobs (with their allocations, evaluations and versions), down
-// nodes and unused CSI plugins. Each item is collected only if it is still
+// nodes and unused CSI plugins, and trims old job versions. Each item is collected only if it is still
 // collectable at apply time; the others are left alone.
 type GarbageCollect struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -37,9 +37,14 @@ type GarbageCollect struct {
 	// Cutoffs (unix nanos): an evaluation or allocation last modified after
 	// EvalCutoff, a job or its allocations and evaluations after JobCutoff,
 	// a node whose status changed after NodeCutoff, is not collected.
-	EvalCutoff    int64 `protobuf:"varint,5,opt,name=EvalCutoff,proto3" json:"EvalCutoff,omitempty"`
-	JobCutoff     int64 `protobuf:"varint,6,opt,name=JobCutoff,proto3" json:"JobCutoff,omitempty"`
-	NodeCutoff    int64 `protobuf:"varint,7,opt,name=NodeCutoff,proto3" json:"NodeCutoff,omitempty"`
+	EvalCutoff int64 `protobuf:"varint,5,opt,name=EvalCutoff,proto3" json:"EvalCutoff,omitempty"`
+	JobCutoff  int64 `protobuf:"varint,6,opt,name=JobCutoff,proto3" json:"JobCutoff,omitempty"`
+	NodeCutoff int64 `protobuf:"varint,7,opt,name=NodeCutoff,proto3" json:"NodeCutoff,omitempty"`
+	// TrimJobs are jobs that keep more than KeepVersions versions (Nomad's
+	// job_tracked_versions, lowered since they were registered): the oldest
+	// beyond KeepVersions are dropped; the current version always stays.
+	TrimJobs      []*GCJob `protobuf:"bytes,8,rep,name=TrimJobs,proto3" json:"TrimJobs,omitempty"`
+	KeepVersions  uint32   `protobuf:"varint,9,opt,name=KeepVersions,proto3" json:"KeepVersions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -123,6 +128,20 @@ func (x *GarbageCollect) GetNodeCutoff() int64 {
 	return 0
 }
 
+func (x *GarbageCollect) GetTrimJobs() []*GCJob {
+	if x != nil {
+		return x.TrimJobs
+	}
+	return nil
+}
+
+func (x *GarbageCollect) GetKeepVersions() uint32 {
+	if x != nil {
+		return x.KeepVersions
+	}
+	return 0
+}
+
 // GCJob names a job to collect.
 type GCJob struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -180,7 +199,7 @@ var File_gc_proto protoreflect.FileDescriptor
 
 const file_gc_proto_rawDesc = "" +
 	"\n" +
-	"\bgc.proto\x12\x06troupe\"\xe3\x01\n" +
+	"\bgc.proto\x12\x06troupe\"\xb2\x02\n" +
 	"\x0eGarbageCollect\x12\x18\n" +
 	"\aEvalIDs\x18\x01 \x03(\tR\aEvalIDs\x12!\n" +
 	"\x04Jobs\x18\x02 \x03(\v2\r.troupe.GCJobR\x04Jobs\x12\x18\n" +
@@ -192,7 +211,9 @@ const file_gc_proto_rawDesc = "" +
 	"\tJobCutoff\x18\x06 \x01(\x03R\tJobCutoff\x12\x1e\n" +
 	"\n" +
 	"NodeCutoff\x18\a \x01(\x03R\n" +
-	"NodeCutoff\"5\n" +
+	"NodeCutoff\x12)\n" +
+	"\bTrimJobs\x18\b \x03(\v2\r.troupe.GCJobR\bTrimJobs\x12\"\n" +
+	"\fKeepVersions\x18\t \x01(\rR\fKeepVersions\"5\n" +
 	"\x05GCJob\x12\x1c\n" +
 	"\tNamespace\x18\x01 \x01(\tR\tNamespace\x12\x0e\n" +
 	"\x02ID\x18\x02 \x01(\tR\x02IDB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
@@ -216,11 +237,12 @@ var file_gc_proto_goTypes = []any{
 }
 var file_gc_proto_depIdxs = []int32{
 	1, // 0: troupe.GarbageCollect.Jobs:type_name -> troupe.GCJob
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	1, // 1: troupe.GarbageCollect.TrimJobs:type_name -> troupe.GCJob
+	2, // [2:2] is the sub-list for method output_type
+	2, // [2:2] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_gc_proto_init() }

@@ -56,18 +56,27 @@ func (a *Actor) onRestartAlloc(ctx actor.Context, m *messages.RestartAlloc) {
 		ctx.Respond(opResponse(err))
 		return
 	}
+	if m.GetAllTasks() {
+		a.fanOut(ctx, pids, &restartAll{Reason: "User requested all tasks to restart"})
+		return
+	}
 	reason := "User requested task to restart"
-	switch {
-	case m.GetAllTasks():
-		reason = "User requested all tasks to restart"
-	case m.GetTask() == "":
+	if m.GetTask() == "" {
 		reason = "User requested running tasks to restart"
 	}
 	a.fanOut(ctx, pids, &messages.RestartTask{Reason: reason})
 }
 
+// restartAll is an operator's restart of every task (Nomad's
+// -all-tasks): a running task restarts in place as for RestartTask, and
+// one that already finished (a batch task that exited 0 beside a running
+// one) runs again; both are counted against nothing.
+type restartAll struct{ Reason string }
+
 // opTargets are the task actors an operator's request goes to: the named
-// task's, else those of the running tasks (all: of every task not dead).
+// task's, else those of the running tasks (all: of every task, the dead
+// ones too while the allocation runs; once every task is dead the
+// allocation is torn down and nothing restarts).
 func (a *Actor) opTargets(ctx actor.Context, task string, all bool) ([]*actor.PID, error) {
 	if a.alloc == nil {
 		return nil, errAllocNotReady
@@ -88,7 +97,8 @@ func (a *Actor) opTargets(ctx actor.Context, task string, all bool) ([]*actor.PI
 	var pids []*actor.PID
 	for _, t := range a.tasks {
 		st := a.states[t].GetState()
-		wanted := t == task || (task == "" && (st == taskRunning || (all && st != taskDead)))
+		again := st != taskDead || a.life.Phase() == phaseRunning
+		wanted := t == task || (task == "" && (st == taskRunning || (all && again)))
 		if pid, ok := live[t]; ok && wanted {
 			pids = append(pids, pid)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/driver"
@@ -142,9 +143,55 @@ func TestRestartAllocRefusesDeadTask(t *testing.T) {
 	a := testAlloc("batch", map[string]any{"exit_code": 0}, nil)
 	h.spawn(a)
 	h.waitFor("complete", status(statusComplete))
-	e := h.ask(a, &messages.RestartAlloc{Task: "t"})
-	if e != nil { // the actor may be gone with its tasks: then no answer at all
-		require.Equal(t, messages.CodeInvalid, e.ErrorCode(), e.GetMessage())
+	for _, req := range []*messages.RestartAlloc{{Task: "t"}, {AllTasks: true}} {
+		e := h.ask(a, req)
+		if e != nil { // the actor may be gone with its tasks: then no answer at all
+			require.NotEqual(t, "", e.GetMessage())
+		}
 	}
-	require.Equal(t, 1, h.fake.Calls(driver.MethodStartTask))
+	require.Equal(t, 1, h.fake.Calls(driver.MethodStartTask), "a finished allocation runs nothing again")
+}
+
+// TestRestartAllTasksRunsFinishedOnes: -all-tasks restarts the running
+// task in place and runs again the one that already finished (a batch
+// task that exited 0 beside a running one); neither counts as a
+// restart. A plain restart leaves the finished task alone.
+func TestRestartAllTasksRunsFinishedOnes(t *testing.T) {
+	h := newHarness(t)
+	a := twoTasks(nil)
+	a.Job.Type = "batch"
+	done, _ := structpb.NewStruct(map[string]any{"exit_code": 0})
+	a.Job.TaskGroups[0].Tasks[0].Config = done // t exits 0 at once; u runs on
+	h.spawn(a)
+	h.waitFor("t done, u running", func(a *messages.Allocation) bool {
+		return a.TaskStates["t"].GetState() == taskDead && a.TaskStates["u"].GetState() == taskRunning
+	})
+	require.Equal(t, 2, h.fake.Calls(driver.MethodStartTask))
+
+	require.Nil(t, h.ask(a, &messages.RestartAlloc{}), "a plain restart: the running ones")
+	require.Equal(t, 3, h.fake.Calls(driver.MethodStartTask), "the finished task is not run again")
+
+	require.Nil(t, h.ask(a, &messages.RestartAlloc{AllTasks: true}))
+	require.Equal(t, 5, h.fake.Calls(driver.MethodStartTask), "both tasks started again")
+	require.True(t, h.fake.Running(a.ID+"/u"))
+	got := h.waitFor("t ran again", func(a *messages.Allocation) bool {
+		evs := a.TaskStates["t"].GetEvents()
+		n := 0
+		for _, ev := range evs {
+			if ev.GetType() == eventStarted {
+				n++
+			}
+		}
+		return n == 2 && a.TaskStates["t"].GetState() == taskDead && a.ClientStatus == statusRunning
+	})
+	for _, task := range []string{"t", "u"} {
+		st := got.TaskStates[task]
+		require.Zero(t, st.GetRestarts(), "task %s: counted against nothing", task)
+		require.False(t, st.GetFailed())
+	}
+	var types []string
+	for _, ev := range got.TaskStates["t"].Events {
+		types = append(types, ev.Type)
+	}
+	require.Contains(t, types, eventRestartSignaled)
 }

@@ -22,7 +22,8 @@ func TestTaskTransitionTable(t *testing.T) {
 			require.Equal(t, legal[[2]taskPhase{from, to}], canTaskTransition(from, to), "%s -> %s", from, to)
 		}
 	}
-	require.False(t, canTaskTransition(taskPhaseDead, taskPhaseStarting))
+	require.True(t, canTaskTransition(taskPhaseDead, taskPhaseStarting), "only an operator's restart of all tasks")
+	require.False(t, canTaskTransition(taskPhaseDead, taskPhaseRunning))
 	require.True(t, canTaskTransition(taskPhaseRunning, taskPhaseRestarting))
 	require.Equal(t, "recovering", taskPhaseRecovering.String())
 }

@@ -105,9 +105,12 @@
 // An operator's requests (alloc_ops.go, task_ops.go): SignalAlloc and
 // RestartAlloc, answered with AllocOpResponse. The alloc actor checks the
 // task (unknown: not_found) and the signal (invalid), picks the task
-// actors (the named task; else every running one; AllTasks: every task
-// not dead) and a worker asks each of them (SignalTask, RestartTask) and
-// answers with the first refusal. A task actor records Nomad's
+// actors (the named task; else every running one; AllTasks: every task,
+// those that already finished too while the allocation runs) and a
+// worker asks each of them (SignalTask, RestartTask, restartAll) and
+// answers with the first refusal. restartAll runs a dead task again
+// (phase dead -> starting) once the driver's cleanup of its last run is
+// done. A task actor records Nomad's
 // "Signaling" event and signals in a worker; a restart records "Restart
 // Signaled", stops the task (phase restarting) and, at its exit, starts
 // it again in the same allocation: the restart policy counts nothing and

@@ -73,6 +73,8 @@ type (
 	}
 	restartNow struct{ gen int }
 	stopResult struct{ err error }
+	// taskDestroyed: the driver's cleanup of a dead task is done.
+	taskDestroyed struct{}
 )
 
 // taskActor runs one task.
@@ -84,6 +86,7 @@ type taskActor struct {
 	tracker         *restartTracker
 	gen             int // bumps on every start, so stale exits are ignored
 	killing         bool
+	destroying      bool // the driver's cleanup of the last run goes on
 	timer           actors.Timer
 	reads           *actors.Retrier // failed reads of the stored handle
 	ops             userOps         // an operator's restart (task_ops.go)
@@ -135,7 +138,7 @@ func (a *taskActor) Receive(ctx actor.Context) {
 		a.onStopResult(m)
 	case *messages.KillTask:
 		a.onKill(ctx, m)
-	case *messages.SignalTask, *signalResult, *messages.RestartTask, *userStopResult:
+	case *messages.SignalTask, *signalResult, *messages.RestartTask, *userStopResult, *restartAll, *taskDestroyed:
 		a.onOp(ctx, m) // an operator's signal or restart (task_ops.go)
 	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
@@ -418,6 +421,10 @@ func (a *taskActor) onRestartNow(ctx actor.Context, m *restartNow) {
 }
 
 func (a *taskActor) onKill(ctx actor.Context, m *messages.KillTask) {
+	if a.ops.reviving && !a.killing {
+		a.cancelRevival(ctx, m.GetReason())
+		return
+	}
 	if a.killing || a.phase == taskPhaseDead {
 		return
 	}
@@ -466,14 +473,16 @@ func (a *taskActor) finish(ctx actor.Context, failed bool, ev *messages.TaskEven
 	a.state.FinishedAt = rfc3339(a.spec.Clock.Now())
 	a.report(ctx)
 	drv, id := a.spec.Driver, a.spec.Start.ID
+	a.destroying = true
 	actors.Go(ctx, func(life context.Context) any {
 		// The parent may stop this actor as soon as it reads the report:
 		// the cleanup outlives it, within its own bound, so that no task
-		// record is left behind until the next agent start.
+		// record is left behind until the next agent start. A restart of
+		// all tasks waits for it before the task runs again.
 		c, cancel := context.WithTimeout(context.WithoutCancel(life), destroyTimeout)
 		defer cancel()
 		_ = drv.DestroyTask(c, id, false)
-		return nil
+		return &taskDestroyed{}
 	})
 }
 
@@ -484,13 +493,4 @@ const destroyTimeout = time.Minute
 func (a *taskActor) report(ctx actor.Context) {
 	st := proto.Clone(a.state).(*messages.TaskState)
 	ctx.Send(ctx.Parent(), &messages.TaskStateChanged{Task: a.spec.Task.GetName(), State: st})
-}
-
-// killTimeout is how long a stopping task gets between its kill signal
-// and SIGKILL (the task's kill_timeout, 5 s by default).
-func (a *taskActor) killTimeout() time.Duration {
-	if d := time.Duration(a.spec.Task.GetKillTimeout()); d > 0 {
-		return d
-	}
-	return 5 * time.Second
 }

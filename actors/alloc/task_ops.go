@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -24,7 +25,10 @@ const (
 // restart policy counts nothing; waiters are answered once it runs again.
 type userOps struct {
 	restarting bool
-	waiters    []*actor.PID
+	// reviving: a dead task is to start again (restartAll) once the
+	// driver's cleanup of its last run (destroying) is done.
+	reviving bool
+	waiters  []*actor.PID
 }
 
 // Worker results of the operator's requests.
@@ -48,6 +52,10 @@ func (a *taskActor) onOp(ctx actor.Context, msg any) {
 		a.onSignalResult(ctx, m)
 	case *messages.RestartTask:
 		a.onRestart(ctx, m)
+	case *restartAll:
+		a.onRestartAll(ctx, m)
+	case *taskDestroyed:
+		a.onDestroyed(ctx)
 	case *userStopResult:
 		a.onUserStopResult(ctx, m)
 	}
@@ -107,6 +115,55 @@ func (a *taskActor) onRestart(ctx actor.Context, m *messages.RestartTask) {
 	})
 }
 
+// onRestartAll restarts a running task as onRestart does, and starts a
+// dead one again in the same allocation directories (Nomad's restart of
+// all tasks, which runs the tasks that already finished too). The restart
+// policy counts neither; the waiters are answered once the task runs.
+func (a *taskActor) onRestartAll(ctx actor.Context, m *restartAll) {
+	if a.phase != taskPhaseDead {
+		a.onRestart(ctx, &messages.RestartTask{Reason: m.Reason})
+		return
+	}
+	if a.killing {
+		ctx.Respond(opError(messages.CodeInvalid, "%v: %q", errTaskNotRunning, a.spec.Task.GetName()))
+		return
+	}
+	a.ops.waiters = append(a.ops.waiters, ctx.Sender())
+	if a.ops.reviving {
+		return
+	}
+	appendEvent(a.state, newEvent(eventRestartSignaled, m.Reason, a.spec.Clock.Now()))
+	a.state.State, a.state.Failed, a.state.FinishedAt = taskPending, false, ""
+	a.report(ctx)
+	if a.destroying {
+		a.ops.reviving = true // started once the cleanup is done (onDestroyed)
+		return
+	}
+	a.start(ctx)
+}
+
+// onDestroyed: the driver's cleanup of the task's last run is done; a
+// revival that waited for it starts the task now.
+func (a *taskActor) onDestroyed(ctx actor.Context) {
+	a.destroying = false
+	if a.ops.reviving && a.phase == taskPhaseDead {
+		a.ops.reviving = false
+		a.start(ctx)
+	}
+}
+
+// cancelRevival ends a revival that waits for the cleanup when the task
+// is killed meanwhile: it stays dead, and the waiters learn so.
+func (a *taskActor) cancelRevival(ctx actor.Context, reason string) {
+	a.ops.reviving = false
+	a.killing = true
+	appendEvent(a.state, newEvent(eventKilling, reason, a.spec.Clock.Now()))
+	a.state.State = taskDead
+	a.state.FinishedAt = rfc3339(a.spec.Clock.Now())
+	a.answerRestarts(ctx, fmt.Errorf("%w: %q", errTaskNotRunning, a.spec.Task.GetName()))
+	a.report(ctx)
+}
+
 // onUserStopResult: the stop of a restart failed, so the task still runs
 // and no exit will come: it runs on, and the waiters learn why.
 func (a *taskActor) onUserStopResult(ctx actor.Context, m *userStopResult) {
@@ -138,4 +195,13 @@ func (a *taskActor) answerRestarts(ctx actor.Context, err error) {
 		}
 	}
 	a.ops.waiters = nil
+}
+
+// killTimeout is how long a stopping task gets between its kill signal
+// and SIGKILL (the task's kill_timeout, 5 s by default).
+func (a *taskActor) killTimeout() time.Duration {
+	if d := time.Duration(a.spec.Task.GetKillTimeout()); d > 0 {
+		return d
+	}
+	return 5 * time.Second
 }

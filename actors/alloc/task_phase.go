@@ -35,7 +35,7 @@ var taskTransitions = map[taskPhase][]taskPhase{
 	taskPhaseRunning:    {taskPhaseStopping, taskPhaseRestarting, taskPhaseDead},
 	taskPhaseRestarting: {taskPhaseStarting, taskPhaseRunning, taskPhaseDead}, // running: an operator's restart whose stop failed
 	taskPhaseStopping:   {taskPhaseDead},
-	taskPhaseDead:       {},
+	taskPhaseDead:       {taskPhaseStarting}, // an operator's restart of all tasks (restartAll)
 }
 
 // canTaskTransition reports whether from -> to is legal.

@@ -32,4 +32,7 @@
 // resulting GarbageCollect commands, at most state.MaxGCItems items each,
 // in a worker. CollectGarbage does the same at once for a forced
 // collection (thresholds 0). The FSM re-checks every item at apply time.
+// Jobs that keep more versions than GCConfig.JobVersions are trimmed in
+// the same commands. A collected node's actor is stopped and forgotten
+// (Event.NodesDeleted).
 package server

@@ -10,13 +10,17 @@ import (
 )
 
 // GCConfig is the garbage collector's configuration (the agent's
-// eval_gc_threshold, job_gc_threshold, node_gc_threshold and
-// job_gc_interval). Zero fields take Nomad's defaults.
+// eval_gc_threshold, job_gc_threshold, node_gc_threshold,
+// job_gc_interval and job_tracked_versions). Zero fields take Nomad's
+// defaults.
 type GCConfig struct {
 	EvalThreshold time.Duration // 1h
 	JobThreshold  time.Duration // 4h
 	NodeThreshold time.Duration // 24h
 	Interval      time.Duration // 5m: how often the leader collects
+	// JobVersions is how many versions of a job are kept (6): a job that
+	// keeps more (the limit was lowered) is trimmed.
+	JobVersions int
 }
 
 func (c GCConfig) withDefaults() GCConfig {
@@ -29,6 +33,9 @@ func (c GCConfig) withDefaults() GCConfig {
 	def(&c.JobThreshold, 4*time.Hour)
 	def(&c.NodeThreshold, 24*time.Hour)
 	def(&c.Interval, 5*time.Minute)
+	if c.JobVersions <= 0 {
+		c.JobVersions = state.DefaultJobVersions
+	}
 	return c
 }
 
@@ -50,6 +57,7 @@ func (c GCConfig) Cutoffs(now time.Time, force bool) state.GCCutoffs {
 // GCState is what the collector reads (the state store's snapshot).
 type GCState interface {
 	Jobs() []*messages.Job
+	JobVersions(namespace, id string) []*messages.Job
 	Evals() []*messages.Evaluation
 	Nodes() []*messages.Node
 	CSIPlugins() []*messages.CSIPlugin
@@ -64,16 +72,23 @@ var _ GCState = (*state.Snap)(nil)
 // DecideGC is the pure decision: the purges to propose for s at cutoffs
 // c, each at most state.MaxGCItems items (none: nothing to collect). A
 // collected job takes its evaluations and allocations with it; other
-// evaluations go with the allocations they placed. The FSM checks every
+// evaluations go with the allocations they placed; a job that stays but
+// keeps more than keep versions is trimmed to keep. The FSM checks every
 // item again when it applies.
-func DecideGC(s GCState, c state.GCCutoffs) []*messages.GarbageCollect {
-	b := gcBatcher{cut: c}
+func DecideGC(s GCState, c state.GCCutoffs, keep int) []*messages.GarbageCollect {
+	b := gcBatcher{cut: c, keep: uint32(max(keep, 1))}
 	jobs := map[string]bool{}
 	for _, j := range s.Jobs() {
 		if s.JobCollectable(j, c) {
 			jobs[state.JobKey(j.Namespace, j.ID)] = true
 			b.add(func(g *messages.GarbageCollect) {
 				g.Jobs = append(g.Jobs, &messages.GCJob{Namespace: j.Namespace, ID: j.ID})
+			})
+			continue
+		}
+		if len(s.JobVersions(j.Namespace, j.ID)) > int(b.keep) {
+			b.add(func(g *messages.GarbageCollect) {
+				g.TrimJobs = append(g.TrimJobs, &messages.GCJob{Namespace: j.Namespace, ID: j.ID})
 			})
 		}
 	}
@@ -96,14 +111,16 @@ func DecideGC(s GCState, c state.GCCutoffs) []*messages.GarbageCollect {
 }
 
 type gcBatcher struct {
-	cut state.GCCutoffs
-	out []*messages.GarbageCollect
-	n   int
+	cut  state.GCCutoffs
+	keep uint32
+	out  []*messages.GarbageCollect
+	n    int
 }
 
 func (b *gcBatcher) add(put func(*messages.GarbageCollect)) {
 	if len(b.out) == 0 || b.n == state.MaxGCItems {
-		b.out = append(b.out, &messages.GarbageCollect{EvalCutoff: b.cut.Eval, JobCutoff: b.cut.Job, NodeCutoff: b.cut.Node})
+		b.out = append(b.out, &messages.GarbageCollect{EvalCutoff: b.cut.Eval, JobCutoff: b.cut.Job, NodeCutoff: b.cut.Node,
+			KeepVersions: b.keep})
 		b.n = 0
 	}
 	put(b.out[len(b.out)-1])
@@ -115,13 +132,15 @@ func (b *gcBatcher) add(put func(*messages.GarbageCollect)) {
 type GCTotals struct {
 	Index                               uint64
 	Evals, Jobs, Allocs, Nodes, Plugins int
+	Versions                            int // old job versions trimmed
 }
 
 // CollectGarbage decides on s and proposes each purge in turn, returning
-// once all committed (or at the first error).
-func CollectGarbage(ctx context.Context, p Proposer, s GCState, c state.GCCutoffs, now time.Time) (GCTotals, error) {
+// once all committed (or at the first error); jobs keep at most keep
+// versions.
+func CollectGarbage(ctx context.Context, p Proposer, s GCState, c state.GCCutoffs, keep int, now time.Time) (GCTotals, error) {
 	var t GCTotals
-	for _, g := range DecideGC(s, c) {
+	for _, g := range DecideGC(s, c, keep) {
 		resp, idx, err := p.Apply(ctx, &messages.Command{Time: now.UnixNano(), Cmd: &messages.Command_GarbageCollect{GarbageCollect: g}})
 		if err == nil {
 			err, _ = resp.(error)
@@ -136,6 +155,7 @@ func CollectGarbage(ctx context.Context, p Proposer, s GCState, c state.GCCutoff
 			t.Allocs += r.Allocs
 			t.Nodes += r.Nodes
 			t.Plugins += r.Plugins
+			t.Versions += r.Versions
 		}
 	}
 	return t, nil

@@ -76,7 +76,7 @@ func (g *GCActor) onTick(ctx actor.Context) {
 	}
 	g.running = true
 	actors.Go(ctx, func(c context.Context) any {
-		t, err := CollectGarbage(c, sp.Proposer, snap, sp.GC.Cutoffs(now, false), now)
+		t, err := CollectGarbage(c, sp.Proposer, snap, sp.GC.Cutoffs(now, false), sp.GC.withDefaults().JobVersions, now)
 		return &gcDone{totals: t, err: err}
 	})
 }
@@ -88,7 +88,7 @@ func (g *GCActor) onDone(ctx actor.Context, m *gcDone) {
 		g.log.Warn("garbage collection", "error", m.err)
 	case m.totals.Index > 0:
 		g.log.Info("garbage collected", "jobs", m.totals.Jobs, "evals", m.totals.Evals,
-			"allocs", m.totals.Allocs, "nodes", m.totals.Nodes, "plugins", m.totals.Plugins)
+			"allocs", m.totals.Allocs, "nodes", m.totals.Nodes, "plugins", m.totals.Plugins, "versions", m.totals.Versions)
 	}
 	g.schedule(ctx)
 }

@@ -17,6 +17,12 @@ type fakeGCState struct {
 	nodes   []*messages.Node
 	plugins []*messages.CSIPlugin
 	ok      map[string]bool
+	// versions counts the stored versions of each job, by ID.
+	versions map[string]int
+}
+
+func (f *fakeGCState) JobVersions(_, id string) []*messages.Job {
+	return make([]*messages.Job, f.versions[id])
 }
 
 func (f *fakeGCState) Jobs() []*messages.Job             { return f.jobs }
@@ -44,7 +50,7 @@ func TestDecideGC(t *testing.T) {
 			"node:down": true, "plugin:unused": true},
 	}
 	cut := state.GCCutoffs{Eval: 1, Job: 2, Node: 3}
-	got := DecideGC(s, cut)
+	got := DecideGC(s, cut, 6)
 	require.Len(t, got, 1)
 	g := got[0]
 	require.Equal(t, []*messages.GCJob{{Namespace: "default", ID: "dead"}}, g.Jobs)
@@ -53,7 +59,27 @@ func TestDecideGC(t *testing.T) {
 	require.Equal(t, []string{"unused"}, g.PluginIDs)
 	require.Equal(t, []int64{1, 2, 3}, []int64{g.EvalCutoff, g.JobCutoff, g.NodeCutoff})
 
-	require.Empty(t, DecideGC(&fakeGCState{}, cut))
+	require.Empty(t, DecideGC(&fakeGCState{}, cut, 6))
+}
+
+// TestDecideGCTrimsVersions: a job that stays but keeps more versions
+// than the limit (lowered since it was registered) is trimmed to it; a
+// collected job is not trimmed, it goes whole; one within the limit is
+// left alone.
+func TestDecideGCTrimsVersions(t *testing.T) {
+	s := &fakeGCState{
+		jobs: []*messages.Job{{Namespace: "default", ID: "dead"}, {Namespace: "default", ID: "many"},
+			{Namespace: "default", ID: "few"}},
+		ok:       map[string]bool{"job:dead": true},
+		versions: map[string]int{"dead": 9, "many": 4, "few": 3},
+	}
+	got := DecideGC(s, state.GCCutoffs{}, 3)
+	require.Len(t, got, 1)
+	require.Equal(t, []*messages.GCJob{{Namespace: "default", ID: "many"}}, got[0].TrimJobs)
+	require.Equal(t, uint32(3), got[0].KeepVersions)
+	require.Equal(t, []*messages.GCJob{{Namespace: "default", ID: "dead"}}, got[0].Jobs)
+	require.Empty(t, DecideGC(s, state.GCCutoffs{}, 6)[0].TrimJobs, "within the default limit")
+	require.Equal(t, uint32(1), DecideGC(s, state.GCCutoffs{}, 0)[0].KeepVersions, "at least the current version stays")
 }
 
 func TestDecideGCBatches(t *testing.T) {
@@ -63,7 +89,7 @@ func TestDecideGCBatches(t *testing.T) {
 		s.evals = append(s.evals, &messages.Evaluation{ID: id})
 		s.ok["eval:"+id] = true
 	}
-	got := DecideGC(s, state.GCCutoffs{})
+	got := DecideGC(s, state.GCCutoffs{}, 6)
 	require.Len(t, got, 2)
 	require.Len(t, got[0].EvalIDs, state.MaxGCItems)
 	require.Len(t, got[1].EvalIDs, 3)

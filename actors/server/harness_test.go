@@ -62,13 +62,14 @@ type harness struct {
 	raft  *fakeRaft
 	pid   *actor.PID
 	clock *actors.FakeClock
+	reg   *actors.Registry
 }
 
 func newHarness(t *testing.T, clients ClientLocator) *harness {
 	t.Helper()
 	store := state.NewStore()
 	h := &harness{t: t, sys: actor.NewActorSystem(), store: store, clock: actors.NewFakeClock(time.Unix(1700000000, 0)),
-		raft: &fakeRaft{fsm: state.NewFSM(store, slog.New(slog.DiscardHandler))}}
+		raft: &fakeRaft{fsm: state.NewFSM(store, slog.New(slog.DiscardHandler))}, reg: actors.NewRegistry()}
 	h.raft.fsm.OnApply(func(ev state.Event) {
 		if h.pid != nil {
 			h.sys.Root.Send(h.pid, &ev)
@@ -78,7 +79,7 @@ func newHarness(t *testing.T, clients ClientLocator) *harness {
 		clients = Clients{}
 	}
 	spec := &Spec{Raft: h.raft, Proposer: h.raft, State: func() StateView { return store.Snapshot() },
-		Clients: clients, Clock: h.clock, Heartbeat: node.DefaultHeartbeatConfig(),
+		Clients: clients, Clock: h.clock, Registry: h.reg, Heartbeat: node.DefaultHeartbeatConfig(),
 		Leader: func() string { return "10.0.0.1:4647" }, Servers: func() []string { return []string{"10.0.0.1:4647"} }}
 	pid, err := h.sys.Root.SpawnNamed(actor.PropsFromProducer(New(spec)), "server")
 	require.NoError(t, err)

@@ -88,6 +88,18 @@ func (s *Actor) ensureNode(ctx actor.Context, id string) *actor.PID {
 	return pid
 }
 
+// dropNode stops the actor of a node the garbage collector removed and
+// forgets it (its registry entry goes when it stops); a node that
+// registers again gets a new one.
+func (s *Actor) dropNode(ctx actor.Context, id string) {
+	pid, ok := s.nodes[id]
+	if !ok {
+		return
+	}
+	delete(s.nodes, id)
+	ctx.Stop(pid)
+}
+
 // startVolumes spawns the leader's volume manager (server/volumes): the
 // volume actors and the controller actors, rebuilt from the replicated
 // state.
@@ -134,6 +146,9 @@ func (s *Actor) onEvent(ctx actor.Context, ev *state.Event) {
 	if !s.leader {
 		return
 	}
+	for _, id := range ev.NodesDeleted {
+		s.dropNode(ctx, id)
+	}
 	for _, id := range ev.NodeUpdated {
 		if pid := s.ensureNode(ctx, id); pid != nil {
 			ctx.Send(pid, &node.NodeUpdated{})
@@ -145,7 +160,7 @@ func (s *Actor) onEvent(ctx actor.Context, ev *state.Event) {
 		}
 	}
 	s.toScheduler(ctx, ev)
-	if s.volumes != nil && (len(ev.VolumesChanged)+len(ev.PluginsChanged)+len(ev.NodeUpdated)+len(ev.AllocsStopped) > 0) {
+	if s.volumes != nil && (len(ev.VolumesChanged)+len(ev.PluginsChanged)+len(ev.NodeUpdated)+len(ev.NodesDeleted)+len(ev.AllocsStopped) > 0) {
 		ctx.Send(s.volumes, ev)
 	}
 }

@@ -27,7 +27,7 @@ func (m *manager) onEvent(ctx actor.Context, ev *state.Event) {
 			ctx.Send(pid, &instancesChanged{})
 		}
 	}
-	if len(ev.NodeUpdated) > 0 {
+	if len(ev.NodeUpdated)+len(ev.NodesDeleted) > 0 {
 		for _, id := range slices.Sorted(maps.Keys(m.ctrls)) {
 			if !slices.Contains(ev.PluginsChanged, id) {
 				ctx.Send(m.ctrls[id], &instancesChanged{})

@@ -15,12 +15,15 @@ const MaxGCItems = 512
 type GCResult struct {
 	Index                               uint64
 	Evals, Jobs, Allocs, Nodes, Plugins int
+	// Versions is how many old job versions were trimmed.
+	Versions int
 }
 
 // applyGC purges each named item that is still collectable now (the
-// rules of gc_rules.go, at the command's cutoffs); the others stay.
+// rules of gc_rules.go, at the command's cutoffs); the others stay. The
+// jobs to trim keep their newest KeepVersions versions.
 func applyGC(w *writeTxn, c *messages.GarbageCollect) any {
-	if n := len(c.EvalIDs) + len(c.Jobs) + len(c.NodeIDs) + len(c.PluginIDs); n > MaxGCItems {
+	if n := len(c.EvalIDs) + len(c.Jobs) + len(c.NodeIDs) + len(c.PluginIDs) + len(c.TrimJobs); n > MaxGCItems {
 		return fmt.Errorf("%w: %d items, at most %d", ErrGCTooLarge, n, MaxGCItems)
 	}
 	cut := GCCutoffs{Eval: c.EvalCutoff, Job: c.JobCutoff, Node: c.NodeCutoff}
@@ -56,6 +59,11 @@ func applyGC(w *writeTxn, c *messages.GarbageCollect) any {
 		}
 		w.deletePlugin(p)
 		r.Plugins++
+	}
+	for _, ref := range c.TrimJobs {
+		if w.read().JobByID(ref.Namespace, ref.ID) != nil {
+			r.Versions += w.trimVersions(ref.Namespace, ref.ID, int(c.KeepVersions))
+		}
 	}
 	return r
 }
@@ -109,6 +117,7 @@ func (w *writeTxn) gcNode(n *messages.Node) {
 	w.countNode(n, nil)
 	w.delete(TableNodes, n)
 	w.changed[TableNodes] = true
+	w.ev.nodeDeleted(n.ID)
 	delete(w.usage, n.ID)
 	w.allocTable(true).usage.Delete(n.ID)
 }

@@ -68,11 +68,21 @@ func Registered(old, j *messages.Job, index uint64, now int64) *messages.Job {
 func (w *writeTxn) putJobVersion(j *messages.Job) {
 	w.insert(tableJobVersions, j)
 	clear(w.windowOf)
-	versions := w.read().JobVersions(j.Namespace, j.ID) // newest first
-	keep := int(w.store.jobVersions.Load())
-	for _, v := range versions[min(len(versions), keep):] {
+	w.trimVersions(j.Namespace, j.ID, int(w.store.jobVersions.Load()))
+}
+
+// trimVersions drops a job's versions beyond the newest keep (at least
+// one: the current version stays) and answers how many went.
+func (w *writeTxn) trimVersions(ns, id string, keep int) int {
+	versions := w.read().JobVersions(ns, id) // newest first
+	old := versions[min(len(versions), max(keep, 1)):]
+	for _, v := range old {
 		w.delete(tableJobVersions, v)
 		w.deleteSubmission(v)
 		w.dropVersionWindows(v)
 	}
+	if len(old) > 0 {
+		clear(w.windowOf)
+	}
+	return len(old)
 }

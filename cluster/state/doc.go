@@ -142,5 +142,10 @@
 // rules (Snap.JobCollectable, EvalCollectable, NodeCollectable,
 // PluginCollectable), removing allocations from every index of the
 // allocation table and from the job summaries (a summary left with
-// nothing to count is deleted), node usage and disconnect windows.
+// nothing to count is deleted), node usage and disconnect windows. An
+// allocation that still holds a CSI claim is not collectable until the
+// claim went through its release to freed (volumes are indexed by their
+// claims' allocations), so no claim names a collected allocation. The
+// same command trims the versions of the jobs it names in TrimJobs to
+// KeepVersions; a collected node is named in Event.NodesDeleted.
 package state

@@ -22,6 +22,9 @@ type Event struct {
 	NodesChanged []string
 	// NodeUpdated are IDs of nodes whose node record changed.
 	NodeUpdated []string
+	// NodesDeleted are IDs of nodes the garbage collector removed: the
+	// leader stops their actors.
+	NodesDeleted []string
 	// JobsChanged are the jobs whose record changed, as JobKey(ns, id).
 	JobsChanged []string
 	// VolumesChanged are IDs of CSI volumes registered, changed (claims,
@@ -42,7 +45,7 @@ type Event struct {
 
 // Empty reports whether the event says nothing changed.
 func (e *Event) Empty() bool {
-	return len(e.EvalsReady)+len(e.DelayedEvals)+len(e.NodesChanged)+len(e.NodeUpdated)+len(e.JobsChanged)+
+	return len(e.EvalsReady)+len(e.DelayedEvals)+len(e.NodesChanged)+len(e.NodeUpdated)+len(e.NodesDeleted)+len(e.JobsChanged)+
 		len(e.VolumesChanged)+len(e.PluginsChanged)+len(e.AllocsStopped) == 0 && !e.SchedulerConfigChanged
 }
 
@@ -52,6 +55,7 @@ type eventBuilder struct {
 	delayed map[string]*messages.Evaluation
 	nodes   map[string]bool
 	updated map[string]bool
+	deleted map[string]bool
 	jobs    map[string]bool
 	volumes map[string]bool
 	plugins map[string]bool
@@ -62,7 +66,7 @@ type eventBuilder struct {
 func newEventBuilder(index uint64) *eventBuilder {
 	return &eventBuilder{
 		index: index, ready: map[string]bool{}, delayed: map[string]*messages.Evaluation{},
-		nodes: map[string]bool{}, updated: map[string]bool{}, jobs: map[string]bool{},
+		nodes: map[string]bool{}, updated: map[string]bool{}, deleted: map[string]bool{}, jobs: map[string]bool{},
 		volumes: map[string]bool{}, plugins: map[string]bool{}, stopped: map[string]bool{},
 	}
 }
@@ -89,6 +93,8 @@ func (b *eventBuilder) nodeChanged(id string) {
 
 func (b *eventBuilder) nodeUpdated(id string) { b.updated[id] = true }
 
+func (b *eventBuilder) nodeDeleted(id string) { b.deleted[id] = true }
+
 func (b *eventBuilder) job(key string) { b.jobs[key] = true }
 
 func (b *eventBuilder) volume(id string) { b.volumes[id] = true }
@@ -100,11 +106,16 @@ func (b *eventBuilder) allocStopped(id string) { b.stopped[id] = true }
 func (b *eventBuilder) schedulerConfig() { b.config = true }
 
 func (b *eventBuilder) build() Event {
+	for id := range b.deleted { // a deleted node changes no more
+		delete(b.updated, id)
+		delete(b.nodes, id)
+	}
 	ev := Event{
 		Index:        b.index,
 		EvalsReady:   sortedKeys(b.ready),
 		NodesChanged: sortedKeys(b.nodes),
 		NodeUpdated:  sortedKeys(b.updated),
+		NodesDeleted: sortedKeys(b.deleted),
 		JobsChanged:  sortedKeys(b.jobs),
 
 		VolumesChanged: sortedKeys(b.volumes),

@@ -121,6 +121,9 @@ func TestGCNodesAndPlugins(t *testing.T) {
 	res := h.apply(gcCmd(now, &messages.GarbageCollect{NodeIDs: []string{"down", "busy"}, PluginIDs: []string{"none"},
 		EvalCutoff: now, JobCutoff: now, NodeCutoff: now - 24*hour}))
 	require.Equal(t, 1, res.(*GCResult).Nodes)
+	ev := h.lastEvent()
+	require.Equal(t, []string{"down"}, ev.NodesDeleted, "the leader learns which node actors to stop")
+	require.NotContains(t, ev.NodeUpdated, "down")
 	s := h.snap()
 	require.Nil(t, s.NodeByID("down"))
 	require.NotNil(t, s.NodeByID("busy"), "a node with a live allocation stays")

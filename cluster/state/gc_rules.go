@@ -22,9 +22,16 @@ type GCCutoffs struct {
 // AllocCollectable says whether a may be purged: finished on its client
 // and last changed no later than cutoff. A failed allocation of a job that
 // still runs is kept until its replacement exists (the rescheduler reads
-// it), as Nomad keeps allocations it may still reschedule.
+// it), as Nomad keeps allocations it may still reschedule. An allocation
+// that still holds a CSI volume claim is kept until the claim is freed:
+// the claim goes through the normal release (node unpublish, then
+// controller unpublish) while its allocation is there to say whose it is,
+// so no claim ever names a collected allocation.
 func (s *Snap) AllocCollectable(a *messages.Allocation, cutoff int64) bool {
 	if !a.ClientTerminalStatus() || a.ModifyTime > cutoff {
+		return false
+	}
+	if len(s.csiVolumesClaimedBy(a.ID)) > 0 {
 		return false
 	}
 	if a.ClientStatus != messages.AllocClientStatusFailed || a.NextAllocation != "" {

@@ -43,6 +43,9 @@ const (
 	// idxVolumeID indexes volumes by ID alone: the volume commands name a
 	// volume without its namespace, so IDs are unique across namespaces.
 	idxVolumeID = "volume_id"
+	// idxClaimAlloc indexes volumes by the allocations that hold claims
+	// on them (a volume is under each of its claims' allocation IDs).
+	idxClaimAlloc = "claim_alloc"
 )
 
 // indexEntry records the raft index of the last change to a table.
@@ -68,6 +71,20 @@ func (k keyIndexer) FromObject(obj any) (bool, []byte, error) {
 func (k keyIndexer) FromArgs(args ...any) ([]byte, error) { return encodeArgs(args) }
 
 func (k keyIndexer) PrefixFromArgs(args ...any) ([]byte, error) { return encodeArgs(args) }
+
+// claimAllocIndexer indexes a volume under the allocation ID of each of
+// its claims (none: not in the index).
+type claimAllocIndexer struct{}
+
+func (claimAllocIndexer) FromObject(obj any) (bool, [][]byte, error) {
+	var keys [][]byte
+	for _, c := range obj.(*messages.CSIVolume).GetClaims() {
+		keys = append(keys, key1(c.GetAllocationID()))
+	}
+	return len(keys) > 0, keys, nil
+}
+
+func (claimAllocIndexer) FromArgs(args ...any) ([]byte, error) { return encodeArgs(args) }
 
 func encodeArgs(args []any) ([]byte, error) {
 	var key []byte
@@ -137,7 +154,8 @@ func schema() *memdb.DBSchema {
 		table(TableCSIVolumes,
 			index(idxID, true, func(o any) []byte { return key2(vol(o).Namespace, vol(o).ID) }),
 			index(idxVolumeID, false, func(o any) []byte { return key1(vol(o).ID) }),
-			index(idxPlugin, false, func(o any) []byte { return optKey1(vol(o).PluginID) })),
+			index(idxPlugin, false, func(o any) []byte { return optKey1(vol(o).PluginID) }),
+			&memdb.IndexSchema{Name: idxClaimAlloc, AllowMissing: true, Indexer: claimAllocIndexer{}}),
 		table(TableCSIPlugins, index(idxID, true, func(o any) []byte { return key1(o.(*messages.CSIPlugin).ID) })),
 		schedulerConfigTable(),
 		nodePoolTable(),

@@ -40,3 +40,10 @@ func (s *Snap) CSIPluginByID(id string) *messages.CSIPlugin {
 func (s *Snap) CSIPlugins() []*messages.CSIPlugin {
 	return list[*messages.CSIPlugin](s.txn, TableCSIPlugins, idxID)
 }
+
+// csiVolumesClaimedBy returns the volumes on which allocation allocID
+// holds a claim, in any state short of freed (a freed claim leaves its
+// volume).
+func (s *Snap) csiVolumesClaimedBy(allocID string) []*messages.CSIVolume {
+	return list[*messages.CSIVolume](s.txn, TableCSIVolumes, idxClaimAlloc, allocID)
+}

@@ -42,10 +42,14 @@ func NewStore() *Store {
 // SetJobVersions sets how many versions of each job the store keeps (at
 // least 1; Nomad's job_tracked_versions). Every server of a cluster must
 // keep the same number: it decides what the FSM drops. A job that has
-// more versions drops the oldest at its next registration.
+// more versions drops the oldest at its next registration, or when the
+// garbage collector trims it.
 func (s *Store) SetJobVersions(n int) {
 	s.jobVersions.Store(int64(max(n, 1)))
 }
+
+// JobVersions is how many versions of each job the store keeps.
+func (s *Store) JobVersions() int { return int(s.jobVersions.Load()) }
 
 func newDB() *memdb.MemDB {
 	db, err := memdb.NewMemDB(schema())

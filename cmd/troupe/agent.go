@@ -65,7 +65,11 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.IntVar(&cfg.JobLimits.MaxNameLength, "job-max-name-length", jobspec.DefaultMaxNameLength, "longest job ID, job, group, task or volume name")
 	fs.IntVar(&cfg.JobLimits.MaxMetaValueLength, "job-max-meta-value", jobspec.DefaultMaxMetaValueLength, "longest value in a job's meta or env, in bytes")
 	fs.IntVar(&cfg.MaxPlacementsPerEval, "max-placements-per-eval", 0, "most allocations one scheduler plan places; a larger job is placed in several plans (0: no bound)")
-	fs.IntVar(&cfg.JobVersions, "job-tracked-versions", state.DefaultJobVersions, "versions of each job the servers keep (the same on every server)")
+	fs.IntVar(&cfg.JobVersions, "job-tracked-versions", state.DefaultJobVersions, "versions of each job the servers keep (the same on every server); the garbage collector trims jobs that keep more")
+	fs.DurationVar(&cfg.GC.EvalThreshold, "eval-gc-threshold", time.Hour, "age of a terminal evaluation before it is collected (Nomad's eval_gc_threshold)")
+	fs.DurationVar(&cfg.GC.JobThreshold, "job-gc-threshold", 4*time.Hour, "age of a dead job before it is collected (Nomad's job_gc_threshold)")
+	fs.DurationVar(&cfg.GC.NodeThreshold, "node-gc-threshold", 24*time.Hour, "how long a node is down before it is collected (Nomad's node_gc_threshold)")
+	fs.DurationVar(&cfg.GC.Interval, "job-gc-interval", 5*time.Minute, "how often the leader collects garbage (Nomad's job_gc_interval)")
 	var qemuImages listFlag
 	fs.Var(&qemuImages, "qemu-image-path", "host directory where a qemu task's absolute image_path may be besides its allocation dir (repeatable, or comma-separated; Nomad's image_paths)")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")

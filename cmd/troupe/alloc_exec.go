@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/gorilla/websocket"
 	"golang.org/x/term"
@@ -117,11 +118,18 @@ func execURL(addr, allocID, task string, tty bool, command []string) (string, er
 	return u.String(), nil
 }
 
+// execHeartbeat is how often the client sends an empty frame, {}, on an
+// exec session (Nomad's client sends one every 10 s; the agent sends
+// nothing on a quiet session, as Nomad's does), so that proxies between
+// them keep a quiet session open.
+const execHeartbeat = 10 * time.Second
+
 // execClient is one exec session's client side.
 type execClient struct {
 	stdin          io.Reader // nil: no input
 	stdout, stderr io.Writer
-	resize         *os.File // a terminal whose size (and SIGWINCH) is sent
+	resize         *os.File      // a terminal whose size (and SIGWINCH) is sent
+	heartbeat      time.Duration // between empty frames (0: execHeartbeat)
 	mu             sync.Mutex
 	conn           *websocket.Conn
 }
@@ -150,6 +158,8 @@ func (s *execClient) run(ctx context.Context, target string) (int, error) {
 		defer stop()
 	}
 	go s.pumpStdin()
+	stopBeats := s.beat()
+	defer stopBeats()
 	for {
 		var out execOutput
 		_, data, err := conn.ReadMessage()
@@ -190,6 +200,31 @@ func (s *execClient) pumpStdin() {
 		}
 	}
 	_ = s.send(&execInput{Stdin: &execIO{Close: true}})
+}
+
+// beat sends an empty frame every heartbeat interval until the returned
+// stop is called (or a send fails: the session is over).
+func (s *execClient) beat() (stop func()) {
+	every := s.heartbeat
+	if every <= 0 {
+		every = execHeartbeat
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if s.send(&execInput{}) != nil {
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // watchSize sends the terminal's size now and on every SIGWINCH until the

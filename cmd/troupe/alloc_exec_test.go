@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
@@ -87,4 +89,43 @@ func TestExecClientSession(t *testing.T) {
 			require.Equal(t, "done", stderr.String())
 		})
 	}
+}
+
+// TestExecClientSendsHeartbeats: on a quiet session (stdin open, nothing
+// typed) the client sends Nomad's empty frame, {}, at its heartbeat
+// interval; this fake agent ends the session after the second one.
+func TestExecClientSendsHeartbeats(t *testing.T) {
+	up := websocket.Upgrader{}
+	beats := make(chan string, 8)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		for n := 0; n < 2; {
+			_, data, err := conn.ReadMessage()
+			if err != nil {
+				return
+			}
+			if strings.TrimSpace(string(data)) == "{}" {
+				beats <- string(data)
+				n++
+			}
+		}
+		_ = conn.WriteJSON(json.RawMessage(`{"exited":true,"result":{"exit_code":0}}`))
+	}))
+	defer srv.Close()
+	target, err := execURL(srv.URL, "a1", "t", false, []string{"sh"})
+	require.NoError(t, err)
+	quiet, typing := io.Pipe() // stdin stays open and silent
+	defer typing.Close()
+	var stdout, stderr bytes.Buffer
+	s := &execClient{stdin: quiet, stdout: &stdout, stderr: &stderr, heartbeat: 5 * time.Millisecond}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	code, err := s.run(ctx, target)
+	require.NoError(t, err, "the session ended on the agent's exit frame, after two heartbeats")
+	require.Zero(t, code)
+	require.Len(t, beats, 2)
 }
