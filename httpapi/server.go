@@ -295,7 +295,7 @@ const appliedWait = 5 * time.Second
 // read does, for a leader whose store is caught up; when none comes in
 // time it is answered here (500 "No cluster leader").
 func (s *Server) writeToLeader(w http.ResponseWriter, r *http.Request) bool {
-	leader, err := s.awaitLeader(r)
+	leader, err := s.awaitLeader(r, "")
 	if err != nil {
 		s.writeError(w, r, err)
 		return true
@@ -348,12 +348,11 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, tables []string, 
 	// committed entry, waiting for one when there is none yet; ?stale
 	// lets this server answer from its own replica at once.
 	if !opts.stale {
-		elsewhere, err := s.awaitLeader(r)
+		proxied, err := s.readAtLeader(w, r)
 		if err != nil {
 			return nil, err
 		}
-		if elsewhere != "" {
-			proxyForRead(w, r, elsewhere)
+		if proxied {
 			return nil, errProxied
 		}
 		s.leaderHeaders(w) // a leader may have come while it waited
