@@ -1,11 +1,16 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -70,6 +75,84 @@ func proxyForRead(w http.ResponseWriter, r *http.Request, leader string) error {
 	p.ErrorHandler = func(_ http.ResponseWriter, _ *http.Request, err error) { failed = err }
 	hopCounted(leader, p).ServeHTTP(w, r)
 	return failed
+}
+
+// appliedWait bounds how long a forwarded write's answer waits for this
+// server's replica, as the agent's forwarded commands do.
+const appliedWait = 5 * time.Second
+
+// writeToLeader is toLeader for a write: the leader's answer is passed
+// back once this server's replica has applied the raft index it names
+// (X-Nomad-Index), so that a ?stale read here then sees the write.
+//
+// A write that reads the state before it proposes waits, as a consistent
+// read does, for a leader whose store is caught up; when none comes in
+// time it is answered here (500 "No cluster leader"). A leader that cannot
+// be dialled (killed, before raft here noticed) never saw the write: it
+// goes to the next leader.
+func (s *Server) writeToLeader(w http.ResponseWriter, r *http.Request) bool {
+	var body []byte
+	unreachable := ""
+	for {
+		leader, err := s.awaitLeader(r, unreachable)
+		if err != nil {
+			s.writeError(w, r, err)
+			return true
+		}
+		if body != nil { // sent once already: the handler, or the next try, reads it again
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		if leader == "" {
+			return false
+		}
+		if body == nil {
+			if body, err = io.ReadAll(r.Body); err != nil {
+				s.writeError(w, r, err)
+				return true
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		if err := s.proxyWrite(w, r, leader); err == nil {
+			return true
+		}
+		s.log.Debug("write: leader unreachable, waiting for another", "leader", leader, "error", err)
+		unreachable = leader
+	}
+}
+
+// proxyWrite passes the write r on to the leader (see writeToLeader). It
+// answers the error, writing nothing, when the leader could not be
+// dialled; any other failure is a 502.
+func (s *Server) proxyWrite(w http.ResponseWriter, r *http.Request, leader string) error {
+	var undialled error
+	p := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: leader})
+	p.ModifyResponse = func(resp *http.Response) error {
+		index, err := strconv.ParseUint(resp.Header.Get("X-Nomad-Index"), 10, 64)
+		store := s.b.Store()
+		if err != nil || store == nil || resp.StatusCode >= 300 {
+			return nil // nothing written, or nothing to wait for
+		}
+		// At most appliedWait, and the leader's answer either way: the
+		// write is committed, and an error would make the client write
+		// it again.
+		ctx, cancel := context.WithTimeout(resp.Request.Context(), appliedWait)
+		defer cancel()
+		if err := store.WaitApplied(ctx, index); err != nil {
+			s.log.Warn("answering a forwarded write this server has not applied yet", "index", index, "error", err)
+		}
+		return nil
+	}
+	p.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			undialled = err
+			return
+		}
+		s.log.Warn("write: passing on to the leader failed", "leader", leader, "error", err)
+		http.Error(w, fmt.Sprintf("passing the write on to leader %s: %v", leader, err), http.StatusBadGateway)
+	}
+	hopCounted(leader, p).ServeHTTP(w, r)
+	return undialled
 }
 
 // isNoLeader recognises an error that says no leader came in time; it is

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -106,4 +107,28 @@ func TestConsistentReadSkipsUnreachableLeader(t *testing.T) {
 	require.Equal(t, []string{"", deadAddr}, b.asked)
 	require.Equal(t, "1", hops, "the retry counts one hop, not two")
 	require.Equal(t, "true", rec.Header().Get("X-Nomad-KnownLeader"))
+}
+
+// TestWriteSkipsUndialledLeader: a write passed on to a leader that
+// cannot be dialled never reached it, so it goes, body and all, to the
+// next leader, which answers it.
+func TestWriteSkipsUndialledLeader(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadAddr := dead.Listener.Addr().String()
+	dead.Close()
+	var got []string
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = append(got, r.Method+" "+r.URL.Path+" "+string(b))
+		_, _ = w.Write([]byte(`{"EvalID":"e1"}`))
+	}))
+	defer live.Close()
+	b := &movingBackend{fsmBackend: newFSMBackend(), dead: deadAddr, live: live.Listener.Addr().String()}
+	body := `{"Count":2,"Target":{"Group":"g"}}`
+	rec := httptest.NewRecorder()
+	New(b, nil, Options{}).ServeHTTP(rec, httptest.NewRequest("POST", "/v1/job/web/scale", strings.NewReader(body)))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, `{"EvalID":"e1"}`, rec.Body.String())
+	require.Equal(t, []string{"POST /v1/job/web/scale " + body}, got, "the live leader got the write once")
+	require.Equal(t, []string{"", deadAddr}, b.asked)
 }

@@ -20,7 +20,9 @@ import (
 //     growing while the leader is gone, and X-Nomad-KnownLeader false
 //     only while the server knows none;
 //   - a job registered through the other follower during the election
-//     waits for the new leader and is applied once;
+//     (forwarded over RPC) waits for the new leader and is applied once,
+//     and a job deregistered through the first one (passed on over HTTP)
+//     is stopped;
 //   - /v1/status/leader names the new leader on every server and the
 //     members' leader tag matches.
 //
@@ -38,12 +40,16 @@ func TestClusterFailoverReads(t *testing.T) {
 		}
 	}
 	reader, writer := nomadClient(t, followers[0]), nomadClient(t, followers[1])
-	_, _, err := reader.Jobs().Register(parkedJob("kept"), nil)
-	require.NoError(t, err)
-	tc.eventually(t, settleTimeout, "every server holds job kept", func() (bool, string) {
+	for _, id := range []string{"kept", "gone"} {
+		_, _, err := reader.Jobs().Register(parkedJob(id), nil)
+		require.NoError(t, err)
+	}
+	tc.eventually(t, settleTimeout, "every server holds jobs kept and gone", func() (bool, string) {
 		for _, s := range tc.servers {
-			if _, _, err := nomadClient(t, s).Jobs().Info("kept", &nomad.QueryOptions{AllowStale: true}); err != nil {
-				return false, fmt.Sprintf("%s: %v", s.Name, err)
+			for _, id := range []string{"kept", "gone"} {
+				if _, _, err := nomadClient(t, s).Jobs().Info(id, &nomad.QueryOptions{AllowStale: true}); err != nil {
+					return false, fmt.Sprintf("%s: job %s: %v", s.Name, id, err)
+				}
 			}
 		}
 		return true, ""
@@ -60,6 +66,11 @@ func TestClusterFailoverReads(t *testing.T) {
 	go func() { // (c) a write during the election
 		resp, _, err := writer.Jobs().Register(parkedJob("during"), nil)
 		wrote <- writeResult{resp, err, time.Since(killedAt)}
+	}()
+	stopped := make(chan writeResult, 1)
+	go func() { // (c) a write that the follower passes on over HTTP (it reads the job first)
+		_, _, err := reader.Jobs().Deregister("gone", false, nil)
+		stopped <- writeResult{err: err, took: time.Since(killedAt)}
 	}()
 	read := make(chan readOutcome, 1)
 	go func() { read <- readUntilAnswered(reader, "kept", false, formTimeout) }() // (a)
@@ -97,6 +108,12 @@ func TestClusterFailoverReads(t *testing.T) {
 	require.NoError(t, w.err, "a job registered through %s during the election", followers[1].Name)
 	t.Logf("register through %s during the election answered %d ms after the kill", followers[1].Name, w.took.Milliseconds())
 	requireRegisteredOnce(t, reader, "during", w.resp)
+	w = <-stopped
+	require.NoError(t, w.err, "a job deregistered through %s during the election", followers[0].Name)
+	t.Logf("deregister through %s during the election answered %d ms after the kill", followers[0].Name, w.took.Milliseconds())
+	stoppedJob, _, err := reader.Jobs().Info("gone", nil)
+	require.NoError(t, err)
+	require.True(t, *stoppedJob.Stop, "job gone after its deregistration")
 
 	survivors := tc.liveServers()
 	var leader string
