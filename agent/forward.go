@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,12 +13,9 @@ import (
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// forwardApply sends a command to the leader and rebuilds the FSM's answer.
-func (a *Agent) forwardApply(ctx context.Context, cmd *messages.Command) (any, uint64, error) {
-	addr := a.leaderRPCAddr()
-	if addr == "" {
-		return nil, 0, ErrNoLeader
-	}
+// forwardApply sends a command to the leader at RPC address addr and
+// rebuilds the FSM's answer.
+func (a *Agent) forwardApply(ctx context.Context, addr string, cmd *messages.Command) (any, uint64, error) {
 	resp, err := remote.Request[*messages.ApplyResponse](ctx, a.sys.Root, addr, "server", &messages.ApplyRequest{Command: cmd})
 	if err != nil {
 		return nil, 0, fmt.Errorf("agent: forward to leader %s: %w", addr, err)
@@ -34,6 +32,16 @@ func (a *Agent) forwardApply(ctx context.Context, cmd *messages.Command) (any, u
 		return resp.PlanResult, resp.Index, nil
 	}
 	return nil, resp.Index, nil
+}
+
+// undelivered says whether a forward failed before the leader's server
+// actor had the command, so that sending it again cannot apply it twice:
+// the transport dead-lettered it, the leader being unreachable (killed,
+// before raft here noticed) or without a server actor. A timeout says
+// nothing of the kind: the leader may have committed it.
+func undelivered(err error) bool {
+	return errors.Is(err, remote.ErrNoActor) ||
+		(errors.Is(err, remote.ErrUnreachable) && errors.Is(err, actor.ErrDeadLetter))
 }
 
 // appliedWait bounds how long a server that forwarded a write waits for

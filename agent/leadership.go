@@ -35,19 +35,25 @@ func (a *Agent) holdTimeout() time.Duration {
 // AwaitLeader waits, at most the hold timeout, until a consistent read
 // can be answered: here when this server is a ready leader (elsewhere is
 // ""), or by the leader at elsewhere (its HTTP address) when another
-// server leads. It answers an error that is ErrNoLeader when none came in
-// time. A client-only agent has nothing to wait for.
-func (a *Agent) AwaitLeader(ctx context.Context) (elsewhere string, err error) {
+// server leads, unless that is unreachable (a leader the caller could not
+// reach: raft here names a killed leader until its heartbeat times out).
+// It answers an error that is ErrNoLeader when none came in time. A
+// client-only agent has nothing to wait for.
+func (a *Agent) AwaitLeader(ctx context.Context, unreachable string) (elsewhere string, err error) {
 	if a.raft == nil {
 		return "", nil
 	}
 	err = a.holdFor(ctx, func() bool {
 		if a.readyLeader() {
+			elsewhere = ""
 			return true
 		}
 		elsewhere = a.LeaderHTTP()
-		return elsewhere != ""
+		return elsewhere != "" && elsewhere != unreachable
 	})
+	if err != nil {
+		elsewhere = ""
+	}
 	return elsewhere, err
 }
 
@@ -71,20 +77,24 @@ func (a *Agent) LastContact() (since time.Duration, known bool) {
 
 // applyPatiently proposes cmd here when this server leads, or forwards it
 // to the leader; while there is none it waits (at most the hold timeout),
-// as Nomad holds an RPC that finds no leader.
+// as Nomad holds an RPC that finds no leader. A forward the leader never
+// received (undelivered: it died, and raft here still names it) waits for
+// raft to name another leader and goes there.
 func (a *Agent) applyPatiently(ctx context.Context, cmd *messages.Command) (any, uint64, error) {
 	hold, cancel := context.WithTimeout(ctx, a.holdTimeout())
 	defer cancel()
+	unreachable := ""
 	for {
 		var forward string
 		err := a.holdFor(hold, func() bool {
+			forward = ""
 			if a.raft.IsLeader() {
 				return true
 			}
 			if a.transport != nil {
 				forward = a.leaderRPCAddr()
 			}
-			return forward != ""
+			return forward != "" && forward != unreachable
 		})
 		if err != nil {
 			return nil, 0, err
@@ -94,13 +104,21 @@ func (a *Agent) applyPatiently(ctx context.Context, cmd *messages.Command) (any,
 			index uint64
 		)
 		if forward != "" {
-			out, index, err = a.forwardApply(ctx, cmd)
+			out, index, err = a.forwardApply(ctx, forward, cmd)
 		} else {
 			out, index, err = a.raft.Apply(ctx, cmd)
 		}
+		switch {
 		// Leadership moved before the command was taken: it did not
 		// commit, so it is safe to try again with the next leader.
-		if (errors.Is(err, cluster.ErrNotLeader) || errors.Is(err, ErrNoLeader)) && hold.Err() == nil {
+		case (errors.Is(err, cluster.ErrNotLeader) || errors.Is(err, ErrNoLeader)) && hold.Err() == nil:
+			continue
+		// Even past the hold timeout: the transport gives up on a dead
+		// leader only after its connect attempts (seconds), by when a new
+		// leader is often there; holdFor answers ErrNoLeader if none is.
+		case undelivered(err) && ctx.Err() == nil:
+			a.log.Debug("forward to the leader undelivered, waiting for another", "leader", forward, "error", err)
+			unreachable = forward
 			continue
 		}
 		return out, index, err

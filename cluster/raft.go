@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -62,6 +63,10 @@ type Raft struct {
 	bolt   *raftboltdb.BoltStore // nil when in memory
 	logger *slog.Logger
 
+	// lostContact is raft's last contact (unix nanos, 0 for none) when
+	// it last forgot the leader (noteLeader).
+	lostContact atomic.Int64
+
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
@@ -108,6 +113,7 @@ func NewRaft(cfg RaftConfig, fsm raft.FSM) (*Raft, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("cluster: start raft: %w", err), closeTransport(trans), closeStores(st))
 	}
+	r.raft.RegisterObserver(raft.NewObserver(nil, false, r.noteLeader))
 	return r, nil
 }
 

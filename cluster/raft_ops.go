@@ -84,7 +84,31 @@ func (r *Raft) CurrentTerm() uint64 { return r.raft.CurrentTerm() }
 
 // LastContact is when this server last heard from the leader (the zero
 // time when it never has). A leader's is meaningless: it is the leader.
-func (r *Raft) LastContact() time.Time { return r.raft.LastContact() }
+// While no leader is known it is the last contact before raft forgot the
+// leader: raft moves its own when this server grants a vote, which is no
+// news from a leader.
+func (r *Raft) LastContact() time.Time {
+	if addr, _ := r.raft.LeaderWithID(); addr == "" {
+		if ns := r.lostContact.Load(); ns != 0 {
+			return time.Unix(0, ns)
+		}
+	}
+	return r.raft.LastContact()
+}
+
+// noteLeader is a raft observer's filter, so it runs in raft's goroutine
+// as the leader changes: when raft forgets the leader it keeps raft's last
+// contact, before any vote moves it. It lets no observation through.
+func (r *Raft) noteLeader(o *raft.Observation) bool {
+	if l, ok := o.Data.(raft.LeaderObservation); ok && l.LeaderAddr == "" {
+		var ns int64
+		if last := o.Raft.LastContact(); !last.IsZero() {
+			ns = last.UnixNano()
+		}
+		r.lostContact.Store(ns)
+	}
+	return false
+}
 
 // LeaderCh delivers true when this server becomes leader and false when it
 // stops being leader. It has a single consumer; if that consumer lags,

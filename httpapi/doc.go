@@ -64,7 +64,9 @@
 // X-Nomad-LastContact (ms since the leader was last heard from, 0 on the
 // leader) truthfully. A write that reads the state before it proposes
 // waits the same way (writeToLeader); the Backend's Apply waits for a
-// leader itself.
+// leader itself. A leader that cannot be reached (killed, while raft here
+// still names it for a heartbeat timeout) is skipped: the read, or the
+// write that could not be dialled, goes to the next leader.
 //
 //	h := httpapi.New(agent, logger)
 //	http.ListenAndServe("127.0.0.1:4646", h)

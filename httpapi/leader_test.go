@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -28,7 +29,7 @@ type waitingBackend struct {
 	lastContact time.Duration
 }
 
-func (b *waitingBackend) AwaitLeader(context.Context) (string, error) {
+func (b *waitingBackend) AwaitLeader(context.Context, string) (string, error) {
 	b.waited++
 	return "", noLeaderErr{}
 }
@@ -63,4 +64,71 @@ func TestIsNoLeader(t *testing.T) {
 	require.True(t, isNoLeader(noLeaderErr{}))
 	require.True(t, isNoLeader(errors.Join(errors.New("x"), noLeaderErr{})))
 	require.False(t, isNoLeader(errors.New("cluster: not the raft leader")))
+}
+
+// movingBackend is a follower whose raft first names a leader that is
+// gone (dead: its address refuses connections), then the live leader.
+type movingBackend struct {
+	*fsmBackend
+	dead, live string
+	asked      []string // the unreachable argument of each AwaitLeader
+}
+
+func (b *movingBackend) AwaitLeader(_ context.Context, unreachable string) (string, error) {
+	b.asked = append(b.asked, unreachable)
+	if unreachable == b.dead {
+		return b.live, nil
+	}
+	return b.dead, nil
+}
+
+func (b *movingBackend) LastContact() (time.Duration, bool) { return 0, true }
+
+// TestConsistentReadSkipsUnreachableLeader: a follower's raft names a
+// killed leader until its heartbeat times out; a consistent read that
+// cannot reach it waits for the next leader and is answered there (not a
+// 502), which sees the request passed on once.
+func TestConsistentReadSkipsUnreachableLeader(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadAddr := dead.Listener.Addr().String()
+	dead.Close()
+	var hops string
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hops = r.Header.Get(ProxiedHeader)
+		w.Header().Set("X-Nomad-KnownLeader", "true")
+		_, _ = w.Write([]byte(`[{"ID":"kept"}]`))
+	}))
+	defer live.Close()
+	b := &movingBackend{fsmBackend: newFSMBackend(), dead: deadAddr, live: live.Listener.Addr().String()}
+	rec := httptest.NewRecorder()
+	New(b, nil, Options{}).ServeHTTP(rec, httptest.NewRequest("GET", "/v1/jobs", nil))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, `[{"ID":"kept"}]`, rec.Body.String())
+	require.Equal(t, []string{"", deadAddr}, b.asked)
+	require.Equal(t, "1", hops, "the retry counts one hop, not two")
+	require.Equal(t, "true", rec.Header().Get("X-Nomad-KnownLeader"))
+}
+
+// TestWriteSkipsUndialledLeader: a write passed on to a leader that
+// cannot be dialled never reached it, so it goes, body and all, to the
+// next leader, which answers it.
+func TestWriteSkipsUndialledLeader(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadAddr := dead.Listener.Addr().String()
+	dead.Close()
+	var got []string
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = append(got, r.Method+" "+r.URL.Path+" "+string(b))
+		_, _ = w.Write([]byte(`{"EvalID":"e1"}`))
+	}))
+	defer live.Close()
+	b := &movingBackend{fsmBackend: newFSMBackend(), dead: deadAddr, live: live.Listener.Addr().String()}
+	body := `{"Count":2,"Target":{"Group":"g"}}`
+	rec := httptest.NewRecorder()
+	New(b, nil, Options{}).ServeHTTP(rec, httptest.NewRequest("POST", "/v1/job/web/scale", strings.NewReader(body)))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, `{"EvalID":"e1"}`, rec.Body.String())
+	require.Equal(t, []string{"POST /v1/job/web/scale " + body}, got, "the live leader got the write once")
+	require.Equal(t, []string{"", deadAddr}, b.asked)
 }

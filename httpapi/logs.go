@@ -185,12 +185,20 @@ func ProxyTo(addr string) http.Handler { return proxyTo(addr, nil) }
 func proxyTo(addr string, modify func(*http.Response) error) http.Handler {
 	p := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
 	p.ModifyResponse = modify
+	return hopCounted(addr, p)
+}
+
+// hopCounted passes r on through p to the agent at addr unless it was
+// passed on maxHops times already. It counts the hop on a copy of r, so
+// that r can be passed on again (to another leader) if p fails.
+func hopCounted(addr string, p http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hops, _ := strconv.Atoi(r.Header.Get(ProxiedHeader))
 		if hops >= maxHops {
 			http.Error(w, fmt.Sprintf("request passed on %d times already; not passing it to %s", hops, addr), http.StatusLoopDetected)
 			return
 		}
+		r = r.Clone(r.Context())
 		r.Header.Set(ProxiedHeader, strconv.Itoa(hops+1))
 		p.ServeHTTP(w, r)
 	})

@@ -297,45 +297,6 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// appliedWait bounds how long a forwarded write's answer waits for this
-// server's replica, as the agent's forwarded commands do.
-const appliedWait = 5 * time.Second
-
-// writeToLeader is toLeader for a write: the leader's answer is passed
-// back once this server's replica has applied the raft index it names
-// (X-Nomad-Index), so that a ?stale read here then sees the write.
-//
-// A write that reads the state before it proposes waits, as a consistent
-// read does, for a leader whose store is caught up; when none comes in
-// time it is answered here (500 "No cluster leader").
-func (s *Server) writeToLeader(w http.ResponseWriter, r *http.Request) bool {
-	leader, err := s.awaitLeader(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return true
-	}
-	if leader == "" {
-		return false
-	}
-	proxyTo(leader, func(resp *http.Response) error {
-		index, err := strconv.ParseUint(resp.Header.Get("X-Nomad-Index"), 10, 64)
-		store := s.b.Store()
-		if err != nil || store == nil || resp.StatusCode >= 300 {
-			return nil // nothing written, or nothing to wait for
-		}
-		// At most appliedWait, and the leader's answer either way: the
-		// write is committed, and an error would make the client write
-		// it again.
-		ctx, cancel := context.WithTimeout(resp.Request.Context(), appliedWait)
-		defer cancel()
-		if err := store.WaitApplied(ctx, index); err != nil {
-			s.log.Warn("answering a forwarded write this server has not applied yet", "index", index, "error", err)
-		}
-		return nil
-	}).ServeHTTP(w, r)
-	return true
-}
-
 // decodeBody decodes a JSON body into v. The body must be one JSON value
 // that means one thing (jobspec.CheckJSON: valid UTF-8, no key twice, not
 // too deep) with nothing after it.
@@ -362,12 +323,11 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, tables []string, 
 	// committed entry, waiting for one when there is none yet; ?stale
 	// lets this server answer from its own replica at once.
 	if !opts.stale {
-		elsewhere, err := s.awaitLeader(r)
+		proxied, err := s.readAtLeader(w, r)
 		if err != nil {
 			return nil, err
 		}
-		if elsewhere != "" {
-			proxyForRead(w, r, elsewhere)
+		if proxied {
 			return nil, errProxied
 		}
 		s.leaderHeaders(w) // a leader may have come while it waited
