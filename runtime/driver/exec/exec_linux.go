@@ -37,7 +37,12 @@ func (d *Driver) ExecTask(ctx context.Context, taskID string, opts *driver.ExecO
 	if err := readJSON(filepath.Join(t.Data.StateDir, specFile), &spec); err != nil {
 		return -1, fmt.Errorf("exec: %s: reading the task's spec: %w", taskID, err)
 	}
-	cmd, err := execCommand(&spec, opts.Command)
+	var cmd *osexec.Cmd
+	if spec.Isolation != nil {
+		cmd = d.enterCommand(t.Handle.Pid, t.Data.StateDir, opts.Command)
+	} else {
+		cmd, err = execCommand(&spec, opts.Command)
+	}
 	if err != nil {
 		return -1, fmt.Errorf("exec: %s: %w", taskID, err)
 	}
