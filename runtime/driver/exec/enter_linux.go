@@ -89,6 +89,12 @@ func enter(pidArg, specPath string, argv []string) (int, error) {
 	cmd.Dir = "/local"
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err == nil {
+		// on a terminal: the child leads a session of its own in the
+		// task's pid namespace, so its shell can manage its jobs; the
+		// terminal's hangup (the driver closes it) ends that session
+		cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty = true, true
+	}
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}

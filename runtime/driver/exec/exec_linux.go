@@ -116,7 +116,9 @@ func runPiped(ctx context.Context, cmd *osexec.Cmd, spec *executorSpec, opts *dr
 // terminal is a new pty; stdin is copied to the pty and its output to
 // opts.Stdout until the command ends.
 func runOnPty(ctx context.Context, cmd *osexec.Cmd, spec *executorSpec, opts *driver.ExecOptions) (int, error) {
-	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true, Credential: cmd.SysProcAttr.Credential}
+	// An isolated task's enter process leaves the terminal to its child,
+	// whose session lies in the task's pid namespace (enter_linux.go).
+	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: spec.Isolation == nil, Credential: cmd.SysProcAttr.Credential}
 	var ptmx *os.File
 	err := startInNetns(spec.NetnsPath, func() error {
 		var err error
