@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
+	"github.com/troupe-dev/troupe/runtime/driver/exec"
 )
 
 // agentCommand runs `troupe agent`: the cluster daemon.
@@ -66,6 +67,8 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.IntVar(&cfg.JobLimits.MaxMetaValueLength, "job-max-meta-value", jobspec.DefaultMaxMetaValueLength, "longest value in a job's meta or env, in bytes")
 	fs.IntVar(&cfg.MaxPlacementsPerEval, "max-placements-per-eval", 0, "most allocations one scheduler plan places; a larger job is placed in several plans (0: no bound)")
 	fs.IntVar(&cfg.JobVersions, "job-tracked-versions", state.DefaultJobVersions, "versions of each job the servers keep (the same on every server)")
+	denylist := fs.String("user-denylist", strings.Join(exec.DefaultUserDenylist, ","),
+		"comma-separated users exec tasks may not run as (Nomad's user.denylist; \"\" for none)")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
@@ -85,6 +88,7 @@ func runAgent(args []string, stderr io.Writer) int {
 		cfg.Server, cfg.Client = *server, *client
 	}
 	cfg.Join, cfg.Servers = join, servers
+	cfg.UserDenylist = splitList(*denylist)
 	if *cniPath != "" {
 		cfg.CNIPluginDirs = strings.Split(*cniPath, ":")
 	}
@@ -161,4 +165,15 @@ func newLogger(w io.Writer, level string, asJSON bool) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return slog.New(slog.NewTextHandler(w, opts)), nil
+}
+
+// splitList splits a comma-separated flag ("" is an empty list).
+func splitList(s string) []string {
+	out := []string{}
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }
