@@ -17,7 +17,7 @@ import (
 
 // isolated is an isolated task running script in an allocation dir
 // laid out as the client lays it out.
-func isolated(t *testing.T, script string) (*driver.TaskConfig, string) {
+func isolated(t testing.TB, script string) (*driver.TaskConfig, string) {
 	t.Helper()
 	base := t.TempDir()
 	allocDir := filepath.Join(base, "alloc")
