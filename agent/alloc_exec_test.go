@@ -80,7 +80,11 @@ func TestNomadClientExecsIntoTask(t *testing.T) {
 		require.ErrorContains(t, err, `unknown task "nope"`)
 	})
 	t.Run("unknown program", func(t *testing.T) {
-		_, _, _, err := exec(t, "t", false, "", "no-such-program-here")
-		require.ErrorContains(t, err, "no-such-program-here")
+		// the task's root, not the agent, looks the program up: as a
+		// container runtime does, it answers 126 and says why on stderr
+		code, _, stderr, err := exec(t, "t", false, "", "no-such-program-here")
+		require.NoError(t, err)
+		require.Equal(t, 126, code)
+		require.Contains(t, stderr, "no-such-program-here")
 	})
 }

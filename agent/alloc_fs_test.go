@@ -29,7 +29,7 @@ func TestNomadClientReadsAllocDir(t *testing.T) {
 
 	var names map[string]bool
 	require.Eventually(t, func() bool {
-		ls, _, err := fs.List(al, "/t", nil)
+		ls, _, err := fs.List(al, "/t/local", nil)
 		require.NoError(t, err)
 		names = map[string]bool{}
 		for _, fi := range ls {
@@ -37,23 +37,27 @@ func TestNomadClientReadsAllocDir(t *testing.T) {
 		}
 		return names["out.txt"]
 	}, 10*time.Second, 10*time.Millisecond, "the task never wrote out.txt")
-	require.True(t, names["stdout"], "the task's log files are in its dir")
+	logs, _, err := fs.List(al, "/alloc/logs", nil)
+	require.NoError(t, err)
+	require.Len(t, logs, 2)
+	require.Equal(t, []string{"t.stderr.0", "t.stdout.0"}, []string{logs[0].Name, logs[1].Name},
+		"the task's log files are in Nomad's place")
 
-	rc, err := fs.Cat(al, "/t/out.txt", nil)
+	rc, err := fs.Cat(al, "/t/local/out.txt", nil)
 	require.NoError(t, err)
 	got, err := io.ReadAll(rc)
 	rc.Close()
 	require.NoError(t, err)
 	require.Equal(t, "hello\n", string(got))
 
-	st, _, err := fs.Stat(al, "t/out.txt", nil)
+	st, _, err := fs.Stat(al, "t/local/out.txt", nil)
 	require.NoError(t, err)
 	require.Equal(t, int64(6), st.Size)
 	root, _, err := fs.List(al, "/", nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, root)
 
-	for _, p := range []string{"/t/leak", "../../../../etc/passwd"} {
+	for _, p := range []string{"/t/local/leak", "../../../../etc/passwd"} {
 		_, err = fs.Cat(al, p, nil)
 		require.ErrorContains(t, err, "400", p)
 	}

@@ -123,7 +123,8 @@ func (a *Agent) allocProps(al *messages.Allocation, n *messages.Node) *actor.Pro
 	return a.sys.Props("alloc", alloc.New(spec), actor.WithSupervisor(actors.DefaultSupervision.Strategy()))
 }
 
-// TaskLogPath is the file holding a task's stdout or stderr. Names that
+// TaskLogPath is the file holding a task's stdout or stderr
+// (<alloc>/alloc/logs/<task>.stdout.0, as Nomad names it). Names that
 // would leave the allocation dir are refused, and so is a log file that is
 // not a regular file (a task that replaced its stdout by a symlink to
 // /etc/shadow does not get the agent to read that).
@@ -154,7 +155,7 @@ func (a *Agent) TaskLogPath(allocID, task, logType string) (string, error) {
 	if fi, err := safepath.Lstat(root, dir); err != nil || !fi.IsDir() {
 		return "", unknownTask(errors.New("no task directory"))
 	}
-	path := filepath.Join(dir, logType)
+	path := alloc.LogPath(root, allocID, task, logType)
 	fi, err := safepath.Lstat(root, path)
 	if err == nil && !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("agent: %s log of task %s in allocation %s is not a regular file", logType, safepath.Quote(task), allocID)

@@ -38,6 +38,12 @@ type Config struct {
 	ExecutorPath string
 	ExecutorArgs []string
 	ExecutorEnv  []string
+	// ChrootEnv is the root of isolated exec tasks, host path to path in
+	// the task (Nomad's client chroot_env); nil: exec.DefaultChrootEnv.
+	ChrootEnv map[string]string
+	// UserDenylist are the users exec tasks may not ask for (Nomad's
+	// user.denylist); nil: exec.DefaultUserDenylist (root), empty: none.
+	UserDenylist []string
 	// Raft snapshot tuning.
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration

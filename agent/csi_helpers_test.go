@@ -186,7 +186,7 @@ func volumeJob(id string, count int, perAlloc bool, sources ...string) string {
     }
 `, i, src, perAlloc)
 		fmt.Fprintf(&mounts, "      volume_mount {\n        volume      = \"v%d\"\n        destination = \"/v%d\"\n      }\n", i, i)
-		fmt.Fprintf(&writes, `echo $NOMAD_ALLOC_ID > $NOMAD_TASK_DIR/v%d/written; `, i)
+		fmt.Fprintf(&writes, `echo $NOMAD_ALLOC_ID > /v%d/written; `, i)
 	}
 	return fmt.Sprintf(`job %q {
   group "g" {

@@ -103,7 +103,7 @@ func TestGPUsFingerprintedPlacedAndGiven(t *testing.T) {
 		}
 		var b []byte
 		require.Eventually(t, func() bool {
-			b, err = os.ReadFile(filepath.Join(a.AllocDir(), al.GetID(), "t", "gpus"))
+			b, err = os.ReadFile(filepath.Join(a.AllocDir(), al.GetID(), "t", "local", "gpus"))
 			return err == nil && len(strings.Fields(string(b))) == 2
 		}, 10*time.Second, 10*time.Millisecond)
 		fields := strings.Fields(string(b))

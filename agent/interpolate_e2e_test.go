@@ -56,7 +56,7 @@ func TestTaskArgsAreInterpolated(t *testing.T) {
 		}
 		return false
 	}, 30*time.Second, 20*time.Millisecond, "the batch job never completed")
-	out, err := os.ReadFile(filepath.Join(a.AllocDir(), allocID, "t", "out"))
+	out, err := os.ReadFile(filepath.Join(a.AllocDir(), allocID, "t", "local", "out"))
 	require.NoError(t, err)
 	arch := a.Store().Snapshot().NodeByID(a.Node().GetID()).GetAttributes()["cpu.arch"]
 	require.Equal(t, runtime.GOARCH, arch)

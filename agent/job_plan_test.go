@@ -108,7 +108,7 @@ func TestScalingUpKeepsTheRunningTasks(t *testing.T) {
 	_, _, err = c.Jobs().Register(job(1), nil)
 	require.NoError(t, err)
 	first := waitAllocStatus(t, c, "scale", "running")
-	starts := filepath.Join(a.AllocDir(), first.ID, "t", "starts")
+	starts := filepath.Join(a.AllocDir(), first.ID, "t", "local", "starts")
 	require.Eventually(t, func() bool { b, _ := os.ReadFile(starts); return len(b) > 0 }, 10*time.Second, 10*time.Millisecond)
 
 	_, _, err = c.Jobs().Register(job(2), nil)

@@ -35,7 +35,7 @@ func TestJobScaleThroughNomadsClient(t *testing.T) {
 	require.NotEmpty(t, resp.EvalID)
 	require.Eventually(t, func() bool { return running() == 3 }, 30*time.Second, 20*time.Millisecond)
 	require.Equal(t, "run", a.Store().Snapshot().AllocByID(first.ID).GetDesiredStatus(), "the first allocation is kept")
-	requireNotRestarted(t, a, first.ID, filepath.Join(a.AllocDir(), first.ID, "t", "starts"))
+	requireNotRestarted(t, a, first.ID, filepath.Join(a.AllocDir(), first.ID, "t", "local", "starts"))
 
 	st, _, err := c.Jobs().ScaleStatus("scaled", nil)
 	require.NoError(t, err)

@@ -29,10 +29,12 @@ func TestTaskLogPathStaysInAllocDir(t *testing.T) {
 	db.Flush()
 	taskDir := filepath.Join(a.AllocDir(), id, "web")
 	require.NoError(t, os.MkdirAll(taskDir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(taskDir, "stdout"), []byte("out"), 0o644))
+	logs := filepath.Join(a.AllocDir(), id, "alloc", "logs")
+	require.NoError(t, os.MkdirAll(logs, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(logs, "web.stdout.0"), []byte("out"), 0o644))
 	secret := filepath.Join(t.TempDir(), "secret")
 	require.NoError(t, os.WriteFile(secret, []byte("secret"), 0o600))
-	require.NoError(t, os.Symlink(secret, filepath.Join(taskDir, "stderr")))
+	require.NoError(t, os.Symlink(secret, filepath.Join(logs, "web.stderr.0")))
 	require.NoError(t, os.Symlink(filepath.Dir(secret), filepath.Join(a.AllocDir(), id, "linked")))
 
 	tests := []struct {
@@ -63,7 +65,7 @@ func TestTaskLogPathStaysInAllocDir(t *testing.T) {
 			p, err := a.TaskLogPath(tt.alloc, tt.task, tt.logType)
 			if tt.contains == "" {
 				require.NoError(t, err)
-				require.Equal(t, filepath.Join(taskDir, tt.logType), p)
+				require.Equal(t, filepath.Join(logs, "web."+tt.logType+".0"), p)
 				return
 			}
 			require.Error(t, err)

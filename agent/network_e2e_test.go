@@ -52,7 +52,7 @@ func TestBridgeNetworkSurvivesAgentRestart(t *testing.T) {
 	jobID := e.run(t, webJob("web", 1, 0))
 	al := e.waitRunning(t, jobID, 1)[0]
 	require.Equal(t, al.GetID(), get(t, hostPort(t, al)))
-	starts := filepath.Join(e.a.AllocDir(), al.GetID(), "web", "starts")
+	starts := filepath.Join(e.a.AllocDir(), al.GetID(), "web", "local", "starts")
 	crash(t, e.a)
 
 	b := startNetAgent(t, dir)
@@ -79,18 +79,15 @@ func TestBridgeNetworkAfterReboot(t *testing.T) {
 	jobID := e.run(t, webJob("web", 1, freePort(t)))
 	al := e.waitRunning(t, jobID, 1)[0]
 	require.Equal(t, al.GetID(), get(t, hostPort(t, al)))
-	starts := filepath.Join(e.a.AllocDir(), al.GetID(), "web", "starts")
+	starts := filepath.Join(e.a.AllocDir(), al.GetID(), "web", "local", "starts")
 	reboots := 5
 	if testing.Short() {
 		reboots = 1
 	}
 	for i := 1; i <= reboots; i++ {
+		pid := taskPid(t, e.a, al.GetID(), "web") // inside its pid namespace the task is pid 1
 		crash(t, e.a)
-		for _, l := range readLines(t, starts) {
-			pid, err := strconv.Atoi(l)
-			require.NoError(t, err)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 		e.simulateReboot(t, al.GetID())
 
 		e = startNetAgent(t, dir)

@@ -62,7 +62,7 @@ func TestCSIPluginJobIsFingerprinted(t *testing.T) {
 		a.Store().Wait(t.Context(), a.Store().Snapshot().Index(), "csi_plugins")
 	}
 	if !healthy() {
-		logs, _ := filepath.Glob(filepath.Join(a.AllocDir(), "*", "hostpath", "std*"))
+		logs, _ := filepath.Glob(filepath.Join(a.AllocDir(), "*", "alloc", "logs", "hostpath.std*"))
 		for _, l := range logs {
 			b, _ := os.ReadFile(l)
 			t.Logf("%s:\n%s", l, b)

@@ -12,8 +12,9 @@ import (
 	"github.com/troupe-dev/troupe/runtime/safepath"
 )
 
-// AllocDirHook creates the allocation's directory tree:
-// <root>/<alloc-id>/alloc (shared) and <root>/<alloc-id>/<task> per task.
+// AllocDirHook creates the allocation's directory tree in Nomad's layout
+// (layout.go): <root>/<alloc-id>/alloc (shared: logs, data, tmp) and
+// <root>/<alloc-id>/<task> (local, secrets, tmp) per task.
 type AllocDirHook struct {
 	Root string
 }
@@ -34,10 +35,10 @@ func (h *AllocDirHook) Prerun(_ context.Context, a *messages.Allocation) error {
 	if err != nil {
 		return err
 	}
-	dirs := []string{filepath.Join(allocDir, "alloc")}
+	dirs := sharedDirs(allocDir)
 	var outside []string // CSI socket stand-ins under the temp dir
 	for _, t := range groupOf(a).GetTasks() {
-		dirs = append(dirs, TaskDir(h.Root, a.GetID(), t.GetName()))
+		dirs = append(dirs, taskDirs(TaskDir(h.Root, a.GetID(), t.GetName()))...)
 		if cfg := t.GetCSIPluginConfig(); cfg != nil {
 			d := filepath.Dir(PluginSocketPath(h.Root, a.GetID(), t.GetName(), cfg.GetMountDir()))
 			if safepath.Within(allocDir, d) {
@@ -48,7 +49,7 @@ func (h *AllocDirHook) Prerun(_ context.Context, a *messages.Allocation) error {
 		}
 	}
 	for _, d := range dirs {
-		if err := safepath.MkdirAll(allocDir, d, 0o755); err != nil {
+		if err := makeDir(allocDir, d); err != nil {
 			return fmt.Errorf("alloc dir: %w", err)
 		}
 	}

@@ -153,8 +153,8 @@ func finalClaimCode(code messages.ErrorCode) bool {
 	return code == messages.CodeNotFound || code == messages.CodeConflict || code == messages.CodeInvalid
 }
 
-// volumeMountPath is where a task sees a volume: the exec driver does not
-// chroot, so destination "/data" is <task dir>/data. The path stays
+// volumeMountPath is where a task in the host's root (a CSI plugin's)
+// sees a volume: destination "/data" is <task dir>/data. The path stays
 // inside the task dir whatever the destination says.
 func volumeMountPath(allocRoot, allocID, task, destination string) string {
 	return filepath.Join(TaskDir(allocRoot, allocID, task), filepath.Clean("/"+destination))

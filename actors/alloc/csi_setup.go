@@ -214,8 +214,9 @@ func (s *volumeSetup) mount(ctx context.Context, rec *clientstate.VolumeMount, r
 	return s.bindAll(rec)
 }
 
-// bindAll binds the published target into every exec-style task that
-// mounts the volume (a containerd task gets it in its driver config), and
+// bindAll binds the published target into the task dir of every task
+// that runs in the host's root and mounts the volume (an isolated exec
+// or a containerd task gets it in its own root from its driver), and
 // marks the volume mounted.
 func (s *volumeSetup) bindAll(rec *clientstate.VolumeMount) error {
 	type bind struct {
@@ -224,8 +225,8 @@ func (s *volumeSetup) bindAll(rec *clientstate.VolumeMount) error {
 	}
 	var binds []bind
 	for _, t := range groupOf(s.alloc).GetTasks() {
-		if t.GetDriver() == containerdDriver {
-			continue // containerd mounts the target itself ("volume_mounts")
+		if ownRoot(t) {
+			continue // the driver mounts the target in the task's root (Isolation, "volume_mounts")
 		}
 		for _, vm := range t.GetVolumeMounts() {
 			if vm.GetVolume() != rec.Name {

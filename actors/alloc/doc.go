@@ -46,8 +46,12 @@
 // (VolumeClaimer; per_alloc volumes claim "<source>[<index>]"), finds the
 // node plugin the claim names, stages (when the plugin stages) under
 // CSIConfig.Root/staging, publishes under CSIConfig.Root/per-alloc and
-// bind-mounts the target into each task that mounts it (Mounter; the task
-// sees it at volumeMountPath and learns it as TROUPE_VOLUME_<NAME>).
+// gives the target to each task that mounts it: an isolated exec task
+// (layout.go: every exec task but a CSI plugin's) and a containerd task
+// get it from their driver at the mount's destination in their own root
+// (driver.Isolation.Mounts, "volume_mounts"); a task in the host's root
+// gets a bind mount at volumeMountPath (Mounter). Each learns where as
+// TROUPE_VOLUME_<NAME>.
 // Retryable failures retry the setup with backoff (ClaimRetry,
 // ClaimAttempts); a final one fails the allocation with a volumeError
 // (`CSI volume "vol0": NodePublishVolume: rpc error: ...`: the volume the

@@ -33,8 +33,9 @@ func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *mes
 		Env:         env,
 		User:        t.GetUser(),
 		TaskDir:     dir,
-		StdoutPath:  filepath.Join(dir, "stdout"),
-		StderrPath:  filepath.Join(dir, "stderr"),
+		StdoutPath:  LogPath(root, a.GetID(), t.GetName(), "stdout"),
+		StderrPath:  LogPath(root, a.GetID(), t.GetName(), "stderr"),
+		Isolation:   isolation(root, a, t, vols),
 		CPU:         int64(t.GetResources().GetCPU()),
 		MemoryMB:    int64(t.GetResources().GetMemoryMB()),
 		MemoryMaxMB: allocatedMemoryMax(a, t),
@@ -61,8 +62,8 @@ func allocatedMemoryMax(a *messages.Allocation, t *messages.Task) int64 {
 // containerdConfig adds to a containerd task's driver config (a copy) the
 // network namespace ("netns_path") and its csi volumes ("volume_mounts":
 // the published target at the mount's destination in the container);
-// the exec driver gets these as TaskConfig.NetnsPath and bind mounts in
-// the task dir instead.
+// the exec driver gets these as TaskConfig.NetnsPath and Isolation.Mounts
+// instead.
 func containerdConfig(in map[string]any, a *messages.Allocation, t *messages.Task, net *clientstate.AllocNetwork,
 	vols map[string]*messages.AllocVolumeState) map[string]any {
 	out := maps.Clone(in)
@@ -112,8 +113,6 @@ func taskEnv(root string, node *messages.Node, a *messages.Allocation, t *messag
 		"ALLOC_ID":      a.GetID(),
 		"ALLOC_NAME":    a.GetName(),
 		"ALLOC_INDEX":   fmt.Sprint(a.GetIndex()),
-		"ALLOC_DIR":     filepath.Join(root, a.GetID(), "alloc"),
-		"TASK_DIR":      TaskDir(root, a.GetID(), t.GetName()),
 		"TASK_NAME":     t.GetName(),
 		"GROUP_NAME":    a.GetTaskGroup(),
 		"JOB_ID":        a.GetJobID(),
@@ -124,6 +123,7 @@ func taskEnv(root string, node *messages.Node, a *messages.Allocation, t *messag
 		"MEMORY_LIMIT":  fmt.Sprint(t.GetResources().GetMemoryMB()),
 		"ALLOC_NODE_ID": a.GetNodeID(),
 	}
+	maps.Copy(vars, taskDirVars(root, a, t))
 	maps.Copy(vars, portVars(a, net))
 	env := map[string]string{"PATH": defaultPath}
 	for k, v := range vars {
@@ -132,7 +132,7 @@ func taskEnv(root string, node *messages.Node, a *messages.Allocation, t *messag
 	}
 	csiVols := csiVolumes(a)
 	for _, vm := range t.GetVolumeMounts() {
-		if _, ok := csiVols[vm.GetVolume()]; ok && t.GetDriver() == containerdDriver {
+		if _, ok := csiVols[vm.GetVolume()]; ok && ownRoot(t) {
 			env[volumeEnvName(vm.GetVolume())] = containerPath(vm.GetDestination())
 		} else if ok {
 			env[volumeEnvName(vm.GetVolume())] = volumeMountPath(root, a.GetID(), t.GetName(), vm.GetDestination())

@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
+	"github.com/troupe-dev/troupe/runtime/driver/exec"
 )
 
 // agentCommand runs `troupe agent`: the cluster daemon.
@@ -72,6 +73,8 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.DurationVar(&cfg.GC.Interval, "job-gc-interval", 5*time.Minute, "how often the leader collects garbage (Nomad's job_gc_interval)")
 	var qemuImages listFlag
 	fs.Var(&qemuImages, "qemu-image-path", "host directory where a qemu task's absolute image_path may be besides its allocation dir (repeatable, or comma-separated; Nomad's image_paths)")
+	denylist := fs.String("user-denylist", strings.Join(exec.DefaultUserDenylist, ","),
+		"comma-separated users exec tasks may not run as (Nomad's user.denylist; \"\" for none)")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
@@ -92,6 +95,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	}
 	cfg.Join, cfg.Servers = join, servers
 	cfg.QemuImagePaths = qemuImages
+	cfg.UserDenylist = splitList(*denylist)
 	if *cniPath != "" {
 		cfg.CNIPluginDirs = strings.Split(*cniPath, ":")
 	}
@@ -168,4 +172,15 @@ func newLogger(w io.Writer, level string, asJSON bool) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return slog.New(slog.NewTextHandler(w, opts)), nil
+}
+
+// splitList splits a comma-separated flag ("" is an empty list).
+func splitList(s string) []string {
+	out := []string{}
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }

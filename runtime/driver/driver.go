@@ -29,6 +29,8 @@ type TaskConfig struct {
 	MemoryMaxMB int64
 	// NetnsPath: join this network namespace; empty = the host's.
 	NetnsPath string
+	// Isolation, when set, runs the task in its own root and namespaces.
+	Isolation *Isolation
 }
 
 // TaskHandle identifies a started task. It is JSON-serialisable: the client

@@ -258,7 +258,7 @@ func volumeJobHCL(id string, count int, source string, perAlloc bool) string {
       driver = "exec"
       config {
         command = "/bin/sh"
-        args    = ["-c", "echo $NOMAD_ALLOC_ID > $NOMAD_TASK_DIR/v0/written; while true; do sleep 0.5; done"]
+        args    = ["-c", "echo $NOMAD_ALLOC_ID > /v0/written; while true; do sleep 0.5; done"]
       }
       volume_mount {
         volume      = "v0"

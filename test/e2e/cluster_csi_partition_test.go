@@ -46,7 +46,7 @@ func partitionJobHCL(id, vol string) string {
       driver = "exec"
       config {
         command = "/bin/sh"
-        args    = ["-c", "echo $NOMAD_ALLOC_ID > $NOMAD_TASK_DIR/v0/written; while true; do echo $NOMAD_ALLOC_ID >> $NOMAD_TASK_DIR/v0/log; sleep 0.5; done"]
+        args    = ["-c", "echo $NOMAD_ALLOC_ID > /v0/written; while true; do echo $NOMAD_ALLOC_ID >> /v0/log; sleep 0.5; done"]
       }
       volume_mount {
         volume      = "v0"

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"net"
@@ -144,8 +145,9 @@ func TestKill9AgentKeepsBridgeAllocation(t *testing.T) {
 	port := host.AddrPort(k9HostPort(t, al))
 	require.Equal(t, al.GetID(), httpGet(t, port))
 	addr := al.GetNetworkStatus().GetAddress()
-	starts := filepath.Join(dir, "data", "alloc", al.GetID(), "web", "starts")
-	pid := k9Starts(t, starts)[0]
+	starts := filepath.Join(dir, "data", "alloc", al.GetID(), "web", "local", "starts")
+	k9Starts(t, starts)
+	pid := k9TaskPid(t, filepath.Join(dir, "data", "alloc", al.GetID(), "web")) // pid 1 in its own namespace
 	require.True(t, alive(pid, "httpd"), "pid %d is the task (httpd)", pid)
 	netnsFile := "/proc/%d/root/run/netns/" + al.GetID() // in the agent's mount namespace
 	inode := k9NetnsInode(t, fmt.Sprintf(netnsFile, a.cmd.Process.Pid))
@@ -293,6 +295,18 @@ func k9HostPort(t *testing.T, al *messages.Allocation) int {
 }
 
 // k9Starts reads the pids the task wrote at each start.
+// k9TaskPid is the host pid of the task in taskDir, from its executor's
+// pid.json.
+func k9TaskPid(t *testing.T, taskDir string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(taskDir, ".executor", "pid.json"))
+	require.NoError(t, err)
+	var pf struct{ Pid int }
+	require.NoError(t, json.Unmarshal(b, &pf))
+	require.Positive(t, pf.Pid)
+	return pf.Pid
+}
+
 func k9Starts(t *testing.T, path string) []int {
 	t.Helper()
 	b, err := os.ReadFile(path)

@@ -2,6 +2,7 @@ package containerd
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/containers"
@@ -72,10 +73,19 @@ func specOpts(img client.Image, s *taskSpec, cfg *driver.TaskConfig) []oci.SpecO
 	return opts
 }
 
-// taskMounts is the task dir at TaskDirTarget, then the task's mounts.
+// taskMounts is the task dir at TaskDirTarget (with Isolation, Nomad's
+// layout: the task dir's local at /local, the allocation's shared dir at
+// /alloc, a tmpfs at /secrets), then the task's mounts.
 func taskMounts(s *taskSpec, cfg *driver.TaskConfig) []specs.Mount {
 	var out []specs.Mount
-	if cfg.TaskDir != "" {
+	if iso := cfg.Isolation; iso != nil && cfg.TaskDir != "" {
+		out = append(out,
+			specs.Mount{Type: "bind", Source: filepath.Join(cfg.TaskDir, "local"), Destination: driver.TaskLocalDir,
+				Options: []string{"rbind", "rw"}},
+			specs.Mount{Type: "bind", Source: iso.AllocDir, Destination: driver.TaskAllocDir, Options: []string{"rbind", "rw"}},
+			specs.Mount{Type: "tmpfs", Source: "tmpfs", Destination: driver.TaskSecretsDir,
+				Options: []string{"nosuid", "nodev", "noexec", "mode=0700", "size=1m"}})
+	} else if cfg.TaskDir != "" {
 		out = append(out, specs.Mount{Type: "bind", Source: cfg.TaskDir, Destination: TaskDirTarget,
 			Options: []string{"rbind", "rw"}})
 	}

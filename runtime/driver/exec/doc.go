@@ -21,6 +21,30 @@
 // files are made and opened through runtime/safepath beneath it, so a link
 // planted there (stdout -> /etc/shadow) fails the start instead.
 //
+// Isolation. A task whose TaskConfig.Isolation is set (the client sets it
+// for every exec task but a CSI plugin's) runs as Nomad's exec tasks do,
+// when the agent is root (otherwise it runs unisolated, with its
+// directory variables turned into host paths). The executor starts itself
+// again as "init" in new mount, pid and ipc namespaces (init_linux.go);
+// init makes every mount private, builds the root on a small tmpfs at
+// <TaskDir>/.executor/root (rootfs_linux.go): Config.ChrootEnv (Nomad's
+// default chroot_env: /bin /etc /lib /lib32 /lib64 /run/resolvconf /sbin
+// /usr, those that exist) bound read-only, /alloc, /local and /tmp bound
+// from the allocation's shared dir and the task dir's local and tmp,
+// /secrets a tmpfs of mode 0700 owned by the task's user, a minimal /dev
+// (null zero full random urandom tty, a private devpts with ptmx, shm)
+// and a fresh /proc, and the Isolation.Mounts (volumes) at their
+// destinations; it makes the tmpfs read-only, pivot_roots into it, drops
+// the bounding set to Nomad's exec default allow_caps, sets
+// no_new_privs, becomes the task's user (nobody when the task names
+// none; a user on Config.UserDenylist, Nomad's default root and
+// Administrator, is refused) and executes the task, which so is pid 1 of
+// its namespace, in /local. Nothing of this is seen on the host, and all
+// of it goes with the namespace. ExecTask on an isolated task runs the
+// executor binary as "enter" (enter_linux.go), which joins the task's
+// namespaces on a locked thread, restricts it the same way and runs the
+// command from there: `alloc exec` sees the task's root.
+//
 // The binary that runs as the executor must call ExecutorMain. cmd/troupe
 // does it for its hidden "troupe executor <spec>" subcommand; tests do it
 // from TestMain when an environment variable that they pass through

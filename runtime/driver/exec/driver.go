@@ -27,6 +27,12 @@ type Config struct {
 	// default 10s.
 	StartTimeout time.Duration
 	Logger       *slog.Logger
+	// ChrootEnv is the client's chroot_env for isolated tasks (host path
+	// to path in the task's root); nil: DefaultChrootEnv.
+	ChrootEnv map[string]string
+	// UserDenylist are the users an isolated task may not run as (the
+	// client's user.denylist); nil: DefaultUserDenylist, empty: none.
+	UserDenylist []string
 }
 
 var _ driver.Driver = (*Driver)(nil)

@@ -37,7 +37,12 @@ func (d *Driver) ExecTask(ctx context.Context, taskID string, opts *driver.ExecO
 	if err := readJSON(filepath.Join(t.Data.StateDir, specFile), &spec); err != nil {
 		return -1, fmt.Errorf("exec: %s: reading the task's spec: %w", taskID, err)
 	}
-	cmd, err := execCommand(&spec, opts.Command)
+	var cmd *osexec.Cmd
+	if spec.Isolation != nil {
+		cmd = d.enterCommand(t.Handle.Pid, t.Data.StateDir, opts.Command)
+	} else {
+		cmd, err = execCommand(&spec, opts.Command)
+	}
 	if err != nil {
 		return -1, fmt.Errorf("exec: %s: %w", taskID, err)
 	}
@@ -111,7 +116,9 @@ func runPiped(ctx context.Context, cmd *osexec.Cmd, spec *executorSpec, opts *dr
 // terminal is a new pty; stdin is copied to the pty and its output to
 // opts.Stdout until the command ends.
 func runOnPty(ctx context.Context, cmd *osexec.Cmd, spec *executorSpec, opts *driver.ExecOptions) (int, error) {
-	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true, Credential: cmd.SysProcAttr.Credential}
+	// An isolated task's enter process leaves the terminal to its child,
+	// whose session lies in the task's pid namespace (enter_linux.go).
+	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: spec.Isolation == nil, Credential: cmd.SysProcAttr.Credential}
 	var ptmx *os.File
 	err := startInNetns(spec.NetnsPath, func() error {
 		var err error

@@ -23,6 +23,12 @@ func ExecutorMain(args []string) int {
 	if len(args) > 0 && args[0] == "executor" {
 		args = args[1:]
 	}
+	switch {
+	case len(args) == 2 && args[0] == initArg:
+		return initMain(args[1])
+	case len(args) > 0 && args[0] == enterArg:
+		return enterMain(args[1:])
+	}
 	if len(args) != 1 {
 		fmt.Fprintf(os.Stderr, "%v: usage: executor <spec.json>\n", ErrExecutorUsage)
 		return 2
@@ -51,11 +57,15 @@ func ExecutorMain(args []string) int {
 // runTask starts the task, records its pid, waits for it and kills what is
 // left of its process group. An error means the task did not start.
 func runTask(spec *executorSpec) (*exitFile, error) {
-	cmd, err := taskCommand(spec)
+	cmd, ready, err := taskCommand(spec)
 	if err != nil {
 		return nil, err
 	}
 	if err := startWithLogs(cmd, spec); err != nil {
+		return nil, err
+	}
+	if err := awaitInit(cmd, ready); err != nil {
+		_ = cmd.Wait()
 		return nil, err
 	}
 	pid := cmd.Process.Pid
@@ -81,29 +91,34 @@ func runTask(spec *executorSpec) (*exitFile, error) {
 }
 
 // taskCommand builds the task's command: the name is looked up in the
-// task's PATH; a relative path is relative to the task dir.
-func taskCommand(spec *executorSpec) (*osexec.Cmd, error) {
+// task's PATH; a relative path is relative to the task dir. An isolated
+// task's command is the init process that becomes the task; its pipe
+// says when it has (awaitInit).
+func taskCommand(spec *executorSpec) (*osexec.Cmd, *os.File, error) {
+	if spec.Isolation != nil {
+		return isolatedCommand(spec)
+	}
 	path := spec.Command
 	if !strings.Contains(path, "/") {
 		if err := os.Setenv("PATH", envValue(spec.Env, "PATH")); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		lp, err := osexec.LookPath(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		path = lp
 	}
 	cred, err := credential(spec.User)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cmd := osexec.Command(path, spec.Args...)
 	cmd.Args[0] = spec.Command
 	cmd.Env = spec.Env
 	cmd.Dir = spec.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-	return cmd, nil
+	return cmd, nil, nil
 }
 
 // startWithLogs starts cmd with stdout and stderr appended to the task's

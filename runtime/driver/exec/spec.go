@@ -43,6 +43,9 @@ type executorSpec struct {
 	// NetnsPath is the network namespace the task runs in; empty: the
 	// executor's (the host's).
 	NetnsPath string `json:",omitempty"`
+	// Isolation, when set, has the executor run the task in a root and
+	// namespaces of its own (isolation.go, init_linux.go).
+	Isolation *isolationSpec `json:",omitempty"`
 }
 
 // pidFile is written by the executor once the task runs.

@@ -75,3 +75,9 @@ func TestProcStat(t *testing.T) {
 	_, _, err = procStat(-1)
 	require.Error(t, err)
 }
+
+func TestHostPaths(t *testing.T) {
+	env := []string{"A=/alloc", "B=/local/x", "C=/secrets", "D=/localx", "E=/tmp", "F=x=/alloc"}
+	require.Equal(t, []string{"A=/a/alloc", "B=/a/t/local/x", "C=/a/t/secrets", "D=/localx", "E=/tmp", "F=x=/alloc"},
+		hostPaths(env, "/a/alloc", "/a/t"))
+}

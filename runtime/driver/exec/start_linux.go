@@ -22,6 +22,9 @@ const pidPollInterval = 10 * time.Millisecond
 // the task, and returns once the task runs.
 func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver.TaskHandle, error) {
 	spec, err := buildSpec(cfg)
+	if err == nil {
+		err = d.isolation(cfg, spec)
+	}
 	if err != nil {
 		return nil, err
 	}
