@@ -43,6 +43,9 @@ type executorSpec struct {
 	// NetnsPath is the network namespace the task runs in; empty: the
 	// executor's (the host's).
 	NetnsPath string `json:",omitempty"`
+	// Cgroup is the task's cgroup (cgroup_linux.go), which the executor
+	// enters before it starts the task; empty: none.
+	Cgroup string `json:",omitempty"`
 }
 
 // pidFile is written by the executor once the task runs.
@@ -68,6 +71,9 @@ type handleState struct {
 	ExecutorStartTicks uint64
 	StateDir           string
 	Pgid               int
+	// Cgroup and Cpuset are the task's cgroup and the cores it holds.
+	Cgroup string `json:",omitempty"`
+	Cpuset string `json:",omitempty"`
 }
 
 // buildSpec checks a task config and turns it into an executor spec.
