@@ -24,7 +24,8 @@ func (a *Agent) startRuntimes() error {
 		Logger: a.log.With("driver", "containerd")})
 	a.drivers = map[string]driver.Driver{
 		"exec": exec.New(exec.Config{ExecutorPath: a.cfg.ExecutorPath, ExecutorArgs: a.cfg.ExecutorArgs,
-			ExecutorEnv: a.cfg.ExecutorEnv, Logger: a.log}),
+			ExecutorEnv: a.cfg.ExecutorEnv, CgroupParent: a.cfg.CgroupParent, PidsLimit: a.cfg.PidsLimit,
+			Logger: a.log}),
 		containerd.Name: a.ctrd,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
