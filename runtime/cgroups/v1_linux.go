@@ -153,17 +153,7 @@ func (g *groupV1) Stats() (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stats{At: time.Now(), MemoryMeasured: memoryMeasuredV1, CPUMeasured: cpuMeasured}
-	if mem := m.GetMemory(); mem != nil {
-		s.RSS, s.Cache, s.Swap = mem.GetTotalRSS(), mem.GetTotalCache(), mem.GetSwap().GetUsage()-min(mem.GetSwap().GetUsage(), mem.GetUsage().GetUsage())
-		s.Usage, s.MaxUsage = mem.GetUsage().GetUsage(), mem.GetUsage().GetMax()
-		s.KernelUsage, s.KernelMaxUsage = mem.GetKernel().GetUsage(), mem.GetKernel().GetMax()
-	}
-	if cpu := m.GetCPU(); cpu != nil {
-		s.CPUTotal, s.CPUUser, s.CPUSystem = cpu.GetUsage().GetTotal(), cpu.GetUsage().GetUser(), cpu.GetUsage().GetKernel()
-		s.ThrottledPeriods, s.ThrottledTime = cpu.GetThrottling().GetThrottledPeriods(), cpu.GetThrottling().GetThrottledTime()
-	}
-	return s, nil
+	return FromV1(m, time.Now()), nil
 }
 
 func (g *groupV1) OOMKills() (uint64, error) {

@@ -84,17 +84,7 @@ func (g *groupV2) Stats() (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stats{At: time.Now(), MemoryMeasured: memoryMeasuredV2, CPUMeasured: cpuMeasured}
-	if mem := m.GetMemory(); mem != nil {
-		s.RSS, s.Cache, s.Swap = mem.GetAnon(), mem.GetFile(), mem.GetSwapUsage()
-		s.Usage, s.MaxUsage = mem.GetUsage(), mem.GetMaxUsage()
-		s.KernelUsage = mem.GetKernelStack() + mem.GetSlab() + mem.GetSock()
-	}
-	if cpu := m.GetCPU(); cpu != nil {
-		s.CPUTotal, s.CPUUser, s.CPUSystem = cpu.GetUsageUsec()*1000, cpu.GetUserUsec()*1000, cpu.GetSystemUsec()*1000
-		s.ThrottledPeriods, s.ThrottledTime = cpu.GetNrThrottled(), cpu.GetThrottledUsec()*1000
-	}
-	return s, nil
+	return FromV2(m, time.Now()), nil
 }
 
 func (g *groupV2) OOMKills() (uint64, error) {

@@ -167,21 +167,7 @@ func (d *Driver) TaskStats(_ context.Context, taskID string) (*driver.TaskUsage,
 	if prev == nil {
 		prev = &cgroups.Stats{At: t.Handle.StartedAt}
 	}
-	return usage(prev, s), nil
-}
-
-// usage turns two samples into the driver's shape.
-func usage(prev, s *cgroups.Stats) *driver.TaskUsage {
-	part := func(p, c uint64) float64 {
-		return cgroups.CPUPercent(&cgroups.Stats{At: prev.At, CPUTotal: p}, &cgroups.Stats{At: s.At, CPUTotal: c})
-	}
-	return &driver.TaskUsage{Timestamp: s.At,
-		Memory: driver.MemoryUsage{RSS: s.RSS, Cache: s.Cache, Swap: s.Swap, Usage: s.Usage,
-			MaxUsage: s.MaxUsage, KernelUsage: s.KernelUsage, KernelMaxUsage: s.KernelMaxUsage,
-			Measured: s.MemoryMeasured},
-		CPU: driver.CPUUsage{Percent: cgroups.CPUPercent(prev, s),
-			UserMode: part(prev.CPUUser, s.CPUUser), SystemMode: part(prev.CPUSystem, s.CPUSystem),
-			ThrottledPeriods: s.ThrottledPeriods, ThrottledTime: s.ThrottledTime, Measured: s.CPUMeasured}}
+	return cgroups.Usage(prev, s), nil
 }
 
 // takeCores hands task n whole cores no other task of this driver has,
