@@ -57,8 +57,11 @@ func (d *Driver) createCgroup(cfg *driver.TaskConfig) (path, cpuset string, err 
 	}
 	name := cgroups.GroupName(c.mgr.Mode(), cfg.AllocID, cfg.TaskName)
 	if old, err := c.mgr.Load(c.mgr.PathOf(name)); err == nil {
-		_ = old.Delete()
+		_ = old.Delete() // a previous run's (a restart): its counters start again
 	}
+	c.mu.Lock()
+	delete(c.last, cfg.ID)
+	c.mu.Unlock()
 	g, err := c.mgr.Create(name, taskResources(cfg, cpuset, d.cfg.PidsLimit))
 	if err != nil {
 		c.freeCores(cfg.ID)
