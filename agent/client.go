@@ -191,6 +191,7 @@ func (a *Agent) stopAllTasks() {
 				defer cancel()
 				if d.RecoverTask(ctx, h) == nil {
 					_ = d.StopTask(ctx, h.TaskID, 3*time.Second, "SIGTERM")
+					_ = d.DestroyTask(ctx, h.TaskID, true) // and its cgroup
 				}
 			}()
 		}

@@ -25,7 +25,8 @@ func (a *Agent) startRuntimes() error {
 		Logger: a.log.With("driver", "containerd")})
 	a.drivers = map[string]driver.Driver{
 		"exec": exec.New(exec.Config{ExecutorPath: a.cfg.ExecutorPath, ExecutorArgs: a.cfg.ExecutorArgs,
-			ExecutorEnv: a.cfg.ExecutorEnv, ChrootEnv: a.cfg.ChrootEnv, UserDenylist: a.cfg.UserDenylist, Logger: a.log}),
+			ExecutorEnv: a.cfg.ExecutorEnv, ChrootEnv: a.cfg.ChrootEnv, UserDenylist: a.cfg.UserDenylist,
+			CgroupParent: a.cfg.CgroupParent, PidsLimit: a.cfg.PidsLimit, Logger: a.log}),
 		containerd.Name: a.ctrd,
 		qemu.Name:       qemu.New(qemu.Config{ImagePaths: a.cfg.QemuImagePaths, Logger: a.log}),
 	}

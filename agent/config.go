@@ -44,6 +44,11 @@ type Config struct {
 	// UserDenylist are the users exec tasks may not ask for (Nomad's
 	// user.denylist); nil: exec.DefaultUserDenylist (root), empty: none.
 	UserDenylist []string
+	// CgroupParent is the cgroup below which exec tasks get theirs
+	// (Nomad's cgroup_parent; default "/troupe", "/troupe.slice" on v2);
+	// PidsLimit bounds each exec task's processes (default 16384).
+	CgroupParent string
+	PidsLimit    int64
 	// Raft snapshot tuning.
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration

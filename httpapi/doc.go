@@ -79,6 +79,13 @@
 // it passes log requests (AllocForLogs, ProxyTo). An unknown allocation
 // or task is a 404, a bad signal or request a 400.
 //
+// Usage (alloc_stats.go): GET /v1/client/allocation/:id/stats[?task=]
+// answers Nomad's AllocResourceUsage (per task and summed: memory RSS,
+// cache, swap, usage, max usage; CPU percent, user and system mode,
+// TotalTicks, throttling) from a Backend that is also a StatsBackend (the
+// agent: the tasks' drivers, driver.Statser), on the agent whose client
+// runs the allocation; another agent passes the request there.
+//
 // Exec (alloc_exec.go, exec_stream.go): GET /v1/client/allocation/:id/exec
 // ?task=&command=["..."]&tty= upgrades to a websocket that speaks Nomad's
 // exec framing (JSON frames: stdin data or close and tty_size from the

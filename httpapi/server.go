@@ -145,6 +145,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/client/fs/logs/{alloc}", s.logs)
 	m.HandleFunc("GET /v1/client/allocation/{alloc}/exec", s.allocExec)
 	s.allocFSRoutes(m) // ls, stat, cat, readat, stream
+	m.HandleFunc("GET /v1/client/allocation/{alloc}/stats", s.wrap(s.allocStats))
 	m.HandleFunc("POST /v1/client/allocation/{alloc}/signal", s.wrap(s.allocSignal))
 	m.HandleFunc("PUT /v1/client/allocation/{alloc}/signal", s.wrap(s.allocSignal))
 	m.HandleFunc("POST /v1/client/allocation/{alloc}/restart", s.wrap(s.allocRestart))

@@ -60,6 +60,7 @@ var (
 	resourcesAttrs = []attrSpec{
 		{name: "cpu", field: "CPU"}, {name: "memory", field: "MemoryMB"},
 		{name: "memory_max", field: "MemoryMaxMB"}, {name: "disk", field: "DiskMB"},
+		{name: "cores", field: "Cores"},
 	}
 	deviceAttrs = []attrSpec{{name: "count", field: "Count"}}
 	spreadAttrs = []attrSpec{{name: "attribute", field: "Attribute"}, {name: "weight", field: "Weight"}}

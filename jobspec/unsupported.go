@@ -61,7 +61,7 @@ var nomadFields = map[string]map[string]fieldRule{
 	"Resources": {
 		"CPU": honoured, "MemoryMB": honoured, "MemoryMaxMB": honoured, "DiskMB": honoured,
 		"Networks": nested("NetworkResource"), "Devices": nested("RequestedDevice"),
-		"Cores": refused, "NUMA": refused, "SecretsMB": refused, "IOPS": refused,
+		"Cores": honoured, "NUMA": refused, "SecretsMB": refused, "IOPS": refused,
 	},
 	"NetworkResource": {
 		"Mode": honoured, "IP": honoured, "MBits": honoured,

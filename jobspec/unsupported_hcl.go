@@ -21,7 +21,7 @@ var hclRefused = map[*hcl.BodySchema][]string{
 	taskSchema: {"lifecycle", "service", "artifact", "template", "vault", "consul",
 		"dispatch_payload", "scaling", "identity", "secret", "action", "schedule",
 		"shutdown_delay", "kind"},
-	resourcesSchema: {"cores", "iops", "secrets", "numa"},
+	resourcesSchema: {"iops", "secrets", "numa"},
 	networkSchema:   {"dns", "cni", "hostname"},
 }
 

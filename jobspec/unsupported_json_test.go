@@ -64,7 +64,7 @@ func TestParseJSONRefusalsNameTheirPath(t *testing.T) {
 	job.TaskGroups[0].Networks[0].DNS = &nomad.DNSConfig{Servers: []string{"1.1.1.1"}}
 	task := job.TaskGroups[0].Tasks[0]
 	task.Templates = []*nomad.Template{{EmbeddedTmpl: new("x")}}
-	task.Resources.Cores = new(2)
+	task.Resources.SecretsMB = new(2)
 	task.KillTimeout = new(time.Second)
 	err := parseAPIJob(t, job)
 	require.Error(t, err)
@@ -75,7 +75,7 @@ func TestParseJSONRefusalsNameTheirPath(t *testing.T) {
 		`job "web": periodic jobs are not supported yet`,
 		`job "web": group "g": EphemeralDisk.SizeMB is not supported yet`,
 		`job "web": group "g": Networks[0].DNS is not supported yet`,
-		`job "web": group "g": task "t": Resources.Cores is not supported yet`,
+		`job "web": group "g": task "t": Resources.SecretsMB is not supported yet`,
 		`job "web": group "g": task "t": Templates is not supported yet`,
 		`job "web": group "g": Update is not supported yet`,
 	}, ue.Problems)

@@ -229,6 +229,9 @@ func validateResources(c checker, r *messages.Resources) {
 	if r.MemoryMaxMB != 0 && r.MemoryMaxMB < r.MemoryMB {
 		c.addf("resources.memory_max (%d) must be 0 or at least resources.memory (%d)", r.MemoryMaxMB, r.MemoryMB)
 	}
+	if r.Cores < 0 {
+		c.addf("resources.cores must not be negative")
+	}
 	if r.DiskMB < 0 {
 		c.addf("resources.disk must not be negative")
 	}

@@ -1037,14 +1037,17 @@ func (x *NetworkStatus) GetAddressIPv6() string {
 }
 
 type TaskState struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	State         string                 `protobuf:"bytes,1,opt,name=State,proto3" json:"State,omitempty"` // pending | running | dead
-	Failed        bool                   `protobuf:"varint,2,opt,name=Failed,proto3" json:"Failed,omitempty"`
-	Restarts      uint64                 `protobuf:"varint,3,opt,name=Restarts,proto3" json:"Restarts,omitempty"`
-	LastRestart   string                 `protobuf:"bytes,4,opt,name=LastRestart,proto3" json:"LastRestart,omitempty"` // RFC 3339, empty when never
-	StartedAt     string                 `protobuf:"bytes,5,opt,name=StartedAt,proto3" json:"StartedAt,omitempty"`     // RFC 3339
-	FinishedAt    string                 `protobuf:"bytes,6,opt,name=FinishedAt,proto3" json:"FinishedAt,omitempty"`   // RFC 3339
-	Events        []*TaskEvent           `protobuf:"bytes,7,rep,name=Events,proto3" json:"Events,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	State       string                 `protobuf:"bytes,1,opt,name=State,proto3" json:"State,omitempty"` // pending | running | dead
+	Failed      bool                   `protobuf:"varint,2,opt,name=Failed,proto3" json:"Failed,omitempty"`
+	Restarts    uint64                 `protobuf:"varint,3,opt,name=Restarts,proto3" json:"Restarts,omitempty"`
+	LastRestart string                 `protobuf:"bytes,4,opt,name=LastRestart,proto3" json:"LastRestart,omitempty"` // RFC 3339, empty when never
+	StartedAt   string                 `protobuf:"bytes,5,opt,name=StartedAt,proto3" json:"StartedAt,omitempty"`     // RFC 3339
+	FinishedAt  string                 `protobuf:"bytes,6,opt,name=FinishedAt,proto3" json:"FinishedAt,omitempty"`   // RFC 3339
+	Events      []*TaskEvent           `protobuf:"bytes,7,rep,name=Events,proto3" json:"Events,omitempty"`
+	// OOMKilled: the task's last run ended with the kernel's OOM killer in
+	// its cgroup (its Terminated event says "OOM Killed").
+	OOMKilled     bool `protobuf:"varint,8,opt,name=OOMKilled,proto3" json:"OOMKilled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1126,6 +1129,13 @@ func (x *TaskState) GetEvents() []*TaskEvent {
 		return x.Events
 	}
 	return nil
+}
+
+func (x *TaskState) GetOOMKilled() bool {
+	if x != nil {
+		return x.OOMKilled
+	}
+	return false
 }
 
 type TaskEvent struct {
@@ -1355,7 +1365,7 @@ const file_alloc_proto_rawDesc = "" +
 	"\rNetworkStatus\x12$\n" +
 	"\rInterfaceName\x18\x01 \x01(\tR\rInterfaceName\x12\x18\n" +
 	"\aAddress\x18\x02 \x01(\tR\aAddress\x12 \n" +
-	"\vAddressIPv6\x18\x03 \x01(\tR\vAddressIPv6\"\xe0\x01\n" +
+	"\vAddressIPv6\x18\x03 \x01(\tR\vAddressIPv6\"\xfe\x01\n" +
 	"\tTaskState\x12\x14\n" +
 	"\x05State\x18\x01 \x01(\tR\x05State\x12\x16\n" +
 	"\x06Failed\x18\x02 \x01(\bR\x06Failed\x12\x1a\n" +
@@ -1365,7 +1375,8 @@ const file_alloc_proto_rawDesc = "" +
 	"\n" +
 	"FinishedAt\x18\x06 \x01(\tR\n" +
 	"FinishedAt\x12)\n" +
-	"\x06Events\x18\a \x03(\v2\x11.troupe.TaskEventR\x06Events\"\xff\x02\n" +
+	"\x06Events\x18\a \x03(\v2\x11.troupe.TaskEventR\x06Events\x12\x1c\n" +
+	"\tOOMKilled\x18\b \x01(\bR\tOOMKilled\"\xff\x02\n" +
 	"\tTaskEvent\x12\x12\n" +
 	"\x04Type\x18\x01 \x01(\tR\x04Type\x12\x12\n" +
 	"\x04Time\x18\x02 \x01(\x03R\x04Time\x12\x18\n" +

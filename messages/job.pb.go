@@ -691,13 +691,16 @@ func (x *CSIPluginConfig) GetHealthTimeout() int64 {
 }
 
 type Resources struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CPU           int32                  `protobuf:"varint,1,opt,name=CPU,proto3" json:"CPU,omitempty"` // MHz
-	MemoryMB      int32                  `protobuf:"varint,2,opt,name=MemoryMB,proto3" json:"MemoryMB,omitempty"`
-	MemoryMaxMB   int32                  `protobuf:"varint,3,opt,name=MemoryMaxMB,proto3" json:"MemoryMaxMB,omitempty"`
-	DiskMB        int32                  `protobuf:"varint,4,opt,name=DiskMB,proto3" json:"DiskMB,omitempty"`
-	Networks      []*NetworkResource     `protobuf:"bytes,5,rep,name=Networks,proto3" json:"Networks,omitempty"`
-	Devices       []*RequestedDevice     `protobuf:"bytes,6,rep,name=Devices,proto3" json:"Devices,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	CPU         int32                  `protobuf:"varint,1,opt,name=CPU,proto3" json:"CPU,omitempty"` // MHz
+	MemoryMB    int32                  `protobuf:"varint,2,opt,name=MemoryMB,proto3" json:"MemoryMB,omitempty"`
+	MemoryMaxMB int32                  `protobuf:"varint,3,opt,name=MemoryMaxMB,proto3" json:"MemoryMaxMB,omitempty"`
+	DiskMB      int32                  `protobuf:"varint,4,opt,name=DiskMB,proto3" json:"DiskMB,omitempty"`
+	Networks    []*NetworkResource     `protobuf:"bytes,5,rep,name=Networks,proto3" json:"Networks,omitempty"`
+	Devices     []*RequestedDevice     `protobuf:"bytes,6,rep,name=Devices,proto3" json:"Devices,omitempty"`
+	// Cores is how many whole CPU cores the task gets for itself (a cpuset
+	// on the client); 0: it shares them.
+	Cores         int32 `protobuf:"varint,7,opt,name=Cores,proto3" json:"Cores,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -772,6 +775,13 @@ func (x *Resources) GetDevices() []*RequestedDevice {
 		return x.Devices
 	}
 	return nil
+}
+
+func (x *Resources) GetCores() int32 {
+	if x != nil {
+		return x.Cores
+	}
+	return 0
 }
 
 type RequestedDevice struct {
@@ -1763,14 +1773,15 @@ const file_job_proto_rawDesc = "" +
 	"\x04Type\x18\x02 \x01(\tR\x04Type\x12\x1a\n" +
 	"\bMountDir\x18\x03 \x01(\tR\bMountDir\x120\n" +
 	"\x13StagePublishBaseDir\x18\x04 \x01(\tR\x13StagePublishBaseDir\x12$\n" +
-	"\rHealthTimeout\x18\x05 \x01(\x03R\rHealthTimeout\"\xdb\x01\n" +
+	"\rHealthTimeout\x18\x05 \x01(\x03R\rHealthTimeout\"\xf1\x01\n" +
 	"\tResources\x12\x10\n" +
 	"\x03CPU\x18\x01 \x01(\x05R\x03CPU\x12\x1a\n" +
 	"\bMemoryMB\x18\x02 \x01(\x05R\bMemoryMB\x12 \n" +
 	"\vMemoryMaxMB\x18\x03 \x01(\x05R\vMemoryMaxMB\x12\x16\n" +
 	"\x06DiskMB\x18\x04 \x01(\x05R\x06DiskMB\x123\n" +
 	"\bNetworks\x18\x05 \x03(\v2\x17.troupe.NetworkResourceR\bNetworks\x121\n" +
-	"\aDevices\x18\x06 \x03(\v2\x17.troupe.RequestedDeviceR\aDevices\"\xa3\x01\n" +
+	"\aDevices\x18\x06 \x03(\v2\x17.troupe.RequestedDeviceR\aDevices\x12\x14\n" +
+	"\x05Cores\x18\a \x01(\x05R\x05Cores\"\xa3\x01\n" +
 	"\x0fRequestedDevice\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x14\n" +
 	"\x05Count\x18\x02 \x01(\x04R\x05Count\x124\n" +

@@ -39,6 +39,7 @@ func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *mes
 		CPU:         int64(t.GetResources().GetCPU()),
 		MemoryMB:    int64(t.GetResources().GetMemoryMB()),
 		MemoryMaxMB: allocatedMemoryMax(a, t),
+		Cores:       int(t.GetResources().GetCores()),
 	}
 	if cfg.Config == nil {
 		cfg.Config = map[string]any{}

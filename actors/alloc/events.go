@@ -21,6 +21,10 @@ const (
 	eventSiblingFailed = "Sibling Task Failed"
 )
 
+// oomKilledMessage is a Terminated event's message (and display message)
+// when the kernel OOM-killed the task, as Nomad reports it.
+const oomKilledMessage = "OOM Killed"
+
 // maxEvents bounds the events kept per task, as Nomad does.
 const maxEvents = 10
 

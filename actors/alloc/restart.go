@@ -75,7 +75,7 @@ func exitReason(res *driver.ExitResult) string {
 	case res.Err != nil:
 		return "error: " + res.Err.Error()
 	case res.OOMKilled:
-		return "OOM killed"
+		return oomKilledMessage
 	case res.Signal != 0:
 		return fmt.Sprintf("Exit Code: %d, Signal: %d", res.ExitCode, res.Signal)
 	default:

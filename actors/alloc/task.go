@@ -378,6 +378,7 @@ func (a *taskActor) onExit(ctx actor.Context, m *exitResult) {
 		return
 	}
 	appendEvent(a.state, exitEvent(m.res, a.spec.Clock.Now()))
+	a.state.OOMKilled = m.res != nil && m.res.OOMKilled
 	if a.killing {
 		a.finish(ctx, false, newEvent(eventKilled, "", a.spec.Clock.Now()))
 		return

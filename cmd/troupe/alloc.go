@@ -6,13 +6,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/messages"
 )
 
-// allocStatusCommand is `troupe alloc status [-json] [-verbose] ID`.
+// allocStatusCommand is `troupe alloc status [-json] [-verbose] [-stats] ID`.
 func allocStatusCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("alloc status", stdout, stderr, true)
 	verbose := m.fs.Bool("verbose", false, "show full IDs")
+	stats := m.fs.Bool("stats", false, "show the tasks' CPU and memory use")
 	id, c, code, ok := m.parseOne(args, "ID")
 	if !ok {
 		return code
@@ -24,11 +26,20 @@ func allocStatusCommand(args []string, stdout, stderr io.Writer) int {
 	if m.json {
 		return m.printJSON(alloc)
 	}
+	var usage *api.AllocResourceUsage
+	if *stats && alloc.GetClientStatus() == messages.AllocClientStatusRunning {
+		if usage, err = c.Allocations().Stats(alloc.GetID(), nil); err != nil {
+			fmt.Fprintf(m.stderr, "Couldn't retrieve stats: %v\n", err)
+		}
+	}
 	writeAllocHeader(m.stdout, alloc, *verbose)
 	writeAllocNetwork(m.stdout, alloc)
 	writeVolumeStates(m.stdout, alloc)
 	for _, task := range allocTasks(alloc) {
 		writeTaskStatus(m.stdout, alloc, task)
+		if usage != nil {
+			writeTaskUsage(m.stdout, alloc, task, usage.Tasks[task])
+		}
 	}
 	return exitOK
 }

@@ -63,7 +63,8 @@ type fakeAPI struct {
 	actors      map[string]*api.ActorTree
 	logs        map[string]string // "alloc/task/type"
 	stats       map[string]*api.HostStats
-	plan        *api.JobPlanResponse // answered by PUT /v1/job/:id/plan
+	allocStats  map[string]*api.AllocResourceUsage // alloc_stats_test.go
+	plan        *api.JobPlanResponse               // answered by PUT /v1/job/:id/plan
 	versions    *api.JobVersionsResponse
 	registerErr string // a 400 body for PUT /v1/jobs
 	evalID      string // answered by writes
@@ -73,7 +74,8 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 	f := &fakeAPI{t: t, index: 10, jobs: map[string]*messages.Job{}, summaries: map[string]*api.JobSummary{},
 		evals: map[string][]*messages.Evaluation{}, jobAllocs: map[string][][]*api.AllocListStub{},
 		allocs: map[string]*messages.Allocation{}, nodes: map[string]*messages.Node{}, pools: map[string]*messages.NodePool{},
-		actors: map[string]*api.ActorTree{}, logs: map[string]string{}, stats: map[string]*api.HostStats{}}
+		actors: map[string]*api.ActorTree{}, logs: map[string]string{}, stats: map[string]*api.HostStats{},
+		allocStats: map[string]*api.AllocResourceUsage{}}
 	mux := http.NewServeMux()
 	f.routes(mux)
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -108,6 +110,7 @@ func (f *fakeAPI) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/evaluations", f.listEvals)
 	mux.HandleFunc("GET /v1/allocation/{id}", get(f, func(id string) any { return f.allocs[id] }))
 	mux.HandleFunc("GET /v1/allocations", f.listAllocs)
+	mux.HandleFunc("GET /v1/client/allocation/{id}/stats", get(f, func(id string) any { return f.allocStats[id] }))
 	mux.HandleFunc("POST /v1/allocation/{id}/stop", f.write(func(string) any { return &api.AllocStopResponse{EvalID: f.evalID} }))
 	mux.HandleFunc("GET /v1/node/{id}", get(f, func(id string) any { return f.nodes[id] }))
 	mux.HandleFunc("GET /v1/nodes", f.listNodes)

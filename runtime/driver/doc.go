@@ -40,4 +40,7 @@
 // A driver that can run a command inside a running task (`alloc exec`)
 // also implements Execer (execer.go); ExecIn calls it, and answers
 // ErrExecNotSupported for a driver that does not (containerd, for now).
+// One that reports its tasks' resource usage implements Statser
+// (stats.go, TaskUsage in Nomad's units); StatsOf calls it, and answers
+// ErrStatsNotSupported for one that does not.
 package driver

@@ -27,6 +27,9 @@ type TaskConfig struct {
 	CPU         int64
 	MemoryMB    int64
 	MemoryMaxMB int64
+	// Cores is how many whole CPU cores the task gets for itself (a
+	// cpuset); 0: it shares them all.
+	Cores int
 	// NetnsPath: join this network namespace; empty = the host's.
 	NetnsPath string
 	// Isolation, when set, runs the task in its own root and namespaces.

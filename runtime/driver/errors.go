@@ -22,6 +22,9 @@ var (
 	// ErrExecNotSupported: the driver cannot run a command in its tasks
 	// (Execer).
 	ErrExecNotSupported = errors.New("driver: exec not supported")
+	// ErrStatsNotSupported: the driver does not report its tasks' usage
+	// (Statser), or this task has no usage to report (no cgroup).
+	ErrStatsNotSupported = errors.New("driver: resource usage not supported")
 	// ErrShutdown: the driver was shut down; waits end with this error.
 	ErrShutdown = errors.New("driver: shut down")
 )

@@ -11,6 +11,7 @@ import (
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/errdefs"
 
+	"github.com/troupe-dev/troupe/runtime/cgroups"
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
@@ -67,10 +68,13 @@ func (d *Driver) SignalTask(ctx context.Context, taskID string, signal string) e
 	return d.tasks.Signal(ctx, taskID, signal, procs{d})
 }
 
-// platform is empty on Linux, where the Driver has its own host methods.
-type platform struct{}
+// platform holds, on Linux, where the Driver has its own host methods,
+// its tasks' last usage samples (stats_linux.go).
+type platform struct{ samples *lastSamples }
 
-func newPlatform() platform { return platform{} }
+func newPlatform() platform {
+	return platform{samples: &lastSamples{last: map[string]*cgroups.Stats{}}}
+}
 
 // procs signals the processes of the driver's containers: StopTask's and
 // SignalTask's signals go to the main process, the kill to all of them.

@@ -26,33 +26,34 @@ func (d *Driver) Fingerprint(context.Context) driver.Fingerprint {
 // StopTask implements driver.Driver: the signal goes to the task's
 // process group.
 func (d *Driver) StopTask(ctx context.Context, taskID string, timeout time.Duration, signal string) error {
-	return d.tasks.Stop(ctx, taskID, timeout, signal, procs{})
+	return d.tasks.Stop(ctx, taskID, timeout, signal, procs{d})
 }
 
 // DestroyTask implements driver.Driver.
 func (d *Driver) DestroyTask(ctx context.Context, taskID string, force bool) error {
-	t, err := d.tasks.Halt(ctx, taskID, force, procs{})
+	t, err := d.tasks.Halt(ctx, taskID, force, procs{d})
 	if err != nil {
 		return err
 	}
 	d.tasks.Remove(t)
-	return nil
+	return d.removeCgroup(t)
 }
 
 // SignalTask implements driver.Driver: the signal goes to the task's main
 // process only, as in Nomad (StopTask signals the whole group).
 func (d *Driver) SignalTask(ctx context.Context, taskID string, signal string) error {
-	return d.tasks.Signal(ctx, taskID, signal, procs{})
+	return d.tasks.Signal(ctx, taskID, signal, procs{d})
 }
 
-// platform is empty on Linux, where the Driver has its own host methods.
-type platform struct{}
+// platform holds, on Linux, where the Driver has its own host methods,
+// its tasks' cgroups (cgroup_linux.go).
+type platform struct{ cg *taskCgroups }
 
-func newPlatform() platform { return platform{} }
+func newPlatform() platform { return platform{cg: &taskCgroups{}} }
 
 // procs signals the processes of exec tasks: StopTask's signal and the
 // kill go to the task's process group, SignalTask's to its main process.
-type procs struct{}
+type procs struct{ d *Driver }
 
 var _ driver.Processes[handleState] = procs{}
 
@@ -67,7 +68,14 @@ func (procs) Signal(_ context.Context, t *task, sig syscall.Signal) error {
 	return nil
 }
 
-func (procs) Kill(_ context.Context, t *task) error { return killGroup(t, syscall.SIGKILL) }
+// Kill kills the task's process group and then everything in its cgroup.
+func (p procs) Kill(_ context.Context, t *task) error {
+	err := killGroup(t, syscall.SIGKILL)
+	if p.d != nil {
+		err = errors.Join(err, p.d.killCgroup(t))
+	}
+	return err
+}
 
 // killGroup signals t's process group; a group already gone is no error.
 func killGroup(t *task, sig syscall.Signal) error {

@@ -45,6 +45,22 @@
 // namespaces on a locked thread, restricts it the same way and runs the
 // command from there: `alloc exec` sees the task's root.
 //
+// Each task gets a cgroup of its own (cgroup_linux.go, runtime/cgroups),
+// Nomad's "<alloc>.<task>" below Config.CgroupParent: StartTask creates
+// it with the task's limits (memory_max, else memory, as the hard limit,
+// memory as the soft one, the MHz as CPU shares or weight, TaskConfig.Cores
+// whole cores as a cpuset that no other task of the driver holds, a pids
+// limit) and names it in the spec; the executor enters it, starts the task
+// (born in it, before it runs a line of its own) and leaves it again, so
+// that killing the group never kills the executor. When the task exits the
+// executor kills what is left in the group (a daemon that left the task's
+// session) and records in exit.json whether the kernel OOM-killed a
+// process in it (ExitResult.OOMKilled, exit code 137). The kill of
+// StopTask's timeout kills the group too; DestroyTask removes it;
+// RecoverTask finds it again by the path in the handle. TaskStats
+// (driver.Statser) samples it. A host without cgroups (not root, none
+// mounted) runs tasks without one, as before, and says so in the log.
+//
 // The binary that runs as the executor must call ExecutorMain. cmd/troupe
 // does it for its hidden "troupe executor <spec>" subcommand; tests do it
 // from TestMain when an environment variable that they pass through

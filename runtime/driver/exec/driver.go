@@ -26,6 +26,11 @@ type Config struct {
 	// StartTimeout bounds how long StartTask waits for the task's pid;
 	// default 10s.
 	StartTimeout time.Duration
+	// CgroupParent is the cgroup the tasks' groups go below; default
+	// "/troupe" (v1) or "/troupe.slice" (v2). PidsLimit bounds each task's
+	// processes; default cgroups.DefaultPidsLimit.
+	CgroupParent string
+	PidsLimit    int64
 	Logger       *slog.Logger
 	// ChrootEnv is the client's chroot_env for isolated tasks (host path
 	// to path in the task's root); nil: DefaultChrootEnv.

@@ -61,7 +61,13 @@ func runTask(spec *executorSpec) (*exitFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := startWithLogs(cmd, spec); err != nil {
+	leave, err := enterCgroup(spec)
+	if err != nil {
+		return nil, err
+	}
+	err = startWithLogs(cmd, spec)
+	leave()
+	if err != nil {
 		return nil, err
 	}
 	if err := awaitInit(cmd, ready); err != nil {
@@ -86,8 +92,11 @@ func runTask(spec *executorSpec) (*exitFile, error) {
 	waitUnreaped(pid)
 	// The exited task still holds its group id: kill its leftover children.
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	oom := endCgroup(spec) // and its daemons, which left the group
 	_ = cmd.Wait()
-	return exitStatus(cmd.ProcessState), nil
+	ef := exitStatus(cmd.ProcessState)
+	ef.OOMKilled = oom
+	return ef, nil
 }
 
 // taskCommand builds the task's command: the name is looked up in the

@@ -60,10 +60,12 @@ func newDriver(t *testing.T) *Driver {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
+	parent := testCgroupParent(t)
 	d := New(Config{
 		ExecutorPath: exe,
 		ExecutorEnv:  []string{envExecutor + "=1", "GORACE=atexit_sleep_ms=0"},
 		Logger:       slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
+		CgroupParent: parent,
 	})
 	t.Cleanup(d.Shutdown)
 	return d

@@ -40,6 +40,7 @@ func (d *Driver) RecoverTask(_ context.Context, h *driver.TaskHandle) error {
 	default:
 		return fmt.Errorf("%w: %s: pid %d is gone or reused", driver.ErrTaskNotFound, h.TaskID, h.Pid)
 	}
+	d.recoverCgroup(t)
 	d.tasks.AddRecovered(t)
 	d.log.Info("task recovered", "task", h.TaskID, "pid", h.Pid, "exited", t.Exited())
 	return nil

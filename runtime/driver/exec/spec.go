@@ -46,6 +46,9 @@ type executorSpec struct {
 	// Isolation, when set, has the executor run the task in a root and
 	// namespaces of its own (isolation.go, init_linux.go).
 	Isolation *isolationSpec `json:",omitempty"`
+	// Cgroup is the task's cgroup (cgroup_linux.go), which the executor
+	// enters before it starts the task; empty: none.
+	Cgroup string `json:",omitempty"`
 }
 
 // pidFile is written by the executor once the task runs.
@@ -71,6 +74,9 @@ type handleState struct {
 	ExecutorStartTicks uint64
 	StateDir           string
 	Pgid               int
+	// Cgroup and Cpuset are the task's cgroup and the cores it holds.
+	Cgroup string `json:",omitempty"`
+	Cpuset string `json:",omitempty"`
 }
 
 // buildSpec checks a task config and turns it into an executor spec.

@@ -32,6 +32,16 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 		return nil, err
 	}
 	defer d.tasks.Release(cfg.ID)
+	cpuset := ""
+	if spec.Cgroup, cpuset, err = d.createCgroup(cfg); err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			d.dropCgroup(cfg.ID, spec.Cgroup)
+		}
+	}()
 	if err := writeSpec(spec); err != nil {
 		return nil, fmt.Errorf("exec: %s: %w", cfg.ID, err)
 	}
@@ -50,7 +60,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 		return nil, fmt.Errorf("exec: %s: %w", cfg.ID, err)
 	}
 	t.Data = handleState{ExecutorPid: pf.ExecutorPid, ExecutorStartTicks: pf.ExecutorStartTicks,
-		StateDir: spec.StateDir, Pgid: pf.Pid}
+		StateDir: spec.StateDir, Pgid: pf.Pid, Cgroup: spec.Cgroup, Cpuset: cpuset}
 	state, err := json.Marshal(t.Data)
 	if err != nil {
 		return nil, err
@@ -58,6 +68,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 	t.Handle = driver.TaskHandle{Driver: Name, TaskID: cfg.ID, Pid: pf.Pid,
 		StartTicks: pf.StartTicks, StartedAt: time.Now(), State: state}
 	d.tasks.Add(t)
+	started = true
 	d.log.Info("task started", "task", cfg.ID, "pid", pf.Pid, "executor_pid", pf.ExecutorPid)
 	h := t.Handle
 	return &h, nil

@@ -1,0 +1,178 @@
+package agent
+
+import (
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	nomad "github.com/hashicorp/nomad/api"
+	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/runtime/cgroups"
+)
+
+// These tests run exec tasks in real cgroups (v1 here and in CI, as
+// root) and read what Nomad's Go client reads.
+
+func needCgroups(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("cgroups need root")
+	}
+	if cgroups.Detect() != cgroups.ModeV1 {
+		t.Skip("these tests read cgroup v1 files; this host runs " + cgroups.Detect().String())
+	}
+	if _, err := osexec.LookPath("perl"); err != nil {
+		t.Skip("perl allocates the tasks' memory")
+	}
+}
+
+// memJob is a batch job whose task holds mib MiB (perl) with memoryMB
+// as its limit and no restart.
+func memJob(id string, mib, memoryMB int) *nomad.Job {
+	job := nomad.NewBatchJob(id, id, "global", 50)
+	tg := nomad.NewTaskGroup("g", 1)
+	tg.RestartPolicy = &nomad.RestartPolicy{Attempts: ptr(0), Mode: ptr("fail")}
+	tg.ReschedulePolicy = &nomad.ReschedulePolicy{Attempts: ptr(0), Unlimited: ptr(false)}
+	task := nomad.NewTask("t", "exec").
+		SetConfig("command", "/usr/bin/perl").
+		SetConfig("args", []string{"-e", `$x = "a" x (` + itoa(mib) + `*1024*1024); sleep 1000`}).
+		Require(&nomad.Resources{CPU: ptr(100), MemoryMB: ptr(memoryMB)})
+	task.KillTimeout = ptr(time.Second)
+	tg.AddTask(task)
+	job.AddTaskGroup(tg)
+	return job
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestExecOOMKilledAsNomadReportsIt: a task over its memory limit is
+// killed by the kernel and reported as Nomad does: a Terminated event
+// with exit code 137, "OOM Killed" and Details oom_killed=true.
+func TestExecOOMKilledAsNomadReportsIt(t *testing.T) {
+	needCgroups(t)
+	perl, err := osexec.LookPath("perl")
+	require.NoError(t, err)
+	a := startAgent(t, testConfig(t, t.TempDir()))
+	defer a.Shutdown()
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+	job := memJob("hog", 256, 32)
+	job.TaskGroups[0].Tasks[0].Config["command"] = perl
+	_, _, err = c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	alloc := waitAllocStatus(t, c, "hog", "failed")
+	full, _, err := c.Allocations().Info(alloc.ID, nil)
+	require.NoError(t, err)
+	st := full.TaskStates["t"]
+	require.True(t, st.Failed)
+	var term *nomad.TaskEvent
+	for _, ev := range st.Events {
+		if ev.Type == "Terminated" {
+			term = ev
+		}
+	}
+	require.NotNil(t, term, "events %+v", st.Events)
+	require.Equal(t, 137, term.ExitCode)
+	require.Equal(t, 9, term.Signal)
+	require.Equal(t, "true", term.Details["oom_killed"])
+	require.Equal(t, "OOM Killed", term.DisplayMessage)
+}
+
+// TestExecStatsThroughNomadClient: a task holding 40 MiB shows RSS of at
+// least that in Allocations().Stats, per task and summed; its cgroup
+// exists while it runs and is gone once the job is stopped.
+func TestExecStatsThroughNomadClient(t *testing.T) {
+	needCgroups(t)
+	perl, err := osexec.LookPath("perl")
+	require.NoError(t, err)
+	a := startAgent(t, testConfig(t, t.TempDir()))
+	defer a.Shutdown()
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+	job := memJob("held", 40, 128)
+	job.TaskGroups[0].Tasks[0].Config["command"] = perl
+	_, _, err = c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	stub := waitAllocStatus(t, c, "held", "running")
+	group := filepath.Join("/sys/fs/cgroup/memory/troupe", stub.ID+".t")
+	require.DirExists(t, group, "the task's cgroup, Nomad's <alloc>.<task>")
+
+	alloc := &nomad.Allocation{ID: stub.ID}
+	var u *nomad.AllocResourceUsage
+	require.Eventually(t, func() bool {
+		u, err = c.Allocations().Stats(alloc, nil)
+		require.NoError(t, err)
+		tu := u.Tasks["t"]
+		return tu != nil && tu.ResourceUsage.MemoryStats.RSS >= 40<<20
+	}, 20*time.Second, 50*time.Millisecond, "RSS of a task holding 40 MiB")
+	require.GreaterOrEqual(t, u.ResourceUsage.MemoryStats.RSS, uint64(40<<20), "the allocation's sum")
+	require.Contains(t, u.Tasks["t"].ResourceUsage.MemoryStats.Measured, "RSS")
+	require.Contains(t, u.Tasks["t"].ResourceUsage.CpuStats.Measured, "Percent")
+	require.Positive(t, u.Timestamp)
+
+	_, err = c.Allocations().Stats(&nomad.Allocation{ID: "no-such-alloc"}, nil)
+	require.Error(t, err)
+
+	_, _, err = c.Jobs().Deregister("held", false, nil)
+	require.NoError(t, err)
+	waitAllocStatus(t, c, "held", "complete")
+	require.Eventually(t, func() bool { _, err := os.Stat(group); return os.IsNotExist(err) },
+		10*time.Second, 10*time.Millisecond, "the cgroup is removed at teardown")
+}
+
+// TestExecCgroupSurvivesRestart: a task that started a daemon (setsid and
+// a double fork) keeps its cgroup across an agent restart; the new agent
+// re-attaches, reads its usage through it, and on stop the daemon dies
+// with the task and the cgroup is removed.
+func TestExecCgroupSurvivesRestart(t *testing.T) {
+	needCgroups(t)
+	dir := t.TempDir()
+	a := startAgent(t, testConfig(t, dir))
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+	job := loopJob("daemon")
+	job.TaskGroups[0].Tasks[0].Config["args"] = []string{"-c",
+		`(setsid sh -c 'sleep 1002 & echo $! > "$NOMAD_TASK_DIR/daemon"' &); while true; do sleep 0.2; done`}
+	_, _, err = c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	stub := waitAllocStatus(t, c, "daemon", "running")
+	pidFile := filepath.Join(a.AllocDir(), stub.ID, "t", "daemon")
+	var daemon int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil || len(b) == 0 || b[len(b)-1] != '\n' {
+			return false
+		}
+		daemon, err = strconv.Atoi(string(b[:len(b)-1]))
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	group := filepath.Join("/sys/fs/cgroup/memory/troupe", stub.ID+".t")
+	procs, err := os.ReadFile(filepath.Join(group, "cgroup.procs"))
+	require.NoError(t, err)
+	require.Contains(t, string(procs), strconv.Itoa(daemon)+"\n", "the daemon is in the task's cgroup")
+
+	crash(t, a)
+	require.DirExists(t, group, "the cgroup outlives the agent")
+	require.True(t, alive(daemon))
+
+	b := startAgent(t, testConfig(t, dir))
+	defer b.Shutdown()
+	c, err = nomad.NewClient(&nomad.Config{Address: "http://" + b.HTTPAddr()})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		u, err := c.Allocations().Stats(&nomad.Allocation{ID: stub.ID}, nil)
+		return err == nil && u.Tasks["t"] != nil && u.Tasks["t"].ResourceUsage.MemoryStats.Usage > 0
+	}, 20*time.Second, 50*time.Millisecond, "the re-attached task's usage, from the cgroup it kept")
+
+	_, _, err = c.Jobs().Deregister("daemon", false, nil)
+	require.NoError(t, err)
+	waitAllocStatus(t, c, "daemon", "complete")
+	require.Eventually(t, func() bool { return !alive(daemon) }, 10*time.Second, 10*time.Millisecond,
+		"the daemon died with the task")
+	require.Eventually(t, func() bool { _, err := os.Stat(group); return os.IsNotExist(err) },
+		10*time.Second, 10*time.Millisecond, "the cgroup is removed at teardown")
+}
