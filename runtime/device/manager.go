@@ -42,6 +42,9 @@ type Manager struct {
 	lastErr map[string]string                         // plugin name → the failure logged last
 
 	watching sync.WaitGroup // Watch calls under way; Close waits for them
+	// closed (under mu) is set by Close: a Watch that starts after it
+	// returns at once, so no Add races Close's Wait.
+	closed bool
 }
 
 // NewManager returns a Manager over plugins, which must have distinct,
@@ -255,7 +258,13 @@ func (m *Manager) Stats(ctx context.Context) (map[string]*InstanceStats, error) 
 // goroutines. Plugins that cannot watch are skipped (they log why); other
 // watch failures are logged.
 func (m *Manager) Watch(ctx context.Context, onChange func()) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
 	m.watching.Add(1)
+	m.mu.Unlock()
 	defer m.watching.Done()
 	var wg sync.WaitGroup
 	for _, p := range m.plugins {
@@ -282,6 +291,9 @@ const closeWait = 5 * time.Second
 // first: Close waits (at most closeWait) for running watches to return,
 // so no plugin is closed under one.
 func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		m.watching.Wait()
