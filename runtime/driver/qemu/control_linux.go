@@ -52,13 +52,20 @@ func (p processes) Signal(_ context.Context, t *task, sig syscall.Signal) error 
 	return nil
 }
 
+// shimGrace bounds how long Kill waits for the shim to record qemu's death.
+const shimGrace = 5 * time.Second
+
 // Kill SIGKILLs qemu; the shim then records the death and exits.
 func (p processes) Kill(ctx context.Context, t *task) error {
 	if err := p.Signal(ctx, t, syscall.SIGKILL); err != nil {
 		return err
 	}
-	if !alive(t.Handle.Pid, t.Handle.StartTicks) && alive(t.Data.ShimPid, t.Data.ShimStartTicks) {
-		// qemu is gone but the shim lingers (stopped?): end its session.
+	// The shim reaps qemu and writes the exit file, then exits: give it
+	// shimGrace for that. Only one that lingers past it (stopped?) has its
+	// session killed; killing it at once lost the exit status.
+	wctx, cancel := context.WithTimeout(ctx, shimGrace)
+	defer cancel()
+	if waitGone(wctx, t.Handle.Pid, t.Handle.StartTicks) && !waitGone(wctx, t.Data.ShimPid, t.Data.ShimStartTicks) {
 		_ = syscall.Kill(-t.Data.ShimPid, syscall.SIGKILL)
 	}
 	return nil
