@@ -72,6 +72,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.DurationVar(&cfg.GC.Interval, "job-gc-interval", 5*time.Minute, "how often the leader collects garbage (Nomad's job_gc_interval)")
 	var qemuImages listFlag
 	fs.Var(&qemuImages, "qemu-image-path", "host directory where a qemu task's absolute image_path may be besides its allocation dir (repeatable, or comma-separated; Nomad's image_paths)")
+	fs.StringVar(&cfg.JavaHome, "java-home", "", "the java driver's JVM home (its bin/java runs the tasks; default: java on PATH)")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
