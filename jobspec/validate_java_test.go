@@ -37,3 +37,37 @@ func TestValidateJavaConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestJavaJobFile: a java job file in HCL decodes into the config the
+// driver checks; a bad one names the key.
+func TestJavaJobFile(t *testing.T) {
+	src := func(config string) []byte {
+		return []byte(`job "j" {
+  group "g" {
+    task "t" {
+      driver = "java"
+      config {
+` + config + `
+      }
+      resources {
+        cpu    = 100
+        memory = 128
+      }
+    }
+  }
+}`)
+	}
+	job, err := Parse("j.hcl", src(`jar_path = "local/app.jar"
+jvm_options = ["-Xmx64m", "-Dx=y"]
+args = ["a"]`))
+	require.NoError(t, err)
+	Canonicalize(job)
+	require.NoError(t, Validate(job))
+	cfg := job.TaskGroups[0].Tasks[0].GetConfig().AsMap()
+	require.Equal(t, []any{"-Xmx64m", "-Dx=y"}, cfg["jvm_options"])
+
+	job, err = Parse("j.hcl", src(`class_path = "local"`))
+	require.NoError(t, err)
+	Canonicalize(job)
+	require.ErrorContains(t, Validate(job), `task "t": config: one of jar_path or class must be set`)
+}
