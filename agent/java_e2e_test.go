@@ -30,8 +30,9 @@ const javaSource = `public class Hello {
 `
 
 // buildJava compiles javaSource into dir/classes and packages it as
-// dir/hello.jar (Main-Class Hello). dir must be reachable by tasks, so
-// it is under /usr, which an isolated task's root binds from the host.
+// dir/hello.jar (Main-Class Hello). dir must be reachable by tasks: as
+// root it is under /usr, which an isolated exec task's root binds from
+// the host (and readable by nobody); otherwise a temp dir.
 func buildJava(t *testing.T) (dir string) {
 	t.Helper()
 	for _, tool := range []string{"javac", "jar"} {
@@ -42,11 +43,15 @@ func buildJava(t *testing.T) (dir string) {
 			t.Skipf("skipping: %s missing (scripts/setup.sh installs default-jdk-headless)", tool)
 		}
 	}
-	require.NoError(t, os.MkdirAll("/usr/local/share", 0o755))
-	dir, err := os.MkdirTemp("/usr/local/share", "troupe-java-test-")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o755))
+	dir = t.TempDir()
+	if os.Geteuid() == 0 {
+		require.NoError(t, os.MkdirAll("/usr/local/share", 0o755))
+		var err error
+		dir, err = os.MkdirTemp("/usr/local/share", "troupe-java-test-")
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = os.RemoveAll(dir) })
+		require.NoError(t, os.Chmod(dir, 0o755))
+	}
 	src := filepath.Join(dir, "Hello.java")
 	require.NoError(t, os.WriteFile(src, []byte(javaSource), 0o644))
 	for _, argv := range [][]string{
@@ -80,7 +85,6 @@ func javaJob(id string, config map[string]any) *nomad.Job {
 // job with class_path runs too, and alloc exec runs a command in it; bad
 // configs are 400s.
 func TestJavaJobEndToEnd(t *testing.T) {
-	requireRoot(t)
 	dir := buildJava(t)
 	jar := filepath.Join(dir, "hello.jar")
 	data := t.TempDir()
