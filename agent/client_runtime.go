@@ -12,6 +12,7 @@ import (
 	"github.com/troupe-dev/troupe/runtime/driver"
 	"github.com/troupe-dev/troupe/runtime/driver/containerd"
 	"github.com/troupe-dev/troupe/runtime/driver/exec"
+	"github.com/troupe-dev/troupe/runtime/driver/java"
 	"github.com/troupe-dev/troupe/runtime/driver/qemu"
 )
 
@@ -23,12 +24,15 @@ import (
 func (a *Agent) startRuntimes() error {
 	a.ctrd = containerd.New(containerd.Config{Address: a.cfg.ContainerdAddress, Namespace: a.cfg.ContainerdNamespace,
 		Logger: a.log.With("driver", "containerd")})
+	execCfg := exec.Config{ExecutorPath: a.cfg.ExecutorPath, ExecutorArgs: a.cfg.ExecutorArgs,
+		ExecutorEnv: a.cfg.ExecutorEnv, ChrootEnv: a.cfg.ChrootEnv, UserDenylist: a.cfg.UserDenylist,
+		CgroupParent: a.cfg.CgroupParent, PidsLimit: a.cfg.PidsLimit, Logger: a.log}
 	a.drivers = map[string]driver.Driver{
-		"exec": exec.New(exec.Config{ExecutorPath: a.cfg.ExecutorPath, ExecutorArgs: a.cfg.ExecutorArgs,
-			ExecutorEnv: a.cfg.ExecutorEnv, ChrootEnv: a.cfg.ChrootEnv, UserDenylist: a.cfg.UserDenylist,
-			CgroupParent: a.cfg.CgroupParent, PidsLimit: a.cfg.PidsLimit, Logger: a.log}),
+		exec.Name:       exec.New(execCfg),
 		containerd.Name: a.ctrd,
 		qemu.Name:       qemu.New(qemu.Config{ImagePaths: a.cfg.QemuImagePaths, Logger: a.log}),
+		// java tasks run through an exec driver of their own, in its isolation
+		java.Name: java.New(java.Config{JavaHome: a.cfg.JavaHome, Logger: a.log}, exec.New(execCfg)),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -73,6 +73,9 @@ type Config struct {
 	// QemuImagePaths are host directories where a qemu task's absolute
 	// image_path may be, besides its allocation dir (Nomad's image_paths).
 	QemuImagePaths []string
+	// JavaHome is the JVM the java driver runs (JavaHome/bin/java; "" =
+	// java on PATH).
+	JavaHome string
 	// DevicePlugins fingerprint and hand out devices such as GPUs
 	// (nil = the NVIDIA plugin on the host's NVML, which reports nothing
 	// on a host without the library).

@@ -10,7 +10,7 @@ import (
 )
 
 // KnownDrivers are the task drivers troupe has.
-var KnownDrivers = []string{"exec", "raw_exec", "containerd", "qemu"}
+var KnownDrivers = []string{"exec", "raw_exec", "containerd", "qemu", "java"}
 
 // checker collects problems, each prefixed with the path of what it is in.
 type checker struct {
@@ -181,6 +181,9 @@ func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 	}
 	if t.Driver == "qemu" {
 		validateQemu(c, g, t)
+	}
+	if t.Driver == "java" {
+		validateJava(c, t)
 	}
 	if t.KillTimeout < 0 {
 		c.addf("kill_timeout must not be negative")

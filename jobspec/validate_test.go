@@ -132,7 +132,7 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 	require.ErrorAs(t, err, &ve)
 	require.Equal(t, []string{
 		"priority 0 must be between 1 and 100",
-		`group "g": task "t": driver: unknown driver "x" (known: exec, raw_exec, containerd, qemu)`,
+		`group "g": task "t": driver: unknown driver "x" (known: exec, raw_exec, containerd, qemu, java)`,
 		`group "g": task "t": resources.memory must be greater than 0`,
 	}, ve.Problems)
 	require.Equal(t, strings.Join(ve.Problems, "\n"), err.Error())
