@@ -39,6 +39,7 @@ func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *mes
 		MemoryMB:    int64(t.GetResources().GetMemoryMB()),
 		MemoryMaxMB: allocatedMemoryMax(a, t),
 	}
+	cfg.LogMaxFiles, cfg.LogMaxFileSizeMB = int(t.GetLogConfig().GetMaxFiles()), int(t.GetLogConfig().GetMaxFileSizeMB())
 	if cfg.Config == nil {
 		cfg.Config = map[string]any{}
 	}

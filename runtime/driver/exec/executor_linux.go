@@ -55,7 +55,8 @@ func runTask(spec *executorSpec) (*exitFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := startWithLogs(cmd, spec); err != nil {
+	logs := newTaskLogs(spec)
+	if err := startWithLogs(cmd, spec, logs); err != nil {
 		return nil, err
 	}
 	pid := cmd.Process.Pid
@@ -77,6 +78,7 @@ func runTask(spec *executorSpec) (*exitFile, error) {
 	// The exited task still holds its group id: kill its leftover children.
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	_ = cmd.Wait()
+	logs.wait()
 	return exitStatus(cmd.ProcessState), nil
 }
 
@@ -106,17 +108,17 @@ func taskCommand(spec *executorSpec) (*osexec.Cmd, error) {
 	return cmd, nil
 }
 
-// startWithLogs starts cmd with stdout and stderr appended to the task's
+// startWithLogs starts cmd with stdout and stderr written to the task's
 // log files (stdin is /dev/null). The executor runs as root: a log file
 // that a task replaced by a symlink out of the allocation dir is refused,
 // not followed.
-func startWithLogs(cmd *osexec.Cmd, spec *executorSpec) error {
-	stdout, err := openLog(spec, spec.StdoutPath, 0o644)
+func startWithLogs(cmd *osexec.Cmd, spec *executorSpec, logs *taskLogs) error {
+	stdout, err := logs.open(spec.StdoutPath)
 	if err != nil {
 		return err
 	}
 	defer stdout.Close()
-	stderr, err := openLog(spec, spec.StderrPath, 0o644)
+	stderr, err := logs.open(spec.StderrPath)
 	if err != nil {
 		return err
 	}
