@@ -37,7 +37,7 @@ func TestNomadClientReadsAllocDir(t *testing.T) {
 		}
 		return names["out.txt"]
 	}, 10*time.Second, 10*time.Millisecond, "the task never wrote out.txt")
-	require.True(t, names["stdout"], "the task's log files are in its dir")
+	require.True(t, names["stdout.0"], "the task's log files are in its dir")
 
 	rc, err := fs.Cat(al, "/t/out.txt", nil)
 	require.NoError(t, err)

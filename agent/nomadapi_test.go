@@ -56,7 +56,7 @@ func TestNomadClientDrivesAgent(t *testing.T) {
 	_, _, err = c.Nodes().Allocations("no-such-node", nil)
 	require.ErrorContains(t, err, "node not found")
 
-	stdout := filepath.Join(a.AllocDir(), alloc.ID, "t", "stdout")
+	stdout := filepath.Join(a.AllocDir(), alloc.ID, "t", "stdout.0") // rotated: stdout.0, stdout.1, ...
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(stdout)
 		return strings.Contains(string(b), "started "+alloc.ID)

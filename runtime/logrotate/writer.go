@@ -136,11 +136,13 @@ func (w *Writer) rotate() error {
 	return w.open()
 }
 
-// open opens the file of the current index for appending, then deletes
-// what is beyond MaxFiles (a failure to delete is kept in purgeErr: it
-// must not lose the bytes to write). O_NONBLOCK: a fifo planted under the name must
-// not block the writer (it is refused as not a regular file).
+// open opens the file of the current index for appending, deleting
+// first the oldest files so that, with it, MaxFiles are left (a failure to
+// delete is kept in purgeErr: it must not lose the bytes to write).
+// O_NONBLOCK: a fifo planted under the name must not block the writer (it
+// is refused as not a regular file).
 func (w *Writer) open() error {
+	w.purgeErr = w.purge()
 	name := fileName(w.base, w.idx)
 	f, err := w.opts.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
@@ -155,13 +157,13 @@ func (w *Writer) open() error {
 		return err
 	}
 	w.f, w.size = f, st.Size()
-	w.purgeErr = w.purge()
 	return nil
 }
 
-// purge deletes the oldest files so that MaxFiles are left, counting the
-// current one; files of a higher index than the current one are not this
-// writer's and are left alone.
+// purge deletes the oldest files below the current index so that
+// MaxFiles-1 are left: with the current one, never more than MaxFiles are
+// on disk. Files of a higher index are not this writer's and are left
+// alone.
 func (w *Writer) purge() error {
 	idx, err := indexes(w.base)
 	if err != nil {
@@ -169,12 +171,12 @@ func (w *Writer) purge() error {
 	}
 	var mine []int
 	for _, n := range idx {
-		if n <= w.idx {
+		if n < w.idx {
 			mine = append(mine, n)
 		}
 	}
 	var errs []error
-	for len(mine) > w.opts.MaxFiles {
+	for len(mine) > w.opts.MaxFiles-1 {
 		if err := w.opts.Remove(fileName(w.base, mine[0])); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}

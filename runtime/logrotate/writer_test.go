@@ -203,3 +203,28 @@ func TestPump(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestWriterNeverHoldsMoreThanMaxFiles: the oldest file goes before the
+// next one is created, so the files on disk never number more than
+// MaxFiles, not even for a moment.
+func TestWriterNeverHoldsMoreThanMaxFiles(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "stdout")
+	most := 0
+	open := func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		idx, err := indexes(base)
+		require.NoError(t, err)
+		if _, err := os.Stat(name); err != nil {
+			idx = append(idx, -1) // about to be created
+		}
+		most = max(most, len(idx))
+		return os.OpenFile(name, flag, perm)
+	}
+	w, err := NewWriter(base, Options{MaxFiles: 3, MaxBytes: 4, OpenFile: open})
+	require.NoError(t, err)
+	defer w.Close()
+	for range 20 {
+		write(t, w, "abc\n")
+	}
+	require.Equal(t, 3, most)
+	require.Len(t, files(t, base), 3)
+}
