@@ -20,15 +20,16 @@ type TaskConfig struct {
 	// User runs the task as this user when the agent is root.
 	User string
 	// TaskDir is the task's working directory; it exists.
-	TaskDir string
-	// StdoutPath and StderrPath name the task's logs. With LogMaxFiles
-	// set, the exec driver writes them rotated, as base.0, base.1, ...
-	// (runtime/logrotate), at most LogMaxFiles files of LogMaxFileSizeMB;
-	// other drivers write the one file.
-	StdoutPath       string
-	StderrPath       string
+	TaskDir    string
+	StdoutPath string
+	StderrPath string
+
+	// LogMaxFiles and LogMaxFileSizeMB (the task's logs block) make the
+	// exec driver write StdoutPath and StderrPath rotated, as base.0,
+	// base.1, ... (runtime/logrotate); 0, and other drivers: the one file.
 	LogMaxFiles      int
 	LogMaxFileSizeMB int
+
 	// CPU in MHz, memory in MB (soft limit and hard maximum).
 	CPU         int64
 	MemoryMB    int64
