@@ -15,10 +15,10 @@ import (
 )
 
 // TestExecLogsRotateAndFollow: an exec task with logs of at most 4 files
-// of 1 MB prints 13 MB of numbered lines; the files on disk never number
-// more than 4 nor hold more than 1 MB (sampled while it writes), and Nomad's
-// Go client following /v1/client/fs/logs from the start reads every line
-// once, in order, across the rotations.
+// of 1 MB prints 13 MB of numbered lines, 650 kB at a time; the files on
+// disk never number more than 4 nor hold more than 1 MB (sampled while it
+// writes), and Nomad's Go client following /v1/client/fs/logs from the
+// start reads every line once, in order, across the rotations.
 func TestExecLogsRotateAndFollow(t *testing.T) {
 	const lines, maxFiles = 1_000_000, 4
 	a := startAgent(t, testConfig(t, t.TempDir()))
@@ -28,10 +28,15 @@ func TestExecLogsRotateAndFollow(t *testing.T) {
 
 	job := nomad.NewServiceJob("logs", "logs", "global", 50)
 	tg := nomad.NewTaskGroup("g", 1)
-	// It waits for the test to follow, then prints lines 0 to 999999 in 20
-	// batches of 650 kB (seq's %g stays exact below a million).
-	script := `while [ ! -e "$NOMAD_ALLOC_DIR/go" ]; do sleep 0.02; done
-		i=0; while [ $i -lt 20 ]; do seq -f 'line %07g' $((i*50000)) $((i*50000+49999)); i=$((i+1)); sleep 0.05; done
+	// It prints lines 0 to 999999 in 20 batches of 650 kB (seq's %g stays
+	// exact below a million), each once the test has followed the one
+	// before (file ack<i>): a follower more than 3 MB behind would find
+	// files deleted, so the test keeps it within a batch.
+	script := `i=0; while [ $i -lt 20 ]; do
+			seq -f 'line %07g' $((i*50000)) $((i*50000+49999))
+			while [ ! -e "$NOMAD_ALLOC_DIR/ack$i" ]; do sleep 0.01; done
+			i=$((i+1))
+		done
 		exec sleep 1000`
 	task := nomad.NewTask("t", "exec").SetConfig("command", "/bin/sh").SetConfig("args", []string{"-c", script}).
 		Require(&nomad.Resources{CPU: ptr(100), MemoryMB: ptr(64)}).
@@ -50,10 +55,10 @@ func TestExecLogsRotateAndFollow(t *testing.T) {
 	cancel := make(chan struct{})
 	defer close(cancel)
 	frames, errs := c.AllocFS().Logs(al, true, "t", "stdout", "start", 0, cancel, nil)
-	require.NoError(t, os.WriteFile(filepath.Join(a.AllocDir(), al.ID, "alloc", "go"), nil, 0o644))
 
 	var got bytes.Buffer
 	var files []string
+	batch := 0 // the batch the task prints
 	last := fmt.Sprintf("line %07d\n", lines-1)
 	deadline := time.After(60 * time.Second)
 	for !bytes.HasSuffix(got.Bytes(), []byte(last)) {
@@ -61,6 +66,10 @@ func TestExecLogsRotateAndFollow(t *testing.T) {
 		case f := <-frames:
 			require.NotNil(t, f, "the stream ended")
 			got.Write(f.Data)
+			for batch < 20 && bytes.HasSuffix(got.Bytes(), fmt.Appendf(nil, "line %07d\n", batch*50000+49999)) {
+				require.NoError(t, os.WriteFile(filepath.Join(a.AllocDir(), al.ID, "alloc", fmt.Sprintf("ack%d", batch)), nil, 0o644))
+				batch++
+			}
 			if f.File != "" && (len(files) == 0 || files[len(files)-1] != f.File) {
 				files = append(files, f.File)
 			}

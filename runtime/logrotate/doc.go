@@ -8,11 +8,12 @@
 //
 // Writer is the writing side, for one writer at a time (the exec driver's
 // executor, which outlives agent restarts, so rotation goes on while the
-// agent is down). It continues the highest existing file, opens the next
-// index when a write would take the current file past Options.MaxBytes
-// (cutting after the last newline that fits; a write that ended mid-line
-// near the end of a file has the rest of that line go to the next file),
-// and then deletes the oldest files beyond Options.MaxFiles. Pump copies a pipe's read end
+// agent is down). It continues the highest existing file and opens the
+// next index when a write would take the current file past
+// Options.MaxBytes (cutting after the last newline that fits; a write that
+// ended mid-line near the end of a file has the rest of that line go to
+// the next file), deleting first the oldest files so that, with the new
+// one, never more than Options.MaxFiles are on disk. Pump copies a pipe's read end
 // into a Writer until EOF.
 //
 // Reader is the reading side: Open positions it as Nomad's logs API does
