@@ -123,8 +123,10 @@ func (a *Agent) allocProps(al *messages.Allocation, n *messages.Node) *actor.Pro
 	return a.sys.Props("alloc", alloc.New(spec), actor.WithSupervisor(actors.DefaultSupervision.Strategy()))
 }
 
-// TaskLogPath is the file holding a task's stdout or stderr
-// (<alloc>/alloc/logs/<task>.stdout.0, as Nomad names it). Names that
+// TaskLogPath names a task's stdout or stderr log: the base of its rotated
+// files (<alloc>/alloc/logs/<task>.stdout.0, .1, ...; runtime/logrotate, as
+// Nomad names them), or the one file a driver that does not rotate writes
+// (the base itself). Names that
 // would leave the allocation dir are refused, and so is a log file that is
 // not a regular file (a task that replaced its stdout by a symlink to
 // /etc/shadow does not get the agent to read that).

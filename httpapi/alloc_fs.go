@@ -246,7 +246,7 @@ func (s *Server) fsStream(w http.ResponseWriter, r *http.Request, dir, path stri
 		w.Header().Set("Content-Type", "application/json")
 	}
 	w.WriteHeader(http.StatusOK)
-	s.streamLog(w, r, f, path, plain, follow)
+	s.streamLog(w, r, fileSource{f, path}, plain, follow)
 }
 
 // replyJSON answers v as JSON, the way wrapped routes do.

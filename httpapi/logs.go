@@ -10,11 +10,11 @@ import (
 	"net/url"
 	"os"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/logrotate"
 	"github.com/troupe-dev/troupe/runtime/safepath"
 )
 
@@ -55,19 +55,13 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, codeErr(http.StatusNotFound, "unknown task %s in allocation %q", safepath.Quote(task), allocID))
 		return
 	}
-	path, err := s.b.TaskLogPath(allocID, task, typ)
+	// base names the log: its rotated files base.0, base.1, ... or, for a
+	// driver that writes its own, the one file base (logrotate.Open).
+	base, err := s.b.TaskLogPath(allocID, task, typ)
 	if err != nil {
 		s.writeError(w, r, codeErr(http.StatusNotFound, "%v", err))
 		return
 	}
-	// The backend checked the path; a log file swapped for a link since is
-	// not followed (the agent reads as root).
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		s.writeError(w, r, codeErr(http.StatusNotFound, "no %s log for task %q of allocation %q yet", typ, task, allocID))
-		return
-	}
-	defer f.Close()
 	var offset int64
 	if o := q.Get("offset"); o != "" {
 		if offset, err = strconv.ParseInt(o, 10, 64); err != nil {
@@ -75,10 +69,19 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := seekLog(f, q.Get("origin"), offset); err != nil {
+	origin := q.Get("origin")
+	if err := checkOrigin(origin, offset); err != nil {
 		s.writeError(w, r, codeErr(http.StatusBadRequest, "%v", err))
 		return
 	}
+	// The backend checked the path; the reader follows no link planted
+	// since (the agent reads as root).
+	rd, err := logrotate.Open(base, origin == "end", offset)
+	if err != nil {
+		s.writeError(w, r, codeErr(http.StatusNotFound, "no %s log for task %q of allocation %q yet", typ, task, allocID))
+		return
+	}
+	defer rd.Close()
 	plain := boolParam(r, "plain")
 	if plain {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -86,12 +89,22 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 	}
 	w.WriteHeader(http.StatusOK)
-	s.streamLog(w, r, f, path, plain, boolParam(r, "follow"))
+	s.streamLog(w, r, rotatedSource{rd}, plain, boolParam(r, "follow"))
+}
+
+func checkOrigin(origin string, offset int64) error {
+	if offset < 0 {
+		return errors.New("offset must not be negative")
+	}
+	if origin != "" && origin != "start" && origin != "end" {
+		return errors.New(`origin must be "start" or "end"`)
+	}
+	return nil
 }
 
 func seekLog(f *os.File, origin string, offset int64) error {
-	if offset < 0 {
-		return errors.New("offset must not be negative")
+	if err := checkOrigin(origin, offset); err != nil {
+		return err
 	}
 	switch origin {
 	case "", "start":
@@ -105,14 +118,38 @@ func seekLog(f *os.File, origin string, offset int64) error {
 		_, err = f.Seek(max(st.Size()-offset, 0), io.SeekStart)
 		return err
 	}
-	return errors.New(`origin must be "start" or "end"`)
+	return nil
 }
 
-// streamLog copies f to w: raw bytes with plain, else Nomad's JSON
+// logSource is what streamLog copies: a file, or a rotated log.
+type logSource interface {
+	io.Reader
+	// pos is the file the bytes last read came from and the offset after
+	// them, for the frame.
+	pos() (file string, offset int64)
+}
+
+type fileSource struct {
+	f    *os.File
+	path string
+}
+
+func (s fileSource) Read(p []byte) (int, error) { return s.f.Read(p) }
+
+func (s fileSource) pos() (string, int64) {
+	off, _ := s.f.Seek(0, io.SeekCurrent)
+	return s.path, off
+}
+
+type rotatedSource struct{ *logrotate.Reader }
+
+func (s rotatedSource) pos() (string, int64) { return s.File(), s.Offset() }
+
+// streamLog copies src to w: raw bytes with plain, else Nomad's JSON
 // frames; with follow it waits for more until the client goes away, and a
 // JSON stream quiet for the heartbeat interval gets an empty frame ({}),
 // as Nomad's stream framer sends, so that nothing between times it out.
-func (s *Server) streamLog(w http.ResponseWriter, r *http.Request, f *os.File, path string, plain, follow bool) {
+func (s *Server) streamLog(w http.ResponseWriter, r *http.Request, src logSource, plain, follow bool) {
 	flusher, _ := w.(http.Flusher)
 	flush := func() {
 		if flusher != nil {
@@ -125,13 +162,13 @@ func (s *Server) streamLog(w http.ResponseWriter, r *http.Request, f *os.File, p
 	var beats <-chan time.Time // nil: no heartbeats (plain, or not following)
 	quiet := true              // nothing sent since the last heartbeat tick
 	for {
-		n, err := f.Read(buf)
+		n, err := src.Read(buf)
 		if n > 0 {
-			pos, _ := f.Seek(0, io.SeekCurrent)
 			if plain {
 				_, err = w.Write(buf[:n])
 			} else {
-				err = enc.Encode(&api.StreamFrame{Offset: pos, Data: buf[:n], File: path})
+				file, pos := src.pos()
+				err = enc.Encode(&api.StreamFrame{Offset: pos, Data: buf[:n], File: file})
 			}
 			if err != nil {
 				return

@@ -152,7 +152,7 @@ func TestAllocRunsAndStops(t *testing.T) {
 	require.True(t, h.fake.Running(taskID))
 	cfg, _ := h.fake.Task(taskID)
 	require.Equal(t, a.ID, cfg.Env["TROUPE_ALLOC_ID"])
-	require.Equal(t, filepath.Join(h.root, a.ID, "alloc", "logs", "t.stdout.0"), cfg.StdoutPath)
+	require.Equal(t, filepath.Join(h.root, a.ID, "alloc", "logs", "t.stdout"), cfg.StdoutPath)
 	require.DirExists(t, filepath.Join(h.root, a.ID, "alloc"))
 
 	stop := proto.Clone(a).(*messages.Allocation)

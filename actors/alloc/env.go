@@ -41,6 +41,7 @@ func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *mes
 		MemoryMaxMB: allocatedMemoryMax(a, t),
 		Cores:       int(t.GetResources().GetCores()),
 	}
+	cfg.LogMaxFiles, cfg.LogMaxFileSizeMB = int(t.GetLogConfig().GetMaxFiles()), int(t.GetLogConfig().GetMaxFileSizeMB())
 	if cfg.Config == nil {
 		cfg.Config = map[string]any{}
 	}

@@ -12,7 +12,7 @@ import (
 
 // The allocation directory follows Nomad's layout:
 //
-//	<alloc>/alloc/logs/<task>.stdout.0  (and .stderr.0)
+//	<alloc>/alloc/logs/<task>.stdout.N  (and .stderr.N; exec rotates them)
 //	<alloc>/alloc/data, <alloc>/alloc/tmp  (shared by the tasks: /alloc)
 //	<alloc>/<task>/local                   (the task's /local)
 //	<alloc>/<task>/secrets                 (/secrets: a tmpfs in an isolated task)
@@ -38,11 +38,13 @@ func SharedDir(root, allocID string) string {
 	return filepath.Join(root, allocID, sharedDirName)
 }
 
-// LogPath is the file holding a task's stdout or stderr (logType), in
-// the shared dir's logs, as Nomad names it. The names must have passed
-// checkNames (safepath.CheckName).
+// LogPath is the base of a task's stdout or stderr (logType) log, in the
+// shared dir's logs: the exec driver writes it rotated, as base.0, base.1,
+// ... (Nomad's <task>.stdout.N); a driver that does not rotate (containerd,
+// qemu) writes the base itself. The names must have passed checkNames
+// (safepath.CheckName).
 func LogPath(root, allocID, task, logType string) string {
-	return filepath.Join(SharedDir(root, allocID), logsDirName, fmt.Sprintf("%s.%s.0", task, logType))
+	return filepath.Join(SharedDir(root, allocID), logsDirName, task+"."+logType)
 }
 
 // sharedDirs are the shared dir and what it holds.

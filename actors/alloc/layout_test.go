@@ -36,7 +36,7 @@ func TestAllocDirLayout(t *testing.T) {
 		require.NoError(t, err, dir)
 		require.Equal(t, os.ModeDir|mode, fi.Mode(), dir)
 	}
-	require.Equal(t, filepath.Join(root, a.GetID(), "alloc", "logs", "t.stderr.0"), LogPath(root, a.GetID(), "t", "stderr"))
+	require.Equal(t, filepath.Join(root, a.GetID(), "alloc", "logs", "t.stderr"), LogPath(root, a.GetID(), "t", "stderr"))
 }
 
 func TestTaskConfigIsolation(t *testing.T) {
@@ -66,7 +66,7 @@ func TestTaskConfigIsolation(t *testing.T) {
 			require.Equal(t, tt.wantIsolation, cfg.Isolation)
 			require.Equal(t, tt.wantDirs, [3]string{cfg.Env["NOMAD_ALLOC_DIR"], cfg.Env["NOMAD_TASK_DIR"], cfg.Env["NOMAD_SECRETS_DIR"]})
 			require.Equal(t, tt.wantVolumePath, cfg.Env["TROUPE_VOLUME_VOL0"])
-			require.Equal(t, root+"/A/alloc/logs/t.stdout.0", cfg.StdoutPath)
+			require.Equal(t, root+"/A/alloc/logs/t.stdout", cfg.StdoutPath)
 		})
 	}
 }

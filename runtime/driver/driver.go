@@ -23,6 +23,13 @@ type TaskConfig struct {
 	TaskDir    string
 	StdoutPath string
 	StderrPath string
+
+	// LogMaxFiles and LogMaxFileSizeMB (the task's logs block) make the
+	// exec driver write StdoutPath and StderrPath rotated, as base.0,
+	// base.1, ... (runtime/logrotate); 0, and other drivers: the one file.
+	LogMaxFiles      int
+	LogMaxFileSizeMB int
+
 	// CPU in MHz, memory in MB (soft limit and hard maximum).
 	CPU         int64
 	MemoryMB    int64

@@ -8,9 +8,11 @@
 // spec's path) in a new session, so that killing the agent, even its whole
 // process group, leaves the executor and the task running. The executor
 // starts the task (stdin /dev/null, stdout and stderr appended to the task's
-// log files, exactly the task's environment, working dir TaskDir, the task's
-// user when the agent is root, in the network namespace TaskConfig.NetnsPath
-// names when it names one), writes pid.json, waits for the task, kills
+// log files, or, when TaskConfig.LogMaxFiles is set, through pipes that the
+// executor copies into rotated files (logs_linux.go); exactly the task's
+// environment, working dir TaskDir, the task's user when the agent is
+// root, in the network namespace TaskConfig.NetnsPath names when it names
+// one), writes pid.json, waits for the task, kills
 // what is left of its process group, and writes exit.json atomically.
 //
 // The driver and the executor run as root, so neither follows a name or a

@@ -65,7 +65,8 @@ func runTask(spec *executorSpec) (*exitFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = startWithLogs(cmd, spec)
+	logs := newTaskLogs(spec)
+	err = startWithLogs(cmd, spec, logs)
 	leave()
 	if err != nil {
 		return nil, err
@@ -94,6 +95,7 @@ func runTask(spec *executorSpec) (*exitFile, error) {
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	oom := endCgroup(spec) // and its daemons, which left the group
 	_ = cmd.Wait()
+	logs.wait()
 	ef := exitStatus(cmd.ProcessState)
 	ef.OOMKilled = oom
 	return ef, nil
@@ -130,17 +132,17 @@ func taskCommand(spec *executorSpec) (*osexec.Cmd, *os.File, error) {
 	return cmd, nil, nil
 }
 
-// startWithLogs starts cmd with stdout and stderr appended to the task's
+// startWithLogs starts cmd with stdout and stderr written to the task's
 // log files (stdin is /dev/null). The executor runs as root: a log file
 // that a task replaced by a symlink out of the allocation dir is refused,
 // not followed.
-func startWithLogs(cmd *osexec.Cmd, spec *executorSpec) error {
-	stdout, err := openLog(spec, spec.StdoutPath, 0o644)
+func startWithLogs(cmd *osexec.Cmd, spec *executorSpec, logs *taskLogs) error {
+	stdout, err := logs.open(spec.StdoutPath)
 	if err != nil {
 		return err
 	}
 	defer stdout.Close()
-	stderr, err := openLog(spec, spec.StderrPath, 0o644)
+	stderr, err := logs.open(spec.StderrPath)
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,7 @@ type executorSpec struct {
 	User       string
 	StdoutPath string
 	StderrPath string
+	Logs       *logSpec `json:",omitempty"` // nil: the log files are appended to as they are
 	StateDir   string
 	// Root is the task dir's parent (the allocation dir): every file the
 	// driver and the executor write lies beneath it, and a symlink planted
@@ -103,7 +104,7 @@ func buildSpec(cfg *driver.TaskConfig) (*executorSpec, error) {
 		Command: command, Args: args, Env: envList(cfg.Env), Dir: cfg.TaskDir, User: cfg.User,
 		StdoutPath: orDevNull(cfg.StdoutPath), StderrPath: orDevNull(cfg.StderrPath),
 		StateDir: filepath.Join(cfg.TaskDir, stateDirName), NetnsPath: cfg.NetnsPath,
-		Root: filepath.Dir(cfg.TaskDir),
+		Root: filepath.Dir(cfg.TaskDir), Logs: logSpecOf(cfg),
 	}, nil
 }
 
