@@ -47,6 +47,18 @@
 // memory.oom_control or memory.events), read after the exit and before
 // DestroyTask deletes the task, its container and its snapshot.
 //
+// ExecTask (exec_linux.go, driver.Execer) runs a command in a running
+// task's container, through the task's shim (runc exec): the container's
+// process spec (user, env, cwd, capabilities) with the command as its
+// Args, and a unique exec id. Piped, the end of opts.Stdin closes the
+// process's stdin (CloseIO: the shim holds the FIFO open until told); on
+// a pty (cio.WithTerminal) output comes as one stream, opts.Resize resizes
+// it, and stdin's end closes nothing (the shim would hang the terminal
+// up). The exit code is the shim's (128+signal for a signal death); ctx's
+// end SIGKILLs the process; the process is deleted from the task in any
+// case. A command the runtime cannot start answers 126 with the runtime's
+// message on stderr. It works on recovered tasks as on started ones.
+//
 // Cleanup(ctx, keep) removes the containers (killing their tasks) and
 // active snapshots of the namespace that keep rejects: what stale
 // allocations left. The driver works on Linux only; elsewhere Fingerprint

@@ -45,7 +45,10 @@ type Config struct {
 	Logger           *slog.Logger
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var (
+	_ driver.Driver = (*Driver)(nil)
+	_ driver.Execer = (*Driver)(nil)
+)
 
 // Driver is the containerd task driver. Create it with New; call Shutdown
 // when done, which stops its watchers and leaves the containers running.
