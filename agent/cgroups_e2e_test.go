@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"fmt"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,24 +138,18 @@ func TestExecCgroupSurvivesRestart(t *testing.T) {
 	require.NoError(t, err)
 	job := loopJob("daemon")
 	job.TaskGroups[0].Tasks[0].Config["args"] = []string{"-c",
-		`(setsid sh -c 'sleep 1002 & echo $! > "$NOMAD_TASK_DIR/daemon"' &); while true; do sleep 0.2; done`}
+		`(setsid sh -c 'sleep 1002 &' &); while true; do sleep 0.2; done`}
 	_, _, err = c.Jobs().Register(job, nil)
 	require.NoError(t, err)
 	stub := waitAllocStatus(t, c, "daemon", "running")
-	pidFile := filepath.Join(a.AllocDir(), stub.ID, "t", "daemon")
+	// The task runs in its own pid namespace (its $! is not a host pid):
+	// the daemon is found on the host among the cgroup's processes.
+	group := filepath.Join("/sys/fs/cgroup/memory/troupe", stub.ID+".t")
 	var daemon int
 	require.Eventually(t, func() bool {
-		b, err := os.ReadFile(pidFile)
-		if err != nil || len(b) == 0 || b[len(b)-1] != '\n' {
-			return false
-		}
-		daemon, err = strconv.Atoi(string(b[:len(b)-1]))
-		return err == nil
-	}, 10*time.Second, 10*time.Millisecond)
-	group := filepath.Join("/sys/fs/cgroup/memory/troupe", stub.ID+".t")
-	procs, err := os.ReadFile(filepath.Join(group, "cgroup.procs"))
-	require.NoError(t, err)
-	require.Contains(t, string(procs), strconv.Itoa(daemon)+"\n", "the daemon is in the task's cgroup")
+		daemon = groupProcess(group, "sleep\x001002\x00")
+		return daemon > 0
+	}, 10*time.Second, 10*time.Millisecond, "the daemon is in the task's cgroup")
 
 	crash(t, a)
 	require.DirExists(t, group, "the cgroup outlives the agent")
@@ -175,4 +171,23 @@ func TestExecCgroupSurvivesRestart(t *testing.T) {
 		"the daemon died with the task")
 	require.Eventually(t, func() bool { _, err := os.Stat(group); return os.IsNotExist(err) },
 		10*time.Second, 10*time.Millisecond, "the cgroup is removed at teardown")
+}
+
+// groupProcess is the host pid of the process in the cgroup whose
+// /proc/<pid>/cmdline is cmdline, or 0.
+func groupProcess(group, cmdline string) int {
+	procs, err := os.ReadFile(filepath.Join(group, "cgroup.procs"))
+	if err != nil {
+		return 0
+	}
+	for _, f := range strings.Fields(string(procs)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && string(b) == cmdline {
+			return pid
+		}
+	}
+	return 0
 }
