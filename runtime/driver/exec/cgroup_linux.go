@@ -261,6 +261,20 @@ func enterCgroup(spec *executorSpec) (leave func(), err error) {
 	}, nil
 }
 
+// joinCgroup, in an isolated task's init, moves init into the task's
+// cgroup for good (it becomes the task).
+func joinCgroup(spec *executorSpec) error {
+	if spec.Cgroup == "" {
+		return nil
+	}
+	g, err := loadGroup(spec.Cgroup)
+	if err != nil {
+		return err
+	}
+	_, err = cgroups.Enter(g)
+	return err
+}
+
 // endCgroup, in the executor once the task has exited, kills what is left
 // in its group (daemons) and reports whether the kernel OOM-killed a
 // process in it.

@@ -61,9 +61,11 @@ func runTask(spec *executorSpec) (*exitFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	leave, err := enterCgroup(spec)
-	if err != nil {
-		return nil, err
+	leave := func() {}
+	if spec.Isolation == nil { // an isolated task's init joins the group itself (initTask)
+		if leave, err = enterCgroup(spec); err != nil {
+			return nil, err
+		}
 	}
 	logs := newTaskLogs(spec)
 	err = startWithLogs(cmd, spec, logs)

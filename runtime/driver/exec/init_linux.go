@@ -91,6 +91,15 @@ func initTask(specPath string) error {
 	if err := buildRoot(&spec, filepath.Join(spec.StateDir, rootDirName), cred); err != nil {
 		return err
 	}
+	// The task's cgroup is joined here, just before the root is entered and
+	// the task executed, not by the executor before it starts init: init is
+	// a Go program (the agent's binary), whose start-up memory would be
+	// charged to the task's limit (a race-detector build's exceeds 64 MiB).
+	// Charges made before do not move with the process (cgroup v1 without
+	// move_charge_at_immigrate; v2 never moves them).
+	if err := joinCgroup(&spec); err != nil {
+		return err
+	}
 	if err := pivotInto(filepath.Join(spec.StateDir, rootDirName)); err != nil {
 		return err
 	}
