@@ -117,7 +117,7 @@ func TestNomadClientRestartAllTasksRunsFinishedTask(t *testing.T) {
 	require.NoError(t, err)
 	stub := waitAllocStatus(t, c, "mixed", "running")
 	runs := func(task string) int {
-		b, _ := os.ReadFile(filepath.Join(a.AllocDir(), stub.ID, task, "runs"))
+		b, _ := os.ReadFile(filepath.Join(a.AllocDir(), stub.ID, task, "local", "runs"))
 		return len(strings.Fields(string(b)))
 	}
 	states := func() (string, string) {

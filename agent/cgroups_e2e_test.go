@@ -5,6 +5,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,20 +141,23 @@ func TestExecCgroupSurvivesRestart(t *testing.T) {
 	_, _, err = c.Jobs().Register(job, nil)
 	require.NoError(t, err)
 	stub := waitAllocStatus(t, c, "daemon", "running")
-	pidFile := filepath.Join(a.AllocDir(), stub.ID, "t", "daemon")
-	var daemon int
+	pidFile := filepath.Join(a.AllocDir(), stub.ID, "t", "local", "daemon") // $NOMAD_TASK_DIR
 	require.Eventually(t, func() bool {
 		b, err := os.ReadFile(pidFile)
-		if err != nil || len(b) == 0 || b[len(b)-1] != '\n' {
-			return false
-		}
-		daemon, err = strconv.Atoi(string(b[:len(b)-1]))
-		return err == nil
+		return err == nil && len(b) > 0 && b[len(b)-1] == '\n'
 	}, 10*time.Second, 10*time.Millisecond)
+	// the file has its pid in the task's pid namespace: find it on the
+	// host among the group's processes
 	group := filepath.Join("/sys/fs/cgroup/memory/troupe", stub.ID+".t")
 	procs, err := os.ReadFile(filepath.Join(group, "cgroup.procs"))
 	require.NoError(t, err)
-	require.Contains(t, string(procs), strconv.Itoa(daemon)+"\n", "the daemon is in the task's cgroup")
+	daemon := 0
+	for _, p := range strings.Fields(string(procs)) {
+		if cmd, _ := os.ReadFile("/proc/" + p + "/cmdline"); string(cmd) == "sleep\x001002\x00" {
+			daemon, _ = strconv.Atoi(p)
+		}
+	}
+	require.NotZero(t, daemon, "the daemon is in the task's cgroup: %s", procs)
 
 	crash(t, a)
 	require.DirExists(t, group, "the cgroup outlives the agent")
