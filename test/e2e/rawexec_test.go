@@ -29,7 +29,7 @@ const rawExecJob = `job "raw" {
 // TestMissingDriverExplained: on an agent without -raw-exec a raw_exec
 // job is not placed, and `job run` says at once that the node lacks the
 // driver (exit 2, Nomad's "missing drivers" line) and that the job waits
-// in a blocked evaluation.
+// in a blocked evaluation; `job status` says so too.
 func TestMissingDriverExplained(t *testing.T) {
 	dir := t.TempDir()
 	job := filepath.Join(dir, "raw.hcl")
@@ -40,6 +40,11 @@ func TestMissingDriverExplained(t *testing.T) {
 	require.Contains(t, out, `failed to place 1 allocation`)
 	require.Contains(t, out, `Constraint "missing drivers": 1 nodes excluded by filter`)
 	require.Contains(t, out, `waiting for additional capacity to place remainder`)
+	out, code = a.troupe(t, "job", "status", "raw")
+	require.Equal(t, 0, code, out)
+	require.Regexp(t, `(?m)^Status\s+= pending$`, out)
+	require.Contains(t, out, "Placement Failure\nTask Group \"g\":\n  * Constraint \"missing drivers\": 1 nodes excluded by filter\n",
+		"job status says why the job waits")
 }
 
 // TestDevAgentOffersRawExec: `troupe agent -dev` enables raw_exec, as
