@@ -29,7 +29,7 @@ func rawExecJob(id, script string) *nomad.Job {
 // TestRawExecDisabledNotPlaced: an agent without -raw-exec does not offer
 // the driver (no driver.raw_exec, undetected in Drivers), and a raw_exec
 // job is not placed: its evaluation says why in Nomad's shape (the node
-// filtered for missing drivers) and stays blocked.
+// filtered for missing drivers) and stays blocked, its allocation queued.
 func TestRawExecDisabledNotPlaced(t *testing.T) {
 	a := startAgent(t, testConfig(t, t.TempDir()))
 	defer a.Shutdown()
@@ -58,6 +58,9 @@ func TestRawExecDisabledNotPlaced(t *testing.T) {
 	allocs, _, err := c.Jobs().Allocations("raw", false, nil)
 	require.NoError(t, err)
 	require.Empty(t, allocs)
+	sum, _, err := c.Jobs().Summary("raw", nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.Summary["g"].Queued, "the summary counts the allocation as queued, as Nomad's")
 }
 
 // TestRawExecEndToEnd: with raw_exec enabled a task runs as the agent's

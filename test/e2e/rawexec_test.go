@@ -43,6 +43,7 @@ func TestMissingDriverExplained(t *testing.T) {
 	out, code = a.troupe(t, "job", "status", "raw")
 	require.Equal(t, 0, code, out)
 	require.Regexp(t, `(?m)^Status\s+= pending$`, out)
+	require.Regexp(t, `(?m)^g\s+1\s+0\s+0\s+0\s+0\s+0\s+0$`, out, "one allocation queued")
 	require.Contains(t, out, "Placement Failure\nTask Group \"g\":\n  * Constraint \"missing drivers\": 1 nodes excluded by filter\n",
 		"job status says why the job waits")
 }
