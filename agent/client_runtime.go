@@ -27,12 +27,19 @@ func (a *Agent) startRuntimes() error {
 	execCfg := exec.Config{ExecutorPath: a.cfg.ExecutorPath, ExecutorArgs: a.cfg.ExecutorArgs,
 		ExecutorEnv: a.cfg.ExecutorEnv, ChrootEnv: a.cfg.ChrootEnv, UserDenylist: a.cfg.UserDenylist,
 		CgroupParent: a.cfg.CgroupParent, PidsLimit: a.cfg.PidsLimit, Logger: a.log}
+	execDrv := exec.New(execCfg)
+	// java and raw_exec tasks run through exec drivers of their own, which
+	// share the exec driver's cgroups: one pool of cores for all three
+	execCfg.CgroupsOf = execDrv
+	rawCfg := execCfg
+	rawCfg.Raw, rawCfg.Disabled = true, !a.cfg.RawExec()
 	a.drivers = map[string]driver.Driver{
-		exec.Name:       exec.New(execCfg),
+		exec.Name:       execDrv,
+		exec.RawName:    exec.New(rawCfg),
 		containerd.Name: a.ctrd,
 		qemu.Name:       qemu.New(qemu.Config{ImagePaths: a.cfg.QemuImagePaths, Logger: a.log}),
-		// java tasks run through an exec driver of their own, in its isolation
-		java.Name: java.New(java.Config{JavaHome: a.cfg.JavaHome, Logger: a.log}, exec.New(execCfg)),
+		java.Name: java.New(java.Config{JavaHome: a.cfg.JavaHome, ChrootEnv: a.cfg.ChrootEnv, Logger: a.log},
+			exec.New(execCfg)), // in exec's isolation
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

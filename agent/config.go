@@ -76,6 +76,11 @@ type Config struct {
 	// JavaHome is the JVM the java driver runs (JavaHome/bin/java; "" =
 	// java on PATH).
 	JavaHome string
+	// RawExecEnabled enables the raw_exec driver (Nomad's client plugin
+	// "raw_exec" { config { enabled = true } }): its tasks run on the
+	// host's root as the agent's user. Off, the node does not offer it;
+	// a dev agent has it on (RawExec).
+	RawExecEnabled bool
 	// DevicePlugins fingerprint and hand out devices such as GPUs
 	// (nil = the NVIDIA plugin on the host's NVML, which reports nothing
 	// on a host without the library).
@@ -150,6 +155,10 @@ func DefaultConfig() *Config {
 		VolumeRetry: actors.DefaultRetry(),
 	}
 }
+
+// RawExec reports whether the client offers raw_exec: enabled, or a dev
+// agent (as Nomad's).
+func (c *Config) RawExec() bool { return c.RawExecEnabled || c.Dev }
 
 // Clustered reports whether the agent talks to other agents (it has a
 // bind address for its RPC, gossip and raft listeners).

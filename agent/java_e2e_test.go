@@ -1,8 +1,11 @@
+//go:build linux
+
 package agent
 
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +16,8 @@ import (
 
 	nomad "github.com/hashicorp/nomad/api"
 	"github.com/stretchr/testify/require"
+
+	texec "github.com/troupe-dev/troupe/runtime/driver/exec"
 )
 
 // javaMarker starts the line the test program prints.
@@ -30,9 +35,8 @@ const javaSource = `public class Hello {
 `
 
 // buildJava compiles javaSource into dir/classes and packages it as
-// dir/hello.jar (Main-Class Hello). dir must be reachable by tasks: as
-// root it is under /usr, which an isolated exec task's root binds from
-// the host (and readable by nobody); otherwise a temp dir.
+// dir/hello.jar (Main-Class Hello), dir a temp dir readable by nobody
+// (isolated java tasks see it through the agent's chroot_env).
 func buildJava(t *testing.T) (dir string) {
 	t.Helper()
 	for _, tool := range []string{"javac", "jar"} {
@@ -44,14 +48,7 @@ func buildJava(t *testing.T) (dir string) {
 		}
 	}
 	dir = t.TempDir()
-	if os.Geteuid() == 0 {
-		require.NoError(t, os.MkdirAll("/usr/local/share", 0o755))
-		var err error
-		dir, err = os.MkdirTemp("/usr/local/share", "troupe-java-test-")
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = os.RemoveAll(dir) })
-		require.NoError(t, os.Chmod(dir, 0o755))
-	}
+	require.NoError(t, os.Chmod(dir, 0o755))
 	src := filepath.Join(dir, "Hello.java")
 	require.NoError(t, os.WriteFile(src, []byte(javaSource), 0o644))
 	for _, argv := range [][]string{
@@ -86,9 +83,17 @@ func javaJob(id string, config map[string]any) *nomad.Job {
 // configs are 400s.
 func TestJavaJobEndToEnd(t *testing.T) {
 	dir := buildJava(t)
-	jar := filepath.Join(dir, "hello.jar")
+	// the tasks see the test's dir at /opt/troupe-java-test (chroot_env)
+	inTask := "/opt/troupe-java-test"
+	jar := filepath.Join(inTask, "hello.jar")
 	data := t.TempDir()
-	a := startAgent(t, testConfig(t, data))
+	config := func() *Config {
+		cfg := testConfig(t, data)
+		cfg.ChrootEnv = maps.Clone(texec.DefaultChrootEnv)
+		cfg.ChrootEnv[dir] = inTask
+		return cfg
+	}
+	a := startAgent(t, config())
 	defer func() { _ = a.Shutdown() }()
 	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
 	require.NoError(t, err)
@@ -123,10 +128,13 @@ func TestJavaJobEndToEnd(t *testing.T) {
 	waitJavaLog(t, c, alloc, javaMarker+" args=one,two x=from-jvm-options")
 	pid := javaPid(t, jar)
 	require.NotZero(t, pid, "a JVM runs the jar")
+	require.Equal(t, "65534\njava\n", javaExec(t, c, alloc, "id -u; cat /proc/1/comm"),
+		"the JVM runs as nobody, pid 1 of its own pid namespace")
+	require.Equal(t, pid, taskPid(t, a, alloc.ID, "t"))
 
 	crash(t, a)
 	require.True(t, alive(pid), "the JVM outlives the agent")
-	b := startAgent(t, testConfig(t, data))
+	b := startAgent(t, config())
 	defer func() { _ = b.Shutdown() }()
 	c, err = nomad.NewClient(&nomad.Config{Address: "http://" + b.HTTPAddr()})
 	require.NoError(t, err)
@@ -144,7 +152,7 @@ func TestJavaJobEndToEnd(t *testing.T) {
 	require.Eventually(t, func() bool { return !alive(pid) && javaPid(t, jar) == 0 }, 10*time.Second, 10*time.Millisecond,
 		"the JVM still runs after the job stopped")
 
-	classes := filepath.Join(dir, "classes")
+	classes := filepath.Join(inTask, "classes")
 	_, _, err = c.Jobs().Register(javaJob("class", map[string]any{"class": "Hello", "class_path": classes,
 		"jvm_options": []string{"-Dx=y"}, "args": []string{"c"}}), nil)
 	require.NoError(t, err)
@@ -154,18 +162,26 @@ func TestJavaJobEndToEnd(t *testing.T) {
 	waitJavaLog(t, c, alloc, javaMarker+" args=c x=y")
 	pid = javaPid(t, classes)
 	require.NotZero(t, pid, "a JVM runs the class")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	code, err := c.Allocations().Exec(ctx, alloc, "t", false, []string{"sh", "-c", "echo exec-in-java"},
-		strings.NewReader(""), &stdout, &stderr, nil, nil)
-	require.NoError(t, err)
-	require.Equal(t, 0, code, "stderr: %s", stderr.String())
-	require.Equal(t, "exec-in-java\n", stdout.String(), "alloc exec runs in a java task through the exec driver")
+	require.Equal(t, "exec-in-java\n/local\n", javaExec(t, c, alloc, "echo exec-in-java; pwd"),
+		"alloc exec runs in a java task's root through the exec driver")
 	_, _, err = c.Jobs().Deregister("class", false, nil)
 	require.NoError(t, err)
 	waitAllocStatus(t, c, "class", "complete")
 	require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 10*time.Millisecond)
+}
+
+// javaExec runs script with sh in the java task of alloc (alloc exec)
+// and returns its stdout.
+func javaExec(t *testing.T, c *nomad.Client, alloc *nomad.Allocation, script string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code, err := c.Allocations().Exec(ctx, alloc, "t", false, []string{"sh", "-c", script},
+		strings.NewReader(""), &stdout, &stderr, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, 0, code, "stderr: %s", stderr.String())
+	return stdout.String()
 }
 
 // waitJavaLog reads task t's stdout with Nomad's client (AllocFS.Logs,

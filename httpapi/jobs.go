@@ -147,7 +147,7 @@ func (s *Server) jobParse(w http.ResponseWriter, r *http.Request) (any, error) {
 }
 
 func (s *Server) jobList(w http.ResponseWriter, r *http.Request) (any, error) {
-	return s.query(w, r, []string{"jobs", "allocs"}, func(snap *state.Snap) (any, error) {
+	return s.query(w, r, []string{"jobs", "allocs", "evals"}, func(snap *state.Snap) (any, error) {
 		out := []*api.JobListStub{}
 		for _, j := range snap.Jobs() {
 			if matchPrefix(r, j.GetID()) && inNamespace(r, j.GetNamespace()) {
@@ -225,7 +225,7 @@ func (s *Server) jobEvals(w http.ResponseWriter, r *http.Request) (any, error) {
 }
 
 func (s *Server) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
-	return s.query(w, r, []string{"jobs", "allocs"}, func(snap *state.Snap) (any, error) {
+	return s.query(w, r, []string{"jobs", "allocs", "evals"}, func(snap *state.Snap) (any, error) {
 		j := snap.JobByID(namespace(r), r.PathValue("id"))
 		if j == nil {
 			return nil, codeErr(http.StatusNotFound, "job not found: %q", r.PathValue("id"))
@@ -234,12 +234,15 @@ func (s *Server) jobSummary(w http.ResponseWriter, r *http.Request) (any, error)
 	})
 }
 
-// summary counts a job's allocations per group and client status.
+// summary counts a job's allocations per group and client status; a
+// group's Queued are the allocations its newest scheduled evaluation
+// could not place (Nomad's QueuedAllocations).
 func summary(snap *state.Snap, j *messages.Job) *api.JobSummary {
 	out := &api.JobSummary{JobID: j.ID, Namespace: j.Namespace, Summary: map[string]api.TaskGroupSummary{},
 		CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex}
+	queued := queuedAllocs(snap, j)
 	for _, g := range j.TaskGroups {
-		out.Summary[g.Name] = api.TaskGroupSummary{}
+		out.Summary[g.Name] = api.TaskGroupSummary{Queued: int(queued[g.Name])}
 	}
 	for _, a := range snap.AllocsByJob(j.Namespace, j.ID) {
 		sum := out.Summary[a.TaskGroup]
@@ -260,4 +263,17 @@ func summary(snap *state.Snap, j *messages.Job) *api.JobSummary {
 		out.Summary[a.TaskGroup] = sum
 	}
 	return out
+}
+
+// queuedAllocs are the QueuedAllocations of the job's newest evaluation
+// that has them (the scheduler sets them on every evaluation it
+// completes; a blocked one waits without).
+func queuedAllocs(snap *state.Snap, j *messages.Job) map[string]int32 {
+	var newest *messages.Evaluation
+	for _, e := range snap.EvalsByJob(j.Namespace, j.ID) {
+		if e.QueuedAllocations != nil && (newest == nil || e.ModifyIndex > newest.ModifyIndex) {
+			newest = e
+		}
+	}
+	return newest.GetQueuedAllocations()
 }

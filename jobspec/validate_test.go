@@ -48,6 +48,8 @@ func TestValidateRules(t *testing.T) {
 		{"task name", func(j *messages.Job) { tk(j).Name = "" }, `group "g": task[0]: name must not be empty`},
 		{"driver", func(j *messages.Job) { tk(j).Driver = "docker" }, `group "g": task "t": driver: unknown driver "docker"`},
 		{"exec command", func(j *messages.Job) { tk(j).Config = nil }, `group "g": task "t": config.command must be set`},
+		{"raw_exec command", func(j *messages.Job) { tk(j).Driver, tk(j).Config = "raw_exec", nil },
+			`group "g": task "t": config.command must be set to a non-empty string for the raw_exec driver`},
 		{"cpu", func(j *messages.Job) { tk(j).Resources.CPU = 0 }, `group "g": task "t": resources.cpu must be greater than 0`},
 		{"memory", func(j *messages.Job) { tk(j).Resources.MemoryMB = 0 }, `group "g": task "t": resources.memory must be greater than 0`},
 		{"memory max", func(j *messages.Job) { tk(j).Resources.MemoryMaxMB = 10 }, `group "g": task "t": resources.memory_max (10) must be 0 or at least resources.memory (300)`},

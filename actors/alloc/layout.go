@@ -25,7 +25,9 @@ const (
 	tmpDirName     = "tmp"
 )
 
-const execDriver = "exec"
+// isolatedDrivers run their tasks in the exec driver's isolation (java
+// wraps an exec driver, as in Nomad).
+var isolatedDrivers = map[string]bool{"exec": true, "java": true}
 
 // dirModes are the modes of the layout's directories: a task running as
 // nobody writes its local and tmp dirs and the shared data and tmp.
@@ -79,10 +81,10 @@ func makeDir(allocDir, dir string) error {
 	return os.Chmod(dir, mode)
 }
 
-// isolatedExec: an exec task runs in its own root and namespaces, except
-// a CSI plugin's, which mounts for the host.
+// isolatedExec: an exec or java task runs in its own root and namespaces,
+// except a CSI plugin's, which mounts for the host.
 func isolatedExec(t *messages.Task) bool {
-	return t.GetDriver() == execDriver && t.GetCSIPluginConfig() == nil
+	return isolatedDrivers[t.GetDriver()] && t.GetCSIPluginConfig() == nil
 }
 
 // ownRoot: the task sees its directories at /alloc, /local and /secrets.
@@ -102,7 +104,7 @@ func taskDirVars(root string, a *messages.Allocation, t *messages.Task) map[stri
 		"SECRETS_DIR": filepath.Join(dir, secretsDirName)}
 }
 
-// isolation is an isolated exec task's Isolation: the shared dir and its
+// isolation is an isolated exec or java task's Isolation: the shared dir and its
 // CSI volumes, bound at their mounts' destinations (nil for other tasks).
 func isolation(root string, a *messages.Allocation, t *messages.Task, vols map[string]*messages.AllocVolumeState) *driver.Isolation {
 	if !ownRoot(t) {

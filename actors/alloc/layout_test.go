@@ -55,6 +55,13 @@ func TestTaskConfigIsolation(t *testing.T) {
 			[3]string{"/alloc", "/local", "/secrets"}, "/data/v0"},
 		{"exec csi plugin", "exec", true, nil,
 			[3]string{root + "/A/alloc", root + "/A/t/local", root + "/A/t/secrets"}, root + "/A/t/data/v0"},
+		{"java", "java", false,
+			&driver.Isolation{AllocDir: root + "/A/alloc", Mounts: []driver.Mount{{Source: "/csi/publish/vol0", Destination: "/data/v0"}}},
+			[3]string{"/alloc", "/local", "/secrets"}, "/data/v0"},
+		{"java csi plugin", "java", true, nil,
+			[3]string{root + "/A/alloc", root + "/A/t/local", root + "/A/t/secrets"}, root + "/A/t/data/v0"},
+		{"raw_exec", "raw_exec", false, nil,
+			[3]string{root + "/A/alloc", root + "/A/t/local", root + "/A/t/secrets"}, root + "/A/t/data/v0"},
 		{"containerd", "containerd", false, &driver.Isolation{AllocDir: root + "/A/alloc"},
 			[3]string{"/alloc", "/local", "/secrets"}, "/data/v0"},
 	}

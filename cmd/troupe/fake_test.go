@@ -53,6 +53,7 @@ type fakeAPI struct {
 	jobs        map[string]*messages.Job
 	summaries   map[string]*api.JobSummary
 	evals       map[string][]*messages.Evaluation
+	jobEvals    map[string][]*messages.Evaluation // GET /v1/job/:id/evaluations
 	jobAllocs   map[string][][]*api.AllocListStub
 	allocs      map[string]*messages.Allocation
 	nodes       map[string]*messages.Node
@@ -72,7 +73,7 @@ type fakeAPI struct {
 
 func newFakeAPI(t *testing.T) *fakeAPI {
 	f := &fakeAPI{t: t, index: 10, jobs: map[string]*messages.Job{}, summaries: map[string]*api.JobSummary{},
-		evals: map[string][]*messages.Evaluation{}, jobAllocs: map[string][][]*api.AllocListStub{},
+		evals: map[string][]*messages.Evaluation{}, jobAllocs: map[string][][]*api.AllocListStub{}, jobEvals: map[string][]*messages.Evaluation{},
 		allocs: map[string]*messages.Allocation{}, nodes: map[string]*messages.Node{}, pools: map[string]*messages.NodePool{},
 		actors: map[string]*api.ActorTree{}, logs: map[string]string{}, stats: map[string]*api.HostStats{},
 		allocStats: map[string]*api.AllocResourceUsage{}}
@@ -106,6 +107,7 @@ func (f *fakeAPI) routes(mux *http.ServeMux) {
 	}))
 	mux.HandleFunc("GET /v1/job/{id}/summary", get(f, func(id string) any { return f.summaries[id] }))
 	mux.HandleFunc("GET /v1/job/{id}/allocations", get(f, f.nextJobAllocs))
+	mux.HandleFunc("GET /v1/job/{id}/evaluations", get(f, func(id string) any { return append([]*messages.Evaluation{}, f.jobEvals[id]...) }))
 	mux.HandleFunc("GET /v1/evaluation/{id}", get(f, f.nextEval))
 	mux.HandleFunc("GET /v1/evaluations", f.listEvals)
 	mux.HandleFunc("GET /v1/allocation/{id}", get(f, func(id string) any { return f.allocs[id] }))

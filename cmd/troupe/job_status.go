@@ -82,6 +82,11 @@ func jobDetail(m *meta, c *api.Client, job *messages.Job) int {
 	}
 	fmt.Fprintln(m.stdout, "\nSummary")
 	writeSummary(m.stdout, summary)
+	evals, _, err := c.Jobs().Evaluations(job.ID, nil)
+	if err != nil {
+		return m.fail("querying job evaluations", err)
+	}
+	writeBlockedFailures(m.stdout, evals)
 	allocs, _, err := c.Jobs().Allocations(job.ID, nil)
 	if err != nil {
 		return m.fail("querying job allocations", err)
@@ -100,6 +105,31 @@ func writeSummary(w io.Writer, s *api.JobSummary) {
 			strconv.Itoa(g.Lost), strconv.Itoa(g.Unknown)})
 	}
 	writeTable(w, []string{"Task Group", "Queued", "Starting", "Running", "Failed", "Complete", "Lost", "Unknown"}, rows)
+}
+
+// writeBlockedFailures writes, as Nomad's job status does, why the job
+// waits for placements: the failures of its newest evaluation that has
+// some, while one of its evaluations is blocked (a driver no node
+// offers, resources no node has).
+func writeBlockedFailures(w io.Writer, evals []*messages.Evaluation) {
+	var latest *messages.Evaluation
+	blocked := false
+	for _, e := range evals {
+		blocked = blocked || e.Status == messages.EvalStatusBlocked
+		if len(e.FailedTGAllocs) > 0 && (latest == nil || e.CreateIndex > latest.CreateIndex) {
+			latest = e
+		}
+	}
+	if latest == nil || !blocked {
+		return
+	}
+	fmt.Fprintln(w, "\nPlacement Failure")
+	for _, tg := range sortedKeys(latest.FailedTGAllocs) {
+		fmt.Fprintf(w, "Task Group %q:\n", tg)
+		for _, line := range metricReasons(latest.FailedTGAllocs[tg]) {
+			fmt.Fprintf(w, "  * %s\n", line)
+		}
+	}
 }
 
 // writeAllocTable writes allocations newest first.

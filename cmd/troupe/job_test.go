@@ -289,6 +289,23 @@ func TestJobStatus(t *testing.T) {
 		allocRow := lineWith(t, out, "a1a1a1a1")
 		require.Regexp(t, `^a1a1a1a1  n1n1n1n1  web\s+0\s+run\s+running\s+5s ago\s+1m30s ago$`, allocRow)
 	})
+	t.Run("placement failure", func(t *testing.T) {
+		failed := map[string]*messages.AllocMetric{"web": {NodesEvaluated: 2, NodesFiltered: 2,
+			ConstraintFiltered: map[string]int32{"missing drivers": 2}}}
+		f.jobEvals["web"] = []*messages.Evaluation{
+			{ID: "old", CreateIndex: 1, FailedTGAllocs: map[string]*messages.AllocMetric{"web": {NodesExhausted: 1}}, BlockedEval: "gone"},
+			{ID: "e2", CreateIndex: 5, Status: "complete", FailedTGAllocs: failed, BlockedEval: "b2"},
+			{ID: "b2", CreateIndex: 6, Status: "blocked"},
+		}
+		defer delete(f.jobEvals, "web")
+		code, out, _ := f.runCLI("job", "status", "web")
+		require.Equal(t, 0, code)
+		require.Contains(t, out, "\nPlacement Failure\nTask Group \"web\":\n  * Constraint \"missing drivers\": 2 nodes excluded by filter\n\nAllocations\n")
+		f.jobEvals["web"][2].Status = "complete" // placed once a node came: nothing waits
+		code, out, _ = f.runCLI("job", "status", "web")
+		require.Equal(t, 0, code)
+		require.NotContains(t, out, "Placement Failure")
+	})
 	t.Run("json round trip", func(t *testing.T) {
 		code, out, _ := f.runCLI("job", "status", "-json", "web")
 		require.Equal(t, 0, code)

@@ -46,9 +46,16 @@ type devAgent struct {
 
 func startDevAgent(t *testing.T) *devAgent {
 	t.Helper()
+	return startAgentProc(t, "-dev")
+}
+
+// startAgentProc runs `troupe agent` with args (and an HTTP address of
+// its own) until the test ends.
+func startAgentProc(t *testing.T, args ...string) *devAgent {
+	t.Helper()
 	addr := freeAddr(t)
 	var log bytes.Buffer
-	cmd := exec.Command(troupeBin, "agent", "-dev", "-http-addr", addr, "-log-level", "debug")
+	cmd := exec.Command(troupeBin, append([]string{"agent", "-http-addr", addr, "-log-level", "debug"}, args...)...)
 	cmd.Stdout, cmd.Stderr = &log, &log
 	require.NoError(t, cmd.Start())
 	a := &devAgent{addr: addr, cmd: cmd, log: &log}

@@ -12,10 +12,13 @@ import (
 )
 
 // Fingerprint implements driver.Driver: exec runs on any Linux host whose
-// executor binary exists.
+// executor binary exists; a disabled driver is undetected.
 func (d *Driver) Fingerprint(context.Context) driver.Fingerprint {
+	if d.cfg.Disabled {
+		return driver.Fingerprint{HealthDescription: "disabled"}
+	}
 	fp := driver.Fingerprint{Detected: true, Healthy: true, HealthDescription: "Healthy",
-		Attributes: map[string]string{"driver." + Name: "1"}}
+		Attributes: map[string]string{"driver." + d.Name(): "1"}}
 	if _, err := os.Stat(d.cfg.ExecutorPath); d.cfg.ExecutorPath == "" || err != nil {
 		fp.Healthy = false
 		fp.HealthDescription = fmt.Sprintf("executor binary %q unusable: %v", d.cfg.ExecutorPath, err)

@@ -63,6 +63,16 @@
 // (driver.Statser) samples it. A host without cgroups (not root, none
 // mounted) runs tasks without one, as before, and says so in the log.
 //
+// Raw mode (Config.Raw) is Nomad's raw_exec driver, named "raw_exec" in
+// its fingerprint (driver.raw_exec) and handles: the same executor,
+// cgroup and recovery, but never isolated (TaskConfig.Isolation is
+// ignored), so the task runs on the host's root as the agent's user.
+// Config.Disabled (raw_exec is off unless the client enables it) makes
+// the driver undetected and refuse starts; it still recovers its tasks.
+// Drivers built with Config.CgroupsOf share that driver's cgroup state,
+// the held cores among it: the agent's exec, java (its exec) and raw_exec
+// drivers draw on one pool of cores.
+//
 // The binary that runs as the executor must call ExecutorMain. cmd/troupe
 // does it for its hidden "troupe executor <spec>" subcommand; tests do it
 // from TestMain when an environment variable that they pass through

@@ -10,8 +10,12 @@ import (
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
-// Name is the exec driver's name.
-const Name = "exec"
+// Name is the exec driver's name; RawName the name of the driver in raw
+// mode (Config.Raw).
+const (
+	Name    = "exec"
+	RawName = "raw_exec"
+)
 
 // Config configures a Driver. The zero value runs this binary as
 // "<self> executor <spec>".
@@ -38,6 +42,19 @@ type Config struct {
 	// UserDenylist are the users an isolated task may not run as (the
 	// client's user.denylist); nil: DefaultUserDenylist, empty: none.
 	UserDenylist []string
+	// Raw makes this Nomad's raw_exec driver (named RawName): its tasks
+	// run on the host's root as the agent's user, never isolated (a
+	// task's Isolation is ignored), each still in a cgroup of its own and
+	// under the executor shim.
+	Raw bool
+	// Disabled: the driver fingerprints as undetected and starts no task
+	// (raw_exec is off unless the client enables it); it still recovers
+	// the tasks it had.
+	Disabled bool
+	// CgroupsOf is a driver whose cgroup state (the held cores among it)
+	// this one shares, so that exec, java and raw_exec tasks draw on one
+	// core pool; nil: its own.
+	CgroupsOf *Driver
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -70,12 +87,23 @@ func New(cfg Config) *Driver {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	log := cfg.Logger.With("driver", Name)
-	return &Driver{platform: newPlatform(), cfg: cfg, log: log, tasks: driver.NewTasks[handleState](log)}
+	d := &Driver{platform: newPlatform(), cfg: cfg}
+	if cfg.CgroupsOf != nil {
+		d.platform = cfg.CgroupsOf.platform
+	}
+	d.cfg.CgroupsOf = nil
+	d.log = cfg.Logger.With("driver", d.Name())
+	d.tasks = driver.NewTasks[handleState](d.log)
+	return d
 }
 
-// Name implements driver.Driver.
-func (d *Driver) Name() string { return Name }
+// Name implements driver.Driver: Name, or RawName in raw mode.
+func (d *Driver) Name() string {
+	if d.cfg.Raw {
+		return RawName
+	}
+	return Name
+}
 
 // Shutdown stops the driver's watcher goroutines and waits for them. Tasks
 // keep running; pending WaitTask channels get driver.ErrShutdown. It is

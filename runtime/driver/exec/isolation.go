@@ -50,7 +50,8 @@ type isolationSpec struct {
 // isolation turns a task's Isolation into the spec's, refusing a user on
 // the denylist; a task that names no user runs as nobody. Without root
 // the task cannot be isolated: it runs in the host's filesystem, and the
-// variables that name its directories are turned into host paths.
+// variables and args that name its directories are turned into host
+// paths.
 func (d *Driver) isolation(cfg *driver.TaskConfig, spec *executorSpec) error {
 	iso := cfg.Isolation
 	if iso == nil {
@@ -67,7 +68,7 @@ func (d *Driver) isolation(cfg *driver.TaskConfig, spec *executorSpec) error {
 	}
 	if os.Geteuid() != 0 {
 		d.log.Warn("not root: running the task without isolation", "task", cfg.ID)
-		spec.Env = hostPaths(spec.Env, iso.AllocDir, cfg.TaskDir)
+		spec.Env, spec.Args = hostPaths(spec.Env, spec.Args, iso.AllocDir, cfg.TaskDir)
 		return nil
 	}
 	if spec.User == "" {
@@ -95,22 +96,30 @@ func (c *Config) userDenylist() []string {
 }
 
 // hostPaths rewrites values that name an isolated task's directories
-// (/alloc, /local, /secrets and beneath) into the host's paths.
-func hostPaths(env []string, allocDir, taskDir string) []string {
+// (/alloc, /local, /secrets and beneath) into the host's paths: the
+// values of env (KEY=VALUE) and the args.
+func hostPaths(env, args []string, allocDir, taskDir string) ([]string, []string) {
 	dirs := []struct{ task, host string }{
 		{driver.TaskAllocDir, allocDir},
 		{driver.TaskLocalDir, filepath.Join(taskDir, localDirName)},
 		{driver.TaskSecretsDir, filepath.Join(taskDir, secretsDirName)},
 	}
-	out := slices.Clone(env)
-	for i, kv := range out {
-		k, v, _ := strings.Cut(kv, "=")
+	host := func(v string) string {
 		for _, d := range dirs {
 			if v == d.task || strings.HasPrefix(v, d.task+"/") {
-				out[i] = k + "=" + d.host + strings.TrimPrefix(v, d.task)
-				break
+				return d.host + strings.TrimPrefix(v, d.task)
 			}
 		}
+		return v
 	}
-	return out
+	outEnv := slices.Clone(env)
+	for i, kv := range outEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		outEnv[i] = k + "=" + host(v)
+	}
+	outArgs := slices.Clone(args)
+	for i, a := range outArgs {
+		outArgs[i] = host(a)
+	}
+	return outEnv, outArgs
 }

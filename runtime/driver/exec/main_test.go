@@ -56,17 +56,21 @@ func agentMain(args []string) int {
 }
 
 // newDriver returns a driver that runs this test binary as its executor.
-func newDriver(t *testing.T) *Driver {
+func newDriver(t *testing.T, opts ...func(*Config)) *Driver {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	parent := testCgroupParent(t)
-	d := New(Config{
+	cfg := Config{
 		ExecutorPath: exe,
 		ExecutorEnv:  []string{envExecutor + "=1", "GORACE=atexit_sleep_ms=0"},
 		Logger:       slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
 		CgroupParent: parent,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	d := New(cfg)
 	t.Cleanup(d.Shutdown)
 	return d
 }

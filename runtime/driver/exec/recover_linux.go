@@ -14,7 +14,7 @@ import (
 // fails with ErrTaskNotFound when neither process is alive (a start-time
 // mismatch counts as dead: the pid was reused).
 func (d *Driver) RecoverTask(_ context.Context, h *driver.TaskHandle) error {
-	st, err := decodeHandle(h)
+	st, err := decodeHandle(h, d.Name())
 	if err != nil {
 		return err
 	}
@@ -46,11 +46,12 @@ func (d *Driver) RecoverTask(_ context.Context, h *driver.TaskHandle) error {
 	return nil
 }
 
-// decodeHandle checks that h is an exec handle and returns its state.
-func decodeHandle(h *driver.TaskHandle) (handleState, error) {
+// decodeHandle checks that h is a handle of the driver named name and
+// returns its state.
+func decodeHandle(h *driver.TaskHandle, name string) (handleState, error) {
 	var st handleState
-	if h == nil || h.Driver != Name || h.TaskID == "" {
-		return st, fmt.Errorf("%w: not an %s handle", driver.ErrInvalidHandle, Name)
+	if h == nil || h.Driver != name || h.TaskID == "" {
+		return st, fmt.Errorf("%w: not an %s handle", driver.ErrInvalidHandle, name)
 	}
 	if err := json.Unmarshal(h.State, &st); err != nil {
 		return st, fmt.Errorf("%w: %s: %w", driver.ErrInvalidHandle, h.TaskID, err)

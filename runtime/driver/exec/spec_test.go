@@ -78,6 +78,7 @@ func TestProcStat(t *testing.T) {
 
 func TestHostPaths(t *testing.T) {
 	env := []string{"A=/alloc", "B=/local/x", "C=/secrets", "D=/localx", "E=/tmp", "F=x=/alloc"}
-	require.Equal(t, []string{"A=/a/alloc", "B=/a/t/local/x", "C=/a/t/secrets", "D=/localx", "E=/tmp", "F=x=/alloc"},
-		hostPaths(env, "/a/alloc", "/a/t"))
+	gotEnv, gotArgs := hostPaths(env, []string{"-jar", "/local/app.jar", "/localx", "/alloc/data"}, "/a/alloc", "/a/t")
+	require.Equal(t, []string{"A=/a/alloc", "B=/a/t/local/x", "C=/a/t/secrets", "D=/localx", "E=/tmp", "F=x=/alloc"}, gotEnv)
+	require.Equal(t, []string{"-jar", "/a/t/local/app.jar", "/localx", "/a/alloc/data"}, gotArgs)
 }

@@ -21,8 +21,11 @@ const pidPollInterval = 10 * time.Millisecond
 // StartTask implements driver.Driver: it starts the executor, which starts
 // the task, and returns once the task runs.
 func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver.TaskHandle, error) {
+	if d.cfg.Disabled {
+		return nil, fmt.Errorf("%w: %s: the %s driver is disabled on this client", driver.ErrInvalidConfig, cfg.ID, d.Name())
+	}
 	spec, err := buildSpec(cfg)
-	if err == nil {
+	if err == nil && !d.cfg.Raw { // raw_exec never isolates
 		err = d.isolation(cfg, spec)
 	}
 	if err != nil {
@@ -65,7 +68,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 	if err != nil {
 		return nil, err
 	}
-	t.Handle = driver.TaskHandle{Driver: Name, TaskID: cfg.ID, Pid: pf.Pid,
+	t.Handle = driver.TaskHandle{Driver: d.Name(), TaskID: cfg.ID, Pid: pf.Pid,
 		StartTicks: pf.StartTicks, StartedAt: time.Now(), State: state}
 	d.tasks.Add(t)
 	started = true

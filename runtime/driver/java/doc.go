@@ -14,8 +14,19 @@
 // memory is the limit the wrapped driver enforces, and jvm_options set the
 // heap when a job wants one.
 //
-// Paths are used as given; the task runs in its task dir, so a relative
-// jar_path or class_path is relative to it. Handles carry the wrapped
-// driver's state under the name "java". CheckConfig is the config check
-// that jobspec runs at submission.
+// Paths. The client isolates java tasks as it does exec ones (but a CSI
+// plugin's): the task runs in its own root, in /local. There a relative
+// jar_path or class_path entry is, as in Nomad, relative to the task dir
+// (local/app.jar), and it is rewritten to the path the task sees
+// (/local/app.jar; alloc/, secrets/ and tmp/ likewise); any other
+// relative path, and an absolute one outside /local, /alloc, /secrets,
+// /tmp, the client's chroot_env (Config.ChrootEnv) and the task's
+// volumes, is refused with ErrInvalidConfig naming it. The JVM runs at
+// its path in the root when a chroot_env path holds it (/usr/lib/jvm);
+// otherwise its home is bound in read-only at its host path, and a home
+// that cannot be (/, or beneath the task's own dirs) fails the start
+// with ErrNoJava. An unisolated task runs in its task dir with its paths
+// as given. Handles carry the wrapped driver's state under the name
+// "java". CheckConfig is the config check that jobspec runs at
+// submission.
 package java

@@ -21,7 +21,11 @@ type Config struct {
 	// JavaHome is the JVM's home: its java is JavaHome/bin/java. Empty:
 	// "java" on PATH.
 	JavaHome string
-	Logger   *slog.Logger
+	// ChrootEnv is the client's chroot_env (host path to path in an
+	// isolated task's root); nil: exec.DefaultChrootEnv. A JVM outside it
+	// is bound into the task's root, read-only.
+	ChrootEnv map[string]string
+	Logger    *slog.Logger
 }
 
 var (
@@ -95,6 +99,11 @@ func (d *Driver) innerConfig(cfg *driver.TaskConfig) (*driver.TaskConfig, error)
 		return nil, fmt.Errorf("%w: %s", err, cfg.ID)
 	}
 	inner := *cfg
+	if cfg.Isolation != nil {
+		if bin, inner.Isolation, err = d.isolate(cfg, spec, bin); err != nil {
+			return nil, err
+		}
+	}
 	inner.Config = map[string]any{"command": bin, "args": spec.arguments()}
 	return &inner, nil
 }
