@@ -169,7 +169,7 @@ func TestCgroupDaemonDiesOnStop(t *testing.T) {
 	cfg := shellConfig(dir, "alloc/daemon", daemonScript)
 	startCfg(t, d, cfg)
 	pid := daemonPid(t, dir)
-	ticks, err := startTicks(pid)
+	ticks, err := StartTicks(pid)
 	require.NoError(t, err)
 	require.NoError(t, d.StopTask(context.Background(), cfg.ID, 5*time.Second, ""))
 	require.Eventually(t, func() bool { return !alive(pid, ticks) }, 10*time.Second, 10*time.Millisecond,
@@ -188,7 +188,7 @@ func TestCgroupSurvivesRecover(t *testing.T) {
 	cfg.Cores = 1
 	h := startCfg(t, a, cfg)
 	pid := daemonPid(t, dir)
-	ticks, err := startTicks(pid)
+	ticks, err := StartTicks(pid)
 	require.NoError(t, err)
 	a.Shutdown()
 	h = roundTrip(t, h)

@@ -79,8 +79,8 @@ func runTask(spec *executorSpec) (*exitFile, error) {
 	}
 	pid := cmd.Process.Pid
 	// Not yet reaped, so /proc/<pid> exists even if the task has exited.
-	taskTicks, err1 := startTicks(pid)
-	selfTicks, err2 := startTicks(os.Getpid())
+	taskTicks, err1 := StartTicks(pid)
+	selfTicks, err2 := StartTicks(os.Getpid())
 	pf := &pidFile{Pid: pid, StartTicks: taskTicks, ExecutorPid: os.Getpid(), ExecutorStartTicks: selfTicks}
 	if err := errors.Join(err1, err2); err != nil {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)

@@ -15,9 +15,10 @@ import (
 // procPollInterval is how often the /proc fallback looks at a process.
 const procPollInterval = 200 * time.Millisecond
 
-// procStat reads a process's state letter and start time (field 22 of
-// /proc/<pid>/stat, in clock ticks since boot).
-func procStat(pid int) (state byte, startTicks uint64, err error) {
+// ProcStat reads a process's state letter and start time (field 22 of
+// /proc/<pid>/stat, in clock ticks since boot): with the pid, the start
+// time names a process for good (the qemu driver's watch uses it too).
+func ProcStat(pid int) (state byte, startTicks uint64, err error) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, 0, err
@@ -36,9 +37,9 @@ func procStat(pid int) (state byte, startTicks uint64, err error) {
 	return fields[0][0], startTicks, err
 }
 
-// startTicks is procStat's start time alone.
-func startTicks(pid int) (uint64, error) {
-	_, ticks, err := procStat(pid)
+// StartTicks is ProcStat's start time alone.
+func StartTicks(pid int) (uint64, error) {
+	_, ticks, err := ProcStat(pid)
 	return ticks, err
 }
 
@@ -48,7 +49,7 @@ func alive(pid int, ticks uint64) bool {
 	if pid <= 0 {
 		return false
 	}
-	state, st, err := procStat(pid)
+	state, st, err := ProcStat(pid)
 	if err != nil || state == 'Z' || state == 'X' || state == 'x' {
 		return false
 	}

@@ -66,13 +66,13 @@ func TestReadExit(t *testing.T) {
 }
 
 func TestProcStat(t *testing.T) {
-	state, ticks, err := procStat(os.Getpid())
+	state, ticks, err := ProcStat(os.Getpid())
 	require.NoError(t, err)
 	require.Contains(t, "RS", string(state))
 	require.NotZero(t, ticks)
 	require.True(t, alive(os.Getpid(), ticks))
 	require.False(t, alive(os.Getpid(), ticks+1), "another start time is another process")
-	_, _, err = procStat(-1)
+	_, _, err = ProcStat(-1)
 	require.Error(t, err)
 }
 

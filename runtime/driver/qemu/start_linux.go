@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/runtime/driver"
+	"github.com/troupe-dev/troupe/runtime/driver/exec"
 )
 
 const (
@@ -73,7 +74,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 	if err != nil {
 		return nil, fmt.Errorf("qemu: %s: starting qemu: %w", cfg.ID, err)
 	}
-	shimTicks, _ := startTicks(cmd.Process.Pid)
+	shimTicks, _ := exec.StartTicks(cmd.Process.Pid)
 	t := driver.NewTask(cfg.ID, handleState{StateDir: stateDir, ShimPid: cmd.Process.Pid,
 		ShimStartTicks: shimTicks, Monitor: layout.Monitor, Graceful: spec.Graceful})
 	if !d.tasks.Watch(t, func(ctx context.Context) *driver.ExitResult {
@@ -174,7 +175,7 @@ func (d *Driver) awaitPid(ctx context.Context, t *task, path, monitor string) (i
 	defer tick.Stop()
 	for {
 		if pid, err := readPid(path); err == nil && fileExists(monitor) && monitorGreets(ctx, monitor) {
-			if ticks, err := startTicks(pid); err == nil {
+			if ticks, err := exec.StartTicks(pid); err == nil {
 				return pid, ticks, nil
 			}
 		}
@@ -196,11 +197,6 @@ func readPid(path string) (int, error) {
 		return 0, err
 	}
 	return strconv.Atoi(strings.TrimSpace(string(b)))
-}
-
-func startTicks(pid int) (uint64, error) {
-	_, t, err := procStat(pid)
-	return t, err
 }
 
 // readExit reads the shim's exit file: qemu's status, 128+signal after a
