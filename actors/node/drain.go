@@ -80,8 +80,7 @@ func hasPendingEval(view StateView, j *messages.Job) bool {
 
 // drain drives the node's drain one step and re-arms the drain timer
 // while it lasts.
-func (s *server) drain(ctx actor.Context) {
-	view := s.spec.State()
+func (s *server) drain(ctx actor.Context, view StateView) {
 	n := view.NodeByID(s.spec.NodeID)
 	if !n.GetDrain() {
 		return
@@ -118,7 +117,7 @@ func (s *server) drain(ctx actor.Context) {
 
 func (s *server) onDrainTick(ctx actor.Context) {
 	s.drainTimer = nil
-	s.drain(ctx)
+	s.drain(ctx, s.spec.State())
 }
 
 // propose commits commands in order from a worker.

@@ -121,11 +121,11 @@ func (s *server) Receive(ctx actor.Context) {
 	case *RegisterDone:
 		s.onAlive(ctx, Registered{At: s.spec.Clock.Now(), Nodes: s.nodes()}, m.Index)
 		s.pushed = 0
-		s.push(ctx, 0) // a (re)registered client learns its allocations at once
+		s.push(ctx, 0, s.spec.State()) // a (re)registered client learns its allocations at once
 	case *messages.NodeHeartbeat:
 		s.onAlive(ctx, heartbeat{At: s.spec.Clock.Now(), Nodes: s.nodes()}, 0)
 		if m.GetAllocsIndex() < s.pushed {
-			s.push(ctx, 0) // the client missed a push
+			s.push(ctx, 0, s.spec.State()) // the client missed a push
 		}
 	case *statusTick:
 		s.step(ctx, Tick{At: s.spec.Clock.Now()})
@@ -136,7 +136,7 @@ func (s *server) Receive(ctx actor.Context) {
 	case *drainTick:
 		s.onDrainTick(ctx)
 	case *NodeUpdated:
-		s.drain(ctx)
+		s.drain(ctx, s.spec.State())
 	case *SuspectNode:
 		s.onSuspect(ctx, m)
 	case *nodeProbeNow:
@@ -158,12 +158,13 @@ func (s *server) Receive(ctx actor.Context) {
 // onStarted rebuilds the status machine from the replicated state: a new
 // leader gives every node a failover TTL before it may count as missed.
 func (s *server) onStarted(ctx actor.Context) {
-	n := s.spec.State().NodeByID(s.spec.NodeID)
+	view := s.spec.State()
+	n := view.NodeByID(s.spec.NodeID)
 	s.status = newNodeStatus(s.spec.Heartbeat, n.GetStatus())
-	s.window(ctx)
+	s.window(ctx, view)
 	s.step(ctx, Tick{At: s.spec.Clock.Now()})
-	s.push(ctx, 0)
-	s.drain(ctx)
+	s.push(ctx, 0, view)
+	s.drain(ctx, view)
 }
 
 // nodes is the cluster size the TTL scales with. It is read per
@@ -171,9 +172,10 @@ func (s *server) onStarted(ctx actor.Context) {
 func (s *server) nodes() int { return s.spec.State().LiveNodes() }
 
 func (s *server) onAllocsChanged(ctx actor.Context, m *messages.NodeAllocsChanged) {
-	s.window(ctx)
-	s.push(ctx, m.GetIndex())
-	s.drain(ctx)
+	view := s.spec.State() // one snapshot for the three: each is a memdb read transaction
+	s.window(ctx, view)
+	s.push(ctx, m.GetIndex(), view)
+	s.drain(ctx, view)
 }
 
 // NodeUpdated tells the node actor its node record changed (a drain
@@ -182,8 +184,8 @@ type NodeUpdated struct{}
 
 // window feeds the longest disconnect window of the node's allocations to
 // the status machine.
-func (s *server) window(ctx actor.Context) {
-	s.step(ctx, clientDisconnectWindow{Window: s.spec.State().DisconnectWindow(s.spec.NodeID)})
+func (s *server) window(ctx actor.Context, view StateView) {
+	s.step(ctx, clientDisconnectWindow{Window: view.DisconnectWindow(s.spec.NodeID)})
 }
 
 // onAlive handles a registration or heartbeat and answers the client.
@@ -288,11 +290,10 @@ func (s *server) onRetryCommit(ctx actor.Context, m *retryCommit) {
 // push sends the client the full set of allocations it must know about:
 // every one it should run or still has to stop. Terminal ones are left out,
 // which tells the client it may forget them.
-func (s *server) push(ctx actor.Context, index uint64) {
+func (s *server) push(ctx actor.Context, index uint64, view StateView) {
 	if index != 0 && index <= s.pushed {
 		return
 	}
-	view := s.spec.State()
 	// Stamp the set with the allocations table's index: it grows across
 	// leaders, so the client can drop a late set from an old leader.
 	index = view.Index("allocs")
