@@ -150,16 +150,27 @@ func (r *Reader) skip() (bool, error) {
 }
 
 // next is the lowest index above the current one, -1 with io.EOF when
-// there is none.
+// there is none. A directory listing taken while the writer rotates may
+// show a later file without one before it (ext4 lists by hash, not by
+// creation; skipping it lost a whole file), so the indexes between the
+// current one and the listing's are looked at by name: the writer creates
+// them in order, and one missing by name after a later one was listed was
+// deleted.
 func (r *Reader) next() (int, error) {
 	idx, err := indexes(r.base)
 	if err != nil {
 		return -1, err
 	}
 	for _, n := range idx {
-		if n > r.idx {
-			return n, nil
+		if n <= r.idx {
+			continue
 		}
+		for i := r.idx + 1; i < n; i++ {
+			if st, err := os.Lstat(fileName(r.base, i)); err == nil && st.Mode().IsRegular() {
+				return i, nil
+			}
+		}
+		return n, nil
 	}
 	return -1, io.EOF
 }
