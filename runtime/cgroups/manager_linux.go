@@ -113,9 +113,13 @@ const (
 	killWait         = 10 * time.Second
 )
 
-// killAndWait kills g's processes until none is left or the wait ends.
+// killAndWait kills g's processes until none is left or the wait ends:
+// a ticker paces the rounds and a timer bounds them.
 func killAndWait(g Group) error {
-	deadline := time.Now().Add(killWait)
+	tick := time.NewTicker(killPollInterval)
+	defer tick.Stop()
+	deadline := time.NewTimer(killWait)
+	defer deadline.Stop()
 	for {
 		procs, err := g.Procs()
 		if errors.Is(err, os.ErrNotExist) || (err == nil && len(procs) == 0) {
@@ -127,9 +131,10 @@ func killAndWait(g Group) error {
 		if err := g.Kill(); err != nil {
 			return err
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline.C:
 			return fmt.Errorf("%w: %s: pids %v", ErrNotEmpty, g.Path(), procs)
+		case <-tick.C:
 		}
-		time.Sleep(killPollInterval)
 	}
 }
