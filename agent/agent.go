@@ -39,6 +39,8 @@ type Agent struct {
 	log     *slog.Logger
 	dataDir string
 	clock   actors.Clock
+	// hostCPU samples the host's cores for /v1/client/stats (clients).
+	hostCPU *cpuSampler
 	started time.Time
 
 	store  *state.Store

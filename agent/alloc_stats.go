@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/troupe-dev/troupe/actors/alloc"
 	"github.com/troupe-dev/troupe/api"
@@ -62,17 +63,16 @@ func (a *Agent) AllocStats(ctx context.Context, allocID, task string) (*api.Allo
 	return out, nil
 }
 
-// mhzPerCore is this node's CPU per core, which turns a percentage of a
-// core into Nomad's TotalTicks (MHz).
+// mhzPerCore is this node's CPU per core (its fingerprinted
+// cpu.frequency), which turns a percentage of a core into Nomad's
+// TotalTicks (MHz). The node's resources are not used: the client's own
+// copy of its node carries only the attributes measured at start.
 func (a *Agent) mhzPerCore() float64 {
 	if a.node == nil {
 		return 0
 	}
-	cpu := a.node.GetNodeResources().GetCpu()
-	if cpu.GetTotalCpuCores() <= 0 {
-		return 0
-	}
-	return float64(cpu.GetCpuShares()) / float64(cpu.GetTotalCpuCores())
+	mhz, _ := strconv.ParseFloat(a.node.GetAttributes()["cpu.frequency"], 64)
+	return mhz
 }
 
 func taskUsage(u *driver.TaskUsage, mhzPerCore float64) *api.TaskResourceUsage {

@@ -191,3 +191,35 @@ func groupProcess(group, cmdline string) int {
 	}
 	return 0
 }
+
+// TestExecCPUTicksThroughNomadClient: a busy task's CPU shows in Nomad's
+// TotalTicks (its percent of a core times the core's MHz), and the node's
+// host stats count the MHz its cores used.
+func TestExecCPUTicksThroughNomadClient(t *testing.T) {
+	needCgroups(t)
+	a := startAgent(t, testConfig(t, t.TempDir()))
+	defer a.Shutdown()
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+	job := loopJob("busy")
+	job.TaskGroups[0].Tasks[0].Config["args"] = []string{"-c", "while :; do :; done"}
+	_, _, err = c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	stub := waitAllocStatus(t, c, "busy", "running")
+	mhz, err := strconv.ParseFloat(a.Node().GetAttributes()["cpu.frequency"], 64)
+	require.NoError(t, err)
+	require.Positive(t, mhz)
+	var cpu *nomad.CpuStats
+	require.Eventually(t, func() bool {
+		u, err := c.Allocations().Stats(&nomad.Allocation{ID: stub.ID}, nil)
+		require.NoError(t, err)
+		cpu = u.ResourceUsage.CpuStats
+		return cpu != nil && cpu.Percent > 1
+	}, 20*time.Second, 100*time.Millisecond, "a busy loop uses CPU")
+	require.InDelta(t, cpu.Percent/100*mhz, cpu.TotalTicks, 0.001, "TotalTicks is the percent of a core in MHz")
+	require.Eventually(t, func() bool {
+		hs, err := c.Nodes().Stats(a.Node().GetID(), nil)
+		require.NoError(t, err)
+		return hs.CPUTicksConsumed > 0.01*mhz
+	}, 10*time.Second, 100*time.Millisecond, "the host's cores are busy")
+}

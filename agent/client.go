@@ -86,7 +86,13 @@ func (a *Agent) startClient() error {
 	if err != nil {
 		return fmt.Errorf("agent: spawn client actor: %w", err)
 	}
-	a.wg.Add(1)
+	a.hostCPU = newCPUSampler("/proc/stat")
+	_ = a.hostCPU.sample() // the first interval's baseline
+	a.wg.Add(2)
+	go func() {
+		defer a.wg.Done()
+		a.sampleHost()
+	}()
 	go func() {
 		defer a.wg.Done()
 		a.cleanupRuntimes(a.knownAlloc)

@@ -56,6 +56,9 @@ type Config struct {
 	ClientBatch time.Duration
 	// PluginProbeInterval is how often CSI plugin tasks are fingerprinted.
 	PluginProbeInterval time.Duration
+	// HostStatsInterval is how often the client samples its host's CPU
+	// for /v1/client/stats; 0 means HostStatsInterval (1s).
+	HostStatsInterval time.Duration
 	// NetworkGCInterval is how often the bridge network is swept for what
 	// allocations this client no longer knows left behind (at start too);
 	// 0 means DefaultNetworkGCInterval.

@@ -15,7 +15,7 @@ import (
 	"github.com/troupe-dev/troupe/runtime/device"
 )
 
-// ClientStats samples this client's host (memory, uptime) and devices
+// ClientStats samples this client's host (memory, CPU, disks, uptime) and devices
 // when nodeID is "" or this agent's node. For another node it returns the
 // HTTP address of that node's agent (elsewhere), which serves them; a
 // node this agent does not know is httpapi.ErrUnknownNode, and no node on
@@ -41,6 +41,11 @@ func (a *Agent) ClientStats(ctx context.Context, nodeID string) (stats *api.Host
 	out := &api.HostStats{Timestamp: now.UnixNano()}
 	out.Memory, _ = memoryStats("/proc/meminfo")
 	out.Uptime, _ = uptime("/proc/uptime")
+	if a.hostCPU != nil {
+		out.CPU = a.hostCPU.stats()
+		out.CPUTicksConsumed = ticksConsumed(out.CPU, a.mhzPerCore())
+	}
+	out.DiskStats, out.AllocDirStats = hostDisks("/proc/self/mounts", a.AllocDir())
 	if a.devices != nil {
 		samples, err := a.devices.Stats(ctx)
 		if err != nil {

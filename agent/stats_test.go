@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	nomad "github.com/hashicorp/nomad/api"
@@ -32,6 +33,18 @@ func TestClientStatsThroughNomadsClient(t *testing.T) {
 	require.NotZero(t, hs.Memory.Total)
 	require.LessOrEqual(t, hs.Memory.Used, hs.Memory.Total)
 	require.NotZero(t, hs.Uptime)
+	// The host's cores (Nomad's client decodes them) and the allocation
+	// directory's file system.
+	require.Len(t, hs.CPU, runtime.NumCPU())
+	for _, c := range hs.CPU {
+		require.LessOrEqual(t, c.User+c.System, 100-c.Idle+0.01, c.CPU) // steal is the rest
+		require.Positive(t, c.User+c.System+c.Idle, c.CPU)
+		require.GreaterOrEqual(t, c.Idle, 0.0)
+	}
+	require.GreaterOrEqual(t, hs.CPUTicksConsumed, 0.0)
+	require.NotNil(t, hs.AllocDirStats)
+	require.NotZero(t, hs.AllocDirStats.Size)
+	require.Positive(t, hs.AllocDirStats.Used)
 	require.Len(t, hs.DeviceStats, 1)
 	g := hs.DeviceStats[0]
 	require.Equal(t, "nvidia", g.Vendor)

@@ -6,10 +6,39 @@ import "time"
 // usage, in Nomad's shape (github.com/hashicorp/nomad/api's
 // Nodes().Stats decodes it).
 type HostStats struct {
-	Memory      *HostMemoryStats
-	DeviceStats []*DeviceGroupStats
-	Uptime      uint64 // seconds since the host booted
-	Timestamp   int64  // unix nanos of the sample
+	Memory *HostMemoryStats
+	// CPU is each core's use over the last sampling interval, in percent.
+	CPU []*HostCPUStats
+	// DiskStats are the host's block-device file systems; AllocDirStats is
+	// the one that holds the allocation directories.
+	DiskStats     []*HostDiskStats
+	AllocDirStats *HostDiskStats
+	DeviceStats   []*DeviceGroupStats
+	Uptime        uint64 // seconds since the host booted
+	// CPUTicksConsumed is the CPU the host used over the last sampling
+	// interval, in MHz (busy fraction of each core times its frequency).
+	CPUTicksConsumed float64
+	Timestamp        int64 // unix nanos of the sample
+}
+
+// HostCPUStats is one core's use in percent ("cpu0").
+type HostCPUStats struct {
+	CPU    string
+	User   float64
+	System float64
+	Idle   float64
+	Total  float64
+}
+
+// HostDiskStats is one file system's size and use, in bytes and percent.
+type HostDiskStats struct {
+	Device            string
+	Mountpoint        string
+	Size              uint64
+	Used              uint64
+	Available         uint64
+	UsedPercent       float64
+	InodesUsedPercent float64
 }
 
 // HostMemoryStats is the host's memory, in bytes.

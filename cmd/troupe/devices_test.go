@@ -61,7 +61,11 @@ func TestNodeStatusStats(t *testing.T) {
 	f.nodes[nodeID] = sampleNode()
 	used, total, util := 1024.0, 81559.0, 17.0
 	f.stats[nodeID] = &api.HostStats{
-		Memory: &api.HostMemoryStats{Total: 8 << 30, Used: 3 << 30}, Uptime: 7200,
+		Memory: &api.HostMemoryStats{Total: 8 << 30, Used: 3 << 30}, Uptime: 7200, CPUTicksConsumed: 1234.4,
+		CPU: []*api.HostCPUStats{{CPU: "cpu0", User: 10.5, System: 2.25, Idle: 87.25, Total: 12.75}},
+		AllocDirStats: &api.HostDiskStats{Device: "/dev/vda", Mountpoint: "/", Size: 100 << 30, Used: 40 << 30},
+		DiskStats: []*api.HostDiskStats{{Device: "/dev/vda", Mountpoint: "/", Size: 100 << 30, Used: 40 << 30,
+			Available: 60 << 30, UsedPercent: 40, InodesUsedPercent: 3.5}},
 		DeviceStats: []*api.DeviceGroupStats{{Vendor: "nvidia", Type: "gpu", Name: "H100", InstanceStats: map[string]*api.DeviceStats{
 			"GPU-aaa": {
 				Summary: &api.StatValue{FloatNumeratorVal: &used, FloatDenominatorVal: &total, Unit: "MiB"},
@@ -70,13 +74,25 @@ func TestNodeStatusStats(t *testing.T) {
 			},
 		}}},
 	}
+	running := sampleAlloc()
+	f.allocs[running.ID] = running
+	f.allocStats[running.ID] = &api.AllocResourceUsage{ResourceUsage: &api.ResourceUsage{
+		CpuStats: &api.CpuStats{TotalTicks: 250.4}, MemoryStats: &api.MemoryStats{RSS: 96 << 20}}}
+	done := sampleAlloc() // finished: not asked for its stats
+	done.ID, done.DesiredStatus, done.ClientStatus = "a4a4a4a4-0000", "stop", "complete"
+	f.allocs[done.ID] = done
 	code, out, errOut := f.runCLI("node", "status", nodeID)
 	require.Equal(t, 0, code, errOut)
 	require.NotContains(t, out, "Utilization", "stats only with -stats")
 
 	code, out, errOut = f.runCLI("node", "status", "-stats", nodeID)
 	require.Equal(t, 0, code, errOut)
-	require.Regexp(t, `(?m)^Host Resource Utilization\nMemory\s+Uptime\n3072/8192 MiB\s+2h0m0s$`, out)
+	require.Regexp(t, `(?m)^Allocation Resource Utilization\nCPU\s+Memory\n250/4000 MHz\s+96/8192 MiB$`, out)
+	require.Regexp(t, `(?m)^Host Resource Utilization\nCPU\s+Memory\s+Disk\s+Uptime\n1234/4000 MHz\s+3072/8192 MiB\s+40960/102400 MiB\s+2h0m0s$`, out)
+	require.Regexp(t, `(?m)^cpu0\s+10\.50%\s+2\.25%\s+87\.25%$`, out)
+	require.Regexp(t, `(?m)^/dev/vda\s+/\s+102400 MiB\s+40960 MiB\s+61440 MiB\s+40\.00%\s+3\.50%$`, out)
+	require.Len(t, f.callsTo("GET", "/v1/client/allocation/"+running.ID+"/stats"), 1)
+	require.Empty(t, f.callsTo("GET", "/v1/client/allocation/"+done.ID+"/stats"))
 	require.Regexp(t, `(?m)^nvidia/gpu/H100\[GPU-aaa\]\s+1024 / 81559 MiB$`, out)
 	require.NotContains(t, out, "gpu_utilization_percent")
 	calls := f.callsTo("GET", "/v1/client/stats")

@@ -99,10 +99,13 @@ func nodeDetail(m *meta, c *api.Client, n *messages.Node, verbose, stats bool) i
 	if stats {
 		// A node whose agent cannot be asked (down, unreachable) still
 		// gets the rest of its status; the exit code says what is missing.
+		if err := writeAllocUsage(m.stdout, c, n, allocs); err != nil {
+			code = m.fail("querying an allocation's stats", err)
+		}
 		if hs, err := c.Nodes().Stats(n.ID, nil); err != nil {
 			code = m.fail("querying the node's stats", err)
 		} else {
-			writeHostStats(m.stdout, hs, verbose)
+			writeHostStats(m.stdout, n, hs, verbose)
 		}
 	}
 	stubs := make([]*api.AllocListStub, 0, len(allocs))

@@ -100,16 +100,85 @@ func writeDevices(w io.Writer, n *messages.Node, allocs []*messages.Allocation, 
 	}
 }
 
-// writeHostStats writes a node's sampled usage: memory used of total and
-// uptime, then each device instance's summary (a GPU's memory used of
-// total); with verbose, every statistic of every instance.
-func writeHostStats(w io.Writer, hs *api.HostStats, verbose bool) {
+// writeAllocUsage writes what the node's running allocations use of its
+// CPU and memory, summed from each one's stats (as Nomad's "Allocation
+// Resource Utilization": CPU ticks in MHz, memory RSS). An allocation
+// whose stats cannot be read counts as nothing; the error is returned.
+func writeAllocUsage(w io.Writer, c *api.Client, n *messages.Node, allocs []*messages.Allocation) error {
+	var cpu float64
+	var mem uint64
+	var firstErr error
+	for _, a := range allocs {
+		if a.GetClientStatus() != "running" || a.TerminalStatus() {
+			continue
+		}
+		u, err := c.Allocations().Stats(a.GetID(), nil)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		ru := u.ResourceUsage
+		if ru == nil {
+			continue
+		}
+		if ru.CpuStats != nil {
+			cpu += ru.CpuStats.TotalTicks
+		}
+		if ms := ru.MemoryStats; ms != nil {
+			if ms.RSS > 0 {
+				mem += ms.RSS
+			} else {
+				mem += ms.Usage
+			}
+		}
+	}
+	res := n.GetNodeResources()
+	fmt.Fprintln(w, "\nAllocation Resource Utilization")
+	writeTable(w, []string{"CPU", "Memory"}, [][]string{{
+		fmt.Sprintf("%.0f/%d MHz", cpu, res.GetCpu().GetCpuShares()),
+		fmt.Sprintf("%d/%d MiB", mem>>20, res.GetMemory().GetMemoryMB()),
+	}})
+	return firstErr
+}
+
+// writeHostStats writes a node's sampled usage: CPU (MHz used of the
+// node's), memory used of total, the allocation directory's disk used of
+// its size, and uptime; then each core's, each disk's and each device
+// instance's figures (a GPU's memory used of total); with verbose, every
+// statistic of every instance.
+func writeHostStats(w io.Writer, n *messages.Node, hs *api.HostStats, verbose bool) {
 	fmt.Fprintln(w, "\nHost Resource Utilization")
 	mem := hs.Memory
-	writeTable(w, []string{"Memory", "Uptime"}, [][]string{{
+	disk := "<none>"
+	if d := hs.AllocDirStats; d != nil {
+		disk = fmt.Sprintf("%d/%d MiB", d.Used>>20, d.Size>>20)
+	}
+	writeTable(w, []string{"CPU", "Memory", "Disk", "Uptime"}, [][]string{{
+		fmt.Sprintf("%.0f/%d MHz", hs.CPUTicksConsumed, n.GetNodeResources().GetCpu().GetCpuShares()),
 		fmt.Sprintf("%d/%d MiB", mem.GetUsed()>>20, mem.GetTotal()>>20),
+		disk,
 		(time.Duration(hs.Uptime) * time.Second).String(),
 	}})
+	if len(hs.CPU) > 0 {
+		fmt.Fprintln(w, "\nCPU Stats")
+		rows := make([][]string, 0, len(hs.CPU))
+		for _, c := range hs.CPU {
+			rows = append(rows, []string{c.CPU, pct(c.User), pct(c.System), pct(c.Idle)})
+		}
+		writeTable(w, []string{"CPU", "User", "System", "Idle"}, rows)
+	}
+	if len(hs.DiskStats) > 0 {
+		fmt.Fprintln(w, "\nDisk Stats")
+		rows := make([][]string, 0, len(hs.DiskStats))
+		for _, d := range hs.DiskStats {
+			rows = append(rows, []string{d.Device, d.Mountpoint, fmt.Sprintf("%d MiB", d.Size>>20),
+				fmt.Sprintf("%d MiB", d.Used>>20), fmt.Sprintf("%d MiB", d.Available>>20),
+				pct(d.UsedPercent), pct(d.InodesUsedPercent)})
+		}
+		writeTable(w, []string{"Device", "Mountpoint", "Size", "Used", "Available", "Used Percent", "Inodes Percent"}, rows)
+	}
 	var rows [][]string
 	var detail []kv
 	for _, g := range hs.DeviceStats {
@@ -135,6 +204,9 @@ func writeHostStats(w io.Writer, hs *api.HostStats, verbose bool) {
 		writeKV(w, detail)
 	}
 }
+
+// pct shows a percentage with two decimals ("1.25%").
+func pct(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + "%" }
 
 // statString shows a value ("17 %") or a fraction ("1024 / 81559 MiB").
 func statString(v *api.StatValue) string {
