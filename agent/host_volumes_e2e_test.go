@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/actors/scheduler"
+	"github.com/troupe-dev/troupe/runtime/driver/containerd"
+	"github.com/troupe-dev/troupe/runtime/driver/containerd/ctrdtest"
 )
 
 // hostVolumeAgent starts an agent (raw_exec on) offering host volume "rw"
@@ -135,4 +137,39 @@ func TestHostVolumesRefused(t *testing.T) {
 	require.NotEmpty(t, ev)
 	require.Contains(t, ev[len(ev)-1].DisplayMessage, `task driver "raw_exec" for "t" does not support host volumes`)
 	require.NoDirExists(t, dst)
+}
+
+// TestHostVolumesContainerd: a containerd task gets a host volume as an
+// OCI bind mount at its destination: it reads the file placed there,
+// its write lands in the host directory, and a read-only mount refuses
+// a write.
+func TestHostVolumesContainerd(t *testing.T) {
+	dm := ctrdtest.StartDaemon(t)
+	archive, _ := ctrdtest.BusyboxArchive(t, t.TempDir())
+	rw := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(rw, "in.txt"), []byte("placed before\n"), 0o644))
+	cfg := testConfig(t, t.TempDir())
+	cfg.ContainerdAddress, cfg.ContainerdNamespace = dm.Address(), dm.Namespace()
+	require.NoError(t, cfg.AddHostVolume("rw="+rw))
+	a := startAgent(t, cfg)
+	defer a.Shutdown()
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+
+	script := `cat /data/in.txt > /data/out.txt && echo from-container >> /data/out.txt
+if echo x > /view/x; then echo ro-mount-writable; else echo ro-mount-refused; fi`
+	job := hostVolumeJob("ctr", "containerd", "", map[string]*nomad.VolumeRequest{"data": hostVol("rw", false)},
+		[]*nomad.VolumeMount{volMount("data", "/data", false), volMount("data", "/view", true)})
+	job.TaskGroups[0].Tasks[0].Config = map[string]any{"image": containerd.ArchiveScheme + archive,
+		"command": "/bin/busybox", "args": []string{"sh", "-c", script}}
+	_, _, err = c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	stub := waitAllocStatus(t, c, "ctr", "complete")
+	out, err := os.ReadFile(filepath.Join(rw, "out.txt"))
+	require.NoError(t, err, "the container's write lands in the host directory")
+	require.Equal(t, "placed before\nfrom-container\n", string(out))
+	stdout, err := a.TaskLogPath(stub.ID, "t", "stdout")
+	require.NoError(t, err)
+	require.Equal(t, "ro-mount-refused\n", readFile(stdout))
+	require.NoFileExists(t, filepath.Join(rw, "x"))
 }
