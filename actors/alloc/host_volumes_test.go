@@ -25,7 +25,15 @@ func hostVolNode(readOnly bool) *messages.Node {
 	return &messages.Node{HostVolumes: map[string]*messages.ClientHostVolume{"shared": {Path: "/srv/shared", ReadOnly: readOnly}}}
 }
 
+// asRoot makes the package see an agent running as root (or not).
+func asRoot(t *testing.T, root bool) {
+	old := rootIsolation
+	rootIsolation = func() bool { return root }
+	t.Cleanup(func() { rootIsolation = old })
+}
+
 func TestHostVolumeMountsResolve(t *testing.T) {
+	asRoot(t, true)
 	tests := []struct {
 		name                   string
 		nodeRO, reqRO, mountRO bool
@@ -55,6 +63,7 @@ func TestHostVolumeMountsResolve(t *testing.T) {
 }
 
 func TestHostVolumeMountsRefused(t *testing.T) {
+	asRoot(t, true)
 	a, task := hostVolAlloc("raw_exec", true, false)
 	_, err := hostVolumeMounts(hostVolNode(false), a, task)
 	require.ErrorIs(t, err, errHostVolume)
@@ -72,6 +81,15 @@ func TestHostVolumeMountsRefused(t *testing.T) {
 	require.ErrorIs(t, err, errHostVolume)
 	require.Contains(t, err.Error(), `host volume "shared" is read-only on this node`)
 
+	asRoot(t, false)
+	_, err = hostVolumeMounts(hostVolNode(false), a, task)
+	require.ErrorIs(t, err, errHostVolume)
+	require.Contains(t, err.Error(), `task driver "exec" for "t" does not support host volumes when the agent is not root`)
+	a, task = hostVolAlloc("containerd", false, false)
+	_, err = hostVolumeMounts(hostVolNode(false), a, task)
+	require.NoError(t, err, "containerd isolates without the agent being root")
+
+	asRoot(t, true)
 	a, task = hostVolAlloc("exec", false, false)
 	task.VolumeMounts = nil
 	mounts, err := hostVolumeMounts(&messages.Node{}, a, task)
