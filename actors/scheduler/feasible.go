@@ -125,24 +125,24 @@ type propLimit struct {
 // groupFeas holds a task group's feasibility checks and, for generic jobs,
 // the memoised static result per pool node.
 type groupFeas struct {
-	jobRules      []rule
-	drivers       []string
-	groupRules    []rule
-	hostsJob      bool
-	hostsGroup    bool
-	hostReason    int
-	props         []*propLimit
-	keys          []string
-	keyIndex      map[string]int
-	csi           []csiReq
-	csiSrc        CSISource
-	csiNS         string
-	devices       *deviceAsk // nil when no task asks for devices
-	devReason     int
-	hostVols      []hostVolReq // nil when the group mounts no host volume
-	hostVolReason int
-	cache         []uint16 // 0 unknown, 1 feasible, r+2 filtered by reason r
-	cross         []uint16 // as cache, by node list position, kept across evaluations (NodeCache); nil without
+	jobRules   []rule
+	drivers    []string
+	groupRules []rule
+	hostsJob   bool
+	hostsGroup bool
+	hostReason int
+	props      []*propLimit
+	keys       []string
+	keyIndex   map[string]int
+	csi        []csiReq
+	csiSrc     CSISource
+	csiNS      string
+	devices    *deviceAsk // nil when no task asks for devices
+	devReason  int
+	hostVols   []hostVolReq // nil when the group mounts no host volume
+	hvReason   int
+	cache      []uint16 // 0 unknown, 1 feasible, r+2 filtered by reason r
+	cross      []uint16 // as cache, by node list position, kept across evaluations (NodeCache); nil without
 }
 
 const reasonDrivers = 0
@@ -229,7 +229,7 @@ func (f *groupFeas) checkStatic(m *matcher, n *messages.Node) int {
 		return f.devReason
 	}
 	if f.hostVols != nil && !f.hostVolumesFit(n) {
-		return f.hostVolReason
+		return f.hvReason
 	}
 	return f.checkCSI(n)
 }

@@ -38,7 +38,7 @@ func (f *groupFeas) addHostVolumes(tg *messages.TaskGroup) {
 		vr := tg.GetVolumes()[name]
 		f.hostVols = append(f.hostVols, hostVolReq{source: vr.GetSource(), readOnly: vr.GetReadOnly()})
 	}
-	f.hostVolReason = f.key(FilterHostVolumes)
+	f.hvReason = f.key(FilterHostVolumes)
 }
 
 // hostVolumesFit reports whether node n offers every host volume the
