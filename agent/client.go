@@ -40,7 +40,7 @@ func (a *Agent) startClient() error {
 		ID: id, Name: name, Datacenter: a.cfg.Datacenter, Region: a.cfg.Region,
 		NodeClass: a.cfg.NodeClass, NodePool: state.PoolOrDefault(a.cfg.NodePool), Meta: a.cfg.Meta,
 		HTTPAddr: a.cfg.HTTPAddr, Status: "initializing",
-		Version: node.Version,
+		Version: node.Version, HostVolumes: a.cfg.HostVolumes,
 	}
 	// The host's own attributes now (the drivers' come with the first
 	// registration): allocations restored before it interpolate them.

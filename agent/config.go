@@ -11,6 +11,7 @@ import (
 	"github.com/troupe-dev/troupe/actors/server"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
+	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/device"
 )
 
@@ -33,6 +34,12 @@ type Config struct {
 	// is "default"); the servers create it when the node registers.
 	NodePool string
 	Meta     map[string]string
+	// HostVolumes are the host directories the client offers to groups'
+	// volume "x" { type = "host", source = "name" } blocks, by name
+	// (Nomad's client host_volume "name" { path, read_only }; the
+	// -host-volume flag). Validate checks the names and that each path
+	// is an existing directory.
+	HostVolumes map[string]*messages.ClientHostVolume
 	// ExecutorPath is the binary the exec driver runs as its executor
 	// (troupe itself); ExecutorArgs its leading arguments.
 	ExecutorPath string
@@ -189,6 +196,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := state.NodeNodePool(c.NodePool); c.Client && err != nil {
 		return fmt.Errorf("%w: -node-pool: %w", ErrConfig, err)
+	}
+	if c.Client {
+		return c.validateHostVolumes()
 	}
 	return nil
 }

@@ -48,8 +48,11 @@ type Node struct {
 	CreateIndex           uint64                 `protobuf:"varint,21,opt,name=CreateIndex,proto3" json:"CreateIndex,omitempty"`
 	ModifyIndex           uint64                 `protobuf:"varint,22,opt,name=ModifyIndex,proto3" json:"ModifyIndex,omitempty"`
 	Version               string                 `protobuf:"bytes,23,opt,name=Version,proto3" json:"Version,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// HostVolumes are the client's host_volume blocks by name (Nomad's
+	// Node.HostVolumes).
+	HostVolumes   map[string]*ClientHostVolume `protobuf:"bytes,24,rep,name=HostVolumes,proto3" json:"HostVolumes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Node) Reset() {
@@ -243,6 +246,67 @@ func (x *Node) GetVersion() string {
 	return ""
 }
 
+func (x *Node) GetHostVolumes() map[string]*ClientHostVolume {
+	if x != nil {
+		return x.HostVolumes
+	}
+	return nil
+}
+
+// ClientHostVolume is a host volume a client offers: a directory of the
+// host, which groups mount by name (volume "x" { type = "host" }).
+type ClientHostVolume struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=Path,proto3" json:"Path,omitempty"`
+	ReadOnly      bool                   `protobuf:"varint,2,opt,name=ReadOnly,proto3" json:"ReadOnly,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClientHostVolume) Reset() {
+	*x = ClientHostVolume{}
+	mi := &file_node_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClientHostVolume) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClientHostVolume) ProtoMessage() {}
+
+func (x *ClientHostVolume) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClientHostVolume.ProtoReflect.Descriptor instead.
+func (*ClientHostVolume) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ClientHostVolume) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ClientHostVolume) GetReadOnly() bool {
+	if x != nil {
+		return x.ReadOnly
+	}
+	return false
+}
+
 type DrainStrategy struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	Deadline         int64                  `protobuf:"varint,1,opt,name=Deadline,proto3" json:"Deadline,omitempty"`
@@ -255,7 +319,7 @@ type DrainStrategy struct {
 
 func (x *DrainStrategy) Reset() {
 	*x = DrainStrategy{}
-	mi := &file_node_proto_msgTypes[1]
+	mi := &file_node_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -267,7 +331,7 @@ func (x *DrainStrategy) String() string {
 func (*DrainStrategy) ProtoMessage() {}
 
 func (x *DrainStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[1]
+	mi := &file_node_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -280,7 +344,7 @@ func (x *DrainStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainStrategy.ProtoReflect.Descriptor instead.
 func (*DrainStrategy) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{1}
+	return file_node_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *DrainStrategy) GetDeadline() int64 {
@@ -324,7 +388,7 @@ type DriverInfo struct {
 
 func (x *DriverInfo) Reset() {
 	*x = DriverInfo{}
-	mi := &file_node_proto_msgTypes[2]
+	mi := &file_node_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -336,7 +400,7 @@ func (x *DriverInfo) String() string {
 func (*DriverInfo) ProtoMessage() {}
 
 func (x *DriverInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[2]
+	mi := &file_node_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -349,7 +413,7 @@ func (x *DriverInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverInfo.ProtoReflect.Descriptor instead.
 func (*DriverInfo) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{2}
+	return file_node_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *DriverInfo) GetAttributes() map[string]string {
@@ -401,7 +465,7 @@ type NodeResources struct {
 
 func (x *NodeResources) Reset() {
 	*x = NodeResources{}
-	mi := &file_node_proto_msgTypes[3]
+	mi := &file_node_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -413,7 +477,7 @@ func (x *NodeResources) String() string {
 func (*NodeResources) ProtoMessage() {}
 
 func (x *NodeResources) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[3]
+	mi := &file_node_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -426,7 +490,7 @@ func (x *NodeResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeResources.ProtoReflect.Descriptor instead.
 func (*NodeResources) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{3}
+	return file_node_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *NodeResources) GetCpu() *NodeCpuResources {
@@ -481,7 +545,7 @@ type NodeCpuResources struct {
 
 func (x *NodeCpuResources) Reset() {
 	*x = NodeCpuResources{}
-	mi := &file_node_proto_msgTypes[4]
+	mi := &file_node_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -493,7 +557,7 @@ func (x *NodeCpuResources) String() string {
 func (*NodeCpuResources) ProtoMessage() {}
 
 func (x *NodeCpuResources) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[4]
+	mi := &file_node_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -506,7 +570,7 @@ func (x *NodeCpuResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeCpuResources.ProtoReflect.Descriptor instead.
 func (*NodeCpuResources) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{4}
+	return file_node_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *NodeCpuResources) GetCpuShares() int64 {
@@ -532,7 +596,7 @@ type NodeMemoryResources struct {
 
 func (x *NodeMemoryResources) Reset() {
 	*x = NodeMemoryResources{}
-	mi := &file_node_proto_msgTypes[5]
+	mi := &file_node_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -544,7 +608,7 @@ func (x *NodeMemoryResources) String() string {
 func (*NodeMemoryResources) ProtoMessage() {}
 
 func (x *NodeMemoryResources) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[5]
+	mi := &file_node_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -557,7 +621,7 @@ func (x *NodeMemoryResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeMemoryResources.ProtoReflect.Descriptor instead.
 func (*NodeMemoryResources) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{5}
+	return file_node_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *NodeMemoryResources) GetMemoryMB() int64 {
@@ -576,7 +640,7 @@ type NodeDiskResources struct {
 
 func (x *NodeDiskResources) Reset() {
 	*x = NodeDiskResources{}
-	mi := &file_node_proto_msgTypes[6]
+	mi := &file_node_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -588,7 +652,7 @@ func (x *NodeDiskResources) String() string {
 func (*NodeDiskResources) ProtoMessage() {}
 
 func (x *NodeDiskResources) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[6]
+	mi := &file_node_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -601,7 +665,7 @@ func (x *NodeDiskResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeDiskResources.ProtoReflect.Descriptor instead.
 func (*NodeDiskResources) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{6}
+	return file_node_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *NodeDiskResources) GetDiskMB() int64 {
@@ -622,7 +686,7 @@ type NodeReservedResources struct {
 
 func (x *NodeReservedResources) Reset() {
 	*x = NodeReservedResources{}
-	mi := &file_node_proto_msgTypes[7]
+	mi := &file_node_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -634,7 +698,7 @@ func (x *NodeReservedResources) String() string {
 func (*NodeReservedResources) ProtoMessage() {}
 
 func (x *NodeReservedResources) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[7]
+	mi := &file_node_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -647,7 +711,7 @@ func (x *NodeReservedResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeReservedResources.ProtoReflect.Descriptor instead.
 func (*NodeReservedResources) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{7}
+	return file_node_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NodeReservedResources) GetCpu() *NodeCpuResources {
@@ -684,7 +748,7 @@ type NodeDeviceResource struct {
 
 func (x *NodeDeviceResource) Reset() {
 	*x = NodeDeviceResource{}
-	mi := &file_node_proto_msgTypes[8]
+	mi := &file_node_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -696,7 +760,7 @@ func (x *NodeDeviceResource) String() string {
 func (*NodeDeviceResource) ProtoMessage() {}
 
 func (x *NodeDeviceResource) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[8]
+	mi := &file_node_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -709,7 +773,7 @@ func (x *NodeDeviceResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeDeviceResource.ProtoReflect.Descriptor instead.
 func (*NodeDeviceResource) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{8}
+	return file_node_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *NodeDeviceResource) GetVendor() string {
@@ -759,7 +823,7 @@ type NodeDevice struct {
 
 func (x *NodeDevice) Reset() {
 	*x = NodeDevice{}
-	mi := &file_node_proto_msgTypes[9]
+	mi := &file_node_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -771,7 +835,7 @@ func (x *NodeDevice) String() string {
 func (*NodeDevice) ProtoMessage() {}
 
 func (x *NodeDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[9]
+	mi := &file_node_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -784,7 +848,7 @@ func (x *NodeDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeDevice.ProtoReflect.Descriptor instead.
 func (*NodeDevice) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{9}
+	return file_node_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *NodeDevice) GetID() string {
@@ -820,7 +884,7 @@ var File_node_proto protoreflect.FileDescriptor
 const file_node_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"node.proto\x12\x06troupe\"\xb6\b\n" +
+	"node.proto\x12\x06troupe\"\xd1\t\n" +
 	"\x04Node\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x1a\n" +
 	"\bSecretID\x18\x02 \x01(\tR\bSecretID\x12\x12\n" +
@@ -849,7 +913,8 @@ const file_node_proto_rawDesc = "" +
 	"\x11ReservedResources\x18\x14 \x01(\v2\x1d.troupe.NodeReservedResourcesR\x11ReservedResources\x12 \n" +
 	"\vCreateIndex\x18\x15 \x01(\x04R\vCreateIndex\x12 \n" +
 	"\vModifyIndex\x18\x16 \x01(\x04R\vModifyIndex\x12\x18\n" +
-	"\aVersion\x18\x17 \x01(\tR\aVersion\x1aN\n" +
+	"\aVersion\x18\x17 \x01(\tR\aVersion\x12?\n" +
+	"\vHostVolumes\x18\x18 \x03(\v2\x1d.troupe.Node.HostVolumesEntryR\vHostVolumes\x1aN\n" +
 	"\fDriversEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12(\n" +
 	"\x05value\x18\x02 \x01(\v2\x12.troupe.DriverInfoR\x05value:\x028\x01\x1a=\n" +
@@ -858,7 +923,13 @@ const file_node_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9b\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aX\n" +
+	"\x10HostVolumesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12.\n" +
+	"\x05value\x18\x02 \x01(\v2\x18.troupe.ClientHostVolumeR\x05value:\x028\x01\"B\n" +
+	"\x10ClientHostVolume\x12\x12\n" +
+	"\x04Path\x18\x01 \x01(\tR\x04Path\x12\x1a\n" +
+	"\bReadOnly\x18\x02 \x01(\bR\bReadOnly\"\x9b\x01\n" +
 	"\rDrainStrategy\x12\x1a\n" +
 	"\bDeadline\x18\x01 \x01(\x03R\bDeadline\x12*\n" +
 	"\x10IgnoreSystemJobs\x18\x02 \x01(\bR\x10IgnoreSystemJobs\x12$\n" +
@@ -929,49 +1000,53 @@ func file_node_proto_rawDescGZIP() []byte {
 	return file_node_proto_rawDescData
 }
 
-var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_node_proto_goTypes = []any{
 	(*Node)(nil),                  // 0: troupe.Node
-	(*DrainStrategy)(nil),         // 1: troupe.DrainStrategy
-	(*DriverInfo)(nil),            // 2: troupe.DriverInfo
-	(*NodeResources)(nil),         // 3: troupe.NodeResources
-	(*NodeCpuResources)(nil),      // 4: troupe.NodeCpuResources
-	(*NodeMemoryResources)(nil),   // 5: troupe.NodeMemoryResources
-	(*NodeDiskResources)(nil),     // 6: troupe.NodeDiskResources
-	(*NodeReservedResources)(nil), // 7: troupe.NodeReservedResources
-	(*NodeDeviceResource)(nil),    // 8: troupe.NodeDeviceResource
-	(*NodeDevice)(nil),            // 9: troupe.NodeDevice
-	nil,                           // 10: troupe.Node.DriversEntry
-	nil,                           // 11: troupe.Node.AttributesEntry
-	nil,                           // 12: troupe.Node.MetaEntry
-	nil,                           // 13: troupe.DriverInfo.AttributesEntry
-	nil,                           // 14: troupe.NodeDeviceResource.AttributesEntry
-	nil,                           // 15: troupe.NodeDevice.LocalityEntry
+	(*ClientHostVolume)(nil),      // 1: troupe.ClientHostVolume
+	(*DrainStrategy)(nil),         // 2: troupe.DrainStrategy
+	(*DriverInfo)(nil),            // 3: troupe.DriverInfo
+	(*NodeResources)(nil),         // 4: troupe.NodeResources
+	(*NodeCpuResources)(nil),      // 5: troupe.NodeCpuResources
+	(*NodeMemoryResources)(nil),   // 6: troupe.NodeMemoryResources
+	(*NodeDiskResources)(nil),     // 7: troupe.NodeDiskResources
+	(*NodeReservedResources)(nil), // 8: troupe.NodeReservedResources
+	(*NodeDeviceResource)(nil),    // 9: troupe.NodeDeviceResource
+	(*NodeDevice)(nil),            // 10: troupe.NodeDevice
+	nil,                           // 11: troupe.Node.DriversEntry
+	nil,                           // 12: troupe.Node.AttributesEntry
+	nil,                           // 13: troupe.Node.MetaEntry
+	nil,                           // 14: troupe.Node.HostVolumesEntry
+	nil,                           // 15: troupe.DriverInfo.AttributesEntry
+	nil,                           // 16: troupe.NodeDeviceResource.AttributesEntry
+	nil,                           // 17: troupe.NodeDevice.LocalityEntry
 }
 var file_node_proto_depIdxs = []int32{
-	1,  // 0: troupe.Node.DrainStrategy:type_name -> troupe.DrainStrategy
-	10, // 1: troupe.Node.Drivers:type_name -> troupe.Node.DriversEntry
-	11, // 2: troupe.Node.Attributes:type_name -> troupe.Node.AttributesEntry
-	12, // 3: troupe.Node.Meta:type_name -> troupe.Node.MetaEntry
-	3,  // 4: troupe.Node.NodeResources:type_name -> troupe.NodeResources
-	7,  // 5: troupe.Node.ReservedResources:type_name -> troupe.NodeReservedResources
-	13, // 6: troupe.DriverInfo.Attributes:type_name -> troupe.DriverInfo.AttributesEntry
-	4,  // 7: troupe.NodeResources.Cpu:type_name -> troupe.NodeCpuResources
-	5,  // 8: troupe.NodeResources.Memory:type_name -> troupe.NodeMemoryResources
-	6,  // 9: troupe.NodeResources.Disk:type_name -> troupe.NodeDiskResources
-	8,  // 10: troupe.NodeResources.Devices:type_name -> troupe.NodeDeviceResource
-	4,  // 11: troupe.NodeReservedResources.Cpu:type_name -> troupe.NodeCpuResources
-	5,  // 12: troupe.NodeReservedResources.Memory:type_name -> troupe.NodeMemoryResources
-	6,  // 13: troupe.NodeReservedResources.Disk:type_name -> troupe.NodeDiskResources
-	9,  // 14: troupe.NodeDeviceResource.Instances:type_name -> troupe.NodeDevice
-	14, // 15: troupe.NodeDeviceResource.Attributes:type_name -> troupe.NodeDeviceResource.AttributesEntry
-	15, // 16: troupe.NodeDevice.Locality:type_name -> troupe.NodeDevice.LocalityEntry
-	2,  // 17: troupe.Node.DriversEntry.value:type_name -> troupe.DriverInfo
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	2,  // 0: troupe.Node.DrainStrategy:type_name -> troupe.DrainStrategy
+	11, // 1: troupe.Node.Drivers:type_name -> troupe.Node.DriversEntry
+	12, // 2: troupe.Node.Attributes:type_name -> troupe.Node.AttributesEntry
+	13, // 3: troupe.Node.Meta:type_name -> troupe.Node.MetaEntry
+	4,  // 4: troupe.Node.NodeResources:type_name -> troupe.NodeResources
+	8,  // 5: troupe.Node.ReservedResources:type_name -> troupe.NodeReservedResources
+	14, // 6: troupe.Node.HostVolumes:type_name -> troupe.Node.HostVolumesEntry
+	15, // 7: troupe.DriverInfo.Attributes:type_name -> troupe.DriverInfo.AttributesEntry
+	5,  // 8: troupe.NodeResources.Cpu:type_name -> troupe.NodeCpuResources
+	6,  // 9: troupe.NodeResources.Memory:type_name -> troupe.NodeMemoryResources
+	7,  // 10: troupe.NodeResources.Disk:type_name -> troupe.NodeDiskResources
+	9,  // 11: troupe.NodeResources.Devices:type_name -> troupe.NodeDeviceResource
+	5,  // 12: troupe.NodeReservedResources.Cpu:type_name -> troupe.NodeCpuResources
+	6,  // 13: troupe.NodeReservedResources.Memory:type_name -> troupe.NodeMemoryResources
+	7,  // 14: troupe.NodeReservedResources.Disk:type_name -> troupe.NodeDiskResources
+	10, // 15: troupe.NodeDeviceResource.Instances:type_name -> troupe.NodeDevice
+	16, // 16: troupe.NodeDeviceResource.Attributes:type_name -> troupe.NodeDeviceResource.AttributesEntry
+	17, // 17: troupe.NodeDevice.Locality:type_name -> troupe.NodeDevice.LocalityEntry
+	3,  // 18: troupe.Node.DriversEntry.value:type_name -> troupe.DriverInfo
+	1,  // 19: troupe.Node.HostVolumesEntry.value:type_name -> troupe.ClientHostVolume
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_node_proto_init() }
@@ -985,7 +1060,7 @@ func file_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_node_proto_rawDesc), len(file_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -22,6 +22,11 @@ func (a *Actor) spawnTasks(ctx actor.Context) {
 			a.states[t.GetName()] = deadState(a.spec, fmt.Sprintf("%v: %q", errUnknownDriver, t.GetDriver()))
 			continue
 		}
+		// A task restored running keeps what it was started with.
+		if _, err := hostVolumeMounts(a.spec.Node, a.alloc, t); err != nil && a.states[t.GetName()].GetState() != taskRunning {
+			a.states[t.GetName()] = setupFailedState(a.states[t.GetName()], err.Error(), a.spec.Clock.Now())
+			continue
+		}
 		spec := &taskSpec{
 			AllocID: a.alloc.GetID(), JobType: jobType, Task: t, Driver: drv,
 			DB: a.spec.DB, Clock: a.spec.Clock, Logger: a.spec.Logger,

@@ -52,6 +52,12 @@
 // (driver.Isolation.Mounts, "volume_mounts"); a task in the host's root
 // gets a bind mount at volumeMountPath (Mounter). Each learns where as
 // TROUPE_VOLUME_<NAME>.
+// Host volumes (host_volumes.go) need no setup: a mount resolves to the
+// node's directory (Spec.Node.HostVolumes) and reaches an isolated exec,
+// java or containerd task the same way, read-only when the node's volume,
+// the request or the mount says so; a task in the host's root (raw_exec,
+// qemu, a CSI plugin, exec or java on an agent not running as root) fails with Nomad's "does not support host volumes",
+// and so does a task whose node lacks the volume.
 // Retryable failures retry the setup with backoff (ClaimRetry,
 // ClaimAttempts); a final one fails the allocation with a volumeError
 // (`CSI volume "vol0": NodePublishVolume: rpc error: ...`: the volume the

@@ -20,7 +20,9 @@ const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 // node (nil: unknown), net the allocation's network (nil: the host's),
 // vols its csi volumes' states. Every string in the task's driver config
 // is interpolated (see interpolate) with the task's environment and the
-// node's ${node.*}, ${attr.*} and ${meta.*} values.
+// node's ${node.*}, ${attr.*} and ${meta.*} values. Its host volumes are
+// bound at their destinations (hostVolumeMounts; spawnTasks fails a task
+// whose mounts do not resolve before it gets here).
 func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *messages.Task,
 	net *clientstate.AllocNetwork, vols map[string]*messages.AllocVolumeState) *driver.TaskConfig {
 	dir := TaskDir(root, a.GetID(), t.GetName())
@@ -48,8 +50,12 @@ func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *mes
 	if net != nil {
 		cfg.NetnsPath = net.NetnsPath
 	}
+	hostMounts, _ := hostVolumeMounts(node, a, t)
+	if cfg.Isolation != nil && isolatedExec(t) {
+		cfg.Isolation.Mounts = append(cfg.Isolation.Mounts, hostMounts...)
+	}
 	if t.GetDriver() == containerdDriver {
-		cfg.Config = containerdConfig(cfg.Config, a, t, net, vols)
+		cfg.Config = containerdConfig(cfg.Config, a, t, net, vols, hostMounts)
 	}
 	return cfg
 }
@@ -63,11 +69,11 @@ func allocatedMemoryMax(a *messages.Allocation, t *messages.Task) int64 {
 
 // containerdConfig adds to a containerd task's driver config (a copy) the
 // network namespace ("netns_path") and its csi volumes ("volume_mounts":
-// the published target at the mount's destination in the container);
-// the exec driver gets these as TaskConfig.NetnsPath and Isolation.Mounts
-// instead.
+// the published target at the mount's destination in the container) and
+// its host volumes (hostMounts, bound likewise); the exec driver gets
+// these as TaskConfig.NetnsPath and Isolation.Mounts instead.
 func containerdConfig(in map[string]any, a *messages.Allocation, t *messages.Task, net *clientstate.AllocNetwork,
-	vols map[string]*messages.AllocVolumeState) map[string]any {
+	vols map[string]*messages.AllocVolumeState, hostMounts []driver.Mount) map[string]any {
 	out := maps.Clone(in)
 	if net != nil && net.NetnsPath != "" {
 		out["netns_path"] = net.NetnsPath
@@ -81,6 +87,9 @@ func containerdConfig(in map[string]any, a *messages.Allocation, t *messages.Tas
 		}
 		mounts = append(mounts, map[string]any{"source": vols[vm.GetVolume()].GetTargetPath(),
 			"target": containerPath(vm.GetDestination()), "readonly": req.GetReadOnly() || vm.GetReadOnly()})
+	}
+	for _, m := range hostMounts {
+		mounts = append(mounts, map[string]any{"source": m.Source, "target": m.Destination, "readonly": m.ReadOnly})
 	}
 	appendList(out, "volume_mounts", mounts)
 	return out
@@ -107,7 +116,7 @@ func containerPath(destination string) string {
 
 // taskEnv is the task's environment: troupe's variables (and Nomad's names
 // for them, so existing scripts work), the ports (portVars), where each
-// csi volume is mounted (TROUPE_VOLUME_<NAME>), then the task's env block,
+// csi or host volume is mounted (TROUPE_VOLUME_<NAME>), then the task's env block,
 // whose values may refer to all of those and to the node's variables.
 func taskEnv(root string, node *messages.Node, a *messages.Allocation, t *messages.Task,
 	net *clientstate.AllocNetwork) map[string]string {
@@ -132,12 +141,14 @@ func taskEnv(root string, node *messages.Node, a *messages.Allocation, t *messag
 		env["TROUPE_"+k] = v
 		env["NOMAD_"+k] = v
 	}
-	csiVols := csiVolumes(a)
+	csiVols, hostVols := csiVolumes(a), hostVolumes(a)
 	for _, vm := range t.GetVolumeMounts() {
 		if _, ok := csiVols[vm.GetVolume()]; ok && ownRoot(t) {
 			env[volumeEnvName(vm.GetVolume())] = containerPath(vm.GetDestination())
 		} else if ok {
 			env[volumeEnvName(vm.GetVolume())] = volumeMountPath(root, a.GetID(), t.GetName(), vm.GetDestination())
+		} else if _, host := hostVols[vm.GetVolume()]; host && ownRoot(t) {
+			env[volumeEnvName(vm.GetVolume())] = containerPath(vm.GetDestination())
 		}
 	}
 	if cfg := t.GetCSIPluginConfig(); cfg != nil {

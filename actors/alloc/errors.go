@@ -8,6 +8,9 @@ import (
 var (
 	// errUnknownDriver is returned when a task names a driver the client lacks.
 	errUnknownDriver = errors.New("alloc: unknown driver")
+	// errHostVolume is returned for a task whose host volume mounts do
+	// not resolve on this node.
+	errHostVolume = errors.New("alloc: host volumes")
 	// errIllegalTransition is returned for a task phase change the table forbids.
 	errIllegalTransition = errors.New("alloc: illegal task transition")
 	// errIllegalLifecycleTransition is returned for an allocation phase

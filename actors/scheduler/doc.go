@@ -3,11 +3,17 @@
 // Process is the whole decision, a pure function of a state snapshot and an
 // evaluation: reconcile what runs against what the job wants, filter nodes
 // by feasibility (status, eligibility, datacenter, drivers, constraints,
-// resources), rank the candidates (bin-packing, job anti-affinity,
+// devices, host volumes, CSI volumes, resources), rank the candidates (bin-packing, job anti-affinity,
 // affinities, spreads, Nomad's limit of max(2, ceil(log2 N)) candidates
 // for service and batch jobs, every node for system jobs) and return a
 // messages.ApplyPlan with the allocations to place and stop, and why
 // placements failed.
+//
+// A group's host volumes (volume "x" { type = "host", source = "name" })
+// are static checks (host_volumes.go): a node is feasible only when its
+// Node.HostVolumes has every source, writable where the request does not
+// say read_only; others are filtered as "missing compatible host volumes"
+// (FilterHostVolumes). They are part of the NodeCache signature.
 //
 // A job is placed only on the nodes of its node pool (Job.NodePool; ""
 // is "default", "all" is every node): nodes of other pools are never

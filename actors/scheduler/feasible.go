@@ -139,6 +139,8 @@ type groupFeas struct {
 	csiNS      string
 	devices    *deviceAsk // nil when no task asks for devices
 	devReason  int
+	hostVols   []hostVolReq // nil when the group mounts no host volume
+	hvReason   int
 	cache      []uint16 // 0 unknown, 1 feasible, r+2 filtered by reason r
 	cross      []uint16 // as cache, by node list position, kept across evaluations (NodeCache); nil without
 }
@@ -162,6 +164,7 @@ func newGroupFeas(job *messages.Job, tg *messages.TaskGroup) groupFeas {
 	if f.devices = newDeviceAsk(tg); f.devices != nil {
 		f.devReason = f.key(filterMissingDevices)
 	}
+	f.addHostVolumes(tg)
 	return f
 }
 
@@ -224,6 +227,9 @@ func (f *groupFeas) checkStatic(m *matcher, n *messages.Node) int {
 	}
 	if f.devices != nil && !f.devices.fitsNode(m, n) {
 		return f.devReason
+	}
+	if f.hostVols != nil && !f.hostVolumesFit(n) {
+		return f.hvReason
 	}
 	return f.checkCSI(n)
 }

@@ -186,7 +186,8 @@ func (c *nodeListCache) checks(sig string) []uint16 {
 }
 
 // staticSignature names a group's static checks (the job's and the
-// group's constraints, in order, and the drivers its tasks need): groups
+// group's constraints, in order, the drivers its tasks need and the host
+// volumes it mounts, by source and mode): groups
 // with the same signature get the same result, with the same reason index,
 // on every node. "" for a group whose checks depend on more than the node
 // (CSI volumes, devices), which is not cached across evaluations.
@@ -213,6 +214,16 @@ func staticSignature(job *messages.Job, tg *messages.TaskGroup, f *groupFeas) st
 		b.WriteString(t.Driver)
 		b.WriteByte(0)
 		writeCons(t.Constraints)
+	}
+	for _, v := range f.hostVols {
+		b.WriteByte(4)
+		b.WriteString(v.source)
+		b.WriteByte(0)
+		if v.readOnly {
+			b.WriteByte('r')
+		} else {
+			b.WriteByte('w')
+		}
 	}
 	return b.String()
 }

@@ -75,6 +75,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.Var(&qemuImages, "qemu-image-path", "host directory where a qemu task's absolute image_path may be besides its allocation dir (repeatable, or comma-separated; Nomad's image_paths)")
 	denylist := fs.String("user-denylist", strings.Join(exec.DefaultUserDenylist, ","),
 		"comma-separated users exec tasks may not run as (Nomad's user.denylist; \"\" for none)")
+	fs.Func("host-volume", "a host directory groups may mount: name=/path, or name=/path:ro read-only (repeatable; Nomad's client host_volume)", cfg.AddHostVolume)
 	fs.BoolVar(&cfg.RawExecEnabled, "raw-exec", false, "enable the raw_exec driver: its tasks run unisolated, as the agent's user (on in -dev)")
 	fs.StringVar(&cfg.JavaHome, "java-home", "", "the java driver's JVM home (its bin/java runs the tasks; default: java on PATH)")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")

@@ -81,6 +81,9 @@ func nodeDetail(m *meta, c *api.Client, n *messages.Node, verbose, stats bool) i
 		{"Drivers", orNone(strings.Join(healthyDrivers(n.Drivers), ","))},
 	})
 	writeDrivers(m.stdout, n)
+	if verbose {
+		writeHostVolumes(m.stdout, n)
+	}
 	fmt.Fprintln(m.stdout, "\nNode Resources")
 	res := n.GetNodeResources()
 	writeTable(m.stdout, []string{"CPU", "Cores", "Memory", "Disk"}, [][]string{{
@@ -139,6 +142,21 @@ func writeDrivers(w io.Writer, n *messages.Node) {
 	}
 	fmt.Fprintln(w, "\nDriver Status")
 	writeTable(w, []string{"Driver", "Detected", "Healthy", "Version", "Description"}, rows)
+}
+
+// writeHostVolumes writes the node's host volumes as Nomad's verbose node
+// status does: name, read-only, path.
+func writeHostVolumes(w io.Writer, n *messages.Node) {
+	if len(n.GetHostVolumes()) == 0 {
+		return
+	}
+	rows := make([][]string, 0, len(n.GetHostVolumes()))
+	for _, name := range sortedKeys(n.GetHostVolumes()) {
+		v := n.GetHostVolumes()[name]
+		rows = append(rows, []string{name, strconv.FormatBool(v.GetReadOnly()), v.GetPath()})
+	}
+	fmt.Fprintln(w, "\nHost Volumes")
+	writeTable(w, []string{"Name", "ReadOnly", "Source"}, rows)
 }
 
 // healthyDrivers names the detected, healthy drivers, sorted.
