@@ -62,7 +62,7 @@ func TestNodeStatusStats(t *testing.T) {
 	used, total, util := 1024.0, 81559.0, 17.0
 	f.stats[nodeID] = &api.HostStats{
 		Memory: &api.HostMemoryStats{Total: 8 << 30, Used: 3 << 30}, Uptime: 7200, CPUTicksConsumed: 1234.4,
-		CPU: []*api.HostCPUStats{{CPU: "cpu0", User: 10.5, System: 2.25, Idle: 87.25, Total: 12.75}},
+		CPU:           []*api.HostCPUStats{{CPU: "cpu0", User: 10.5, System: 2.25, Idle: 87.25, Total: 12.75}},
 		AllocDirStats: &api.HostDiskStats{Device: "/dev/vda", Mountpoint: "/", Size: 100 << 30, Used: 40 << 30},
 		DiskStats: []*api.HostDiskStats{{Device: "/dev/vda", Mountpoint: "/", Size: 100 << 30, Used: 40 << 30,
 			Available: 60 << 30, UsedPercent: 40, InodesUsedPercent: 3.5}},
