@@ -36,6 +36,13 @@ type JobRegisterResponse struct {
 	Index           uint64
 }
 
+// PeriodicForceResponse answers POST /v1/job/:id/periodic/force.
+type PeriodicForceResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	Index           uint64
+}
+
 // JobDeregisterResponse answers DELETE /v1/job/:id.
 type JobDeregisterResponse struct {
 	EvalID          string
@@ -60,6 +67,7 @@ type JobsParseRequest struct {
 type JobListStub struct {
 	ID                string
 	ParentID          string
+	Periodic          bool
 	Name              string
 	Namespace         string
 	Datacenters       []string
@@ -80,11 +88,21 @@ type JobListStub struct {
 
 // JobSummary answers GET /v1/job/:id/summary: alloc counts per task group.
 type JobSummary struct {
-	JobID       string
-	Namespace   string
-	Summary     map[string]TaskGroupSummary
+	JobID     string
+	Namespace string
+	Summary   map[string]TaskGroupSummary
+	// Children counts a periodic job's children by status (nil for
+	// other jobs).
+	Children    *JobChildrenSummary `json:",omitempty"`
 	CreateIndex uint64
 	ModifyIndex uint64
+}
+
+// JobChildrenSummary counts a parent job's children by status.
+type JobChildrenSummary struct {
+	Pending int64
+	Running int64
+	Dead    int64
 }
 
 // TaskGroupSummary counts a task group's allocations by client status.

@@ -6,7 +6,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/troupe-dev/troupe/actors/server/evals"
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobdiff"
@@ -74,7 +73,7 @@ func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request) (any, error) 
 	if old := snap.JobSubmission(ns, id, req.JobVersion); old != nil {
 		sub = proto.Clone(old).(*messages.JobSubmission)
 	}
-	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.newEval(job, evals.JobRegister),
+	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.registerEval(job),
 		EnforceIndex: true, JobModifyIndex: current.GetJobModifyIndex(), Submission: sub})
 }
 

@@ -34,7 +34,7 @@ func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.newEval(job, evals.JobRegister),
+	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.registerEval(job),
 		EnforceIndex: extra.EnforceIndex, JobModifyIndex: extra.JobModifyIndex, Submission: extra.Submission})
 }
 
@@ -160,7 +160,7 @@ func (s *Server) jobList(w http.ResponseWriter, r *http.Request) (any, error) {
 
 // jobStub is a job's row in a job list.
 func jobStub(snap *state.Snap, j *messages.Job) *api.JobListStub {
-	return &api.JobListStub{ID: j.ID, Name: j.Name, Namespace: j.Namespace,
+	return &api.JobListStub{ID: j.ID, ParentID: j.ParentID, Periodic: j.GetPeriodic().GetEnabled(), Name: j.Name, Namespace: j.Namespace,
 		Datacenters: j.Datacenters, NodePool: state.PoolOrDefault(j.NodePool), Type: j.Type, Priority: int(j.Priority),
 		Stop: j.Stop, Status: j.Status, StatusDescription: j.StatusDescription, JobSummary: summary(snap, j),
 		CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex, JobModifyIndex: j.JobModifyIndex,
@@ -240,6 +240,9 @@ func (s *Server) jobSummary(w http.ResponseWriter, r *http.Request) (any, error)
 func summary(snap *state.Snap, j *messages.Job) *api.JobSummary {
 	out := &api.JobSummary{JobID: j.ID, Namespace: j.Namespace, Summary: map[string]api.TaskGroupSummary{},
 		CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex}
+	if j.GetPeriodic() != nil {
+		out.Children = childrenSummary(snap, j)
+	}
 	queued := queuedAllocs(snap, j)
 	for _, g := range j.TaskGroups {
 		out.Summary[g.Name] = api.TaskGroupSummary{Queued: int(queued[g.Name])}

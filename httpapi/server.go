@@ -127,6 +127,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/job/{id}/revert", s.wrap(oneNamespace(s.jobRevert)))
 	m.HandleFunc("GET /v1/job/{id}/evaluations", s.wrap(oneNamespace(s.jobEvals)))
 	m.HandleFunc("GET /v1/job/{id}/summary", s.wrap(oneNamespace(s.jobSummary)))
+	m.HandleFunc("PUT /v1/job/{id}/periodic/force", s.wrap(oneNamespace(s.jobPeriodicForce)))
+	m.HandleFunc("POST /v1/job/{id}/periodic/force", s.wrap(oneNamespace(s.jobPeriodicForce)))
 	m.HandleFunc("GET /v1/allocations", s.wrap(s.allocList))
 	m.HandleFunc("GET /v1/allocation/{id}", s.wrap(s.allocGet))
 	m.HandleFunc("POST /v1/allocation/{id}/stop", s.wrap(s.allocStop))

@@ -101,6 +101,7 @@ func Canonicalize(job *messages.Job) {
 	canonConstraints(job.Constraints)
 	canonAffinities(job.Affinities)
 	canonSpreads(job.Spreads)
+	canonPeriodic(job.Periodic)
 	for _, g := range job.TaskGroups {
 		if g != nil {
 			canonGroup(job.Type, g)

@@ -63,8 +63,12 @@
 // Zero values, which Nomad's client sends for unset fields, pass, and so
 // do the defaults api.Job.Canonicalize fills in (update strategy,
 // ephemeral disk). In HCL, the blocks and arguments of hclRefused
-// (periodic, update, service, template, artifact, vault, consul,
+// (parameterized, update, service, template, artifact, vault, consul,
 // lifecycle, ...) are errors naming them at their line.
+//
+// A periodic block (periodic.go) is parsed and validated here: cron
+// expressions with hashicorp/cronexpr, in the block's time zone;
+// PeriodicNext is the launch time the leader's dispatcher uses.
 //
 // Errors wrap ErrParse or ErrInvalid (an *UnsupportedError wraps ErrParse
 // and ErrUnsupported).

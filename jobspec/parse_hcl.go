@@ -28,7 +28,8 @@ var (
 
 	fileSchema = schemaOf(nil, blockSpec{"job", []string{"name"}}, blockSpec{"variable", []string{"name"}})
 	jobSchema  = schemaOf(jobAttrs, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
-		blockSpec{name: "affinity"}, blockSpec{name: "spread"}, blockSpec{"group", []string{"name"}})
+		blockSpec{name: "affinity"}, blockSpec{name: "spread"}, blockSpec{"group", []string{"name"}},
+		blockSpec{name: "periodic"})
 	groupSchema = schemaOf(groupAttrs,
 		blockSpec{name: "constraint"}, blockSpec{name: "affinity"}, blockSpec{name: "spread"},
 		blockSpec{name: "restart"}, blockSpec{name: "reschedule"},
@@ -104,6 +105,7 @@ func (d *hclDecoder) job(b *hcl.Block) (*messages.Job, []groupPresence) {
 	job.Constraints = d.constraints(c.Blocks.OfType("constraint"))
 	job.Affinities = d.affinities(c.Blocks.OfType("affinity"))
 	job.Spreads = d.spreads(c.Blocks.OfType("spread"))
+	job.Periodic = d.periodic(d.single(c, "periodic"))
 	var pres []groupPresence
 	for _, gb := range c.Blocks.OfType("group") {
 		g, p := d.group(gb)

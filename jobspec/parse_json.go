@@ -60,6 +60,13 @@ func ParseJSON(src []byte) (*messages.Job, error) {
 		}
 	}
 	applyPresence(body.Job, jsonPresence(jobObj))
+	if p, ok := lookup(jobObj, "Periodic"); ok {
+		if pm, ok := p.(map[string]any); ok && body.Job.Periodic != nil {
+			if _, set := lookup(pm, "Enabled"); !set {
+				body.Job.Periodic.Enabled = true // Nomad's default
+			}
+		}
+	}
 	return body.Job, nil
 }
 

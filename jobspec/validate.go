@@ -82,6 +82,7 @@ func validateJob(c checker, job *messages.Job) {
 	validateConstraints(c, "constraint", job.Constraints)
 	validateAffinities(c, job.Affinities)
 	validateSpreads(c, job.Spreads)
+	validatePeriodic(c, job)
 	if len(job.TaskGroups) == 0 {
 		c.addf("job must have at least one group")
 	}

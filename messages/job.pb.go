@@ -49,9 +49,13 @@ type Job struct {
 	Stable            bool                   `protobuf:"varint,19,opt,name=Stable,proto3" json:"Stable,omitempty"`
 	// Affinities and Spreads score nodes (Nomad's affinity and spread
 	// blocks); NodePool limits placement to one pool ("all": every pool).
-	Affinities    []*Affinity `protobuf:"bytes,20,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
-	Spreads       []*Spread   `protobuf:"bytes,21,rep,name=Spreads,proto3" json:"Spreads,omitempty"`
-	NodePool      string      `protobuf:"bytes,22,opt,name=NodePool,proto3" json:"NodePool,omitempty"`
+	Affinities []*Affinity `protobuf:"bytes,20,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
+	Spreads    []*Spread   `protobuf:"bytes,21,rep,name=Spreads,proto3" json:"Spreads,omitempty"`
+	NodePool   string      `protobuf:"bytes,22,opt,name=NodePool,proto3" json:"NodePool,omitempty"`
+	// Periodic launches a child job (ID "<ID>/periodic-<unix time>",
+	// ParentID this job's ID) at each time its cron specs name.
+	Periodic      *PeriodicConfig `protobuf:"bytes,25,opt,name=Periodic,proto3" json:"Periodic,omitempty"`
+	ParentID      string          `protobuf:"bytes,26,opt,name=ParentID,proto3" json:"ParentID,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -240,6 +244,185 @@ func (x *Job) GetNodePool() string {
 	return ""
 }
 
+func (x *Job) GetPeriodic() *PeriodicConfig {
+	if x != nil {
+		return x.Periodic
+	}
+	return nil
+}
+
+func (x *Job) GetParentID() string {
+	if x != nil {
+		return x.ParentID
+	}
+	return ""
+}
+
+// PeriodicConfig is Nomad's periodic block. Specs are cron expressions
+// (Spec is the older single one, kept as given); TimeZone is an IANA
+// name ("" : UTC).
+type PeriodicConfig struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Enabled         bool                   `protobuf:"varint,1,opt,name=Enabled,proto3" json:"Enabled,omitempty"`
+	Specs           []string               `protobuf:"bytes,2,rep,name=Specs,proto3" json:"Specs,omitempty"`
+	SpecType        string                 `protobuf:"bytes,3,opt,name=SpecType,proto3" json:"SpecType,omitempty"` // "cron"
+	ProhibitOverlap bool                   `protobuf:"varint,4,opt,name=ProhibitOverlap,proto3" json:"ProhibitOverlap,omitempty"`
+	TimeZone        string                 `protobuf:"bytes,5,opt,name=TimeZone,proto3" json:"TimeZone,omitempty"`
+	Spec            string                 `protobuf:"bytes,6,opt,name=Spec,proto3" json:"Spec,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *PeriodicConfig) Reset() {
+	*x = PeriodicConfig{}
+	mi := &file_job_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PeriodicConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PeriodicConfig) ProtoMessage() {}
+
+func (x *PeriodicConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PeriodicConfig.ProtoReflect.Descriptor instead.
+func (*PeriodicConfig) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PeriodicConfig) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+func (x *PeriodicConfig) GetSpecs() []string {
+	if x != nil {
+		return x.Specs
+	}
+	return nil
+}
+
+func (x *PeriodicConfig) GetSpecType() string {
+	if x != nil {
+		return x.SpecType
+	}
+	return ""
+}
+
+func (x *PeriodicConfig) GetProhibitOverlap() bool {
+	if x != nil {
+		return x.ProhibitOverlap
+	}
+	return false
+}
+
+func (x *PeriodicConfig) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
+func (x *PeriodicConfig) GetSpec() string {
+	if x != nil {
+		return x.Spec
+	}
+	return ""
+}
+
+// PeriodicLaunch is the last launch of a periodic job, stored with the
+// child it created, so that a new leader neither skips nor repeats one.
+type PeriodicLaunch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Namespace     string                 `protobuf:"bytes,1,opt,name=Namespace,proto3" json:"Namespace,omitempty"`
+	ID            string                 `protobuf:"bytes,2,opt,name=ID,proto3" json:"ID,omitempty"`
+	Launch        int64                  `protobuf:"varint,3,opt,name=Launch,proto3" json:"Launch,omitempty"` // unix nanos of the cron time launched
+	CreateIndex   uint64                 `protobuf:"varint,4,opt,name=CreateIndex,proto3" json:"CreateIndex,omitempty"`
+	ModifyIndex   uint64                 `protobuf:"varint,5,opt,name=ModifyIndex,proto3" json:"ModifyIndex,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PeriodicLaunch) Reset() {
+	*x = PeriodicLaunch{}
+	mi := &file_job_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PeriodicLaunch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PeriodicLaunch) ProtoMessage() {}
+
+func (x *PeriodicLaunch) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PeriodicLaunch.ProtoReflect.Descriptor instead.
+func (*PeriodicLaunch) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PeriodicLaunch) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *PeriodicLaunch) GetID() string {
+	if x != nil {
+		return x.ID
+	}
+	return ""
+}
+
+func (x *PeriodicLaunch) GetLaunch() int64 {
+	if x != nil {
+		return x.Launch
+	}
+	return 0
+}
+
+func (x *PeriodicLaunch) GetCreateIndex() uint64 {
+	if x != nil {
+		return x.CreateIndex
+	}
+	return 0
+}
+
+func (x *PeriodicLaunch) GetModifyIndex() uint64 {
+	if x != nil {
+		return x.ModifyIndex
+	}
+	return 0
+}
+
 type Constraint struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	LTarget       string                 `protobuf:"bytes,1,opt,name=LTarget,proto3" json:"LTarget,omitempty"`
@@ -251,7 +434,7 @@ type Constraint struct {
 
 func (x *Constraint) Reset() {
 	*x = Constraint{}
-	mi := &file_job_proto_msgTypes[1]
+	mi := &file_job_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -263,7 +446,7 @@ func (x *Constraint) String() string {
 func (*Constraint) ProtoMessage() {}
 
 func (x *Constraint) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[1]
+	mi := &file_job_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -276,7 +459,7 @@ func (x *Constraint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Constraint.ProtoReflect.Descriptor instead.
 func (*Constraint) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{1}
+	return file_job_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Constraint) GetLTarget() string {
@@ -322,7 +505,7 @@ type TaskGroup struct {
 
 func (x *TaskGroup) Reset() {
 	*x = TaskGroup{}
-	mi := &file_job_proto_msgTypes[2]
+	mi := &file_job_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -334,7 +517,7 @@ func (x *TaskGroup) String() string {
 func (*TaskGroup) ProtoMessage() {}
 
 func (x *TaskGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[2]
+	mi := &file_job_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -347,7 +530,7 @@ func (x *TaskGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskGroup.ProtoReflect.Descriptor instead.
 func (*TaskGroup) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{2}
+	return file_job_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TaskGroup) GetName() string {
@@ -473,7 +656,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_job_proto_msgTypes[3]
+	mi := &file_job_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -485,7 +668,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[3]
+	mi := &file_job_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -498,7 +681,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{3}
+	return file_job_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Task) GetName() string {
@@ -627,7 +810,7 @@ type CSIPluginConfig struct {
 
 func (x *CSIPluginConfig) Reset() {
 	*x = CSIPluginConfig{}
-	mi := &file_job_proto_msgTypes[4]
+	mi := &file_job_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -639,7 +822,7 @@ func (x *CSIPluginConfig) String() string {
 func (*CSIPluginConfig) ProtoMessage() {}
 
 func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[4]
+	mi := &file_job_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -652,7 +835,7 @@ func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIPluginConfig.ProtoReflect.Descriptor instead.
 func (*CSIPluginConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{4}
+	return file_job_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CSIPluginConfig) GetID() string {
@@ -707,7 +890,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_job_proto_msgTypes[5]
+	mi := &file_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -719,7 +902,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[5]
+	mi := &file_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -732,7 +915,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{5}
+	return file_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Resources) GetCPU() int32 {
@@ -796,7 +979,7 @@ type RequestedDevice struct {
 
 func (x *RequestedDevice) Reset() {
 	*x = RequestedDevice{}
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -808,7 +991,7 @@ func (x *RequestedDevice) String() string {
 func (*RequestedDevice) ProtoMessage() {}
 
 func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -821,7 +1004,7 @@ func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestedDevice.ProtoReflect.Descriptor instead.
 func (*RequestedDevice) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{6}
+	return file_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RequestedDevice) GetName() string {
@@ -864,7 +1047,7 @@ type Affinity struct {
 
 func (x *Affinity) Reset() {
 	*x = Affinity{}
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -876,7 +1059,7 @@ func (x *Affinity) String() string {
 func (*Affinity) ProtoMessage() {}
 
 func (x *Affinity) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -889,7 +1072,7 @@ func (x *Affinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Affinity.ProtoReflect.Descriptor instead.
 func (*Affinity) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{7}
+	return file_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Affinity) GetLTarget() string {
@@ -934,7 +1117,7 @@ type Spread struct {
 
 func (x *Spread) Reset() {
 	*x = Spread{}
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -946,7 +1129,7 @@ func (x *Spread) String() string {
 func (*Spread) ProtoMessage() {}
 
 func (x *Spread) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -959,7 +1142,7 @@ func (x *Spread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spread.ProtoReflect.Descriptor instead.
 func (*Spread) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{8}
+	return file_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Spread) GetAttribute() string {
@@ -993,7 +1176,7 @@ type SpreadTarget struct {
 
 func (x *SpreadTarget) Reset() {
 	*x = SpreadTarget{}
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1188,7 @@ func (x *SpreadTarget) String() string {
 func (*SpreadTarget) ProtoMessage() {}
 
 func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1201,7 @@ func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpreadTarget.ProtoReflect.Descriptor instead.
 func (*SpreadTarget) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{9}
+	return file_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SpreadTarget) GetValue() string {
@@ -1048,7 +1231,7 @@ type NetworkResource struct {
 
 func (x *NetworkResource) Reset() {
 	*x = NetworkResource{}
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1060,7 +1243,7 @@ func (x *NetworkResource) String() string {
 func (*NetworkResource) ProtoMessage() {}
 
 func (x *NetworkResource) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1073,7 +1256,7 @@ func (x *NetworkResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkResource.ProtoReflect.Descriptor instead.
 func (*NetworkResource) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{10}
+	return file_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *NetworkResource) GetMode() string {
@@ -1123,7 +1306,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1135,7 +1318,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1148,7 +1331,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{11}
+	return file_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Port) GetLabel() string {
@@ -1191,7 +1374,7 @@ type RestartPolicy struct {
 
 func (x *RestartPolicy) Reset() {
 	*x = RestartPolicy{}
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1203,7 +1386,7 @@ func (x *RestartPolicy) String() string {
 func (*RestartPolicy) ProtoMessage() {}
 
 func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1216,7 +1399,7 @@ func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartPolicy.ProtoReflect.Descriptor instead.
 func (*RestartPolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{12}
+	return file_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RestartPolicy) GetAttempts() int32 {
@@ -1261,7 +1444,7 @@ type ReschedulePolicy struct {
 
 func (x *ReschedulePolicy) Reset() {
 	*x = ReschedulePolicy{}
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1273,7 +1456,7 @@ func (x *ReschedulePolicy) String() string {
 func (*ReschedulePolicy) ProtoMessage() {}
 
 func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1286,7 +1469,7 @@ func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReschedulePolicy.ProtoReflect.Descriptor instead.
 func (*ReschedulePolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{13}
+	return file_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReschedulePolicy) GetAttempts() int32 {
@@ -1343,7 +1526,7 @@ type MigrateStrategy struct {
 
 func (x *MigrateStrategy) Reset() {
 	*x = MigrateStrategy{}
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1355,7 +1538,7 @@ func (x *MigrateStrategy) String() string {
 func (*MigrateStrategy) ProtoMessage() {}
 
 func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1368,7 +1551,7 @@ func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateStrategy.ProtoReflect.Descriptor instead.
 func (*MigrateStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{14}
+	return file_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *MigrateStrategy) GetMaxParallel() int32 {
@@ -1411,7 +1594,7 @@ type DisconnectStrategy struct {
 
 func (x *DisconnectStrategy) Reset() {
 	*x = DisconnectStrategy{}
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1423,7 +1606,7 @@ func (x *DisconnectStrategy) String() string {
 func (*DisconnectStrategy) ProtoMessage() {}
 
 func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1436,7 +1619,7 @@ func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectStrategy.ProtoReflect.Descriptor instead.
 func (*DisconnectStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{15}
+	return file_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DisconnectStrategy) GetLostAfter() int64 {
@@ -1482,7 +1665,7 @@ type VolumeRequest struct {
 
 func (x *VolumeRequest) Reset() {
 	*x = VolumeRequest{}
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1494,7 +1677,7 @@ func (x *VolumeRequest) String() string {
 func (*VolumeRequest) ProtoMessage() {}
 
 func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1507,7 +1690,7 @@ func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeRequest.ProtoReflect.Descriptor instead.
 func (*VolumeRequest) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{16}
+	return file_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *VolumeRequest) GetName() string {
@@ -1570,7 +1753,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1582,7 +1765,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1595,7 +1778,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{17}
+	return file_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *VolumeMount) GetVolume() string {
@@ -1629,7 +1812,7 @@ type LogConfig struct {
 
 func (x *LogConfig) Reset() {
 	*x = LogConfig{}
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1641,7 +1824,7 @@ func (x *LogConfig) String() string {
 func (*LogConfig) ProtoMessage() {}
 
 func (x *LogConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1654,7 +1837,7 @@ func (x *LogConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogConfig.ProtoReflect.Descriptor instead.
 func (*LogConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{18}
+	return file_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *LogConfig) GetMaxFiles() int32 {
@@ -1675,7 +1858,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\"\x8e\x06\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\"\xde\x06\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -1705,10 +1888,25 @@ const file_job_proto_rawDesc = "" +
 	"Affinities\x18\x14 \x03(\v2\x10.troupe.AffinityR\n" +
 	"Affinities\x12(\n" +
 	"\aSpreads\x18\x15 \x03(\v2\x0e.troupe.SpreadR\aSpreads\x12\x1a\n" +
-	"\bNodePool\x18\x16 \x01(\tR\bNodePool\x1a7\n" +
+	"\bNodePool\x18\x16 \x01(\tR\bNodePool\x122\n" +
+	"\bPeriodic\x18\x19 \x01(\v2\x16.troupe.PeriodicConfigR\bPeriodic\x12\x1a\n" +
+	"\bParentID\x18\x1a \x01(\tR\bParentID\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb6\x01\n" +
+	"\x0ePeriodicConfig\x12\x18\n" +
+	"\aEnabled\x18\x01 \x01(\bR\aEnabled\x12\x14\n" +
+	"\x05Specs\x18\x02 \x03(\tR\x05Specs\x12\x1a\n" +
+	"\bSpecType\x18\x03 \x01(\tR\bSpecType\x12(\n" +
+	"\x0fProhibitOverlap\x18\x04 \x01(\bR\x0fProhibitOverlap\x12\x1a\n" +
+	"\bTimeZone\x18\x05 \x01(\tR\bTimeZone\x12\x12\n" +
+	"\x04Spec\x18\x06 \x01(\tR\x04Spec\"\x9a\x01\n" +
+	"\x0ePeriodicLaunch\x12\x1c\n" +
+	"\tNamespace\x18\x01 \x01(\tR\tNamespace\x12\x0e\n" +
+	"\x02ID\x18\x02 \x01(\tR\x02ID\x12\x16\n" +
+	"\x06Launch\x18\x03 \x01(\x03R\x06Launch\x12 \n" +
+	"\vCreateIndex\x18\x04 \x01(\x04R\vCreateIndex\x12 \n" +
+	"\vModifyIndex\x18\x05 \x01(\x04R\vModifyIndex\"Z\n" +
 	"\n" +
 	"Constraint\x12\x18\n" +
 	"\aLTarget\x18\x01 \x01(\tR\aLTarget\x12\x18\n" +
@@ -1864,74 +2062,77 @@ func file_job_proto_rawDescGZIP() []byte {
 	return file_job_proto_rawDescData
 }
 
-var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_job_proto_goTypes = []any{
 	(*Job)(nil),                // 0: troupe.Job
-	(*Constraint)(nil),         // 1: troupe.Constraint
-	(*TaskGroup)(nil),          // 2: troupe.TaskGroup
-	(*Task)(nil),               // 3: troupe.Task
-	(*CSIPluginConfig)(nil),    // 4: troupe.CSIPluginConfig
-	(*Resources)(nil),          // 5: troupe.Resources
-	(*RequestedDevice)(nil),    // 6: troupe.RequestedDevice
-	(*Affinity)(nil),           // 7: troupe.Affinity
-	(*Spread)(nil),             // 8: troupe.Spread
-	(*SpreadTarget)(nil),       // 9: troupe.SpreadTarget
-	(*NetworkResource)(nil),    // 10: troupe.NetworkResource
-	(*Port)(nil),               // 11: troupe.Port
-	(*RestartPolicy)(nil),      // 12: troupe.RestartPolicy
-	(*ReschedulePolicy)(nil),   // 13: troupe.ReschedulePolicy
-	(*MigrateStrategy)(nil),    // 14: troupe.MigrateStrategy
-	(*DisconnectStrategy)(nil), // 15: troupe.DisconnectStrategy
-	(*VolumeRequest)(nil),      // 16: troupe.VolumeRequest
-	(*VolumeMount)(nil),        // 17: troupe.VolumeMount
-	(*LogConfig)(nil),          // 18: troupe.LogConfig
-	nil,                        // 19: troupe.Job.MetaEntry
-	nil,                        // 20: troupe.TaskGroup.MetaEntry
-	nil,                        // 21: troupe.TaskGroup.VolumesEntry
-	nil,                        // 22: troupe.Task.EnvEntry
-	nil,                        // 23: troupe.Task.MetaEntry
-	(*structpb.Struct)(nil),    // 24: google.protobuf.Struct
+	(*PeriodicConfig)(nil),     // 1: troupe.PeriodicConfig
+	(*PeriodicLaunch)(nil),     // 2: troupe.PeriodicLaunch
+	(*Constraint)(nil),         // 3: troupe.Constraint
+	(*TaskGroup)(nil),          // 4: troupe.TaskGroup
+	(*Task)(nil),               // 5: troupe.Task
+	(*CSIPluginConfig)(nil),    // 6: troupe.CSIPluginConfig
+	(*Resources)(nil),          // 7: troupe.Resources
+	(*RequestedDevice)(nil),    // 8: troupe.RequestedDevice
+	(*Affinity)(nil),           // 9: troupe.Affinity
+	(*Spread)(nil),             // 10: troupe.Spread
+	(*SpreadTarget)(nil),       // 11: troupe.SpreadTarget
+	(*NetworkResource)(nil),    // 12: troupe.NetworkResource
+	(*Port)(nil),               // 13: troupe.Port
+	(*RestartPolicy)(nil),      // 14: troupe.RestartPolicy
+	(*ReschedulePolicy)(nil),   // 15: troupe.ReschedulePolicy
+	(*MigrateStrategy)(nil),    // 16: troupe.MigrateStrategy
+	(*DisconnectStrategy)(nil), // 17: troupe.DisconnectStrategy
+	(*VolumeRequest)(nil),      // 18: troupe.VolumeRequest
+	(*VolumeMount)(nil),        // 19: troupe.VolumeMount
+	(*LogConfig)(nil),          // 20: troupe.LogConfig
+	nil,                        // 21: troupe.Job.MetaEntry
+	nil,                        // 22: troupe.TaskGroup.MetaEntry
+	nil,                        // 23: troupe.TaskGroup.VolumesEntry
+	nil,                        // 24: troupe.Task.EnvEntry
+	nil,                        // 25: troupe.Task.MetaEntry
+	(*structpb.Struct)(nil),    // 26: google.protobuf.Struct
 }
 var file_job_proto_depIdxs = []int32{
-	1,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
-	2,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
-	19, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
-	7,  // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
-	8,  // 4: troupe.Job.Spreads:type_name -> troupe.Spread
-	1,  // 5: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
-	3,  // 6: troupe.TaskGroup.Tasks:type_name -> troupe.Task
-	12, // 7: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
-	13, // 8: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
-	20, // 9: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
-	14, // 10: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
-	15, // 11: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
-	10, // 12: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
-	21, // 13: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
-	7,  // 14: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
-	8,  // 15: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
-	24, // 16: troupe.Task.Config:type_name -> google.protobuf.Struct
-	22, // 17: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	5,  // 18: troupe.Task.Resources:type_name -> troupe.Resources
-	12, // 19: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	23, // 20: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
-	1,  // 21: troupe.Task.Constraints:type_name -> troupe.Constraint
-	17, // 22: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	18, // 23: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	4,  // 24: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	7,  // 25: troupe.Task.Affinities:type_name -> troupe.Affinity
-	10, // 26: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	6,  // 27: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	1,  // 28: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	7,  // 29: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	9,  // 30: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	11, // 31: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	11, // 32: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	16, // 33: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	3,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
+	4,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
+	21, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
+	9,  // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
+	10, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
+	1,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
+	3,  // 6: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
+	5,  // 7: troupe.TaskGroup.Tasks:type_name -> troupe.Task
+	14, // 8: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
+	15, // 9: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
+	22, // 10: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
+	16, // 11: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
+	17, // 12: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
+	12, // 13: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
+	23, // 14: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
+	9,  // 15: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
+	10, // 16: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
+	26, // 17: troupe.Task.Config:type_name -> google.protobuf.Struct
+	24, // 18: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	7,  // 19: troupe.Task.Resources:type_name -> troupe.Resources
+	14, // 20: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	25, // 21: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	3,  // 22: troupe.Task.Constraints:type_name -> troupe.Constraint
+	19, // 23: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	20, // 24: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	6,  // 25: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	9,  // 26: troupe.Task.Affinities:type_name -> troupe.Affinity
+	12, // 27: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	8,  // 28: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	3,  // 29: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	9,  // 30: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	11, // 31: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	13, // 32: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	13, // 33: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	18, // 34: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	35, // [35:35] is the sub-list for method output_type
+	35, // [35:35] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -1945,7 +2146,7 @@ func file_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_job_proto_rawDesc), len(file_job_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

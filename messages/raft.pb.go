@@ -468,7 +468,10 @@ type RegisterJob struct {
 	JobModifyIndex uint64 `protobuf:"varint,4,opt,name=JobModifyIndex,proto3" json:"JobModifyIndex,omitempty"`
 	// Submission is the source the job was registered from (nil: none);
 	// stored only when the registration makes a new version.
-	Submission    *JobSubmission `protobuf:"bytes,5,opt,name=Submission,proto3" json:"Submission,omitempty"`
+	Submission *JobSubmission `protobuf:"bytes,5,opt,name=Submission,proto3" json:"Submission,omitempty"`
+	// Launch is set when the job is a periodic job's child: the parent's
+	// launch it records, refused unless it is later than the stored one.
+	Launch        *PeriodicLaunch `protobuf:"bytes,6,opt,name=Launch,proto3" json:"Launch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -534,6 +537,13 @@ func (x *RegisterJob) GetJobModifyIndex() uint64 {
 func (x *RegisterJob) GetSubmission() *JobSubmission {
 	if x != nil {
 		return x.Submission
+	}
+	return nil
+}
+
+func (x *RegisterJob) GetLaunch() *PeriodicLaunch {
+	if x != nil {
+		return x.Launch
 	}
 	return nil
 }
@@ -1265,23 +1275,24 @@ func (x *StopAlloc) GetEval() *Evaluation {
 
 // Snapshot is the whole state, written by the FSM's snapshot.
 type Snapshot struct {
-	state           protoimpl.MessageState  `protogen:"open.v1"`
-	Index           uint64                  `protobuf:"varint,1,opt,name=Index,proto3" json:"Index,omitempty"`
-	Jobs            []*Job                  `protobuf:"bytes,2,rep,name=Jobs,proto3" json:"Jobs,omitempty"`               // current version of each job
-	JobVersions     []*Job                  `protobuf:"bytes,3,rep,name=JobVersions,proto3" json:"JobVersions,omitempty"` // every stored version
-	Evals           []*Evaluation           `protobuf:"bytes,4,rep,name=Evals,proto3" json:"Evals,omitempty"`
-	Allocs          []*Allocation           `protobuf:"bytes,5,rep,name=Allocs,proto3" json:"Allocs,omitempty"`
-	Nodes           []*Node                 `protobuf:"bytes,6,rep,name=Nodes,proto3" json:"Nodes,omitempty"`
-	Volumes         []*CSIVolume            `protobuf:"bytes,7,rep,name=Volumes,proto3" json:"Volumes,omitempty"`
-	Plugins         []*CSIPlugin            `protobuf:"bytes,8,rep,name=Plugins,proto3" json:"Plugins,omitempty"`
-	NodePools       []*NodePool             `protobuf:"bytes,9,rep,name=NodePools,proto3" json:"NodePools,omitempty"`
-	SchedulerConfig *SchedulerConfiguration `protobuf:"bytes,10,opt,name=SchedulerConfig,proto3" json:"SchedulerConfig,omitempty"`
-	Variables       []*Variable             `protobuf:"bytes,20,rep,name=Variables,proto3" json:"Variables,omitempty"` // sealed, as stored
-	RootKeys        []*RootKey              `protobuf:"bytes,21,rep,name=RootKeys,proto3" json:"RootKeys,omitempty"`
-	Namespaces      []*Namespace            `protobuf:"bytes,22,rep,name=Namespaces,proto3" json:"Namespaces,omitempty"`
-	Submissions     []*JobSubmission        `protobuf:"bytes,23,rep,name=Submissions,proto3" json:"Submissions,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	state            protoimpl.MessageState  `protogen:"open.v1"`
+	Index            uint64                  `protobuf:"varint,1,opt,name=Index,proto3" json:"Index,omitempty"`
+	Jobs             []*Job                  `protobuf:"bytes,2,rep,name=Jobs,proto3" json:"Jobs,omitempty"`               // current version of each job
+	JobVersions      []*Job                  `protobuf:"bytes,3,rep,name=JobVersions,proto3" json:"JobVersions,omitempty"` // every stored version
+	Evals            []*Evaluation           `protobuf:"bytes,4,rep,name=Evals,proto3" json:"Evals,omitempty"`
+	Allocs           []*Allocation           `protobuf:"bytes,5,rep,name=Allocs,proto3" json:"Allocs,omitempty"`
+	Nodes            []*Node                 `protobuf:"bytes,6,rep,name=Nodes,proto3" json:"Nodes,omitempty"`
+	Volumes          []*CSIVolume            `protobuf:"bytes,7,rep,name=Volumes,proto3" json:"Volumes,omitempty"`
+	Plugins          []*CSIPlugin            `protobuf:"bytes,8,rep,name=Plugins,proto3" json:"Plugins,omitempty"`
+	NodePools        []*NodePool             `protobuf:"bytes,9,rep,name=NodePools,proto3" json:"NodePools,omitempty"`
+	SchedulerConfig  *SchedulerConfiguration `protobuf:"bytes,10,opt,name=SchedulerConfig,proto3" json:"SchedulerConfig,omitempty"`
+	Variables        []*Variable             `protobuf:"bytes,20,rep,name=Variables,proto3" json:"Variables,omitempty"` // sealed, as stored
+	RootKeys         []*RootKey              `protobuf:"bytes,21,rep,name=RootKeys,proto3" json:"RootKeys,omitempty"`
+	Namespaces       []*Namespace            `protobuf:"bytes,22,rep,name=Namespaces,proto3" json:"Namespaces,omitempty"`
+	Submissions      []*JobSubmission        `protobuf:"bytes,23,rep,name=Submissions,proto3" json:"Submissions,omitempty"`
+	PeriodicLaunches []*PeriodicLaunch       `protobuf:"bytes,26,rep,name=PeriodicLaunches,proto3" json:"PeriodicLaunches,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Snapshot) Reset() {
@@ -1412,6 +1423,13 @@ func (x *Snapshot) GetSubmissions() []*JobSubmission {
 	return nil
 }
 
+func (x *Snapshot) GetPeriodicLaunches() []*PeriodicLaunch {
+	if x != nil {
+		return x.PeriodicLaunches
+	}
+	return nil
+}
+
 var File_raft_proto protoreflect.FileDescriptor
 
 const file_raft_proto_rawDesc = "" +
@@ -1446,7 +1464,7 @@ const file_raft_proto_rawDesc = "" +
 	"\rRotateKeyring\x18\x1f \x01(\v2\x15.troupe.RotateKeyringH\x00R\rRotateKeyring\x12F\n" +
 	"\x10UpsertNamespaces\x18\x1c \x01(\v2\x18.troupe.UpsertNamespacesH\x00R\x10UpsertNamespaces\x12F\n" +
 	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespacesB\x05\n" +
-	"\x03Cmd\"\xd7\x01\n" +
+	"\x03Cmd\"\x87\x02\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
 	"\x04Eval\x18\x02 \x01(\v2\x12.troupe.EvaluationR\x04Eval\x12\"\n" +
@@ -1454,7 +1472,8 @@ const file_raft_proto_rawDesc = "" +
 	"\x0eJobModifyIndex\x18\x04 \x01(\x04R\x0eJobModifyIndex\x125\n" +
 	"\n" +
 	"Submission\x18\x05 \x01(\v2\x15.troupe.JobSubmissionR\n" +
-	"Submission\"\x81\x01\n" +
+	"Submission\x12.\n" +
+	"\x06Launch\x18\x06 \x01(\v2\x16.troupe.PeriodicLaunchR\x06Launch\"\x81\x01\n" +
 	"\rDeregisterJob\x12\x1c\n" +
 	"\tNamespace\x18\x01 \x01(\tR\tNamespace\x12\x14\n" +
 	"\x05JobID\x18\x02 \x01(\tR\x05JobID\x12\x14\n" +
@@ -1506,7 +1525,7 @@ const file_raft_proto_rawDesc = "" +
 	"\tStopAlloc\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12.\n" +
 	"\x12DesiredDescription\x18\x02 \x01(\tR\x12DesiredDescription\x12&\n" +
-	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\x87\x05\n" +
+	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xcb\x05\n" +
 	"\bSnapshot\x12\x14\n" +
 	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12\x1f\n" +
 	"\x04Jobs\x18\x02 \x03(\v2\v.troupe.JobR\x04Jobs\x12-\n" +
@@ -1524,7 +1543,8 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"Namespaces\x18\x16 \x03(\v2\x11.troupe.NamespaceR\n" +
 	"Namespaces\x127\n" +
-	"\vSubmissions\x18\x17 \x03(\v2\x15.troupe.JobSubmissionR\vSubmissionsB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\vSubmissions\x18\x17 \x03(\v2\x15.troupe.JobSubmissionR\vSubmissions\x12B\n" +
+	"\x10PeriodicLaunches\x18\x1a \x03(\v2\x16.troupe.PeriodicLaunchR\x10PeriodicLaunchesB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_raft_proto_rawDescOnce sync.Once
@@ -1570,16 +1590,17 @@ var file_raft_proto_goTypes = []any{
 	(*Job)(nil),                    // 27: troupe.Job
 	(*Evaluation)(nil),             // 28: troupe.Evaluation
 	(*JobSubmission)(nil),          // 29: troupe.JobSubmission
-	(*Allocation)(nil),             // 30: troupe.Allocation
-	(*Node)(nil),                   // 31: troupe.Node
-	(*DrainStrategy)(nil),          // 32: troupe.DrainStrategy
-	(*CSIVolume)(nil),              // 33: troupe.CSIVolume
-	(*CSIPlugin)(nil),              // 34: troupe.CSIPlugin
-	(*NodePool)(nil),               // 35: troupe.NodePool
-	(*SchedulerConfiguration)(nil), // 36: troupe.SchedulerConfiguration
-	(*Variable)(nil),               // 37: troupe.Variable
-	(*RootKey)(nil),                // 38: troupe.RootKey
-	(*Namespace)(nil),              // 39: troupe.Namespace
+	(*PeriodicLaunch)(nil),         // 30: troupe.PeriodicLaunch
+	(*Allocation)(nil),             // 31: troupe.Allocation
+	(*Node)(nil),                   // 32: troupe.Node
+	(*DrainStrategy)(nil),          // 33: troupe.DrainStrategy
+	(*CSIVolume)(nil),              // 34: troupe.CSIVolume
+	(*CSIPlugin)(nil),              // 35: troupe.CSIPlugin
+	(*NodePool)(nil),               // 36: troupe.NodePool
+	(*SchedulerConfiguration)(nil), // 37: troupe.SchedulerConfiguration
+	(*Variable)(nil),               // 38: troupe.Variable
+	(*RootKey)(nil),                // 39: troupe.RootKey
+	(*Namespace)(nil),              // 40: troupe.Namespace
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1608,41 +1629,43 @@ var file_raft_proto_depIdxs = []int32{
 	27, // 23: troupe.RegisterJob.Job:type_name -> troupe.Job
 	28, // 24: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
 	29, // 25: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
-	28, // 26: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	28, // 27: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	30, // 28: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 29: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	28, // 30: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	28, // 31: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 32: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	30, // 33: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	28, // 34: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	31, // 35: troupe.RegisterNode.Node:type_name -> troupe.Node
-	28, // 36: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	28, // 37: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	28, // 38: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	28, // 39: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	32, // 40: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	28, // 41: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	28, // 42: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	27, // 43: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	27, // 44: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	28, // 45: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	30, // 46: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	31, // 47: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	33, // 48: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	34, // 49: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	35, // 50: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	36, // 51: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	37, // 52: troupe.Snapshot.Variables:type_name -> troupe.Variable
-	38, // 53: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
-	39, // 54: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
-	29, // 55: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
-	56, // [56:56] is the sub-list for method output_type
-	56, // [56:56] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	30, // 26: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
+	28, // 27: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	28, // 28: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	31, // 29: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 30: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	28, // 31: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	28, // 32: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 33: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	31, // 34: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	28, // 35: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	32, // 36: troupe.RegisterNode.Node:type_name -> troupe.Node
+	28, // 37: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	28, // 38: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	28, // 39: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	28, // 40: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	33, // 41: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	28, // 42: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	28, // 43: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	27, // 44: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	27, // 45: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	28, // 46: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	31, // 47: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	32, // 48: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	34, // 49: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	35, // 50: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	36, // 51: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	37, // 52: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	38, // 53: troupe.Snapshot.Variables:type_name -> troupe.Variable
+	39, // 54: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
+	40, // 55: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
+	29, // 56: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
+	30, // 57: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
+	58, // [58:58] is the sub-list for method output_type
+	58, // [58:58] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }

@@ -92,6 +92,16 @@ var reconcileCases = []reconcileCase{
 			require.NotContains(t, stopsByID(plan), "a-n04-4")
 			require.Equal(t, messages.EvalStatusComplete, plan.EvalUpdate.Status)
 		}},
+	{name: "a periodic job places nothing itself",
+		setup: func(job *messages.Job, s *MemSnapshot) {
+			addRunning(s, job, 2) // from before it became periodic
+			job.Type = "batch"
+			job.Periodic = &messages.PeriodicConfig{Enabled: true, Specs: []string{"@daily"}}
+		},
+		check: func(t *testing.T, _ *MemSnapshot, plan *messages.ApplyPlan) {
+			require.Empty(t, plan.Place)
+			require.Len(t, plan.Stop, 2)
+		}},
 	{name: "purged job stops every running alloc",
 		setup: func(job *messages.Job, s *MemSnapshot) { addRunning(s, job, 2); s.RemoveJob("default", "web") },
 		check: func(t *testing.T, _ *MemSnapshot, plan *messages.ApplyPlan) {

@@ -30,6 +30,8 @@ type Actor struct {
 	nodes  map[string]*actor.PID
 	// volumes is the volume manager (volume and controller actors).
 	volumes *actor.PID
+	// periodic launches periodic jobs' children (periodic.Dispatcher).
+	periodic *actor.PID
 }
 
 // New returns a producer for the server actor.

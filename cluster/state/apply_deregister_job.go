@@ -40,6 +40,7 @@ func (w *writeTxn) purgeJob(j *messages.Job) {
 		w.deleteSubmission(v)
 		w.dropVersionWindows(v)
 	}
+	w.deleteLaunch(j.Namespace, j.ID)
 	w.delete(TableJobs, j)
 	w.changed[TableJobs] = true
 	w.ev.job(JobKey(j.Namespace, j.ID))

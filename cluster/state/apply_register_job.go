@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -28,6 +29,11 @@ func applyRegisterJob(w *writeTxn, c *messages.RegisterJob) any {
 		}
 		return fmt.Errorf("%w: Enforcing job modify index %d: job %q exists with conflicting job modify index: %d",
 			ErrJobModifyIndex, c.GetJobModifyIndex(), j.ID, old.GetJobModifyIndex())
+	}
+	if l := c.GetLaunch(); l != nil {
+		if err := w.launchOf(j, l); err != nil {
+			return err
+		}
 	}
 	j = Registered(old, j, w.index, w.now)
 	w.putJob(j)
@@ -85,4 +91,17 @@ func (w *writeTxn) trimVersions(ns, id string, keep int) int {
 		clear(w.windowOf)
 	}
 	return len(old)
+}
+
+// launchOf records the launch that child j is, refused unless j is its
+// periodic parent's child and the launch later than the last.
+func (w *writeTxn) launchOf(j *messages.Job, l *messages.PeriodicLaunch) error {
+	if l.GetNamespace() != j.GetNamespace() || l.GetID() != j.GetParentID() || !strings.HasPrefix(j.GetID(), l.GetID()+PeriodicChildInfix) {
+		return fmt.Errorf("%w: launch of %q with child %q", ErrBadCommand, l.GetID(), j.GetID())
+	}
+	parent := w.read().JobByID(l.Namespace, l.ID)
+	if !parent.GetPeriodic().GetEnabled() {
+		return fmt.Errorf("%w: job %q is not an enabled periodic job", ErrBadCommand, l.ID)
+	}
+	return w.putLaunch(l)
 }

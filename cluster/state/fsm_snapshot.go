@@ -81,6 +81,11 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 			return each(txn, TableNamespaces, cw, func(r *messages.Snapshot, ns *messages.Namespace) { r.Namespaces = append(r.Namespaces, ns) })
 		},
 		func() error { return eachSubmission(txn, cw) },
+		func() error {
+			return each(txn, tablePeriodicLaunches, cw, func(r *messages.Snapshot, l *messages.PeriodicLaunch) {
+				r.PeriodicLaunches = append(r.PeriodicLaunches, l)
+			})
+		},
 		cw.flush,
 	}
 	for _, step := range steps {
@@ -210,6 +215,7 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 	w.restoreVariables(rec)
 	w.restoreNamespaces(rec.Namespaces)
 	w.restoreSubmissions(rec.Submissions)
+	w.restoreLaunches(rec.PeriodicLaunches)
 }
 
 // commitRestore flushes the derived tables and sets every table's index

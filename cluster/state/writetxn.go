@@ -2,6 +2,7 @@ package state
 
 import (
 	"log/slog"
+	"strings"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -57,6 +58,13 @@ type jobRef struct{ ns, id string }
 
 // JobKey is how a job is named in Event.JobsChanged: "<namespace>/<id>".
 func JobKey(ns, id string) string { return ns + "/" + id }
+
+// SplitJobKey is the namespace and ID of a JobKey (a namespace never
+// holds "/"; a child job's ID does).
+func SplitJobKey(key string) (ns, id string) {
+	ns, id, _ = strings.Cut(key, "/")
+	return ns, id
+}
 
 func (w *writeTxn) insert(table string, obj any) {
 	if err := w.txn.Insert(table, obj); err != nil {

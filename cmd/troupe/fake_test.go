@@ -121,6 +121,7 @@ func (f *fakeAPI) routes(mux *http.ServeMux) {
 	mux.HandleFunc("PUT /v1/job/{id}/plan", get(f, func(string) any { return f.plan }))
 	mux.HandleFunc("GET /v1/job/{id}/versions", get(f, func(string) any { return f.versions }))
 	mux.HandleFunc("PUT /v1/job/{id}/revert", f.write(func(string) any { return &api.JobRegisterResponse{EvalID: f.evalID} }))
+	mux.HandleFunc("POST /v1/job/{id}/periodic/force", f.write(func(string) any { return &api.PeriodicForceResponse{EvalID: f.evalID} }))
 	mux.HandleFunc("PUT /v1/job/{id}/scale", f.write(func(string) any { return &api.JobRegisterResponse{EvalID: f.evalID} }))
 	mux.HandleFunc("GET /v1/client/stats", func(w http.ResponseWriter, r *http.Request) {
 		f.reply(w, f.stats[r.URL.Query().Get("node_id")])
@@ -220,7 +221,7 @@ func (f *fakeAPI) listJobs(w http.ResponseWriter, r *http.Request) {
 	out := []*api.JobListStub{}
 	for _, j := range f.jobs {
 		if strings.HasPrefix(j.ID, r.URL.Query().Get("prefix")) {
-			out = append(out, &api.JobListStub{ID: j.ID, Name: j.Name, Namespace: j.Namespace, Type: j.Type, Priority: int(j.Priority),
+			out = append(out, &api.JobListStub{ID: j.ID, ParentID: j.ParentID, Name: j.Name, Namespace: j.Namespace, Type: j.Type, Priority: int(j.Priority),
 				Status: j.Status, SubmitTime: j.SubmitTime})
 		}
 	}

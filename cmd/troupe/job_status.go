@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/messages"
@@ -76,6 +77,15 @@ func jobDetail(m *meta, c *api.Client, job *messages.Job) int {
 		{"Namespace", job.Namespace},
 		{"Status", job.Status},
 	})
+	if job.GetPeriodic() != nil {
+		fmt.Fprintln(m.stdout)
+		if err := writePeriodic(m.stdout, c, job, time.Now()); err != nil {
+			return m.fail("querying the periodic job's children", err)
+		}
+	}
+	if job.ParentID != "" {
+		writeKV(m.stdout, []kv{{"Parent ID", job.ParentID}})
+	}
 	summary, _, err := c.Jobs().Summary(job.ID, nil)
 	if err != nil {
 		return m.fail("querying job summary", err)

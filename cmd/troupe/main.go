@@ -54,6 +54,9 @@ func commandTree() *cmdNode {
 			"status":  {synopsis: "List jobs or show one job", run: jobStatusCommand},
 			"stop":    {synopsis: "Stop a running job", run: jobStopCommand},
 			"inspect": {synopsis: "Print a job as JSON", run: jobInspectCommand},
+			"periodic": {synopsis: "Act on periodic jobs", subs: map[string]*cmdNode{
+				"force": {synopsis: "Launch a periodic job's child now", run: jobPeriodicForceCommand},
+			}},
 		}},
 		"alloc": {synopsis: "Inspect allocations", subs: map[string]*cmdNode{
 			"status":  {synopsis: "Show an allocation", run: allocStatusCommand},

@@ -18,6 +18,7 @@ const (
 	JobDeregister Trigger = "job-deregister"
 	JobScaling    Trigger = "job-scaling"
 	AllocStop     Trigger = "alloc-stop"
+	PeriodicJob   Trigger = "periodic-job"
 	nodeUpdate    Trigger = "node-update"
 	nodeDrain     Trigger = "node-drain"
 	allocFailure  Trigger = "alloc-failure"
