@@ -35,7 +35,7 @@ type Follower struct {
 }
 
 // Follow starts reading the log at base (which need not exist yet) from
-// its start, until the text read ends with last.
+// its start, until the text read ends with last ("": until Stop).
 func Follow(base, last string) *Follower {
 	f := &Follower{base: base, last: last, stop: make(chan struct{}), done: make(chan struct{})}
 	go f.run()
@@ -65,7 +65,7 @@ func (f *Follower) run() {
 			n, err := r.Read(buf)
 			f.mu.Lock()
 			f.text.Write(buf[:n])
-			finished := bytes.HasSuffix(f.text.Bytes(), []byte(f.last))
+			finished := f.last != "" && bytes.HasSuffix(f.text.Bytes(), []byte(f.last))
 			f.mu.Unlock()
 			if finished {
 				return
