@@ -19,11 +19,12 @@ import (
 // logUnit is the tests' "MB" of max_file_size: 1 KiB.
 const logUnit = 1 << 10
 
-// printLines prints "line <from>" .. "line <to>" on stdout, pausing a
-// millisecond every 50 lines (a follower keeps up with max_files).
+// printLines prints "line <from>" .. "line <to>" on stdout, pausing 20 ms
+// every 100 lines: the max_files kept hold about half a second of them,
+// time enough for a follower on a busy host to keep up.
 func printLines(from, to int) string {
 	return `i=` + strconv.Itoa(from) + `; while [ $i -le ` + strconv.Itoa(to) + ` ]; do echo line $i; ` +
-		`if [ $((i % 50)) -eq 0 ]; then usleep 1000; fi; i=$((i+1)); done; `
+		`if [ $((i % 100)) -eq 0 ]; then usleep 20000; fi; i=$((i+1)); done; `
 }
 
 // TestLogsRotateAcrossAgentRestart: a task with a logs block writes
@@ -41,14 +42,15 @@ func TestLogsRotateAcrossAgentRestart(t *testing.T) {
 		return d
 	}
 	d1 := newDriver()
-	cfg := e.taskConfig(t, printLines(1, 1500)+`echo err >&2; while [ ! -e /local/stop ]; do usleep 20000; done; `+
-		printLines(1501, 3000)+`exit 0`)
-	cfg.LogMaxFiles, cfg.LogMaxFileSizeMB = 3, 4
-	const maxBytes = 4 * logUnit
-	follow := logmontest.Follow(cfg.StdoutPath, "line 3000\n")
+	// about 58 KB of lines: 8 files of 8 KB, of which 3 are kept
+	cfg := e.taskConfig(t, printLines(1, 3000)+`echo err >&2; while [ ! -e /local/stop ]; do usleep 20000; done; `+
+		printLines(3001, 6000)+`exit 0`)
+	cfg.LogMaxFiles, cfg.LogMaxFileSizeMB = 3, 8
+	const maxBytes = 8 * logUnit
+	follow := logmontest.Follow(cfg.StdoutPath, "line 6000\n")
 	defer follow.Stop()
 	h := e.start(t, d1, cfg)
-	follow.Until(t, "line 1500\n", time.Minute)
+	follow.Until(t, "line 3000\n", time.Minute)
 
 	fwd := forwarderOf(t, cfg.StdoutPath)
 	require.NotZero(t, fwd, "a logmon process writes the task's logs")
@@ -57,7 +59,7 @@ func TestLogsRotateAcrossAgentRestart(t *testing.T) {
 
 	d1.Shutdown() // the agent stops; the task and its forwarder go on
 	stopFile(t, cfg)
-	follow.Until(t, "line 3000\n", time.Minute)
+	follow.Until(t, "line 6000\n", time.Minute)
 
 	d2 := newDriver()
 	require.NoError(t, d2.RecoverTask(context.Background(), h))
@@ -65,7 +67,7 @@ func TestLogsRotateAcrossAgentRestart(t *testing.T) {
 	require.NoError(t, r.Err)
 	require.Equal(t, 0, r.ExitCode)
 
-	all := logmontest.Lines(1, 3000)
+	all := logmontest.Lines(1, 6000)
 	require.Equal(t, all, follow.Wait(t, time.Minute), "the follower saw every line once, in order")
 	kept := logmontest.CheckFiles(t, cfg.StdoutPath, 3, 3, maxBytes)
 	require.True(t, strings.HasSuffix(all, kept) && strings.HasPrefix(kept, "line "),
