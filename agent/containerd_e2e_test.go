@@ -68,7 +68,7 @@ func TestContainerdTaskLifecycle(t *testing.T) {
 	require.Equal(t, al.GetID(), get(t, hostPort(t, al)), "the mapped port reaches the container")
 	stdout, err := e.a.TaskLogPath(al.GetID(), "web", "stdout")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return strings.Count(readFile(stdout), "hello-from-container") == 1 },
+	require.Eventually(t, func() bool { return strings.Count(readLog(stdout), "hello-from-container") == 1 },
 		10*time.Second, 20*time.Millisecond)
 	require.Len(t, dm.Containers(t), 1)
 
@@ -79,7 +79,7 @@ func TestContainerdTaskLifecycle(t *testing.T) {
 		return e.a.Store().Snapshot().AllocByID(al.GetID()).GetClientStatus() == "running"
 	}, 30*time.Second, 20*time.Millisecond)
 	require.Equal(t, al.GetID(), get(t, hostPort(t, al)))
-	require.Equal(t, 1, strings.Count(readFile(stdout), "hello-from-container"), "not started twice")
+	require.Equal(t, 1, strings.Count(readLog(stdout), "hello-from-container"), "not started twice")
 
 	// Reboot: containerd's tasks and state, netns files, IPAM state,
 	// firewall rules and the bridge are gone.
@@ -90,7 +90,7 @@ func TestContainerdTaskLifecycle(t *testing.T) {
 	e = startContainerdAgent(t, dir, dm)
 	require.Eventually(t, func() bool {
 		return e.a.Store().Snapshot().AllocByID(al.GetID()).GetClientStatus() == "running" &&
-			strings.Count(readFile(stdout), "hello-from-container") == 2
+			strings.Count(readLog(stdout), "hello-from-container") == 2
 	}, 60*time.Second, 20*time.Millisecond, "the container did not come back after the reboot")
 	require.Equal(t, al.GetID(), get(t, hostPort(t, al)), "the port works again")
 
@@ -124,11 +124,6 @@ func TestContainerdUnknownImage(t *testing.T) {
 	}, 30*time.Second, 20*time.Millisecond, "no task event names the missing image")
 	require.Empty(t, dm.Containers(t))
 	require.Empty(t, dm.ActiveSnapshots(t, "overlayfs"))
-}
-
-func readFile(path string) string {
-	b, _ := os.ReadFile(path)
-	return string(b)
 }
 
 // TestContainerdRestartPolicyAndExitCode: a container that exits 3 is
@@ -178,5 +173,5 @@ func TestContainerdRestartPolicyAndExitCode(t *testing.T) {
 	require.Equal(t, 3, exits, "three runs, each exit code reported")
 	stdout, err := e.a.TaskLogPath(failed.GetID(), "t", "stdout")
 	require.NoError(t, err)
-	require.Equal(t, 3, strings.Count(readFile(stdout), "run"))
+	require.Equal(t, 3, strings.Count(readLog(stdout), "run"))
 }

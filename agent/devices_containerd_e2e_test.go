@@ -88,7 +88,7 @@ func TestContainerdTaskSeesOnlyItsGPUs(t *testing.T) {
 
 	stdout, err := e.a.TaskLogPath(al.GetID(), "t", "stdout")
 	require.NoError(t, err)
-	lines := strings.Split(strings.TrimSpace(readFile(stdout)), "\n")
+	lines := strings.Split(strings.TrimSpace(readLog(stdout)), "\n")
 	require.Len(t, lines, 4, "the container wrote: %q", lines)
 	want := []string{"nvidia-uvm", "nvidia-uvm-tools", "nvidiactl"}
 	var uuids []string

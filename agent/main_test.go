@@ -14,12 +14,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/runtime/driver/exec"
+	"github.com/troupe-dev/troupe/runtime/logmon"
 )
 
 // The test binary doubles as the exec driver's executor.
 func TestMain(m *testing.M) {
 	if os.Getenv("TROUPE_TEST_EXECUTOR") == "1" {
 		os.Exit(exec.ExecutorMain(os.Args[1:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == logmon.Command { // a task's log forwarder (containerd, qemu)
+		os.Exit(logmon.Main(os.Args[2:]))
 	}
 	code := m.Run()
 	if hostpathBin != "" {

@@ -42,6 +42,7 @@ func commandTree() *cmdNode {
 	return &cmdNode{subs: map[string]*cmdNode{
 		"agent":    {synopsis: "Run a troupe agent (server and/or client)", run: withoutIO(agentCommand)},
 		"executor": {run: withoutIO(executorCommand), hidden: true},
+		"logmon":   {run: withoutIO(logmonCommand), hidden: true},
 		"bench":    {synopsis: "Run the built-in benchmarks", run: withoutIO(benchCommand)},
 		"version":  {synopsis: "Print the troupe version", run: versionCommand},
 		"actors":   {synopsis: "Print the live actor tree of a node", run: actorsCommand},

@@ -19,6 +19,7 @@ func TestDispatch(t *testing.T) {
 	}{
 		{name: "version", args: []string{"version"}, out: "troupe v" + version + "\n"},
 		{name: "no args", args: nil, code: 1, err: "Usage: troupe <command>", notInUsage: "executor"},
+		{name: "logmon hidden", args: nil, code: 1, err: "Usage: troupe <command>", notInUsage: "logmon"},
 		{name: "help", args: []string{"-h"}, out: "    job "},
 		{name: "unknown", args: []string{"nope"}, code: 1, err: `Error: unknown command "nope" for "troupe"`},
 		{name: "group usage", args: []string{"operator", "raft"}, code: 1, err: "list-peers"},

@@ -25,8 +25,9 @@ type TaskConfig struct {
 	StderrPath string
 
 	// LogMaxFiles and LogMaxFileSizeMB (the task's logs block) make the
-	// exec driver write StdoutPath and StderrPath rotated, as base.0,
-	// base.1, ... (runtime/logrotate); 0, and other drivers: the one file.
+	// drivers (exec, raw_exec, java, containerd, qemu) write StdoutPath
+	// and StderrPath rotated, as base.0, base.1, ... (runtime/logrotate);
+	// 0: the one file.
 	LogMaxFiles      int
 	LogMaxFileSizeMB int
 

@@ -7,8 +7,9 @@
 // written, the lowest the oldest kept.
 //
 // Writer is the writing side, for one writer at a time (the exec driver's
-// executor, which outlives agent restarts, so rotation goes on while the
-// agent is down). It continues the highest existing file and opens the
+// executor, or the log forwarder of runtime/logmon for containerd and
+// qemu tasks: processes that outlive agent restarts, so rotation goes on
+// while the agent is down). It continues the highest existing file and opens the
 // next index when a write would take the current file past
 // Options.MaxBytes (cutting after the last newline that fits; a write that
 // ended mid-line near the end of a file has the rest of that line go to

@@ -36,9 +36,26 @@
 // MemoryMB as the reservation below it go into the OCI spec. TaskDir is
 // bind-mounted at /local.
 //
-// The shim writes the task's stdout and stderr straight to StdoutPath and
-// StderrPath (regular files, appended), so logs keep flowing while no
-// agent runs. The TaskHandle's State holds the container id and namespace;
+// Logs: with a logs block (TaskConfig.LogMaxFiles, LogMaxFileSizeMB) the
+// task's stdout and stderr rotate as StdoutPath.N and StderrPath.N
+// (runtime/logrotate; the alloc runner names them Nomad's way,
+// <alloc>/alloc/logs/<task>.stdout.N). The writer must keep writing while
+// the agent is down, so it cannot be the agent, nor FIFOs the agent
+// copies from (containerd would hold their data until an agent
+// re-attached, and a full FIFO stalls the task). It is a log forwarder
+// (runtime/logmon: the troupe binary, Config.LogmonPath, as the hidden
+// `troupe logmon <spec>`) that containerd's shim itself starts, as the
+// task's binary:// logger (cio.BinaryIO): the shim's child, owning the
+// read ends of the task's stdout and stderr pipes, living as long as the
+// task's shim does, whatever the agent and containerd do. A restarted
+// agent re-attaches to nothing: RecoverTask loads the task as before and
+// the logs have gone on rotating. The shim stops the forwarder (closing
+// the pipes, then SIGTERM) when DestroyTask deletes the task; the
+// forwarder copies what is left first. StartTask opens the files itself
+// first (logmon.Prepare), so that a log the forwarder could not write (a
+// symlink planted there, a missing dir) fails the start. Without a logs
+// block the shim appends each stream straight to StdoutPath and
+// StderrPath (regular files). The TaskHandle's State holds the container id and namespace;
 // RecoverTask on a new Driver loads the container and its task: a task that
 // exited meanwhile yields its result at once, and a container or task that
 // containerd lost (a host reboot wipes its state) is driver.ErrTaskNotFound.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -42,7 +43,15 @@ type Config struct {
 	// ReconnectTimeout is how long a task's watcher keeps retrying while
 	// containerd is unreachable before it reports ErrWaitLost; default 5m.
 	ReconnectTimeout time.Duration
-	Logger           *slog.Logger
+	// LogmonPath is the binary the shim runs as a task's log forwarder
+	// (`LogmonPath logmon <spec>`, runtime/logmon) when the task's logs
+	// rotate; default os.Executable() (the troupe binary).
+	LogmonPath string
+	Logger     *slog.Logger
+
+	// logUnit is the bytes of one "MB" of a task's LogMaxFileSizeMB
+	// (1 MiB; tests shrink it to rotate small logs).
+	logUnit int64
 }
 
 var (
@@ -91,6 +100,12 @@ func New(cfg Config) *Driver {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.LogmonPath == "" {
+		cfg.LogmonPath, _ = os.Executable()
+	}
+	if cfg.logUnit <= 0 {
+		cfg.logUnit = 1 << 20
 	}
 	log := cfg.Logger.With("driver", Name)
 	d := &Driver{platform: newPlatform(), cfg: cfg, log: log, tasks: driver.NewTasks[taskData](log),

@@ -22,6 +22,7 @@ import (
 
 	"github.com/troupe-dev/troupe/runtime/driver"
 	"github.com/troupe-dev/troupe/runtime/driver/containerd/ctrdtest"
+	"github.com/troupe-dev/troupe/runtime/logmon"
 )
 
 // testEnv is what the package's tests share: one containerd, the test
@@ -43,6 +44,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == logmon.Command { // the shim runs us as a task's log forwarder
+		os.Exit(logmon.Main(os.Args[2:]))
+	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		if err := teardown(); err != nil {
 			fmt.Fprintln(os.Stderr, "teardown:", err)

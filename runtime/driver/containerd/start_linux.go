@@ -41,10 +41,11 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 	if err != nil {
 		return nil, err
 	}
-	if err := createLogFiles(cfg); err != nil {
+	taskIO, err := d.taskIO(cfg)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %s: log files: %w", ErrTaskStart, cfg.ID, err)
 	}
-	ctr, tsk, err := d.create(ctx, cl, img, cid, s, cfg)
+	ctr, tsk, err := d.create(ctx, cl, img, cid, s, cfg, taskIO)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +70,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 // create makes the container and starts its task; on failure it removes
 // what it made, snapshot included.
 func (d *Driver) create(ctx context.Context, cl *client.Client, img client.Image, cid string,
-	s *taskSpec, cfg *driver.TaskConfig) (client.Container, client.Task, error) {
+	s *taskSpec, cfg *driver.TaskConfig, taskIO cio.Creator) (client.Container, client.Task, error) {
 	ctr, err := cl.NewContainer(ctx, cid, d.containerOpts(img, cid, s, cfg)...)
 	if err != nil {
 		if errdefs.IsAlreadyExists(err) { // another driver started it meanwhile
@@ -78,7 +79,7 @@ func (d *Driver) create(ctx context.Context, cl *client.Client, img client.Image
 		d.removeSnapshot(ctx, cl, cid)
 		return nil, nil, fmt.Errorf("%w: %s: creating container: %w", ErrTaskStart, cfg.ID, err)
 	}
-	tsk, err := ctr.NewTask(ctx, logFiles(orDevNull(cfg.StdoutPath), orDevNull(cfg.StderrPath)))
+	tsk, err := ctr.NewTask(ctx, taskIO)
 	if err != nil {
 		d.removeFailed(ctx, ctr, nil)
 		return nil, nil, fmt.Errorf("%w: %s: creating task: %w", ErrTaskStart, cfg.ID, err)

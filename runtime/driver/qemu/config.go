@@ -148,7 +148,7 @@ func envLabel(label string) string {
 
 // vmLayout is where a VM's files are.
 type vmLayout struct {
-	Image, Stdout, Monitor, PidFile string
+	Image, Monitor, PidFile string
 }
 
 // qemuArgs builds qemu's arguments (after the program name) for a task.
@@ -164,7 +164,9 @@ func qemuArgs(cfg *driver.TaskConfig, s *taskSpec, l vmLayout, hostMHz int, maxC
 		"-smp", strconv.Itoa(vcpus(cfg.CPU, hostMHz, maxCPUs)),
 		"-drive", "file=" + l.Image + ",if=" + s.DriveInterface,
 		"-display", "none",
-		"-chardev", "file,id=troupe-serial,append=on,path=" + l.Stdout,
+		// the serial console is qemu's stdout: the task's stdout log, or
+		// the pipe of its log forwarder
+		"-chardev", "stdio,id=troupe-serial,signal=off",
 		"-serial", "chardev:troupe-serial",
 		"-monitor", "unix:" + l.Monitor + ",server,nowait",
 		"-pidfile", l.PidFile,

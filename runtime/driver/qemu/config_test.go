@@ -78,11 +78,11 @@ func TestQemuArgs(t *testing.T) {
 	s, err := parseSpec(map[string]any{"image_path": "d", "port_map": map[string]any{"http": float64(8080)},
 		"args": []any{"-kernel", "/boot/k"}})
 	require.NoError(t, err)
-	args, err := qemuArgs(cfg, s, vmLayout{Image: "/t/d", Stdout: "/t/stdout", Monitor: "/t/m.sock", PidFile: "/t/p"}, 2000, 4)
+	args, err := qemuArgs(cfg, s, vmLayout{Image: "/t/d", Monitor: "/t/m.sock", PidFile: "/t/p"}, 2000, 4)
 	require.NoError(t, err)
 	joined := strings.Join(args, " ")
 	for _, want := range []string{"-machine type=pc,accel=tcg", "-m 256M", "-smp 2", "-drive file=/t/d,if=ide",
-		"-display none", "-chardev file,id=troupe-serial,append=on,path=/t/stdout", "-serial chardev:troupe-serial",
+		"-display none", "-chardev stdio,id=troupe-serial,signal=off", "-serial chardev:troupe-serial",
 		"-monitor unix:/t/m.sock,server,nowait", "-pidfile /t/p",
 		"-netdev user,id=user.0,hostfwd=tcp:127.0.0.1:23456-:8080,hostfwd=udp:127.0.0.1:23456-:8080",
 		"-device virtio-net-pci,netdev=user.0"} {

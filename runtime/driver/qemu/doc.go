@@ -19,8 +19,18 @@
 //
 // The VM gets -m from resources.memory and -smp from resources.cpu (one
 // vCPU per host core's worth of MHz, at least one). The serial console is
-// appended to the task's stdout log, qemu's own messages to its stderr
-// log; there is no display. The monitor listens on a unix socket in the
+// qemu's stdout (-chardev stdio): the task's stdout log, qemu's own
+// messages its stderr log; there is no display. With a logs block
+// (TaskConfig.LogMaxFiles, LogMaxFileSizeMB) both rotate as StdoutPath.N
+// and StderrPath.N (runtime/logrotate): the shim's stdout and stderr are
+// then the pipes of a log forwarder (runtime/logmon, the troupe binary
+// as `troupe logmon`, Config.LogmonPath) that the driver starts before
+// the shim, in a session of its own, so that it goes on rotating the logs
+// while no agent runs and exits once the shim and qemu are gone (the
+// pipes' EOF). The handle records its pid; a VM's exit is reported once
+// the forwarder has written all and exited (at most logmon.DrainTimeout
+// later), after a restart too. Without a logs block the shim appends to
+// the two files. The monitor listens on a unix socket in the
 // task dir (in the temp dir when that path is longer than a socket path
 // may be).
 //

@@ -3,6 +3,7 @@ package qemu
 import (
 	"context"
 	"log/slog"
+	"os"
 	"slices"
 	"time"
 
@@ -22,7 +23,15 @@ type Config struct {
 	// StartTimeout bounds how long StartTask waits for qemu's pid file;
 	// default 30s.
 	StartTimeout time.Duration
-	Logger       *slog.Logger
+	// LogmonPath is the binary run as a task's log forwarder (`LogmonPath
+	// logmon <spec>`, runtime/logmon) when its logs rotate; default
+	// os.Executable() (the troupe binary).
+	LogmonPath string
+	Logger     *slog.Logger
+
+	// logUnit is the bytes of one "MB" of a task's LogMaxFileSizeMB
+	// (1 MiB; tests shrink it).
+	logUnit int64
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -47,6 +56,10 @@ type handleState struct {
 	Monitor string
 	// Graceful: stop powers the VM down through the monitor.
 	Graceful bool
+	// LogmonPid is the task's log forwarder (0: its logs do not rotate),
+	// waited for after the VM ends so that its logs are complete.
+	LogmonPid        int    `json:",omitempty"`
+	LogmonStartTicks uint64 `json:",omitempty"`
 }
 
 type task = driver.Task[handleState]
@@ -62,6 +75,12 @@ func New(cfg Config) *Driver {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.LogmonPath == "" {
+		cfg.LogmonPath, _ = os.Executable()
+	}
+	if cfg.logUnit <= 0 {
+		cfg.logUnit = 1 << 20
 	}
 	log := cfg.Logger.With("driver", Name)
 	return &Driver{platform: newPlatform(), cfg: cfg, log: log, tasks: driver.NewTasks[handleState](log)}

@@ -7,7 +7,17 @@ import (
 	"log/slog"
 	"os"
 	"testing"
+
+	"github.com/troupe-dev/troupe/runtime/logmon"
 )
+
+// The test binary doubles as the tasks' log forwarder.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == logmon.Command {
+		os.Exit(logmon.Main(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
 
 func testLogger(t *testing.T) *slog.Logger {
 	if testing.Verbose() {

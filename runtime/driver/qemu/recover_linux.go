@@ -31,6 +31,7 @@ func (d *Driver) RecoverTask(_ context.Context, h *driver.TaskHandle) error {
 			if !waitGone(ctx, st.ShimPid, st.ShimStartTicks) {
 				return nil
 			}
+			waitLogs(ctx, st)
 			return readExit(st.StateDir)
 		}) {
 			return driver.ErrShutdown
@@ -43,6 +44,7 @@ func (d *Driver) RecoverTask(_ context.Context, h *driver.TaskHandle) error {
 			if !waitGone(ctx, h.Pid, h.StartTicks) {
 				return nil
 			}
+			waitLogs(ctx, st)
 			return readExit(st.StateDir)
 		}) {
 			return driver.ErrShutdown

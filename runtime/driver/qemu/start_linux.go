@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	osexec "os/exec"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/troupe-dev/troupe/runtime/driver"
 	"github.com/troupe-dev/troupe/runtime/driver/exec"
+	"github.com/troupe-dev/troupe/runtime/logrotate"
 )
 
 const (
@@ -57,7 +59,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 		return nil, fmt.Errorf("%w: qemu: image_path %q is not a file", driver.ErrInvalidConfig, spec.ImagePath)
 	}
 	stateDir := filepath.Join(cfg.TaskDir, stateDirName)
-	layout := vmLayout{Image: image, Stdout: cfg.StdoutPath, Monitor: monitorPath(cfg),
+	layout := vmLayout{Image: image, Monitor: monitorPath(cfg),
 		PidFile: filepath.Join(stateDir, pidFileName)}
 	args, err := qemuArgs(cfg, spec, layout, hostMHz(), runtime.NumCPU())
 	if err != nil {
@@ -70,18 +72,26 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 	if err := freshStateDir(stateDir, layout.Monitor); err != nil {
 		return nil, fmt.Errorf("qemu: %s: %w", cfg.ID, err)
 	}
-	cmd, err := d.startShim(cfg, stateDir, args)
+	logs, err := d.openLogs(cfg)
 	if err != nil {
+		return nil, fmt.Errorf("qemu: %s: logs: %w", cfg.ID, err)
+	}
+	cmd, err := d.startShim(cfg, stateDir, args, logs)
+	if err != nil {
+		logs.abort()
 		return nil, fmt.Errorf("qemu: %s: starting qemu: %w", cfg.ID, err)
 	}
 	shimTicks, _ := exec.StartTicks(cmd.Process.Pid)
-	t := driver.NewTask(cfg.ID, handleState{StateDir: stateDir, ShimPid: cmd.Process.Pid,
-		ShimStartTicks: shimTicks, Monitor: layout.Monitor, Graceful: spec.Graceful})
+	st := handleState{StateDir: stateDir, ShimPid: cmd.Process.Pid,
+		ShimStartTicks: shimTicks, Monitor: layout.Monitor, Graceful: spec.Graceful}
+	logs.record(&st)
+	t := driver.NewTask(cfg.ID, st)
 	if !d.tasks.Watch(t, func(ctx context.Context) *driver.ExitResult {
 		if !waitGone(ctx, cmd.Process.Pid, shimTicks) {
 			return nil
 		}
 		_ = cmd.Wait()
+		logs.reap(ctx, st)
 		return readExit(stateDir)
 	}) {
 		_ = cmd.Process.Kill()
@@ -128,18 +138,9 @@ func freshStateDir(dir, monitor string) error {
 
 // startShim starts sh running qemu, in a session of its own so that
 // signals to the agent's group do not reach it; qemu's stdout and stderr
-// are appended to the task's logs.
-func (d *Driver) startShim(cfg *driver.TaskConfig, stateDir string, args []string) (*osexec.Cmd, error) {
-	stdout, err := os.OpenFile(cfg.StdoutPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer stdout.Close()
-	stderr, err := os.OpenFile(cfg.StderrPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer stderr.Close()
+// go to logs (closed here once the shim has them).
+func (d *Driver) startShim(cfg *driver.TaskConfig, stateDir string, args []string, logs *vmLogs) (*osexec.Cmd, error) {
+	defer logs.closeFiles()
 	bin, err := osexec.LookPath(d.cfg.Binary)
 	if err != nil {
 		return nil, err
@@ -147,7 +148,7 @@ func (d *Driver) startShim(cfg *driver.TaskConfig, stateDir string, args []strin
 	cmd := osexec.Command("/bin/sh", append([]string{"-c", shimScript, "troupe-qemu-shim", stateDir, bin}, args...)...)
 	cmd.Dir = cfg.TaskDir
 	cmd.Env = envList(cfg.Env)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stdout, cmd.Stderr = logs.stdout, logs.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	return cmd, cmd.Start()
 }
@@ -217,14 +218,17 @@ func readExit(stateDir string) *driver.ExitResult {
 	return r
 }
 
-// stderrTail is the end of qemu's stderr, to explain a failed start.
+// stderrTail is the end of qemu's stderr log (rotated or not), to
+// explain a failed start.
 func stderrTail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) == 0 {
+	r, err := logrotate.Open(path, true, 512)
+	if err != nil {
 		return ""
 	}
-	if len(b) > 512 {
-		b = b[len(b)-512:]
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil || len(b) == 0 {
+		return ""
 	}
 	return ": " + strings.TrimSpace(string(b))
 }

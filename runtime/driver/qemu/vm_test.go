@@ -19,6 +19,7 @@ import (
 
 	"github.com/troupe-dev/troupe/runtime/driver"
 	"github.com/troupe-dev/troupe/runtime/driver/qemu/qemutest"
+	"github.com/troupe-dev/troupe/runtime/logmon/logmontest"
 )
 
 // bootWait bounds a TCG boot of the test kernel (~5-20 s on 2 busy cores).
@@ -56,7 +57,11 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // console), fetches its HTTP page through the forwarded host port,
 // re-attaches with a new driver after the first one shut down (an agent
 // restart), and stops it: the guest handles system_powerdown (acpid) and
-// qemu exits 0 before the kill timeout.
+// qemu exits 0 before the kill timeout. Its logs rotate (files of 32
+// bytes here: every line of the two markers gets a file of its own),
+// through the forwarder that outlives the first driver: the powerdown
+// marker, logged after the restart, is there, and a follower that read
+// from the start, across rotation, read exactly what the files hold.
 func TestVMBootServeRecoverPowerdown(t *testing.T) {
 	k := needVM(t)
 	root := t.TempDir()
@@ -68,13 +73,16 @@ func TestVMBootServeRecoverPowerdown(t *testing.T) {
 	port := freePort(t)
 	cfg := &driver.TaskConfig{ID: "a1/vm", AllocID: "a1", TaskName: "vm", TaskDir: taskDir,
 		StdoutPath: filepath.Join(taskDir, "stdout"), StderrPath: filepath.Join(taskDir, "stderr"),
-		MemoryMB: 256, CPU: 500,
+		LogMaxFiles: 10000, LogMaxFileSizeMB: 1, MemoryMB: 256, CPU: 500,
 		Env: map[string]string{"NOMAD_HOST_PORT_http": strconv.Itoa(port), "NOMAD_HOST_IP_http": "127.0.0.1"},
 		Config: map[string]any{"image_path": "disk.img", "drive_interface": "virtio", "graceful_shutdown": true,
 			"port_map": map[string]any{"http": float64(8080)},
 			"args":     []any{"-kernel", k.Path, "-initrd", initrd, "-append", "console=ttyS0 quiet panic=-1", "-no-reboot"}}}
-	d1 := New(Config{Logger: testLogger(t)})
+	const logUnit = 32
+	d1 := New(Config{Logger: testLogger(t), logUnit: logUnit})
 	ctx := context.Background()
+	follow := logmontest.Follow(cfg.StdoutPath, "")
+	defer follow.Stop()
 	h, err := d1.StartTask(ctx, cfg)
 	require.NoError(t, err)
 	require.True(t, alive(h.Pid, h.StartTicks))
@@ -82,8 +90,8 @@ func TestVMBootServeRecoverPowerdown(t *testing.T) {
 	require.Contains(t, string(cmdline), "accel=tcg")
 
 	waitFor(t, bootWait, "the guest's marker on the serial console (task stdout)", func() bool {
-		b, _ := os.ReadFile(cfg.StdoutPath)
-		return strings.Contains(string(b), qemutest.Marker)
+		text, _ := follow.Text()
+		return strings.Contains(text, qemutest.Marker)
 	})
 	body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/index.html", port))
 	require.Equal(t, "served-by-the-guest\n", body)
@@ -91,7 +99,7 @@ func TestVMBootServeRecoverPowerdown(t *testing.T) {
 	// An agent restart: the first driver stops watching, the VM runs on.
 	d1.Shutdown()
 	require.True(t, alive(h.Pid, h.StartTicks), "the VM outlives its driver")
-	d2 := New(Config{Logger: testLogger(t)})
+	d2 := New(Config{Logger: testLogger(t), logUnit: logUnit})
 	defer d2.Shutdown()
 	require.NoError(t, d2.RecoverTask(ctx, h))
 	ch, err := d2.WaitTask(ctx, cfg.ID)
@@ -104,8 +112,15 @@ func TestVMBootServeRecoverPowerdown(t *testing.T) {
 	require.NoError(t, res.Err)
 	require.Equal(t, 0, res.ExitCode, "qemu exits 0 when the guest powers off")
 	require.Less(t, time.Since(start), 2*time.Minute, "powered down, not killed at the timeout")
-	out, _ := os.ReadFile(cfg.StdoutPath)
-	require.Contains(t, string(out), qemutest.PowerdownMarker, "the guest saw the power button")
+	// the result came once the forwarder had written all and exited
+	out := logmontest.CheckFiles(t, cfg.StdoutPath, 2, cfg.LogMaxFiles, logUnit)
+	require.Contains(t, out, qemutest.PowerdownMarker, "the guest saw the power button")
+	follow.Until(t, out, 30*time.Second)
+	follow.Stop()
+	followed, err := follow.Text()
+	require.NoError(t, err)
+	require.Equal(t, out, followed, "the follower read every byte once, in order")
+	require.NoFileExists(t, cfg.StdoutPath, "the logs are rotated files, base.N")
 	require.False(t, alive(h.Pid, h.StartTicks), "qemu is gone")
 	require.NoError(t, d2.DestroyTask(ctx, cfg.ID, false))
 	require.NoFileExists(t, filepath.Join(taskDir, monitorName))
