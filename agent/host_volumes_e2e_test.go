@@ -170,6 +170,6 @@ if echo x > /view/x; then echo ro-mount-writable; else echo ro-mount-refused; fi
 	require.Equal(t, "placed before\nfrom-container\n", string(out))
 	stdout, err := a.TaskLogPath(stub.ID, "t", "stdout")
 	require.NoError(t, err)
-	require.Equal(t, "ro-mount-refused\n", readFile(stdout))
+	require.Equal(t, "ro-mount-refused\n", readLog(stdout))
 	require.NoFileExists(t, filepath.Join(rw, "x"))
 }
