@@ -59,3 +59,33 @@ func allowedCPUs(t *testing.T) []uint32 {
 	t.Fatal("no Cpus_allowed_list in /proc/self/status")
 	return nil
 }
+
+// TestParseCoresAndReserved: a CPU list reads as sorted core IDs (bad
+// ones are refused), and the client's reserved cores leave the node's
+// reservable ones.
+func TestParseCoresAndReserved(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []uint32
+		bad  bool
+	}{
+		{"", nil, false},
+		{"0-1", []uint32{0, 1}, false},
+		{"4, 0-1,1", []uint32{0, 1, 4}, false},
+		{"2-1", nil, true},
+		{"x", nil, true},
+		{"-1", nil, true},
+	} {
+		got, err := ParseCores(tc.in)
+		if tc.bad {
+			require.ErrorIs(t, err, ErrBadCores, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.want, got, tc.in)
+	}
+	n := &messages.Node{NodeResources: &messages.NodeResources{Cpu: &messages.NodeCpuResources{
+		ReservableCpuCores: []uint32{0, 1, 2, 3}}}}
+	withoutCores(n, []uint32{0, 2, 9})
+	require.Equal(t, []uint32{1, 3}, n.NodeResources.Cpu.ReservableCpuCores)
+}
