@@ -205,3 +205,42 @@ func TestCoresWithNodeCache(t *testing.T) {
 	}
 	require.Len(t, s.allocs, 16, "8 nodes x 2 cores: 16 of the 18 asked placed")
 }
+
+// TestCoresPreemption: preemption frees no cores. A group with cores
+// preempts for CPU on a node where its core is free, and keeps the core
+// free; on a node whose cores low-priority allocs hold it places nothing
+// (evicting for CPU there would leave it without a core of its own).
+func TestCoresPreemption(t *testing.T) {
+	cfg := &messages.SchedulerConfiguration{PreemptionConfig: &messages.PreemptionConfig{ServiceSchedulerEnabled: true}}
+	for _, tc := range []struct {
+		name      string
+		lowCores  [][]uint32 // per low-priority alloc on n1, each of 1500 MHz
+		wantCores [][]uint32
+	}{
+		{"a free core: evicts for cpu", [][]uint32{nil, nil}, [][]uint32{{0}}},
+		{"every core held: nothing", [][]uint32{{0}, {1}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := coresJob("web", 1, 1)
+			job.Priority = 80
+			s := newMemSnapshot([]*messages.Node{coresNode("n1")}, job)
+			for i, cores := range tc.lowCores {
+				low := coresJob(fmt.Sprint("low", i), 1, int32(len(cores)))
+				low.Priority = 10
+				s.AddJob(low)
+				a := holdingCores(low, "n1", 0, cores...)
+				a.ID = fmt.Sprint("low-", i)
+				a.AllocatedResources.Tasks["server"].Cpu.CpuShares = 1500
+				s.AddAlloc(a)
+			}
+			plan := processWith(t, configSnap{s, cfg}, testEval(job), testOpts(1))
+			cores, _ := placedCores(plan)
+			require.Equal(t, tc.wantCores, cores)
+			if tc.wantCores == nil {
+				require.Empty(t, plan.Preemptions)
+			} else {
+				require.NotEmpty(t, plan.Preemptions)
+			}
+		})
+	}
+}
