@@ -46,8 +46,9 @@ func newCoreAsk(tg *messages.TaskGroup) *coreAsk {
 // pending placements' are added the first time a group with cores looks
 // at the node (as nodeUsage does).
 type nodeCores struct {
-	ready bool
-	held  map[uint32]int32
+	ready      bool
+	held       map[uint32]int32
+	reservable []uint32 // the node's ReservableCores, read with the rest
 }
 
 func (nc *nodeCores) add(cores []uint32, sign int32) {
@@ -69,8 +70,8 @@ func (nc *nodeCores) add(cores []uint32, sign int32) {
 }
 
 // freeAtLeast reports whether n of the reservable cores are held by none.
-func (nc *nodeCores) freeAtLeast(reservable []uint32, n int) bool {
-	for _, c := range reservable {
+func (nc *nodeCores) freeAtLeast(n int) bool {
+	for _, c := range nc.reservable {
 		if n <= 0 {
 			break
 		}
@@ -83,9 +84,9 @@ func (nc *nodeCores) freeAtLeast(reservable []uint32, n int) bool {
 
 // take holds and returns the first n reservable cores that none holds,
 // in the node's order (the lowest first, as the agent reports them).
-func (nc *nodeCores) take(reservable []uint32, n int) []uint32 {
+func (nc *nodeCores) take(n int) []uint32 {
 	out := make([]uint32, 0, n)
-	for _, c := range reservable {
+	for _, c := range nc.reservable {
 		if len(out) == n {
 			break
 		}
@@ -140,13 +141,14 @@ func (p *planner) nodeCores(idx int) *nodeCores {
 	for _, a := range p.opts.Pending.On(n.ID) {
 		nc.add(allocCores(a), 1)
 	}
+	nc.reservable = n.ReservableCores()
 	nc.ready = true
 	return nc
 }
 
 // coresFit reports whether pool node idx has ask's cores free.
 func (p *planner) coresFit(ask *coreAsk, idx int) bool {
-	return p.nodeCores(idx).freeAtLeast(p.pool[idx].ReservableCores(), ask.total)
+	return p.nodeCores(idx).freeAtLeast(ask.total)
 }
 
 // askOn is gs's ask on pool node idx. A task that reserves cores holds,
@@ -163,11 +165,10 @@ func (p *planner) askOn(gs *groupState, idx int) resources {
 // assignCores gives alloc a's tasks the cores of pool node idx that
 // coresFit found free, and holds them.
 func (p *planner) assignCores(ask *coreAsk, idx int, a *messages.Allocation) {
-	n := p.pool[idx]
-	nc, reservable, perCore := p.nodeCores(idx), n.ReservableCores(), n.SharesPerCore()
+	nc, perCore := p.nodeCores(idx), p.pool[idx].SharesPerCore()
 	for i, name := range ask.tasks {
 		tr := a.AllocatedResources.Tasks[name]
 		tr.Cpu = &messages.AllocatedCpuResources{CpuShares: int64(ask.counts[i]) * perCore,
-			ReservedCores: nc.take(reservable, ask.counts[i])}
+			ReservedCores: nc.take(ask.counts[i])}
 	}
 }
