@@ -72,6 +72,7 @@ func (a *Agent) startClient() error {
 	spec := &node.ClientSpec{
 		Node: a.node, Server: a.conn, Drivers: a.drivers, DB: a.db, Clock: a.clock,
 		AllocProps: a.allocProps, BatchInterval: a.cfg.ClientBatch, Logger: a.log.With("actor", "client"),
+		ReservedCores: a.cfg.ReservedCores,
 		PluginSocket: func(allocID, task, mountDir string) string {
 			return alloc.PluginSocketPath(a.AllocDir(), allocID, task, mountDir)
 		},

@@ -91,6 +91,10 @@ type Config struct {
 	// host's root as the agent's user. Off, the node does not offer it;
 	// a dev agent has it on (RawExec).
 	RawExecEnabled bool
+	// ReservedCores are cores the client keeps for the host (Nomad's
+	// client reserved { cores }): the scheduler reserves none of them
+	// for tasks with resources { cores }.
+	ReservedCores []uint32
 	// DevicePlugins fingerprint and hand out devices such as GPUs
 	// (nil = the NVIDIA plugin on the host's NVML, which reports nothing
 	// on a host without the library).

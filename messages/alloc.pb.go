@@ -761,8 +761,11 @@ func (x *AllocatedTaskResources) GetDevices() []*AllocatedDeviceResource {
 }
 
 type AllocatedCpuResources struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CpuShares     int64                  `protobuf:"varint,1,opt,name=CpuShares,proto3" json:"CpuShares,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	CpuShares int64                  `protobuf:"varint,1,opt,name=CpuShares,proto3" json:"CpuShares,omitempty"`
+	// ReservedCores are the node's core IDs the task holds for itself
+	// (resources { cores = N }), chosen by the scheduler.
+	ReservedCores []uint32 `protobuf:"varint,2,rep,packed,name=ReservedCores,proto3" json:"ReservedCores,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -802,6 +805,13 @@ func (x *AllocatedCpuResources) GetCpuShares() int64 {
 		return x.CpuShares
 	}
 	return 0
+}
+
+func (x *AllocatedCpuResources) GetReservedCores() []uint32 {
+	if x != nil {
+		return x.ReservedCores
+	}
+	return nil
 }
 
 type AllocatedMemoryResources struct {
@@ -1348,9 +1358,10 @@ const file_alloc_proto_rawDesc = "" +
 	"\x16AllocatedTaskResources\x12/\n" +
 	"\x03Cpu\x18\x01 \x01(\v2\x1d.troupe.AllocatedCpuResourcesR\x03Cpu\x128\n" +
 	"\x06Memory\x18\x02 \x01(\v2 .troupe.AllocatedMemoryResourcesR\x06Memory\x129\n" +
-	"\aDevices\x18\x03 \x03(\v2\x1f.troupe.AllocatedDeviceResourceR\aDevices\"5\n" +
+	"\aDevices\x18\x03 \x03(\v2\x1f.troupe.AllocatedDeviceResourceR\aDevices\"[\n" +
 	"\x15AllocatedCpuResources\x12\x1c\n" +
-	"\tCpuShares\x18\x01 \x01(\x03R\tCpuShares\"X\n" +
+	"\tCpuShares\x18\x01 \x01(\x03R\tCpuShares\x12$\n" +
+	"\rReservedCores\x18\x02 \x03(\rR\rReservedCores\"X\n" +
 	"\x18AllocatedMemoryResources\x12\x1a\n" +
 	"\bMemoryMB\x18\x01 \x01(\x03R\bMemoryMB\x12 \n" +
 	"\vMemoryMaxMB\x18\x02 \x01(\x03R\vMemoryMaxMB\"w\n" +

@@ -539,8 +539,12 @@ type NodeCpuResources struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	CpuShares     int64                  `protobuf:"varint,1,opt,name=CpuShares,proto3" json:"CpuShares,omitempty"` // MHz in total
 	TotalCpuCores int32                  `protobuf:"varint,2,opt,name=TotalCpuCores,proto3" json:"TotalCpuCores,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// ReservableCpuCores are the core IDs the scheduler may reserve for
+	// tasks that ask for whole cores (the agent's cpuset, minus the cores the
+	// client reserves).
+	ReservableCpuCores []uint32 `protobuf:"varint,3,rep,packed,name=ReservableCpuCores,proto3" json:"ReservableCpuCores,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *NodeCpuResources) Reset() {
@@ -585,6 +589,13 @@ func (x *NodeCpuResources) GetTotalCpuCores() int32 {
 		return x.TotalCpuCores
 	}
 	return 0
+}
+
+func (x *NodeCpuResources) GetReservableCpuCores() []uint32 {
+	if x != nil {
+		return x.ReservableCpuCores
+	}
+	return nil
 }
 
 type NodeMemoryResources struct {
@@ -955,10 +966,11 @@ const file_node_proto_rawDesc = "" +
 	"\x04Disk\x18\x03 \x01(\v2\x19.troupe.NodeDiskResourcesR\x04Disk\x124\n" +
 	"\aDevices\x18\x04 \x03(\v2\x1a.troupe.NodeDeviceResourceR\aDevices\x12&\n" +
 	"\x0eMinDynamicPort\x18\x05 \x01(\x05R\x0eMinDynamicPort\x12&\n" +
-	"\x0eMaxDynamicPort\x18\x06 \x01(\x05R\x0eMaxDynamicPort\"V\n" +
+	"\x0eMaxDynamicPort\x18\x06 \x01(\x05R\x0eMaxDynamicPort\"\x86\x01\n" +
 	"\x10NodeCpuResources\x12\x1c\n" +
 	"\tCpuShares\x18\x01 \x01(\x03R\tCpuShares\x12$\n" +
-	"\rTotalCpuCores\x18\x02 \x01(\x05R\rTotalCpuCores\"1\n" +
+	"\rTotalCpuCores\x18\x02 \x01(\x05R\rTotalCpuCores\x12.\n" +
+	"\x12ReservableCpuCores\x18\x03 \x03(\rR\x12ReservableCpuCores\"1\n" +
 	"\x13NodeMemoryResources\x12\x1a\n" +
 	"\bMemoryMB\x18\x01 \x01(\x03R\bMemoryMB\"+\n" +
 	"\x11NodeDiskResources\x12\x16\n" +

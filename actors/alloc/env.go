@@ -43,6 +43,14 @@ func taskConfig(root string, node *messages.Node, a *messages.Allocation, t *mes
 		MemoryMaxMB: allocatedMemoryMax(a, t),
 		Cores:       int(t.GetResources().GetCores()),
 	}
+	if tr := a.GetAllocatedResources().GetTasks()[t.GetName()]; len(tr.GetCpu().GetReservedCores()) > 0 {
+		// Reserved cores: the cpuset, and the MHz they count for (cores x
+		// MHz per core) as the task's CPU, as in Nomad.
+		for _, c := range tr.GetCpu().GetReservedCores() {
+			cfg.ReservedCores = append(cfg.ReservedCores, int(c))
+		}
+		cfg.CPU = tr.GetCpu().GetCpuShares()
+	}
 	cfg.LogMaxFiles, cfg.LogMaxFileSizeMB = int(t.GetLogConfig().GetMaxFiles()), int(t.GetLogConfig().GetMaxFileSizeMB())
 	if cfg.Config == nil {
 		cfg.Config = map[string]any{}

@@ -94,6 +94,9 @@ type ClientSpec struct {
 	// node again.
 	Devices        device.Plugin
 	DeviceInterval time.Duration
+	// ReservedCores are cores the client keeps for itself (Nomad's client
+	// reserved { cores }): they are not among the node's reservable cores.
+	ReservedCores []uint32
 	// Registry puts the client's probe actors in the actor tree.
 	Registry *actors.Registry
 	// Retry is the backoff for failed server calls and state reads (zero:
@@ -310,10 +313,12 @@ func (c *client) register(ctx actor.Context) {
 	n := proto.Clone(c.spec.Node).(*messages.Node)
 	srv, drivers, now := c.spec.Server, c.spec.Drivers, c.spec.Clock.Now()
 	plugin, groups, known := c.spec.Devices, c.dev.groups, c.dev.known
+	reserved := c.spec.ReservedCores
 	actors.Go(ctx, func(life context.Context) any {
 		cctx, cancel := context.WithTimeout(life, 30*time.Second)
 		defer cancel()
 		Fingerprint(cctx, n, drivers, now)
+		withoutCores(n, reserved)
 		r := &registered{}
 		if plugin != nil && !known {
 			if groups, r.devErr = plugin.Fingerprint(cctx); r.devErr == nil {

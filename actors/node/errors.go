@@ -17,4 +17,6 @@ var (
 	// for an event it cannot use (unknown type, no allocation ID, a batch
 	// answered with none in flight).
 	errInvalidAllocEvent = errors.New("node: invalid allocation event")
+	// ErrBadCores is returned by ParseCores for a malformed CPU list.
+	ErrBadCores = errors.New("node: bad core list")
 )

@@ -50,6 +50,9 @@ func Fingerprint(ctx context.Context, n *messages.Node, drivers map[string]drive
 			Disk:   &messages.NodeDiskResources{DiskMB: diskMB("/")},
 		}
 	}
+	if cpu := n.NodeResources.GetCpu(); cpu != nil && len(cpu.ReservableCpuCores) == 0 {
+		cpu.ReservableCpuCores = reservableCores()
+	}
 	n.Drivers = map[string]*messages.DriverInfo{}
 	for name, d := range drivers {
 		fp := d.Fingerprint(ctx)

@@ -192,3 +192,26 @@ func BenchmarkProcessInPlace1kAllocs(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkProcess10kNodesCores is BenchmarkProcess10kNodes for a task
+// that reserves a core, on the simulated nodes (1000 MHz a core).
+func BenchmarkProcess10kNodesCores(b *testing.B) {
+	job := benchJob()
+	job.TaskGroups[0].Tasks[0].Resources.Cores = 1
+	nodes := SimulatedNodes(benchNodes, 1)
+	for _, n := range nodes { // as an agent fingerprints them
+		n.NodeResources.Cpu.ReservableCpuCores = n.ReservableCores()
+	}
+	snap := newMemSnapshot(nodes, job)
+	n := 0
+	opts := Options{Now: testNow, Rand: rand.New(rand.NewPCG(1, 2)),
+		NewID: func() string { n++; return strconv.Itoa(n) }}
+	b.ReportAllocs()
+	for range b.N {
+		plan, err := process(snap, testEval(job), opts)
+		if err != nil || len(plan.Place) != benchCount {
+			b.Fatalf("placed %d: %v", len(plan.GetPlace()), err)
+		}
+	}
+	b.ReportMetric(float64(benchCount*b.N)/b.Elapsed().Seconds(), "allocs/s")
+}

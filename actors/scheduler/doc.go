@@ -54,6 +54,20 @@
 // read from its allocs only when a group that asks for devices considers
 // it, so other groups pay nothing.
 //
+// Tasks that ask for whole cores (Resources.Cores) get core IDs of the
+// node's reservable ones (NodeResources.Cpu.ReservableCpuCores; 0 to
+// TotalCpuCores-1 for a node that reports none) that no live alloc, no
+// earlier placement of the plan and no pending placement holds, the first
+// free in the node's order, in AllocatedResources.Tasks[task].Cpu.
+// ReservedCores; such a task holds, instead of its cpu, its cores times
+// the node's MHz per core (CpuShares / TotalCpuCores), as in Nomad. A node
+// with too few free cores is exhausted in dimension "cores". A node's
+// reserved cores are read only when a group with cores considers it: from
+// the NodeCache (NodeCoresSource, kept by the state store per node and
+// refreshed with the usage log), else from its allocs. Preemption frees no
+// cores: a group with cores preempts only for CPU, memory, disk, ports or
+// devices on a node where its cores are free already.
+//
 // Nodes are scored as Nomad scores them: each scorer gives a score in
 // [-1, 1] and a node's score is the mean of those that apply to it:
 // bin-packing (the fullest node first; with Options.SchedulerAlgorithm

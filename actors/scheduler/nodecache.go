@@ -47,8 +47,12 @@ type nodeListCache struct {
 
 	// used is each node's usage as the snapshot of version (epoch, gen)
 	// holds it, where usedOK (syncUsage).
-	used    []resources
-	usedOK  []bool
+	used   []resources
+	usedOK []bool
+	// cores is each node's reserved cores as the same version holds
+	// them, where coresOK; nil until a group with cores asks.
+	cores   [][]uint32
+	coresOK []bool
 	epoch   any
 	gen     uint64
 	synced  bool
@@ -65,6 +69,7 @@ func (c *nodeListCache) syncUsage(src UsageLogSource) {
 	case c.synced && c.epoch == epoch && c.gen < gen && src.UsageChangedSince(c.epoch, c.gen, c.forgetUsage):
 	default:
 		clear(c.usedOK)
+		clear(c.coresOK)
 	}
 	c.epoch, c.gen, c.synced = epoch, gen, true
 }
@@ -72,6 +77,9 @@ func (c *nodeListCache) syncUsage(src UsageLogSource) {
 func (c *nodeListCache) forgetUsage(nodeID string) {
 	if i, ok := c.position(nodeID); ok {
 		c.usedOK[i] = false
+		if c.coresOK != nil {
+			c.coresOK[i] = false
+		}
 	}
 }
 
@@ -109,6 +117,18 @@ func (c *nodeListCache) usage(i int32, src NodeUsageSource) resources {
 		c.used[i], c.usedOK[i] = resources{cpu, mem, disk}, true
 	}
 	return c.used[i]
+}
+
+// reservedCores is the snapshot's reserved cores of the node at position
+// i (shared with the snapshot: read-only).
+func (c *nodeListCache) reservedCores(i int32, src NodeCoresSource) []uint32 {
+	if c.coresOK == nil {
+		c.cores, c.coresOK = make([][]uint32, len(c.nodes)), make([]bool, len(c.nodes))
+	}
+	if !c.coresOK[i] {
+		c.cores[i], c.coresOK[i] = src.NodeReservedCores(c.nodes[i].ID), true
+	}
+	return c.cores[i]
 }
 
 // admission is what buildPool's prefilter made of a node list for one set

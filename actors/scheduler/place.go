@@ -13,6 +13,7 @@ type groupState struct {
 	desired    int32
 	feas       groupFeas
 	ports      *portAsk                     // nil when the group asks for no ports
+	cores      *coreAsk                     // nil when no task asks for cores
 	collisions []int32                      // proposed allocs of this group per pool node
 	spreads    *spreadSet                   // nil when neither the group nor the job spreads
 	affs       *affinitySet                 // nil when no affinity applies to the group
@@ -28,6 +29,7 @@ func newGroupState(job *messages.Job, tg *messages.TaskGroup, poolSize int, memo
 		desired:    max(1, tg.Count),
 		feas:       newGroupFeas(job, tg),
 		ports:      newPortAsk(tg),
+		cores:      newCoreAsk(tg),
 		collisions: make([]int32, poolSize),
 	}
 	if memo { // a generic job's group; system jobs rank no candidates
@@ -48,11 +50,14 @@ func scoredLimit(tg *messages.TaskGroup, limit int) int {
 
 const minScoredLimit = 100
 
-// groupAsk is the sum of the group's task resources.
+// groupAsk is the sum of the group's task resources; the cpu of a task
+// that reserves cores depends on the node (askOn).
 func groupAsk(tg *messages.TaskGroup) resources {
 	var r resources
 	for _, t := range tg.Tasks {
-		r.cpu += int64(t.GetResources().GetCPU())
+		if t.GetResources().GetCores() <= 0 {
+			r.cpu += int64(t.GetResources().GetCPU())
+		}
 		r.mem += int64(t.GetResources().GetMemoryMB())
 		r.disk += int64(t.GetResources().GetDiskMB())
 	}
@@ -169,6 +174,9 @@ func (p *planner) addUsage(a *messages.Allocation, sign int64) {
 		}
 		if p.devs != nil && p.devs[i] != nil {
 			p.devs[i].addAlloc(a, int32(sign))
+		}
+		if cores := allocCores(a); len(cores) > 0 {
+			p.coresAt(i).add(cores, int32(sign))
 		}
 	}
 }
@@ -328,9 +336,12 @@ func (p *planner) placeAt(gs *groupState, req *placeReq, idx int) {
 	if gs.feas.devices != nil {
 		p.assignDevices(gs.feas.devices, idx, a)
 	}
+	if gs.cores != nil {
+		p.assignCores(gs.cores, idx, a)
+	}
 	p.plan.Place = append(p.plan.Place, a)
 	p.placedNew++
-	p.usage[idx].change(gs.ask, 1)
+	p.usage[idx].change(p.askOn(gs, idx), 1)
 	p.accountAt(a, idx, 1)
 	if req.stopPrev != nil {
 		p.deferred = append(p.deferred, req.stopPrev)
@@ -408,10 +419,11 @@ func (p *planner) admitted() ([]*messages.Node, []int32) {
 }
 
 // groupAllocated is a new alloc's AllocatedResources: for a group that
-// asks for no ports or devices (nothing is added to it per alloc) one
-// value shared by the plan's allocs, read-only from here on; else a new one.
+// asks for no ports, devices or cores (nothing is added to it per alloc)
+// one value shared by the plan's allocs, read-only from here on; else a
+// new one.
 func (p *planner) groupAllocated(gs *groupState) *messages.AllocatedResources {
-	if gs.ports != nil || gs.feas.devices != nil {
+	if gs.ports != nil || gs.feas.devices != nil || gs.cores != nil {
 		return p.allocated(gs.tg)
 	}
 	if gs.allocated == nil {

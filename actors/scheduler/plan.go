@@ -150,6 +150,7 @@ type planner struct {
 	usage     []nodeUsage
 	ports     []*nodePorts   // per pool node, built lazily; nil when no group asks for ports
 	devs      []*nodeDevices // per pool node, built lazily; nil when no group asks for devices
+	cores     []nodeCores    // per pool node, loaded lazily; nil until a group or alloc has cores
 	devSlabs  deviceSlabs
 	cursor    int
 	limit     int

@@ -93,8 +93,11 @@ func (e *preemptor) taken(idx int, set []victim) {
 // With a best cost found elsewhere (nil: none yet), a node where even
 // its cheapest single eviction would not cost less is passed over.
 func (p *planner) preemptOnNode(gs *groupState, idx int, best *preemptCost) ([]victim, bool) {
+	if gs.cores != nil && !p.coresFit(gs.cores, idx) {
+		return nil, false // preemption frees no cores: the group's must be free already
+	}
 	u := p.nodeUsage(idx)
-	ask := gs.ask
+	ask := p.askOn(gs, idx)
 	if ask.cpu > u.cap.cpu || ask.mem > u.cap.mem || (ask.disk > 0 && ask.disk > u.cap.disk) {
 		return nil, false // would not fit on the empty node
 	}

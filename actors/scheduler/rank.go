@@ -171,7 +171,7 @@ type selectMetric struct {
 	evaluated, filtered, exhausted int32
 	dims                           [3]int32
 	reasons                        []int32
-	keyed                          map[string]int32 // network and devices, by DimensionExhausted key; nil until needed
+	keyed                          map[string]int32 // network, devices and cores, by DimensionExhausted key; nil until needed
 	top                            topScores        // the best-scoring nodes, for ScoreMetaData
 }
 
@@ -218,7 +218,8 @@ type candidate struct {
 	score float64
 }
 
-// exhaustKeyed counts a node that cannot take a group's ports or devices.
+// exhaustKeyed counts a node that cannot take a group's ports, devices or
+// cores.
 func (m *selectMetric) exhaustKeyed(key string) {
 	if m.keyed == nil {
 		m.keyed = map[string]int32{}
@@ -296,8 +297,12 @@ func (p *planner) rankNode(gs *groupState, idx int, penalty []string, s *nodeSco
 		}
 		devScore = ds
 	}
+	if gs.cores != nil && !p.coresFit(gs.cores, idx) { // before cpu and memory too
+		m.exhaustKeyed(dimCores)
+		return false
+	}
 	u := p.nodeUsage(idx)
-	if d := u.exhausted(gs.ask); d >= 0 {
+	if d := u.exhausted(p.askOn(gs, idx)); d >= 0 {
 		m.exhausted++
 		m.dims[d]++
 		return false

@@ -156,11 +156,11 @@ type fitMemo struct {
 // (each node is then ranked many times, and placing changes one node).
 func (p *planner) groupFit(gs *groupState, idx int, u *nodeUsage) float64 {
 	if gs.fits == nil {
-		return p.fitScore(u, gs.ask)
+		return p.fitScore(u, p.askOn(gs, idx))
 	}
 	m := &gs.fits[idx]
 	if m.gen != u.gen+1 {
-		m.score, m.gen = p.fitScore(u, gs.ask), u.gen+1
+		m.score, m.gen = p.fitScore(u, p.askOn(gs, idx)), u.gen+1
 	}
 	return m.score
 }

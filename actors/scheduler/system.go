@@ -110,8 +110,11 @@ func (p *planner) placeOnNode(gs *groupState, idx int, req *placeReq) {
 	if gs.feas.devices != nil && dim == "" {
 		_, dim = p.devicesFit(gs.feas.devices, idx)
 	}
+	if gs.cores != nil && dim == "" && !p.coresFit(gs.cores, idx) {
+		dim = dimCores
+	}
 	u := p.nodeUsage(idx)
-	if d := u.exhausted(gs.ask); dim == "" && d >= 0 {
+	if d := u.exhausted(p.askOn(gs, idx)); dim == "" && d >= 0 {
 		dim = dimNames[d]
 	}
 	if dim != "" && p.preemption && p.preemptAt(gs, req, idx) {
@@ -125,7 +128,7 @@ func (p *planner) placeOnNode(gs *groupState, idx int, req *placeReq) {
 		return
 	}
 	var s nodeScores // the node's fit, for the alloc's ScoreMetaData
-	s.add(scBinPack, p.fitScore(u, gs.ask))
+	s.add(scBinPack, p.fitScore(u, p.askOn(gs, idx)))
 	p.metric.top.offer(idx, s.norm(), &s)
 	p.placeAt(gs, req, idx)
 }

@@ -77,8 +77,8 @@ func (s *planShare) str(v string) string {
 }
 
 // resources returns a block of the plan equal to r, or r. Blocks with
-// networks or devices (ports and device IDs differ from one allocation
-// to the next) are not shared.
+// networks, devices or reserved cores (ports, device IDs and cores differ
+// from one allocation to the next) are not shared.
 func (s *planShare) resources(r *messages.AllocatedResources) *messages.AllocatedResources {
 	if r == nil || len(r.GetShared().GetNetworks()) > 0 {
 		return r
@@ -98,7 +98,7 @@ func (s *planShare) resources(r *messages.AllocatedResources) *messages.Allocate
 }
 
 // sameResources reports whether two blocks without networks ask the same
-// CPU, memory and disk of the same tasks, and no devices. It is
+// CPU, memory and disk of the same tasks, and no devices or cores. It is
 // proto.Equal for these shapes at a tenth of the cost (TestSameResources
 // fails when the messages gain a field it does not compare).
 func sameResources(a, b *messages.AllocatedResources) bool {
@@ -109,6 +109,7 @@ func sameResources(a, b *messages.AllocatedResources) bool {
 	for name, ta := range a.Tasks {
 		tb, ok := b.Tasks[name]
 		if !ok || len(ta.GetDevices())+len(tb.GetDevices()) > 0 ||
+			len(ta.GetCpu().GetReservedCores())+len(tb.GetCpu().GetReservedCores()) > 0 ||
 			ta.GetCpu().GetCpuShares() != tb.GetCpu().GetCpuShares() ||
 			ta.GetMemory().GetMemoryMB() != tb.GetMemory().GetMemoryMB() ||
 			ta.GetMemory().GetMemoryMaxMB() != tb.GetMemory().GetMemoryMaxMB() ||

@@ -29,6 +29,8 @@ func TestSameResources(t *testing.T) {
 	withNet.Shared.Networks = []*messages.NetworkResource{{Mode: "host"}}
 	withDev := res(500, 256, 0, 300, "web")
 	withDev.Tasks["web"].Devices = []*messages.AllocatedDeviceResource{{Name: "gpu", DeviceIDs: []string{"a"}}}
+	withCores := res(500, 256, 0, 300, "web")
+	withCores.Tasks["web"].Cpu.ReservedCores = []uint32{1}
 	noShared := res(500, 256, 0, 300, "web")
 	noShared.Shared = nil
 	noCPU := res(500, 256, 0, 300, "web")
@@ -47,6 +49,7 @@ func TestSameResources(t *testing.T) {
 		{"task count", res(500, 256, 0, 300, "web", "api"), false},
 		{"networks are never shared", withNet, false},
 		{"devices are never shared", withDev, false},
+		{"reserved cores are never shared", withCores, false},
 		{"no shared block", noShared, false},
 		{"no cpu block", noCPU, false},
 	} {
@@ -68,7 +71,7 @@ func TestSameResourcesKnowsEveryField(t *testing.T) {
 	}{
 		{&messages.AllocatedResources{}, 2},
 		{&messages.AllocatedTaskResources{}, 3},
-		{&messages.AllocatedCpuResources{}, 1},
+		{&messages.AllocatedCpuResources{}, 2},
 		{&messages.AllocatedMemoryResources{}, 2},
 		{&messages.AllocatedSharedResources{}, 2},
 	} {

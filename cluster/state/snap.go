@@ -164,6 +164,17 @@ func (s *Snap) NodeUsage(nodeID string) (cpuShares, memoryMB, diskMB int64) {
 	return u.CPU, u.MemoryMB, u.DiskMB
 }
 
+// NodeReservedCores returns the core IDs the non-terminal allocations on a
+// node reserve, sorted (one entry per holder), without scanning them (the
+// scheduler's optional NodeCoresSource). Callers must not modify it.
+func (s *Snap) NodeReservedCores(nodeID string) []uint32 {
+	u, ok := s.allocs.usage.Get(nodeID)
+	if !ok {
+		return nil
+	}
+	return u.Cores
+}
+
 // DisconnectWindow is the longest disconnect window of the allocations
 // on a node that are meant to run and not over on the client (each read
 // from its job version), kept up to date on every alloc write so that the

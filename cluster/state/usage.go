@@ -1,6 +1,10 @@
 package state
 
-import "github.com/troupe-dev/troupe/messages"
+import (
+	"slices"
+
+	"github.com/troupe-dev/troupe/messages"
+)
 
 // nodeUsage is the resources held by the non-terminal allocations on a
 // node, kept up to date on every alloc write so plan checks never scan.
@@ -10,6 +14,9 @@ type nodeUsage struct {
 	MemoryMB int64
 	DiskMB   int64
 	Allocs   int64
+	// Cores are the core IDs the allocations' tasks reserve, sorted, one
+	// entry per holder. Replaced, never edited: published records share it.
+	Cores []uint32
 }
 
 // jobSummary counts a job's allocations and evaluations so that the job's
@@ -31,6 +38,34 @@ func AllocResources(a *messages.Allocation) (cpu, memMB, diskMB int64) {
 		memMB += t.GetMemory().GetMemoryMB()
 	}
 	return cpu, memMB, a.GetAllocatedResources().GetShared().GetDiskMB()
+}
+
+// AllocCores is the core IDs an allocation's tasks reserve (cores = N).
+func AllocCores(a *messages.Allocation) []uint32 {
+	var out []uint32
+	for _, t := range a.GetAllocatedResources().GetTasks() {
+		out = append(out, t.GetCpu().GetReservedCores()...)
+	}
+	return out
+}
+
+// changeCores returns held (sorted) with cores added (sign 1) or one
+// holder of each taken away (-1), as a new slice.
+func changeCores(held, cores []uint32, sign int64) []uint32 {
+	out := slices.Clone(held)
+	for _, c := range cores {
+		i, found := slices.BinarySearch(out, c)
+		switch {
+		case sign > 0:
+			out = slices.Insert(out, i, c)
+		case found:
+			out = slices.Delete(out, i, i+1)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // NodeCapacity is the node's total CPU, memory and disk minus what it

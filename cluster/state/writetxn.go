@@ -153,6 +153,9 @@ func (w *writeTxn) account(a *messages.Allocation, sign int64) {
 	u.MemoryMB += sign * mem
 	u.DiskMB += sign * disk
 	u.Allocs += sign
+	if cores := AllocCores(a); len(cores) > 0 {
+		u.Cores = changeCores(u.Cores, cores, sign)
+	}
 }
 
 // putEval stores an evaluation, keeping CreateIndex/CreateTime of the one

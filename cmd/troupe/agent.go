@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/troupe-dev/troupe/actors/node"
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
@@ -79,6 +80,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.BoolVar(&cfg.RawExecEnabled, "raw-exec", false, "enable the raw_exec driver: its tasks run unisolated, as the agent's user (on in -dev)")
 	fs.StringVar(&cfg.JavaHome, "java-home", "", "the java driver's JVM home (its bin/java runs the tasks; default: java on PATH)")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")
+	reservedCores := fs.String("reserved-cores", "", "cores the client keeps for the host, never reserved for tasks, as a CPU list such as 0-1 (Nomad's client reserved { cores })")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the agent's whole run to this file")
@@ -102,6 +104,12 @@ func runAgent(args []string, stderr io.Writer) int {
 	if *cniPath != "" {
 		cfg.CNIPluginDirs = strings.Split(*cniPath, ":")
 	}
+	cores, err := node.ParseCores(*reservedCores)
+	if err != nil {
+		fmt.Fprintln(stderr, "Error: -reserved-cores:", err)
+		return 1
+	}
+	cfg.ReservedCores = cores
 	httpSet := false
 	fs.Visit(func(f *flag.Flag) { httpSet = httpSet || f.Name == "http-addr" })
 	if cfg.BindAddr != "" && !httpSet {

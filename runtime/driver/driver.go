@@ -38,6 +38,10 @@ type TaskConfig struct {
 	// Cores is how many whole CPU cores the task gets for itself (a
 	// cpuset); 0: it shares them all.
 	Cores int
+	// ReservedCores are the core IDs the scheduler reserved for the task
+	// on this node (its AllocatedResources' ReservedCores). When set they
+	// are the task's cpuset; a driver picks Cores itself only without.
+	ReservedCores []int
 	// NetnsPath: join this network namespace; empty = the host's.
 	NetnsPath string
 	// Isolation, when set, runs the task in its own root and namespaces.

@@ -3,6 +3,8 @@ package containerd
 import (
 	"context"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/containers"
@@ -106,7 +108,8 @@ func networkOpts(s *taskSpec) []oci.SpecOpts {
 	return nil
 }
 
-// resourceOpts sets the memory limit and reservation and the CPU shares.
+// resourceOpts sets the memory limit and reservation, the CPU shares and
+// the cores the scheduler reserved for the task (its cpuset).
 func resourceOpts(cfg *driver.TaskConfig) []oci.SpecOpts {
 	var opts []oci.SpecOpts
 	limit, reservation := memoryLimits(cfg)
@@ -119,7 +122,19 @@ func resourceOpts(cfg *driver.TaskConfig) []oci.SpecOpts {
 	if shares := cpuShares(cfg.CPU); shares > 0 {
 		opts = append(opts, oci.WithCPUShares(shares))
 	}
+	if len(cfg.ReservedCores) > 0 {
+		opts = append(opts, oci.WithCPUs(cpuList(cfg.ReservedCores)))
+	}
 	return opts
+}
+
+// cpuList is cores as a kernel CPU list ("0,2").
+func cpuList(cores []int) string {
+	parts := make([]string, len(cores))
+	for i, c := range cores {
+		parts[i] = strconv.Itoa(c)
+	}
+	return strings.Join(parts, ",")
 }
 
 func withMemoryReservation(bytes int64) oci.SpecOpts {

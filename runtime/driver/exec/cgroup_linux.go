@@ -52,7 +52,7 @@ func (d *Driver) createCgroup(cfg *driver.TaskConfig) (path, cpuset string, err 
 		}
 		return "", "", nil
 	}
-	if cpuset, err = c.takeCores(cfg.ID, cfg.Cores); err != nil {
+	if cpuset, err = c.cpusetOf(cfg); err != nil {
 		return "", "", err
 	}
 	name := cgroups.GroupName(c.mgr.Mode(), cfg.AllocID, cfg.TaskName)
@@ -171,6 +171,24 @@ func (d *Driver) TaskStats(_ context.Context, taskID string) (*driver.TaskUsage,
 		prev = &cgroups.Stats{At: t.Handle.StartedAt}
 	}
 	return cgroups.Usage(prev, s), nil
+}
+
+// cpusetOf is the task's cpuset: the cores the scheduler reserved for
+// it, held for the task (the scheduler's word wins over a local pick),
+// else takeCores' local pick of cfg.Cores (an alloc placed without
+// reservations, by an older server).
+func (c *taskCgroups) cpusetOf(cfg *driver.TaskConfig) (string, error) {
+	if len(cfg.ReservedCores) == 0 {
+		return c.takeCores(cfg.ID, cfg.Cores)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	parts := make([]string, len(cfg.ReservedCores))
+	for i, core := range cfg.ReservedCores {
+		c.cores[core] = cfg.ID
+		parts[i] = strconv.Itoa(core)
+	}
+	return strings.Join(parts, ","), nil
 }
 
 // takeCores hands task n whole cores no other task of this driver has,

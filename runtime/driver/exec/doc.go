@@ -50,9 +50,10 @@
 // Each task gets a cgroup of its own (cgroup_linux.go, runtime/cgroups),
 // Nomad's "<alloc>.<task>" below Config.CgroupParent: StartTask creates
 // it with the task's limits (memory_max, else memory, as the hard limit,
-// memory as the soft one, the MHz as CPU shares or weight, TaskConfig.Cores
-// whole cores as a cpuset that no other task of the driver holds, a pids
-// limit) and names it in the spec; the executor enters it, starts the task
+// memory as the soft one, the MHz as CPU shares or weight, as a cpuset
+// TaskConfig.ReservedCores, the cores the scheduler reserved, or without
+// them TaskConfig.Cores whole cores that no other task of the driver
+// holds, picked locally, a pids limit) and names it in the spec; the executor enters it, starts the task
 // (born in it, before it runs a line of its own) and leaves it again, so
 // that killing the group never kills the executor. When the task exits the
 // executor kills what is left in the group (a daemon that left the task's
