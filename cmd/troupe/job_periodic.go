@@ -37,7 +37,7 @@ func jobPeriodicForceCommand(args []string, stdout, stderr io.Writer) int {
 
 // writePeriodic writes a periodic job's next launch and its children, as
 // Nomad's job status does.
-func writePeriodic(w io.Writer, c *api.Client, j *messages.Job, now time.Time) error {
+func writePeriodic(w io.Writer, c *api.Client, j *messages.Job, counts *api.JobChildrenSummary, now time.Time) error {
 	p := j.GetPeriodic()
 	next := "<none>"
 	if p.GetEnabled() && !j.GetStop() {
@@ -58,19 +58,11 @@ func writePeriodic(w io.Writer, c *api.Client, j *messages.Job, now time.Time) e
 			children = append(children, s)
 		}
 	}
-	var pending, running, dead int
-	for _, s := range children {
-		switch s.Status {
-		case messages.JobStatusRunning:
-			running++
-		case messages.JobStatusDead:
-			dead++
-		default:
-			pending++
-		}
+	if counts == nil { // the servers count the children (JobSummary.Children)
+		counts = &api.JobChildrenSummary{}
 	}
 	fmt.Fprintln(w, "\nChildren Job Summary")
-	writeTable(w, []string{"Pending", "Running", "Dead"}, [][]string{{fmt.Sprint(pending), fmt.Sprint(running), fmt.Sprint(dead)}})
+	writeTable(w, []string{"Pending", "Running", "Dead"}, [][]string{{fmt.Sprint(counts.Pending), fmt.Sprint(counts.Running), fmt.Sprint(counts.Dead)}})
 	if len(children) == 0 {
 		return nil
 	}

@@ -33,7 +33,7 @@ func TestJobStatusPeriodic(t *testing.T) {
 		Type: "batch", Status: "dead", SubmitTime: 1700000000e9}
 	f.jobs["nightly/periodic-1700086400"] = &messages.Job{ID: "nightly/periodic-1700086400", ParentID: "nightly",
 		Type: "batch", Status: "running", SubmitTime: 1700086400e9}
-	f.summaries["nightly"] = &api.JobSummary{JobID: "nightly"}
+	f.summaries["nightly"] = &api.JobSummary{JobID: "nightly", Children: &api.JobChildrenSummary{Running: 1, Dead: 1}}
 	code, out, errOut := f.runCLI("job", "status", "nightly")
 	require.Equal(t, 0, code, errOut)
 	require.Regexp(t, `(?m)^Cron\s+= 0 3 \* \* \*$`, out)

@@ -77,18 +77,18 @@ func jobDetail(m *meta, c *api.Client, job *messages.Job) int {
 		{"Namespace", job.Namespace},
 		{"Status", job.Status},
 	})
+	summary, _, err := c.Jobs().Summary(job.ID, nil)
+	if err != nil {
+		return m.fail("querying job summary", err)
+	}
 	if job.GetPeriodic() != nil {
 		fmt.Fprintln(m.stdout)
-		if err := writePeriodic(m.stdout, c, job, time.Now()); err != nil {
+		if err := writePeriodic(m.stdout, c, job, summary.Children, time.Now()); err != nil {
 			return m.fail("querying the periodic job's children", err)
 		}
 	}
 	if job.ParentID != "" {
 		writeKV(m.stdout, []kv{{"Parent ID", job.ParentID}})
-	}
-	summary, _, err := c.Jobs().Summary(job.ID, nil)
-	if err != nil {
-		return m.fail("querying job summary", err)
 	}
 	fmt.Fprintln(m.stdout, "\nSummary")
 	writeSummary(m.stdout, summary)
