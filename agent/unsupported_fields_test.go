@@ -30,8 +30,8 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 		set  func(*nomad.Job)
 		want string
 	}{
-		{"periodic", func(j *nomad.Job) { j.Periodic = &nomad.PeriodicConfig{Specs: []string{"@daily"}} },
-			`job "odd": periodic jobs are not supported yet`},
+		{"parameterized", func(j *nomad.Job) { j.ParameterizedJob = &nomad.ParameterizedJobConfig{Payload: "optional"} },
+			`job "odd": parameterized jobs are not supported yet`},
 		{"update", func(j *nomad.Job) { j.Update = &nomad.UpdateStrategy{MaxParallel: ptr(2), Canary: ptr(1)} },
 			`job "odd": Update is not supported yet`},
 		{"services", func(j *nomad.Job) { j.TaskGroups[0].Services = []*nomad.Service{{Name: "web"}} },
@@ -55,8 +55,8 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 			require.Equal(t, http.StatusNotFound, ue.StatusCode())
 		})
 	}
-	_, err = c.Jobs().ParseHCL("job \"odd\" {\n  periodic {\n    crons = [\"@daily\"]\n  }\n}\n", false)
-	requireRefused(t, err, `"periodic" block is not supported yet`)
+	_, err = c.Jobs().ParseHCL("job \"odd\" {\n  parameterized {\n    payload = \"optional\"\n  }\n}\n", false)
+	requireRefused(t, err, `"parameterized" block is not supported yet`)
 	require.Contains(t, err.Error(), ":2:3")
 
 	canonical := plain()

@@ -19,7 +19,8 @@ func (s *Server) jobPeriodicForce(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, errProxied
 	}
 	id := r.PathValue("id")
-	j := s.b.Store().Snapshot().JobByID(namespace(r), id)
+	snap := s.b.Store().Snapshot()
+	j := snap.JobByID(namespace(r), id)
 	switch {
 	case j == nil:
 		return nil, codeErr(http.StatusNotFound, "job not found: %q", id)
@@ -29,7 +30,7 @@ func (s *Server) jobPeriodicForce(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, codeErr(http.StatusBadRequest, "job %q is stopped", id)
 	}
 	now := s.b.Now()
-	cmd := periodic.LaunchCommand(j, now, now)
+	cmd := periodic.LaunchCommand(j, periodic.ForceTime(snap, j, now), now)
 	_, index, err := s.apply(r, cmd)
 	if err != nil {
 		return nil, err

@@ -190,7 +190,16 @@ func TestPeriodicLaunchRefusedUnlessLater(t *testing.T) {
 	h.apply(periodic.LaunchCommand(parent, at, at))
 	_, _, err := h.raft.Apply(t.Context(), periodic.LaunchCommand(parent, at, at))
 	require.ErrorContains(t, err, "not later than the last one")
+	_, _, err = h.raft.Apply(t.Context(), periodic.LaunchCommand(parent, at.Add(300*time.Millisecond), at))
+	require.ErrorContains(t, err, "not later than the last one", "a launch in the same second would take the child's name")
 	require.Len(t, h.children("r"), 1)
+
+	forced := periodic.ForceTime(h.store.Snapshot(), parent, at.Add(300*time.Millisecond))
+	require.Equal(t, at.Add(time.Second), forced, "a force in the launch's second is moved to the next one")
+	h.apply(periodic.LaunchCommand(parent, forced, forced))
+	require.Equal(t, []string{periodic.ChildID("r", at), periodic.ChildID("r", forced)}, h.children("r"))
+	later := at.Add(5 * time.Second)
+	require.Equal(t, later, periodic.ForceTime(h.store.Snapshot(), parent, later))
 
 	other := testJob("plain", "batch")
 	h.registerAt(other)

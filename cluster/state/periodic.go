@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -69,7 +70,9 @@ func (s *Snap) ChildJobs(ns, id string) []*messages.Job {
 // the one stored.
 func (w *writeTxn) putLaunch(l *messages.PeriodicLaunch) error {
 	old := w.read().PeriodicLaunch(l.Namespace, l.ID)
-	if old != nil && l.Launch <= old.Launch {
+	// Children are named after the launch's second, so a launch in the
+	// same second as the last one would overwrite its child.
+	if old != nil && time.Unix(0, l.Launch).Unix() <= time.Unix(0, old.Launch).Unix() {
 		return fmt.Errorf("%w: job %q launch %d, last %d", ErrLaunchNotLater, l.ID, l.Launch, old.Launch)
 	}
 	l.CreateIndex, l.ModifyIndex = w.index, w.index

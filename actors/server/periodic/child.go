@@ -28,6 +28,20 @@ func Child(parent *messages.Job, launch time.Time) *messages.Job {
 	return c
 }
 
+// ForceTime is when a forced launch of parent at now is recorded: now,
+// or the second after the last launch when that was in now's second, so
+// the forced child never takes a launched child's name.
+func ForceTime(view View, parent *messages.Job, now time.Time) time.Time {
+	last := view.PeriodicLaunch(parent.GetNamespace(), parent.GetID())
+	if last == nil {
+		return now
+	}
+	if next := time.Unix(time.Unix(0, last.GetLaunch()).Unix()+1, 0); now.Before(next) {
+		return next
+	}
+	return now
+}
+
 // LaunchCommand is the one raft command of a launch: the child, its
 // evaluation and the parent's launch record.
 func LaunchCommand(parent *messages.Job, launch, now time.Time) *messages.Command {
