@@ -78,6 +78,14 @@ func Render(ctx context.Context, s Spec) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// Parse checks that text parses as a template with these delimiters
+// and the functions Render gives, without rendering it.
+func Parse(text, left, right string) error {
+	r := &renderer{}
+	_, err := template.New("template").Delims(left, right).Funcs(r.funcs()).Parse(text)
+	return err
+}
+
 type renderer struct {
 	ctx     context.Context
 	spec    Spec
