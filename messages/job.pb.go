@@ -650,8 +650,10 @@ type Task struct {
 	// CSIPluginConfig makes the task a CSI plugin (the csi_plugin block).
 	CSIPluginConfig *CSIPluginConfig `protobuf:"bytes,15,opt,name=CSIPluginConfig,proto3" json:"CSIPluginConfig,omitempty"`
 	Affinities      []*Affinity      `protobuf:"bytes,16,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Templates are rendered into the task directory before it starts.
+	Templates     []*TaskTemplate `protobuf:"bytes,21,rep,name=Templates,proto3" json:"Templates,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -792,6 +794,13 @@ func (x *Task) GetCSIPluginConfig() *CSIPluginConfig {
 func (x *Task) GetAffinities() []*Affinity {
 	if x != nil {
 		return x.Affinities
+	}
+	return nil
+}
+
+func (x *Task) GetTemplates() []*TaskTemplate {
+	if x != nil {
+		return x.Templates
 	}
 	return nil
 }
@@ -1858,7 +1867,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\"\xde\x06\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\"\xde\x06\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -1937,7 +1946,7 @@ const file_job_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\x9a\x06\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xce\x06\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -1959,7 +1968,8 @@ const file_job_proto_rawDesc = "" +
 	"\x0fCSIPluginConfig\x18\x0f \x01(\v2\x17.troupe.CSIPluginConfigR\x0fCSIPluginConfig\x120\n" +
 	"\n" +
 	"Affinities\x18\x10 \x03(\v2\x10.troupe.AffinityR\n" +
-	"Affinities\x1a6\n" +
+	"Affinities\x122\n" +
+	"\tTemplates\x18\x15 \x03(\v2\x14.troupe.TaskTemplateR\tTemplates\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
@@ -2091,6 +2101,7 @@ var file_job_proto_goTypes = []any{
 	nil,                        // 24: troupe.Task.EnvEntry
 	nil,                        // 25: troupe.Task.MetaEntry
 	(*structpb.Struct)(nil),    // 26: google.protobuf.Struct
+	(*TaskTemplate)(nil),       // 27: troupe.TaskTemplate
 }
 var file_job_proto_depIdxs = []int32{
 	3,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
@@ -2120,19 +2131,20 @@ var file_job_proto_depIdxs = []int32{
 	20, // 24: troupe.Task.LogConfig:type_name -> troupe.LogConfig
 	6,  // 25: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
 	9,  // 26: troupe.Task.Affinities:type_name -> troupe.Affinity
-	12, // 27: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	8,  // 28: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	3,  // 29: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	9,  // 30: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	11, // 31: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	13, // 32: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	13, // 33: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	18, // 34: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	27, // 27: troupe.Task.Templates:type_name -> troupe.TaskTemplate
+	12, // 28: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	8,  // 29: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	3,  // 30: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	9,  // 31: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	11, // 32: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	13, // 33: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	13, // 34: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	18, // 35: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2140,6 +2152,7 @@ func file_job_proto_init() {
 	if File_job_proto != nil {
 		return
 	}
+	file_template_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
