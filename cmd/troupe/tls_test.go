@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"testing"
 
@@ -59,4 +62,58 @@ func TestTLSCreate(t *testing.T) {
 	code, _, errOut = runTLS("tls", "cert", "create", "-cli", "-ca", "missing.pem")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "reading the CA")
+}
+
+// TestCLIOverMutualTLS: the CLI reaches an HTTPS agent that asks for a
+// client certificate with Nomad's variables (NOMAD_CACERT,
+// NOMAD_CLIENT_CERT, NOMAD_CLIENT_KEY) or the flags, and fails without.
+func TestCLIOverMutualTLS(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, args := range [][]string{{"tls", "ca", "create"}, {"tls", "cert", "create", "-server"}, {"tls", "cert", "create", "-cli"}} {
+		code, _, errOut := runTLS(args...)
+		require.Zero(t, code, errOut)
+	}
+	pair, err := tls.LoadX509KeyPair("global-server-nomad.pem", "global-server-nomad-key.pem")
+	require.NoError(t, err)
+	caPEM, err := os.ReadFile("nomad-agent-ca.pem")
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(caPEM))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/jobs" {
+			_, _ = w.Write([]byte("[]"))
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}
+	srv.StartTLS()
+	defer srv.Close()
+	addr := "https://" + srv.Listener.Addr().String()
+
+	env := map[string]string{}
+	old := getenv
+	getenv = func(k string) string { return env[k] }
+	defer func() { getenv = old }()
+
+	code, _, errOut := runTLS("job", "status", "-address", addr)
+	require.NotZero(t, code, "without the CA and a client certificate")
+	require.NotEmpty(t, errOut)
+
+	env["NOMAD_CACERT"] = "nomad-agent-ca.pem"
+	env["NOMAD_CLIENT_CERT"] = "global-cli-nomad.pem"
+	env["NOMAD_CLIENT_KEY"] = "global-cli-nomad-key.pem"
+	env["NOMAD_TLS_SERVER_NAME"] = "server.global.nomad"
+	code, out, errOut := runTLS("job", "status", "-address", addr)
+	require.Zero(t, code, errOut)
+	require.Contains(t, out, "No running jobs")
+
+	env = map[string]string{}
+	code, _, errOut = runTLS("job", "status", "-address", addr, "-ca-cert", "nomad-agent-ca.pem",
+		"-client-cert", "global-cli-nomad.pem", "-client-key", "global-cli-nomad-key.pem", "-tls-server-name", "server.global.nomad")
+	require.Zero(t, code, errOut)
+	code, _, errOut = runTLS("job", "status", "-address", addr, "-client-cert", "global-cli-nomad.pem")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "-client-cert and -client-key go together")
 }
