@@ -144,6 +144,10 @@ type Config struct {
 	HeartbeatTTL   time.Duration // the least TTL handed to a client
 	HeartbeatGrace time.Duration
 	GossipInterval time.Duration // 0 = memberlist's LAN defaults
+	// GossipKey encrypts gossip (Nomad's server encrypt / -encrypt): a
+	// base64 key of 16, 24 or 32 bytes that every agent of the cluster
+	// shares; "" gossips in clear text.
+	GossipKey string
 	RaftTimeout    time.Duration // raft heartbeat and election timeouts
 	// RPCHoldTimeout bounds how long a consistent read or a write waits
 	// for a leader (one elected, its store caught up) before it is
@@ -204,6 +208,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := state.NodeNodePool(c.NodePool); c.Client && err != nil {
 		return fmt.Errorf("%w: -node-pool: %w", ErrConfig, err)
+	}
+	if _, err := GossipKeyBytes(c.GossipKey); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if c.Client {
 		return c.validateHostVolumes()
