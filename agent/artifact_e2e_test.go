@@ -156,6 +156,45 @@ func TestArtifactWrongChecksumFailsTask(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(a.AllocDir(), stub.ID, "t", "local", "hello.txt"))
 }
 
+// TestArtifactRetriedUnderRestartPolicy: an artifact larger than the
+// client's limit fails its download each time; the restart policy
+// (one attempt) has it fetched twice, then fails the task, which never
+// ran.
+func TestArtifactRetriedUnderRestartPolicy(t *testing.T) {
+	srv, gets := artifactServer(t, map[string][]byte{"/big.bin": bytes.Repeat([]byte("x"), 64<<10)})
+	cfg := testConfig(t, t.TempDir())
+	cfg.RawExecEnabled = true
+	cfg.Artifacts.HTTPMaxBytes = 1 << 10
+	a := startAgent(t, cfg)
+	defer a.Shutdown()
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+
+	job := artifactJob("big", "echo ran", &nomad.TaskArtifact{GetterSource: ptr(srv.URL + "/big.bin")})
+	job.TaskGroups[0].RestartPolicy.Attempts = ptr(1)
+	job.TaskGroups[0].RestartPolicy.Delay = ptr(100 * time.Millisecond)
+	_, _, err = c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	stub := waitAllocStatus(t, c, "big", "failed")
+	alloc, _, err := c.Allocations().Info(stub.ID, nil)
+	require.NoError(t, err)
+	st := alloc.TaskStates["t"]
+	types := eventTypes(st)
+	require.NotContains(t, types, "Started", "%v", types)
+	var fails []string
+	for _, e := range st.Events {
+		if e.Type == "Failed Artifact Download" {
+			fails = append(fails, e.DisplayMessage)
+		}
+	}
+	require.Len(t, fails, 2, "%v", types)
+	require.Contains(t, fails[0], "size limit")
+	require.Equal(t, uint64(1), st.Restarts)
+	require.Less(t, indexOf(types, "Restarting"), indexOf(types, "Not Restarting"), "%v", types)
+	require.Equal(t, int32(2), gets["/big.bin"].Load())
+	require.Empty(t, readLog(filepath.Join(a.AllocDir(), stub.ID, "alloc", "logs", "t.stdout")))
+}
+
 // TestArtifactBadSpecRefused: an artifact that would escape the task
 // dir, or has a checksum of an unknown type, is a 400 naming it, and no
 // job is registered.

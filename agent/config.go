@@ -12,6 +12,7 @@ import (
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/artifact"
 	"github.com/troupe-dev/troupe/runtime/device"
 )
 
@@ -91,6 +92,10 @@ type Config struct {
 	// host's root as the agent's user. Off, the node does not offer it;
 	// a dev agent has it on (RawExec).
 	RawExecEnabled bool
+	// Artifacts bounds the fetch of a task's artifacts (Nomad's client
+	// artifact block: timeouts, HTTP body size, decompression limits); a
+	// zero field takes runtime/artifact's default.
+	Artifacts artifact.Limits
 	// ReservedCores are cores the client keeps for the host (Nomad's
 	// client reserved { cores }): the scheduler reserves none of them
 	// for tasks with resources { cores }.
