@@ -100,6 +100,13 @@ func TestArtifactFetchedBeforeTaskStarts(t *testing.T) {
 	_, _, err = c.Jobs().Register(job, nil)
 	require.NoError(t, err)
 	stub := waitAllocStatus(t, c, "art", "complete")
+	got, _, err := c.Jobs().Info("art", nil)
+	require.NoError(t, err)
+	arts := got.TaskGroups[0].Tasks[0].Artifacts
+	require.Len(t, arts, 2, "the job reads back with its artifacts")
+	require.Equal(t, "local/", *arts[0].RelativeDest, "Nomad's default destination")
+	require.Equal(t, "any", *arts[0].GetterMode)
+	require.Equal(t, sha256Of(hello), arts[0].GetterOptions["checksum"])
 	out := readLog(filepath.Join(a.AllocDir(), stub.ID, "alloc", "logs", "t.stdout"))
 	require.Equal(t, string(hello)+msg, out)
 	require.Equal(t, int32(1), gets["/hello.txt"].Load())
