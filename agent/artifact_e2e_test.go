@@ -74,6 +74,8 @@ func eventTypes(st *nomad.TaskState) []string {
 // test's HTTP server, are in its task dir when it starts: a file with its
 // right checksum in local/, and a tar.gz unpacked where its destination
 // says; the task reads both, and its events say the download came first.
+// Then the same for an exec task, which sees them in its own root's
+// /local.
 func TestArtifactFetchedBeforeTaskStarts(t *testing.T) {
 	hello := []byte("hello from the artifact\n")
 	var buf bytes.Buffer
@@ -119,6 +121,16 @@ func TestArtifactFetchedBeforeTaskStarts(t *testing.T) {
 	require.Contains(t, types, "Started")
 	require.Less(t, indexOf(types, "Downloading Artifacts"), indexOf(types, "Started"), "%v", types)
 	require.False(t, alloc.TaskStates["t"].Failed)
+
+	job = artifactJob("art-exec", `cat /local/hello.txt /local/app/bin/msg`,
+		&nomad.TaskArtifact{GetterSource: ptr(srv.URL + "/hello.txt"), GetterOptions: map[string]string{"checksum": sha256Of(hello)}},
+		&nomad.TaskArtifact{GetterSource: ptr(srv.URL + "/app.tar.gz"), RelativeDest: ptr("local/app")})
+	job.TaskGroups[0].Tasks[0].Driver = "exec"
+	_, _, err = c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	stub = waitAllocStatus(t, c, "art-exec", "complete")
+	require.Equal(t, string(hello)+msg, readLog(filepath.Join(a.AllocDir(), stub.ID, "alloc", "logs", "t.stdout")))
+	require.Equal(t, int32(2), gets["/hello.txt"].Load())
 }
 
 // TestArtifactWrongChecksumFailsTask: an artifact whose checksum is not
