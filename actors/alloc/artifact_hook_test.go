@@ -147,3 +147,22 @@ func TestKillCutsArtifactFetchShort(t *testing.T) {
 	require.Equal(t, eventKilled, st.Events[len(st.Events)-1].Type)
 	require.Zero(t, h.fake.Calls(driver.MethodStartTask))
 }
+
+// TestTaskArtifactsInterpolated: source, destination, options and headers
+// take the task's environment; a destination that became a host path
+// beneath the task dir (raw_exec's NOMAD_TASK_DIR) is made relative.
+func TestTaskArtifactsInterpolated(t *testing.T) {
+	task := &messages.Task{Artifacts: []*messages.TaskArtifact{{
+		GetterSource: "${NOMAD_META_base}/app.tgz", RelativeDest: "${NOMAD_TASK_DIR}/app", GetterMode: "any",
+		GetterOptions: map[string]string{"checksum": "sha256:${NOMAD_META_sum}"}, GetterHeaders: map[string]string{"X-Job": "${NOMAD_JOB_NAME}"},
+	}, {GetterSource: "http://h/a", RelativeDest: "/local/${missing}"}}}
+	env := map[string]string{"NOMAD_META_base": "http://h", "NOMAD_TASK_DIR": "/data/alloc/x/t/local",
+		"NOMAD_META_sum": "ab", "NOMAD_JOB_NAME": "web"}
+	got := taskArtifacts(task, "/data/alloc/x/t", refs{env: env})
+	require.Len(t, got, 2)
+	require.Equal(t, "http://h/app.tgz", got[0].Source)
+	require.Equal(t, "local/app", got[0].Destination)
+	require.Equal(t, "sha256:ab", got[0].Options["checksum"])
+	require.Equal(t, "web", got[0].Headers["X-Job"])
+	require.Equal(t, "/local/${missing}", got[1].Destination, "an isolated task's /local stays for the fetcher to resolve in the task dir")
+}
