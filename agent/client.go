@@ -122,6 +122,7 @@ func (a *Agent) allocProps(al *messages.Allocation, n *messages.Node) *actor.Pro
 		Alloc: al, Drivers: a.drivers, DB: a.db, Clock: a.clock, AllocRoot: a.AllocDir(),
 		Registry: a.sys.Registry, Logger: a.log.With("actor", "alloc"), CSI: a.csi, Node: n,
 		Artifacts: &artifact.Fetcher{Limits: a.cfg.Artifacts},
+		Vars:      a.conn,
 	}
 	if a.network != nil { // a nil *cni.Network must stay a nil interface
 		spec.Network = a.network

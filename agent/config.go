@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"github.com/troupe-dev/troupe/cluster/tlsutil"
 	"log/slog"
 	"net"
 	"strconv"
@@ -96,6 +97,9 @@ type Config struct {
 	// artifact block: timeouts, HTTP body size, decompression limits); a
 	// zero field takes runtime/artifact's default.
 	Artifacts artifact.Limits
+	// TLS is Nomad's tls block: HTTPS on the API (HTTP), with client
+	// certificates when VerifyHTTPSClient.
+	TLS tlsutil.Config
 	// ReservedCores are cores the client keeps for the host (Nomad's
 	// client reserved { cores }): the scheduler reserves none of them
 	// for tasks with resources { cores }.

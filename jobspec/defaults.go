@@ -175,6 +175,7 @@ func canonTask(g *messages.TaskGroup, t *messages.Task) {
 	for _, a := range t.Artifacts {
 		canonArtifact(a)
 	}
+	canonTemplates(t.Templates)
 }
 
 // canonCSIPlugin fills Nomad's csi_plugin defaults: mount_dir /csi,

@@ -39,7 +39,7 @@ var (
 		blockSpec{name: "config"}, blockSpec{name: "env"}, blockSpec{name: "resources"},
 		blockSpec{name: "restart"}, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
 		blockSpec{name: "affinity"}, blockSpec{name: "volume_mount"}, blockSpec{name: "logs"},
-		blockSpec{name: "csi_plugin"}, blockSpec{name: "artifact"})
+		blockSpec{name: "csi_plugin"}, blockSpec{name: "template"}, blockSpec{name: "artifact"})
 )
 
 // Parse decodes an HCL job file (a Nomad-like subset) into a job. filename
@@ -172,6 +172,7 @@ func (d *hclDecoder) task(b *hcl.Block) (*messages.Task, taskPresence) {
 	for _, ab := range c.Blocks.OfType("artifact") {
 		t.Artifacts = append(t.Artifacts, d.artifact(ab))
 	}
+	t.Templates = d.templates(c.Blocks.OfType("template"))
 	return t, p
 }
 

@@ -220,6 +220,7 @@ func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 	for i, a := range t.Artifacts {
 		validateArtifact(c.at("artifact[%d]", i), a)
 	}
+	validateTemplates(c, t.Templates)
 }
 
 func validateResources(c checker, r *messages.Resources) {

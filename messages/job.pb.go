@@ -650,6 +650,8 @@ type Task struct {
 	// CSIPluginConfig makes the task a CSI plugin (the csi_plugin block).
 	CSIPluginConfig *CSIPluginConfig `protobuf:"bytes,15,opt,name=CSIPluginConfig,proto3" json:"CSIPluginConfig,omitempty"`
 	Affinities      []*Affinity      `protobuf:"bytes,16,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
+	// Templates are rendered into the task directory before it starts.
+	Templates []*TaskTemplate `protobuf:"bytes,21,rep,name=Templates,proto3" json:"Templates,omitempty"`
 	// Artifacts are fetched into the task dir before the task starts.
 	Artifacts     []*TaskArtifact `protobuf:"bytes,20,rep,name=Artifacts,proto3" json:"Artifacts,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -794,6 +796,13 @@ func (x *Task) GetCSIPluginConfig() *CSIPluginConfig {
 func (x *Task) GetAffinities() []*Affinity {
 	if x != nil {
 		return x.Affinities
+	}
+	return nil
+}
+
+func (x *Task) GetTemplates() []*TaskTemplate {
+	if x != nil {
+		return x.Templates
 	}
 	return nil
 }
@@ -1957,7 +1966,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\"\xde\x06\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\"\xde\x06\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -2036,7 +2045,7 @@ const file_job_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xce\x06\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\x82\a\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -2059,6 +2068,7 @@ const file_job_proto_rawDesc = "" +
 	"\n" +
 	"Affinities\x18\x10 \x03(\v2\x10.troupe.AffinityR\n" +
 	"Affinities\x122\n" +
+	"\tTemplates\x18\x15 \x03(\v2\x14.troupe.TaskTemplateR\tTemplates\x122\n" +
 	"\tArtifacts\x18\x14 \x03(\v2\x14.troupe.TaskArtifactR\tArtifacts\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -2209,6 +2219,7 @@ var file_job_proto_goTypes = []any{
 	nil,                        // 27: troupe.TaskArtifact.GetterOptionsEntry
 	nil,                        // 28: troupe.TaskArtifact.GetterHeadersEntry
 	(*structpb.Struct)(nil),    // 29: google.protobuf.Struct
+	(*TaskTemplate)(nil),       // 30: troupe.TaskTemplate
 }
 var file_job_proto_depIdxs = []int32{
 	3,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
@@ -2238,22 +2249,23 @@ var file_job_proto_depIdxs = []int32{
 	21, // 24: troupe.Task.LogConfig:type_name -> troupe.LogConfig
 	7,  // 25: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
 	10, // 26: troupe.Task.Affinities:type_name -> troupe.Affinity
-	6,  // 27: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
-	27, // 28: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
-	28, // 29: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
-	13, // 30: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	9,  // 31: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	3,  // 32: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	10, // 33: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	12, // 34: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	14, // 35: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	14, // 36: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	19, // 37: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	38, // [38:38] is the sub-list for method output_type
-	38, // [38:38] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	30, // 27: troupe.Task.Templates:type_name -> troupe.TaskTemplate
+	6,  // 28: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
+	27, // 29: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
+	28, // 30: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
+	13, // 31: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	9,  // 32: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	3,  // 33: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	10, // 34: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	12, // 35: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	14, // 36: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	14, // 37: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	19, // 38: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2261,6 +2273,7 @@ func file_job_proto_init() {
 	if File_job_proto != nil {
 		return
 	}
+	file_template_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
