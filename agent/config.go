@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/artifact"
 	"github.com/troupe-dev/troupe/runtime/device"
 )
 
@@ -92,6 +93,10 @@ type Config struct {
 	// host's root as the agent's user. Off, the node does not offer it;
 	// a dev agent has it on (RawExec).
 	RawExecEnabled bool
+	// Artifacts bounds the fetch of a task's artifacts (Nomad's client
+	// artifact block: timeouts, HTTP body size, decompression limits); a
+	// zero field takes runtime/artifact's default.
+	Artifacts artifact.Limits
 	// TLS is Nomad's tls block: HTTPS on the API (HTTP), with client
 	// certificates when VerifyHTTPSClient.
 	TLS tlsutil.Config

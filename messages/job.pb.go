@@ -651,7 +651,9 @@ type Task struct {
 	CSIPluginConfig *CSIPluginConfig `protobuf:"bytes,15,opt,name=CSIPluginConfig,proto3" json:"CSIPluginConfig,omitempty"`
 	Affinities      []*Affinity      `protobuf:"bytes,16,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
 	// Templates are rendered into the task directory before it starts.
-	Templates     []*TaskTemplate `protobuf:"bytes,21,rep,name=Templates,proto3" json:"Templates,omitempty"`
+	Templates []*TaskTemplate `protobuf:"bytes,21,rep,name=Templates,proto3" json:"Templates,omitempty"`
+	// Artifacts are fetched into the task dir before the task starts.
+	Artifacts     []*TaskArtifact `protobuf:"bytes,20,rep,name=Artifacts,proto3" json:"Artifacts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -805,6 +807,103 @@ func (x *Task) GetTemplates() []*TaskTemplate {
 	return nil
 }
 
+func (x *Task) GetArtifacts() []*TaskArtifact {
+	if x != nil {
+		return x.Artifacts
+	}
+	return nil
+}
+
+// TaskArtifact is a task's artifact block (Nomad's TaskArtifact, with its
+// JSON names): fetched with go-getter before the task starts.
+type TaskArtifact struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	GetterSource string                 `protobuf:"bytes,1,opt,name=GetterSource,proto3" json:"GetterSource,omitempty"`
+	// GetterOptions become go-getter's query parameters (checksum =
+	// "type:hex", archive = false, ref for git, ...).
+	GetterOptions  map[string]string `protobuf:"bytes,2,rep,name=GetterOptions,proto3" json:"GetterOptions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	GetterHeaders  map[string]string `protobuf:"bytes,3,rep,name=GetterHeaders,proto3" json:"GetterHeaders,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // sent with every HTTP request
+	GetterMode     string            `protobuf:"bytes,4,opt,name=GetterMode,proto3" json:"GetterMode,omitempty"`                                                                                 // any (default) | file | dir
+	GetterInsecure bool              `protobuf:"varint,5,opt,name=GetterInsecure,proto3" json:"GetterInsecure,omitempty"`                                                                        // skip TLS verification
+	// RelativeDest is relative to the task dir; default local/ (in mode
+	// file, local/<source's base name>).
+	RelativeDest  string `protobuf:"bytes,6,opt,name=RelativeDest,proto3" json:"RelativeDest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskArtifact) Reset() {
+	*x = TaskArtifact{}
+	mi := &file_job_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskArtifact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskArtifact) ProtoMessage() {}
+
+func (x *TaskArtifact) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskArtifact.ProtoReflect.Descriptor instead.
+func (*TaskArtifact) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *TaskArtifact) GetGetterSource() string {
+	if x != nil {
+		return x.GetterSource
+	}
+	return ""
+}
+
+func (x *TaskArtifact) GetGetterOptions() map[string]string {
+	if x != nil {
+		return x.GetterOptions
+	}
+	return nil
+}
+
+func (x *TaskArtifact) GetGetterHeaders() map[string]string {
+	if x != nil {
+		return x.GetterHeaders
+	}
+	return nil
+}
+
+func (x *TaskArtifact) GetGetterMode() string {
+	if x != nil {
+		return x.GetterMode
+	}
+	return ""
+}
+
+func (x *TaskArtifact) GetGetterInsecure() bool {
+	if x != nil {
+		return x.GetterInsecure
+	}
+	return false
+}
+
+func (x *TaskArtifact) GetRelativeDest() string {
+	if x != nil {
+		return x.RelativeDest
+	}
+	return ""
+}
+
 // CSIPluginConfig is a task's csi_plugin block (Nomad's TaskCSIPluginConfig).
 type CSIPluginConfig struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
@@ -819,7 +918,7 @@ type CSIPluginConfig struct {
 
 func (x *CSIPluginConfig) Reset() {
 	*x = CSIPluginConfig{}
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -831,7 +930,7 @@ func (x *CSIPluginConfig) String() string {
 func (*CSIPluginConfig) ProtoMessage() {}
 
 func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -844,7 +943,7 @@ func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIPluginConfig.ProtoReflect.Descriptor instead.
 func (*CSIPluginConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{6}
+	return file_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CSIPluginConfig) GetID() string {
@@ -899,7 +998,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -911,7 +1010,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -924,7 +1023,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{7}
+	return file_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Resources) GetCPU() int32 {
@@ -988,7 +1087,7 @@ type RequestedDevice struct {
 
 func (x *RequestedDevice) Reset() {
 	*x = RequestedDevice{}
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1000,7 +1099,7 @@ func (x *RequestedDevice) String() string {
 func (*RequestedDevice) ProtoMessage() {}
 
 func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1013,7 +1112,7 @@ func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestedDevice.ProtoReflect.Descriptor instead.
 func (*RequestedDevice) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{8}
+	return file_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RequestedDevice) GetName() string {
@@ -1056,7 +1155,7 @@ type Affinity struct {
 
 func (x *Affinity) Reset() {
 	*x = Affinity{}
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1068,7 +1167,7 @@ func (x *Affinity) String() string {
 func (*Affinity) ProtoMessage() {}
 
 func (x *Affinity) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1081,7 +1180,7 @@ func (x *Affinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Affinity.ProtoReflect.Descriptor instead.
 func (*Affinity) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{9}
+	return file_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Affinity) GetLTarget() string {
@@ -1126,7 +1225,7 @@ type Spread struct {
 
 func (x *Spread) Reset() {
 	*x = Spread{}
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1138,7 +1237,7 @@ func (x *Spread) String() string {
 func (*Spread) ProtoMessage() {}
 
 func (x *Spread) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1151,7 +1250,7 @@ func (x *Spread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spread.ProtoReflect.Descriptor instead.
 func (*Spread) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{10}
+	return file_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Spread) GetAttribute() string {
@@ -1185,7 +1284,7 @@ type SpreadTarget struct {
 
 func (x *SpreadTarget) Reset() {
 	*x = SpreadTarget{}
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1197,7 +1296,7 @@ func (x *SpreadTarget) String() string {
 func (*SpreadTarget) ProtoMessage() {}
 
 func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1210,7 +1309,7 @@ func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpreadTarget.ProtoReflect.Descriptor instead.
 func (*SpreadTarget) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{11}
+	return file_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SpreadTarget) GetValue() string {
@@ -1240,7 +1339,7 @@ type NetworkResource struct {
 
 func (x *NetworkResource) Reset() {
 	*x = NetworkResource{}
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1252,7 +1351,7 @@ func (x *NetworkResource) String() string {
 func (*NetworkResource) ProtoMessage() {}
 
 func (x *NetworkResource) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1265,7 +1364,7 @@ func (x *NetworkResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkResource.ProtoReflect.Descriptor instead.
 func (*NetworkResource) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{12}
+	return file_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *NetworkResource) GetMode() string {
@@ -1315,7 +1414,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1327,7 +1426,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1340,7 +1439,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{13}
+	return file_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Port) GetLabel() string {
@@ -1383,7 +1482,7 @@ type RestartPolicy struct {
 
 func (x *RestartPolicy) Reset() {
 	*x = RestartPolicy{}
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1395,7 +1494,7 @@ func (x *RestartPolicy) String() string {
 func (*RestartPolicy) ProtoMessage() {}
 
 func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1408,7 +1507,7 @@ func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartPolicy.ProtoReflect.Descriptor instead.
 func (*RestartPolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{14}
+	return file_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RestartPolicy) GetAttempts() int32 {
@@ -1453,7 +1552,7 @@ type ReschedulePolicy struct {
 
 func (x *ReschedulePolicy) Reset() {
 	*x = ReschedulePolicy{}
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1465,7 +1564,7 @@ func (x *ReschedulePolicy) String() string {
 func (*ReschedulePolicy) ProtoMessage() {}
 
 func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1478,7 +1577,7 @@ func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReschedulePolicy.ProtoReflect.Descriptor instead.
 func (*ReschedulePolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{15}
+	return file_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReschedulePolicy) GetAttempts() int32 {
@@ -1535,7 +1634,7 @@ type MigrateStrategy struct {
 
 func (x *MigrateStrategy) Reset() {
 	*x = MigrateStrategy{}
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1547,7 +1646,7 @@ func (x *MigrateStrategy) String() string {
 func (*MigrateStrategy) ProtoMessage() {}
 
 func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1560,7 +1659,7 @@ func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateStrategy.ProtoReflect.Descriptor instead.
 func (*MigrateStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{16}
+	return file_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MigrateStrategy) GetMaxParallel() int32 {
@@ -1603,7 +1702,7 @@ type DisconnectStrategy struct {
 
 func (x *DisconnectStrategy) Reset() {
 	*x = DisconnectStrategy{}
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1615,7 +1714,7 @@ func (x *DisconnectStrategy) String() string {
 func (*DisconnectStrategy) ProtoMessage() {}
 
 func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1628,7 +1727,7 @@ func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectStrategy.ProtoReflect.Descriptor instead.
 func (*DisconnectStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{17}
+	return file_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DisconnectStrategy) GetLostAfter() int64 {
@@ -1674,7 +1773,7 @@ type VolumeRequest struct {
 
 func (x *VolumeRequest) Reset() {
 	*x = VolumeRequest{}
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +1785,7 @@ func (x *VolumeRequest) String() string {
 func (*VolumeRequest) ProtoMessage() {}
 
 func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +1798,7 @@ func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeRequest.ProtoReflect.Descriptor instead.
 func (*VolumeRequest) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{18}
+	return file_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *VolumeRequest) GetName() string {
@@ -1762,7 +1861,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1774,7 +1873,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +1886,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{19}
+	return file_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *VolumeMount) GetVolume() string {
@@ -1821,7 +1920,7 @@ type LogConfig struct {
 
 func (x *LogConfig) Reset() {
 	*x = LogConfig{}
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1833,7 +1932,7 @@ func (x *LogConfig) String() string {
 func (*LogConfig) ProtoMessage() {}
 
 func (x *LogConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1846,7 +1945,7 @@ func (x *LogConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogConfig.ProtoReflect.Descriptor instead.
 func (*LogConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{20}
+	return file_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *LogConfig) GetMaxFiles() int32 {
@@ -1946,7 +2045,7 @@ const file_job_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xce\x06\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\x82\a\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -1969,11 +2068,27 @@ const file_job_proto_rawDesc = "" +
 	"\n" +
 	"Affinities\x18\x10 \x03(\v2\x10.troupe.AffinityR\n" +
 	"Affinities\x122\n" +
-	"\tTemplates\x18\x15 \x03(\v2\x14.troupe.TaskTemplateR\tTemplates\x1a6\n" +
+	"\tTemplates\x18\x15 \x03(\v2\x14.troupe.TaskTemplateR\tTemplates\x122\n" +
+	"\tArtifacts\x18\x14 \x03(\v2\x14.troupe.TaskArtifactR\tArtifacts\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc0\x03\n" +
+	"\fTaskArtifact\x12\"\n" +
+	"\fGetterSource\x18\x01 \x01(\tR\fGetterSource\x12M\n" +
+	"\rGetterOptions\x18\x02 \x03(\v2'.troupe.TaskArtifact.GetterOptionsEntryR\rGetterOptions\x12M\n" +
+	"\rGetterHeaders\x18\x03 \x03(\v2'.troupe.TaskArtifact.GetterHeadersEntryR\rGetterHeaders\x12\x1e\n" +
+	"\n" +
+	"GetterMode\x18\x04 \x01(\tR\n" +
+	"GetterMode\x12&\n" +
+	"\x0eGetterInsecure\x18\x05 \x01(\bR\x0eGetterInsecure\x12\"\n" +
+	"\fRelativeDest\x18\x06 \x01(\tR\fRelativeDest\x1a@\n" +
+	"\x12GetterOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a@\n" +
+	"\x12GetterHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa9\x01\n" +
 	"\x0fCSIPluginConfig\x12\x0e\n" +
@@ -2072,7 +2187,7 @@ func file_job_proto_rawDescGZIP() []byte {
 	return file_job_proto_rawDescData
 }
 
-var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_job_proto_goTypes = []any{
 	(*Job)(nil),                // 0: troupe.Job
 	(*PeriodicConfig)(nil),     // 1: troupe.PeriodicConfig
@@ -2080,71 +2195,77 @@ var file_job_proto_goTypes = []any{
 	(*Constraint)(nil),         // 3: troupe.Constraint
 	(*TaskGroup)(nil),          // 4: troupe.TaskGroup
 	(*Task)(nil),               // 5: troupe.Task
-	(*CSIPluginConfig)(nil),    // 6: troupe.CSIPluginConfig
-	(*Resources)(nil),          // 7: troupe.Resources
-	(*RequestedDevice)(nil),    // 8: troupe.RequestedDevice
-	(*Affinity)(nil),           // 9: troupe.Affinity
-	(*Spread)(nil),             // 10: troupe.Spread
-	(*SpreadTarget)(nil),       // 11: troupe.SpreadTarget
-	(*NetworkResource)(nil),    // 12: troupe.NetworkResource
-	(*Port)(nil),               // 13: troupe.Port
-	(*RestartPolicy)(nil),      // 14: troupe.RestartPolicy
-	(*ReschedulePolicy)(nil),   // 15: troupe.ReschedulePolicy
-	(*MigrateStrategy)(nil),    // 16: troupe.MigrateStrategy
-	(*DisconnectStrategy)(nil), // 17: troupe.DisconnectStrategy
-	(*VolumeRequest)(nil),      // 18: troupe.VolumeRequest
-	(*VolumeMount)(nil),        // 19: troupe.VolumeMount
-	(*LogConfig)(nil),          // 20: troupe.LogConfig
-	nil,                        // 21: troupe.Job.MetaEntry
-	nil,                        // 22: troupe.TaskGroup.MetaEntry
-	nil,                        // 23: troupe.TaskGroup.VolumesEntry
-	nil,                        // 24: troupe.Task.EnvEntry
-	nil,                        // 25: troupe.Task.MetaEntry
-	(*structpb.Struct)(nil),    // 26: google.protobuf.Struct
-	(*TaskTemplate)(nil),       // 27: troupe.TaskTemplate
+	(*TaskArtifact)(nil),       // 6: troupe.TaskArtifact
+	(*CSIPluginConfig)(nil),    // 7: troupe.CSIPluginConfig
+	(*Resources)(nil),          // 8: troupe.Resources
+	(*RequestedDevice)(nil),    // 9: troupe.RequestedDevice
+	(*Affinity)(nil),           // 10: troupe.Affinity
+	(*Spread)(nil),             // 11: troupe.Spread
+	(*SpreadTarget)(nil),       // 12: troupe.SpreadTarget
+	(*NetworkResource)(nil),    // 13: troupe.NetworkResource
+	(*Port)(nil),               // 14: troupe.Port
+	(*RestartPolicy)(nil),      // 15: troupe.RestartPolicy
+	(*ReschedulePolicy)(nil),   // 16: troupe.ReschedulePolicy
+	(*MigrateStrategy)(nil),    // 17: troupe.MigrateStrategy
+	(*DisconnectStrategy)(nil), // 18: troupe.DisconnectStrategy
+	(*VolumeRequest)(nil),      // 19: troupe.VolumeRequest
+	(*VolumeMount)(nil),        // 20: troupe.VolumeMount
+	(*LogConfig)(nil),          // 21: troupe.LogConfig
+	nil,                        // 22: troupe.Job.MetaEntry
+	nil,                        // 23: troupe.TaskGroup.MetaEntry
+	nil,                        // 24: troupe.TaskGroup.VolumesEntry
+	nil,                        // 25: troupe.Task.EnvEntry
+	nil,                        // 26: troupe.Task.MetaEntry
+	nil,                        // 27: troupe.TaskArtifact.GetterOptionsEntry
+	nil,                        // 28: troupe.TaskArtifact.GetterHeadersEntry
+	(*structpb.Struct)(nil),    // 29: google.protobuf.Struct
+	(*TaskTemplate)(nil),       // 30: troupe.TaskTemplate
 }
 var file_job_proto_depIdxs = []int32{
 	3,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
 	4,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
-	21, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
-	9,  // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
-	10, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
+	22, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
+	10, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
+	11, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
 	1,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
 	3,  // 6: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
 	5,  // 7: troupe.TaskGroup.Tasks:type_name -> troupe.Task
-	14, // 8: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
-	15, // 9: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
-	22, // 10: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
-	16, // 11: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
-	17, // 12: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
-	12, // 13: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
-	23, // 14: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
-	9,  // 15: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
-	10, // 16: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
-	26, // 17: troupe.Task.Config:type_name -> google.protobuf.Struct
-	24, // 18: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	7,  // 19: troupe.Task.Resources:type_name -> troupe.Resources
-	14, // 20: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	25, // 21: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	15, // 8: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
+	16, // 9: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
+	23, // 10: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
+	17, // 11: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
+	18, // 12: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
+	13, // 13: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
+	24, // 14: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
+	10, // 15: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
+	11, // 16: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
+	29, // 17: troupe.Task.Config:type_name -> google.protobuf.Struct
+	25, // 18: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	8,  // 19: troupe.Task.Resources:type_name -> troupe.Resources
+	15, // 20: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	26, // 21: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
 	3,  // 22: troupe.Task.Constraints:type_name -> troupe.Constraint
-	19, // 23: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	20, // 24: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	6,  // 25: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	9,  // 26: troupe.Task.Affinities:type_name -> troupe.Affinity
-	27, // 27: troupe.Task.Templates:type_name -> troupe.TaskTemplate
-	12, // 28: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	8,  // 29: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	3,  // 30: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	9,  // 31: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	11, // 32: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	13, // 33: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	13, // 34: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	18, // 35: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	36, // [36:36] is the sub-list for method output_type
-	36, // [36:36] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	20, // 23: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	21, // 24: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	7,  // 25: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	10, // 26: troupe.Task.Affinities:type_name -> troupe.Affinity
+	30, // 27: troupe.Task.Templates:type_name -> troupe.TaskTemplate
+	6,  // 28: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
+	27, // 29: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
+	28, // 30: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
+	13, // 31: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	9,  // 32: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	3,  // 33: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	10, // 34: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	12, // 35: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	14, // 36: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	14, // 37: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	19, // 38: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2159,7 +2280,7 @@ func file_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_job_proto_rawDesc), len(file_job_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
