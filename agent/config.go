@@ -152,8 +152,8 @@ type Config struct {
 	// GossipKey encrypts gossip (Nomad's server encrypt / -encrypt): a
 	// base64 key of 16, 24 or 32 bytes that every agent of the cluster
 	// shares; "" gossips in clear text.
-	GossipKey string
-	RaftTimeout    time.Duration // raft heartbeat and election timeouts
+	GossipKey   string
+	RaftTimeout time.Duration // raft heartbeat and election timeouts
 	// RPCHoldTimeout bounds how long a consistent read or a write waits
 	// for a leader (one elected, its store caught up) before it is
 	// answered 500 "No cluster leader" (Nomad's rpc_hold_timeout; 0 = 5s).
