@@ -34,8 +34,12 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 			`job "odd": parameterized jobs are not supported yet`},
 		{"update", func(j *nomad.Job) { j.Update = &nomad.UpdateStrategy{MaxParallel: ptr(2), Canary: ptr(1)} },
 			`job "odd": Update is not supported yet`},
-		{"services", func(j *nomad.Job) { j.TaskGroups[0].Services = []*nomad.Service{{Name: "web"}} },
-			`job "odd": group "g": Services is not supported yet`},
+		{"multiregion", func(j *nomad.Job) {
+			j.Multiregion = &nomad.Multiregion{Regions: []*nomad.MultiregionRegion{{Name: "global"}}}
+		}, `job "odd": multiregion jobs are not supported yet`},
+		{"consul services", func(j *nomad.Job) {
+			j.TaskGroups[0].Services = []*nomad.Service{{Name: "web", Provider: "consul"}}
+		}, `service provider "consul" is not supported`},
 		{"templates", func(j *nomad.Job) {
 			j.TaskGroups[0].Tasks[0].Templates = []*nomad.Template{{EmbeddedTmpl: ptr("x"), DestPath: ptr("local/x")}}
 		}, `job "odd": group "g": task "t": Templates is not supported yet`},

@@ -499,6 +499,7 @@ type TaskGroup struct {
 	Volumes                   map[string]*VolumeRequest `protobuf:"bytes,12,rep,name=Volumes,proto3" json:"Volumes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Affinities                []*Affinity               `protobuf:"bytes,13,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
 	Spreads                   []*Spread                 `protobuf:"bytes,14,rep,name=Spreads,proto3" json:"Spreads,omitempty"`
+	Services                  []*Service                `protobuf:"bytes,16,rep,name=Services,proto3" json:"Services,omitempty"`
 	unknownFields             protoimpl.UnknownFields
 	sizeCache                 protoimpl.SizeCache
 }
@@ -631,6 +632,13 @@ func (x *TaskGroup) GetSpreads() []*Spread {
 	return nil
 }
 
+func (x *TaskGroup) GetServices() []*Service {
+	if x != nil {
+		return x.Services
+	}
+	return nil
+}
+
 type Task struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=Name,proto3" json:"Name,omitempty"`
@@ -650,6 +658,7 @@ type Task struct {
 	// CSIPluginConfig makes the task a CSI plugin (the csi_plugin block).
 	CSIPluginConfig *CSIPluginConfig `protobuf:"bytes,15,opt,name=CSIPluginConfig,proto3" json:"CSIPluginConfig,omitempty"`
 	Affinities      []*Affinity      `protobuf:"bytes,16,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
+	Services        []*Service       `protobuf:"bytes,17,rep,name=Services,proto3" json:"Services,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -792,6 +801,13 @@ func (x *Task) GetCSIPluginConfig() *CSIPluginConfig {
 func (x *Task) GetAffinities() []*Affinity {
 	if x != nil {
 		return x.Affinities
+	}
+	return nil
+}
+
+func (x *Task) GetServices() []*Service {
+	if x != nil {
+		return x.Services
 	}
 	return nil
 }
@@ -1858,7 +1874,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\"\xde\x06\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\rservice.proto\"\xde\x06\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -1911,7 +1927,7 @@ const file_job_proto_rawDesc = "" +
 	"Constraint\x12\x18\n" +
 	"\aLTarget\x18\x01 \x01(\tR\aLTarget\x12\x18\n" +
 	"\aRTarget\x18\x02 \x01(\tR\aRTarget\x12\x18\n" +
-	"\aOperand\x18\x03 \x01(\tR\aOperand\"\xc7\x06\n" +
+	"\aOperand\x18\x03 \x01(\tR\aOperand\"\xf4\x06\n" +
 	"\tTaskGroup\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x14\n" +
 	"\x05Count\x18\x02 \x01(\x05R\x05Count\x124\n" +
@@ -1931,13 +1947,14 @@ const file_job_proto_rawDesc = "" +
 	"\n" +
 	"Affinities\x18\r \x03(\v2\x10.troupe.AffinityR\n" +
 	"Affinities\x12(\n" +
-	"\aSpreads\x18\x0e \x03(\v2\x0e.troupe.SpreadR\aSpreads\x1a7\n" +
+	"\aSpreads\x18\x0e \x03(\v2\x0e.troupe.SpreadR\aSpreads\x12+\n" +
+	"\bServices\x18\x10 \x03(\v2\x0f.troupe.ServiceR\bServices\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\x9a\x06\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xc7\x06\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -1959,7 +1976,8 @@ const file_job_proto_rawDesc = "" +
 	"\x0fCSIPluginConfig\x18\x0f \x01(\v2\x17.troupe.CSIPluginConfigR\x0fCSIPluginConfig\x120\n" +
 	"\n" +
 	"Affinities\x18\x10 \x03(\v2\x10.troupe.AffinityR\n" +
-	"Affinities\x1a6\n" +
+	"Affinities\x12+\n" +
+	"\bServices\x18\x11 \x03(\v2\x0f.troupe.ServiceR\bServices\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
@@ -2090,7 +2108,8 @@ var file_job_proto_goTypes = []any{
 	nil,                        // 23: troupe.TaskGroup.VolumesEntry
 	nil,                        // 24: troupe.Task.EnvEntry
 	nil,                        // 25: troupe.Task.MetaEntry
-	(*structpb.Struct)(nil),    // 26: google.protobuf.Struct
+	(*Service)(nil),            // 26: troupe.Service
+	(*structpb.Struct)(nil),    // 27: google.protobuf.Struct
 }
 var file_job_proto_depIdxs = []int32{
 	3,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
@@ -2110,29 +2129,31 @@ var file_job_proto_depIdxs = []int32{
 	23, // 14: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
 	9,  // 15: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
 	10, // 16: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
-	26, // 17: troupe.Task.Config:type_name -> google.protobuf.Struct
-	24, // 18: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	7,  // 19: troupe.Task.Resources:type_name -> troupe.Resources
-	14, // 20: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	25, // 21: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
-	3,  // 22: troupe.Task.Constraints:type_name -> troupe.Constraint
-	19, // 23: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	20, // 24: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	6,  // 25: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	9,  // 26: troupe.Task.Affinities:type_name -> troupe.Affinity
-	12, // 27: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	8,  // 28: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	3,  // 29: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	9,  // 30: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	11, // 31: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	13, // 32: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	13, // 33: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	18, // 34: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	26, // 17: troupe.TaskGroup.Services:type_name -> troupe.Service
+	27, // 18: troupe.Task.Config:type_name -> google.protobuf.Struct
+	24, // 19: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	7,  // 20: troupe.Task.Resources:type_name -> troupe.Resources
+	14, // 21: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	25, // 22: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	3,  // 23: troupe.Task.Constraints:type_name -> troupe.Constraint
+	19, // 24: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	20, // 25: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	6,  // 26: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	9,  // 27: troupe.Task.Affinities:type_name -> troupe.Affinity
+	26, // 28: troupe.Task.Services:type_name -> troupe.Service
+	12, // 29: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	8,  // 30: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	3,  // 31: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	9,  // 32: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	11, // 33: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	13, // 34: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	13, // 35: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	18, // 36: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2140,6 +2161,7 @@ func file_job_proto_init() {
 	if File_job_proto != nil {
 		return
 	}
+	file_service_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
