@@ -753,6 +753,52 @@ func (x *DeleteServiceRegistrationByID) GetID() string {
 	return ""
 }
 
+// AllocServiceRegistrations is the set of an allocation's registrations
+// that a client reports with its status (Allocation.ServiceRegistrations).
+type AllocServiceRegistrations struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Registrations []*ServiceRegistration `protobuf:"bytes,1,rep,name=Registrations,proto3" json:"Registrations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AllocServiceRegistrations) Reset() {
+	*x = AllocServiceRegistrations{}
+	mi := &file_service_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AllocServiceRegistrations) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AllocServiceRegistrations) ProtoMessage() {}
+
+func (x *AllocServiceRegistrations) ProtoReflect() protoreflect.Message {
+	mi := &file_service_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AllocServiceRegistrations.ProtoReflect.Descriptor instead.
+func (*AllocServiceRegistrations) Descriptor() ([]byte, []int) {
+	return file_service_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *AllocServiceRegistrations) GetRegistrations() []*ServiceRegistration {
+	if x != nil {
+		return x.Registrations
+	}
+	return nil
+}
+
 var File_service_proto protoreflect.FileDescriptor
 
 const file_service_proto_rawDesc = "" +
@@ -831,7 +877,9 @@ const file_service_proto_rawDesc = "" +
 	"\bAllocIDs\x18\x01 \x03(\tR\bAllocIDs\"M\n" +
 	"\x1dDeleteServiceRegistrationByID\x12\x1c\n" +
 	"\tNamespace\x18\x01 \x01(\tR\tNamespace\x12\x0e\n" +
-	"\x02ID\x18\x02 \x01(\tR\x02IDB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x02ID\x18\x02 \x01(\tR\x02ID\"^\n" +
+	"\x19AllocServiceRegistrations\x12A\n" +
+	"\rRegistrations\x18\x01 \x03(\v2\x1b.troupe.ServiceRegistrationR\rRegistrationsB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_service_proto_rawDescOnce sync.Once
@@ -845,7 +893,7 @@ func file_service_proto_rawDescGZIP() []byte {
 	return file_service_proto_rawDescData
 }
 
-var file_service_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_service_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_service_proto_goTypes = []any{
 	(*Service)(nil),                           // 0: troupe.Service
 	(*ServiceCheck)(nil),                      // 1: troupe.ServiceCheck
@@ -855,22 +903,24 @@ var file_service_proto_goTypes = []any{
 	(*UpsertServiceRegistrations)(nil),        // 5: troupe.UpsertServiceRegistrations
 	(*DeleteServiceRegistrationsByAlloc)(nil), // 6: troupe.DeleteServiceRegistrationsByAlloc
 	(*DeleteServiceRegistrationByID)(nil),     // 7: troupe.DeleteServiceRegistrationByID
-	nil,                                       // 8: troupe.Service.MetaEntry
-	nil,                                       // 9: troupe.ServiceCheck.HeaderEntry
+	(*AllocServiceRegistrations)(nil),         // 8: troupe.AllocServiceRegistrations
+	nil,                                       // 9: troupe.Service.MetaEntry
+	nil,                                       // 10: troupe.ServiceCheck.HeaderEntry
 }
 var file_service_proto_depIdxs = []int32{
-	1, // 0: troupe.Service.Checks:type_name -> troupe.ServiceCheck
-	3, // 1: troupe.Service.CheckRestart:type_name -> troupe.CheckRestart
-	8, // 2: troupe.Service.Meta:type_name -> troupe.Service.MetaEntry
-	9, // 3: troupe.ServiceCheck.Header:type_name -> troupe.ServiceCheck.HeaderEntry
-	3, // 4: troupe.ServiceCheck.CheckRestart:type_name -> troupe.CheckRestart
-	4, // 5: troupe.UpsertServiceRegistrations.Services:type_name -> troupe.ServiceRegistration
-	2, // 6: troupe.ServiceCheck.HeaderEntry.value:type_name -> troupe.HeaderValues
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	1,  // 0: troupe.Service.Checks:type_name -> troupe.ServiceCheck
+	3,  // 1: troupe.Service.CheckRestart:type_name -> troupe.CheckRestart
+	9,  // 2: troupe.Service.Meta:type_name -> troupe.Service.MetaEntry
+	10, // 3: troupe.ServiceCheck.Header:type_name -> troupe.ServiceCheck.HeaderEntry
+	3,  // 4: troupe.ServiceCheck.CheckRestart:type_name -> troupe.CheckRestart
+	4,  // 5: troupe.UpsertServiceRegistrations.Services:type_name -> troupe.ServiceRegistration
+	4,  // 6: troupe.AllocServiceRegistrations.Registrations:type_name -> troupe.ServiceRegistration
+	2,  // 7: troupe.ServiceCheck.HeaderEntry.value:type_name -> troupe.HeaderValues
+	8,  // [8:8] is the sub-list for method output_type
+	8,  // [8:8] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_service_proto_init() }
@@ -884,7 +934,7 @@ func file_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_service_proto_rawDesc), len(file_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -84,15 +84,35 @@ func applyUpsertServices(w *writeTxn, c *messages.UpsertServiceRegistrations) an
 	if a.ClientTerminalStatus() {
 		return fmt.Errorf("%w: %q is %s", ErrAllocTerminal, a.ID, a.ClientStatus)
 	}
+	return w.replaceAllocServices(a, c.GetServices())
+}
+
+// clientServices takes the registrations a client reported with its
+// allocation's status (after the status was stored: a terminal
+// allocation registers nothing). A bad set is dropped, with the rest of
+// the report kept.
+func (w *writeTxn) clientServices(upd, a *messages.Allocation) {
+	if upd.GetServiceRegistrations() == nil || a.ClientTerminalStatus() {
+		return
+	}
+	_ = w.replaceAllocServices(a, upd.GetServiceRegistrations().GetRegistrations())
+}
+
+// replaceAllocServices makes regs the registrations of a; nothing changes
+// when one is malformed.
+func (w *writeTxn) replaceAllocServices(a *messages.Allocation, in []*messages.ServiceRegistration) error {
 	keep := map[string]bool{}
-	regs := make([]*messages.ServiceRegistration, 0, len(c.GetServices()))
-	for _, r := range c.GetServices() {
+	regs := make([]*messages.ServiceRegistration, 0, len(in))
+	for _, r := range in {
 		if r.GetAllocID() != a.ID || r.GetID() == "" || r.GetServiceName() == "" {
 			return fmt.Errorf("%w: registration %q must name allocation %q, an ID and a service name", ErrBadCommand, r.GetID(), a.ID)
 		}
 		// The allocation, not the client, says where it runs.
 		r = proto.Clone(r).(*messages.ServiceRegistration)
 		r.Namespace, r.NodeID, r.JobID = NamespaceOrDefault(a.Namespace), a.NodeID, a.JobID
+		if old := w.read().ServiceByID(r.Namespace, r.ID); old != nil && old.AllocID != a.ID {
+			return fmt.Errorf("%w: registration %q belongs to allocation %q", ErrBadCommand, r.ID, old.AllocID)
+		}
 		keep[r.Namespace+"\x00"+r.ID] = true
 		regs = append(regs, r)
 	}

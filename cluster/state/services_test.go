@@ -112,3 +112,26 @@ func TestServicesLostWithTheirNodeAndSnapshot(t *testing.T) {
 		UpdateNodeStatus: &messages.UpdateNodeStatus{NodeID: "n1", Status: messages.NodeStatusDown}}})
 	require.Empty(t, h.snap().Services())
 }
+
+func TestServicesFromClientReports(t *testing.T) {
+	h := servicesHarness(t)
+	report := func(id, status string, regs ...*messages.ServiceRegistration) {
+		a := &messages.Allocation{ID: id, ClientStatus: status}
+		if regs != nil {
+			a.ServiceRegistrations = &messages.AllocServiceRegistrations{Registrations: regs}
+		}
+		h.apply(clientUpdate(a))
+	}
+	report("a1", messages.AllocClientStatusRunning, testReg("r1", "web", "a1", 80))
+	require.Len(t, h.snap().ServicesByAlloc("a1"), 1)
+	require.Nil(t, h.snap().AllocByID("a1").ServiceRegistrations, "the allocation does not keep them")
+	report("a1", messages.AllocClientStatusRunning) // no set: no change
+	require.Len(t, h.snap().ServicesByAlloc("a1"), 1)
+	report("a2", messages.AllocClientStatusRunning, testReg("r1", "web", "a2", 81))
+	require.Empty(t, h.snap().ServicesByAlloc("a2"), "an ID of another allocation is refused")
+	h.apply(clientUpdate(&messages.Allocation{ID: "a1", ClientStatus: messages.AllocClientStatusRunning,
+		ServiceRegistrations: &messages.AllocServiceRegistrations{}}))
+	require.Empty(t, h.snap().ServicesByAlloc("a1"), "an empty set deregisters")
+	report("a1", messages.AllocClientStatusComplete, testReg("r1", "web", "a1", 80))
+	require.Empty(t, h.snap().Services(), "a terminal allocation registers nothing")
+}
