@@ -158,6 +158,7 @@ func (a *Actor) report(ctx actor.Context) {
 		ModifyTime:        a.spec.Clock.Now().UnixNano(),
 		VolumeStates:      a.csi.volumeStates(),
 	}
+	up.ServiceRegistrations = a.reportedServices()
 	if st := a.alloc.GetNetworkStatus(); st != nil {
 		up.NetworkStatus = proto.Clone(st).(*messages.NetworkStatus)
 	}
