@@ -4,9 +4,9 @@ package agent
 
 import (
 	"fmt"
+	"net/http"
 	"os/exec"
 	"path/filepath"
-	"net/http"
 	"testing"
 	"time"
 
