@@ -5,8 +5,10 @@ package agent
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,4 +126,78 @@ func httpGetOK(url string) bool {
 	}
 	_ = resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
+}
+
+// TestServiceChecksEndToEnd: an http, a tcp and a script check of a
+// raw_exec task serving HTTP pass (Nomad's client reads them from
+// /v1/client/allocation/:id/checks); when the served file goes, the http
+// and script checks fail, and after check_restart.limit failures the task
+// is restarted (its start writes the file again), after which every
+// check passes again.
+func TestServiceChecksEndToEnd(t *testing.T) {
+	needBusybox(t)
+	cfg := testConfig(t, t.TempDir())
+	cfg.RawExecEnabled = true
+	a := startAgent(t, cfg)
+	defer a.Shutdown()
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+	grace := time.Second
+	job := httpdJob("chk", "chk-web", "echo ok > $NOMAD_TASK_DIR/health",
+		nomad.ServiceCheck{Name: "http", Type: "http", Path: "/health", Interval: time.Second, Timeout: time.Second,
+			CheckRestart: &nomad.CheckRestart{Limit: 2, Grace: &grace}},
+		nomad.ServiceCheck{Name: "tcp", Type: "tcp", Interval: time.Second, Timeout: time.Second},
+		nomad.ServiceCheck{Name: "script", Type: "script", Command: "/bin/sh", TaskName: "t",
+			Args: []string{"-c", `test -e "$NOMAD_TASK_DIR/health"`}, Interval: time.Second, Timeout: time.Second})
+	_, _, err = c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	stub := waitAllocStatus(t, c, "chk", "running")
+	statuses := func() map[string]string {
+		checks, err := c.Allocations().Checks(stub.ID, nil)
+		if err != nil {
+			return nil
+		}
+		out := map[string]string{}
+		for _, st := range checks {
+			out[st.Check] = st.Status
+		}
+		return out
+	}
+	allPass := map[string]string{"http": "success", "tcp": "success", "script": "success"}
+	var last map[string]string
+	require.Eventually(t, func() bool { last = statuses(); return fmt.Sprint(last) == fmt.Sprint(allPass) },
+		20*time.Second, 50*time.Millisecond, "the checks never all passed: %v", last)
+	checks, err := c.Allocations().Checks(stub.ID, nil)
+	require.NoError(t, err)
+	for id, st := range checks {
+		require.Equal(t, id, st.ID)
+		require.Equal(t, "chk-web", st.Service)
+		require.Equal(t, "g", st.Group)
+		require.Equal(t, "healthiness", st.Mode)
+		if st.Check == "http" {
+			require.Equal(t, 200, st.StatusCode)
+		}
+	}
+
+	require.NoError(t, os.Remove(filepath.Join(a.AllocDir(), stub.ID, "t", "local", "health")))
+	require.Eventually(t, func() bool {
+		last = statuses()
+		return last["http"] == "failure" && last["script"] == "failure" && last["tcp"] == "success"
+	}, 10*time.Second, 20*time.Millisecond, "the http and script checks never failed: %v", last)
+	require.Eventually(t, func() bool {
+		full, _, err := c.Allocations().Info(stub.ID, nil)
+		if err != nil {
+			return false
+		}
+		for _, ev := range full.TaskStates["t"].Events {
+			if ev.Type == "Restart Signaled" && strings.Contains(ev.DisplayMessage+ev.RestartReason, `healthcheck: check "http" unhealthy`) {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 50*time.Millisecond, "check_restart never restarted the task")
+	require.Eventually(t, func() bool { last = statuses(); return fmt.Sprint(last) == fmt.Sprint(allPass) },
+		20*time.Second, 50*time.Millisecond, "the checks never passed again after the restart: %v", last)
+	_, err = os.Stat(filepath.Join(a.AllocDir(), stub.ID, "t", "local", "health"))
+	require.NoError(t, err, "the restarted task wrote its file again")
 }

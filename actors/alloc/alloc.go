@@ -95,6 +95,7 @@ type Actor struct {
 	// the hooks that hold state the tasks need
 	network *networkHook
 	csi     *csiHook
+	checks  *checkSet // the service checks (checks.go)
 	log     *slog.Logger
 
 	timer    actors.Timer // the retry timer, while a step waits
@@ -161,6 +162,14 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.csi.onReady(ctx, m)
 	case *volumeChanged:
 		a.csi.onVolumeChanged(ctx, m)
+	case *checkResult:
+		a.onCheckResult(ctx, m)
+	case *checkRestart:
+		a.onCheckRestart(ctx, m)
+	case *ChecksPassing:
+		a.onChecksPassing(ctx, m)
+	case *ChecksRequest:
+		a.onChecksRequest(ctx)
 	case *crash:
 		panic("alloc actor: crash requested")
 	case *actor.Stopping, *actor.Restarting:

@@ -159,6 +159,7 @@ func (a *Actor) report(ctx actor.Context) {
 		VolumeStates:      a.csi.volumeStates(),
 	}
 	up.ServiceRegistrations = a.reportedServices()
+	a.syncChecks(ctx)
 	if st := a.alloc.GetNetworkStatus(); st != nil {
 		up.NetworkStatus = proto.Clone(st).(*messages.NetworkStatus)
 	}
