@@ -158,6 +158,7 @@ func (a *Actor) execScript(root, allocID string) scriptRunner {
 		p := exec.CommandContext(ctx, cmd[0], cmd[1:]...) //nolint:gosec // the job's own check command
 		p.Dir = TaskDir(root, allocID, task)
 		p.Stdout, p.Stderr = w, w
+		ownGroup(p)
 		err := p.Run()
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
