@@ -150,22 +150,41 @@ func (a *Actor) onCheckResult(ctx actor.Context, m *checkResult) {
 		return // a late result of a stopped check
 	}
 	a.checks.results[m.spec.ID] = a.checkStatus(m.spec, m.status, m.o)
+	if changed, passing := a.checks.verdict(); changed {
+		ctx.Send(ctx.Self(), &ChecksPassing{AllocID: a.alloc.GetID(), Passing: passing})
+	}
+}
+
+// verdict folds the results: every check passing, or one failing; changed
+// says the answer is new (none until every check has a result, or one
+// fails).
+func (s *checkSet) verdict() (changed, passing bool) {
 	passing, known := true, true
-	for _, spec := range a.checks.specs {
-		switch a.checks.results[spec.ID].Status {
-		case CheckPending:
-			known = false
+	for _, spec := range s.specs {
+		switch s.results[spec.ID].GetStatus() {
+		case CheckSuccess:
 		case CheckFailure:
 			passing = false
+		default:
+			known = false
 		}
 	}
 	if !known && passing {
-		return
+		return false, false
 	}
-	if a.checks.passing == nil || *a.checks.passing != passing {
-		a.checks.passing = &passing
-		ctx.Send(ctx.Self(), &ChecksPassing{AllocID: a.alloc.GetID(), Passing: passing})
+	if s.passing != nil && *s.passing == passing {
+		return false, passing
 	}
+	s.passing = &passing
+	return true, passing
+}
+
+// GetStatus is the status, "" for nil.
+func (c *CheckStatus) GetStatus() string {
+	if c == nil {
+		return ""
+	}
+	return c.Status
 }
 
 // onChecksPassing records whether the allocation's checks pass (the hook

@@ -221,3 +221,29 @@ func TestCheckActorTicksOnTheInjectedClock(t *testing.T) {
 	require.Equal(t, "t", rs.task)
 	require.Equal(t, "web", rs.check)
 }
+
+func TestCheckSetVerdict(t *testing.T) {
+	s := &checkSet{specs: []*checkSpec{{ID: "a"}, {ID: "b"}}, results: map[string]*CheckStatus{
+		"a": {Status: CheckPending}, "b": {Status: CheckPending}}}
+	type want struct{ changed, passing bool }
+	steps := []struct {
+		id, status string
+		want       want
+	}{
+		{"a", CheckSuccess, want{false, false}}, // b has no result yet
+		{"b", CheckSuccess, want{true, true}},   // all pass
+		{"b", CheckSuccess, want{false, true}},  // no change
+		{"a", CheckFailure, want{true, false}},  // one fails
+		{"a", CheckFailure, want{false, false}}, // still failing
+		{"a", CheckSuccess, want{true, true}},   // all pass again
+	}
+	for i, st := range steps {
+		s.results[st.id] = &CheckStatus{Status: st.status}
+		changed, passing := s.verdict()
+		require.Equal(t, st.want, want{changed, passing}, "step %d", i)
+	}
+	early := &checkSet{specs: []*checkSpec{{ID: "a"}, {ID: "b"}}, results: map[string]*CheckStatus{"a": {Status: CheckFailure}}}
+	changed, passing := early.verdict()
+	require.True(t, changed, "a failure is known before every check has a result")
+	require.False(t, passing)
+}
