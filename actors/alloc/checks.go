@@ -51,9 +51,9 @@ type checkSet struct {
 }
 
 // allocChecks are the checks of the allocation's services, resolved.
-func allocChecks(a *messages.Allocation, node *messages.Node) []*checkSpec {
+func allocChecks(a *messages.Allocation, node *messages.Node, r serviceRefs) []*checkSpec {
 	var out []*checkSpec
-	for _, in := range allocServices(a) {
+	for _, in := range allocServices(a, r) {
 		s := in.svc
 		for _, c := range s.GetChecks() {
 			mode := c.GetAddressMode()
@@ -115,7 +115,7 @@ func (a *Actor) syncChecks(ctx actor.Context) {
 	switch {
 	case want && !a.checks.running:
 		a.checks.running = true
-		a.checks.specs = allocChecks(a.alloc, a.spec.Node)
+		a.checks.specs = allocChecks(a.alloc, a.spec.Node, a.refsFor())
 		script := a.execScript(a.spec.AllocRoot, a.alloc.GetID())
 		for _, spec := range a.checks.specs {
 			a.checks.results[spec.ID] = a.checkStatus(spec, CheckPending, checkOutcome{at: a.spec.Clock.Now()})

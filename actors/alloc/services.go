@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -23,16 +25,74 @@ type svcInstance struct {
 	svc  *messages.Service
 }
 
-// allocServices are the allocation's services, group ones first.
-func allocServices(a *messages.Allocation) []svcInstance {
+// serviceRefs are what a service's strings (${NOMAD_JOB_NAME}, ${node.*},
+// ...) refer to: its task's environment, or for a group service the
+// group's first task's.
+type serviceRefs func(task string) refs
+
+// refsFor builds the allocation's serviceRefs.
+func (a *Actor) refsFor() serviceRefs {
+	cache := map[string]refs{}
+	return func(task string) refs {
+		if r, ok := cache[task]; ok {
+			return r
+		}
+		var t *messages.Task
+		for _, gt := range groupOf(a.alloc).GetTasks() {
+			if t == nil || gt.GetName() == task {
+				t = gt
+			}
+		}
+		r := refs{node: a.spec.Node}
+		if t != nil {
+			r.env = taskEnv(a.spec.AllocRoot, a.spec.Node, a.alloc, t, a.network.rec)
+		}
+		cache[task] = r
+		return r
+	}
+}
+
+// interpolated is svc with its name, tags, port and checks' strings
+// interpolated (nil refs: as written).
+func interpolated(svc *messages.Service, r serviceRefs, task string) *messages.Service {
+	if r == nil {
+		return svc
+	}
+	v := r(task)
+	s := proto.Clone(svc).(*messages.Service)
+	s.Name, s.PortLabel, s.Address = interpolate(s.Name, v), interpolate(s.PortLabel, v), interpolate(s.Address, v)
+	for i, t := range s.Tags {
+		s.Tags[i] = interpolate(t, v)
+	}
+	for i, t := range s.CanaryTags {
+		s.CanaryTags[i] = interpolate(t, v)
+	}
+	for _, c := range s.Checks {
+		c.Name, c.Path, c.PortLabel = interpolate(c.Name, v), interpolate(c.Path, v), interpolate(c.PortLabel, v)
+		c.Command = interpolate(c.Command, v)
+		for i, arg := range c.Args {
+			c.Args[i] = interpolate(arg, v)
+		}
+		for _, h := range c.Header {
+			for i, hv := range h.Values {
+				h.Values[i] = interpolate(hv, v)
+			}
+		}
+	}
+	return s
+}
+
+// allocServices are the allocation's services, group ones first, their
+// strings interpolated with r (nil: as written).
+func allocServices(a *messages.Allocation, r serviceRefs) []svcInstance {
 	g := groupOf(a)
 	var out []svcInstance
 	for _, s := range g.GetServices() {
-		out = append(out, svcInstance{svc: s})
+		out = append(out, svcInstance{svc: interpolated(s, r, s.GetTaskName())})
 	}
 	for _, t := range g.GetTasks() {
 		for _, s := range t.GetServices() {
-			out = append(out, svcInstance{task: t.GetName(), svc: s})
+			out = append(out, svcInstance{task: t.GetName(), svc: interpolated(s, r, t.GetName())})
 		}
 	}
 	return out
@@ -50,9 +110,9 @@ func serviceID(a *messages.Allocation, in svcInstance) string {
 
 // registrations are the allocation's registrations on node; canary says
 // to use the canary tags (when a service has some).
-func registrations(a *messages.Allocation, node *messages.Node, canary bool) []*messages.ServiceRegistration {
+func registrations(a *messages.Allocation, node *messages.Node, r serviceRefs, canary bool) []*messages.ServiceRegistration {
 	var out []*messages.ServiceRegistration
-	for _, in := range allocServices(a) {
+	for _, in := range allocServices(a, r) {
 		s := in.svc
 		if p := s.GetProvider(); p != "" && p != "nomad" {
 			continue
@@ -116,12 +176,12 @@ func serviceAddress(a *messages.Allocation, node *messages.Node, mode, label str
 // registrations while it runs and is not asked to stop, else none (nil:
 // a group without services says nothing).
 func (a *Actor) reportedServices() *messages.AllocServiceRegistrations {
-	if len(allocServices(a.alloc)) == 0 {
+	if len(allocServices(a.alloc, nil)) == 0 {
 		return nil
 	}
 	out := &messages.AllocServiceRegistrations{}
 	if a.alloc.GetClientStatus() == messages.AllocClientStatusRunning && !a.stopWanted() {
-		out.Registrations = registrations(a.alloc, a.spec.Node, false)
+		out.Registrations = registrations(a.alloc, a.spec.Node, a.refsFor(), false)
 	}
 	return out
 }
