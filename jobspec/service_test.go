@@ -220,3 +220,27 @@ func TestServiceJSONRefusesConsulAndUnsupported(t *testing.T) {
 	require.Equal(t, int32(2), job.TaskGroups[0].Services[0].Checks[0].CheckRestart.Limit)
 	_ = messages.Service{}
 }
+
+func TestServiceHCLRefusesConsulOnlyBlocks(t *testing.T) {
+	_, err := Parse("j.hcl", []byte(`job "j" {
+  group "g" {
+    service {
+      name = "web"
+      connect {
+        native = true
+      }
+      check {
+        type         = "grpc"
+        grpc_service = "x"
+      }
+    }
+    task "t" {
+      driver = "raw_exec"
+      config { command = "/bin/true" }
+    }
+  }
+}`))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), `"connect" block is not supported yet`)
+	require.Contains(t, err.Error(), `"grpc_service" argument is not supported yet`)
+}
