@@ -107,6 +107,7 @@ func Canonicalize(job *messages.Job) {
 			canonGroup(job.Type, g)
 		}
 	}
+	canonServices(job)
 }
 
 func canonGroup(typ string, g *messages.TaskGroup) {

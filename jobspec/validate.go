@@ -147,6 +147,7 @@ func validateGroup(c checker, typ string, g *messages.TaskGroup) {
 	validateDisconnect(c.at("disconnect"), g.Disconnect)
 	validateNetworks(c, g.Networks)
 	validateVolumes(c, g)
+	validateGroupServices(c, g)
 	if len(g.Tasks) == 0 {
 		c.addf("group must have at least one task")
 	}

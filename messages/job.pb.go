@@ -499,6 +499,7 @@ type TaskGroup struct {
 	Volumes                   map[string]*VolumeRequest `protobuf:"bytes,12,rep,name=Volumes,proto3" json:"Volumes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Affinities                []*Affinity               `protobuf:"bytes,13,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
 	Spreads                   []*Spread                 `protobuf:"bytes,14,rep,name=Spreads,proto3" json:"Spreads,omitempty"`
+	Services                  []*Service                `protobuf:"bytes,16,rep,name=Services,proto3" json:"Services,omitempty"`
 	unknownFields             protoimpl.UnknownFields
 	sizeCache                 protoimpl.SizeCache
 }
@@ -631,6 +632,13 @@ func (x *TaskGroup) GetSpreads() []*Spread {
 	return nil
 }
 
+func (x *TaskGroup) GetServices() []*Service {
+	if x != nil {
+		return x.Services
+	}
+	return nil
+}
+
 type Task struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=Name,proto3" json:"Name,omitempty"`
@@ -650,6 +658,7 @@ type Task struct {
 	// CSIPluginConfig makes the task a CSI plugin (the csi_plugin block).
 	CSIPluginConfig *CSIPluginConfig `protobuf:"bytes,15,opt,name=CSIPluginConfig,proto3" json:"CSIPluginConfig,omitempty"`
 	Affinities      []*Affinity      `protobuf:"bytes,16,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
+	Services        []*Service       `protobuf:"bytes,17,rep,name=Services,proto3" json:"Services,omitempty"`
 	// Templates are rendered into the task directory before it starts.
 	Templates []*TaskTemplate `protobuf:"bytes,21,rep,name=Templates,proto3" json:"Templates,omitempty"`
 	// Artifacts are fetched into the task dir before the task starts.
@@ -796,6 +805,13 @@ func (x *Task) GetCSIPluginConfig() *CSIPluginConfig {
 func (x *Task) GetAffinities() []*Affinity {
 	if x != nil {
 		return x.Affinities
+	}
+	return nil
+}
+
+func (x *Task) GetServices() []*Service {
+	if x != nil {
+		return x.Services
 	}
 	return nil
 }
@@ -1966,7 +1982,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\"\xde\x06\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\x1a\rservice.proto\"\xde\x06\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -2019,7 +2035,7 @@ const file_job_proto_rawDesc = "" +
 	"Constraint\x12\x18\n" +
 	"\aLTarget\x18\x01 \x01(\tR\aLTarget\x12\x18\n" +
 	"\aRTarget\x18\x02 \x01(\tR\aRTarget\x12\x18\n" +
-	"\aOperand\x18\x03 \x01(\tR\aOperand\"\xc7\x06\n" +
+	"\aOperand\x18\x03 \x01(\tR\aOperand\"\xf4\x06\n" +
 	"\tTaskGroup\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x14\n" +
 	"\x05Count\x18\x02 \x01(\x05R\x05Count\x124\n" +
@@ -2039,13 +2055,14 @@ const file_job_proto_rawDesc = "" +
 	"\n" +
 	"Affinities\x18\r \x03(\v2\x10.troupe.AffinityR\n" +
 	"Affinities\x12(\n" +
-	"\aSpreads\x18\x0e \x03(\v2\x0e.troupe.SpreadR\aSpreads\x1a7\n" +
+	"\aSpreads\x18\x0e \x03(\v2\x0e.troupe.SpreadR\aSpreads\x12+\n" +
+	"\bServices\x18\x10 \x03(\v2\x0f.troupe.ServiceR\bServices\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\x82\a\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xaf\a\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -2067,7 +2084,8 @@ const file_job_proto_rawDesc = "" +
 	"\x0fCSIPluginConfig\x18\x0f \x01(\v2\x17.troupe.CSIPluginConfigR\x0fCSIPluginConfig\x120\n" +
 	"\n" +
 	"Affinities\x18\x10 \x03(\v2\x10.troupe.AffinityR\n" +
-	"Affinities\x122\n" +
+	"Affinities\x12+\n" +
+	"\bServices\x18\x11 \x03(\v2\x0f.troupe.ServiceR\bServices\x122\n" +
 	"\tTemplates\x18\x15 \x03(\v2\x14.troupe.TaskTemplateR\tTemplates\x122\n" +
 	"\tArtifacts\x18\x14 \x03(\v2\x14.troupe.TaskArtifactR\tArtifacts\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
@@ -2218,8 +2236,9 @@ var file_job_proto_goTypes = []any{
 	nil,                        // 26: troupe.Task.MetaEntry
 	nil,                        // 27: troupe.TaskArtifact.GetterOptionsEntry
 	nil,                        // 28: troupe.TaskArtifact.GetterHeadersEntry
-	(*structpb.Struct)(nil),    // 29: google.protobuf.Struct
-	(*TaskTemplate)(nil),       // 30: troupe.TaskTemplate
+	(*Service)(nil),            // 29: troupe.Service
+	(*structpb.Struct)(nil),    // 30: google.protobuf.Struct
+	(*TaskTemplate)(nil),       // 31: troupe.TaskTemplate
 }
 var file_job_proto_depIdxs = []int32{
 	3,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
@@ -2239,33 +2258,35 @@ var file_job_proto_depIdxs = []int32{
 	24, // 14: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
 	10, // 15: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
 	11, // 16: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
-	29, // 17: troupe.Task.Config:type_name -> google.protobuf.Struct
-	25, // 18: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	8,  // 19: troupe.Task.Resources:type_name -> troupe.Resources
-	15, // 20: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	26, // 21: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
-	3,  // 22: troupe.Task.Constraints:type_name -> troupe.Constraint
-	20, // 23: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	21, // 24: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	7,  // 25: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	10, // 26: troupe.Task.Affinities:type_name -> troupe.Affinity
-	30, // 27: troupe.Task.Templates:type_name -> troupe.TaskTemplate
-	6,  // 28: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
-	27, // 29: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
-	28, // 30: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
-	13, // 31: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	9,  // 32: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	3,  // 33: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	10, // 34: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	12, // 35: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	14, // 36: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	14, // 37: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	19, // 38: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	39, // [39:39] is the sub-list for method output_type
-	39, // [39:39] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	29, // 17: troupe.TaskGroup.Services:type_name -> troupe.Service
+	30, // 18: troupe.Task.Config:type_name -> google.protobuf.Struct
+	25, // 19: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	8,  // 20: troupe.Task.Resources:type_name -> troupe.Resources
+	15, // 21: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	26, // 22: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	3,  // 23: troupe.Task.Constraints:type_name -> troupe.Constraint
+	20, // 24: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	21, // 25: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	7,  // 26: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	10, // 27: troupe.Task.Affinities:type_name -> troupe.Affinity
+	29, // 28: troupe.Task.Services:type_name -> troupe.Service
+	31, // 29: troupe.Task.Templates:type_name -> troupe.TaskTemplate
+	6,  // 30: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
+	27, // 31: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
+	28, // 32: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
+	13, // 33: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	9,  // 34: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	3,  // 35: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	10, // 36: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	12, // 37: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	14, // 38: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	14, // 39: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	19, // 40: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	41, // [41:41] is the sub-list for method output_type
+	41, // [41:41] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2274,6 +2295,7 @@ func file_job_proto_init() {
 		return
 	}
 	file_template_proto_init()
+	file_service_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -54,6 +54,9 @@ type Command struct {
 	//	*Command_RotateKeyring
 	//	*Command_UpsertNamespaces
 	//	*Command_DeleteNamespaces
+	//	*Command_UpsertServiceRegistrations
+	//	*Command_DeleteServiceRegistrationsByAlloc
+	//	*Command_DeleteServiceRegistrationByID
 	Cmd           isCommand_Cmd `protobuf_oneof:"Cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -310,6 +313,33 @@ func (x *Command) GetDeleteNamespaces() *DeleteNamespaces {
 	return nil
 }
 
+func (x *Command) GetUpsertServiceRegistrations() *UpsertServiceRegistrations {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpsertServiceRegistrations); ok {
+			return x.UpsertServiceRegistrations
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetDeleteServiceRegistrationsByAlloc() *DeleteServiceRegistrationsByAlloc {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_DeleteServiceRegistrationsByAlloc); ok {
+			return x.DeleteServiceRegistrationsByAlloc
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetDeleteServiceRegistrationByID() *DeleteServiceRegistrationByID {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_DeleteServiceRegistrationByID); ok {
+			return x.DeleteServiceRegistrationByID
+		}
+	}
+	return nil
+}
+
 type isCommand_Cmd interface {
 	isCommand_Cmd()
 }
@@ -411,6 +441,19 @@ type Command_DeleteNamespaces struct {
 	DeleteNamespaces *DeleteNamespaces `protobuf:"bytes,29,opt,name=DeleteNamespaces,proto3,oneof"`
 }
 
+type Command_UpsertServiceRegistrations struct {
+	// Service registrations (service.proto).
+	UpsertServiceRegistrations *UpsertServiceRegistrations `protobuf:"bytes,38,opt,name=UpsertServiceRegistrations,proto3,oneof"`
+}
+
+type Command_DeleteServiceRegistrationsByAlloc struct {
+	DeleteServiceRegistrationsByAlloc *DeleteServiceRegistrationsByAlloc `protobuf:"bytes,39,opt,name=DeleteServiceRegistrationsByAlloc,proto3,oneof"`
+}
+
+type Command_DeleteServiceRegistrationByID struct {
+	DeleteServiceRegistrationByID *DeleteServiceRegistrationByID `protobuf:"bytes,40,opt,name=DeleteServiceRegistrationByID,proto3,oneof"`
+}
+
 func (*Command_RegisterJob) isCommand_Cmd() {}
 
 func (*Command_DeregisterJob) isCommand_Cmd() {}
@@ -456,6 +499,12 @@ func (*Command_RotateKeyring) isCommand_Cmd() {}
 func (*Command_UpsertNamespaces) isCommand_Cmd() {}
 
 func (*Command_DeleteNamespaces) isCommand_Cmd() {}
+
+func (*Command_UpsertServiceRegistrations) isCommand_Cmd() {}
+
+func (*Command_DeleteServiceRegistrationsByAlloc) isCommand_Cmd() {}
+
+func (*Command_DeleteServiceRegistrationByID) isCommand_Cmd() {}
 
 // RegisterJob stores a job (a new version when it changed) and its eval.
 type RegisterJob struct {
@@ -1275,24 +1324,25 @@ func (x *StopAlloc) GetEval() *Evaluation {
 
 // Snapshot is the whole state, written by the FSM's snapshot.
 type Snapshot struct {
-	state            protoimpl.MessageState  `protogen:"open.v1"`
-	Index            uint64                  `protobuf:"varint,1,opt,name=Index,proto3" json:"Index,omitempty"`
-	Jobs             []*Job                  `protobuf:"bytes,2,rep,name=Jobs,proto3" json:"Jobs,omitempty"`               // current version of each job
-	JobVersions      []*Job                  `protobuf:"bytes,3,rep,name=JobVersions,proto3" json:"JobVersions,omitempty"` // every stored version
-	Evals            []*Evaluation           `protobuf:"bytes,4,rep,name=Evals,proto3" json:"Evals,omitempty"`
-	Allocs           []*Allocation           `protobuf:"bytes,5,rep,name=Allocs,proto3" json:"Allocs,omitempty"`
-	Nodes            []*Node                 `protobuf:"bytes,6,rep,name=Nodes,proto3" json:"Nodes,omitempty"`
-	Volumes          []*CSIVolume            `protobuf:"bytes,7,rep,name=Volumes,proto3" json:"Volumes,omitempty"`
-	Plugins          []*CSIPlugin            `protobuf:"bytes,8,rep,name=Plugins,proto3" json:"Plugins,omitempty"`
-	NodePools        []*NodePool             `protobuf:"bytes,9,rep,name=NodePools,proto3" json:"NodePools,omitempty"`
-	SchedulerConfig  *SchedulerConfiguration `protobuf:"bytes,10,opt,name=SchedulerConfig,proto3" json:"SchedulerConfig,omitempty"`
-	Variables        []*Variable             `protobuf:"bytes,20,rep,name=Variables,proto3" json:"Variables,omitempty"` // sealed, as stored
-	RootKeys         []*RootKey              `protobuf:"bytes,21,rep,name=RootKeys,proto3" json:"RootKeys,omitempty"`
-	Namespaces       []*Namespace            `protobuf:"bytes,22,rep,name=Namespaces,proto3" json:"Namespaces,omitempty"`
-	Submissions      []*JobSubmission        `protobuf:"bytes,23,rep,name=Submissions,proto3" json:"Submissions,omitempty"`
-	PeriodicLaunches []*PeriodicLaunch       `protobuf:"bytes,26,rep,name=PeriodicLaunches,proto3" json:"PeriodicLaunches,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	state                protoimpl.MessageState  `protogen:"open.v1"`
+	Index                uint64                  `protobuf:"varint,1,opt,name=Index,proto3" json:"Index,omitempty"`
+	Jobs                 []*Job                  `protobuf:"bytes,2,rep,name=Jobs,proto3" json:"Jobs,omitempty"`               // current version of each job
+	JobVersions          []*Job                  `protobuf:"bytes,3,rep,name=JobVersions,proto3" json:"JobVersions,omitempty"` // every stored version
+	Evals                []*Evaluation           `protobuf:"bytes,4,rep,name=Evals,proto3" json:"Evals,omitempty"`
+	Allocs               []*Allocation           `protobuf:"bytes,5,rep,name=Allocs,proto3" json:"Allocs,omitempty"`
+	Nodes                []*Node                 `protobuf:"bytes,6,rep,name=Nodes,proto3" json:"Nodes,omitempty"`
+	Volumes              []*CSIVolume            `protobuf:"bytes,7,rep,name=Volumes,proto3" json:"Volumes,omitempty"`
+	Plugins              []*CSIPlugin            `protobuf:"bytes,8,rep,name=Plugins,proto3" json:"Plugins,omitempty"`
+	NodePools            []*NodePool             `protobuf:"bytes,9,rep,name=NodePools,proto3" json:"NodePools,omitempty"`
+	SchedulerConfig      *SchedulerConfiguration `protobuf:"bytes,10,opt,name=SchedulerConfig,proto3" json:"SchedulerConfig,omitempty"`
+	Variables            []*Variable             `protobuf:"bytes,20,rep,name=Variables,proto3" json:"Variables,omitempty"` // sealed, as stored
+	RootKeys             []*RootKey              `protobuf:"bytes,21,rep,name=RootKeys,proto3" json:"RootKeys,omitempty"`
+	Namespaces           []*Namespace            `protobuf:"bytes,22,rep,name=Namespaces,proto3" json:"Namespaces,omitempty"`
+	Submissions          []*JobSubmission        `protobuf:"bytes,23,rep,name=Submissions,proto3" json:"Submissions,omitempty"`
+	PeriodicLaunches     []*PeriodicLaunch       `protobuf:"bytes,26,rep,name=PeriodicLaunches,proto3" json:"PeriodicLaunches,omitempty"`
+	ServiceRegistrations []*ServiceRegistration  `protobuf:"bytes,28,rep,name=ServiceRegistrations,proto3" json:"ServiceRegistrations,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Snapshot) Reset() {
@@ -1430,6 +1480,13 @@ func (x *Snapshot) GetPeriodicLaunches() []*PeriodicLaunch {
 	return nil
 }
 
+func (x *Snapshot) GetServiceRegistrations() []*ServiceRegistration {
+	if x != nil {
+		return x.ServiceRegistrations
+	}
+	return nil
+}
+
 var File_raft_proto protoreflect.FileDescriptor
 
 const file_raft_proto_rawDesc = "" +
@@ -1437,7 +1494,7 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\"\xb0\f\n" +
+	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\x1a\rservice.proto\"\x80\x0f\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1463,7 +1520,10 @@ const file_raft_proto_rawDesc = "" +
 	"\bVarApply\x18\x1e \x01(\v2\x10.troupe.VarApplyH\x00R\bVarApply\x12=\n" +
 	"\rRotateKeyring\x18\x1f \x01(\v2\x15.troupe.RotateKeyringH\x00R\rRotateKeyring\x12F\n" +
 	"\x10UpsertNamespaces\x18\x1c \x01(\v2\x18.troupe.UpsertNamespacesH\x00R\x10UpsertNamespaces\x12F\n" +
-	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespacesB\x05\n" +
+	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespaces\x12d\n" +
+	"\x1aUpsertServiceRegistrations\x18& \x01(\v2\".troupe.UpsertServiceRegistrationsH\x00R\x1aUpsertServiceRegistrations\x12y\n" +
+	"!DeleteServiceRegistrationsByAlloc\x18' \x01(\v2).troupe.DeleteServiceRegistrationsByAllocH\x00R!DeleteServiceRegistrationsByAlloc\x12m\n" +
+	"\x1dDeleteServiceRegistrationByID\x18( \x01(\v2%.troupe.DeleteServiceRegistrationByIDH\x00R\x1dDeleteServiceRegistrationByIDB\x05\n" +
 	"\x03Cmd\"\x87\x02\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
@@ -1525,7 +1585,7 @@ const file_raft_proto_rawDesc = "" +
 	"\tStopAlloc\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12.\n" +
 	"\x12DesiredDescription\x18\x02 \x01(\tR\x12DesiredDescription\x12&\n" +
-	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xcb\x05\n" +
+	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\x9c\x06\n" +
 	"\bSnapshot\x12\x14\n" +
 	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12\x1f\n" +
 	"\x04Jobs\x18\x02 \x03(\v2\v.troupe.JobR\x04Jobs\x12-\n" +
@@ -1544,7 +1604,8 @@ const file_raft_proto_rawDesc = "" +
 	"Namespaces\x18\x16 \x03(\v2\x11.troupe.NamespaceR\n" +
 	"Namespaces\x127\n" +
 	"\vSubmissions\x18\x17 \x03(\v2\x15.troupe.JobSubmissionR\vSubmissions\x12B\n" +
-	"\x10PeriodicLaunches\x18\x1a \x03(\v2\x16.troupe.PeriodicLaunchR\x10PeriodicLaunchesB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x10PeriodicLaunches\x18\x1a \x03(\v2\x16.troupe.PeriodicLaunchR\x10PeriodicLaunches\x12O\n" +
+	"\x14ServiceRegistrations\x18\x1c \x03(\v2\x1b.troupe.ServiceRegistrationR\x14ServiceRegistrationsB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_raft_proto_rawDescOnce sync.Once
@@ -1560,47 +1621,51 @@ func file_raft_proto_rawDescGZIP() []byte {
 
 var file_raft_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_raft_proto_goTypes = []any{
-	(*Command)(nil),                // 0: troupe.Command
-	(*RegisterJob)(nil),            // 1: troupe.RegisterJob
-	(*DeregisterJob)(nil),          // 2: troupe.DeregisterJob
-	(*UpsertEvals)(nil),            // 3: troupe.UpsertEvals
-	(*ApplyPlan)(nil),              // 4: troupe.ApplyPlan
-	(*AllocStopUpdate)(nil),        // 5: troupe.AllocStopUpdate
-	(*ApplyPlanResult)(nil),        // 6: troupe.ApplyPlanResult
-	(*UpdateAllocsFromClient)(nil), // 7: troupe.UpdateAllocsFromClient
-	(*RegisterNode)(nil),           // 8: troupe.RegisterNode
-	(*UpdateNodeStatus)(nil),       // 9: troupe.UpdateNodeStatus
-	(*UpdateNodeEligibility)(nil),  // 10: troupe.UpdateNodeEligibility
-	(*UpdateNodeDrain)(nil),        // 11: troupe.UpdateNodeDrain
-	(*StopAlloc)(nil),              // 12: troupe.StopAlloc
-	(*Snapshot)(nil),               // 13: troupe.Snapshot
-	(*RegisterVolume)(nil),         // 14: troupe.RegisterVolume
-	(*DeregisterVolume)(nil),       // 15: troupe.DeregisterVolume
-	(*ClaimVolume)(nil),            // 16: troupe.ClaimVolume
-	(*UpdateClaimState)(nil),       // 17: troupe.UpdateClaimState
-	(*UpsertPluginInstances)(nil),  // 18: troupe.UpsertPluginInstances
-	(*UpsertNodePools)(nil),        // 19: troupe.UpsertNodePools
-	(*DeleteNodePools)(nil),        // 20: troupe.DeleteNodePools
-	(*SetSchedulerConfig)(nil),     // 21: troupe.SetSchedulerConfig
-	(*GarbageCollect)(nil),         // 22: troupe.GarbageCollect
-	(*VarApply)(nil),               // 23: troupe.VarApply
-	(*RotateKeyring)(nil),          // 24: troupe.RotateKeyring
-	(*UpsertNamespaces)(nil),       // 25: troupe.UpsertNamespaces
-	(*DeleteNamespaces)(nil),       // 26: troupe.DeleteNamespaces
-	(*Job)(nil),                    // 27: troupe.Job
-	(*Evaluation)(nil),             // 28: troupe.Evaluation
-	(*JobSubmission)(nil),          // 29: troupe.JobSubmission
-	(*PeriodicLaunch)(nil),         // 30: troupe.PeriodicLaunch
-	(*Allocation)(nil),             // 31: troupe.Allocation
-	(*Node)(nil),                   // 32: troupe.Node
-	(*DrainStrategy)(nil),          // 33: troupe.DrainStrategy
-	(*CSIVolume)(nil),              // 34: troupe.CSIVolume
-	(*CSIPlugin)(nil),              // 35: troupe.CSIPlugin
-	(*NodePool)(nil),               // 36: troupe.NodePool
-	(*SchedulerConfiguration)(nil), // 37: troupe.SchedulerConfiguration
-	(*Variable)(nil),               // 38: troupe.Variable
-	(*RootKey)(nil),                // 39: troupe.RootKey
-	(*Namespace)(nil),              // 40: troupe.Namespace
+	(*Command)(nil),                           // 0: troupe.Command
+	(*RegisterJob)(nil),                       // 1: troupe.RegisterJob
+	(*DeregisterJob)(nil),                     // 2: troupe.DeregisterJob
+	(*UpsertEvals)(nil),                       // 3: troupe.UpsertEvals
+	(*ApplyPlan)(nil),                         // 4: troupe.ApplyPlan
+	(*AllocStopUpdate)(nil),                   // 5: troupe.AllocStopUpdate
+	(*ApplyPlanResult)(nil),                   // 6: troupe.ApplyPlanResult
+	(*UpdateAllocsFromClient)(nil),            // 7: troupe.UpdateAllocsFromClient
+	(*RegisterNode)(nil),                      // 8: troupe.RegisterNode
+	(*UpdateNodeStatus)(nil),                  // 9: troupe.UpdateNodeStatus
+	(*UpdateNodeEligibility)(nil),             // 10: troupe.UpdateNodeEligibility
+	(*UpdateNodeDrain)(nil),                   // 11: troupe.UpdateNodeDrain
+	(*StopAlloc)(nil),                         // 12: troupe.StopAlloc
+	(*Snapshot)(nil),                          // 13: troupe.Snapshot
+	(*RegisterVolume)(nil),                    // 14: troupe.RegisterVolume
+	(*DeregisterVolume)(nil),                  // 15: troupe.DeregisterVolume
+	(*ClaimVolume)(nil),                       // 16: troupe.ClaimVolume
+	(*UpdateClaimState)(nil),                  // 17: troupe.UpdateClaimState
+	(*UpsertPluginInstances)(nil),             // 18: troupe.UpsertPluginInstances
+	(*UpsertNodePools)(nil),                   // 19: troupe.UpsertNodePools
+	(*DeleteNodePools)(nil),                   // 20: troupe.DeleteNodePools
+	(*SetSchedulerConfig)(nil),                // 21: troupe.SetSchedulerConfig
+	(*GarbageCollect)(nil),                    // 22: troupe.GarbageCollect
+	(*VarApply)(nil),                          // 23: troupe.VarApply
+	(*RotateKeyring)(nil),                     // 24: troupe.RotateKeyring
+	(*UpsertNamespaces)(nil),                  // 25: troupe.UpsertNamespaces
+	(*DeleteNamespaces)(nil),                  // 26: troupe.DeleteNamespaces
+	(*UpsertServiceRegistrations)(nil),        // 27: troupe.UpsertServiceRegistrations
+	(*DeleteServiceRegistrationsByAlloc)(nil), // 28: troupe.DeleteServiceRegistrationsByAlloc
+	(*DeleteServiceRegistrationByID)(nil),     // 29: troupe.DeleteServiceRegistrationByID
+	(*Job)(nil),                               // 30: troupe.Job
+	(*Evaluation)(nil),                        // 31: troupe.Evaluation
+	(*JobSubmission)(nil),                     // 32: troupe.JobSubmission
+	(*PeriodicLaunch)(nil),                    // 33: troupe.PeriodicLaunch
+	(*Allocation)(nil),                        // 34: troupe.Allocation
+	(*Node)(nil),                              // 35: troupe.Node
+	(*DrainStrategy)(nil),                     // 36: troupe.DrainStrategy
+	(*CSIVolume)(nil),                         // 37: troupe.CSIVolume
+	(*CSIPlugin)(nil),                         // 38: troupe.CSIPlugin
+	(*NodePool)(nil),                          // 39: troupe.NodePool
+	(*SchedulerConfiguration)(nil),            // 40: troupe.SchedulerConfiguration
+	(*Variable)(nil),                          // 41: troupe.Variable
+	(*RootKey)(nil),                           // 42: troupe.RootKey
+	(*Namespace)(nil),                         // 43: troupe.Namespace
+	(*ServiceRegistration)(nil),               // 44: troupe.ServiceRegistration
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1626,46 +1691,50 @@ var file_raft_proto_depIdxs = []int32{
 	24, // 20: troupe.Command.RotateKeyring:type_name -> troupe.RotateKeyring
 	25, // 21: troupe.Command.UpsertNamespaces:type_name -> troupe.UpsertNamespaces
 	26, // 22: troupe.Command.DeleteNamespaces:type_name -> troupe.DeleteNamespaces
-	27, // 23: troupe.RegisterJob.Job:type_name -> troupe.Job
-	28, // 24: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	29, // 25: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
-	30, // 26: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
-	28, // 27: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	28, // 28: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	31, // 29: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 30: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	28, // 31: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	28, // 32: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 33: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	31, // 34: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	28, // 35: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	32, // 36: troupe.RegisterNode.Node:type_name -> troupe.Node
-	28, // 37: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	28, // 38: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	28, // 39: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	28, // 40: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	33, // 41: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	28, // 42: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	28, // 43: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	27, // 44: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	27, // 45: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	28, // 46: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	31, // 47: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	32, // 48: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	34, // 49: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	35, // 50: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	36, // 51: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	37, // 52: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	38, // 53: troupe.Snapshot.Variables:type_name -> troupe.Variable
-	39, // 54: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
-	40, // 55: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
-	29, // 56: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
-	30, // 57: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
-	58, // [58:58] is the sub-list for method output_type
-	58, // [58:58] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	27, // 23: troupe.Command.UpsertServiceRegistrations:type_name -> troupe.UpsertServiceRegistrations
+	28, // 24: troupe.Command.DeleteServiceRegistrationsByAlloc:type_name -> troupe.DeleteServiceRegistrationsByAlloc
+	29, // 25: troupe.Command.DeleteServiceRegistrationByID:type_name -> troupe.DeleteServiceRegistrationByID
+	30, // 26: troupe.RegisterJob.Job:type_name -> troupe.Job
+	31, // 27: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	32, // 28: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
+	33, // 29: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
+	31, // 30: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	31, // 31: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	34, // 32: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 33: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	31, // 34: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	31, // 35: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 36: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	34, // 37: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	31, // 38: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	35, // 39: troupe.RegisterNode.Node:type_name -> troupe.Node
+	31, // 40: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	31, // 41: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	31, // 42: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	31, // 43: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	36, // 44: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	31, // 45: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	31, // 46: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	30, // 47: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	30, // 48: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	31, // 49: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	34, // 50: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	35, // 51: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	37, // 52: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	38, // 53: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	39, // 54: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	40, // 55: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	41, // 56: troupe.Snapshot.Variables:type_name -> troupe.Variable
+	42, // 57: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
+	43, // 58: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
+	32, // 59: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
+	33, // 60: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
+	44, // 61: troupe.Snapshot.ServiceRegistrations:type_name -> troupe.ServiceRegistration
+	62, // [62:62] is the sub-list for method output_type
+	62, // [62:62] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1683,6 +1752,7 @@ func file_raft_proto_init() {
 	file_variables_proto_init()
 	file_namespace_proto_init()
 	file_submission_proto_init()
+	file_service_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_RegisterJob)(nil),
 		(*Command_DeregisterJob)(nil),
@@ -1707,6 +1777,9 @@ func file_raft_proto_init() {
 		(*Command_RotateKeyring)(nil),
 		(*Command_UpsertNamespaces)(nil),
 		(*Command_DeleteNamespaces)(nil),
+		(*Command_UpsertServiceRegistrations)(nil),
+		(*Command_DeleteServiceRegistrationsByAlloc)(nil),
+		(*Command_DeleteServiceRegistrationByID)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
