@@ -12,6 +12,7 @@ import (
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/cgroups"
 	"github.com/troupe-dev/troupe/runtime/device"
 )
 
@@ -51,7 +52,8 @@ type Config struct {
 	// UserDenylist are the users exec tasks may not ask for (Nomad's
 	// user.denylist); nil: exec.DefaultUserDenylist (root), empty: none.
 	UserDenylist []string
-	// CgroupParent is the cgroup below which exec tasks get theirs
+	// CgroupParent is the cgroup below which exec, raw_exec, java and
+	// qemu tasks get theirs (-cgroup-parent)
 	// (Nomad's cgroup_parent; default "/troupe", "/troupe.slice" on v2);
 	// PidsLimit bounds each exec task's processes (default 16384).
 	CgroupParent string
@@ -200,6 +202,11 @@ func (c *Config) Validate() error {
 	}
 	if _, err := state.NodeNodePool(c.NodePool); c.Client && err != nil {
 		return fmt.Errorf("%w: -node-pool: %w", ErrConfig, err)
+	}
+	if c.Client && c.CgroupParent != "" {
+		if err := cgroups.CheckParent(c.CgroupParent); err != nil {
+			return fmt.Errorf("%w: -cgroup-parent: %w", ErrConfig, err)
+		}
 	}
 	if c.Client {
 		return c.validateHostVolumes()

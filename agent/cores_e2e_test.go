@@ -117,7 +117,7 @@ func TestExecReservedCoresAreTheCgroupCpuset(t *testing.T) {
 		held = append(held, core)
 		require.Equal(t, perCore, cpu.CpuShares, "one core's MHz")
 
-		b, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/cpuset/troupe", al.ID+".t", "cpuset.cpus"))
+		b, err := os.ReadFile(filepath.Join(taskCgroupDir(a, "cpuset", al.ID, "t"), "cpuset.cpus"))
 		require.NoError(t, err)
 		require.Equal(t, strconv.Itoa(int(core)), strings.TrimSpace(string(b)), "the cgroup's cpuset is the reserved core")
 	}
