@@ -71,10 +71,11 @@ func (a *Agent) startRuntimes() error {
 
 // cleanupRuntimes removes what stopped allocations left in containerd and
 // in the bridge network (containers, snapshots, netns, IPAM reservations,
-// firewall rules) once the client restored its allocations.
+// firewall rules) and in the cgroups (sweepCgroups) once the client restored its allocations.
 func (a *Agent) cleanupRuntimes(live func(allocID string) bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	a.sweepCgroups(live)
 	if a.network != nil {
 		if err := a.network.GC(ctx, live); err != nil {
 			a.log.Warn("bridge network GC", "error", err)
