@@ -10,14 +10,15 @@ import (
 	"github.com/troupe-dev/troupe/runtime/cgroups"
 )
 
-// testCgroupParent gives a test's agents a cgroup parent of their own
-// (the same for every agent of the test: a restarted agent finds its
-// tasks' groups), so tests running at the same time never see or sweep
-// each other's groups; it is removed, with whatever is left in it, when
-// the test ends (after its agents stopped).
+// testCgroupParent gives a test's agent a cgroup parent of its own, by
+// test and data dir (the same for an agent restarted on the same data
+// dir: it finds its tasks' groups), so that agents running at the same
+// time, in one test or in several, never see or sweep each other's
+// groups; it is removed, with whatever is left in it, when the test ends
+// (after its agents stopped).
 func testCgroupParent(t testing.TB, cfg *Config) {
 	h := fnv.New32a()
-	h.Write([]byte(t.Name()))
+	h.Write([]byte(t.Name() + "\x00" + cfg.DataDir))
 	cfg.CgroupParent = fmt.Sprintf("/troupe-test-%d-%08x", os.Getpid(), h.Sum32())
 	if os.Geteuid() != 0 || cgroups.Detect() == cgroups.ModeNone {
 		return

@@ -53,8 +53,10 @@ type Config struct {
 	// user.denylist); nil: exec.DefaultUserDenylist (root), empty: none.
 	UserDenylist []string
 	// CgroupParent is the cgroup below which exec, raw_exec, java and
-	// qemu tasks get theirs (-cgroup-parent)
-	// (Nomad's cgroup_parent; default "/troupe", "/troupe.slice" on v2);
+	// qemu tasks get theirs (-cgroup-parent, Nomad's cgroup_parent;
+	// default "/troupe", "/troupe.slice" on v2). The client owns it: at
+	// start it removes the task groups there of allocations it does not
+	// have, so two clients on one host need a parent each.
 	// PidsLimit bounds each exec task's processes (default 16384).
 	CgroupParent string
 	PidsLimit    int64
