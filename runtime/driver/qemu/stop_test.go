@@ -129,6 +129,10 @@ func TestStartErrors(t *testing.T) {
 	cfg.Config["port_map"] = map[string]any{"http": float64(80)}
 	_, err = d.StartTask(ctx, cfg)
 	require.ErrorContains(t, err, `no port labelled "http"`)
+
+	groups, err := cgroupManager(t).Groups()
+	require.NoError(t, err)
+	require.Empty(t, groups, "a VM that did not start leaves no cgroup")
 }
 
 func TestFingerprintWithoutQemu(t *testing.T) {
