@@ -229,7 +229,10 @@ func validateResources(c checker, r *messages.Resources) {
 		c.addf("resources must be set")
 		return
 	}
-	if r.CPU <= 0 {
+	switch {
+	case r.Cores > 0 && r.CPU > 0:
+		c.addf("resources: a task can ask for cpu or cores, not both (cpu %d, cores %d)", r.CPU, r.Cores)
+	case r.Cores <= 0 && r.CPU <= 0:
 		c.addf("resources.cpu must be greater than 0")
 	}
 	if r.MemoryMB <= 0 {
