@@ -3,6 +3,7 @@
 package agent
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,4 +109,41 @@ func TestTemplateWaitsForMissingVariable(t *testing.T) {
 	waitAllocStatus(t, c, "later", "running")
 	logBase := filepath.Join(a.AllocDir(), stub.ID, "alloc", "logs", "t.stdout")
 	require.Eventually(t, func() bool { return strings.Contains(readLog(logBase), "arrived\n") }, 20*time.Second, 20*time.Millisecond)
+}
+
+// TestTemplateFollowsServices: a template that reads nomadService renders
+// the service's registered address and port, and renders again when the
+// service goes.
+func TestTemplateFollowsServices(t *testing.T) {
+	needCgroups(t)
+	needBusybox(t)
+	cfg := testConfig(t, t.TempDir())
+	cfg.RawExecEnabled = true
+	a := startAgent(t, cfg)
+	defer a.Shutdown()
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+	_, _, err = c.Jobs().Register(httpdJob("db", "tmpl-db", "true"), nil)
+	require.NoError(t, err)
+	regs := waitServices(t, c, "tmpl-db", 1)
+
+	app := rawExecJob("app", `while true; do sleep 0.05; done`)
+	splay := time.Nanosecond
+	app.TaskGroups[0].Tasks[0].Templates = []*nomad.Template{{
+		EmbeddedTmpl: ptr(`{{ range nomadService "tmpl-db" }}{{ .Address }}:{{ .Port }}{{ end }}`),
+		DestPath:     ptr("local/db.addr"), ChangeMode: ptr("noop"), Splay: &splay}}
+	_, _, err = c.Jobs().Register(app, nil)
+	require.NoError(t, err)
+	stub := waitAllocStatus(t, c, "app", "running")
+	file := filepath.Join(a.AllocDir(), stub.ID, "t", "local", "db.addr")
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprintf("%s:%d", regs[0].Address, regs[0].Port), string(b))
+
+	_, _, err = c.Jobs().Deregister("db", false, nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(file)
+		return err == nil && len(b) == 0
+	}, 20*time.Second, 20*time.Millisecond, "the template renders again without the service")
 }

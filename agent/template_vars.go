@@ -17,10 +17,10 @@ const (
 	varReadMaxWait     = 10 * time.Minute
 )
 
-// readVars answers a template's variable read from this server's store:
-// after the variables table passes MinIndex (or the wait ends), the
-// variable at Path decrypted, or with List the metadata of those under
-// the prefix.
+// readVars answers a template's read from this server's store: after the
+// variables and services tables pass MinIndex (or the wait ends), the
+// variable at Path decrypted, with List the metadata of those under the
+// prefix, or the registrations of a service (Service, ListServices).
 func (a *Agent) readVars(ctx context.Context, req *messages.VarReadRequest) *messages.VarReadResponse {
 	if req.GetMinIndex() > 0 {
 		wait := time.Duration(req.GetWait())
@@ -28,11 +28,19 @@ func (a *Agent) readVars(ctx context.Context, req *messages.VarReadRequest) *mes
 			wait = varReadDefaultWait
 		}
 		wctx, cancel := context.WithTimeout(ctx, min(wait, varReadMaxWait))
-		a.store.Wait(wctx, req.GetMinIndex(), state.TableVariables)
+		a.store.Wait(wctx, req.GetMinIndex(), state.TableVariables, state.TableServices)
 		cancel()
 	}
 	snap := a.store.Snapshot()
-	resp := &messages.VarReadResponse{Index: snap.Index(state.TableVariables)}
+	resp := &messages.VarReadResponse{Index: snap.Index(state.TableVariables, state.TableServices)}
+	switch {
+	case req.GetListServices():
+		resp.Services = snap.ServicesByNamespace(req.GetNamespace())
+		return resp
+	case req.GetService() != "":
+		resp.Services = snap.ServicesByName(req.GetNamespace(), req.GetService())
+		return resp
+	}
 	if req.GetList() {
 		for _, v := range snap.VariablesByPrefix(req.GetNamespace(), req.GetPath()) {
 			resp.Vars = append(resp.Vars, &messages.VarData{Path: v.Path, CreateIndex: v.CreateIndex, ModifyIndex: v.ModifyIndex})

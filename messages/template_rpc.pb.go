@@ -21,18 +21,23 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// VarReadRequest is a client's read of variables for a template, sent to
+// VarReadRequest is a client's read of variables (or services) for a template, sent to
 // any server: the variable at Path, or with List the metadata of those
 // under the prefix Path. With MinIndex the server answers once the
 // variables table's index passes it (a blocking query), or after Wait
 // nanoseconds.
 type VarReadRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Namespace     string                 `protobuf:"bytes,1,opt,name=Namespace,proto3" json:"Namespace,omitempty"`
-	Path          string                 `protobuf:"bytes,2,opt,name=Path,proto3" json:"Path,omitempty"`
-	List          bool                   `protobuf:"varint,3,opt,name=List,proto3" json:"List,omitempty"`
-	MinIndex      uint64                 `protobuf:"varint,4,opt,name=MinIndex,proto3" json:"MinIndex,omitempty"`
-	Wait          int64                  `protobuf:"varint,5,opt,name=Wait,proto3" json:"Wait,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace string                 `protobuf:"bytes,1,opt,name=Namespace,proto3" json:"Namespace,omitempty"`
+	Path      string                 `protobuf:"bytes,2,opt,name=Path,proto3" json:"Path,omitempty"`
+	List      bool                   `protobuf:"varint,3,opt,name=List,proto3" json:"List,omitempty"`
+	MinIndex  uint64                 `protobuf:"varint,4,opt,name=MinIndex,proto3" json:"MinIndex,omitempty"`
+	Wait      int64                  `protobuf:"varint,5,opt,name=Wait,proto3" json:"Wait,omitempty"`
+	// Service names a service whose registrations to answer (nomadService),
+	// instead of a variable; ListServices answers every registration of the
+	// namespace (nomadServices).
+	Service       string `protobuf:"bytes,6,opt,name=Service,proto3" json:"Service,omitempty"`
+	ListServices  bool   `protobuf:"varint,7,opt,name=ListServices,proto3" json:"ListServices,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -100,6 +105,20 @@ func (x *VarReadRequest) GetWait() int64 {
 		return x.Wait
 	}
 	return 0
+}
+
+func (x *VarReadRequest) GetService() string {
+	if x != nil {
+		return x.Service
+	}
+	return ""
+}
+
+func (x *VarReadRequest) GetListServices() bool {
+	if x != nil {
+		return x.ListServices
+	}
+	return false
 }
 
 // VarData is one variable as a template sees it (Items only when read by
@@ -175,9 +194,10 @@ func (x *VarData) GetModifyIndex() uint64 {
 type VarReadResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Vars  []*VarData             `protobuf:"bytes,1,rep,name=Vars,proto3" json:"Vars,omitempty"`
-	// Index is the variables table's index of the answer.
-	Index         uint64 `protobuf:"varint,2,opt,name=Index,proto3" json:"Index,omitempty"`
-	Error         *Error `protobuf:"bytes,3,opt,name=Error,proto3" json:"Error,omitempty"`
+	// Index is the variables and services tables' index of the answer.
+	Index         uint64                 `protobuf:"varint,2,opt,name=Index,proto3" json:"Index,omitempty"`
+	Error         *Error                 `protobuf:"bytes,3,opt,name=Error,proto3" json:"Error,omitempty"`
+	Services      []*ServiceRegistration `protobuf:"bytes,4,rep,name=Services,proto3" json:"Services,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -233,17 +253,26 @@ func (x *VarReadResponse) GetError() *Error {
 	return nil
 }
 
+func (x *VarReadResponse) GetServices() []*ServiceRegistration {
+	if x != nil {
+		return x.Services
+	}
+	return nil
+}
+
 var File_template_rpc_proto protoreflect.FileDescriptor
 
 const file_template_rpc_proto_rawDesc = "" +
 	"\n" +
-	"\x12template_rpc.proto\x12\x06troupe\x1a\rcluster.proto\"\x86\x01\n" +
+	"\x12template_rpc.proto\x12\x06troupe\x1a\rcluster.proto\x1a\rservice.proto\"\xc4\x01\n" +
 	"\x0eVarReadRequest\x12\x1c\n" +
 	"\tNamespace\x18\x01 \x01(\tR\tNamespace\x12\x12\n" +
 	"\x04Path\x18\x02 \x01(\tR\x04Path\x12\x12\n" +
 	"\x04List\x18\x03 \x01(\bR\x04List\x12\x1a\n" +
 	"\bMinIndex\x18\x04 \x01(\x04R\bMinIndex\x12\x12\n" +
-	"\x04Wait\x18\x05 \x01(\x03R\x04Wait\"\xcd\x01\n" +
+	"\x04Wait\x18\x05 \x01(\x03R\x04Wait\x12\x18\n" +
+	"\aService\x18\x06 \x01(\tR\aService\x12\"\n" +
+	"\fListServices\x18\a \x01(\bR\fListServices\"\xcd\x01\n" +
 	"\aVarData\x12\x12\n" +
 	"\x04Path\x18\x01 \x01(\tR\x04Path\x120\n" +
 	"\x05Items\x18\x02 \x03(\v2\x1a.troupe.VarData.ItemsEntryR\x05Items\x12 \n" +
@@ -252,11 +281,12 @@ const file_template_rpc_proto_rawDesc = "" +
 	"\n" +
 	"ItemsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"q\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xaa\x01\n" +
 	"\x0fVarReadResponse\x12#\n" +
 	"\x04Vars\x18\x01 \x03(\v2\x0f.troupe.VarDataR\x04Vars\x12\x14\n" +
 	"\x05Index\x18\x02 \x01(\x04R\x05Index\x12#\n" +
-	"\x05Error\x18\x03 \x01(\v2\r.troupe.ErrorR\x05ErrorB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x05Error\x18\x03 \x01(\v2\r.troupe.ErrorR\x05Error\x127\n" +
+	"\bServices\x18\x04 \x03(\v2\x1b.troupe.ServiceRegistrationR\bServicesB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_template_rpc_proto_rawDescOnce sync.Once
@@ -272,21 +302,23 @@ func file_template_rpc_proto_rawDescGZIP() []byte {
 
 var file_template_rpc_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_template_rpc_proto_goTypes = []any{
-	(*VarReadRequest)(nil),  // 0: troupe.VarReadRequest
-	(*VarData)(nil),         // 1: troupe.VarData
-	(*VarReadResponse)(nil), // 2: troupe.VarReadResponse
-	nil,                     // 3: troupe.VarData.ItemsEntry
-	(*Error)(nil),           // 4: troupe.Error
+	(*VarReadRequest)(nil),      // 0: troupe.VarReadRequest
+	(*VarData)(nil),             // 1: troupe.VarData
+	(*VarReadResponse)(nil),     // 2: troupe.VarReadResponse
+	nil,                         // 3: troupe.VarData.ItemsEntry
+	(*Error)(nil),               // 4: troupe.Error
+	(*ServiceRegistration)(nil), // 5: troupe.ServiceRegistration
 }
 var file_template_rpc_proto_depIdxs = []int32{
 	3, // 0: troupe.VarData.Items:type_name -> troupe.VarData.ItemsEntry
 	1, // 1: troupe.VarReadResponse.Vars:type_name -> troupe.VarData
 	4, // 2: troupe.VarReadResponse.Error:type_name -> troupe.Error
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	5, // 3: troupe.VarReadResponse.Services:type_name -> troupe.ServiceRegistration
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_template_rpc_proto_init() }
@@ -295,6 +327,7 @@ func file_template_rpc_proto_init() {
 		return
 	}
 	file_cluster_proto_init()
+	file_service_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -265,3 +265,32 @@ func (s *varSource) List(ctx context.Context, ns, prefix string) ([]*rtemplate.V
 	}
 	return out, nil
 }
+
+// Services implements runtime/template's ServiceSource: a service's
+// registrations, as a server has them.
+func (s *varSource) Services(ctx context.Context, ns, name string) ([]*rtemplate.Service, error) {
+	resp, err := s.h.read(ctx, &messages.VarReadRequest{Namespace: ns, Service: name})
+	if err != nil {
+		return nil, err
+	}
+	return servicesOf(resp.GetServices()), nil
+}
+
+// AllServices: every registration of the namespace.
+func (s *varSource) AllServices(ctx context.Context, ns string) ([]*rtemplate.Service, error) {
+	resp, err := s.h.read(ctx, &messages.VarReadRequest{Namespace: ns, ListServices: true})
+	if err != nil {
+		return nil, err
+	}
+	return servicesOf(resp.GetServices()), nil
+}
+
+func servicesOf(regs []*messages.ServiceRegistration) []*rtemplate.Service {
+	out := make([]*rtemplate.Service, 0, len(regs))
+	for _, r := range regs {
+		out = append(out, &rtemplate.Service{ID: r.GetID(), Name: r.GetServiceName(), Namespace: r.GetNamespace(),
+			NodeID: r.GetNodeID(), Datacenter: r.GetDatacenter(), JobID: r.GetJobID(), AllocID: r.GetAllocID(),
+			Tags: r.GetTags(), Address: r.GetAddress(), Port: int(r.GetPort())})
+	}
+	return out
+}

@@ -1,7 +1,7 @@
 // Package template renders Nomad's task templates (the template block)
 // with Go's text/template and the function names that Nomad jobs use from
 // consul-template: env, nomadVar, nomadVarList, nomadVarListSafe,
-// nomadVarExists, and the usual string helpers (toLower, toUpper, split,
+// nomadVarExists, nomadService, nomadServices, and the usual string helpers (toLower, toUpper, split,
 // join, replaceAll, trimSpace, toJSON, base64Encode, parseInt, ...).
 //
 // consul-template itself (MPL-2.0) was not taken as a library: its

@@ -18,6 +18,8 @@ func (r *renderer) funcs() template.FuncMap {
 		"nomadVarExists":   r.nomadVarExists,
 		"nomadVarList":     r.nomadVarList,
 		"nomadVarListSafe": r.nomadVarList,
+		"nomadService":     r.nomadService,
+		"nomadServices":    r.nomadServices,
 		"toLower":          strings.ToLower,
 		"toUpper":          strings.ToUpper,
 		"toTitle":          strings.ToTitle,

@@ -10,8 +10,9 @@ import (
 
 // memSource is a Source over a map, counting reads.
 type memSource struct {
-	vars  map[string]*Var // "ns/path"
-	reads int
+	vars     map[string]*Var // "ns/path"
+	services []*Service
+	reads    int
 }
 
 func (m *memSource) Get(_ context.Context, ns, path string) (*Var, error) {
@@ -29,11 +30,37 @@ func (m *memSource) List(_ context.Context, ns, prefix string) ([]*Var, error) {
 	return out, nil
 }
 
+// Services and AllServices make memSource a ServiceSource.
+func (m *memSource) Services(_ context.Context, ns, name string) ([]*Service, error) {
+	var out []*Service
+	for _, s := range m.services {
+		if s.Namespace == ns && s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (m *memSource) AllServices(_ context.Context, ns string) ([]*Service, error) {
+	var out []*Service
+	for _, s := range m.services {
+		if s.Namespace == ns {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
 func source() *memSource {
 	return &memSource{vars: map[string]*Var{
 		"default/nomad/jobs/web":    {Namespace: "default", Path: "nomad/jobs/web", Items: map[string]string{"user": "ada", "pass": "s3cret"}, ModifyIndex: 7},
 		"default/nomad/jobs/web/db": {Namespace: "default", Path: "nomad/jobs/web/db", Items: map[string]string{"url": "pg://x"}},
 		"other/nomad/jobs/web":      {Namespace: "other", Path: "nomad/jobs/web", Items: map[string]string{"user": "bob"}},
+	}, services: []*Service{
+		{ID: "b", Name: "db", Namespace: "default", Address: "10.0.0.2", Port: 5432, Tags: []string{"replica"}},
+		{ID: "a", Name: "db", Namespace: "default", Address: "10.0.0.1", Port: 5432, Tags: []string{"primary"}},
+		{ID: "c", Name: "web", Namespace: "default", Address: "10.0.0.3", Port: 80, Tags: []string{"v1"}},
+		{ID: "d", Name: "db", Namespace: "other", Address: "10.9.0.1", Port: 1},
 	}}
 }
 
@@ -59,6 +86,10 @@ func TestRenderNomadJobTemplates(t *testing.T) {
 		{`{{ range nomadVarList "nomad/jobs/web" }}{{ .Path }} {{ end }}`, "nomad/jobs/web nomad/jobs/web/db "},
 		{`{{ nomadVarExists "nomad/jobs/web" }} {{ nomadVarExists "nope" }}`, "true false"},
 		{`{{ env "NOMAD_ALLOC_ID" }}|{{ env "UNSET" }}`, "a1|"},
+		{`{{ range nomadService "db" }}{{ .Address }}:{{ .Port }} {{ end }}`, "10.0.0.1:5432 10.0.0.2:5432 "},
+		{`{{ range nomadService "primary.db" }}{{ .ID }}{{ end }}`, "a"},
+		{`{{ range nomadService "db@other" }}{{ .Address }}{{ end }}`, "10.9.0.1"},
+		{`{{ range nomadServices }}{{ .Name }}={{ .Tags }};{{ end }}`, "db=[primary replica];web=[v1];"},
 		{`{{ "a,b" | split "," | join "-" | toUpper }} {{ "x" | base64Encode }} {{ parseInt " 42" }}`, "A-B eA== 42"},
 	}
 	for _, c := range cases {
