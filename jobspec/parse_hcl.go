@@ -39,7 +39,7 @@ var (
 		blockSpec{name: "config"}, blockSpec{name: "env"}, blockSpec{name: "resources"},
 		blockSpec{name: "restart"}, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
 		blockSpec{name: "affinity"}, blockSpec{name: "volume_mount"}, blockSpec{name: "logs"},
-		blockSpec{name: "csi_plugin"})
+		blockSpec{name: "csi_plugin"}, blockSpec{name: "lifecycle"})
 )
 
 // Parse decodes an HCL job file (a Nomad-like subset) into a job. filename
@@ -168,6 +168,9 @@ func (d *hclDecoder) task(b *hcl.Block) (*messages.Task, taskPresence) {
 	}
 	if cb := d.single(c, "csi_plugin"); cb != nil {
 		t.CSIPluginConfig = d.csiPlugin(cb)
+	}
+	if lb := d.single(c, "lifecycle"); lb != nil {
+		t.Lifecycle = d.lifecycle(lb)
 	}
 	return t, p
 }

@@ -650,8 +650,11 @@ type Task struct {
 	// CSIPluginConfig makes the task a CSI plugin (the csi_plugin block).
 	CSIPluginConfig *CSIPluginConfig `protobuf:"bytes,15,opt,name=CSIPluginConfig,proto3" json:"CSIPluginConfig,omitempty"`
 	Affinities      []*Affinity      `protobuf:"bytes,16,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Lifecycle makes the task a prestart, poststart or poststop task (the
+	// lifecycle block); nil: a main task.
+	Lifecycle     *TaskLifecycle `protobuf:"bytes,19,opt,name=Lifecycle,proto3" json:"Lifecycle,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -796,6 +799,69 @@ func (x *Task) GetAffinities() []*Affinity {
 	return nil
 }
 
+func (x *Task) GetLifecycle() *TaskLifecycle {
+	if x != nil {
+		return x.Lifecycle
+	}
+	return nil
+}
+
+// TaskLifecycle is a task's lifecycle block (Nomad's TaskLifecycle): Hook
+// is prestart, poststart or poststop; a Sidecar keeps running beside the
+// main tasks (prestart: started, not finished, before them) and is stopped
+// once they are dead.
+type TaskLifecycle struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hook          string                 `protobuf:"bytes,1,opt,name=Hook,proto3" json:"Hook,omitempty"`
+	Sidecar       bool                   `protobuf:"varint,2,opt,name=Sidecar,proto3" json:"Sidecar,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskLifecycle) Reset() {
+	*x = TaskLifecycle{}
+	mi := &file_job_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskLifecycle) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskLifecycle) ProtoMessage() {}
+
+func (x *TaskLifecycle) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskLifecycle.ProtoReflect.Descriptor instead.
+func (*TaskLifecycle) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *TaskLifecycle) GetHook() string {
+	if x != nil {
+		return x.Hook
+	}
+	return ""
+}
+
+func (x *TaskLifecycle) GetSidecar() bool {
+	if x != nil {
+		return x.Sidecar
+	}
+	return false
+}
+
 // CSIPluginConfig is a task's csi_plugin block (Nomad's TaskCSIPluginConfig).
 type CSIPluginConfig struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
@@ -810,7 +876,7 @@ type CSIPluginConfig struct {
 
 func (x *CSIPluginConfig) Reset() {
 	*x = CSIPluginConfig{}
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -822,7 +888,7 @@ func (x *CSIPluginConfig) String() string {
 func (*CSIPluginConfig) ProtoMessage() {}
 
 func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -835,7 +901,7 @@ func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIPluginConfig.ProtoReflect.Descriptor instead.
 func (*CSIPluginConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{6}
+	return file_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CSIPluginConfig) GetID() string {
@@ -890,7 +956,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -902,7 +968,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -915,7 +981,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{7}
+	return file_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Resources) GetCPU() int32 {
@@ -979,7 +1045,7 @@ type RequestedDevice struct {
 
 func (x *RequestedDevice) Reset() {
 	*x = RequestedDevice{}
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -991,7 +1057,7 @@ func (x *RequestedDevice) String() string {
 func (*RequestedDevice) ProtoMessage() {}
 
 func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1004,7 +1070,7 @@ func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestedDevice.ProtoReflect.Descriptor instead.
 func (*RequestedDevice) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{8}
+	return file_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RequestedDevice) GetName() string {
@@ -1047,7 +1113,7 @@ type Affinity struct {
 
 func (x *Affinity) Reset() {
 	*x = Affinity{}
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1125,7 @@ func (x *Affinity) String() string {
 func (*Affinity) ProtoMessage() {}
 
 func (x *Affinity) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1138,7 @@ func (x *Affinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Affinity.ProtoReflect.Descriptor instead.
 func (*Affinity) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{9}
+	return file_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Affinity) GetLTarget() string {
@@ -1117,7 +1183,7 @@ type Spread struct {
 
 func (x *Spread) Reset() {
 	*x = Spread{}
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1129,7 +1195,7 @@ func (x *Spread) String() string {
 func (*Spread) ProtoMessage() {}
 
 func (x *Spread) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1142,7 +1208,7 @@ func (x *Spread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spread.ProtoReflect.Descriptor instead.
 func (*Spread) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{10}
+	return file_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Spread) GetAttribute() string {
@@ -1176,7 +1242,7 @@ type SpreadTarget struct {
 
 func (x *SpreadTarget) Reset() {
 	*x = SpreadTarget{}
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1254,7 @@ func (x *SpreadTarget) String() string {
 func (*SpreadTarget) ProtoMessage() {}
 
 func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1267,7 @@ func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpreadTarget.ProtoReflect.Descriptor instead.
 func (*SpreadTarget) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{11}
+	return file_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SpreadTarget) GetValue() string {
@@ -1231,7 +1297,7 @@ type NetworkResource struct {
 
 func (x *NetworkResource) Reset() {
 	*x = NetworkResource{}
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1309,7 @@ func (x *NetworkResource) String() string {
 func (*NetworkResource) ProtoMessage() {}
 
 func (x *NetworkResource) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1322,7 @@ func (x *NetworkResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkResource.ProtoReflect.Descriptor instead.
 func (*NetworkResource) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{12}
+	return file_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *NetworkResource) GetMode() string {
@@ -1306,7 +1372,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1384,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1397,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{13}
+	return file_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Port) GetLabel() string {
@@ -1374,7 +1440,7 @@ type RestartPolicy struct {
 
 func (x *RestartPolicy) Reset() {
 	*x = RestartPolicy{}
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1452,7 @@ func (x *RestartPolicy) String() string {
 func (*RestartPolicy) ProtoMessage() {}
 
 func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1465,7 @@ func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartPolicy.ProtoReflect.Descriptor instead.
 func (*RestartPolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{14}
+	return file_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RestartPolicy) GetAttempts() int32 {
@@ -1444,7 +1510,7 @@ type ReschedulePolicy struct {
 
 func (x *ReschedulePolicy) Reset() {
 	*x = ReschedulePolicy{}
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1456,7 +1522,7 @@ func (x *ReschedulePolicy) String() string {
 func (*ReschedulePolicy) ProtoMessage() {}
 
 func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1469,7 +1535,7 @@ func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReschedulePolicy.ProtoReflect.Descriptor instead.
 func (*ReschedulePolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{15}
+	return file_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReschedulePolicy) GetAttempts() int32 {
@@ -1526,7 +1592,7 @@ type MigrateStrategy struct {
 
 func (x *MigrateStrategy) Reset() {
 	*x = MigrateStrategy{}
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1538,7 +1604,7 @@ func (x *MigrateStrategy) String() string {
 func (*MigrateStrategy) ProtoMessage() {}
 
 func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1551,7 +1617,7 @@ func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateStrategy.ProtoReflect.Descriptor instead.
 func (*MigrateStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{16}
+	return file_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MigrateStrategy) GetMaxParallel() int32 {
@@ -1594,7 +1660,7 @@ type DisconnectStrategy struct {
 
 func (x *DisconnectStrategy) Reset() {
 	*x = DisconnectStrategy{}
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1606,7 +1672,7 @@ func (x *DisconnectStrategy) String() string {
 func (*DisconnectStrategy) ProtoMessage() {}
 
 func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1619,7 +1685,7 @@ func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectStrategy.ProtoReflect.Descriptor instead.
 func (*DisconnectStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{17}
+	return file_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DisconnectStrategy) GetLostAfter() int64 {
@@ -1665,7 +1731,7 @@ type VolumeRequest struct {
 
 func (x *VolumeRequest) Reset() {
 	*x = VolumeRequest{}
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +1743,7 @@ func (x *VolumeRequest) String() string {
 func (*VolumeRequest) ProtoMessage() {}
 
 func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +1756,7 @@ func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeRequest.ProtoReflect.Descriptor instead.
 func (*VolumeRequest) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{18}
+	return file_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *VolumeRequest) GetName() string {
@@ -1753,7 +1819,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +1831,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +1844,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{19}
+	return file_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *VolumeMount) GetVolume() string {
@@ -1812,7 +1878,7 @@ type LogConfig struct {
 
 func (x *LogConfig) Reset() {
 	*x = LogConfig{}
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1824,7 +1890,7 @@ func (x *LogConfig) String() string {
 func (*LogConfig) ProtoMessage() {}
 
 func (x *LogConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1837,7 +1903,7 @@ func (x *LogConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogConfig.ProtoReflect.Descriptor instead.
 func (*LogConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{20}
+	return file_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *LogConfig) GetMaxFiles() int32 {
@@ -1937,7 +2003,7 @@ const file_job_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\x9a\x06\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xcf\x06\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -1959,13 +2025,17 @@ const file_job_proto_rawDesc = "" +
 	"\x0fCSIPluginConfig\x18\x0f \x01(\v2\x17.troupe.CSIPluginConfigR\x0fCSIPluginConfig\x120\n" +
 	"\n" +
 	"Affinities\x18\x10 \x03(\v2\x10.troupe.AffinityR\n" +
-	"Affinities\x1a6\n" +
+	"Affinities\x123\n" +
+	"\tLifecycle\x18\x13 \x01(\v2\x15.troupe.TaskLifecycleR\tLifecycle\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa9\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"=\n" +
+	"\rTaskLifecycle\x12\x12\n" +
+	"\x04Hook\x18\x01 \x01(\tR\x04Hook\x12\x18\n" +
+	"\aSidecar\x18\x02 \x01(\bR\aSidecar\"\xa9\x01\n" +
 	"\x0fCSIPluginConfig\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Type\x18\x02 \x01(\tR\x04Type\x12\x1a\n" +
@@ -2062,7 +2132,7 @@ func file_job_proto_rawDescGZIP() []byte {
 	return file_job_proto_rawDescData
 }
 
-var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_job_proto_goTypes = []any{
 	(*Job)(nil),                // 0: troupe.Job
 	(*PeriodicConfig)(nil),     // 1: troupe.PeriodicConfig
@@ -2070,69 +2140,71 @@ var file_job_proto_goTypes = []any{
 	(*Constraint)(nil),         // 3: troupe.Constraint
 	(*TaskGroup)(nil),          // 4: troupe.TaskGroup
 	(*Task)(nil),               // 5: troupe.Task
-	(*CSIPluginConfig)(nil),    // 6: troupe.CSIPluginConfig
-	(*Resources)(nil),          // 7: troupe.Resources
-	(*RequestedDevice)(nil),    // 8: troupe.RequestedDevice
-	(*Affinity)(nil),           // 9: troupe.Affinity
-	(*Spread)(nil),             // 10: troupe.Spread
-	(*SpreadTarget)(nil),       // 11: troupe.SpreadTarget
-	(*NetworkResource)(nil),    // 12: troupe.NetworkResource
-	(*Port)(nil),               // 13: troupe.Port
-	(*RestartPolicy)(nil),      // 14: troupe.RestartPolicy
-	(*ReschedulePolicy)(nil),   // 15: troupe.ReschedulePolicy
-	(*MigrateStrategy)(nil),    // 16: troupe.MigrateStrategy
-	(*DisconnectStrategy)(nil), // 17: troupe.DisconnectStrategy
-	(*VolumeRequest)(nil),      // 18: troupe.VolumeRequest
-	(*VolumeMount)(nil),        // 19: troupe.VolumeMount
-	(*LogConfig)(nil),          // 20: troupe.LogConfig
-	nil,                        // 21: troupe.Job.MetaEntry
-	nil,                        // 22: troupe.TaskGroup.MetaEntry
-	nil,                        // 23: troupe.TaskGroup.VolumesEntry
-	nil,                        // 24: troupe.Task.EnvEntry
-	nil,                        // 25: troupe.Task.MetaEntry
-	(*structpb.Struct)(nil),    // 26: google.protobuf.Struct
+	(*TaskLifecycle)(nil),      // 6: troupe.TaskLifecycle
+	(*CSIPluginConfig)(nil),    // 7: troupe.CSIPluginConfig
+	(*Resources)(nil),          // 8: troupe.Resources
+	(*RequestedDevice)(nil),    // 9: troupe.RequestedDevice
+	(*Affinity)(nil),           // 10: troupe.Affinity
+	(*Spread)(nil),             // 11: troupe.Spread
+	(*SpreadTarget)(nil),       // 12: troupe.SpreadTarget
+	(*NetworkResource)(nil),    // 13: troupe.NetworkResource
+	(*Port)(nil),               // 14: troupe.Port
+	(*RestartPolicy)(nil),      // 15: troupe.RestartPolicy
+	(*ReschedulePolicy)(nil),   // 16: troupe.ReschedulePolicy
+	(*MigrateStrategy)(nil),    // 17: troupe.MigrateStrategy
+	(*DisconnectStrategy)(nil), // 18: troupe.DisconnectStrategy
+	(*VolumeRequest)(nil),      // 19: troupe.VolumeRequest
+	(*VolumeMount)(nil),        // 20: troupe.VolumeMount
+	(*LogConfig)(nil),          // 21: troupe.LogConfig
+	nil,                        // 22: troupe.Job.MetaEntry
+	nil,                        // 23: troupe.TaskGroup.MetaEntry
+	nil,                        // 24: troupe.TaskGroup.VolumesEntry
+	nil,                        // 25: troupe.Task.EnvEntry
+	nil,                        // 26: troupe.Task.MetaEntry
+	(*structpb.Struct)(nil),    // 27: google.protobuf.Struct
 }
 var file_job_proto_depIdxs = []int32{
 	3,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
 	4,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
-	21, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
-	9,  // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
-	10, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
+	22, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
+	10, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
+	11, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
 	1,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
 	3,  // 6: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
 	5,  // 7: troupe.TaskGroup.Tasks:type_name -> troupe.Task
-	14, // 8: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
-	15, // 9: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
-	22, // 10: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
-	16, // 11: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
-	17, // 12: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
-	12, // 13: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
-	23, // 14: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
-	9,  // 15: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
-	10, // 16: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
-	26, // 17: troupe.Task.Config:type_name -> google.protobuf.Struct
-	24, // 18: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	7,  // 19: troupe.Task.Resources:type_name -> troupe.Resources
-	14, // 20: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	25, // 21: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	15, // 8: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
+	16, // 9: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
+	23, // 10: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
+	17, // 11: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
+	18, // 12: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
+	13, // 13: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
+	24, // 14: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
+	10, // 15: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
+	11, // 16: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
+	27, // 17: troupe.Task.Config:type_name -> google.protobuf.Struct
+	25, // 18: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	8,  // 19: troupe.Task.Resources:type_name -> troupe.Resources
+	15, // 20: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	26, // 21: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
 	3,  // 22: troupe.Task.Constraints:type_name -> troupe.Constraint
-	19, // 23: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	20, // 24: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	6,  // 25: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	9,  // 26: troupe.Task.Affinities:type_name -> troupe.Affinity
-	12, // 27: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	8,  // 28: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	3,  // 29: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	9,  // 30: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	11, // 31: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	13, // 32: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	13, // 33: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	18, // 34: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	20, // 23: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	21, // 24: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	7,  // 25: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	10, // 26: troupe.Task.Affinities:type_name -> troupe.Affinity
+	6,  // 27: troupe.Task.Lifecycle:type_name -> troupe.TaskLifecycle
+	13, // 28: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	9,  // 29: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	3,  // 30: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	10, // 31: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	12, // 32: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	14, // 33: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	14, // 34: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	19, // 35: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2146,7 +2218,7 @@ func file_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_job_proto_rawDesc), len(file_job_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
