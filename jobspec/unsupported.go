@@ -47,7 +47,7 @@ var nomadFields = map[string]map[string]fieldRule{
 		"Resources": nested("Resources"), "RestartPolicy": nested("RestartPolicy"),
 		"LogConfig": nested("LogConfig"), "VolumeMounts": nested("VolumeMount"),
 		"CSIPluginConfig": nested("TaskCSIPluginConfig"),
-		"Lifecycle": nested("TaskLifecycle"), "Services": refused, "Artifacts": refused, "Vault": refused,
+		"Lifecycle":       nested("TaskLifecycle"), "Services": refused, "Artifacts": refused, "Vault": refused,
 		"Consul": refused, "Templates": refused, "DispatchPayload": refused,
 		"ShutdownDelay": refused, "Kind": refused, "ScalingPolicies": refused,
 		"Secrets": refused, "Identity": refused, "Identities": refused, "Actions": refused,
