@@ -173,6 +173,19 @@ func (o *taskOrder) sidecarAlone(states map[string]*messages.TaskState) bool {
 	return alive
 }
 
+// forLifecycle makes a lifecycle task's successful exit final as Nomad's
+// restart tracker does: a prestart task's unless it is a sidecar, and a
+// poststop task's always (a poststart task follows the job type).
+func (r *restartTracker) forLifecycle(lc *messages.TaskLifecycle) *restartTracker {
+	switch lc.GetHook() {
+	case hookPrestart:
+		r.batch = !lc.GetSidecar()
+	case hookPoststop:
+		r.batch = true
+	}
+	return r
+}
+
 // succeeded reports whether a task finished without failing.
 func succeeded(st *messages.TaskState) bool {
 	return st.GetState() == taskDead && !st.GetFailed()
