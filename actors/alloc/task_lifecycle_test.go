@@ -1,6 +1,7 @@
 package alloc
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
@@ -228,4 +230,32 @@ func TestLifecycleRestartOnSuccess(t *testing.T) {
 		d := newRestartTracker(pol, c.job).forLifecycle(c.lc).Next(ok, now)
 		require.Equal(t, c.restart, d.Restart, "%s %v", c.job, c.lc)
 	}
+}
+
+// TestAllocLifecycleAgentRestart: after an agent restart the finished
+// prestart task is not run again, the running main task is recovered (not
+// started again), and the poststop task still waits for it.
+func TestAllocLifecycleAgentRestart(t *testing.T) {
+	dbPath, root := filepath.Join(t.TempDir(), "client.db"), t.TempDir()
+	drv, clock := driver.NewFake(), actors.NewFakeClock(time.Unix(1_700_000_000, 0))
+	h := newHarnessAt(t, dbPath, root, drv, clock)
+	a := lifecycleAlloc("batch", lifecycleTask("init", hookPrestart, false),
+		lifecycleTask("main", hookMain, false), lifecycleTask("clean", hookPoststop, false))
+	h.spawn(a)
+	h.waitFor("prestart running", taskIs("init", taskRunning))
+	h.exit(a, "init", 0)
+	h.waitFor("main running", taskIs("main", taskRunning))
+	h.db.Flush()
+	h.close() // the agent stops; the main task keeps running
+
+	h = newHarnessAt(t, dbPath, root, drv, clock)
+	h.spawn(a)
+	require.Eventually(t, func() bool { return drv.Calls(driver.MethodRecoverTask) == 1 }, 5*time.Second, time.Millisecond)
+	h.waitFor("running again", status(statusRunning))
+	require.Equal(t, 2, drv.Calls(driver.MethodStartTask), "init and main started once each")
+	require.False(t, h.started(a, "clean"))
+	h.exit(a, "main", 0)
+	h.waitFor("poststop running", taskIs("clean", taskRunning))
+	h.exit(a, "clean", 0)
+	h.waitFor("complete", status(statusComplete))
 }
