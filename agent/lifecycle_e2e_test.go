@@ -118,6 +118,31 @@ func TestLifecycleEndToEnd(t *testing.T) {
 		require.NoError(t, err, *j.ID)
 	}
 
+	t.Run("job read back", func(t *testing.T) {
+		job, _, err := c.Jobs().Info("phases", nil)
+		require.NoError(t, err)
+		byName := map[string]*nomad.TaskLifecycle{}
+		for _, task := range job.TaskGroups[0].Tasks {
+			byName[task.Name] = task.Lifecycle
+		}
+		require.Equal(t, &nomad.TaskLifecycle{Hook: "prestart", Sidecar: true}, byName["proxy"])
+		require.Equal(t, &nomad.TaskLifecycle{Hook: "poststop"}, byName["clean"])
+		require.Nil(t, byName["main"])
+	})
+
+	t.Run("invalid hook is a 400", func(t *testing.T) {
+		bad := lifecycleJob("badhook", "batch", lifecycleTask("x", "", "prerun", false, false),
+			lifecycleTask("main", "", "", false, false))
+		_, _, err := c.Jobs().Register(bad, nil)
+		require.ErrorContains(t, err, "400")
+		require.ErrorContains(t, err, `invalid hook "prerun"`)
+		noMain := lifecycleJob("nomain", "batch", lifecycleTask("x", "", "prestart", false, false))
+		_, _, err = c.Jobs().Register(noMain, nil)
+		require.ErrorContains(t, err, "missing main task")
+		_, _, err = c.Jobs().Info("badhook", nil)
+		require.Error(t, err, "nothing was registered")
+	})
+
 	t.Run("batch phases", func(t *testing.T) {
 		stub := waitAllocStatus(t, c, "phases", "complete")
 		times := readOrder(t, orderOf(stub.ID))
