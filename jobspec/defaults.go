@@ -172,6 +172,10 @@ func canonTask(g *messages.TaskGroup, t *messages.Task) {
 		t.LogConfig.MaxFileSizeMB = defaultLogFileMB
 	}
 	canonCSIPlugin(t.CSIPluginConfig)
+	for _, a := range t.Artifacts {
+		canonArtifact(a)
+	}
+	canonTemplates(t.Templates)
 }
 
 // canonCSIPlugin fills Nomad's csi_plugin defaults: mount_dir /csi,

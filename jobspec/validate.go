@@ -221,6 +221,10 @@ func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 	if t.Lifecycle != nil {
 		validateLifecycle(c.at("lifecycle"), t.Lifecycle)
 	}
+	for i, a := range t.Artifacts {
+		validateArtifact(c.at("artifact[%d]", i), a)
+	}
+	validateTemplates(c, t.Templates)
 }
 
 func validateResources(c checker, r *messages.Resources) {

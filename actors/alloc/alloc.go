@@ -11,6 +11,7 @@ import (
 
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/artifact"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/cni"
 	"github.com/troupe-dev/troupe/runtime/device"
@@ -51,6 +52,12 @@ type Spec struct {
 	// class, pool, attributes and meta fill ${node.*}, ${attr.*} and
 	// ${meta.*} in the tasks' config and env; nil leaves them as written.
 	Node *messages.Node
+	// Artifacts fetches the tasks' artifacts before they start; nil:
+	// runtime/artifact's default limits.
+	Artifacts *artifact.Fetcher
+	// Vars reads variables for the tasks' templates (any server answers);
+	// nil: a template that reads a variable fails.
+	Vars VarSource
 	// LoadRetry is the backoff between reads of the state file when one
 	// failed (zero: defaultLoadRetry); reads go on until one works.
 	LoadRetry actors.Retry
@@ -93,9 +100,10 @@ type Actor struct {
 	life            *lifecycle
 	hooks           []Hook
 	// the hooks that hold state the tasks need
-	network *networkHook
-	csi     *csiHook
-	log     *slog.Logger
+	network   *networkHook
+	csi       *csiHook
+	templates *templateHook
+	log       *slog.Logger
 
 	// the task lifecycle (task_lifecycle.go): which tasks start when
 	order      *taskOrder
@@ -117,6 +125,7 @@ func New(spec *Spec) actor.Producer {
 			a.network.retry.Policy.Attempts = spec.NetworkAttempts
 		}
 		a.csi = &csiHook{a: a, vols: map[string]*messages.AllocVolumeState{}}
+		a.templates = &templateHook{a: a}
 		if spec.CSI != nil {
 			a.csi.cfg = spec.CSI.withDefaults()
 		}
@@ -168,6 +177,10 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.csi.onReady(ctx, m)
 	case *volumeChanged:
 		a.csi.onVolumeChanged(ctx, m)
+	case *templatesChanged:
+		a.templates.onTemplatesChanged(ctx, m)
+	case *templateApply:
+		a.templates.onApply(ctx, m)
 	case *crash:
 		panic("alloc actor: crash requested")
 	case *actor.Stopping, *actor.Restarting:
@@ -304,6 +317,7 @@ func (a *Actor) apply(ctx actor.Context, eff effects) {
 	}
 	if eff.StartTasks {
 		a.refresh(ctx)
+		a.templates.watchTemplates(ctx)
 	}
 }
 

@@ -50,6 +50,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.DurationVar(&cfg.HeartbeatTTL, "heartbeat-ttl", cfg.HeartbeatTTL, "the least heartbeat TTL handed to clients")
 	fs.DurationVar(&cfg.HeartbeatGrace, "heartbeat-grace", cfg.HeartbeatGrace, "extra time past a TTL before a node counts as missed")
 	fs.Float64Var(&cfg.MaxHeartbeatsPerSecond, "max-heartbeats-per-second", cfg.MaxHeartbeatsPerSecond, "the leader's heartbeat budget: TTLs grow with the cluster to stay under it")
+	fs.StringVar(&cfg.GossipKey, "encrypt", "", "gossip encryption key: base64 of 16, 24 or 32 bytes, the same on every agent (troupe operator gossip keyring -generate)")
 	fs.DurationVar(&cfg.GossipInterval, "gossip-interval", 0, "gossip and probe interval (0: memberlist's LAN defaults)")
 	fs.DurationVar(&cfg.RaftTimeout, "raft-timeout", 0, "raft heartbeat and election timeout (0: 1s)")
 	fs.DurationVar(&cfg.RPCHoldTimeout, "rpc-hold-timeout", agent.DefaultRPCHoldTimeout, "how long a consistent read or a write waits for a cluster leader before it fails")
@@ -84,6 +85,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the agent's whole run to this file")
+	tlsFlagsOf(fs, &cfg.TLS)
 	if err := fs.Parse(args); err != nil {
 		return 1
 	}
@@ -144,6 +146,12 @@ func runAgent(args []string, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	sig := <-sigs
+	for sig == syscall.SIGHUP && cfg.TLS.Enabled() { // SIGHUP reloads the certificates, as Nomad's does
+		if err := a.ReloadTLS(); err != nil {
+			logger.Error("tls reload failed; the old certificates stay", "error", err)
+		}
+		sig = <-sigs
+	}
 	logger.Info("shutting down (a second signal exits at once)", "signal", sig.String())
 	done := make(chan error, 1)
 	go func() { done <- a.Shutdown() }()

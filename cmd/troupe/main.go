@@ -87,6 +87,7 @@ func commandTree() *cmdNode {
 			"status": {synopsis: "List plugins or show one plugin's instances", run: pluginStatusCommand},
 		}},
 		"var": varCommands(),
+		"tls": tlsCommands(),
 		"eval": {synopsis: "Inspect evaluations", subs: map[string]*cmdNode{
 			"status": {synopsis: "Show an evaluation", run: evalStatusCommand},
 		}},
@@ -104,6 +105,9 @@ func commandTree() *cmdNode {
 			"scheduler": {synopsis: "Scheduler configuration commands", subs: map[string]*cmdNode{
 				"get-config": {synopsis: "Display the scheduler configuration", run: schedulerGetConfigCommand},
 				"set-config": {synopsis: "Modify the scheduler configuration", run: schedulerSetConfigCommand},
+			}},
+			"gossip": {synopsis: "Gossip encryption commands", subs: map[string]*cmdNode{
+				"keyring": {synopsis: "Make a gossip encryption key (-generate)", run: gossipKeyringCommand},
 			}},
 			"root": {synopsis: "Root key commands", subs: map[string]*cmdNode{
 				"keyring": {synopsis: "Variables' root keyring", subs: map[string]*cmdNode{
