@@ -49,6 +49,7 @@ var (
 		{name: "volume", field: "Volume"}, {name: "destination", field: "Destination"},
 		{name: "read_only", field: "ReadOnly"},
 	}
+	lifecycleAttrs = []attrSpec{{name: "hook", field: "Hook"}, {name: "sidecar", field: "Sidecar"}}
 	csiPluginAttrs = []attrSpec{
 		{name: "id", field: "ID"}, {name: "type", field: "Type"}, {name: "mount_dir", field: "MountDir"},
 		{name: "stage_publish_base_dir", field: "StagePublishBaseDir"},
@@ -196,6 +197,12 @@ func (d *hclDecoder) csiPlugin(b *hcl.Block) *messages.CSIPluginConfig {
 	pc := &messages.CSIPluginConfig{}
 	d.decodeAttrs(d.content(b.Body, schemaOf(csiPluginAttrs)).Attributes, csiPluginAttrs, pc)
 	return pc
+}
+
+func (d *hclDecoder) lifecycle(b *hcl.Block) *messages.TaskLifecycle {
+	lc := &messages.TaskLifecycle{}
+	d.decodeAttrs(d.content(b.Body, schemaOf(lifecycleAttrs)).Attributes, lifecycleAttrs, lc)
+	return lc
 }
 
 func (d *hclDecoder) logs(b *hcl.Block) *messages.LogConfig {

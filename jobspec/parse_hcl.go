@@ -40,7 +40,8 @@ var (
 		blockSpec{name: "config"}, blockSpec{name: "env"}, blockSpec{name: "resources"},
 		blockSpec{name: "restart"}, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
 		blockSpec{name: "affinity"}, blockSpec{name: "volume_mount"}, blockSpec{name: "logs"},
-		blockSpec{name: "csi_plugin"}, blockSpec{name: "template"}, blockSpec{name: "artifact"}, blockSpec{name: "service"})
+		blockSpec{name: "csi_plugin"}, blockSpec{name: "template"}, blockSpec{name: "artifact"},
+		blockSpec{name: "service"}, blockSpec{name: "lifecycle"})
 )
 
 // Parse decodes an HCL job file (a Nomad-like subset) into a job. filename
@@ -170,6 +171,9 @@ func (d *hclDecoder) task(b *hcl.Block) (*messages.Task, taskPresence) {
 	}
 	if cb := d.single(c, "csi_plugin"); cb != nil {
 		t.CSIPluginConfig = d.csiPlugin(cb)
+	}
+	if lb := d.single(c, "lifecycle"); lb != nil {
+		t.Lifecycle = d.lifecycle(lb)
 	}
 	for _, ab := range c.Blocks.OfType("artifact") {
 		t.Artifacts = append(t.Artifacts, d.artifact(ab))

@@ -67,7 +67,22 @@ func ParseJSON(src []byte) (*messages.Job, error) {
 			}
 		}
 	}
+	dropZeroLifecycles(body.Job)
 	return body.Job, nil
+}
+
+// dropZeroLifecycles makes a task's all-zero Lifecycle (what a client
+// sends for a struct left empty) a main task's nil one, as every other
+// zero value counts as unset here; a Lifecycle with anything set is
+// validated (Nomad requires its Hook).
+func dropZeroLifecycles(job *messages.Job) {
+	for _, g := range job.GetTaskGroups() {
+		for _, t := range g.GetTasks() {
+			if lc := t.GetLifecycle(); lc != nil && lc.Hook == "" && !lc.Sidecar {
+				t.Lifecycle = nil
+			}
+		}
+	}
 }
 
 // emptyField says that a job field given as "" must be left out instead,

@@ -47,7 +47,7 @@ var nomadFields = map[string]map[string]fieldRule{
 		"Resources": nested("Resources"), "RestartPolicy": nested("RestartPolicy"),
 		"LogConfig": nested("LogConfig"), "VolumeMounts": nested("VolumeMount"),
 		"CSIPluginConfig": nested("TaskCSIPluginConfig"),
-		"Lifecycle":       refused, "Services": nested("Service"), "Artifacts": nested("TaskArtifact"), "Vault": refused,
+		"Lifecycle":       nested("TaskLifecycle"), "Services": nested("Service"), "Artifacts": nested("TaskArtifact"), "Vault": refused,
 		"Consul": refused, "Templates": nested("Template"), "DispatchPayload": refused,
 		"ShutdownDelay": refused, "Kind": refused, "ScalingPolicies": refused,
 		"Secrets": refused, "Identity": refused, "Identities": refused, "Actions": refused,
@@ -116,6 +116,7 @@ var nomadFields = map[string]map[string]fieldRule{
 		"PerAlloc": honoured, "Sticky": refused, "MountOptions": refused},
 	"VolumeMount": {"Volume": honoured, "Destination": honoured, "ReadOnly": honoured,
 		"PropagationMode": refusedUnless(equals("private")), "SELinuxLabel": refused},
+	"TaskLifecycle": {"Hook": honoured, "Sidecar": honoured},
 	"TaskCSIPluginConfig": {"ID": honoured, "Type": honoured, "MountDir": honoured,
 		"StagePublishBaseDir": honoured, "HealthTimeout": honoured},
 	// Nomad's client fills in the default disk (300 MB, neither sticky nor

@@ -18,7 +18,7 @@ var hclRefused = map[*hcl.BodySchema][]string{
 		"vault_token", "consul_token"},
 	groupSchema: {"update", "ephemeral_disk", "scaling", "consul", "shutdown_delay",
 		"max_client_disconnect", "prevent_reschedule_on_lost", "max_run_duration"},
-	taskSchema: {"lifecycle", "vault", "consul",
+	taskSchema: {"vault", "consul",
 		"dispatch_payload", "scaling", "identity", "secret", "action", "schedule",
 		"shutdown_delay", "kind"},
 	resourcesSchema: {"iops", "secrets", "numa"},

@@ -26,7 +26,7 @@ var troupeTypes = map[string]any{
 	"Affinity": messages.Affinity{}, "Spread": messages.Spread{},
 	"SpreadTarget": messages.SpreadTarget{}, "RequestedDevice": messages.RequestedDevice{},
 	"LogConfig": messages.LogConfig{}, "TaskCSIPluginConfig": messages.CSIPluginConfig{},
-	"PeriodicConfig": messages.PeriodicConfig{}, "Template": messages.TaskTemplate{},
+	"PeriodicConfig": messages.PeriodicConfig{}, "TaskLifecycle": messages.TaskLifecycle{}, "Template": messages.TaskTemplate{},
 	"TaskArtifact": messages.TaskArtifact{},
 	"Service":      messages.Service{}, "ServiceCheck": messages.ServiceCheck{},
 	"CheckRestart": messages.CheckRestart{},

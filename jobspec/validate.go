@@ -170,6 +170,7 @@ func validateGroup(c checker, typ string, g *messages.TaskGroup) {
 		seen[t.Name] = true
 		validateTask(tc, g, t)
 	}
+	validateLifecycles(c, g)
 }
 
 func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
@@ -217,6 +218,9 @@ func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 	}
 	if t.CSIPluginConfig != nil {
 		validateCSIPlugin(c.at("csi_plugin"), t.CSIPluginConfig)
+	}
+	if t.Lifecycle != nil {
+		validateLifecycle(c.at("lifecycle"), t.Lifecycle)
 	}
 	for i, a := range t.Artifacts {
 		validateArtifact(c.at("artifact[%d]", i), a)

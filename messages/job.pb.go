@@ -662,7 +662,10 @@ type Task struct {
 	// Templates are rendered into the task directory before it starts.
 	Templates []*TaskTemplate `protobuf:"bytes,21,rep,name=Templates,proto3" json:"Templates,omitempty"`
 	// Artifacts are fetched into the task dir before the task starts.
-	Artifacts     []*TaskArtifact `protobuf:"bytes,20,rep,name=Artifacts,proto3" json:"Artifacts,omitempty"`
+	Artifacts []*TaskArtifact `protobuf:"bytes,20,rep,name=Artifacts,proto3" json:"Artifacts,omitempty"`
+	// Lifecycle makes the task a prestart, poststart or poststop task (the
+	// lifecycle block); nil: a main task.
+	Lifecycle     *TaskLifecycle `protobuf:"bytes,19,opt,name=Lifecycle,proto3" json:"Lifecycle,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -830,6 +833,69 @@ func (x *Task) GetArtifacts() []*TaskArtifact {
 	return nil
 }
 
+func (x *Task) GetLifecycle() *TaskLifecycle {
+	if x != nil {
+		return x.Lifecycle
+	}
+	return nil
+}
+
+// TaskLifecycle is a task's lifecycle block (Nomad's TaskLifecycle): Hook
+// is prestart, poststart or poststop; a Sidecar keeps running beside the
+// main tasks (prestart: started, not finished, before them) and is stopped
+// once they are dead.
+type TaskLifecycle struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hook          string                 `protobuf:"bytes,1,opt,name=Hook,proto3" json:"Hook,omitempty"`
+	Sidecar       bool                   `protobuf:"varint,2,opt,name=Sidecar,proto3" json:"Sidecar,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskLifecycle) Reset() {
+	*x = TaskLifecycle{}
+	mi := &file_job_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskLifecycle) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskLifecycle) ProtoMessage() {}
+
+func (x *TaskLifecycle) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskLifecycle.ProtoReflect.Descriptor instead.
+func (*TaskLifecycle) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *TaskLifecycle) GetHook() string {
+	if x != nil {
+		return x.Hook
+	}
+	return ""
+}
+
+func (x *TaskLifecycle) GetSidecar() bool {
+	if x != nil {
+		return x.Sidecar
+	}
+	return false
+}
+
 // TaskArtifact is a task's artifact block (Nomad's TaskArtifact, with its
 // JSON names): fetched with go-getter before the task starts.
 type TaskArtifact struct {
@@ -850,7 +916,7 @@ type TaskArtifact struct {
 
 func (x *TaskArtifact) Reset() {
 	*x = TaskArtifact{}
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -862,7 +928,7 @@ func (x *TaskArtifact) String() string {
 func (*TaskArtifact) ProtoMessage() {}
 
 func (x *TaskArtifact) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -875,7 +941,7 @@ func (x *TaskArtifact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskArtifact.ProtoReflect.Descriptor instead.
 func (*TaskArtifact) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{6}
+	return file_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TaskArtifact) GetGetterSource() string {
@@ -934,7 +1000,7 @@ type CSIPluginConfig struct {
 
 func (x *CSIPluginConfig) Reset() {
 	*x = CSIPluginConfig{}
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -946,7 +1012,7 @@ func (x *CSIPluginConfig) String() string {
 func (*CSIPluginConfig) ProtoMessage() {}
 
 func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -959,7 +1025,7 @@ func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIPluginConfig.ProtoReflect.Descriptor instead.
 func (*CSIPluginConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{7}
+	return file_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CSIPluginConfig) GetID() string {
@@ -1014,7 +1080,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1026,7 +1092,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1039,7 +1105,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{8}
+	return file_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Resources) GetCPU() int32 {
@@ -1103,7 +1169,7 @@ type RequestedDevice struct {
 
 func (x *RequestedDevice) Reset() {
 	*x = RequestedDevice{}
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1115,7 +1181,7 @@ func (x *RequestedDevice) String() string {
 func (*RequestedDevice) ProtoMessage() {}
 
 func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1128,7 +1194,7 @@ func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestedDevice.ProtoReflect.Descriptor instead.
 func (*RequestedDevice) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{9}
+	return file_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RequestedDevice) GetName() string {
@@ -1171,7 +1237,7 @@ type Affinity struct {
 
 func (x *Affinity) Reset() {
 	*x = Affinity{}
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1183,7 +1249,7 @@ func (x *Affinity) String() string {
 func (*Affinity) ProtoMessage() {}
 
 func (x *Affinity) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1196,7 +1262,7 @@ func (x *Affinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Affinity.ProtoReflect.Descriptor instead.
 func (*Affinity) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{10}
+	return file_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Affinity) GetLTarget() string {
@@ -1241,7 +1307,7 @@ type Spread struct {
 
 func (x *Spread) Reset() {
 	*x = Spread{}
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1253,7 +1319,7 @@ func (x *Spread) String() string {
 func (*Spread) ProtoMessage() {}
 
 func (x *Spread) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1266,7 +1332,7 @@ func (x *Spread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spread.ProtoReflect.Descriptor instead.
 func (*Spread) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{11}
+	return file_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Spread) GetAttribute() string {
@@ -1300,7 +1366,7 @@ type SpreadTarget struct {
 
 func (x *SpreadTarget) Reset() {
 	*x = SpreadTarget{}
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1378,7 @@ func (x *SpreadTarget) String() string {
 func (*SpreadTarget) ProtoMessage() {}
 
 func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1391,7 @@ func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpreadTarget.ProtoReflect.Descriptor instead.
 func (*SpreadTarget) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{12}
+	return file_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SpreadTarget) GetValue() string {
@@ -1355,7 +1421,7 @@ type NetworkResource struct {
 
 func (x *NetworkResource) Reset() {
 	*x = NetworkResource{}
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1367,7 +1433,7 @@ func (x *NetworkResource) String() string {
 func (*NetworkResource) ProtoMessage() {}
 
 func (x *NetworkResource) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1380,7 +1446,7 @@ func (x *NetworkResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkResource.ProtoReflect.Descriptor instead.
 func (*NetworkResource) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{13}
+	return file_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *NetworkResource) GetMode() string {
@@ -1430,7 +1496,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1442,7 +1508,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1455,7 +1521,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{14}
+	return file_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Port) GetLabel() string {
@@ -1498,7 +1564,7 @@ type RestartPolicy struct {
 
 func (x *RestartPolicy) Reset() {
 	*x = RestartPolicy{}
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1510,7 +1576,7 @@ func (x *RestartPolicy) String() string {
 func (*RestartPolicy) ProtoMessage() {}
 
 func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1523,7 +1589,7 @@ func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartPolicy.ProtoReflect.Descriptor instead.
 func (*RestartPolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{15}
+	return file_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RestartPolicy) GetAttempts() int32 {
@@ -1568,7 +1634,7 @@ type ReschedulePolicy struct {
 
 func (x *ReschedulePolicy) Reset() {
 	*x = ReschedulePolicy{}
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1580,7 +1646,7 @@ func (x *ReschedulePolicy) String() string {
 func (*ReschedulePolicy) ProtoMessage() {}
 
 func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1593,7 +1659,7 @@ func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReschedulePolicy.ProtoReflect.Descriptor instead.
 func (*ReschedulePolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{16}
+	return file_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReschedulePolicy) GetAttempts() int32 {
@@ -1650,7 +1716,7 @@ type MigrateStrategy struct {
 
 func (x *MigrateStrategy) Reset() {
 	*x = MigrateStrategy{}
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1662,7 +1728,7 @@ func (x *MigrateStrategy) String() string {
 func (*MigrateStrategy) ProtoMessage() {}
 
 func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1675,7 +1741,7 @@ func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateStrategy.ProtoReflect.Descriptor instead.
 func (*MigrateStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{17}
+	return file_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MigrateStrategy) GetMaxParallel() int32 {
@@ -1718,7 +1784,7 @@ type DisconnectStrategy struct {
 
 func (x *DisconnectStrategy) Reset() {
 	*x = DisconnectStrategy{}
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1730,7 +1796,7 @@ func (x *DisconnectStrategy) String() string {
 func (*DisconnectStrategy) ProtoMessage() {}
 
 func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1743,7 +1809,7 @@ func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectStrategy.ProtoReflect.Descriptor instead.
 func (*DisconnectStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{18}
+	return file_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DisconnectStrategy) GetLostAfter() int64 {
@@ -1789,7 +1855,7 @@ type VolumeRequest struct {
 
 func (x *VolumeRequest) Reset() {
 	*x = VolumeRequest{}
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1801,7 +1867,7 @@ func (x *VolumeRequest) String() string {
 func (*VolumeRequest) ProtoMessage() {}
 
 func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1814,7 +1880,7 @@ func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeRequest.ProtoReflect.Descriptor instead.
 func (*VolumeRequest) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{19}
+	return file_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *VolumeRequest) GetName() string {
@@ -1877,7 +1943,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1889,7 +1955,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1902,7 +1968,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{20}
+	return file_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *VolumeMount) GetVolume() string {
@@ -1936,7 +2002,7 @@ type LogConfig struct {
 
 func (x *LogConfig) Reset() {
 	*x = LogConfig{}
-	mi := &file_job_proto_msgTypes[21]
+	mi := &file_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +2014,7 @@ func (x *LogConfig) String() string {
 func (*LogConfig) ProtoMessage() {}
 
 func (x *LogConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[21]
+	mi := &file_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2027,7 @@ func (x *LogConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogConfig.ProtoReflect.Descriptor instead.
 func (*LogConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{21}
+	return file_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *LogConfig) GetMaxFiles() int32 {
@@ -2062,7 +2128,7 @@ const file_job_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xaf\a\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xe4\a\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -2087,13 +2153,17 @@ const file_job_proto_rawDesc = "" +
 	"Affinities\x12+\n" +
 	"\bServices\x18\x11 \x03(\v2\x0f.troupe.ServiceR\bServices\x122\n" +
 	"\tTemplates\x18\x15 \x03(\v2\x14.troupe.TaskTemplateR\tTemplates\x122\n" +
-	"\tArtifacts\x18\x14 \x03(\v2\x14.troupe.TaskArtifactR\tArtifacts\x1a6\n" +
+	"\tArtifacts\x18\x14 \x03(\v2\x14.troupe.TaskArtifactR\tArtifacts\x123\n" +
+	"\tLifecycle\x18\x13 \x01(\v2\x15.troupe.TaskLifecycleR\tLifecycle\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc0\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"=\n" +
+	"\rTaskLifecycle\x12\x12\n" +
+	"\x04Hook\x18\x01 \x01(\tR\x04Hook\x12\x18\n" +
+	"\aSidecar\x18\x02 \x01(\bR\aSidecar\"\xc0\x03\n" +
 	"\fTaskArtifact\x12\"\n" +
 	"\fGetterSource\x18\x01 \x01(\tR\fGetterSource\x12M\n" +
 	"\rGetterOptions\x18\x02 \x03(\v2'.troupe.TaskArtifact.GetterOptionsEntryR\rGetterOptions\x12M\n" +
@@ -2205,7 +2275,7 @@ func file_job_proto_rawDescGZIP() []byte {
 	return file_job_proto_rawDescData
 }
 
-var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_job_proto_goTypes = []any{
 	(*Job)(nil),                // 0: troupe.Job
 	(*PeriodicConfig)(nil),     // 1: troupe.PeriodicConfig
@@ -2213,80 +2283,82 @@ var file_job_proto_goTypes = []any{
 	(*Constraint)(nil),         // 3: troupe.Constraint
 	(*TaskGroup)(nil),          // 4: troupe.TaskGroup
 	(*Task)(nil),               // 5: troupe.Task
-	(*TaskArtifact)(nil),       // 6: troupe.TaskArtifact
-	(*CSIPluginConfig)(nil),    // 7: troupe.CSIPluginConfig
-	(*Resources)(nil),          // 8: troupe.Resources
-	(*RequestedDevice)(nil),    // 9: troupe.RequestedDevice
-	(*Affinity)(nil),           // 10: troupe.Affinity
-	(*Spread)(nil),             // 11: troupe.Spread
-	(*SpreadTarget)(nil),       // 12: troupe.SpreadTarget
-	(*NetworkResource)(nil),    // 13: troupe.NetworkResource
-	(*Port)(nil),               // 14: troupe.Port
-	(*RestartPolicy)(nil),      // 15: troupe.RestartPolicy
-	(*ReschedulePolicy)(nil),   // 16: troupe.ReschedulePolicy
-	(*MigrateStrategy)(nil),    // 17: troupe.MigrateStrategy
-	(*DisconnectStrategy)(nil), // 18: troupe.DisconnectStrategy
-	(*VolumeRequest)(nil),      // 19: troupe.VolumeRequest
-	(*VolumeMount)(nil),        // 20: troupe.VolumeMount
-	(*LogConfig)(nil),          // 21: troupe.LogConfig
-	nil,                        // 22: troupe.Job.MetaEntry
-	nil,                        // 23: troupe.TaskGroup.MetaEntry
-	nil,                        // 24: troupe.TaskGroup.VolumesEntry
-	nil,                        // 25: troupe.Task.EnvEntry
-	nil,                        // 26: troupe.Task.MetaEntry
-	nil,                        // 27: troupe.TaskArtifact.GetterOptionsEntry
-	nil,                        // 28: troupe.TaskArtifact.GetterHeadersEntry
-	(*Service)(nil),            // 29: troupe.Service
-	(*structpb.Struct)(nil),    // 30: google.protobuf.Struct
-	(*TaskTemplate)(nil),       // 31: troupe.TaskTemplate
+	(*TaskLifecycle)(nil),      // 6: troupe.TaskLifecycle
+	(*TaskArtifact)(nil),       // 7: troupe.TaskArtifact
+	(*CSIPluginConfig)(nil),    // 8: troupe.CSIPluginConfig
+	(*Resources)(nil),          // 9: troupe.Resources
+	(*RequestedDevice)(nil),    // 10: troupe.RequestedDevice
+	(*Affinity)(nil),           // 11: troupe.Affinity
+	(*Spread)(nil),             // 12: troupe.Spread
+	(*SpreadTarget)(nil),       // 13: troupe.SpreadTarget
+	(*NetworkResource)(nil),    // 14: troupe.NetworkResource
+	(*Port)(nil),               // 15: troupe.Port
+	(*RestartPolicy)(nil),      // 16: troupe.RestartPolicy
+	(*ReschedulePolicy)(nil),   // 17: troupe.ReschedulePolicy
+	(*MigrateStrategy)(nil),    // 18: troupe.MigrateStrategy
+	(*DisconnectStrategy)(nil), // 19: troupe.DisconnectStrategy
+	(*VolumeRequest)(nil),      // 20: troupe.VolumeRequest
+	(*VolumeMount)(nil),        // 21: troupe.VolumeMount
+	(*LogConfig)(nil),          // 22: troupe.LogConfig
+	nil,                        // 23: troupe.Job.MetaEntry
+	nil,                        // 24: troupe.TaskGroup.MetaEntry
+	nil,                        // 25: troupe.TaskGroup.VolumesEntry
+	nil,                        // 26: troupe.Task.EnvEntry
+	nil,                        // 27: troupe.Task.MetaEntry
+	nil,                        // 28: troupe.TaskArtifact.GetterOptionsEntry
+	nil,                        // 29: troupe.TaskArtifact.GetterHeadersEntry
+	(*Service)(nil),            // 30: troupe.Service
+	(*structpb.Struct)(nil),    // 31: google.protobuf.Struct
+	(*TaskTemplate)(nil),       // 32: troupe.TaskTemplate
 }
 var file_job_proto_depIdxs = []int32{
 	3,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
 	4,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
-	22, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
-	10, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
-	11, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
+	23, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
+	11, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
+	12, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
 	1,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
 	3,  // 6: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
 	5,  // 7: troupe.TaskGroup.Tasks:type_name -> troupe.Task
-	15, // 8: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
-	16, // 9: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
-	23, // 10: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
-	17, // 11: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
-	18, // 12: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
-	13, // 13: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
-	24, // 14: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
-	10, // 15: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
-	11, // 16: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
-	29, // 17: troupe.TaskGroup.Services:type_name -> troupe.Service
-	30, // 18: troupe.Task.Config:type_name -> google.protobuf.Struct
-	25, // 19: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	8,  // 20: troupe.Task.Resources:type_name -> troupe.Resources
-	15, // 21: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	26, // 22: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	16, // 8: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
+	17, // 9: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
+	24, // 10: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
+	18, // 11: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
+	19, // 12: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
+	14, // 13: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
+	25, // 14: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
+	11, // 15: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
+	12, // 16: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
+	30, // 17: troupe.TaskGroup.Services:type_name -> troupe.Service
+	31, // 18: troupe.Task.Config:type_name -> google.protobuf.Struct
+	26, // 19: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	9,  // 20: troupe.Task.Resources:type_name -> troupe.Resources
+	16, // 21: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	27, // 22: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
 	3,  // 23: troupe.Task.Constraints:type_name -> troupe.Constraint
-	20, // 24: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	21, // 25: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	7,  // 26: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	10, // 27: troupe.Task.Affinities:type_name -> troupe.Affinity
-	29, // 28: troupe.Task.Services:type_name -> troupe.Service
-	31, // 29: troupe.Task.Templates:type_name -> troupe.TaskTemplate
-	6,  // 30: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
-	27, // 31: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
-	28, // 32: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
-	13, // 33: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	9,  // 34: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	3,  // 35: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	10, // 36: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	12, // 37: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	14, // 38: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	14, // 39: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	19, // 40: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	41, // [41:41] is the sub-list for method output_type
-	41, // [41:41] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	21, // 24: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	22, // 25: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	8,  // 26: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	11, // 27: troupe.Task.Affinities:type_name -> troupe.Affinity
+	30, // 28: troupe.Task.Services:type_name -> troupe.Service
+	32, // 29: troupe.Task.Templates:type_name -> troupe.TaskTemplate
+	7,  // 30: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
+	6,  // 31: troupe.Task.Lifecycle:type_name -> troupe.TaskLifecycle
+	28, // 32: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
+	29, // 33: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
+	14, // 34: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	10, // 35: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	3,  // 36: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	11, // 37: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	13, // 38: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	15, // 39: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	15, // 40: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	20, // 41: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	42, // [42:42] is the sub-list for method output_type
+	42, // [42:42] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2302,7 +2374,7 @@ func file_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_job_proto_rawDesc), len(file_job_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -106,6 +106,13 @@ type Actor struct {
 	checks    *checkSet // the service checks (checks.go)
 	log       *slog.Logger
 
+	// the task lifecycle (task_lifecycle.go): which tasks start when
+	order      *taskOrder
+	resumed    map[string]bool // tasks that ran before an agent restart
+	killReason string          // why the tasks were told to stop
+	advancing  bool            // advance runs (a step inside it asks again)
+	again      bool
+
 	timer    actors.Timer // the retry timer, while a step waits
 	timerSeq int          // numbers the retry timers: a late one is ignored
 }
@@ -296,10 +303,11 @@ func (a *Actor) apply(ctx actor.Context, eff effects) {
 		a.report(ctx)
 	}
 	if eff.StartTasks {
-		a.spawnTasks(ctx)
+		a.startTasks(ctx)
 	}
 	if eff.KillTasks != "" {
 		a.killTasks(ctx, eff.KillTasks)
+		a.advance(ctx)
 	}
 	if eff.Update {
 		a.runUpdateHooks(ctx)

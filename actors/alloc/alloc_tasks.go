@@ -15,18 +15,24 @@ import (
 	"github.com/troupe-dev/troupe/runtime/safepath"
 )
 
-func (a *Actor) spawnTasks(ctx actor.Context) {
+// spawnTask spawns the actor of one task; false: the task could not start
+// (an unknown driver, a host volume that is not there), and its state
+// says why.
+func (a *Actor) spawnTask(ctx actor.Context, name string) bool {
 	jobType := a.alloc.GetJob().GetType()
 	for _, t := range groupOf(a.alloc).GetTasks() {
+		if t.GetName() != name {
+			continue
+		}
 		drv, ok := a.spec.Drivers[t.GetDriver()]
 		if !ok {
 			a.states[t.GetName()] = deadState(a.spec, fmt.Sprintf("%v: %q", errUnknownDriver, t.GetDriver()))
-			continue
+			return false
 		}
 		// A task restored running keeps what it was started with.
 		if _, err := hostVolumeMounts(a.spec.Node, a.alloc, t); err != nil && a.states[t.GetName()].GetState() != taskRunning {
 			a.states[t.GetName()] = setupFailedState(a.states[t.GetName()], err.Error(), a.spec.Clock.Now())
-			continue
+			return false
 		}
 		start := taskConfig(a.spec.AllocRoot, a.spec.Node, a.alloc, t, a.network.rec, a.csi.vols)
 		spec := &taskSpec{
@@ -48,7 +54,9 @@ func (a *Actor) spawnTasks(ctx actor.Context) {
 		if _, err := ctx.SpawnNamed(props, "tasks/"+t.GetName()); err != nil {
 			a.log.Error("spawn task actor", "task", t.GetName(), "error", err)
 		}
+		return true
 	}
+	return false
 }
 
 func (a *Actor) onTaskState(ctx actor.Context, m *messages.TaskStateChanged) {
@@ -57,6 +65,7 @@ func (a *Actor) onTaskState(ctx actor.Context, m *messages.TaskStateChanged) {
 	if m.GetState().GetState() == taskDead {
 		a.step(ctx, taskDied{Task: m.GetTask(), Failed: m.GetState().GetFailed(), Leader: a.isLeader(m.GetTask())})
 	}
+	a.advance(ctx)
 	a.refresh(ctx)
 }
 
@@ -86,6 +95,10 @@ func (a *Actor) onUpdate(ctx actor.Context, m *messages.UpdateAlloc) {
 }
 
 func (a *Actor) killTasks(ctx actor.Context, reason string) {
+	if a.order != nil {
+		a.order.Kill()
+		a.killReason = reason
+	}
 	for _, pid := range ctx.Children() {
 		if strings.HasPrefix(pid.GetId(), ctx.Self().GetId()+"/tasks/") {
 			ctx.Send(pid, &messages.KillTask{Reason: reason})
@@ -97,6 +110,9 @@ func (a *Actor) killTasks(ctx actor.Context, reason string) {
 // lifecycle tears the allocation down.
 func (a *Actor) refresh(ctx actor.Context) {
 	status := clientStatus(a.tasks, a.states)
+	if a.order != nil {
+		status = a.order.clientStatus(a.tasks, a.states)
+	}
 	desc := map[string]string{statusPending: "No tasks have started", statusRunning: "Tasks are running",
 		statusComplete: "All tasks have completed", statusFailed: "Failed tasks"}[status]
 	a.setStatus(ctx, status, desc)

@@ -39,7 +39,12 @@
 // never "no handle". The task actor has its own phases (taskPhase,
 // task_phase.go).
 //
-// The alloc actor spawns the task actors once every prerun is done, folds
+// The alloc actor spawns the task actors once every prerun is done, in the
+// order of their lifecycle blocks (taskOrder, task_lifecycle.go: prestart
+// tasks first, the main tasks once they finished or, sidecars, run,
+// poststart tasks once the main tasks run, poststop tasks once everything
+// else is dead; sidecars are stopped when the main tasks are dead, and
+// tasks that did not start when the allocation stops never do), folds
 // their states into the allocation's client status and reports every
 // change to its parent (the client's node actor). The task actor starts,
 // watches, restarts and stops one task through a runtime driver; every

@@ -160,6 +160,7 @@ type updated struct {
 type taskDied struct {
 	Task           string
 	Failed, Leader bool
+	MainDead       bool // the main tasks are dead, a sidecar runs
 }
 
 // tasksDead says every task is dead.

@@ -132,6 +132,8 @@ func (l *lifecycle) onTaskDied(e taskDied) effects {
 		return l.kill(effects{}, eventSiblingFailed+": "+e.Task)
 	case e.Leader:
 		return l.kill(effects{}, "leader task "+e.Task+" is dead")
+	case e.MainDead:
+		return l.kill(effects{}, eventMainDead)
 	}
 	return effects{}
 }

@@ -136,6 +136,10 @@ func TestLifecycleScenarios(t *testing.T) {
 		{"a dead leader stops the others", concat(setupSteps, []lstep{
 			{taskDied{Task: "main", Leader: true}, effects{KillTasks: "leader task main is dead"}, phaseStopping},
 		})},
+		{"dead main tasks stop the sidecars", concat(setupSteps, []lstep{
+			{taskDied{MainDead: true}, effects{KillTasks: eventMainDead}, phaseStopping},
+			{taskDied{MainDead: true}, effects{}, phaseStopping},
+		}, teardownSteps)},
 		{"tasks that end by themselves", concat(setupSteps, teardownSteps, []lstep{
 			{tasksDead{}, effects{}, phaseTerminal},
 			{updated{StopWanted: true}, effects{}, phaseTerminal},

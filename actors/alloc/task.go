@@ -110,7 +110,7 @@ func newTaskActor(spec *taskSpec) actor.Producer {
 		}
 		pol := spec.Task.GetRestartPolicy()
 		return &taskActor{
-			spec: spec, state: st, tracker: newRestartTracker(pol, spec.JobType),
+			spec: spec, state: st, tracker: newRestartTracker(pol, spec.JobType).forLifecycle(spec.Task.GetLifecycle()),
 			log: spec.Logger.With("alloc", spec.AllocID, "task", spec.Task.GetName()),
 		}
 	}
