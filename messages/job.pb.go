@@ -54,10 +54,18 @@ type Job struct {
 	NodePool   string      `protobuf:"bytes,22,opt,name=NodePool,proto3" json:"NodePool,omitempty"`
 	// Periodic launches a child job (ID "<ID>/periodic-<unix time>",
 	// ParentID this job's ID) at each time its cron specs name.
-	Periodic      *PeriodicConfig `protobuf:"bytes,25,opt,name=Periodic,proto3" json:"Periodic,omitempty"`
-	ParentID      string          `protobuf:"bytes,26,opt,name=ParentID,proto3" json:"ParentID,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Periodic *PeriodicConfig `protobuf:"bytes,25,opt,name=Periodic,proto3" json:"Periodic,omitempty"`
+	ParentID string          `protobuf:"bytes,26,opt,name=ParentID,proto3" json:"ParentID,omitempty"`
+	// ParameterizedJob makes the job a template that `job dispatch` runs
+	// (Nomad's parameterized block); its dispatched children (ID
+	// "<ID>/dispatch-<unix time>-<random>", Dispatched set) carry the
+	// Payload (raw bytes) and the idempotency token they were created with.
+	ParameterizedJob         *ParameterizedJobConfig `protobuf:"bytes,29,opt,name=ParameterizedJob,proto3" json:"ParameterizedJob,omitempty"`
+	Payload                  []byte                  `protobuf:"bytes,30,opt,name=Payload,proto3" json:"Payload,omitempty"`
+	Dispatched               bool                    `protobuf:"varint,31,opt,name=Dispatched,proto3" json:"Dispatched,omitempty"`
+	DispatchIdempotencyToken string                  `protobuf:"bytes,32,opt,name=DispatchIdempotencyToken,proto3" json:"DispatchIdempotencyToken,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -258,6 +266,143 @@ func (x *Job) GetParentID() string {
 	return ""
 }
 
+func (x *Job) GetParameterizedJob() *ParameterizedJobConfig {
+	if x != nil {
+		return x.ParameterizedJob
+	}
+	return nil
+}
+
+func (x *Job) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *Job) GetDispatched() bool {
+	if x != nil {
+		return x.Dispatched
+	}
+	return false
+}
+
+func (x *Job) GetDispatchIdempotencyToken() string {
+	if x != nil {
+		return x.DispatchIdempotencyToken
+	}
+	return ""
+}
+
+// ParameterizedJobConfig is Nomad's parameterized block: whether a
+// dispatch's payload is "optional", "required" or "forbidden", and the
+// meta keys a dispatch must or may set.
+type ParameterizedJobConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Payload       string                 `protobuf:"bytes,1,opt,name=Payload,proto3" json:"Payload,omitempty"`
+	MetaRequired  []string               `protobuf:"bytes,2,rep,name=MetaRequired,proto3" json:"MetaRequired,omitempty"`
+	MetaOptional  []string               `protobuf:"bytes,3,rep,name=MetaOptional,proto3" json:"MetaOptional,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ParameterizedJobConfig) Reset() {
+	*x = ParameterizedJobConfig{}
+	mi := &file_job_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ParameterizedJobConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ParameterizedJobConfig) ProtoMessage() {}
+
+func (x *ParameterizedJobConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ParameterizedJobConfig.ProtoReflect.Descriptor instead.
+func (*ParameterizedJobConfig) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ParameterizedJobConfig) GetPayload() string {
+	if x != nil {
+		return x.Payload
+	}
+	return ""
+}
+
+func (x *ParameterizedJobConfig) GetMetaRequired() []string {
+	if x != nil {
+		return x.MetaRequired
+	}
+	return nil
+}
+
+func (x *ParameterizedJobConfig) GetMetaOptional() []string {
+	if x != nil {
+		return x.MetaOptional
+	}
+	return nil
+}
+
+// DispatchPayloadConfig is a task's dispatch_payload block: the file,
+// relative to the task's local/ directory, the payload is written to.
+type DispatchPayloadConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	File          string                 `protobuf:"bytes,1,opt,name=File,proto3" json:"File,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DispatchPayloadConfig) Reset() {
+	*x = DispatchPayloadConfig{}
+	mi := &file_job_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DispatchPayloadConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DispatchPayloadConfig) ProtoMessage() {}
+
+func (x *DispatchPayloadConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DispatchPayloadConfig.ProtoReflect.Descriptor instead.
+func (*DispatchPayloadConfig) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *DispatchPayloadConfig) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
 // PeriodicConfig is Nomad's periodic block. Specs are cron expressions
 // (Spec is the older single one, kept as given); TimeZone is an IANA
 // name ("" : UTC).
@@ -275,7 +420,7 @@ type PeriodicConfig struct {
 
 func (x *PeriodicConfig) Reset() {
 	*x = PeriodicConfig{}
-	mi := &file_job_proto_msgTypes[1]
+	mi := &file_job_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -287,7 +432,7 @@ func (x *PeriodicConfig) String() string {
 func (*PeriodicConfig) ProtoMessage() {}
 
 func (x *PeriodicConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[1]
+	mi := &file_job_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -300,7 +445,7 @@ func (x *PeriodicConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PeriodicConfig.ProtoReflect.Descriptor instead.
 func (*PeriodicConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{1}
+	return file_job_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PeriodicConfig) GetEnabled() bool {
@@ -360,7 +505,7 @@ type PeriodicLaunch struct {
 
 func (x *PeriodicLaunch) Reset() {
 	*x = PeriodicLaunch{}
-	mi := &file_job_proto_msgTypes[2]
+	mi := &file_job_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -372,7 +517,7 @@ func (x *PeriodicLaunch) String() string {
 func (*PeriodicLaunch) ProtoMessage() {}
 
 func (x *PeriodicLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[2]
+	mi := &file_job_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -385,7 +530,7 @@ func (x *PeriodicLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PeriodicLaunch.ProtoReflect.Descriptor instead.
 func (*PeriodicLaunch) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{2}
+	return file_job_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PeriodicLaunch) GetNamespace() string {
@@ -434,7 +579,7 @@ type Constraint struct {
 
 func (x *Constraint) Reset() {
 	*x = Constraint{}
-	mi := &file_job_proto_msgTypes[3]
+	mi := &file_job_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -446,7 +591,7 @@ func (x *Constraint) String() string {
 func (*Constraint) ProtoMessage() {}
 
 func (x *Constraint) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[3]
+	mi := &file_job_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -459,7 +604,7 @@ func (x *Constraint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Constraint.ProtoReflect.Descriptor instead.
 func (*Constraint) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{3}
+	return file_job_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Constraint) GetLTarget() string {
@@ -505,7 +650,7 @@ type TaskGroup struct {
 
 func (x *TaskGroup) Reset() {
 	*x = TaskGroup{}
-	mi := &file_job_proto_msgTypes[4]
+	mi := &file_job_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -517,7 +662,7 @@ func (x *TaskGroup) String() string {
 func (*TaskGroup) ProtoMessage() {}
 
 func (x *TaskGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[4]
+	mi := &file_job_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -530,7 +675,7 @@ func (x *TaskGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskGroup.ProtoReflect.Descriptor instead.
 func (*TaskGroup) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{4}
+	return file_job_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *TaskGroup) GetName() string {
@@ -648,15 +793,16 @@ type Task struct {
 	LogConfig     *LogConfig             `protobuf:"bytes,13,opt,name=LogConfig,proto3" json:"LogConfig,omitempty"`
 	Leader        bool                   `protobuf:"varint,14,opt,name=Leader,proto3" json:"Leader,omitempty"`
 	// CSIPluginConfig makes the task a CSI plugin (the csi_plugin block).
-	CSIPluginConfig *CSIPluginConfig `protobuf:"bytes,15,opt,name=CSIPluginConfig,proto3" json:"CSIPluginConfig,omitempty"`
-	Affinities      []*Affinity      `protobuf:"bytes,16,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
+	CSIPluginConfig *CSIPluginConfig       `protobuf:"bytes,15,opt,name=CSIPluginConfig,proto3" json:"CSIPluginConfig,omitempty"`
+	Affinities      []*Affinity            `protobuf:"bytes,16,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
+	DispatchPayload *DispatchPayloadConfig `protobuf:"bytes,18,opt,name=DispatchPayload,proto3" json:"DispatchPayload,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_job_proto_msgTypes[5]
+	mi := &file_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -668,7 +814,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[5]
+	mi := &file_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -681,7 +827,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{5}
+	return file_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Task) GetName() string {
@@ -796,6 +942,13 @@ func (x *Task) GetAffinities() []*Affinity {
 	return nil
 }
 
+func (x *Task) GetDispatchPayload() *DispatchPayloadConfig {
+	if x != nil {
+		return x.DispatchPayload
+	}
+	return nil
+}
+
 // CSIPluginConfig is a task's csi_plugin block (Nomad's TaskCSIPluginConfig).
 type CSIPluginConfig struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
@@ -810,7 +963,7 @@ type CSIPluginConfig struct {
 
 func (x *CSIPluginConfig) Reset() {
 	*x = CSIPluginConfig{}
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -822,7 +975,7 @@ func (x *CSIPluginConfig) String() string {
 func (*CSIPluginConfig) ProtoMessage() {}
 
 func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -835,7 +988,7 @@ func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIPluginConfig.ProtoReflect.Descriptor instead.
 func (*CSIPluginConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{6}
+	return file_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CSIPluginConfig) GetID() string {
@@ -890,7 +1043,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -902,7 +1055,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -915,7 +1068,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{7}
+	return file_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Resources) GetCPU() int32 {
@@ -979,7 +1132,7 @@ type RequestedDevice struct {
 
 func (x *RequestedDevice) Reset() {
 	*x = RequestedDevice{}
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -991,7 +1144,7 @@ func (x *RequestedDevice) String() string {
 func (*RequestedDevice) ProtoMessage() {}
 
 func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1004,7 +1157,7 @@ func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestedDevice.ProtoReflect.Descriptor instead.
 func (*RequestedDevice) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{8}
+	return file_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RequestedDevice) GetName() string {
@@ -1047,7 +1200,7 @@ type Affinity struct {
 
 func (x *Affinity) Reset() {
 	*x = Affinity{}
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1212,7 @@ func (x *Affinity) String() string {
 func (*Affinity) ProtoMessage() {}
 
 func (x *Affinity) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1225,7 @@ func (x *Affinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Affinity.ProtoReflect.Descriptor instead.
 func (*Affinity) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{9}
+	return file_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Affinity) GetLTarget() string {
@@ -1117,7 +1270,7 @@ type Spread struct {
 
 func (x *Spread) Reset() {
 	*x = Spread{}
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1129,7 +1282,7 @@ func (x *Spread) String() string {
 func (*Spread) ProtoMessage() {}
 
 func (x *Spread) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1142,7 +1295,7 @@ func (x *Spread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spread.ProtoReflect.Descriptor instead.
 func (*Spread) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{10}
+	return file_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Spread) GetAttribute() string {
@@ -1176,7 +1329,7 @@ type SpreadTarget struct {
 
 func (x *SpreadTarget) Reset() {
 	*x = SpreadTarget{}
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1341,7 @@ func (x *SpreadTarget) String() string {
 func (*SpreadTarget) ProtoMessage() {}
 
 func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1354,7 @@ func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpreadTarget.ProtoReflect.Descriptor instead.
 func (*SpreadTarget) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{11}
+	return file_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SpreadTarget) GetValue() string {
@@ -1231,7 +1384,7 @@ type NetworkResource struct {
 
 func (x *NetworkResource) Reset() {
 	*x = NetworkResource{}
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1396,7 @@ func (x *NetworkResource) String() string {
 func (*NetworkResource) ProtoMessage() {}
 
 func (x *NetworkResource) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1409,7 @@ func (x *NetworkResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkResource.ProtoReflect.Descriptor instead.
 func (*NetworkResource) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{12}
+	return file_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *NetworkResource) GetMode() string {
@@ -1306,7 +1459,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1471,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1484,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{13}
+	return file_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Port) GetLabel() string {
@@ -1374,7 +1527,7 @@ type RestartPolicy struct {
 
 func (x *RestartPolicy) Reset() {
 	*x = RestartPolicy{}
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1539,7 @@ func (x *RestartPolicy) String() string {
 func (*RestartPolicy) ProtoMessage() {}
 
 func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1552,7 @@ func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartPolicy.ProtoReflect.Descriptor instead.
 func (*RestartPolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{14}
+	return file_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RestartPolicy) GetAttempts() int32 {
@@ -1444,7 +1597,7 @@ type ReschedulePolicy struct {
 
 func (x *ReschedulePolicy) Reset() {
 	*x = ReschedulePolicy{}
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1456,7 +1609,7 @@ func (x *ReschedulePolicy) String() string {
 func (*ReschedulePolicy) ProtoMessage() {}
 
 func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1469,7 +1622,7 @@ func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReschedulePolicy.ProtoReflect.Descriptor instead.
 func (*ReschedulePolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{15}
+	return file_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReschedulePolicy) GetAttempts() int32 {
@@ -1526,7 +1679,7 @@ type MigrateStrategy struct {
 
 func (x *MigrateStrategy) Reset() {
 	*x = MigrateStrategy{}
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1538,7 +1691,7 @@ func (x *MigrateStrategy) String() string {
 func (*MigrateStrategy) ProtoMessage() {}
 
 func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1551,7 +1704,7 @@ func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateStrategy.ProtoReflect.Descriptor instead.
 func (*MigrateStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{16}
+	return file_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MigrateStrategy) GetMaxParallel() int32 {
@@ -1594,7 +1747,7 @@ type DisconnectStrategy struct {
 
 func (x *DisconnectStrategy) Reset() {
 	*x = DisconnectStrategy{}
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1606,7 +1759,7 @@ func (x *DisconnectStrategy) String() string {
 func (*DisconnectStrategy) ProtoMessage() {}
 
 func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1619,7 +1772,7 @@ func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectStrategy.ProtoReflect.Descriptor instead.
 func (*DisconnectStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{17}
+	return file_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DisconnectStrategy) GetLostAfter() int64 {
@@ -1665,7 +1818,7 @@ type VolumeRequest struct {
 
 func (x *VolumeRequest) Reset() {
 	*x = VolumeRequest{}
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +1830,7 @@ func (x *VolumeRequest) String() string {
 func (*VolumeRequest) ProtoMessage() {}
 
 func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +1843,7 @@ func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeRequest.ProtoReflect.Descriptor instead.
 func (*VolumeRequest) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{18}
+	return file_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *VolumeRequest) GetName() string {
@@ -1753,7 +1906,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +1918,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +1931,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{19}
+	return file_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *VolumeMount) GetVolume() string {
@@ -1812,7 +1965,7 @@ type LogConfig struct {
 
 func (x *LogConfig) Reset() {
 	*x = LogConfig{}
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1824,7 +1977,7 @@ func (x *LogConfig) String() string {
 func (*LogConfig) ProtoMessage() {}
 
 func (x *LogConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1837,7 +1990,7 @@ func (x *LogConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogConfig.ProtoReflect.Descriptor instead.
 func (*LogConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{20}
+	return file_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *LogConfig) GetMaxFiles() int32 {
@@ -1858,7 +2011,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\"\xde\x06\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\"\xa0\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -1890,10 +2043,22 @@ const file_job_proto_rawDesc = "" +
 	"\aSpreads\x18\x15 \x03(\v2\x0e.troupe.SpreadR\aSpreads\x12\x1a\n" +
 	"\bNodePool\x18\x16 \x01(\tR\bNodePool\x122\n" +
 	"\bPeriodic\x18\x19 \x01(\v2\x16.troupe.PeriodicConfigR\bPeriodic\x12\x1a\n" +
-	"\bParentID\x18\x1a \x01(\tR\bParentID\x1a7\n" +
+	"\bParentID\x18\x1a \x01(\tR\bParentID\x12J\n" +
+	"\x10ParameterizedJob\x18\x1d \x01(\v2\x1e.troupe.ParameterizedJobConfigR\x10ParameterizedJob\x12\x18\n" +
+	"\aPayload\x18\x1e \x01(\fR\aPayload\x12\x1e\n" +
+	"\n" +
+	"Dispatched\x18\x1f \x01(\bR\n" +
+	"Dispatched\x12:\n" +
+	"\x18DispatchIdempotencyToken\x18  \x01(\tR\x18DispatchIdempotencyToken\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb6\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"z\n" +
+	"\x16ParameterizedJobConfig\x12\x18\n" +
+	"\aPayload\x18\x01 \x01(\tR\aPayload\x12\"\n" +
+	"\fMetaRequired\x18\x02 \x03(\tR\fMetaRequired\x12\"\n" +
+	"\fMetaOptional\x18\x03 \x03(\tR\fMetaOptional\"+\n" +
+	"\x15DispatchPayloadConfig\x12\x12\n" +
+	"\x04File\x18\x01 \x01(\tR\x04File\"\xb6\x01\n" +
 	"\x0ePeriodicConfig\x12\x18\n" +
 	"\aEnabled\x18\x01 \x01(\bR\aEnabled\x12\x14\n" +
 	"\x05Specs\x18\x02 \x03(\tR\x05Specs\x12\x1a\n" +
@@ -1937,7 +2102,7 @@ const file_job_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\x9a\x06\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xe3\x06\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -1959,7 +2124,8 @@ const file_job_proto_rawDesc = "" +
 	"\x0fCSIPluginConfig\x18\x0f \x01(\v2\x17.troupe.CSIPluginConfigR\x0fCSIPluginConfig\x120\n" +
 	"\n" +
 	"Affinities\x18\x10 \x03(\v2\x10.troupe.AffinityR\n" +
-	"Affinities\x1a6\n" +
+	"Affinities\x12G\n" +
+	"\x0fDispatchPayload\x18\x12 \x01(\v2\x1d.troupe.DispatchPayloadConfigR\x0fDispatchPayload\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
@@ -2062,77 +2228,81 @@ func file_job_proto_rawDescGZIP() []byte {
 	return file_job_proto_rawDescData
 }
 
-var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_job_proto_goTypes = []any{
-	(*Job)(nil),                // 0: troupe.Job
-	(*PeriodicConfig)(nil),     // 1: troupe.PeriodicConfig
-	(*PeriodicLaunch)(nil),     // 2: troupe.PeriodicLaunch
-	(*Constraint)(nil),         // 3: troupe.Constraint
-	(*TaskGroup)(nil),          // 4: troupe.TaskGroup
-	(*Task)(nil),               // 5: troupe.Task
-	(*CSIPluginConfig)(nil),    // 6: troupe.CSIPluginConfig
-	(*Resources)(nil),          // 7: troupe.Resources
-	(*RequestedDevice)(nil),    // 8: troupe.RequestedDevice
-	(*Affinity)(nil),           // 9: troupe.Affinity
-	(*Spread)(nil),             // 10: troupe.Spread
-	(*SpreadTarget)(nil),       // 11: troupe.SpreadTarget
-	(*NetworkResource)(nil),    // 12: troupe.NetworkResource
-	(*Port)(nil),               // 13: troupe.Port
-	(*RestartPolicy)(nil),      // 14: troupe.RestartPolicy
-	(*ReschedulePolicy)(nil),   // 15: troupe.ReschedulePolicy
-	(*MigrateStrategy)(nil),    // 16: troupe.MigrateStrategy
-	(*DisconnectStrategy)(nil), // 17: troupe.DisconnectStrategy
-	(*VolumeRequest)(nil),      // 18: troupe.VolumeRequest
-	(*VolumeMount)(nil),        // 19: troupe.VolumeMount
-	(*LogConfig)(nil),          // 20: troupe.LogConfig
-	nil,                        // 21: troupe.Job.MetaEntry
-	nil,                        // 22: troupe.TaskGroup.MetaEntry
-	nil,                        // 23: troupe.TaskGroup.VolumesEntry
-	nil,                        // 24: troupe.Task.EnvEntry
-	nil,                        // 25: troupe.Task.MetaEntry
-	(*structpb.Struct)(nil),    // 26: google.protobuf.Struct
+	(*Job)(nil),                    // 0: troupe.Job
+	(*ParameterizedJobConfig)(nil), // 1: troupe.ParameterizedJobConfig
+	(*DispatchPayloadConfig)(nil),  // 2: troupe.DispatchPayloadConfig
+	(*PeriodicConfig)(nil),         // 3: troupe.PeriodicConfig
+	(*PeriodicLaunch)(nil),         // 4: troupe.PeriodicLaunch
+	(*Constraint)(nil),             // 5: troupe.Constraint
+	(*TaskGroup)(nil),              // 6: troupe.TaskGroup
+	(*Task)(nil),                   // 7: troupe.Task
+	(*CSIPluginConfig)(nil),        // 8: troupe.CSIPluginConfig
+	(*Resources)(nil),              // 9: troupe.Resources
+	(*RequestedDevice)(nil),        // 10: troupe.RequestedDevice
+	(*Affinity)(nil),               // 11: troupe.Affinity
+	(*Spread)(nil),                 // 12: troupe.Spread
+	(*SpreadTarget)(nil),           // 13: troupe.SpreadTarget
+	(*NetworkResource)(nil),        // 14: troupe.NetworkResource
+	(*Port)(nil),                   // 15: troupe.Port
+	(*RestartPolicy)(nil),          // 16: troupe.RestartPolicy
+	(*ReschedulePolicy)(nil),       // 17: troupe.ReschedulePolicy
+	(*MigrateStrategy)(nil),        // 18: troupe.MigrateStrategy
+	(*DisconnectStrategy)(nil),     // 19: troupe.DisconnectStrategy
+	(*VolumeRequest)(nil),          // 20: troupe.VolumeRequest
+	(*VolumeMount)(nil),            // 21: troupe.VolumeMount
+	(*LogConfig)(nil),              // 22: troupe.LogConfig
+	nil,                            // 23: troupe.Job.MetaEntry
+	nil,                            // 24: troupe.TaskGroup.MetaEntry
+	nil,                            // 25: troupe.TaskGroup.VolumesEntry
+	nil,                            // 26: troupe.Task.EnvEntry
+	nil,                            // 27: troupe.Task.MetaEntry
+	(*structpb.Struct)(nil),        // 28: google.protobuf.Struct
 }
 var file_job_proto_depIdxs = []int32{
-	3,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
-	4,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
-	21, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
-	9,  // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
-	10, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
-	1,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
-	3,  // 6: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
-	5,  // 7: troupe.TaskGroup.Tasks:type_name -> troupe.Task
-	14, // 8: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
-	15, // 9: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
-	22, // 10: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
-	16, // 11: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
-	17, // 12: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
-	12, // 13: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
-	23, // 14: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
-	9,  // 15: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
-	10, // 16: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
-	26, // 17: troupe.Task.Config:type_name -> google.protobuf.Struct
-	24, // 18: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	7,  // 19: troupe.Task.Resources:type_name -> troupe.Resources
-	14, // 20: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	25, // 21: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
-	3,  // 22: troupe.Task.Constraints:type_name -> troupe.Constraint
-	19, // 23: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	20, // 24: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	6,  // 25: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	9,  // 26: troupe.Task.Affinities:type_name -> troupe.Affinity
-	12, // 27: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	8,  // 28: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	3,  // 29: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	9,  // 30: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	11, // 31: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	13, // 32: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	13, // 33: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	18, // 34: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	5,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
+	6,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
+	23, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
+	11, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
+	12, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
+	3,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
+	1,  // 6: troupe.Job.ParameterizedJob:type_name -> troupe.ParameterizedJobConfig
+	5,  // 7: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
+	7,  // 8: troupe.TaskGroup.Tasks:type_name -> troupe.Task
+	16, // 9: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
+	17, // 10: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
+	24, // 11: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
+	18, // 12: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
+	19, // 13: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
+	14, // 14: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
+	25, // 15: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
+	11, // 16: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
+	12, // 17: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
+	28, // 18: troupe.Task.Config:type_name -> google.protobuf.Struct
+	26, // 19: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	9,  // 20: troupe.Task.Resources:type_name -> troupe.Resources
+	16, // 21: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	27, // 22: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	5,  // 23: troupe.Task.Constraints:type_name -> troupe.Constraint
+	21, // 24: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	22, // 25: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	8,  // 26: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	11, // 27: troupe.Task.Affinities:type_name -> troupe.Affinity
+	2,  // 28: troupe.Task.DispatchPayload:type_name -> troupe.DispatchPayloadConfig
+	14, // 29: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	10, // 30: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	5,  // 31: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	11, // 32: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	13, // 33: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	15, // 34: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	15, // 35: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	20, // 36: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2146,7 +2316,7 @@ func file_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_job_proto_rawDesc), len(file_job_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -54,6 +54,7 @@ type Command struct {
 	//	*Command_RotateKeyring
 	//	*Command_UpsertNamespaces
 	//	*Command_DeleteNamespaces
+	//	*Command_DispatchJob
 	Cmd           isCommand_Cmd `protobuf_oneof:"Cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -310,6 +311,15 @@ func (x *Command) GetDeleteNamespaces() *DeleteNamespaces {
 	return nil
 }
 
+func (x *Command) GetDispatchJob() *DispatchJob {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_DispatchJob); ok {
+			return x.DispatchJob
+		}
+	}
+	return nil
+}
+
 type isCommand_Cmd interface {
 	isCommand_Cmd()
 }
@@ -411,6 +421,11 @@ type Command_DeleteNamespaces struct {
 	DeleteNamespaces *DeleteNamespaces `protobuf:"bytes,29,opt,name=DeleteNamespaces,proto3,oneof"`
 }
 
+type Command_DispatchJob struct {
+	// Dispatches of parameterized jobs (dispatch.proto).
+	DispatchJob *DispatchJob `protobuf:"bytes,41,opt,name=DispatchJob,proto3,oneof"`
+}
+
 func (*Command_RegisterJob) isCommand_Cmd() {}
 
 func (*Command_DeregisterJob) isCommand_Cmd() {}
@@ -456,6 +471,8 @@ func (*Command_RotateKeyring) isCommand_Cmd() {}
 func (*Command_UpsertNamespaces) isCommand_Cmd() {}
 
 func (*Command_DeleteNamespaces) isCommand_Cmd() {}
+
+func (*Command_DispatchJob) isCommand_Cmd() {}
 
 // RegisterJob stores a job (a new version when it changed) and its eval.
 type RegisterJob struct {
@@ -1437,7 +1454,7 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\"\xb0\f\n" +
+	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\x1a\x0edispatch.proto\"\xe9\f\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1463,7 +1480,8 @@ const file_raft_proto_rawDesc = "" +
 	"\bVarApply\x18\x1e \x01(\v2\x10.troupe.VarApplyH\x00R\bVarApply\x12=\n" +
 	"\rRotateKeyring\x18\x1f \x01(\v2\x15.troupe.RotateKeyringH\x00R\rRotateKeyring\x12F\n" +
 	"\x10UpsertNamespaces\x18\x1c \x01(\v2\x18.troupe.UpsertNamespacesH\x00R\x10UpsertNamespaces\x12F\n" +
-	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespacesB\x05\n" +
+	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespaces\x127\n" +
+	"\vDispatchJob\x18) \x01(\v2\x13.troupe.DispatchJobH\x00R\vDispatchJobB\x05\n" +
 	"\x03Cmd\"\x87\x02\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
@@ -1587,20 +1605,21 @@ var file_raft_proto_goTypes = []any{
 	(*RotateKeyring)(nil),          // 24: troupe.RotateKeyring
 	(*UpsertNamespaces)(nil),       // 25: troupe.UpsertNamespaces
 	(*DeleteNamespaces)(nil),       // 26: troupe.DeleteNamespaces
-	(*Job)(nil),                    // 27: troupe.Job
-	(*Evaluation)(nil),             // 28: troupe.Evaluation
-	(*JobSubmission)(nil),          // 29: troupe.JobSubmission
-	(*PeriodicLaunch)(nil),         // 30: troupe.PeriodicLaunch
-	(*Allocation)(nil),             // 31: troupe.Allocation
-	(*Node)(nil),                   // 32: troupe.Node
-	(*DrainStrategy)(nil),          // 33: troupe.DrainStrategy
-	(*CSIVolume)(nil),              // 34: troupe.CSIVolume
-	(*CSIPlugin)(nil),              // 35: troupe.CSIPlugin
-	(*NodePool)(nil),               // 36: troupe.NodePool
-	(*SchedulerConfiguration)(nil), // 37: troupe.SchedulerConfiguration
-	(*Variable)(nil),               // 38: troupe.Variable
-	(*RootKey)(nil),                // 39: troupe.RootKey
-	(*Namespace)(nil),              // 40: troupe.Namespace
+	(*DispatchJob)(nil),            // 27: troupe.DispatchJob
+	(*Job)(nil),                    // 28: troupe.Job
+	(*Evaluation)(nil),             // 29: troupe.Evaluation
+	(*JobSubmission)(nil),          // 30: troupe.JobSubmission
+	(*PeriodicLaunch)(nil),         // 31: troupe.PeriodicLaunch
+	(*Allocation)(nil),             // 32: troupe.Allocation
+	(*Node)(nil),                   // 33: troupe.Node
+	(*DrainStrategy)(nil),          // 34: troupe.DrainStrategy
+	(*CSIVolume)(nil),              // 35: troupe.CSIVolume
+	(*CSIPlugin)(nil),              // 36: troupe.CSIPlugin
+	(*NodePool)(nil),               // 37: troupe.NodePool
+	(*SchedulerConfiguration)(nil), // 38: troupe.SchedulerConfiguration
+	(*Variable)(nil),               // 39: troupe.Variable
+	(*RootKey)(nil),                // 40: troupe.RootKey
+	(*Namespace)(nil),              // 41: troupe.Namespace
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1626,46 +1645,47 @@ var file_raft_proto_depIdxs = []int32{
 	24, // 20: troupe.Command.RotateKeyring:type_name -> troupe.RotateKeyring
 	25, // 21: troupe.Command.UpsertNamespaces:type_name -> troupe.UpsertNamespaces
 	26, // 22: troupe.Command.DeleteNamespaces:type_name -> troupe.DeleteNamespaces
-	27, // 23: troupe.RegisterJob.Job:type_name -> troupe.Job
-	28, // 24: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	29, // 25: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
-	30, // 26: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
-	28, // 27: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	28, // 28: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	31, // 29: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 30: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	28, // 31: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	28, // 32: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 33: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	31, // 34: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	28, // 35: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	32, // 36: troupe.RegisterNode.Node:type_name -> troupe.Node
-	28, // 37: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	28, // 38: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	28, // 39: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	28, // 40: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	33, // 41: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	28, // 42: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	28, // 43: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	27, // 44: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	27, // 45: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	28, // 46: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	31, // 47: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	32, // 48: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	34, // 49: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	35, // 50: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	36, // 51: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	37, // 52: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	38, // 53: troupe.Snapshot.Variables:type_name -> troupe.Variable
-	39, // 54: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
-	40, // 55: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
-	29, // 56: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
-	30, // 57: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
-	58, // [58:58] is the sub-list for method output_type
-	58, // [58:58] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	27, // 23: troupe.Command.DispatchJob:type_name -> troupe.DispatchJob
+	28, // 24: troupe.RegisterJob.Job:type_name -> troupe.Job
+	29, // 25: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	30, // 26: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
+	31, // 27: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
+	29, // 28: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	29, // 29: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	32, // 30: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 31: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	29, // 32: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	29, // 33: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 34: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	32, // 35: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	29, // 36: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	33, // 37: troupe.RegisterNode.Node:type_name -> troupe.Node
+	29, // 38: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	29, // 39: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	29, // 40: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	29, // 41: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	34, // 42: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	29, // 43: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	29, // 44: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	28, // 45: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	28, // 46: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	29, // 47: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	32, // 48: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	33, // 49: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	35, // 50: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	36, // 51: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	37, // 52: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	38, // 53: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	39, // 54: troupe.Snapshot.Variables:type_name -> troupe.Variable
+	40, // 55: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
+	41, // 56: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
+	30, // 57: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
+	31, // 58: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
+	59, // [59:59] is the sub-list for method output_type
+	59, // [59:59] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1683,6 +1703,7 @@ func file_raft_proto_init() {
 	file_variables_proto_init()
 	file_namespace_proto_init()
 	file_submission_proto_init()
+	file_dispatch_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_RegisterJob)(nil),
 		(*Command_DeregisterJob)(nil),
@@ -1707,6 +1728,7 @@ func file_raft_proto_init() {
 		(*Command_RotateKeyring)(nil),
 		(*Command_UpsertNamespaces)(nil),
 		(*Command_DeleteNamespaces)(nil),
+		(*Command_DispatchJob)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
