@@ -86,6 +86,14 @@ func TestDispatchThroughNomadClient(t *testing.T) {
 	require.NoError(t, err)
 	require.Regexp(t, regexp.MustCompile(`^render/dispatch-nightly-\d{10}-[0-9a-f]{8}$`), tmpl.DispatchedJobID)
 
+	// Nomad's dispatch priority sets the child's.
+	pri, _, err := c.Jobs().DispatchOpts(&nomad.DispatchOptions{JobID: "render", Meta: map[string]string{"scene": "s4"},
+		Payload: []byte("x"), Priority: 80}, nil)
+	require.NoError(t, err)
+	priJob, _, err := c.Jobs().Info(pri.DispatchedJobID, nil)
+	require.NoError(t, err)
+	require.Equal(t, 80, *priJob.Priority)
+
 	plain := nomad.NewBatchJob("plain", "plain", "global", 50)
 	ptg := nomad.NewTaskGroup("g", 1)
 	ptg.AddTask(nomad.NewTask("t", "exec").SetConfig("command", "/bin/true").Require(&nomad.Resources{CPU: ptr(20), MemoryMB: ptr(16)}))
@@ -117,6 +125,9 @@ func TestDispatchThroughNomadClient(t *testing.T) {
 			requireRefused(t, err, tc.want)
 		})
 	}
+	_, _, err = c.Jobs().DispatchOpts(&nomad.DispatchOptions{JobID: "render", Meta: map[string]string{"scene": "s"},
+		Payload: []byte("x"), Priority: 101}, nil)
+	requireRefused(t, err, "priority 101 must be between 1 and 100")
 	_, _, err = c.Jobs().Dispatch("nobody", nil, nil, "", nil)
 	require.Equal(t, http.StatusNotFound, statusCode(t, err))
 	after, _, err := c.Jobs().List(nil)
@@ -132,5 +143,5 @@ func TestDispatchThroughNomadClient(t *testing.T) {
 	sum, _, err := c.Jobs().Summary("render", nil)
 	require.NoError(t, err)
 	require.NotNil(t, sum.Children)
-	require.EqualValues(t, 2, sum.Children.Pending+sum.Children.Running+sum.Children.Dead)
+	require.EqualValues(t, 3, sum.Children.Pending+sum.Children.Running+sum.Children.Dead)
 }

@@ -12,6 +12,7 @@ type JobDispatchRequest struct {
 	Payload          []byte
 	Meta             map[string]string
 	IdPrefixTemplate string
+	Priority         int `json:",omitempty"`
 }
 
 // JobDispatchResponse answers PUT /v1/job/:id/dispatch.
@@ -27,13 +28,18 @@ type JobDispatchResponse struct {
 // meta; a non-empty idempotencyToken returns the child an earlier
 // dispatch with the same token created instead of a new one.
 func (j *Jobs) Dispatch(jobID string, meta map[string]string, payload []byte, idPrefixTemplate, idempotencyToken string, w *WriteOptions) (*JobDispatchResponse, *WriteMeta, error) {
+	return j.DispatchRequest(&JobDispatchRequest{JobID: jobID, Payload: payload, Meta: meta, IdPrefixTemplate: idPrefixTemplate},
+		idempotencyToken, w)
+}
+
+// DispatchRequest is Dispatch with the whole request (a priority too).
+func (j *Jobs) DispatchRequest(in *JobDispatchRequest, idempotencyToken string, w *WriteOptions) (*JobDispatchResponse, *WriteMeta, error) {
 	var params url.Values
 	if idempotencyToken != "" {
 		params = url.Values{"idempotency_token": {idempotencyToken}}
 	}
-	in := &JobDispatchRequest{JobID: jobID, Payload: payload, Meta: meta, IdPrefixTemplate: idPrefixTemplate}
 	var out JobDispatchResponse
-	wm, err := j.c.writeParams(http.MethodPut, "/v1/job/"+escape(jobID)+"/dispatch", params, in, &out, w)
+	wm, err := j.c.writeParams(http.MethodPut, "/v1/job/"+escape(in.JobID)+"/dispatch", params, in, &out, w)
 	if err != nil {
 		return nil, nil, err
 	}

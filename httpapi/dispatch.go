@@ -26,7 +26,7 @@ func (s *Server) jobDispatch(w http.ResponseWriter, r *http.Request) (any, error
 	}
 	id, ns := r.PathValue("id"), namespace(r)
 	req := &dispatch.Request{Payload: in.Payload, Meta: in.Meta, IDPrefixTemplate: in.IdPrefixTemplate,
-		IdempotencyToken: r.URL.Query().Get("idempotency_token")}
+		IdempotencyToken: r.URL.Query().Get("idempotency_token"), Priority: in.Priority}
 	snap := s.b.Store().Snapshot()
 	parent := snap.JobByID(ns, id)
 	if parent == nil {

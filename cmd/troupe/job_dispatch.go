@@ -14,7 +14,7 @@ import (
 )
 
 // jobDispatchCommand is `troupe job dispatch [-meta K=V]...
-// [-id-prefix-template T] [-idempotency-token T] [-detach] JOB [INPUT]`:
+// [-id-prefix-template T] [-idempotency-token T] [-priority N] [-detach] JOB [INPUT]`:
 // create a child of a parameterized job with a payload read from INPUT
 // (a file, or "-" for stdin) and follow its evaluation, printing what
 // Nomad's CLI prints.
@@ -28,6 +28,7 @@ func jobDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	m.fs.Var(meta, "meta", "a meta key of the dispatched job: KEY=VALUE (repeatable)")
 	prefix := m.fs.String("id-prefix-template", "", "put this in the dispatched job's ID")
 	token := m.fs.String("idempotency-token", "", "dispatch once per token: the same token answers the same job")
+	priority := m.fs.Int("priority", 0, "the dispatched job's priority (1-100) instead of the parameterized job's")
 	detach := m.fs.Bool("detach", false, "print the dispatched job and its evaluation and exit without monitoring")
 	timeout := m.fs.Duration("timeout", defaultMonitorTimeout, "give up monitoring after this long")
 	rest, code, ok := m.parse(args)
@@ -48,7 +49,8 @@ func jobDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return m.fail("creating the API client", err)
 	}
-	resp, _, err := c.Jobs().Dispatch(rest[0], meta, payload, *prefix, *token, nil)
+	resp, _, err := c.Jobs().DispatchRequest(&api.JobDispatchRequest{JobID: rest[0], Payload: payload, Meta: meta,
+		IdPrefixTemplate: *prefix, Priority: *priority}, *token, nil)
 	if err != nil {
 		return m.fail("dispatching job", err)
 	}

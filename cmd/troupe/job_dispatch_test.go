@@ -22,7 +22,7 @@ func TestJobDispatch(t *testing.T) {
 	in := filepath.Join(t.TempDir(), "scene.json")
 	require.NoError(t, os.WriteFile(in, []byte(`{"frames":3}`), 0o600))
 	code, out, errOut := f.runCLI("job", "dispatch", "-detach", "-meta", "scene=s1", "-meta", "quality=hi",
-		"-id-prefix-template", "nightly", "-idempotency-token", "tok-1", "render", in)
+		"-id-prefix-template", "nightly", "-idempotency-token", "tok-1", "-priority", "70", "render", in)
 	require.Equal(t, 0, code, errOut)
 	require.Regexp(t, `(?m)^Dispatched Job ID\s+= render/dispatch-1700000000-0a1b2c3d$`, out)
 	require.Regexp(t, `(?m)^Evaluation ID\s+= `+shortID(evalID)+`$`, out)
@@ -34,6 +34,7 @@ func TestJobDispatch(t *testing.T) {
 	require.Equal(t, []byte(`{"frames":3}`), req.Payload)
 	require.Equal(t, map[string]string{"scene": "s1", "quality": "hi"}, req.Meta)
 	require.Equal(t, "nightly", req.IdPrefixTemplate)
+	require.Equal(t, 70, req.Priority)
 	require.Contains(t, calls[0].Body, `"Payload":"eyJmcmFtZXMiOjN9"`, "base64, as Nomad's JSON")
 
 	// "-" reads the payload from stdin.

@@ -31,6 +31,9 @@ type Request struct {
 	Meta             map[string]string
 	IDPrefixTemplate string
 	IdempotencyToken string
+	// Priority, when not 0, is the child's priority instead of the
+	// parent's (1 to 100).
+	Priority int
 }
 
 // Check applies Nomad's rules for dispatching parent with r: parent is a
@@ -73,6 +76,9 @@ func Check(parent *messages.Job, r *Request) error {
 	case len(missing) > 0:
 		return fmt.Errorf("%w: dispatch did not provide required meta keys: %v", ErrInvalid, missing)
 	}
+	if r.Priority != 0 && (r.Priority < 1 || r.Priority > 100) {
+		return fmt.Errorf("%w: priority %d must be between 1 and 100", ErrInvalid, r.Priority)
+	}
 	return checkTemplate(r.IDPrefixTemplate)
 }
 
@@ -109,6 +115,9 @@ func Child(parent *messages.Job, r *Request, now time.Time, suffix string) *mess
 	c.ParameterizedJob = nil
 	c.Dispatched = true
 	c.DispatchIdempotencyToken = r.IdempotencyToken
+	if r.Priority != 0 {
+		c.Priority = int32(r.Priority)
+	}
 	if len(r.Payload) > 0 {
 		c.Payload = slices.Clone(r.Payload)
 	}

@@ -47,6 +47,8 @@ func TestCheck(t *testing.T) {
 		{"not parameterized", &messages.Job{ID: "plain"}, Request{}, `job "plain" is not a parameterized job`},
 		{"a dispatched child", child, Request{Meta: scene}, "is not a parameterized job"},
 		{"stopped", stopped, Request{Meta: scene}, `job "render" is stopped`},
+		{"priority", parent("optional"), Request{Meta: scene, Priority: 80}, ""},
+		{"priority out of range", parent("optional"), Request{Meta: scene, Priority: 101}, "priority 101 must be between 1 and 100"},
 		{"template with a space", parent("optional"), Request{Meta: scene, IDPrefixTemplate: "a b"}, "must not contain spaces"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,6 +82,10 @@ func TestChild(t *testing.T) {
 	require.Equal(t, "tok", c.DispatchIdempotencyToken)
 	require.Equal(t, map[string]string{"team": "a", "scene": "s9"}, c.Meta, "the request's meta over the parent's")
 	require.Zero(t, c.Version)
+	require.Zero(t, c.Priority, "the parent's, when the request names none")
+	req.Priority = 90
+	require.EqualValues(t, 90, Child(p, req, now, "0a1b2c3d").Priority)
+	req.Priority = 0
 	require.Empty(t, c.Status)
 	require.Equal(t, map[string]string{"team": "a", "scene": "default"}, p.Meta, "the parent is not changed")
 
