@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -78,4 +79,22 @@ func TestJobStatusParameterized(t *testing.T) {
 	require.Regexp(t, `(?m)^Optional Metadata\s+= quality$`, out)
 	require.Regexp(t, `(?m)^Parameterized Job Summary\nPending\s+Running\s+Dead\n0\s+1\s+1$`, out)
 	require.Regexp(t, `(?m)^Dispatched Jobs\nID\s+Status\nrender/dispatch-1700000100-99999999\s+running\nrender/dispatch-1700000000-0a1b2c3d\s+dead$`, out)
+}
+
+// TestJobDispatchMonitors: without -detach the dispatched job's
+// evaluation is followed to its allocations, as Nomad's CLI does.
+func TestJobDispatchMonitors(t *testing.T) {
+	f := newFakeAPI(t)
+	f.evalID = evalID
+	child := "render/dispatch-1700000000-0a1b2c3d"
+	toChild := func(e *messages.Evaluation) { e.JobID, e.Type = child, "batch" }
+	f.evals[evalID] = []*messages.Evaluation{evalWith("pending", toChild), evalWith("complete", toChild)}
+	a := allocStub("running")
+	a.JobID = child
+	f.jobAllocs[child] = [][]*api.AllocListStub{{a}}
+	code, out, errOut := f.runCLI("job", "dispatch", "-meta", "scene=s1", "render")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `(?m)^Dispatched Job ID\s+= `+regexp.QuoteMeta(child)+`$`, out)
+	require.Contains(t, out, `Monitoring evaluation "`+shortID(evalID)+`"`)
+	require.Contains(t, out, `Evaluation "`+shortID(evalID)+`" finished with status "complete"`)
 }
