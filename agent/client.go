@@ -120,6 +120,7 @@ func (a *Agent) allocProps(al *messages.Allocation, n *messages.Node) *actor.Pro
 	spec := &alloc.Spec{
 		Alloc: al, Drivers: a.drivers, DB: a.db, Clock: a.clock, AllocRoot: a.AllocDir(),
 		Registry: a.sys.Registry, Logger: a.log.With("actor", "alloc"), CSI: a.csi, Node: n,
+		Vars: a.conn,
 	}
 	if a.network != nil { // a nil *cni.Network must stay a nil interface
 		spec.Network = a.network

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"github.com/troupe-dev/troupe/cluster/tlsutil"
 	"log/slog"
 	"net"
 	"strconv"
@@ -91,6 +92,9 @@ type Config struct {
 	// host's root as the agent's user. Off, the node does not offer it;
 	// a dev agent has it on (RawExec).
 	RawExecEnabled bool
+	// TLS is Nomad's tls block: HTTPS on the API (HTTP), with client
+	// certificates when VerifyHTTPSClient.
+	TLS tlsutil.Config
 	// ReservedCores are cores the client keeps for the host (Nomad's
 	// client reserved { cores }): the scheduler reserves none of them
 	// for tasks with resources { cores }.

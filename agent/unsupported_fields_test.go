@@ -37,9 +37,9 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 			`job "odd": Update is not supported yet`},
 		{"services", func(j *nomad.Job) { j.TaskGroups[0].Services = []*nomad.Service{{Name: "web"}} },
 			`job "odd": group "g": Services is not supported yet`},
-		{"templates", func(j *nomad.Job) {
-			j.TaskGroups[0].Tasks[0].Templates = []*nomad.Template{{EmbeddedTmpl: ptr("x"), DestPath: ptr("local/x")}}
-		}, `job "odd": group "g": task "t": Templates is not supported yet`},
+		{"vault", func(j *nomad.Job) {
+			j.TaskGroups[0].Tasks[0].Vault = &nomad.Vault{Policies: []string{"x"}}
+		}, `job "odd": group "g": task "t": Vault is not supported yet`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

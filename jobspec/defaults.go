@@ -173,6 +173,7 @@ func canonTask(g *messages.TaskGroup, t *messages.Task) {
 		t.LogConfig.MaxFileSizeMB = defaultLogFileMB
 	}
 	canonCSIPlugin(t.CSIPluginConfig)
+	canonTemplates(t.Templates)
 }
 
 // canonCSIPlugin fills Nomad's csi_plugin defaults: mount_dir /csi,

@@ -18,10 +18,11 @@ var hclRefused = map[*hcl.BodySchema][]string{
 		"vault_token", "consul_token"},
 	groupSchema: {"update", "service", "ephemeral_disk", "scaling", "consul", "shutdown_delay",
 		"max_client_disconnect", "prevent_reschedule_on_lost", "max_run_duration"},
-	taskSchema: {"lifecycle", "service", "artifact", "template", "vault", "consul",
+	taskSchema: {"lifecycle", "service", "artifact", "vault", "consul",
 		"scaling", "identity", "secret", "action", "schedule",
 		"shutdown_delay", "kind"},
 	resourcesSchema: {"iops", "secrets", "numa"},
+	templateSchema:  {"change_script", "wait", "vault_grace"},
 	networkSchema:   {"dns", "cni", "hostname"},
 }
 

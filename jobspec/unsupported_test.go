@@ -26,7 +26,7 @@ var troupeTypes = map[string]any{
 	"Affinity": messages.Affinity{}, "Spread": messages.Spread{},
 	"SpreadTarget": messages.SpreadTarget{}, "RequestedDevice": messages.RequestedDevice{},
 	"LogConfig": messages.LogConfig{}, "TaskCSIPluginConfig": messages.CSIPluginConfig{},
-	"PeriodicConfig":         messages.PeriodicConfig{},
+	"PeriodicConfig": messages.PeriodicConfig{}, "Template": messages.TaskTemplate{},
 	"ParameterizedJobConfig": messages.ParameterizedJobConfig{}, "DispatchPayloadConfig": messages.DispatchPayloadConfig{},
 }
 
@@ -120,6 +120,7 @@ var nomadPlace = map[string]string{
 	"Port": "TaskGroups.0.Networks.0.DynamicPorts.0", "RestartPolicy": "TaskGroups.0.RestartPolicy",
 	"LogConfig": "TaskGroups.0.Tasks.0.LogConfig", "VolumeRequest": "TaskGroups.0.Volumes.v",
 	"VolumeMount": "TaskGroups.0.Tasks.0.VolumeMounts.0", "EphemeralDisk": "TaskGroups.0.EphemeralDisk",
+	"Template": "TaskGroups.0.Tasks.0.Templates",
 }
 
 // nonZero is a value of a Nomad field's type that is not zero.
@@ -220,7 +221,7 @@ func setAt(obj map[string]any, place, field string, v any) {
 				next, ok := c[seg]
 				if !ok {
 					next = map[string]any{}
-					if seg == "DynamicPorts" || seg == "VolumeMounts" {
+					if seg == "DynamicPorts" || seg == "VolumeMounts" || seg == "Templates" {
 						next = []any{map[string]any{}}
 					}
 					c[seg] = next

@@ -219,6 +219,7 @@ func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 	if t.CSIPluginConfig != nil {
 		validateCSIPlugin(c.at("csi_plugin"), t.CSIPluginConfig)
 	}
+	validateTemplates(c, t.Templates)
 }
 
 func validateResources(c checker, r *messages.Resources) {

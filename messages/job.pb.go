@@ -793,8 +793,10 @@ type Task struct {
 	LogConfig     *LogConfig             `protobuf:"bytes,13,opt,name=LogConfig,proto3" json:"LogConfig,omitempty"`
 	Leader        bool                   `protobuf:"varint,14,opt,name=Leader,proto3" json:"Leader,omitempty"`
 	// CSIPluginConfig makes the task a CSI plugin (the csi_plugin block).
-	CSIPluginConfig *CSIPluginConfig       `protobuf:"bytes,15,opt,name=CSIPluginConfig,proto3" json:"CSIPluginConfig,omitempty"`
-	Affinities      []*Affinity            `protobuf:"bytes,16,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
+	CSIPluginConfig *CSIPluginConfig `protobuf:"bytes,15,opt,name=CSIPluginConfig,proto3" json:"CSIPluginConfig,omitempty"`
+	Affinities      []*Affinity      `protobuf:"bytes,16,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
+	// Templates are rendered into the task directory before it starts.
+	Templates       []*TaskTemplate        `protobuf:"bytes,21,rep,name=Templates,proto3" json:"Templates,omitempty"`
 	DispatchPayload *DispatchPayloadConfig `protobuf:"bytes,18,opt,name=DispatchPayload,proto3" json:"DispatchPayload,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
@@ -938,6 +940,13 @@ func (x *Task) GetCSIPluginConfig() *CSIPluginConfig {
 func (x *Task) GetAffinities() []*Affinity {
 	if x != nil {
 		return x.Affinities
+	}
+	return nil
+}
+
+func (x *Task) GetTemplates() []*TaskTemplate {
+	if x != nil {
+		return x.Templates
 	}
 	return nil
 }
@@ -2011,7 +2020,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\"\xa0\b\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\"\xa0\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -2102,7 +2111,7 @@ const file_job_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xe3\x06\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\x97\a\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -2124,7 +2133,8 @@ const file_job_proto_rawDesc = "" +
 	"\x0fCSIPluginConfig\x18\x0f \x01(\v2\x17.troupe.CSIPluginConfigR\x0fCSIPluginConfig\x120\n" +
 	"\n" +
 	"Affinities\x18\x10 \x03(\v2\x10.troupe.AffinityR\n" +
-	"Affinities\x12G\n" +
+	"Affinities\x122\n" +
+	"\tTemplates\x18\x15 \x03(\v2\x14.troupe.TaskTemplateR\tTemplates\x12G\n" +
 	"\x0fDispatchPayload\x18\x12 \x01(\v2\x1d.troupe.DispatchPayloadConfigR\x0fDispatchPayload\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -2259,6 +2269,7 @@ var file_job_proto_goTypes = []any{
 	nil,                            // 26: troupe.Task.EnvEntry
 	nil,                            // 27: troupe.Task.MetaEntry
 	(*structpb.Struct)(nil),        // 28: google.protobuf.Struct
+	(*TaskTemplate)(nil),           // 29: troupe.TaskTemplate
 }
 var file_job_proto_depIdxs = []int32{
 	5,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
@@ -2289,20 +2300,21 @@ var file_job_proto_depIdxs = []int32{
 	22, // 25: troupe.Task.LogConfig:type_name -> troupe.LogConfig
 	8,  // 26: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
 	11, // 27: troupe.Task.Affinities:type_name -> troupe.Affinity
-	2,  // 28: troupe.Task.DispatchPayload:type_name -> troupe.DispatchPayloadConfig
-	14, // 29: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	10, // 30: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	5,  // 31: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	11, // 32: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	13, // 33: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	15, // 34: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	15, // 35: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	20, // 36: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	29, // 28: troupe.Task.Templates:type_name -> troupe.TaskTemplate
+	2,  // 29: troupe.Task.DispatchPayload:type_name -> troupe.DispatchPayloadConfig
+	14, // 30: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	10, // 31: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	5,  // 32: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	11, // 33: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	13, // 34: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	15, // 35: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	15, // 36: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	20, // 37: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	38, // [38:38] is the sub-list for method output_type
+	38, // [38:38] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2310,6 +2322,7 @@ func file_job_proto_init() {
 	if File_job_proto != nil {
 		return
 	}
+	file_template_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

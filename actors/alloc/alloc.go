@@ -51,6 +51,9 @@ type Spec struct {
 	// class, pool, attributes and meta fill ${node.*}, ${attr.*} and
 	// ${meta.*} in the tasks' config and env; nil leaves them as written.
 	Node *messages.Node
+	// Vars reads variables for the tasks' templates (any server answers);
+	// nil: a template that reads a variable fails.
+	Vars VarSource
 	// LoadRetry is the backoff between reads of the state file when one
 	// failed (zero: defaultLoadRetry); reads go on until one works.
 	LoadRetry actors.Retry
@@ -93,9 +96,10 @@ type Actor struct {
 	life            *lifecycle
 	hooks           []Hook
 	// the hooks that hold state the tasks need
-	network *networkHook
-	csi     *csiHook
-	log     *slog.Logger
+	network   *networkHook
+	csi       *csiHook
+	templates *templateHook
+	log       *slog.Logger
 
 	timer    actors.Timer // the retry timer, while a step waits
 	timerSeq int          // numbers the retry timers: a late one is ignored
@@ -110,6 +114,7 @@ func New(spec *Spec) actor.Producer {
 			a.network.retry.Policy.Attempts = spec.NetworkAttempts
 		}
 		a.csi = &csiHook{a: a, vols: map[string]*messages.AllocVolumeState{}}
+		a.templates = &templateHook{a: a}
 		if spec.CSI != nil {
 			a.csi.cfg = spec.CSI.withDefaults()
 		}
@@ -161,6 +166,10 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.csi.onReady(ctx, m)
 	case *volumeChanged:
 		a.csi.onVolumeChanged(ctx, m)
+	case *templatesChanged:
+		a.templates.onTemplatesChanged(ctx, m)
+	case *templateApply:
+		a.templates.onApply(ctx, m)
 	case *crash:
 		panic("alloc actor: crash requested")
 	case *actor.Stopping, *actor.Restarting:
@@ -296,6 +305,7 @@ func (a *Actor) apply(ctx actor.Context, eff effects) {
 	}
 	if eff.StartTasks {
 		a.refresh(ctx)
+		a.templates.watchTemplates(ctx)
 	}
 }
 

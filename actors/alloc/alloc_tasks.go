@@ -38,6 +38,7 @@ func (a *Actor) spawnTasks(ctx actor.Context) {
 			HandleRetry:      a.spec.LoadRetry,
 			readHandle:       a.spec.readHandle,
 		}
+		a.templates.withEnv(t.GetName(), spec.Start.Env)
 		props := a.spec.Registry.Props("task", newTaskActor(spec))
 		if _, err := ctx.SpawnNamed(props, "tasks/"+t.GetName()); err != nil {
 			a.log.Error("spawn task actor", "task", t.GetName(), "error", err)

@@ -84,6 +84,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the agent's whole run to this file")
+	tlsFlagsOf(fs, &cfg.TLS)
 	if err := fs.Parse(args); err != nil {
 		return 1
 	}
@@ -144,6 +145,12 @@ func runAgent(args []string, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	sig := <-sigs
+	for sig == syscall.SIGHUP && cfg.TLS.Enabled() { // SIGHUP reloads the certificates, as Nomad's does
+		if err := a.ReloadTLS(); err != nil {
+			logger.Error("tls reload failed; the old certificates stay", "error", err)
+		}
+		sig = <-sigs
+	}
 	logger.Info("shutting down (a second signal exits at once)", "signal", sig.String())
 	done := make(chan error, 1)
 	go func() { done <- a.Shutdown() }()

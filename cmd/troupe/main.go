@@ -88,6 +88,7 @@ func commandTree() *cmdNode {
 			"status": {synopsis: "List plugins or show one plugin's instances", run: pluginStatusCommand},
 		}},
 		"var": varCommands(),
+		"tls": tlsCommands(),
 		"eval": {synopsis: "Inspect evaluations", subs: map[string]*cmdNode{
 			"status": {synopsis: "Show an evaluation", run: evalStatusCommand},
 		}},
