@@ -32,11 +32,12 @@ func (s *Server) jobDispatch(w http.ResponseWriter, r *http.Request) (any, error
 	if parent == nil {
 		return nil, codeErr(http.StatusNotFound, "job not found: %q", id)
 	}
-	if old := snap.DispatchedChild(ns, id, req.IdempotencyToken); old != nil {
-		return s.dispatchedAlready(w, old.GetID(), old.GetCreateIndex(), snap.Index())
-	}
+	// Nomad's order: the request is checked, then its token.
 	if err := dispatch.Check(parent, req); err != nil {
 		return nil, codeErr(http.StatusBadRequest, "%v", err)
+	}
+	if old := snap.DispatchedChild(ns, id, req.IdempotencyToken); old != nil {
+		return s.dispatchedAlready(w, old.GetID(), old.GetCreateIndex(), snap.Index())
 	}
 	cmd := dispatch.Command(parent, req, s.b.Now())
 	res, index, err := s.apply(r, cmd)
