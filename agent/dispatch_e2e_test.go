@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,6 +82,24 @@ func TestDispatchThroughNomadClient(t *testing.T) {
 	require.Empty(t, again.EvalID)
 	require.Len(t, periodicChildren(c, "render"), 1)
 
+	// Racing dispatches with one new token make one child (the FSM decides).
+	ids := make([]string, 8)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() {
+			r, _, err := c.Jobs().Dispatch("render", map[string]string{"scene": "race"}, []byte("x"), "",
+				&nomad.WriteOptions{IdempotencyToken: "race"})
+			if err == nil {
+				ids[i] = r.DispatchedJobID
+			}
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		require.Equal(t, ids[0], id)
+	}
+	require.Len(t, periodicChildren(c, "render"), 2)
+
 	// An id prefix template is part of the child's ID.
 	tmpl, _, err := c.Jobs().Dispatch("render", map[string]string{"scene": "s3"}, []byte("x"), "nightly", nil)
 	require.NoError(t, err)
@@ -143,5 +162,5 @@ func TestDispatchThroughNomadClient(t *testing.T) {
 	sum, _, err := c.Jobs().Summary("render", nil)
 	require.NoError(t, err)
 	require.NotNil(t, sum.Children)
-	require.EqualValues(t, 3, sum.Children.Pending+sum.Children.Running+sum.Children.Dead)
+	require.EqualValues(t, 4, sum.Children.Pending+sum.Children.Running+sum.Children.Dead)
 }
