@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/artifact"
 	"github.com/troupe-dev/troupe/runtime/device"
 )
 
@@ -92,6 +93,10 @@ type Config struct {
 	// host's root as the agent's user. Off, the node does not offer it;
 	// a dev agent has it on (RawExec).
 	RawExecEnabled bool
+	// Artifacts bounds the fetch of a task's artifacts (Nomad's client
+	// artifact block: timeouts, HTTP body size, decompression limits); a
+	// zero field takes runtime/artifact's default.
+	Artifacts artifact.Limits
 	// TLS is Nomad's tls block: HTTPS on the API (HTTP), with client
 	// certificates when VerifyHTTPSClient.
 	TLS tlsutil.Config
@@ -144,7 +149,11 @@ type Config struct {
 	HeartbeatTTL   time.Duration // the least TTL handed to a client
 	HeartbeatGrace time.Duration
 	GossipInterval time.Duration // 0 = memberlist's LAN defaults
-	RaftTimeout    time.Duration // raft heartbeat and election timeouts
+	// GossipKey encrypts gossip (Nomad's server encrypt / -encrypt): a
+	// base64 key of 16, 24 or 32 bytes that every agent of the cluster
+	// shares; "" gossips in clear text.
+	GossipKey   string
+	RaftTimeout time.Duration // raft heartbeat and election timeouts
 	// RPCHoldTimeout bounds how long a consistent read or a write waits
 	// for a leader (one elected, its store caught up) before it is
 	// answered 500 "No cluster leader" (Nomad's rpc_hold_timeout; 0 = 5s).
@@ -204,6 +213,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := state.NodeNodePool(c.NodePool); c.Client && err != nil {
 		return fmt.Errorf("%w: -node-pool: %w", ErrConfig, err)
+	}
+	if _, err := GossipKeyBytes(c.GossipKey); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if c.Client {
 		return c.validateHostVolumes()

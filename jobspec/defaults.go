@@ -173,6 +173,9 @@ func canonTask(g *messages.TaskGroup, t *messages.Task) {
 		t.LogConfig.MaxFileSizeMB = defaultLogFileMB
 	}
 	canonCSIPlugin(t.CSIPluginConfig)
+	for _, a := range t.Artifacts {
+		canonArtifact(a)
+	}
 	canonTemplates(t.Templates)
 }
 

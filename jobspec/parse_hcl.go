@@ -39,7 +39,8 @@ var (
 		blockSpec{name: "config"}, blockSpec{name: "env"}, blockSpec{name: "resources"},
 		blockSpec{name: "restart"}, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
 		blockSpec{name: "affinity"}, blockSpec{name: "volume_mount"}, blockSpec{name: "logs"},
-		blockSpec{name: "csi_plugin"}, blockSpec{name: "template"}, blockSpec{name: "dispatch_payload"})
+		blockSpec{name: "csi_plugin"}, blockSpec{name: "template"}, blockSpec{name: "artifact"},
+		blockSpec{name: "dispatch_payload"})
 )
 
 // Parse decodes an HCL job file (a Nomad-like subset) into a job. filename
@@ -169,6 +170,9 @@ func (d *hclDecoder) task(b *hcl.Block) (*messages.Task, taskPresence) {
 	}
 	if cb := d.single(c, "csi_plugin"); cb != nil {
 		t.CSIPluginConfig = d.csiPlugin(cb)
+	}
+	for _, ab := range c.Blocks.OfType("artifact") {
+		t.Artifacts = append(t.Artifacts, d.artifact(ab))
 	}
 	t.Templates = d.templates(c.Blocks.OfType("template"))
 	t.DispatchPayload = d.dispatchPayload(d.single(c, "dispatch_payload"))

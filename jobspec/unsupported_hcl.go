@@ -18,12 +18,13 @@ var hclRefused = map[*hcl.BodySchema][]string{
 		"vault_token", "consul_token"},
 	groupSchema: {"update", "service", "ephemeral_disk", "scaling", "consul", "shutdown_delay",
 		"max_client_disconnect", "prevent_reschedule_on_lost", "max_run_duration"},
-	taskSchema: {"lifecycle", "service", "artifact", "vault", "consul",
+	taskSchema: {"lifecycle", "service", "vault", "consul",
 		"scaling", "identity", "secret", "action", "schedule",
 		"shutdown_delay", "kind"},
 	resourcesSchema: {"iops", "secrets", "numa"},
 	templateSchema:  {"change_script", "wait", "vault_grace"},
 	networkSchema:   {"dns", "cni", "hostname"},
+	artifactSchema:  {"chown"},
 }
 
 var hclRefusedSet = func() map[*hcl.BodySchema]map[string]bool {

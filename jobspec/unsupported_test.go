@@ -28,6 +28,7 @@ var troupeTypes = map[string]any{
 	"LogConfig": messages.LogConfig{}, "TaskCSIPluginConfig": messages.CSIPluginConfig{},
 	"PeriodicConfig": messages.PeriodicConfig{}, "Template": messages.TaskTemplate{},
 	"ParameterizedJobConfig": messages.ParameterizedJobConfig{}, "DispatchPayloadConfig": messages.DispatchPayloadConfig{},
+	"TaskArtifact": messages.TaskArtifact{},
 }
 
 // structOf strips pointers, slices and maps down to the struct they hold.
@@ -120,7 +121,8 @@ var nomadPlace = map[string]string{
 	"Port": "TaskGroups.0.Networks.0.DynamicPorts.0", "RestartPolicy": "TaskGroups.0.RestartPolicy",
 	"LogConfig": "TaskGroups.0.Tasks.0.LogConfig", "VolumeRequest": "TaskGroups.0.Volumes.v",
 	"VolumeMount": "TaskGroups.0.Tasks.0.VolumeMounts.0", "EphemeralDisk": "TaskGroups.0.EphemeralDisk",
-	"Template": "TaskGroups.0.Tasks.0.Templates",
+	"TaskArtifact": "TaskGroups.0.Tasks.0.Artifacts.0",
+	"Template":     "TaskGroups.0.Tasks.0.Templates",
 }
 
 // nonZero is a value of a Nomad field's type that is not zero.
@@ -221,7 +223,7 @@ func setAt(obj map[string]any, place, field string, v any) {
 				next, ok := c[seg]
 				if !ok {
 					next = map[string]any{}
-					if seg == "DynamicPorts" || seg == "VolumeMounts" || seg == "Templates" {
+					if seg == "DynamicPorts" || seg == "VolumeMounts" || seg == "Templates" || seg == "Artifacts" {
 						next = []any{map[string]any{}}
 					}
 					c[seg] = next

@@ -219,6 +219,9 @@ func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 	if t.CSIPluginConfig != nil {
 		validateCSIPlugin(c.at("csi_plugin"), t.CSIPluginConfig)
 	}
+	for i, a := range t.Artifacts {
+		validateArtifact(c.at("artifact[%d]", i), a)
+	}
 	validateTemplates(c, t.Templates)
 }
 

@@ -798,8 +798,10 @@ type Task struct {
 	// Templates are rendered into the task directory before it starts.
 	Templates       []*TaskTemplate        `protobuf:"bytes,21,rep,name=Templates,proto3" json:"Templates,omitempty"`
 	DispatchPayload *DispatchPayloadConfig `protobuf:"bytes,18,opt,name=DispatchPayload,proto3" json:"DispatchPayload,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Artifacts are fetched into the task dir before the task starts.
+	Artifacts     []*TaskArtifact `protobuf:"bytes,20,rep,name=Artifacts,proto3" json:"Artifacts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -958,6 +960,103 @@ func (x *Task) GetDispatchPayload() *DispatchPayloadConfig {
 	return nil
 }
 
+func (x *Task) GetArtifacts() []*TaskArtifact {
+	if x != nil {
+		return x.Artifacts
+	}
+	return nil
+}
+
+// TaskArtifact is a task's artifact block (Nomad's TaskArtifact, with its
+// JSON names): fetched with go-getter before the task starts.
+type TaskArtifact struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	GetterSource string                 `protobuf:"bytes,1,opt,name=GetterSource,proto3" json:"GetterSource,omitempty"`
+	// GetterOptions become go-getter's query parameters (checksum =
+	// "type:hex", archive = false, ref for git, ...).
+	GetterOptions  map[string]string `protobuf:"bytes,2,rep,name=GetterOptions,proto3" json:"GetterOptions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	GetterHeaders  map[string]string `protobuf:"bytes,3,rep,name=GetterHeaders,proto3" json:"GetterHeaders,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // sent with every HTTP request
+	GetterMode     string            `protobuf:"bytes,4,opt,name=GetterMode,proto3" json:"GetterMode,omitempty"`                                                                                 // any (default) | file | dir
+	GetterInsecure bool              `protobuf:"varint,5,opt,name=GetterInsecure,proto3" json:"GetterInsecure,omitempty"`                                                                        // skip TLS verification
+	// RelativeDest is relative to the task dir; default local/ (in mode
+	// file, local/<source's base name>).
+	RelativeDest  string `protobuf:"bytes,6,opt,name=RelativeDest,proto3" json:"RelativeDest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskArtifact) Reset() {
+	*x = TaskArtifact{}
+	mi := &file_job_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskArtifact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskArtifact) ProtoMessage() {}
+
+func (x *TaskArtifact) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskArtifact.ProtoReflect.Descriptor instead.
+func (*TaskArtifact) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *TaskArtifact) GetGetterSource() string {
+	if x != nil {
+		return x.GetterSource
+	}
+	return ""
+}
+
+func (x *TaskArtifact) GetGetterOptions() map[string]string {
+	if x != nil {
+		return x.GetterOptions
+	}
+	return nil
+}
+
+func (x *TaskArtifact) GetGetterHeaders() map[string]string {
+	if x != nil {
+		return x.GetterHeaders
+	}
+	return nil
+}
+
+func (x *TaskArtifact) GetGetterMode() string {
+	if x != nil {
+		return x.GetterMode
+	}
+	return ""
+}
+
+func (x *TaskArtifact) GetGetterInsecure() bool {
+	if x != nil {
+		return x.GetterInsecure
+	}
+	return false
+}
+
+func (x *TaskArtifact) GetRelativeDest() string {
+	if x != nil {
+		return x.RelativeDest
+	}
+	return ""
+}
+
 // CSIPluginConfig is a task's csi_plugin block (Nomad's TaskCSIPluginConfig).
 type CSIPluginConfig struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
@@ -972,7 +1071,7 @@ type CSIPluginConfig struct {
 
 func (x *CSIPluginConfig) Reset() {
 	*x = CSIPluginConfig{}
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -984,7 +1083,7 @@ func (x *CSIPluginConfig) String() string {
 func (*CSIPluginConfig) ProtoMessage() {}
 
 func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -997,7 +1096,7 @@ func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIPluginConfig.ProtoReflect.Descriptor instead.
 func (*CSIPluginConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{8}
+	return file_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CSIPluginConfig) GetID() string {
@@ -1052,7 +1151,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1064,7 +1163,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1077,7 +1176,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{9}
+	return file_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Resources) GetCPU() int32 {
@@ -1141,7 +1240,7 @@ type RequestedDevice struct {
 
 func (x *RequestedDevice) Reset() {
 	*x = RequestedDevice{}
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1153,7 +1252,7 @@ func (x *RequestedDevice) String() string {
 func (*RequestedDevice) ProtoMessage() {}
 
 func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1166,7 +1265,7 @@ func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestedDevice.ProtoReflect.Descriptor instead.
 func (*RequestedDevice) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{10}
+	return file_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RequestedDevice) GetName() string {
@@ -1209,7 +1308,7 @@ type Affinity struct {
 
 func (x *Affinity) Reset() {
 	*x = Affinity{}
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1221,7 +1320,7 @@ func (x *Affinity) String() string {
 func (*Affinity) ProtoMessage() {}
 
 func (x *Affinity) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1234,7 +1333,7 @@ func (x *Affinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Affinity.ProtoReflect.Descriptor instead.
 func (*Affinity) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{11}
+	return file_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Affinity) GetLTarget() string {
@@ -1279,7 +1378,7 @@ type Spread struct {
 
 func (x *Spread) Reset() {
 	*x = Spread{}
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1291,7 +1390,7 @@ func (x *Spread) String() string {
 func (*Spread) ProtoMessage() {}
 
 func (x *Spread) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1304,7 +1403,7 @@ func (x *Spread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spread.ProtoReflect.Descriptor instead.
 func (*Spread) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{12}
+	return file_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Spread) GetAttribute() string {
@@ -1338,7 +1437,7 @@ type SpreadTarget struct {
 
 func (x *SpreadTarget) Reset() {
 	*x = SpreadTarget{}
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1449,7 @@ func (x *SpreadTarget) String() string {
 func (*SpreadTarget) ProtoMessage() {}
 
 func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1462,7 @@ func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpreadTarget.ProtoReflect.Descriptor instead.
 func (*SpreadTarget) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{13}
+	return file_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SpreadTarget) GetValue() string {
@@ -1393,7 +1492,7 @@ type NetworkResource struct {
 
 func (x *NetworkResource) Reset() {
 	*x = NetworkResource{}
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1405,7 +1504,7 @@ func (x *NetworkResource) String() string {
 func (*NetworkResource) ProtoMessage() {}
 
 func (x *NetworkResource) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1418,7 +1517,7 @@ func (x *NetworkResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkResource.ProtoReflect.Descriptor instead.
 func (*NetworkResource) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{14}
+	return file_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *NetworkResource) GetMode() string {
@@ -1468,7 +1567,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1480,7 +1579,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1493,7 +1592,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{15}
+	return file_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Port) GetLabel() string {
@@ -1536,7 +1635,7 @@ type RestartPolicy struct {
 
 func (x *RestartPolicy) Reset() {
 	*x = RestartPolicy{}
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1548,7 +1647,7 @@ func (x *RestartPolicy) String() string {
 func (*RestartPolicy) ProtoMessage() {}
 
 func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1561,7 +1660,7 @@ func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartPolicy.ProtoReflect.Descriptor instead.
 func (*RestartPolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{16}
+	return file_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RestartPolicy) GetAttempts() int32 {
@@ -1606,7 +1705,7 @@ type ReschedulePolicy struct {
 
 func (x *ReschedulePolicy) Reset() {
 	*x = ReschedulePolicy{}
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1618,7 +1717,7 @@ func (x *ReschedulePolicy) String() string {
 func (*ReschedulePolicy) ProtoMessage() {}
 
 func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1631,7 +1730,7 @@ func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReschedulePolicy.ProtoReflect.Descriptor instead.
 func (*ReschedulePolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{17}
+	return file_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReschedulePolicy) GetAttempts() int32 {
@@ -1688,7 +1787,7 @@ type MigrateStrategy struct {
 
 func (x *MigrateStrategy) Reset() {
 	*x = MigrateStrategy{}
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1700,7 +1799,7 @@ func (x *MigrateStrategy) String() string {
 func (*MigrateStrategy) ProtoMessage() {}
 
 func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1713,7 +1812,7 @@ func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateStrategy.ProtoReflect.Descriptor instead.
 func (*MigrateStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{18}
+	return file_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *MigrateStrategy) GetMaxParallel() int32 {
@@ -1756,7 +1855,7 @@ type DisconnectStrategy struct {
 
 func (x *DisconnectStrategy) Reset() {
 	*x = DisconnectStrategy{}
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1768,7 +1867,7 @@ func (x *DisconnectStrategy) String() string {
 func (*DisconnectStrategy) ProtoMessage() {}
 
 func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1781,7 +1880,7 @@ func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectStrategy.ProtoReflect.Descriptor instead.
 func (*DisconnectStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{19}
+	return file_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DisconnectStrategy) GetLostAfter() int64 {
@@ -1827,7 +1926,7 @@ type VolumeRequest struct {
 
 func (x *VolumeRequest) Reset() {
 	*x = VolumeRequest{}
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1839,7 +1938,7 @@ func (x *VolumeRequest) String() string {
 func (*VolumeRequest) ProtoMessage() {}
 
 func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1852,7 +1951,7 @@ func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeRequest.ProtoReflect.Descriptor instead.
 func (*VolumeRequest) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{20}
+	return file_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *VolumeRequest) GetName() string {
@@ -1915,7 +2014,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_job_proto_msgTypes[21]
+	mi := &file_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1927,7 +2026,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[21]
+	mi := &file_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1940,7 +2039,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{21}
+	return file_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *VolumeMount) GetVolume() string {
@@ -1974,7 +2073,7 @@ type LogConfig struct {
 
 func (x *LogConfig) Reset() {
 	*x = LogConfig{}
-	mi := &file_job_proto_msgTypes[22]
+	mi := &file_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1986,7 +2085,7 @@ func (x *LogConfig) String() string {
 func (*LogConfig) ProtoMessage() {}
 
 func (x *LogConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[22]
+	mi := &file_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1999,7 +2098,7 @@ func (x *LogConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogConfig.ProtoReflect.Descriptor instead.
 func (*LogConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{22}
+	return file_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *LogConfig) GetMaxFiles() int32 {
@@ -2111,7 +2210,7 @@ const file_job_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\x97\a\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xcb\a\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -2135,11 +2234,27 @@ const file_job_proto_rawDesc = "" +
 	"Affinities\x18\x10 \x03(\v2\x10.troupe.AffinityR\n" +
 	"Affinities\x122\n" +
 	"\tTemplates\x18\x15 \x03(\v2\x14.troupe.TaskTemplateR\tTemplates\x12G\n" +
-	"\x0fDispatchPayload\x18\x12 \x01(\v2\x1d.troupe.DispatchPayloadConfigR\x0fDispatchPayload\x1a6\n" +
+	"\x0fDispatchPayload\x18\x12 \x01(\v2\x1d.troupe.DispatchPayloadConfigR\x0fDispatchPayload\x122\n" +
+	"\tArtifacts\x18\x14 \x03(\v2\x14.troupe.TaskArtifactR\tArtifacts\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc0\x03\n" +
+	"\fTaskArtifact\x12\"\n" +
+	"\fGetterSource\x18\x01 \x01(\tR\fGetterSource\x12M\n" +
+	"\rGetterOptions\x18\x02 \x03(\v2'.troupe.TaskArtifact.GetterOptionsEntryR\rGetterOptions\x12M\n" +
+	"\rGetterHeaders\x18\x03 \x03(\v2'.troupe.TaskArtifact.GetterHeadersEntryR\rGetterHeaders\x12\x1e\n" +
+	"\n" +
+	"GetterMode\x18\x04 \x01(\tR\n" +
+	"GetterMode\x12&\n" +
+	"\x0eGetterInsecure\x18\x05 \x01(\bR\x0eGetterInsecure\x12\"\n" +
+	"\fRelativeDest\x18\x06 \x01(\tR\fRelativeDest\x1a@\n" +
+	"\x12GetterOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a@\n" +
+	"\x12GetterHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa9\x01\n" +
 	"\x0fCSIPluginConfig\x12\x0e\n" +
@@ -2238,7 +2353,7 @@ func file_job_proto_rawDescGZIP() []byte {
 	return file_job_proto_rawDescData
 }
 
-var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_job_proto_goTypes = []any{
 	(*Job)(nil),                    // 0: troupe.Job
 	(*ParameterizedJobConfig)(nil), // 1: troupe.ParameterizedJobConfig
@@ -2248,73 +2363,79 @@ var file_job_proto_goTypes = []any{
 	(*Constraint)(nil),             // 5: troupe.Constraint
 	(*TaskGroup)(nil),              // 6: troupe.TaskGroup
 	(*Task)(nil),                   // 7: troupe.Task
-	(*CSIPluginConfig)(nil),        // 8: troupe.CSIPluginConfig
-	(*Resources)(nil),              // 9: troupe.Resources
-	(*RequestedDevice)(nil),        // 10: troupe.RequestedDevice
-	(*Affinity)(nil),               // 11: troupe.Affinity
-	(*Spread)(nil),                 // 12: troupe.Spread
-	(*SpreadTarget)(nil),           // 13: troupe.SpreadTarget
-	(*NetworkResource)(nil),        // 14: troupe.NetworkResource
-	(*Port)(nil),                   // 15: troupe.Port
-	(*RestartPolicy)(nil),          // 16: troupe.RestartPolicy
-	(*ReschedulePolicy)(nil),       // 17: troupe.ReschedulePolicy
-	(*MigrateStrategy)(nil),        // 18: troupe.MigrateStrategy
-	(*DisconnectStrategy)(nil),     // 19: troupe.DisconnectStrategy
-	(*VolumeRequest)(nil),          // 20: troupe.VolumeRequest
-	(*VolumeMount)(nil),            // 21: troupe.VolumeMount
-	(*LogConfig)(nil),              // 22: troupe.LogConfig
-	nil,                            // 23: troupe.Job.MetaEntry
-	nil,                            // 24: troupe.TaskGroup.MetaEntry
-	nil,                            // 25: troupe.TaskGroup.VolumesEntry
-	nil,                            // 26: troupe.Task.EnvEntry
-	nil,                            // 27: troupe.Task.MetaEntry
-	(*structpb.Struct)(nil),        // 28: google.protobuf.Struct
-	(*TaskTemplate)(nil),           // 29: troupe.TaskTemplate
+	(*TaskArtifact)(nil),           // 8: troupe.TaskArtifact
+	(*CSIPluginConfig)(nil),        // 9: troupe.CSIPluginConfig
+	(*Resources)(nil),              // 10: troupe.Resources
+	(*RequestedDevice)(nil),        // 11: troupe.RequestedDevice
+	(*Affinity)(nil),               // 12: troupe.Affinity
+	(*Spread)(nil),                 // 13: troupe.Spread
+	(*SpreadTarget)(nil),           // 14: troupe.SpreadTarget
+	(*NetworkResource)(nil),        // 15: troupe.NetworkResource
+	(*Port)(nil),                   // 16: troupe.Port
+	(*RestartPolicy)(nil),          // 17: troupe.RestartPolicy
+	(*ReschedulePolicy)(nil),       // 18: troupe.ReschedulePolicy
+	(*MigrateStrategy)(nil),        // 19: troupe.MigrateStrategy
+	(*DisconnectStrategy)(nil),     // 20: troupe.DisconnectStrategy
+	(*VolumeRequest)(nil),          // 21: troupe.VolumeRequest
+	(*VolumeMount)(nil),            // 22: troupe.VolumeMount
+	(*LogConfig)(nil),              // 23: troupe.LogConfig
+	nil,                            // 24: troupe.Job.MetaEntry
+	nil,                            // 25: troupe.TaskGroup.MetaEntry
+	nil,                            // 26: troupe.TaskGroup.VolumesEntry
+	nil,                            // 27: troupe.Task.EnvEntry
+	nil,                            // 28: troupe.Task.MetaEntry
+	nil,                            // 29: troupe.TaskArtifact.GetterOptionsEntry
+	nil,                            // 30: troupe.TaskArtifact.GetterHeadersEntry
+	(*structpb.Struct)(nil),        // 31: google.protobuf.Struct
+	(*TaskTemplate)(nil),           // 32: troupe.TaskTemplate
 }
 var file_job_proto_depIdxs = []int32{
 	5,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
 	6,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
-	23, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
-	11, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
-	12, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
+	24, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
+	12, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
+	13, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
 	3,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
 	1,  // 6: troupe.Job.ParameterizedJob:type_name -> troupe.ParameterizedJobConfig
 	5,  // 7: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
 	7,  // 8: troupe.TaskGroup.Tasks:type_name -> troupe.Task
-	16, // 9: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
-	17, // 10: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
-	24, // 11: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
-	18, // 12: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
-	19, // 13: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
-	14, // 14: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
-	25, // 15: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
-	11, // 16: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
-	12, // 17: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
-	28, // 18: troupe.Task.Config:type_name -> google.protobuf.Struct
-	26, // 19: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	9,  // 20: troupe.Task.Resources:type_name -> troupe.Resources
-	16, // 21: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	27, // 22: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	17, // 9: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
+	18, // 10: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
+	25, // 11: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
+	19, // 12: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
+	20, // 13: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
+	15, // 14: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
+	26, // 15: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
+	12, // 16: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
+	13, // 17: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
+	31, // 18: troupe.Task.Config:type_name -> google.protobuf.Struct
+	27, // 19: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	10, // 20: troupe.Task.Resources:type_name -> troupe.Resources
+	17, // 21: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	28, // 22: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
 	5,  // 23: troupe.Task.Constraints:type_name -> troupe.Constraint
-	21, // 24: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	22, // 25: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	8,  // 26: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	11, // 27: troupe.Task.Affinities:type_name -> troupe.Affinity
-	29, // 28: troupe.Task.Templates:type_name -> troupe.TaskTemplate
+	22, // 24: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	23, // 25: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	9,  // 26: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	12, // 27: troupe.Task.Affinities:type_name -> troupe.Affinity
+	32, // 28: troupe.Task.Templates:type_name -> troupe.TaskTemplate
 	2,  // 29: troupe.Task.DispatchPayload:type_name -> troupe.DispatchPayloadConfig
-	14, // 30: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	10, // 31: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	5,  // 32: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	11, // 33: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	13, // 34: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	15, // 35: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	15, // 36: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	20, // 37: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	38, // [38:38] is the sub-list for method output_type
-	38, // [38:38] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	8,  // 30: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
+	29, // 31: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
+	30, // 32: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
+	15, // 33: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	11, // 34: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	5,  // 35: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	12, // 36: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	14, // 37: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	16, // 38: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	16, // 39: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	21, // 40: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	41, // [41:41] is the sub-list for method output_type
+	41, // [41:41] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2329,7 +2450,7 @@ func file_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_job_proto_rawDesc), len(file_job_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

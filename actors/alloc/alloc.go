@@ -11,6 +11,7 @@ import (
 
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/artifact"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/cni"
 	"github.com/troupe-dev/troupe/runtime/device"
@@ -51,6 +52,9 @@ type Spec struct {
 	// class, pool, attributes and meta fill ${node.*}, ${attr.*} and
 	// ${meta.*} in the tasks' config and env; nil leaves them as written.
 	Node *messages.Node
+	// Artifacts fetches the tasks' artifacts before they start; nil:
+	// runtime/artifact's default limits.
+	Artifacts *artifact.Fetcher
 	// Vars reads variables for the tasks' templates (any server answers);
 	// nil: a template that reads a variable fails.
 	Vars VarSource

@@ -25,7 +25,11 @@
 // A hook implements only the phases it needs (prerunHook, postrunHook,
 // updateHook, restoreHook; an actorHook runs its phases on the actor and
 // says how they retry): the next hook (task lifecycle, services and
-// checks, templates, artifacts) is a new file and a line in hookList.
+// checks, templates) is a new file and a line in hookList. Artifacts are
+// a task's own step (artifact_hook.go): fetched by runtime/artifact in the
+// worker of each start until they are in place, before the driver; a
+// failure is the task event "Failed Artifact Download" and the task's
+// restart policy decides, as in Nomad.
 // The lifecycle decides the order, the retries (with backoff on the
 // injected clock), stops during the setup and what a failure tears down;
 // the actor logs every phase change. A failed read of the state file is

@@ -50,6 +50,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.DurationVar(&cfg.HeartbeatTTL, "heartbeat-ttl", cfg.HeartbeatTTL, "the least heartbeat TTL handed to clients")
 	fs.DurationVar(&cfg.HeartbeatGrace, "heartbeat-grace", cfg.HeartbeatGrace, "extra time past a TTL before a node counts as missed")
 	fs.Float64Var(&cfg.MaxHeartbeatsPerSecond, "max-heartbeats-per-second", cfg.MaxHeartbeatsPerSecond, "the leader's heartbeat budget: TTLs grow with the cluster to stay under it")
+	fs.StringVar(&cfg.GossipKey, "encrypt", "", "gossip encryption key: base64 of 16, 24 or 32 bytes, the same on every agent (troupe operator gossip keyring -generate)")
 	fs.DurationVar(&cfg.GossipInterval, "gossip-interval", 0, "gossip and probe interval (0: memberlist's LAN defaults)")
 	fs.DurationVar(&cfg.RaftTimeout, "raft-timeout", 0, "raft heartbeat and election timeout (0: 1s)")
 	fs.DurationVar(&cfg.RPCHoldTimeout, "rpc-hold-timeout", agent.DefaultRPCHoldTimeout, "how long a consistent read or a write waits for a cluster leader before it fails")

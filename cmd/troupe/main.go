@@ -107,6 +107,9 @@ func commandTree() *cmdNode {
 				"get-config": {synopsis: "Display the scheduler configuration", run: schedulerGetConfigCommand},
 				"set-config": {synopsis: "Modify the scheduler configuration", run: schedulerSetConfigCommand},
 			}},
+			"gossip": {synopsis: "Gossip encryption commands", subs: map[string]*cmdNode{
+				"keyring": {synopsis: "Make a gossip encryption key (-generate)", run: gossipKeyringCommand},
+			}},
 			"root": {synopsis: "Root key commands", subs: map[string]*cmdNode{
 				"keyring": {synopsis: "Variables' root keyring", subs: map[string]*cmdNode{
 					"rotate": {synopsis: "Make a new active root key", run: keyringRotateCommand},
