@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/artifact"
+	"github.com/troupe-dev/troupe/runtime/cgroups"
 	"github.com/troupe-dev/troupe/runtime/device"
 )
 
@@ -53,8 +54,11 @@ type Config struct {
 	// UserDenylist are the users exec tasks may not ask for (Nomad's
 	// user.denylist); nil: exec.DefaultUserDenylist (root), empty: none.
 	UserDenylist []string
-	// CgroupParent is the cgroup below which exec tasks get theirs
-	// (Nomad's cgroup_parent; default "/troupe", "/troupe.slice" on v2);
+	// CgroupParent is the cgroup below which exec, raw_exec, java and
+	// qemu tasks get theirs (-cgroup-parent, Nomad's cgroup_parent;
+	// default "/troupe", "/troupe.slice" on v2). The client owns it: at
+	// start it removes the task groups there of allocations it does not
+	// have, so two clients on one host need a parent each.
 	// PidsLimit bounds each exec task's processes (default 16384).
 	CgroupParent string
 	PidsLimit    int64
@@ -216,6 +220,11 @@ func (c *Config) Validate() error {
 	}
 	if _, err := GossipKeyBytes(c.GossipKey); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if c.Client && c.CgroupParent != "" {
+		if err := cgroups.CheckParent(c.CgroupParent); err != nil {
+			return fmt.Errorf("%w: -cgroup-parent: %w", ErrConfig, err)
+		}
 	}
 	if c.Client {
 		return c.validateHostVolumes()

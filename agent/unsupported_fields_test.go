@@ -30,16 +30,17 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 		set  func(*nomad.Job)
 		want string
 	}{
-		{"multiregion", func(j *nomad.Job) {
-			j.Multiregion = &nomad.Multiregion{Regions: []*nomad.MultiregionRegion{{Name: "east"}}}
-		}, `job "odd": multiregion jobs are not supported yet`},
 		{"update", func(j *nomad.Job) { j.Update = &nomad.UpdateStrategy{MaxParallel: ptr(2), Canary: ptr(1)} },
 			`job "odd": Update is not supported yet`},
-		{"services", func(j *nomad.Job) { j.TaskGroups[0].Services = []*nomad.Service{{Name: "web"}} },
-			`job "odd": group "g": Services is not supported yet`},
 		{"vault", func(j *nomad.Job) {
 			j.TaskGroups[0].Tasks[0].Vault = &nomad.Vault{Policies: []string{"x"}}
 		}, `job "odd": group "g": task "t": Vault is not supported yet`},
+		{"multiregion", func(j *nomad.Job) {
+			j.Multiregion = &nomad.Multiregion{Regions: []*nomad.MultiregionRegion{{Name: "global"}}}
+		}, `job "odd": multiregion jobs are not supported yet`},
+		{"consul services", func(j *nomad.Job) {
+			j.TaskGroups[0].Services = []*nomad.Service{{Name: "web", Provider: "consul"}}
+		}, `service provider "consul" is not supported`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -108,6 +108,7 @@ func Canonicalize(job *messages.Job) {
 			canonGroup(job.Type, g)
 		}
 	}
+	canonServices(job)
 }
 
 func canonGroup(typ string, g *messages.TaskGroup) {

@@ -83,6 +83,15 @@
 // jobs only) and a task's dispatch_payload { file }, a path that must
 // stay inside the task's local/ directory.
 //
+// Service and check blocks (service.go, validate_service.go), group and
+// task level, provider "nomad" (unset means it; "consul" is refused):
+// Canonicalize names them as Nomad does (job-group[-task], `service:
+// "name" check`), merges a service's check_restart into its checks and
+// fills address mode auto and the http method and protocol; Validate
+// applies Nomad's rules (interval and timeout of at least 1s, a port
+// label that the group's network defines, an http path, a task for a
+// group's script check).
+//
 // Errors wrap ErrParse or ErrInvalid (an *UnsupportedError wraps ErrParse
 // and ErrUnsupported).
 package jobspec

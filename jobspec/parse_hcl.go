@@ -34,12 +34,13 @@ var (
 		blockSpec{name: "constraint"}, blockSpec{name: "affinity"}, blockSpec{name: "spread"},
 		blockSpec{name: "restart"}, blockSpec{name: "reschedule"},
 		blockSpec{name: "migrate"}, blockSpec{name: "disconnect"}, blockSpec{name: "network"},
-		blockSpec{"volume", []string{"name"}}, blockSpec{name: "meta"}, blockSpec{"task", []string{"name"}})
+		blockSpec{"volume", []string{"name"}}, blockSpec{name: "meta"}, blockSpec{"task", []string{"name"}},
+		blockSpec{name: "service"})
 	taskSchema = schemaOf(taskAttrs,
 		blockSpec{name: "config"}, blockSpec{name: "env"}, blockSpec{name: "resources"},
 		blockSpec{name: "restart"}, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
 		blockSpec{name: "affinity"}, blockSpec{name: "volume_mount"}, blockSpec{name: "logs"},
-		blockSpec{name: "csi_plugin"}, blockSpec{name: "template"}, blockSpec{name: "artifact"},
+		blockSpec{name: "csi_plugin"}, blockSpec{name: "template"}, blockSpec{name: "artifact"}, blockSpec{name: "service"},
 		blockSpec{name: "dispatch_payload"})
 )
 
@@ -136,6 +137,7 @@ func (d *hclDecoder) group(b *hcl.Block) (*messages.TaskGroup, groupPresence) {
 		g.Networks = []*messages.NetworkResource{d.network(nb)}
 	}
 	g.Volumes = d.volumes(c.Blocks.OfType("volume"))
+	g.Services = d.services(c.Blocks.OfType("service"))
 	for _, tb := range c.Blocks.OfType("task") {
 		t, tp := d.task(tb)
 		g.Tasks = append(g.Tasks, t)
@@ -175,6 +177,7 @@ func (d *hclDecoder) task(b *hcl.Block) (*messages.Task, taskPresence) {
 		t.Artifacts = append(t.Artifacts, d.artifact(ab))
 	}
 	t.Templates = d.templates(c.Blocks.OfType("template"))
+	t.Services = d.services(c.Blocks.OfType("service"))
 	t.DispatchPayload = d.dispatchPayload(d.single(c, "dispatch_payload"))
 	return t, p
 }

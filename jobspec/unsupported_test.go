@@ -29,6 +29,8 @@ var troupeTypes = map[string]any{
 	"PeriodicConfig": messages.PeriodicConfig{}, "Template": messages.TaskTemplate{},
 	"ParameterizedJobConfig": messages.ParameterizedJobConfig{}, "DispatchPayloadConfig": messages.DispatchPayloadConfig{},
 	"TaskArtifact": messages.TaskArtifact{},
+	"Service":      messages.Service{}, "ServiceCheck": messages.ServiceCheck{},
+	"CheckRestart": messages.CheckRestart{},
 }
 
 // structOf strips pointers, slices and maps down to the struct they hold.
@@ -123,6 +125,7 @@ var nomadPlace = map[string]string{
 	"VolumeMount": "TaskGroups.0.Tasks.0.VolumeMounts.0", "EphemeralDisk": "TaskGroups.0.EphemeralDisk",
 	"TaskArtifact": "TaskGroups.0.Tasks.0.Artifacts.0",
 	"Template":     "TaskGroups.0.Tasks.0.Templates",
+	"Service":      "TaskGroups.0.Services.0", "ServiceCheck": "TaskGroups.0.Services.0.Checks.0",
 }
 
 // nonZero is a value of a Nomad field's type that is not zero.
@@ -223,7 +226,7 @@ func setAt(obj map[string]any, place, field string, v any) {
 				next, ok := c[seg]
 				if !ok {
 					next = map[string]any{}
-					if seg == "DynamicPorts" || seg == "VolumeMounts" || seg == "Templates" || seg == "Artifacts" {
+					if seg == "DynamicPorts" || seg == "VolumeMounts" || seg == "Templates" || seg == "Artifacts" || seg == "Services" || seg == "Checks" {
 						next = []any{map[string]any{}}
 					}
 					c[seg] = next

@@ -61,8 +61,12 @@ type Allocation struct {
 	// this (its DesiredStatus is then "evict").
 	PreemptedAllocations  []string `protobuf:"bytes,30,rep,name=PreemptedAllocations,proto3" json:"PreemptedAllocations,omitempty"`
 	PreemptedByAllocation string   `protobuf:"bytes,31,opt,name=PreemptedByAllocation,proto3" json:"PreemptedByAllocation,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// ServiceRegistrations, in a client's report, are the allocation's
+	// service registrations now (none: it registers nothing, or no more);
+	// absent: no change. The FSM keeps them in the services table, not here.
+	ServiceRegistrations *AllocServiceRegistrations `protobuf:"bytes,34,opt,name=ServiceRegistrations,proto3" json:"ServiceRegistrations,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Allocation) Reset() {
@@ -310,6 +314,13 @@ func (x *Allocation) GetPreemptedByAllocation() string {
 		return x.PreemptedByAllocation
 	}
 	return ""
+}
+
+func (x *Allocation) GetServiceRegistrations() *AllocServiceRegistrations {
+	if x != nil {
+		return x.ServiceRegistrations
+	}
+	return nil
 }
 
 // AllocVolumeState is one CSI volume of an allocation on its client.
@@ -1269,7 +1280,7 @@ var File_alloc_proto protoreflect.FileDescriptor
 const file_alloc_proto_rawDesc = "" +
 	"\n" +
 	"\valloc.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
-	"eval.proto\"\xc5\v\n" +
+	"eval.proto\x1a\rservice.proto\"\x9c\f\n" +
 	"\n" +
 	"Allocation\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x1c\n" +
@@ -1311,7 +1322,8 @@ const file_alloc_proto_rawDesc = "" +
 	"\x05Index\x18\x1c \x01(\rR\x05Index\x12H\n" +
 	"\fVolumeStates\x18\x1d \x03(\v2$.troupe.Allocation.VolumeStatesEntryR\fVolumeStates\x122\n" +
 	"\x14PreemptedAllocations\x18\x1e \x03(\tR\x14PreemptedAllocations\x124\n" +
-	"\x15PreemptedByAllocation\x18\x1f \x01(\tR\x15PreemptedByAllocation\x1aP\n" +
+	"\x15PreemptedByAllocation\x18\x1f \x01(\tR\x15PreemptedByAllocation\x12U\n" +
+	"\x14ServiceRegistrations\x18\" \x01(\v2!.troupe.AllocServiceRegistrationsR\x14ServiceRegistrations\x1aP\n" +
 	"\x0fTaskStatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
 	"\x05value\x18\x02 \x01(\v2\x11.troupe.TaskStateR\x05value:\x028\x01\x1aY\n" +
@@ -1420,28 +1432,29 @@ func file_alloc_proto_rawDescGZIP() []byte {
 
 var file_alloc_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_alloc_proto_goTypes = []any{
-	(*Allocation)(nil),               // 0: troupe.Allocation
-	(*AllocVolumeState)(nil),         // 1: troupe.AllocVolumeState
-	(*AllocMetricRef)(nil),           // 2: troupe.AllocMetricRef
-	(*DesiredTransition)(nil),        // 3: troupe.DesiredTransition
-	(*RescheduleTracker)(nil),        // 4: troupe.RescheduleTracker
-	(*RescheduleEvent)(nil),          // 5: troupe.RescheduleEvent
-	(*AllocatedResources)(nil),       // 6: troupe.AllocatedResources
-	(*AllocatedTaskResources)(nil),   // 7: troupe.AllocatedTaskResources
-	(*AllocatedCpuResources)(nil),    // 8: troupe.AllocatedCpuResources
-	(*AllocatedMemoryResources)(nil), // 9: troupe.AllocatedMemoryResources
-	(*AllocatedDeviceResource)(nil),  // 10: troupe.AllocatedDeviceResource
-	(*AllocatedSharedResources)(nil), // 11: troupe.AllocatedSharedResources
-	(*NetworkStatus)(nil),            // 12: troupe.NetworkStatus
-	(*TaskState)(nil),                // 13: troupe.TaskState
-	(*TaskEvent)(nil),                // 14: troupe.TaskEvent
-	nil,                              // 15: troupe.Allocation.TaskStatesEntry
-	nil,                              // 16: troupe.Allocation.VolumeStatesEntry
-	nil,                              // 17: troupe.AllocatedResources.TasksEntry
-	nil,                              // 18: troupe.TaskEvent.DetailsEntry
-	(*Job)(nil),                      // 19: troupe.Job
-	(*NodeScoreMeta)(nil),            // 20: troupe.NodeScoreMeta
-	(*NetworkResource)(nil),          // 21: troupe.NetworkResource
+	(*Allocation)(nil),                // 0: troupe.Allocation
+	(*AllocVolumeState)(nil),          // 1: troupe.AllocVolumeState
+	(*AllocMetricRef)(nil),            // 2: troupe.AllocMetricRef
+	(*DesiredTransition)(nil),         // 3: troupe.DesiredTransition
+	(*RescheduleTracker)(nil),         // 4: troupe.RescheduleTracker
+	(*RescheduleEvent)(nil),           // 5: troupe.RescheduleEvent
+	(*AllocatedResources)(nil),        // 6: troupe.AllocatedResources
+	(*AllocatedTaskResources)(nil),    // 7: troupe.AllocatedTaskResources
+	(*AllocatedCpuResources)(nil),     // 8: troupe.AllocatedCpuResources
+	(*AllocatedMemoryResources)(nil),  // 9: troupe.AllocatedMemoryResources
+	(*AllocatedDeviceResource)(nil),   // 10: troupe.AllocatedDeviceResource
+	(*AllocatedSharedResources)(nil),  // 11: troupe.AllocatedSharedResources
+	(*NetworkStatus)(nil),             // 12: troupe.NetworkStatus
+	(*TaskState)(nil),                 // 13: troupe.TaskState
+	(*TaskEvent)(nil),                 // 14: troupe.TaskEvent
+	nil,                               // 15: troupe.Allocation.TaskStatesEntry
+	nil,                               // 16: troupe.Allocation.VolumeStatesEntry
+	nil,                               // 17: troupe.AllocatedResources.TasksEntry
+	nil,                               // 18: troupe.TaskEvent.DetailsEntry
+	(*Job)(nil),                       // 19: troupe.Job
+	(*AllocServiceRegistrations)(nil), // 20: troupe.AllocServiceRegistrations
+	(*NodeScoreMeta)(nil),             // 21: troupe.NodeScoreMeta
+	(*NetworkResource)(nil),           // 22: troupe.NetworkResource
 }
 var file_alloc_proto_depIdxs = []int32{
 	19, // 0: troupe.Allocation.Job:type_name -> troupe.Job
@@ -1452,25 +1465,26 @@ var file_alloc_proto_depIdxs = []int32{
 	3,  // 5: troupe.Allocation.DesiredTransition:type_name -> troupe.DesiredTransition
 	12, // 6: troupe.Allocation.NetworkStatus:type_name -> troupe.NetworkStatus
 	16, // 7: troupe.Allocation.VolumeStates:type_name -> troupe.Allocation.VolumeStatesEntry
-	14, // 8: troupe.AllocVolumeState.Events:type_name -> troupe.TaskEvent
-	20, // 9: troupe.AllocMetricRef.ScoreMetaData:type_name -> troupe.NodeScoreMeta
-	5,  // 10: troupe.RescheduleTracker.Events:type_name -> troupe.RescheduleEvent
-	17, // 11: troupe.AllocatedResources.Tasks:type_name -> troupe.AllocatedResources.TasksEntry
-	11, // 12: troupe.AllocatedResources.Shared:type_name -> troupe.AllocatedSharedResources
-	8,  // 13: troupe.AllocatedTaskResources.Cpu:type_name -> troupe.AllocatedCpuResources
-	9,  // 14: troupe.AllocatedTaskResources.Memory:type_name -> troupe.AllocatedMemoryResources
-	10, // 15: troupe.AllocatedTaskResources.Devices:type_name -> troupe.AllocatedDeviceResource
-	21, // 16: troupe.AllocatedSharedResources.Networks:type_name -> troupe.NetworkResource
-	14, // 17: troupe.TaskState.Events:type_name -> troupe.TaskEvent
-	18, // 18: troupe.TaskEvent.Details:type_name -> troupe.TaskEvent.DetailsEntry
-	13, // 19: troupe.Allocation.TaskStatesEntry.value:type_name -> troupe.TaskState
-	1,  // 20: troupe.Allocation.VolumeStatesEntry.value:type_name -> troupe.AllocVolumeState
-	7,  // 21: troupe.AllocatedResources.TasksEntry.value:type_name -> troupe.AllocatedTaskResources
-	22, // [22:22] is the sub-list for method output_type
-	22, // [22:22] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	20, // 8: troupe.Allocation.ServiceRegistrations:type_name -> troupe.AllocServiceRegistrations
+	14, // 9: troupe.AllocVolumeState.Events:type_name -> troupe.TaskEvent
+	21, // 10: troupe.AllocMetricRef.ScoreMetaData:type_name -> troupe.NodeScoreMeta
+	5,  // 11: troupe.RescheduleTracker.Events:type_name -> troupe.RescheduleEvent
+	17, // 12: troupe.AllocatedResources.Tasks:type_name -> troupe.AllocatedResources.TasksEntry
+	11, // 13: troupe.AllocatedResources.Shared:type_name -> troupe.AllocatedSharedResources
+	8,  // 14: troupe.AllocatedTaskResources.Cpu:type_name -> troupe.AllocatedCpuResources
+	9,  // 15: troupe.AllocatedTaskResources.Memory:type_name -> troupe.AllocatedMemoryResources
+	10, // 16: troupe.AllocatedTaskResources.Devices:type_name -> troupe.AllocatedDeviceResource
+	22, // 17: troupe.AllocatedSharedResources.Networks:type_name -> troupe.NetworkResource
+	14, // 18: troupe.TaskState.Events:type_name -> troupe.TaskEvent
+	18, // 19: troupe.TaskEvent.Details:type_name -> troupe.TaskEvent.DetailsEntry
+	13, // 20: troupe.Allocation.TaskStatesEntry.value:type_name -> troupe.TaskState
+	1,  // 21: troupe.Allocation.VolumeStatesEntry.value:type_name -> troupe.AllocVolumeState
+	7,  // 22: troupe.AllocatedResources.TasksEntry.value:type_name -> troupe.AllocatedTaskResources
+	23, // [23:23] is the sub-list for method output_type
+	23, // [23:23] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_alloc_proto_init() }
@@ -1480,6 +1494,7 @@ func file_alloc_proto_init() {
 	}
 	file_job_proto_init()
 	file_eval_proto_init()
+	file_service_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -644,6 +644,7 @@ type TaskGroup struct {
 	Volumes                   map[string]*VolumeRequest `protobuf:"bytes,12,rep,name=Volumes,proto3" json:"Volumes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Affinities                []*Affinity               `protobuf:"bytes,13,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
 	Spreads                   []*Spread                 `protobuf:"bytes,14,rep,name=Spreads,proto3" json:"Spreads,omitempty"`
+	Services                  []*Service                `protobuf:"bytes,16,rep,name=Services,proto3" json:"Services,omitempty"`
 	unknownFields             protoimpl.UnknownFields
 	sizeCache                 protoimpl.SizeCache
 }
@@ -776,6 +777,13 @@ func (x *TaskGroup) GetSpreads() []*Spread {
 	return nil
 }
 
+func (x *TaskGroup) GetServices() []*Service {
+	if x != nil {
+		return x.Services
+	}
+	return nil
+}
+
 type Task struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=Name,proto3" json:"Name,omitempty"`
@@ -795,6 +803,7 @@ type Task struct {
 	// CSIPluginConfig makes the task a CSI plugin (the csi_plugin block).
 	CSIPluginConfig *CSIPluginConfig `protobuf:"bytes,15,opt,name=CSIPluginConfig,proto3" json:"CSIPluginConfig,omitempty"`
 	Affinities      []*Affinity      `protobuf:"bytes,16,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
+	Services        []*Service       `protobuf:"bytes,17,rep,name=Services,proto3" json:"Services,omitempty"`
 	// Templates are rendered into the task directory before it starts.
 	Templates       []*TaskTemplate        `protobuf:"bytes,21,rep,name=Templates,proto3" json:"Templates,omitempty"`
 	DispatchPayload *DispatchPayloadConfig `protobuf:"bytes,18,opt,name=DispatchPayload,proto3" json:"DispatchPayload,omitempty"`
@@ -942,6 +951,13 @@ func (x *Task) GetCSIPluginConfig() *CSIPluginConfig {
 func (x *Task) GetAffinities() []*Affinity {
 	if x != nil {
 		return x.Affinities
+	}
+	return nil
+}
+
+func (x *Task) GetServices() []*Service {
+	if x != nil {
+		return x.Services
 	}
 	return nil
 }
@@ -2119,7 +2135,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\"\xa0\b\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\x1a\rservice.proto\"\xa0\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -2184,7 +2200,7 @@ const file_job_proto_rawDesc = "" +
 	"Constraint\x12\x18\n" +
 	"\aLTarget\x18\x01 \x01(\tR\aLTarget\x12\x18\n" +
 	"\aRTarget\x18\x02 \x01(\tR\aRTarget\x12\x18\n" +
-	"\aOperand\x18\x03 \x01(\tR\aOperand\"\xc7\x06\n" +
+	"\aOperand\x18\x03 \x01(\tR\aOperand\"\xf4\x06\n" +
 	"\tTaskGroup\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x14\n" +
 	"\x05Count\x18\x02 \x01(\x05R\x05Count\x124\n" +
@@ -2204,13 +2220,14 @@ const file_job_proto_rawDesc = "" +
 	"\n" +
 	"Affinities\x18\r \x03(\v2\x10.troupe.AffinityR\n" +
 	"Affinities\x12(\n" +
-	"\aSpreads\x18\x0e \x03(\v2\x0e.troupe.SpreadR\aSpreads\x1a7\n" +
+	"\aSpreads\x18\x0e \x03(\v2\x0e.troupe.SpreadR\aSpreads\x12+\n" +
+	"\bServices\x18\x10 \x03(\v2\x0f.troupe.ServiceR\bServices\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xcb\a\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xf8\a\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -2232,7 +2249,8 @@ const file_job_proto_rawDesc = "" +
 	"\x0fCSIPluginConfig\x18\x0f \x01(\v2\x17.troupe.CSIPluginConfigR\x0fCSIPluginConfig\x120\n" +
 	"\n" +
 	"Affinities\x18\x10 \x03(\v2\x10.troupe.AffinityR\n" +
-	"Affinities\x122\n" +
+	"Affinities\x12+\n" +
+	"\bServices\x18\x11 \x03(\v2\x0f.troupe.ServiceR\bServices\x122\n" +
 	"\tTemplates\x18\x15 \x03(\v2\x14.troupe.TaskTemplateR\tTemplates\x12G\n" +
 	"\x0fDispatchPayload\x18\x12 \x01(\v2\x1d.troupe.DispatchPayloadConfigR\x0fDispatchPayload\x122\n" +
 	"\tArtifacts\x18\x14 \x03(\v2\x14.troupe.TaskArtifactR\tArtifacts\x1a6\n" +
@@ -2386,8 +2404,9 @@ var file_job_proto_goTypes = []any{
 	nil,                            // 28: troupe.Task.MetaEntry
 	nil,                            // 29: troupe.TaskArtifact.GetterOptionsEntry
 	nil,                            // 30: troupe.TaskArtifact.GetterHeadersEntry
-	(*structpb.Struct)(nil),        // 31: google.protobuf.Struct
-	(*TaskTemplate)(nil),           // 32: troupe.TaskTemplate
+	(*Service)(nil),                // 31: troupe.Service
+	(*structpb.Struct)(nil),        // 32: google.protobuf.Struct
+	(*TaskTemplate)(nil),           // 33: troupe.TaskTemplate
 }
 var file_job_proto_depIdxs = []int32{
 	5,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
@@ -2408,34 +2427,36 @@ var file_job_proto_depIdxs = []int32{
 	26, // 15: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
 	12, // 16: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
 	13, // 17: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
-	31, // 18: troupe.Task.Config:type_name -> google.protobuf.Struct
-	27, // 19: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	10, // 20: troupe.Task.Resources:type_name -> troupe.Resources
-	17, // 21: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	28, // 22: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
-	5,  // 23: troupe.Task.Constraints:type_name -> troupe.Constraint
-	22, // 24: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	23, // 25: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	9,  // 26: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	12, // 27: troupe.Task.Affinities:type_name -> troupe.Affinity
-	32, // 28: troupe.Task.Templates:type_name -> troupe.TaskTemplate
-	2,  // 29: troupe.Task.DispatchPayload:type_name -> troupe.DispatchPayloadConfig
-	8,  // 30: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
-	29, // 31: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
-	30, // 32: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
-	15, // 33: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	11, // 34: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	5,  // 35: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	12, // 36: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	14, // 37: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	16, // 38: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	16, // 39: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	21, // 40: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	41, // [41:41] is the sub-list for method output_type
-	41, // [41:41] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	31, // 18: troupe.TaskGroup.Services:type_name -> troupe.Service
+	32, // 19: troupe.Task.Config:type_name -> google.protobuf.Struct
+	27, // 20: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	10, // 21: troupe.Task.Resources:type_name -> troupe.Resources
+	17, // 22: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	28, // 23: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	5,  // 24: troupe.Task.Constraints:type_name -> troupe.Constraint
+	22, // 25: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	23, // 26: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	9,  // 27: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	12, // 28: troupe.Task.Affinities:type_name -> troupe.Affinity
+	31, // 29: troupe.Task.Services:type_name -> troupe.Service
+	33, // 30: troupe.Task.Templates:type_name -> troupe.TaskTemplate
+	2,  // 31: troupe.Task.DispatchPayload:type_name -> troupe.DispatchPayloadConfig
+	8,  // 32: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
+	29, // 33: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
+	30, // 34: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
+	15, // 35: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	11, // 36: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	5,  // 37: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	12, // 38: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	14, // 39: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	16, // 40: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	16, // 41: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	21, // 42: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	43, // [43:43] is the sub-list for method output_type
+	43, // [43:43] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2444,6 +2465,7 @@ func file_job_proto_init() {
 		return
 	}
 	file_template_proto_init()
+	file_service_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

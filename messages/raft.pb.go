@@ -54,6 +54,9 @@ type Command struct {
 	//	*Command_RotateKeyring
 	//	*Command_UpsertNamespaces
 	//	*Command_DeleteNamespaces
+	//	*Command_UpsertServiceRegistrations
+	//	*Command_DeleteServiceRegistrationsByAlloc
+	//	*Command_DeleteServiceRegistrationByID
 	//	*Command_DispatchJob
 	Cmd           isCommand_Cmd `protobuf_oneof:"Cmd"`
 	unknownFields protoimpl.UnknownFields
@@ -311,6 +314,33 @@ func (x *Command) GetDeleteNamespaces() *DeleteNamespaces {
 	return nil
 }
 
+func (x *Command) GetUpsertServiceRegistrations() *UpsertServiceRegistrations {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpsertServiceRegistrations); ok {
+			return x.UpsertServiceRegistrations
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetDeleteServiceRegistrationsByAlloc() *DeleteServiceRegistrationsByAlloc {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_DeleteServiceRegistrationsByAlloc); ok {
+			return x.DeleteServiceRegistrationsByAlloc
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetDeleteServiceRegistrationByID() *DeleteServiceRegistrationByID {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_DeleteServiceRegistrationByID); ok {
+			return x.DeleteServiceRegistrationByID
+		}
+	}
+	return nil
+}
+
 func (x *Command) GetDispatchJob() *DispatchJob {
 	if x != nil {
 		if x, ok := x.Cmd.(*Command_DispatchJob); ok {
@@ -421,6 +451,19 @@ type Command_DeleteNamespaces struct {
 	DeleteNamespaces *DeleteNamespaces `protobuf:"bytes,29,opt,name=DeleteNamespaces,proto3,oneof"`
 }
 
+type Command_UpsertServiceRegistrations struct {
+	// Service registrations (service.proto).
+	UpsertServiceRegistrations *UpsertServiceRegistrations `protobuf:"bytes,38,opt,name=UpsertServiceRegistrations,proto3,oneof"`
+}
+
+type Command_DeleteServiceRegistrationsByAlloc struct {
+	DeleteServiceRegistrationsByAlloc *DeleteServiceRegistrationsByAlloc `protobuf:"bytes,39,opt,name=DeleteServiceRegistrationsByAlloc,proto3,oneof"`
+}
+
+type Command_DeleteServiceRegistrationByID struct {
+	DeleteServiceRegistrationByID *DeleteServiceRegistrationByID `protobuf:"bytes,40,opt,name=DeleteServiceRegistrationByID,proto3,oneof"`
+}
+
 type Command_DispatchJob struct {
 	// Dispatches of parameterized jobs (dispatch.proto).
 	DispatchJob *DispatchJob `protobuf:"bytes,41,opt,name=DispatchJob,proto3,oneof"`
@@ -471,6 +514,12 @@ func (*Command_RotateKeyring) isCommand_Cmd() {}
 func (*Command_UpsertNamespaces) isCommand_Cmd() {}
 
 func (*Command_DeleteNamespaces) isCommand_Cmd() {}
+
+func (*Command_UpsertServiceRegistrations) isCommand_Cmd() {}
+
+func (*Command_DeleteServiceRegistrationsByAlloc) isCommand_Cmd() {}
+
+func (*Command_DeleteServiceRegistrationByID) isCommand_Cmd() {}
 
 func (*Command_DispatchJob) isCommand_Cmd() {}
 
@@ -1292,24 +1341,25 @@ func (x *StopAlloc) GetEval() *Evaluation {
 
 // Snapshot is the whole state, written by the FSM's snapshot.
 type Snapshot struct {
-	state            protoimpl.MessageState  `protogen:"open.v1"`
-	Index            uint64                  `protobuf:"varint,1,opt,name=Index,proto3" json:"Index,omitempty"`
-	Jobs             []*Job                  `protobuf:"bytes,2,rep,name=Jobs,proto3" json:"Jobs,omitempty"`               // current version of each job
-	JobVersions      []*Job                  `protobuf:"bytes,3,rep,name=JobVersions,proto3" json:"JobVersions,omitempty"` // every stored version
-	Evals            []*Evaluation           `protobuf:"bytes,4,rep,name=Evals,proto3" json:"Evals,omitempty"`
-	Allocs           []*Allocation           `protobuf:"bytes,5,rep,name=Allocs,proto3" json:"Allocs,omitempty"`
-	Nodes            []*Node                 `protobuf:"bytes,6,rep,name=Nodes,proto3" json:"Nodes,omitempty"`
-	Volumes          []*CSIVolume            `protobuf:"bytes,7,rep,name=Volumes,proto3" json:"Volumes,omitempty"`
-	Plugins          []*CSIPlugin            `protobuf:"bytes,8,rep,name=Plugins,proto3" json:"Plugins,omitempty"`
-	NodePools        []*NodePool             `protobuf:"bytes,9,rep,name=NodePools,proto3" json:"NodePools,omitempty"`
-	SchedulerConfig  *SchedulerConfiguration `protobuf:"bytes,10,opt,name=SchedulerConfig,proto3" json:"SchedulerConfig,omitempty"`
-	Variables        []*Variable             `protobuf:"bytes,20,rep,name=Variables,proto3" json:"Variables,omitempty"` // sealed, as stored
-	RootKeys         []*RootKey              `protobuf:"bytes,21,rep,name=RootKeys,proto3" json:"RootKeys,omitempty"`
-	Namespaces       []*Namespace            `protobuf:"bytes,22,rep,name=Namespaces,proto3" json:"Namespaces,omitempty"`
-	Submissions      []*JobSubmission        `protobuf:"bytes,23,rep,name=Submissions,proto3" json:"Submissions,omitempty"`
-	PeriodicLaunches []*PeriodicLaunch       `protobuf:"bytes,26,rep,name=PeriodicLaunches,proto3" json:"PeriodicLaunches,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	state                protoimpl.MessageState  `protogen:"open.v1"`
+	Index                uint64                  `protobuf:"varint,1,opt,name=Index,proto3" json:"Index,omitempty"`
+	Jobs                 []*Job                  `protobuf:"bytes,2,rep,name=Jobs,proto3" json:"Jobs,omitempty"`               // current version of each job
+	JobVersions          []*Job                  `protobuf:"bytes,3,rep,name=JobVersions,proto3" json:"JobVersions,omitempty"` // every stored version
+	Evals                []*Evaluation           `protobuf:"bytes,4,rep,name=Evals,proto3" json:"Evals,omitempty"`
+	Allocs               []*Allocation           `protobuf:"bytes,5,rep,name=Allocs,proto3" json:"Allocs,omitempty"`
+	Nodes                []*Node                 `protobuf:"bytes,6,rep,name=Nodes,proto3" json:"Nodes,omitempty"`
+	Volumes              []*CSIVolume            `protobuf:"bytes,7,rep,name=Volumes,proto3" json:"Volumes,omitempty"`
+	Plugins              []*CSIPlugin            `protobuf:"bytes,8,rep,name=Plugins,proto3" json:"Plugins,omitempty"`
+	NodePools            []*NodePool             `protobuf:"bytes,9,rep,name=NodePools,proto3" json:"NodePools,omitempty"`
+	SchedulerConfig      *SchedulerConfiguration `protobuf:"bytes,10,opt,name=SchedulerConfig,proto3" json:"SchedulerConfig,omitempty"`
+	Variables            []*Variable             `protobuf:"bytes,20,rep,name=Variables,proto3" json:"Variables,omitempty"` // sealed, as stored
+	RootKeys             []*RootKey              `protobuf:"bytes,21,rep,name=RootKeys,proto3" json:"RootKeys,omitempty"`
+	Namespaces           []*Namespace            `protobuf:"bytes,22,rep,name=Namespaces,proto3" json:"Namespaces,omitempty"`
+	Submissions          []*JobSubmission        `protobuf:"bytes,23,rep,name=Submissions,proto3" json:"Submissions,omitempty"`
+	PeriodicLaunches     []*PeriodicLaunch       `protobuf:"bytes,26,rep,name=PeriodicLaunches,proto3" json:"PeriodicLaunches,omitempty"`
+	ServiceRegistrations []*ServiceRegistration  `protobuf:"bytes,28,rep,name=ServiceRegistrations,proto3" json:"ServiceRegistrations,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Snapshot) Reset() {
@@ -1447,6 +1497,13 @@ func (x *Snapshot) GetPeriodicLaunches() []*PeriodicLaunch {
 	return nil
 }
 
+func (x *Snapshot) GetServiceRegistrations() []*ServiceRegistration {
+	if x != nil {
+		return x.ServiceRegistrations
+	}
+	return nil
+}
+
 var File_raft_proto protoreflect.FileDescriptor
 
 const file_raft_proto_rawDesc = "" +
@@ -1454,7 +1511,7 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\x1a\x0edispatch.proto\"\xe9\f\n" +
+	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\x1a\rservice.proto\x1a\x0edispatch.proto\"\xb9\x0f\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1480,7 +1537,10 @@ const file_raft_proto_rawDesc = "" +
 	"\bVarApply\x18\x1e \x01(\v2\x10.troupe.VarApplyH\x00R\bVarApply\x12=\n" +
 	"\rRotateKeyring\x18\x1f \x01(\v2\x15.troupe.RotateKeyringH\x00R\rRotateKeyring\x12F\n" +
 	"\x10UpsertNamespaces\x18\x1c \x01(\v2\x18.troupe.UpsertNamespacesH\x00R\x10UpsertNamespaces\x12F\n" +
-	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespaces\x127\n" +
+	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespaces\x12d\n" +
+	"\x1aUpsertServiceRegistrations\x18& \x01(\v2\".troupe.UpsertServiceRegistrationsH\x00R\x1aUpsertServiceRegistrations\x12y\n" +
+	"!DeleteServiceRegistrationsByAlloc\x18' \x01(\v2).troupe.DeleteServiceRegistrationsByAllocH\x00R!DeleteServiceRegistrationsByAlloc\x12m\n" +
+	"\x1dDeleteServiceRegistrationByID\x18( \x01(\v2%.troupe.DeleteServiceRegistrationByIDH\x00R\x1dDeleteServiceRegistrationByID\x127\n" +
 	"\vDispatchJob\x18) \x01(\v2\x13.troupe.DispatchJobH\x00R\vDispatchJobB\x05\n" +
 	"\x03Cmd\"\x87\x02\n" +
 	"\vRegisterJob\x12\x1d\n" +
@@ -1543,7 +1603,7 @@ const file_raft_proto_rawDesc = "" +
 	"\tStopAlloc\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12.\n" +
 	"\x12DesiredDescription\x18\x02 \x01(\tR\x12DesiredDescription\x12&\n" +
-	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xcb\x05\n" +
+	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\x9c\x06\n" +
 	"\bSnapshot\x12\x14\n" +
 	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12\x1f\n" +
 	"\x04Jobs\x18\x02 \x03(\v2\v.troupe.JobR\x04Jobs\x12-\n" +
@@ -1562,7 +1622,8 @@ const file_raft_proto_rawDesc = "" +
 	"Namespaces\x18\x16 \x03(\v2\x11.troupe.NamespaceR\n" +
 	"Namespaces\x127\n" +
 	"\vSubmissions\x18\x17 \x03(\v2\x15.troupe.JobSubmissionR\vSubmissions\x12B\n" +
-	"\x10PeriodicLaunches\x18\x1a \x03(\v2\x16.troupe.PeriodicLaunchR\x10PeriodicLaunchesB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x10PeriodicLaunches\x18\x1a \x03(\v2\x16.troupe.PeriodicLaunchR\x10PeriodicLaunches\x12O\n" +
+	"\x14ServiceRegistrations\x18\x1c \x03(\v2\x1b.troupe.ServiceRegistrationR\x14ServiceRegistrationsB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_raft_proto_rawDescOnce sync.Once
@@ -1578,48 +1639,52 @@ func file_raft_proto_rawDescGZIP() []byte {
 
 var file_raft_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_raft_proto_goTypes = []any{
-	(*Command)(nil),                // 0: troupe.Command
-	(*RegisterJob)(nil),            // 1: troupe.RegisterJob
-	(*DeregisterJob)(nil),          // 2: troupe.DeregisterJob
-	(*UpsertEvals)(nil),            // 3: troupe.UpsertEvals
-	(*ApplyPlan)(nil),              // 4: troupe.ApplyPlan
-	(*AllocStopUpdate)(nil),        // 5: troupe.AllocStopUpdate
-	(*ApplyPlanResult)(nil),        // 6: troupe.ApplyPlanResult
-	(*UpdateAllocsFromClient)(nil), // 7: troupe.UpdateAllocsFromClient
-	(*RegisterNode)(nil),           // 8: troupe.RegisterNode
-	(*UpdateNodeStatus)(nil),       // 9: troupe.UpdateNodeStatus
-	(*UpdateNodeEligibility)(nil),  // 10: troupe.UpdateNodeEligibility
-	(*UpdateNodeDrain)(nil),        // 11: troupe.UpdateNodeDrain
-	(*StopAlloc)(nil),              // 12: troupe.StopAlloc
-	(*Snapshot)(nil),               // 13: troupe.Snapshot
-	(*RegisterVolume)(nil),         // 14: troupe.RegisterVolume
-	(*DeregisterVolume)(nil),       // 15: troupe.DeregisterVolume
-	(*ClaimVolume)(nil),            // 16: troupe.ClaimVolume
-	(*UpdateClaimState)(nil),       // 17: troupe.UpdateClaimState
-	(*UpsertPluginInstances)(nil),  // 18: troupe.UpsertPluginInstances
-	(*UpsertNodePools)(nil),        // 19: troupe.UpsertNodePools
-	(*DeleteNodePools)(nil),        // 20: troupe.DeleteNodePools
-	(*SetSchedulerConfig)(nil),     // 21: troupe.SetSchedulerConfig
-	(*GarbageCollect)(nil),         // 22: troupe.GarbageCollect
-	(*VarApply)(nil),               // 23: troupe.VarApply
-	(*RotateKeyring)(nil),          // 24: troupe.RotateKeyring
-	(*UpsertNamespaces)(nil),       // 25: troupe.UpsertNamespaces
-	(*DeleteNamespaces)(nil),       // 26: troupe.DeleteNamespaces
-	(*DispatchJob)(nil),            // 27: troupe.DispatchJob
-	(*Job)(nil),                    // 28: troupe.Job
-	(*Evaluation)(nil),             // 29: troupe.Evaluation
-	(*JobSubmission)(nil),          // 30: troupe.JobSubmission
-	(*PeriodicLaunch)(nil),         // 31: troupe.PeriodicLaunch
-	(*Allocation)(nil),             // 32: troupe.Allocation
-	(*Node)(nil),                   // 33: troupe.Node
-	(*DrainStrategy)(nil),          // 34: troupe.DrainStrategy
-	(*CSIVolume)(nil),              // 35: troupe.CSIVolume
-	(*CSIPlugin)(nil),              // 36: troupe.CSIPlugin
-	(*NodePool)(nil),               // 37: troupe.NodePool
-	(*SchedulerConfiguration)(nil), // 38: troupe.SchedulerConfiguration
-	(*Variable)(nil),               // 39: troupe.Variable
-	(*RootKey)(nil),                // 40: troupe.RootKey
-	(*Namespace)(nil),              // 41: troupe.Namespace
+	(*Command)(nil),                           // 0: troupe.Command
+	(*RegisterJob)(nil),                       // 1: troupe.RegisterJob
+	(*DeregisterJob)(nil),                     // 2: troupe.DeregisterJob
+	(*UpsertEvals)(nil),                       // 3: troupe.UpsertEvals
+	(*ApplyPlan)(nil),                         // 4: troupe.ApplyPlan
+	(*AllocStopUpdate)(nil),                   // 5: troupe.AllocStopUpdate
+	(*ApplyPlanResult)(nil),                   // 6: troupe.ApplyPlanResult
+	(*UpdateAllocsFromClient)(nil),            // 7: troupe.UpdateAllocsFromClient
+	(*RegisterNode)(nil),                      // 8: troupe.RegisterNode
+	(*UpdateNodeStatus)(nil),                  // 9: troupe.UpdateNodeStatus
+	(*UpdateNodeEligibility)(nil),             // 10: troupe.UpdateNodeEligibility
+	(*UpdateNodeDrain)(nil),                   // 11: troupe.UpdateNodeDrain
+	(*StopAlloc)(nil),                         // 12: troupe.StopAlloc
+	(*Snapshot)(nil),                          // 13: troupe.Snapshot
+	(*RegisterVolume)(nil),                    // 14: troupe.RegisterVolume
+	(*DeregisterVolume)(nil),                  // 15: troupe.DeregisterVolume
+	(*ClaimVolume)(nil),                       // 16: troupe.ClaimVolume
+	(*UpdateClaimState)(nil),                  // 17: troupe.UpdateClaimState
+	(*UpsertPluginInstances)(nil),             // 18: troupe.UpsertPluginInstances
+	(*UpsertNodePools)(nil),                   // 19: troupe.UpsertNodePools
+	(*DeleteNodePools)(nil),                   // 20: troupe.DeleteNodePools
+	(*SetSchedulerConfig)(nil),                // 21: troupe.SetSchedulerConfig
+	(*GarbageCollect)(nil),                    // 22: troupe.GarbageCollect
+	(*VarApply)(nil),                          // 23: troupe.VarApply
+	(*RotateKeyring)(nil),                     // 24: troupe.RotateKeyring
+	(*UpsertNamespaces)(nil),                  // 25: troupe.UpsertNamespaces
+	(*DeleteNamespaces)(nil),                  // 26: troupe.DeleteNamespaces
+	(*UpsertServiceRegistrations)(nil),        // 27: troupe.UpsertServiceRegistrations
+	(*DeleteServiceRegistrationsByAlloc)(nil), // 28: troupe.DeleteServiceRegistrationsByAlloc
+	(*DeleteServiceRegistrationByID)(nil),     // 29: troupe.DeleteServiceRegistrationByID
+	(*DispatchJob)(nil),                       // 30: troupe.DispatchJob
+	(*Job)(nil),                               // 31: troupe.Job
+	(*Evaluation)(nil),                        // 32: troupe.Evaluation
+	(*JobSubmission)(nil),                     // 33: troupe.JobSubmission
+	(*PeriodicLaunch)(nil),                    // 34: troupe.PeriodicLaunch
+	(*Allocation)(nil),                        // 35: troupe.Allocation
+	(*Node)(nil),                              // 36: troupe.Node
+	(*DrainStrategy)(nil),                     // 37: troupe.DrainStrategy
+	(*CSIVolume)(nil),                         // 38: troupe.CSIVolume
+	(*CSIPlugin)(nil),                         // 39: troupe.CSIPlugin
+	(*NodePool)(nil),                          // 40: troupe.NodePool
+	(*SchedulerConfiguration)(nil),            // 41: troupe.SchedulerConfiguration
+	(*Variable)(nil),                          // 42: troupe.Variable
+	(*RootKey)(nil),                           // 43: troupe.RootKey
+	(*Namespace)(nil),                         // 44: troupe.Namespace
+	(*ServiceRegistration)(nil),               // 45: troupe.ServiceRegistration
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1645,47 +1710,51 @@ var file_raft_proto_depIdxs = []int32{
 	24, // 20: troupe.Command.RotateKeyring:type_name -> troupe.RotateKeyring
 	25, // 21: troupe.Command.UpsertNamespaces:type_name -> troupe.UpsertNamespaces
 	26, // 22: troupe.Command.DeleteNamespaces:type_name -> troupe.DeleteNamespaces
-	27, // 23: troupe.Command.DispatchJob:type_name -> troupe.DispatchJob
-	28, // 24: troupe.RegisterJob.Job:type_name -> troupe.Job
-	29, // 25: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	30, // 26: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
-	31, // 27: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
-	29, // 28: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	29, // 29: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	32, // 30: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 31: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	29, // 32: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	29, // 33: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 34: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	32, // 35: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	29, // 36: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	33, // 37: troupe.RegisterNode.Node:type_name -> troupe.Node
-	29, // 38: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	29, // 39: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	29, // 40: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	29, // 41: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	34, // 42: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	29, // 43: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	29, // 44: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	28, // 45: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	28, // 46: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	29, // 47: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	32, // 48: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	33, // 49: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	35, // 50: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	36, // 51: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	37, // 52: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	38, // 53: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	39, // 54: troupe.Snapshot.Variables:type_name -> troupe.Variable
-	40, // 55: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
-	41, // 56: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
-	30, // 57: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
-	31, // 58: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
-	59, // [59:59] is the sub-list for method output_type
-	59, // [59:59] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	27, // 23: troupe.Command.UpsertServiceRegistrations:type_name -> troupe.UpsertServiceRegistrations
+	28, // 24: troupe.Command.DeleteServiceRegistrationsByAlloc:type_name -> troupe.DeleteServiceRegistrationsByAlloc
+	29, // 25: troupe.Command.DeleteServiceRegistrationByID:type_name -> troupe.DeleteServiceRegistrationByID
+	30, // 26: troupe.Command.DispatchJob:type_name -> troupe.DispatchJob
+	31, // 27: troupe.RegisterJob.Job:type_name -> troupe.Job
+	32, // 28: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	33, // 29: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
+	34, // 30: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
+	32, // 31: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	32, // 32: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	35, // 33: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 34: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	32, // 35: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	32, // 36: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 37: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	35, // 38: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	32, // 39: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	36, // 40: troupe.RegisterNode.Node:type_name -> troupe.Node
+	32, // 41: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	32, // 42: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	32, // 43: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	32, // 44: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	37, // 45: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	32, // 46: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	32, // 47: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	31, // 48: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	31, // 49: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	32, // 50: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	35, // 51: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	36, // 52: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	38, // 53: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	39, // 54: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	40, // 55: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	41, // 56: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	42, // 57: troupe.Snapshot.Variables:type_name -> troupe.Variable
+	43, // 58: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
+	44, // 59: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
+	33, // 60: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
+	34, // 61: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
+	45, // 62: troupe.Snapshot.ServiceRegistrations:type_name -> troupe.ServiceRegistration
+	63, // [63:63] is the sub-list for method output_type
+	63, // [63:63] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1703,6 +1772,7 @@ func file_raft_proto_init() {
 	file_variables_proto_init()
 	file_namespace_proto_init()
 	file_submission_proto_init()
+	file_service_proto_init()
 	file_dispatch_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_RegisterJob)(nil),
@@ -1728,6 +1798,9 @@ func file_raft_proto_init() {
 		(*Command_RotateKeyring)(nil),
 		(*Command_UpsertNamespaces)(nil),
 		(*Command_DeleteNamespaces)(nil),
+		(*Command_UpsertServiceRegistrations)(nil),
+		(*Command_DeleteServiceRegistrationsByAlloc)(nil),
+		(*Command_DeleteServiceRegistrationByID)(nil),
 		(*Command_DispatchJob)(nil),
 	}
 	type x struct{}

@@ -103,6 +103,7 @@ type Actor struct {
 	network   *networkHook
 	csi       *csiHook
 	templates *templateHook
+	checks    *checkSet // the service checks (checks.go)
 	log       *slog.Logger
 
 	timer    actors.Timer // the retry timer, while a step waits
@@ -174,6 +175,14 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.templates.onTemplatesChanged(ctx, m)
 	case *templateApply:
 		a.templates.onApply(ctx, m)
+	case *checkResult:
+		a.onCheckResult(ctx, m)
+	case *checkRestart:
+		a.onCheckRestart(ctx, m)
+	case *ChecksPassing:
+		a.onChecksPassing(ctx, m)
+	case *ChecksRequest:
+		a.onChecksRequest(ctx)
 	case *crash:
 		panic("alloc actor: crash requested")
 	case *actor.Stopping, *actor.Restarting:

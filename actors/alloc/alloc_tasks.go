@@ -164,6 +164,8 @@ func (a *Actor) report(ctx actor.Context) {
 		ModifyTime:        a.spec.Clock.Now().UnixNano(),
 		VolumeStates:      a.csi.volumeStates(),
 	}
+	up.ServiceRegistrations = a.reportedServices()
+	a.syncChecks(ctx)
 	if st := a.alloc.GetNetworkStatus(); st != nil {
 		up.NetworkStatus = proto.Clone(st).(*messages.NetworkStatus)
 	}

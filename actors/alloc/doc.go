@@ -130,6 +130,19 @@
 // it again in the same allocation: the restart policy counts nothing and
 // Restarts stays; the sender is answered once the task runs again.
 //
+// Services and checks (services.go, checks*.go). While the allocation
+// runs, its report carries its service registrations
+// (Allocation.ServiceRegistrations: host address and port, or the
+// allocation's own with address_mode alloc), and none once it stops; the
+// servers keep them in raft. It also has one check actor per check
+// (checks/<id>), which probes on the injected clock in a worker and
+// sends each outcome back; the alloc actor keeps the latest results
+// (ChecksRequest answers them) and sends itself ChecksPassing when all
+// of them pass, or stop passing: the hook for deployment health. A
+// check that fails check_restart.limit times past its grace restarts
+// its task through the task actor (RestartTask), as an operator's
+// restart does. checkTracker is the pure part, with a table test.
+//
 // Decisions are plain types tested without an actor system: Lifecycle
 // (the allocation's phases and hook order), restartTracker (the task
 // restart policy), clientStatus (how task states make an

@@ -155,6 +155,9 @@ func (f *FSM) applyVolumeCommand(index uint64, cmd *messages.Command) any {
 	case *messages.Command_RotateKeyring:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyRotateKeyring(w, c.RotateKeyring) })
 	}
+	if r, ok := f.applyServiceCommand(index, cmd); ok {
+		return r
+	}
 	f.logger.Error("raft log entry carries no known command", "index", index)
 	return fmt.Errorf("%w: index %d: no known command", ErrBadCommand, index)
 }

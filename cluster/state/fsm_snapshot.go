@@ -86,6 +86,7 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 				r.PeriodicLaunches = append(r.PeriodicLaunches, l)
 			})
 		},
+		func() error { return eachService(txn, cw) },
 		cw.flush,
 	}
 	for _, step := range steps {
@@ -216,6 +217,7 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 	w.restoreNamespaces(rec.Namespaces)
 	w.restoreSubmissions(rec.Submissions)
 	w.restoreLaunches(rec.PeriodicLaunches)
+	w.restoreServices(rec.ServiceRegistrations)
 }
 
 // commitRestore flushes the derived tables and sets every table's index

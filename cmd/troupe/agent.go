@@ -79,6 +79,7 @@ func runAgent(args []string, stderr io.Writer) int {
 		"comma-separated users exec tasks may not run as (Nomad's user.denylist; \"\" for none)")
 	fs.Func("host-volume", "a host directory groups may mount: name=/path, or name=/path:ro read-only (repeatable; Nomad's client host_volume)", cfg.AddHostVolume)
 	fs.BoolVar(&cfg.RawExecEnabled, "raw-exec", false, "enable the raw_exec driver: its tasks run unisolated, as the agent's user (on in -dev)")
+	fs.StringVar(&cfg.CgroupParent, "cgroup-parent", "", "cgroup below which exec, raw_exec, java and qemu tasks get theirs (Nomad's cgroup_parent; default /troupe, /troupe.slice on cgroup v2); the client owns it: give each client on a host its own")
 	fs.StringVar(&cfg.JavaHome, "java-home", "", "the java driver's JVM home (its bin/java runs the tasks; default: java on PATH)")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")
 	reservedCores := fs.String("reserved-cores", "", "cores the client keeps for the host, never reserved for tasks, as a CPU list such as 0-1 (Nomad's client reserved { cores })")

@@ -76,6 +76,7 @@ func commandTree() *cmdNode {
 			"pool":        nodePoolCommands(),
 		}},
 		"namespace": namespaceCommands(),
+		"service":   serviceCommands(),
 		"volume": {synopsis: "Create, register, inspect, detach and remove CSI volumes", subs: map[string]*cmdNode{
 			"create":     {synopsis: "Create a volume with its CSI plugin from a spec file", run: volumeCreateCommand},
 			"register":   {synopsis: "Register an existing volume from a spec file", run: volumeRegisterCommand},
