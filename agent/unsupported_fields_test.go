@@ -30,8 +30,6 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 		set  func(*nomad.Job)
 		want string
 	}{
-		{"parameterized", func(j *nomad.Job) { j.ParameterizedJob = &nomad.ParameterizedJobConfig{Payload: "optional"} },
-			`job "odd": parameterized jobs are not supported yet`},
 		{"update", func(j *nomad.Job) { j.Update = &nomad.UpdateStrategy{MaxParallel: ptr(2), Canary: ptr(1)} },
 			`job "odd": Update is not supported yet`},
 		{"vault", func(j *nomad.Job) {
@@ -59,8 +57,8 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 			require.Equal(t, http.StatusNotFound, ue.StatusCode())
 		})
 	}
-	_, err = c.Jobs().ParseHCL("job \"odd\" {\n  parameterized {\n    payload = \"optional\"\n  }\n}\n", false)
-	requireRefused(t, err, `"parameterized" block is not supported yet`)
+	_, err = c.Jobs().ParseHCL("job \"odd\" {\n  multiregion {\n    region \"east\" {}\n  }\n}\n", false)
+	requireRefused(t, err, `"multiregion" block is not supported yet`)
 	require.Contains(t, err.Error(), ":2:3")
 
 	canonical := plain()

@@ -68,6 +68,7 @@ type JobListStub struct {
 	ID                string
 	ParentID          string
 	Periodic          bool
+	ParameterizedJob  bool
 	Name              string
 	Namespace         string
 	Datacenters       []string

@@ -160,7 +160,7 @@ func (s *Server) jobList(w http.ResponseWriter, r *http.Request) (any, error) {
 
 // jobStub is a job's row in a job list.
 func jobStub(snap *state.Snap, j *messages.Job) *api.JobListStub {
-	return &api.JobListStub{ID: j.ID, ParentID: j.ParentID, Periodic: j.GetPeriodic().GetEnabled(), Name: j.Name, Namespace: j.Namespace,
+	return &api.JobListStub{ID: j.ID, ParentID: j.ParentID, Periodic: j.GetPeriodic().GetEnabled(), ParameterizedJob: j.IsParameterized(), Name: j.Name, Namespace: j.Namespace,
 		Datacenters: j.Datacenters, NodePool: state.PoolOrDefault(j.NodePool), Type: j.Type, Priority: int(j.Priority),
 		Stop: j.Stop, Status: j.Status, StatusDescription: j.StatusDescription, JobSummary: summary(snap, j),
 		CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex, JobModifyIndex: j.JobModifyIndex,
@@ -240,7 +240,7 @@ func (s *Server) jobSummary(w http.ResponseWriter, r *http.Request) (any, error)
 func summary(snap *state.Snap, j *messages.Job) *api.JobSummary {
 	out := &api.JobSummary{JobID: j.ID, Namespace: j.Namespace, Summary: map[string]api.TaskGroupSummary{},
 		CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex}
-	if j.GetPeriodic() != nil {
+	if j.GetPeriodic() != nil || j.IsParameterized() {
 		out.Children = childrenSummary(snap, j)
 	}
 	queued := queuedAllocs(snap, j)

@@ -40,9 +40,10 @@ func (s *Server) jobPeriodicForce(w http.ResponseWriter, r *http.Request) (any, 
 }
 
 // registerEval is the evaluation a registration of job queues: none for
-// an enabled periodic job, whose children are what run (Nomad's rule).
+// an enabled periodic job or a parameterized one, whose children are what
+// run (Nomad's rule).
 func (s *Server) registerEval(job *messages.Job) *messages.Evaluation {
-	if job.GetPeriodic().GetEnabled() && !job.GetStop() {
+	if job.IsParent() && !job.GetStop() {
 		return nil
 	}
 	return s.newEval(job, evals.JobRegister)

@@ -129,6 +129,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/job/{id}/summary", s.wrap(oneNamespace(s.jobSummary)))
 	m.HandleFunc("PUT /v1/job/{id}/periodic/force", s.wrap(oneNamespace(s.jobPeriodicForce)))
 	m.HandleFunc("POST /v1/job/{id}/periodic/force", s.wrap(oneNamespace(s.jobPeriodicForce)))
+	m.HandleFunc("PUT /v1/job/{id}/dispatch", s.wrap(oneNamespace(s.jobDispatch)))
+	m.HandleFunc("POST /v1/job/{id}/dispatch", s.wrap(oneNamespace(s.jobDispatch)))
 	m.HandleFunc("GET /v1/allocations", s.wrap(s.allocList))
 	m.HandleFunc("GET /v1/allocation/{id}", s.wrap(s.allocGet))
 	m.HandleFunc("POST /v1/allocation/{id}/stop", s.wrap(s.allocStop))

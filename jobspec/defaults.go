@@ -102,6 +102,7 @@ func Canonicalize(job *messages.Job) {
 	canonAffinities(job.Affinities)
 	canonSpreads(job.Spreads)
 	canonPeriodic(job.Periodic)
+	canonParameterized(job.ParameterizedJob)
 	for _, g := range job.TaskGroups {
 		if g != nil {
 			canonGroup(job.Type, g)

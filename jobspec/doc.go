@@ -72,12 +72,16 @@
 // Zero values, which Nomad's client sends for unset fields, pass, and so
 // do the defaults api.Job.Canonicalize fills in (update strategy,
 // ephemeral disk). In HCL, the blocks and arguments of hclRefused
-// (parameterized, update, service, template, vault, consul,
+// (update, multiregion, service, vault, consul,
 // lifecycle, ...) are errors naming them at their line.
 //
 // A periodic block (periodic.go) is parsed and validated here: cron
 // expressions with hashicorp/cronexpr, in the block's time zone;
-// PeriodicNext is the launch time the leader's dispatcher uses.
+// PeriodicNext is the launch time the leader's dispatcher uses. So are a
+// parameterized block (parameterized.go: payload optional, Nomad's
+// default, required or forbidden; meta_required, meta_optional; batch
+// jobs only) and a task's dispatch_payload { file }, a path that must
+// stay inside the task's local/ directory.
 //
 // Service and check blocks (service.go, validate_service.go), group and
 // task level, provider "nomad" (unset means it; "consul" is refused):

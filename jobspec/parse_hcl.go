@@ -29,7 +29,7 @@ var (
 	fileSchema = schemaOf(nil, blockSpec{"job", []string{"name"}}, blockSpec{"variable", []string{"name"}})
 	jobSchema  = schemaOf(jobAttrs, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
 		blockSpec{name: "affinity"}, blockSpec{name: "spread"}, blockSpec{"group", []string{"name"}},
-		blockSpec{name: "periodic"})
+		blockSpec{name: "periodic"}, blockSpec{name: "parameterized"})
 	groupSchema = schemaOf(groupAttrs,
 		blockSpec{name: "constraint"}, blockSpec{name: "affinity"}, blockSpec{name: "spread"},
 		blockSpec{name: "restart"}, blockSpec{name: "reschedule"},
@@ -41,7 +41,7 @@ var (
 		blockSpec{name: "restart"}, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
 		blockSpec{name: "affinity"}, blockSpec{name: "volume_mount"}, blockSpec{name: "logs"},
 		blockSpec{name: "csi_plugin"}, blockSpec{name: "template"}, blockSpec{name: "artifact"},
-		blockSpec{name: "service"}, blockSpec{name: "lifecycle"})
+		blockSpec{name: "service"}, blockSpec{name: "lifecycle"}, blockSpec{name: "dispatch_payload"})
 )
 
 // Parse decodes an HCL job file (a Nomad-like subset) into a job. filename
@@ -108,6 +108,7 @@ func (d *hclDecoder) job(b *hcl.Block) (*messages.Job, []groupPresence) {
 	job.Affinities = d.affinities(c.Blocks.OfType("affinity"))
 	job.Spreads = d.spreads(c.Blocks.OfType("spread"))
 	job.Periodic = d.periodic(d.single(c, "periodic"))
+	job.ParameterizedJob = d.parameterized(d.single(c, "parameterized"))
 	var pres []groupPresence
 	for _, gb := range c.Blocks.OfType("group") {
 		g, p := d.group(gb)
@@ -180,6 +181,7 @@ func (d *hclDecoder) task(b *hcl.Block) (*messages.Task, taskPresence) {
 	}
 	t.Templates = d.templates(c.Blocks.OfType("template"))
 	t.Services = d.services(c.Blocks.OfType("service"))
+	t.DispatchPayload = d.dispatchPayload(d.single(c, "dispatch_payload"))
 	return t, p
 }
 

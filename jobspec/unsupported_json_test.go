@@ -58,7 +58,7 @@ func TestParseJSONAcceptsNomadClientZeroes(t *testing.T) {
 // does not implement is refused with every one of them named by its path.
 func TestParseJSONRefusalsNameTheirPath(t *testing.T) {
 	job := userJob("service")
-	job.ParameterizedJob = &nomad.ParameterizedJobConfig{Payload: "optional"}
+	job.Multiregion = &nomad.Multiregion{Regions: []*nomad.MultiregionRegion{{Name: "east"}}}
 	job.TaskGroups[0].Update = &nomad.UpdateStrategy{MaxParallel: new(2), Canary: new(1)}
 	job.TaskGroups[0].EphemeralDisk = &nomad.EphemeralDisk{SizeMB: new(1000)}
 	job.TaskGroups[0].Networks[0].DNS = &nomad.DNSConfig{Servers: []string{"1.1.1.1"}}
@@ -72,7 +72,7 @@ func TestParseJSONRefusalsNameTheirPath(t *testing.T) {
 	var ue *UnsupportedError
 	require.ErrorAs(t, err, &ue)
 	require.Equal(t, []string{
-		`job "web": parameterized jobs are not supported yet`,
+		`job "web": multiregion jobs are not supported yet`,
 		`job "web": group "g": EphemeralDisk.SizeMB is not supported yet`,
 		`job "web": group "g": Networks[0].DNS is not supported yet`,
 		`job "web": group "g": task "t": Resources.SecretsMB is not supported yet`,

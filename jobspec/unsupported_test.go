@@ -27,6 +27,7 @@ var troupeTypes = map[string]any{
 	"SpreadTarget": messages.SpreadTarget{}, "RequestedDevice": messages.RequestedDevice{},
 	"LogConfig": messages.LogConfig{}, "TaskCSIPluginConfig": messages.CSIPluginConfig{},
 	"PeriodicConfig": messages.PeriodicConfig{}, "TaskLifecycle": messages.TaskLifecycle{}, "Template": messages.TaskTemplate{},
+	"ParameterizedJobConfig": messages.ParameterizedJobConfig{}, "DispatchPayloadConfig": messages.DispatchPayloadConfig{},
 	"TaskArtifact": messages.TaskArtifact{},
 	"Service":      messages.Service{}, "ServiceCheck": messages.ServiceCheck{},
 	"CheckRestart": messages.CheckRestart{},

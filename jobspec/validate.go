@@ -83,6 +83,8 @@ func validateJob(c checker, job *messages.Job) {
 	validateAffinities(c, job.Affinities)
 	validateSpreads(c, job.Spreads)
 	validatePeriodic(c, job)
+	validateParameterized(c, job)
+	validateDispatchPayloads(c, job)
 	if len(job.TaskGroups) == 0 {
 		c.addf("job must have at least one group")
 	}

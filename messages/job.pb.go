@@ -54,10 +54,18 @@ type Job struct {
 	NodePool   string      `protobuf:"bytes,22,opt,name=NodePool,proto3" json:"NodePool,omitempty"`
 	// Periodic launches a child job (ID "<ID>/periodic-<unix time>",
 	// ParentID this job's ID) at each time its cron specs name.
-	Periodic      *PeriodicConfig `protobuf:"bytes,25,opt,name=Periodic,proto3" json:"Periodic,omitempty"`
-	ParentID      string          `protobuf:"bytes,26,opt,name=ParentID,proto3" json:"ParentID,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Periodic *PeriodicConfig `protobuf:"bytes,25,opt,name=Periodic,proto3" json:"Periodic,omitempty"`
+	ParentID string          `protobuf:"bytes,26,opt,name=ParentID,proto3" json:"ParentID,omitempty"`
+	// ParameterizedJob makes the job a template that `job dispatch` runs
+	// (Nomad's parameterized block); its dispatched children (ID
+	// "<ID>/dispatch-<unix time>-<random>", Dispatched set) carry the
+	// Payload (raw bytes) and the idempotency token they were created with.
+	ParameterizedJob         *ParameterizedJobConfig `protobuf:"bytes,29,opt,name=ParameterizedJob,proto3" json:"ParameterizedJob,omitempty"`
+	Payload                  []byte                  `protobuf:"bytes,30,opt,name=Payload,proto3" json:"Payload,omitempty"`
+	Dispatched               bool                    `protobuf:"varint,31,opt,name=Dispatched,proto3" json:"Dispatched,omitempty"`
+	DispatchIdempotencyToken string                  `protobuf:"bytes,32,opt,name=DispatchIdempotencyToken,proto3" json:"DispatchIdempotencyToken,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -258,6 +266,143 @@ func (x *Job) GetParentID() string {
 	return ""
 }
 
+func (x *Job) GetParameterizedJob() *ParameterizedJobConfig {
+	if x != nil {
+		return x.ParameterizedJob
+	}
+	return nil
+}
+
+func (x *Job) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *Job) GetDispatched() bool {
+	if x != nil {
+		return x.Dispatched
+	}
+	return false
+}
+
+func (x *Job) GetDispatchIdempotencyToken() string {
+	if x != nil {
+		return x.DispatchIdempotencyToken
+	}
+	return ""
+}
+
+// ParameterizedJobConfig is Nomad's parameterized block: whether a
+// dispatch's payload is "optional", "required" or "forbidden", and the
+// meta keys a dispatch must or may set.
+type ParameterizedJobConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Payload       string                 `protobuf:"bytes,1,opt,name=Payload,proto3" json:"Payload,omitempty"`
+	MetaRequired  []string               `protobuf:"bytes,2,rep,name=MetaRequired,proto3" json:"MetaRequired,omitempty"`
+	MetaOptional  []string               `protobuf:"bytes,3,rep,name=MetaOptional,proto3" json:"MetaOptional,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ParameterizedJobConfig) Reset() {
+	*x = ParameterizedJobConfig{}
+	mi := &file_job_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ParameterizedJobConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ParameterizedJobConfig) ProtoMessage() {}
+
+func (x *ParameterizedJobConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ParameterizedJobConfig.ProtoReflect.Descriptor instead.
+func (*ParameterizedJobConfig) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ParameterizedJobConfig) GetPayload() string {
+	if x != nil {
+		return x.Payload
+	}
+	return ""
+}
+
+func (x *ParameterizedJobConfig) GetMetaRequired() []string {
+	if x != nil {
+		return x.MetaRequired
+	}
+	return nil
+}
+
+func (x *ParameterizedJobConfig) GetMetaOptional() []string {
+	if x != nil {
+		return x.MetaOptional
+	}
+	return nil
+}
+
+// DispatchPayloadConfig is a task's dispatch_payload block: the file,
+// relative to the task's local/ directory, the payload is written to.
+type DispatchPayloadConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	File          string                 `protobuf:"bytes,1,opt,name=File,proto3" json:"File,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DispatchPayloadConfig) Reset() {
+	*x = DispatchPayloadConfig{}
+	mi := &file_job_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DispatchPayloadConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DispatchPayloadConfig) ProtoMessage() {}
+
+func (x *DispatchPayloadConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DispatchPayloadConfig.ProtoReflect.Descriptor instead.
+func (*DispatchPayloadConfig) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *DispatchPayloadConfig) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
 // PeriodicConfig is Nomad's periodic block. Specs are cron expressions
 // (Spec is the older single one, kept as given); TimeZone is an IANA
 // name ("" : UTC).
@@ -275,7 +420,7 @@ type PeriodicConfig struct {
 
 func (x *PeriodicConfig) Reset() {
 	*x = PeriodicConfig{}
-	mi := &file_job_proto_msgTypes[1]
+	mi := &file_job_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -287,7 +432,7 @@ func (x *PeriodicConfig) String() string {
 func (*PeriodicConfig) ProtoMessage() {}
 
 func (x *PeriodicConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[1]
+	mi := &file_job_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -300,7 +445,7 @@ func (x *PeriodicConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PeriodicConfig.ProtoReflect.Descriptor instead.
 func (*PeriodicConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{1}
+	return file_job_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PeriodicConfig) GetEnabled() bool {
@@ -360,7 +505,7 @@ type PeriodicLaunch struct {
 
 func (x *PeriodicLaunch) Reset() {
 	*x = PeriodicLaunch{}
-	mi := &file_job_proto_msgTypes[2]
+	mi := &file_job_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -372,7 +517,7 @@ func (x *PeriodicLaunch) String() string {
 func (*PeriodicLaunch) ProtoMessage() {}
 
 func (x *PeriodicLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[2]
+	mi := &file_job_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -385,7 +530,7 @@ func (x *PeriodicLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PeriodicLaunch.ProtoReflect.Descriptor instead.
 func (*PeriodicLaunch) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{2}
+	return file_job_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PeriodicLaunch) GetNamespace() string {
@@ -434,7 +579,7 @@ type Constraint struct {
 
 func (x *Constraint) Reset() {
 	*x = Constraint{}
-	mi := &file_job_proto_msgTypes[3]
+	mi := &file_job_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -446,7 +591,7 @@ func (x *Constraint) String() string {
 func (*Constraint) ProtoMessage() {}
 
 func (x *Constraint) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[3]
+	mi := &file_job_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -459,7 +604,7 @@ func (x *Constraint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Constraint.ProtoReflect.Descriptor instead.
 func (*Constraint) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{3}
+	return file_job_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Constraint) GetLTarget() string {
@@ -506,7 +651,7 @@ type TaskGroup struct {
 
 func (x *TaskGroup) Reset() {
 	*x = TaskGroup{}
-	mi := &file_job_proto_msgTypes[4]
+	mi := &file_job_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -518,7 +663,7 @@ func (x *TaskGroup) String() string {
 func (*TaskGroup) ProtoMessage() {}
 
 func (x *TaskGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[4]
+	mi := &file_job_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -531,7 +676,7 @@ func (x *TaskGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskGroup.ProtoReflect.Descriptor instead.
 func (*TaskGroup) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{4}
+	return file_job_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *TaskGroup) GetName() string {
@@ -660,7 +805,8 @@ type Task struct {
 	Affinities      []*Affinity      `protobuf:"bytes,16,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
 	Services        []*Service       `protobuf:"bytes,17,rep,name=Services,proto3" json:"Services,omitempty"`
 	// Templates are rendered into the task directory before it starts.
-	Templates []*TaskTemplate `protobuf:"bytes,21,rep,name=Templates,proto3" json:"Templates,omitempty"`
+	Templates       []*TaskTemplate        `protobuf:"bytes,21,rep,name=Templates,proto3" json:"Templates,omitempty"`
+	DispatchPayload *DispatchPayloadConfig `protobuf:"bytes,18,opt,name=DispatchPayload,proto3" json:"DispatchPayload,omitempty"`
 	// Artifacts are fetched into the task dir before the task starts.
 	Artifacts []*TaskArtifact `protobuf:"bytes,20,rep,name=Artifacts,proto3" json:"Artifacts,omitempty"`
 	// Lifecycle makes the task a prestart, poststart or poststop task (the
@@ -672,7 +818,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_job_proto_msgTypes[5]
+	mi := &file_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -684,7 +830,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[5]
+	mi := &file_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -697,7 +843,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{5}
+	return file_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Task) GetName() string {
@@ -826,6 +972,13 @@ func (x *Task) GetTemplates() []*TaskTemplate {
 	return nil
 }
 
+func (x *Task) GetDispatchPayload() *DispatchPayloadConfig {
+	if x != nil {
+		return x.DispatchPayload
+	}
+	return nil
+}
+
 func (x *Task) GetArtifacts() []*TaskArtifact {
 	if x != nil {
 		return x.Artifacts
@@ -854,7 +1007,7 @@ type TaskLifecycle struct {
 
 func (x *TaskLifecycle) Reset() {
 	*x = TaskLifecycle{}
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -866,7 +1019,7 @@ func (x *TaskLifecycle) String() string {
 func (*TaskLifecycle) ProtoMessage() {}
 
 func (x *TaskLifecycle) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -879,7 +1032,7 @@ func (x *TaskLifecycle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskLifecycle.ProtoReflect.Descriptor instead.
 func (*TaskLifecycle) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{6}
+	return file_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TaskLifecycle) GetHook() string {
@@ -916,7 +1069,7 @@ type TaskArtifact struct {
 
 func (x *TaskArtifact) Reset() {
 	*x = TaskArtifact{}
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -928,7 +1081,7 @@ func (x *TaskArtifact) String() string {
 func (*TaskArtifact) ProtoMessage() {}
 
 func (x *TaskArtifact) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -941,7 +1094,7 @@ func (x *TaskArtifact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskArtifact.ProtoReflect.Descriptor instead.
 func (*TaskArtifact) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{7}
+	return file_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TaskArtifact) GetGetterSource() string {
@@ -1000,7 +1153,7 @@ type CSIPluginConfig struct {
 
 func (x *CSIPluginConfig) Reset() {
 	*x = CSIPluginConfig{}
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1012,7 +1165,7 @@ func (x *CSIPluginConfig) String() string {
 func (*CSIPluginConfig) ProtoMessage() {}
 
 func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1025,7 +1178,7 @@ func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIPluginConfig.ProtoReflect.Descriptor instead.
 func (*CSIPluginConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{8}
+	return file_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CSIPluginConfig) GetID() string {
@@ -1080,7 +1233,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1092,7 +1245,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1105,7 +1258,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{9}
+	return file_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Resources) GetCPU() int32 {
@@ -1169,7 +1322,7 @@ type RequestedDevice struct {
 
 func (x *RequestedDevice) Reset() {
 	*x = RequestedDevice{}
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1181,7 +1334,7 @@ func (x *RequestedDevice) String() string {
 func (*RequestedDevice) ProtoMessage() {}
 
 func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1194,7 +1347,7 @@ func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestedDevice.ProtoReflect.Descriptor instead.
 func (*RequestedDevice) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{10}
+	return file_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RequestedDevice) GetName() string {
@@ -1237,7 +1390,7 @@ type Affinity struct {
 
 func (x *Affinity) Reset() {
 	*x = Affinity{}
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1249,7 +1402,7 @@ func (x *Affinity) String() string {
 func (*Affinity) ProtoMessage() {}
 
 func (x *Affinity) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1262,7 +1415,7 @@ func (x *Affinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Affinity.ProtoReflect.Descriptor instead.
 func (*Affinity) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{11}
+	return file_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Affinity) GetLTarget() string {
@@ -1307,7 +1460,7 @@ type Spread struct {
 
 func (x *Spread) Reset() {
 	*x = Spread{}
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1319,7 +1472,7 @@ func (x *Spread) String() string {
 func (*Spread) ProtoMessage() {}
 
 func (x *Spread) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1332,7 +1485,7 @@ func (x *Spread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spread.ProtoReflect.Descriptor instead.
 func (*Spread) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{12}
+	return file_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Spread) GetAttribute() string {
@@ -1366,7 +1519,7 @@ type SpreadTarget struct {
 
 func (x *SpreadTarget) Reset() {
 	*x = SpreadTarget{}
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1378,7 +1531,7 @@ func (x *SpreadTarget) String() string {
 func (*SpreadTarget) ProtoMessage() {}
 
 func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1391,7 +1544,7 @@ func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpreadTarget.ProtoReflect.Descriptor instead.
 func (*SpreadTarget) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{13}
+	return file_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SpreadTarget) GetValue() string {
@@ -1421,7 +1574,7 @@ type NetworkResource struct {
 
 func (x *NetworkResource) Reset() {
 	*x = NetworkResource{}
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +1586,7 @@ func (x *NetworkResource) String() string {
 func (*NetworkResource) ProtoMessage() {}
 
 func (x *NetworkResource) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +1599,7 @@ func (x *NetworkResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkResource.ProtoReflect.Descriptor instead.
 func (*NetworkResource) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{14}
+	return file_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *NetworkResource) GetMode() string {
@@ -1496,7 +1649,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1508,7 +1661,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1521,7 +1674,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{15}
+	return file_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Port) GetLabel() string {
@@ -1564,7 +1717,7 @@ type RestartPolicy struct {
 
 func (x *RestartPolicy) Reset() {
 	*x = RestartPolicy{}
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1576,7 +1729,7 @@ func (x *RestartPolicy) String() string {
 func (*RestartPolicy) ProtoMessage() {}
 
 func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1589,7 +1742,7 @@ func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartPolicy.ProtoReflect.Descriptor instead.
 func (*RestartPolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{16}
+	return file_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RestartPolicy) GetAttempts() int32 {
@@ -1634,7 +1787,7 @@ type ReschedulePolicy struct {
 
 func (x *ReschedulePolicy) Reset() {
 	*x = ReschedulePolicy{}
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1646,7 +1799,7 @@ func (x *ReschedulePolicy) String() string {
 func (*ReschedulePolicy) ProtoMessage() {}
 
 func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1659,7 +1812,7 @@ func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReschedulePolicy.ProtoReflect.Descriptor instead.
 func (*ReschedulePolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{17}
+	return file_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReschedulePolicy) GetAttempts() int32 {
@@ -1716,7 +1869,7 @@ type MigrateStrategy struct {
 
 func (x *MigrateStrategy) Reset() {
 	*x = MigrateStrategy{}
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1728,7 +1881,7 @@ func (x *MigrateStrategy) String() string {
 func (*MigrateStrategy) ProtoMessage() {}
 
 func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1741,7 +1894,7 @@ func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateStrategy.ProtoReflect.Descriptor instead.
 func (*MigrateStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{18}
+	return file_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *MigrateStrategy) GetMaxParallel() int32 {
@@ -1784,7 +1937,7 @@ type DisconnectStrategy struct {
 
 func (x *DisconnectStrategy) Reset() {
 	*x = DisconnectStrategy{}
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1796,7 +1949,7 @@ func (x *DisconnectStrategy) String() string {
 func (*DisconnectStrategy) ProtoMessage() {}
 
 func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1809,7 +1962,7 @@ func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectStrategy.ProtoReflect.Descriptor instead.
 func (*DisconnectStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{19}
+	return file_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DisconnectStrategy) GetLostAfter() int64 {
@@ -1855,7 +2008,7 @@ type VolumeRequest struct {
 
 func (x *VolumeRequest) Reset() {
 	*x = VolumeRequest{}
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +2020,7 @@ func (x *VolumeRequest) String() string {
 func (*VolumeRequest) ProtoMessage() {}
 
 func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +2033,7 @@ func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeRequest.ProtoReflect.Descriptor instead.
 func (*VolumeRequest) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{20}
+	return file_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *VolumeRequest) GetName() string {
@@ -1943,7 +2096,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_job_proto_msgTypes[21]
+	mi := &file_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1955,7 +2108,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[21]
+	mi := &file_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1968,7 +2121,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{21}
+	return file_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *VolumeMount) GetVolume() string {
@@ -2002,7 +2155,7 @@ type LogConfig struct {
 
 func (x *LogConfig) Reset() {
 	*x = LogConfig{}
-	mi := &file_job_proto_msgTypes[22]
+	mi := &file_job_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2014,7 +2167,7 @@ func (x *LogConfig) String() string {
 func (*LogConfig) ProtoMessage() {}
 
 func (x *LogConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[22]
+	mi := &file_job_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2027,7 +2180,7 @@ func (x *LogConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogConfig.ProtoReflect.Descriptor instead.
 func (*LogConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{22}
+	return file_job_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *LogConfig) GetMaxFiles() int32 {
@@ -2048,7 +2201,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\x1a\rservice.proto\"\xde\x06\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\x1a\rservice.proto\"\xa0\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -2080,10 +2233,22 @@ const file_job_proto_rawDesc = "" +
 	"\aSpreads\x18\x15 \x03(\v2\x0e.troupe.SpreadR\aSpreads\x12\x1a\n" +
 	"\bNodePool\x18\x16 \x01(\tR\bNodePool\x122\n" +
 	"\bPeriodic\x18\x19 \x01(\v2\x16.troupe.PeriodicConfigR\bPeriodic\x12\x1a\n" +
-	"\bParentID\x18\x1a \x01(\tR\bParentID\x1a7\n" +
+	"\bParentID\x18\x1a \x01(\tR\bParentID\x12J\n" +
+	"\x10ParameterizedJob\x18\x1d \x01(\v2\x1e.troupe.ParameterizedJobConfigR\x10ParameterizedJob\x12\x18\n" +
+	"\aPayload\x18\x1e \x01(\fR\aPayload\x12\x1e\n" +
+	"\n" +
+	"Dispatched\x18\x1f \x01(\bR\n" +
+	"Dispatched\x12:\n" +
+	"\x18DispatchIdempotencyToken\x18  \x01(\tR\x18DispatchIdempotencyToken\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb6\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"z\n" +
+	"\x16ParameterizedJobConfig\x12\x18\n" +
+	"\aPayload\x18\x01 \x01(\tR\aPayload\x12\"\n" +
+	"\fMetaRequired\x18\x02 \x03(\tR\fMetaRequired\x12\"\n" +
+	"\fMetaOptional\x18\x03 \x03(\tR\fMetaOptional\"+\n" +
+	"\x15DispatchPayloadConfig\x12\x12\n" +
+	"\x04File\x18\x01 \x01(\tR\x04File\"\xb6\x01\n" +
 	"\x0ePeriodicConfig\x12\x18\n" +
 	"\aEnabled\x18\x01 \x01(\bR\aEnabled\x12\x14\n" +
 	"\x05Specs\x18\x02 \x03(\tR\x05Specs\x12\x1a\n" +
@@ -2128,7 +2293,7 @@ const file_job_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xe4\a\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xad\b\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -2152,7 +2317,8 @@ const file_job_proto_rawDesc = "" +
 	"Affinities\x18\x10 \x03(\v2\x10.troupe.AffinityR\n" +
 	"Affinities\x12+\n" +
 	"\bServices\x18\x11 \x03(\v2\x0f.troupe.ServiceR\bServices\x122\n" +
-	"\tTemplates\x18\x15 \x03(\v2\x14.troupe.TaskTemplateR\tTemplates\x122\n" +
+	"\tTemplates\x18\x15 \x03(\v2\x14.troupe.TaskTemplateR\tTemplates\x12G\n" +
+	"\x0fDispatchPayload\x18\x12 \x01(\v2\x1d.troupe.DispatchPayloadConfigR\x0fDispatchPayload\x122\n" +
 	"\tArtifacts\x18\x14 \x03(\v2\x14.troupe.TaskArtifactR\tArtifacts\x123\n" +
 	"\tLifecycle\x18\x13 \x01(\v2\x15.troupe.TaskLifecycleR\tLifecycle\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
@@ -2275,90 +2441,94 @@ func file_job_proto_rawDescGZIP() []byte {
 	return file_job_proto_rawDescData
 }
 
-var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_job_proto_goTypes = []any{
-	(*Job)(nil),                // 0: troupe.Job
-	(*PeriodicConfig)(nil),     // 1: troupe.PeriodicConfig
-	(*PeriodicLaunch)(nil),     // 2: troupe.PeriodicLaunch
-	(*Constraint)(nil),         // 3: troupe.Constraint
-	(*TaskGroup)(nil),          // 4: troupe.TaskGroup
-	(*Task)(nil),               // 5: troupe.Task
-	(*TaskLifecycle)(nil),      // 6: troupe.TaskLifecycle
-	(*TaskArtifact)(nil),       // 7: troupe.TaskArtifact
-	(*CSIPluginConfig)(nil),    // 8: troupe.CSIPluginConfig
-	(*Resources)(nil),          // 9: troupe.Resources
-	(*RequestedDevice)(nil),    // 10: troupe.RequestedDevice
-	(*Affinity)(nil),           // 11: troupe.Affinity
-	(*Spread)(nil),             // 12: troupe.Spread
-	(*SpreadTarget)(nil),       // 13: troupe.SpreadTarget
-	(*NetworkResource)(nil),    // 14: troupe.NetworkResource
-	(*Port)(nil),               // 15: troupe.Port
-	(*RestartPolicy)(nil),      // 16: troupe.RestartPolicy
-	(*ReschedulePolicy)(nil),   // 17: troupe.ReschedulePolicy
-	(*MigrateStrategy)(nil),    // 18: troupe.MigrateStrategy
-	(*DisconnectStrategy)(nil), // 19: troupe.DisconnectStrategy
-	(*VolumeRequest)(nil),      // 20: troupe.VolumeRequest
-	(*VolumeMount)(nil),        // 21: troupe.VolumeMount
-	(*LogConfig)(nil),          // 22: troupe.LogConfig
-	nil,                        // 23: troupe.Job.MetaEntry
-	nil,                        // 24: troupe.TaskGroup.MetaEntry
-	nil,                        // 25: troupe.TaskGroup.VolumesEntry
-	nil,                        // 26: troupe.Task.EnvEntry
-	nil,                        // 27: troupe.Task.MetaEntry
-	nil,                        // 28: troupe.TaskArtifact.GetterOptionsEntry
-	nil,                        // 29: troupe.TaskArtifact.GetterHeadersEntry
-	(*Service)(nil),            // 30: troupe.Service
-	(*structpb.Struct)(nil),    // 31: google.protobuf.Struct
-	(*TaskTemplate)(nil),       // 32: troupe.TaskTemplate
+	(*Job)(nil),                    // 0: troupe.Job
+	(*ParameterizedJobConfig)(nil), // 1: troupe.ParameterizedJobConfig
+	(*DispatchPayloadConfig)(nil),  // 2: troupe.DispatchPayloadConfig
+	(*PeriodicConfig)(nil),         // 3: troupe.PeriodicConfig
+	(*PeriodicLaunch)(nil),         // 4: troupe.PeriodicLaunch
+	(*Constraint)(nil),             // 5: troupe.Constraint
+	(*TaskGroup)(nil),              // 6: troupe.TaskGroup
+	(*Task)(nil),                   // 7: troupe.Task
+	(*TaskLifecycle)(nil),          // 8: troupe.TaskLifecycle
+	(*TaskArtifact)(nil),           // 9: troupe.TaskArtifact
+	(*CSIPluginConfig)(nil),        // 10: troupe.CSIPluginConfig
+	(*Resources)(nil),              // 11: troupe.Resources
+	(*RequestedDevice)(nil),        // 12: troupe.RequestedDevice
+	(*Affinity)(nil),               // 13: troupe.Affinity
+	(*Spread)(nil),                 // 14: troupe.Spread
+	(*SpreadTarget)(nil),           // 15: troupe.SpreadTarget
+	(*NetworkResource)(nil),        // 16: troupe.NetworkResource
+	(*Port)(nil),                   // 17: troupe.Port
+	(*RestartPolicy)(nil),          // 18: troupe.RestartPolicy
+	(*ReschedulePolicy)(nil),       // 19: troupe.ReschedulePolicy
+	(*MigrateStrategy)(nil),        // 20: troupe.MigrateStrategy
+	(*DisconnectStrategy)(nil),     // 21: troupe.DisconnectStrategy
+	(*VolumeRequest)(nil),          // 22: troupe.VolumeRequest
+	(*VolumeMount)(nil),            // 23: troupe.VolumeMount
+	(*LogConfig)(nil),              // 24: troupe.LogConfig
+	nil,                            // 25: troupe.Job.MetaEntry
+	nil,                            // 26: troupe.TaskGroup.MetaEntry
+	nil,                            // 27: troupe.TaskGroup.VolumesEntry
+	nil,                            // 28: troupe.Task.EnvEntry
+	nil,                            // 29: troupe.Task.MetaEntry
+	nil,                            // 30: troupe.TaskArtifact.GetterOptionsEntry
+	nil,                            // 31: troupe.TaskArtifact.GetterHeadersEntry
+	(*Service)(nil),                // 32: troupe.Service
+	(*structpb.Struct)(nil),        // 33: google.protobuf.Struct
+	(*TaskTemplate)(nil),           // 34: troupe.TaskTemplate
 }
 var file_job_proto_depIdxs = []int32{
-	3,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
-	4,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
-	23, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
-	11, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
-	12, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
-	1,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
-	3,  // 6: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
-	5,  // 7: troupe.TaskGroup.Tasks:type_name -> troupe.Task
-	16, // 8: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
-	17, // 9: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
-	24, // 10: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
-	18, // 11: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
-	19, // 12: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
-	14, // 13: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
-	25, // 14: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
-	11, // 15: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
-	12, // 16: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
-	30, // 17: troupe.TaskGroup.Services:type_name -> troupe.Service
-	31, // 18: troupe.Task.Config:type_name -> google.protobuf.Struct
-	26, // 19: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	9,  // 20: troupe.Task.Resources:type_name -> troupe.Resources
-	16, // 21: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	27, // 22: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
-	3,  // 23: troupe.Task.Constraints:type_name -> troupe.Constraint
-	21, // 24: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	22, // 25: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	8,  // 26: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	11, // 27: troupe.Task.Affinities:type_name -> troupe.Affinity
-	30, // 28: troupe.Task.Services:type_name -> troupe.Service
-	32, // 29: troupe.Task.Templates:type_name -> troupe.TaskTemplate
-	7,  // 30: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
-	6,  // 31: troupe.Task.Lifecycle:type_name -> troupe.TaskLifecycle
-	28, // 32: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
-	29, // 33: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
-	14, // 34: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	10, // 35: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	3,  // 36: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	11, // 37: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	13, // 38: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	15, // 39: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	15, // 40: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	20, // 41: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	42, // [42:42] is the sub-list for method output_type
-	42, // [42:42] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	5,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
+	6,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
+	25, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
+	13, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
+	14, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
+	3,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
+	1,  // 6: troupe.Job.ParameterizedJob:type_name -> troupe.ParameterizedJobConfig
+	5,  // 7: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
+	7,  // 8: troupe.TaskGroup.Tasks:type_name -> troupe.Task
+	18, // 9: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
+	19, // 10: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
+	26, // 11: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
+	20, // 12: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
+	21, // 13: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
+	16, // 14: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
+	27, // 15: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
+	13, // 16: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
+	14, // 17: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
+	32, // 18: troupe.TaskGroup.Services:type_name -> troupe.Service
+	33, // 19: troupe.Task.Config:type_name -> google.protobuf.Struct
+	28, // 20: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	11, // 21: troupe.Task.Resources:type_name -> troupe.Resources
+	18, // 22: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	29, // 23: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	5,  // 24: troupe.Task.Constraints:type_name -> troupe.Constraint
+	23, // 25: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	24, // 26: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	10, // 27: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	13, // 28: troupe.Task.Affinities:type_name -> troupe.Affinity
+	32, // 29: troupe.Task.Services:type_name -> troupe.Service
+	34, // 30: troupe.Task.Templates:type_name -> troupe.TaskTemplate
+	2,  // 31: troupe.Task.DispatchPayload:type_name -> troupe.DispatchPayloadConfig
+	9,  // 32: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
+	8,  // 33: troupe.Task.Lifecycle:type_name -> troupe.TaskLifecycle
+	30, // 34: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
+	31, // 35: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
+	16, // 36: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	12, // 37: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	5,  // 38: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	13, // 39: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	15, // 40: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	17, // 41: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	17, // 42: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	22, // 43: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	44, // [44:44] is the sub-list for method output_type
+	44, // [44:44] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2374,7 +2544,7 @@ func file_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_job_proto_rawDesc), len(file_job_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -57,6 +57,7 @@ type Command struct {
 	//	*Command_UpsertServiceRegistrations
 	//	*Command_DeleteServiceRegistrationsByAlloc
 	//	*Command_DeleteServiceRegistrationByID
+	//	*Command_DispatchJob
 	Cmd           isCommand_Cmd `protobuf_oneof:"Cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -340,6 +341,15 @@ func (x *Command) GetDeleteServiceRegistrationByID() *DeleteServiceRegistrationB
 	return nil
 }
 
+func (x *Command) GetDispatchJob() *DispatchJob {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_DispatchJob); ok {
+			return x.DispatchJob
+		}
+	}
+	return nil
+}
+
 type isCommand_Cmd interface {
 	isCommand_Cmd()
 }
@@ -454,6 +464,11 @@ type Command_DeleteServiceRegistrationByID struct {
 	DeleteServiceRegistrationByID *DeleteServiceRegistrationByID `protobuf:"bytes,40,opt,name=DeleteServiceRegistrationByID,proto3,oneof"`
 }
 
+type Command_DispatchJob struct {
+	// Dispatches of parameterized jobs (dispatch.proto).
+	DispatchJob *DispatchJob `protobuf:"bytes,41,opt,name=DispatchJob,proto3,oneof"`
+}
+
 func (*Command_RegisterJob) isCommand_Cmd() {}
 
 func (*Command_DeregisterJob) isCommand_Cmd() {}
@@ -505,6 +520,8 @@ func (*Command_UpsertServiceRegistrations) isCommand_Cmd() {}
 func (*Command_DeleteServiceRegistrationsByAlloc) isCommand_Cmd() {}
 
 func (*Command_DeleteServiceRegistrationByID) isCommand_Cmd() {}
+
+func (*Command_DispatchJob) isCommand_Cmd() {}
 
 // RegisterJob stores a job (a new version when it changed) and its eval.
 type RegisterJob struct {
@@ -1494,7 +1511,7 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\x1a\rservice.proto\"\x80\x0f\n" +
+	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\x1a\rservice.proto\x1a\x0edispatch.proto\"\xb9\x0f\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1523,7 +1540,8 @@ const file_raft_proto_rawDesc = "" +
 	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespaces\x12d\n" +
 	"\x1aUpsertServiceRegistrations\x18& \x01(\v2\".troupe.UpsertServiceRegistrationsH\x00R\x1aUpsertServiceRegistrations\x12y\n" +
 	"!DeleteServiceRegistrationsByAlloc\x18' \x01(\v2).troupe.DeleteServiceRegistrationsByAllocH\x00R!DeleteServiceRegistrationsByAlloc\x12m\n" +
-	"\x1dDeleteServiceRegistrationByID\x18( \x01(\v2%.troupe.DeleteServiceRegistrationByIDH\x00R\x1dDeleteServiceRegistrationByIDB\x05\n" +
+	"\x1dDeleteServiceRegistrationByID\x18( \x01(\v2%.troupe.DeleteServiceRegistrationByIDH\x00R\x1dDeleteServiceRegistrationByID\x127\n" +
+	"\vDispatchJob\x18) \x01(\v2\x13.troupe.DispatchJobH\x00R\vDispatchJobB\x05\n" +
 	"\x03Cmd\"\x87\x02\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
@@ -1651,21 +1669,22 @@ var file_raft_proto_goTypes = []any{
 	(*UpsertServiceRegistrations)(nil),        // 27: troupe.UpsertServiceRegistrations
 	(*DeleteServiceRegistrationsByAlloc)(nil), // 28: troupe.DeleteServiceRegistrationsByAlloc
 	(*DeleteServiceRegistrationByID)(nil),     // 29: troupe.DeleteServiceRegistrationByID
-	(*Job)(nil),                               // 30: troupe.Job
-	(*Evaluation)(nil),                        // 31: troupe.Evaluation
-	(*JobSubmission)(nil),                     // 32: troupe.JobSubmission
-	(*PeriodicLaunch)(nil),                    // 33: troupe.PeriodicLaunch
-	(*Allocation)(nil),                        // 34: troupe.Allocation
-	(*Node)(nil),                              // 35: troupe.Node
-	(*DrainStrategy)(nil),                     // 36: troupe.DrainStrategy
-	(*CSIVolume)(nil),                         // 37: troupe.CSIVolume
-	(*CSIPlugin)(nil),                         // 38: troupe.CSIPlugin
-	(*NodePool)(nil),                          // 39: troupe.NodePool
-	(*SchedulerConfiguration)(nil),            // 40: troupe.SchedulerConfiguration
-	(*Variable)(nil),                          // 41: troupe.Variable
-	(*RootKey)(nil),                           // 42: troupe.RootKey
-	(*Namespace)(nil),                         // 43: troupe.Namespace
-	(*ServiceRegistration)(nil),               // 44: troupe.ServiceRegistration
+	(*DispatchJob)(nil),                       // 30: troupe.DispatchJob
+	(*Job)(nil),                               // 31: troupe.Job
+	(*Evaluation)(nil),                        // 32: troupe.Evaluation
+	(*JobSubmission)(nil),                     // 33: troupe.JobSubmission
+	(*PeriodicLaunch)(nil),                    // 34: troupe.PeriodicLaunch
+	(*Allocation)(nil),                        // 35: troupe.Allocation
+	(*Node)(nil),                              // 36: troupe.Node
+	(*DrainStrategy)(nil),                     // 37: troupe.DrainStrategy
+	(*CSIVolume)(nil),                         // 38: troupe.CSIVolume
+	(*CSIPlugin)(nil),                         // 39: troupe.CSIPlugin
+	(*NodePool)(nil),                          // 40: troupe.NodePool
+	(*SchedulerConfiguration)(nil),            // 41: troupe.SchedulerConfiguration
+	(*Variable)(nil),                          // 42: troupe.Variable
+	(*RootKey)(nil),                           // 43: troupe.RootKey
+	(*Namespace)(nil),                         // 44: troupe.Namespace
+	(*ServiceRegistration)(nil),               // 45: troupe.ServiceRegistration
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1694,47 +1713,48 @@ var file_raft_proto_depIdxs = []int32{
 	27, // 23: troupe.Command.UpsertServiceRegistrations:type_name -> troupe.UpsertServiceRegistrations
 	28, // 24: troupe.Command.DeleteServiceRegistrationsByAlloc:type_name -> troupe.DeleteServiceRegistrationsByAlloc
 	29, // 25: troupe.Command.DeleteServiceRegistrationByID:type_name -> troupe.DeleteServiceRegistrationByID
-	30, // 26: troupe.RegisterJob.Job:type_name -> troupe.Job
-	31, // 27: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	32, // 28: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
-	33, // 29: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
-	31, // 30: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	31, // 31: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	34, // 32: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 33: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	31, // 34: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	31, // 35: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 36: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	34, // 37: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	31, // 38: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	35, // 39: troupe.RegisterNode.Node:type_name -> troupe.Node
-	31, // 40: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	31, // 41: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	31, // 42: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	31, // 43: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	36, // 44: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	31, // 45: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	31, // 46: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	30, // 47: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	30, // 48: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	31, // 49: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	34, // 50: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	35, // 51: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	37, // 52: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	38, // 53: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	39, // 54: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	40, // 55: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	41, // 56: troupe.Snapshot.Variables:type_name -> troupe.Variable
-	42, // 57: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
-	43, // 58: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
-	32, // 59: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
-	33, // 60: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
-	44, // 61: troupe.Snapshot.ServiceRegistrations:type_name -> troupe.ServiceRegistration
-	62, // [62:62] is the sub-list for method output_type
-	62, // [62:62] is the sub-list for method input_type
-	62, // [62:62] is the sub-list for extension type_name
-	62, // [62:62] is the sub-list for extension extendee
-	0,  // [0:62] is the sub-list for field type_name
+	30, // 26: troupe.Command.DispatchJob:type_name -> troupe.DispatchJob
+	31, // 27: troupe.RegisterJob.Job:type_name -> troupe.Job
+	32, // 28: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	33, // 29: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
+	34, // 30: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
+	32, // 31: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	32, // 32: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	35, // 33: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 34: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	32, // 35: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	32, // 36: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 37: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	35, // 38: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	32, // 39: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	36, // 40: troupe.RegisterNode.Node:type_name -> troupe.Node
+	32, // 41: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	32, // 42: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	32, // 43: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	32, // 44: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	37, // 45: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	32, // 46: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	32, // 47: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	31, // 48: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	31, // 49: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	32, // 50: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	35, // 51: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	36, // 52: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	38, // 53: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	39, // 54: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	40, // 55: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	41, // 56: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	42, // 57: troupe.Snapshot.Variables:type_name -> troupe.Variable
+	43, // 58: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
+	44, // 59: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
+	33, // 60: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
+	34, // 61: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
+	45, // 62: troupe.Snapshot.ServiceRegistrations:type_name -> troupe.ServiceRegistration
+	63, // [63:63] is the sub-list for method output_type
+	63, // [63:63] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1753,6 +1773,7 @@ func file_raft_proto_init() {
 	file_namespace_proto_init()
 	file_submission_proto_init()
 	file_service_proto_init()
+	file_dispatch_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_RegisterJob)(nil),
 		(*Command_DeregisterJob)(nil),
@@ -1780,6 +1801,7 @@ func file_raft_proto_init() {
 		(*Command_UpsertServiceRegistrations)(nil),
 		(*Command_DeleteServiceRegistrationsByAlloc)(nil),
 		(*Command_DeleteServiceRegistrationByID)(nil),
+		(*Command_DispatchJob)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

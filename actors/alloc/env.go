@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
@@ -123,7 +124,7 @@ func containerPath(destination string) string {
 }
 
 // taskEnv is the task's environment: troupe's variables (and Nomad's names
-// for them, so existing scripts work), the ports (portVars), where each
+// for them, so existing scripts work), the meta (metaVars), the ports (portVars), where each
 // csi or host volume is mounted (TROUPE_VOLUME_<NAME>), then the task's env block,
 // whose values may refer to all of those and to the node's variables.
 func taskEnv(root string, node *messages.Node, a *messages.Allocation, t *messages.Task,
@@ -142,6 +143,7 @@ func taskEnv(root string, node *messages.Node, a *messages.Allocation, t *messag
 		"MEMORY_LIMIT":  fmt.Sprint(t.GetResources().GetMemoryMB()),
 		"ALLOC_NODE_ID": a.GetNodeID(),
 	}
+	maps.Copy(vars, metaVars(a, t))
 	maps.Copy(vars, taskDirVars(root, a, t))
 	maps.Copy(vars, portVars(a, net))
 	env := map[string]string{"PATH": defaultPath}
@@ -188,4 +190,22 @@ func PluginSocketPath(root, allocID, task, mountDir string) string {
 	}
 	sum := sha256.Sum256([]byte(p))
 	return filepath.Join(os.TempDir(), "troupe-csi-"+hex.EncodeToString(sum[:8]), "csi.sock")
+}
+
+// metaVars are the job's, the group's and the task's meta, the later
+// winning (a dispatched job's meta holds the dispatch's), as META_<key>
+// and META_<KEY> (Nomad's NOMAD_META_ names, both spellings).
+func metaVars(a *messages.Allocation, t *messages.Task) map[string]string {
+	meta := maps.Clone(a.GetJob().GetMeta())
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	maps.Copy(meta, groupOf(a).GetMeta())
+	maps.Copy(meta, t.GetMeta())
+	out := make(map[string]string, 2*len(meta))
+	for k, v := range meta {
+		out["META_"+k] = v
+		out["META_"+strings.ToUpper(k)] = v
+	}
+	return out
 }

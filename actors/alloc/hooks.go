@@ -74,11 +74,12 @@ type actorHook interface {
 }
 
 // hookList is the allocation's hooks in setup order: the network first
-// (tasks and plugins join it), then the alloc dir, the devices check,
+// (tasks and plugins join it), then the alloc dir, a dispatch's payload, the devices check,
 // Spec.Hooks, the templates (after the caller's hooks, which may fetch
 // their sources), and the csi volumes last (they bind into the task dirs).
 func (a *Actor) hookList() []Hook {
-	hooks := []Hook{a.network, &AllocDirHook{Root: a.spec.AllocRoot}, &deviceHook{plugin: a.spec.Devices}}
+	hooks := []Hook{a.network, &AllocDirHook{Root: a.spec.AllocRoot}, &dispatchPayloadHook{root: a.spec.AllocRoot},
+		&deviceHook{plugin: a.spec.Devices}}
 	hooks = append(hooks, a.spec.Hooks...)
 	return append(hooks, a.templates, a.csi)
 }

@@ -192,10 +192,10 @@ func (p *planner) run() error {
 			p.queued[tg.Name] = 0
 		}
 	}
-	// A periodic job is a template: its children run, it places nothing
+	// A periodic or parameterized job is a template: its children run, it places nothing
 	// (an evaluation of it, from a scale or a node event, stops what it
 	// may have had before it became periodic), as Nomad's scheduler does.
-	if p.job == nil || p.job.Stop || p.job.GetPeriodic().GetEnabled() {
+	if p.job == nil || p.job.Stop || p.job.IsParent() {
 		p.stopAll()
 		return nil
 	}

@@ -101,6 +101,8 @@ func (f *FSM) applyCommand(index uint64, cmd *messages.Command) any {
 	switch c := cmd.Cmd.(type) {
 	case *messages.Command_RegisterJob:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyRegisterJob(w, c.RegisterJob) })
+	case *messages.Command_DispatchJob:
+		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyDispatchJob(w, c.DispatchJob) })
 	case *messages.Command_DeregisterJob:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyDeregisterJob(w, c.DeregisterJob) })
 	case *messages.Command_UpsertEvals:

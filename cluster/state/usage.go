@@ -107,7 +107,7 @@ func fillAllocatedResources(a *messages.Allocation) {
 
 // jobStatus derives a job's status the way Nomad does: running while any
 // allocation is non-terminal; dead once stopped; system jobs run until
-// stopped, and so do periodic parents; pending while an evaluation is open; dead once it has had
+// stopped, and so do periodic and parameterized parents; pending while an evaluation is open; dead once it has had
 // allocations or evaluations that are all terminal; pending otherwise.
 func jobStatus(j *messages.Job, s *jobSummary) string {
 	switch {
@@ -115,7 +115,7 @@ func jobStatus(j *messages.Job, s *jobSummary) string {
 		return messages.JobStatusRunning
 	case j.Stop:
 		return messages.JobStatusDead
-	case j.Type == "system", j.GetPeriodic().GetEnabled():
+	case j.Type == "system", j.IsParent():
 		return messages.JobStatusRunning
 	case s.OpenEvals > 0:
 		return messages.JobStatusPending

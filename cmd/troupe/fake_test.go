@@ -121,6 +121,9 @@ func (f *fakeAPI) routes(mux *http.ServeMux) {
 	mux.HandleFunc("PUT /v1/job/{id}/plan", get(f, func(string) any { return f.plan }))
 	mux.HandleFunc("GET /v1/job/{id}/versions", get(f, func(string) any { return f.versions }))
 	mux.HandleFunc("PUT /v1/job/{id}/revert", f.write(func(string) any { return &api.JobRegisterResponse{EvalID: f.evalID} }))
+	mux.HandleFunc("PUT /v1/job/{id}/dispatch", f.write(func(id string) any {
+		return &api.JobDispatchResponse{DispatchedJobID: id + "/dispatch-1700000000-0a1b2c3d", EvalID: f.evalID}
+	}))
 	mux.HandleFunc("POST /v1/job/{id}/periodic/force", f.write(func(string) any { return &api.PeriodicForceResponse{EvalID: f.evalID} }))
 	mux.HandleFunc("PUT /v1/job/{id}/scale", f.write(func(string) any { return &api.JobRegisterResponse{EvalID: f.evalID} }))
 	mux.HandleFunc("GET /v1/client/stats", func(w http.ResponseWriter, r *http.Request) {

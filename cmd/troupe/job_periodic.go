@@ -48,15 +48,9 @@ func writePeriodic(w io.Writer, c *api.Client, j *messages.Job, counts *api.JobC
 	writeKV(w, []kv{{"Periodic", "true"}, {"Cron", strings.Join(jobspec.PeriodicSpecs(p), ", ")},
 		{"Time Zone", p.GetTimeZone()}, {"Prohibit Overlap", fmt.Sprint(p.GetProhibitOverlap())},
 		{"Next Periodic Launch", next}})
-	jobs, _, err := c.Jobs().List(nil)
+	children, err := childJobs(c, j)
 	if err != nil {
 		return err
-	}
-	var children []*api.JobListStub
-	for _, s := range jobs {
-		if s.ParentID == j.ID && s.Namespace == j.Namespace {
-			children = append(children, s)
-		}
 	}
 	if counts == nil { // the servers count the children (JobSummary.Children)
 		counts = &api.JobChildrenSummary{}
@@ -74,4 +68,19 @@ func writePeriodic(w io.Writer, c *api.Client, j *messages.Job, counts *api.JobC
 	}
 	writeTable(w, []string{"ID", "Launch Time", "Status"}, rows)
 	return nil
+}
+
+// childJobs are the jobs whose parent is j (periodic launches, dispatches).
+func childJobs(c *api.Client, j *messages.Job) ([]*api.JobListStub, error) {
+	jobs, _, err := c.Jobs().List(nil)
+	if err != nil {
+		return nil, err
+	}
+	var children []*api.JobListStub
+	for _, s := range jobs {
+		if s.ParentID == j.ID && s.Namespace == j.Namespace {
+			children = append(children, s)
+		}
+	}
+	return children, nil
 }

@@ -87,6 +87,12 @@ func jobDetail(m *meta, c *api.Client, job *messages.Job) int {
 			return m.fail("querying the periodic job's children", err)
 		}
 	}
+	if job.IsParameterized() {
+		fmt.Fprintln(m.stdout)
+		if err := writeParameterized(m.stdout, c, job, summary.Children); err != nil {
+			return m.fail("querying the parameterized job's children", err)
+		}
+	}
 	if job.ParentID != "" {
 		writeKV(m.stdout, []kv{{"Parent ID", job.ParentID}})
 	}

@@ -23,7 +23,7 @@ func TestDispatch(t *testing.T) {
 		{name: "help", args: []string{"-h"}, out: "    job "},
 		{name: "unknown", args: []string{"nope"}, code: 1, err: `Error: unknown command "nope" for "troupe"`},
 		{name: "group usage", args: []string{"operator", "raft"}, code: 1, err: "list-peers"},
-		{name: "unknown sub", args: []string{"job", "dispatch"}, code: 1, err: `unknown command "dispatch" for "troupe job"`},
+		{name: "unknown sub", args: []string{"job", "frobnicate"}, code: 1, err: `unknown command "frobnicate" for "troupe job"`},
 		{name: "bad flag", args: []string{"job", "status", "-nope"}, code: 1, err: "flag provided but not defined: -nope"},
 		{name: "command help", args: []string{"alloc", "logs", "-h"}, code: 0, err: "-stderr"},
 		{name: "wrong args", args: []string{"alloc", "status"}, code: 1, err: "this command takes ID"},
