@@ -32,8 +32,9 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 	}{
 		{"parameterized", func(j *nomad.Job) { j.ParameterizedJob = &nomad.ParameterizedJobConfig{Payload: "optional"} },
 			`job "odd": parameterized jobs are not supported yet`},
-		{"update", func(j *nomad.Job) { j.Update = &nomad.UpdateStrategy{MaxParallel: ptr(2), Canary: ptr(1)} },
-			`job "odd": Update is not supported yet`},
+		{"multiregion", func(j *nomad.Job) {
+			j.Multiregion = &nomad.Multiregion{Regions: []*nomad.MultiregionRegion{{Name: "global"}}}
+		}, `job "odd": multiregion jobs are not supported yet`},
 		{"services", func(j *nomad.Job) { j.TaskGroups[0].Services = []*nomad.Service{{Name: "web"}} },
 			`job "odd": group "g": Services is not supported yet`},
 		{"templates", func(j *nomad.Job) {

@@ -102,6 +102,7 @@ func Canonicalize(job *messages.Job) {
 	canonAffinities(job.Affinities)
 	canonSpreads(job.Spreads)
 	canonPeriodic(job.Periodic)
+	canonUpdate(job.Update)
 	for _, g := range job.TaskGroups {
 		if g != nil {
 			canonGroup(job.Type, g)
@@ -129,6 +130,7 @@ func canonGroup(typ string, g *messages.TaskGroup) {
 	if g.Migrate != nil {
 		setDefault(&g.Migrate.HealthCheck, "checks")
 	}
+	canonUpdate(g.Update)
 	if g.Disconnect != nil {
 		setDefault(&g.Disconnect.Reconcile, defaultReconcile)
 	}

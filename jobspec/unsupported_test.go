@@ -26,7 +26,7 @@ var troupeTypes = map[string]any{
 	"Affinity": messages.Affinity{}, "Spread": messages.Spread{},
 	"SpreadTarget": messages.SpreadTarget{}, "RequestedDevice": messages.RequestedDevice{},
 	"LogConfig": messages.LogConfig{}, "TaskCSIPluginConfig": messages.CSIPluginConfig{},
-	"PeriodicConfig": messages.PeriodicConfig{},
+	"PeriodicConfig": messages.PeriodicConfig{}, "UpdateStrategy": messages.UpdateStrategy{},
 }
 
 // structOf strips pointers, slices and maps down to the struct they hold.

@@ -54,8 +54,11 @@ type Job struct {
 	NodePool   string      `protobuf:"bytes,22,opt,name=NodePool,proto3" json:"NodePool,omitempty"`
 	// Periodic launches a child job (ID "<ID>/periodic-<unix time>",
 	// ParentID this job's ID) at each time its cron specs name.
-	Periodic      *PeriodicConfig `protobuf:"bytes,25,opt,name=Periodic,proto3" json:"Periodic,omitempty"`
-	ParentID      string          `protobuf:"bytes,26,opt,name=ParentID,proto3" json:"ParentID,omitempty"`
+	Periodic *PeriodicConfig `protobuf:"bytes,25,opt,name=Periodic,proto3" json:"Periodic,omitempty"`
+	ParentID string          `protobuf:"bytes,26,opt,name=ParentID,proto3" json:"ParentID,omitempty"`
+	// Update is the job-level update block (Nomad's); each group's Update
+	// is this merged under the group's own block.
+	Update        *UpdateStrategy `protobuf:"bytes,27,opt,name=Update,proto3" json:"Update,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -258,6 +261,125 @@ func (x *Job) GetParentID() string {
 	return ""
 }
 
+func (x *Job) GetUpdate() *UpdateStrategy {
+	if x != nil {
+		return x.Update
+	}
+	return nil
+}
+
+// UpdateStrategy is Nomad's update block: how a new job version replaces
+// a group's allocations (a deployment). MaxParallel 0 turns deployments
+// off. Durations are nanoseconds; HealthCheck is checks | task_states |
+// manual.
+type UpdateStrategy struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Stagger          int64                  `protobuf:"varint,1,opt,name=Stagger,proto3" json:"Stagger,omitempty"`
+	MaxParallel      int32                  `protobuf:"varint,2,opt,name=MaxParallel,proto3" json:"MaxParallel,omitempty"`
+	HealthCheck      string                 `protobuf:"bytes,3,opt,name=HealthCheck,proto3" json:"HealthCheck,omitempty"`
+	MinHealthyTime   int64                  `protobuf:"varint,4,opt,name=MinHealthyTime,proto3" json:"MinHealthyTime,omitempty"`
+	HealthyDeadline  int64                  `protobuf:"varint,5,opt,name=HealthyDeadline,proto3" json:"HealthyDeadline,omitempty"`
+	ProgressDeadline int64                  `protobuf:"varint,6,opt,name=ProgressDeadline,proto3" json:"ProgressDeadline,omitempty"`
+	AutoRevert       bool                   `protobuf:"varint,7,opt,name=AutoRevert,proto3" json:"AutoRevert,omitempty"`
+	AutoPromote      bool                   `protobuf:"varint,8,opt,name=AutoPromote,proto3" json:"AutoPromote,omitempty"`
+	Canary           int32                  `protobuf:"varint,9,opt,name=Canary,proto3" json:"Canary,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *UpdateStrategy) Reset() {
+	*x = UpdateStrategy{}
+	mi := &file_job_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateStrategy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateStrategy) ProtoMessage() {}
+
+func (x *UpdateStrategy) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateStrategy.ProtoReflect.Descriptor instead.
+func (*UpdateStrategy) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *UpdateStrategy) GetStagger() int64 {
+	if x != nil {
+		return x.Stagger
+	}
+	return 0
+}
+
+func (x *UpdateStrategy) GetMaxParallel() int32 {
+	if x != nil {
+		return x.MaxParallel
+	}
+	return 0
+}
+
+func (x *UpdateStrategy) GetHealthCheck() string {
+	if x != nil {
+		return x.HealthCheck
+	}
+	return ""
+}
+
+func (x *UpdateStrategy) GetMinHealthyTime() int64 {
+	if x != nil {
+		return x.MinHealthyTime
+	}
+	return 0
+}
+
+func (x *UpdateStrategy) GetHealthyDeadline() int64 {
+	if x != nil {
+		return x.HealthyDeadline
+	}
+	return 0
+}
+
+func (x *UpdateStrategy) GetProgressDeadline() int64 {
+	if x != nil {
+		return x.ProgressDeadline
+	}
+	return 0
+}
+
+func (x *UpdateStrategy) GetAutoRevert() bool {
+	if x != nil {
+		return x.AutoRevert
+	}
+	return false
+}
+
+func (x *UpdateStrategy) GetAutoPromote() bool {
+	if x != nil {
+		return x.AutoPromote
+	}
+	return false
+}
+
+func (x *UpdateStrategy) GetCanary() int32 {
+	if x != nil {
+		return x.Canary
+	}
+	return 0
+}
+
 // PeriodicConfig is Nomad's periodic block. Specs are cron expressions
 // (Spec is the older single one, kept as given); TimeZone is an IANA
 // name ("" : UTC).
@@ -275,7 +397,7 @@ type PeriodicConfig struct {
 
 func (x *PeriodicConfig) Reset() {
 	*x = PeriodicConfig{}
-	mi := &file_job_proto_msgTypes[1]
+	mi := &file_job_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -287,7 +409,7 @@ func (x *PeriodicConfig) String() string {
 func (*PeriodicConfig) ProtoMessage() {}
 
 func (x *PeriodicConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[1]
+	mi := &file_job_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -300,7 +422,7 @@ func (x *PeriodicConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PeriodicConfig.ProtoReflect.Descriptor instead.
 func (*PeriodicConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{1}
+	return file_job_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *PeriodicConfig) GetEnabled() bool {
@@ -360,7 +482,7 @@ type PeriodicLaunch struct {
 
 func (x *PeriodicLaunch) Reset() {
 	*x = PeriodicLaunch{}
-	mi := &file_job_proto_msgTypes[2]
+	mi := &file_job_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -372,7 +494,7 @@ func (x *PeriodicLaunch) String() string {
 func (*PeriodicLaunch) ProtoMessage() {}
 
 func (x *PeriodicLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[2]
+	mi := &file_job_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -385,7 +507,7 @@ func (x *PeriodicLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PeriodicLaunch.ProtoReflect.Descriptor instead.
 func (*PeriodicLaunch) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{2}
+	return file_job_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PeriodicLaunch) GetNamespace() string {
@@ -434,7 +556,7 @@ type Constraint struct {
 
 func (x *Constraint) Reset() {
 	*x = Constraint{}
-	mi := &file_job_proto_msgTypes[3]
+	mi := &file_job_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -446,7 +568,7 @@ func (x *Constraint) String() string {
 func (*Constraint) ProtoMessage() {}
 
 func (x *Constraint) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[3]
+	mi := &file_job_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -459,7 +581,7 @@ func (x *Constraint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Constraint.ProtoReflect.Descriptor instead.
 func (*Constraint) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{3}
+	return file_job_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Constraint) GetLTarget() string {
@@ -499,13 +621,14 @@ type TaskGroup struct {
 	Volumes                   map[string]*VolumeRequest `protobuf:"bytes,12,rep,name=Volumes,proto3" json:"Volumes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Affinities                []*Affinity               `protobuf:"bytes,13,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
 	Spreads                   []*Spread                 `protobuf:"bytes,14,rep,name=Spreads,proto3" json:"Spreads,omitempty"`
+	Update                    *UpdateStrategy           `protobuf:"bytes,15,opt,name=Update,proto3" json:"Update,omitempty"`
 	unknownFields             protoimpl.UnknownFields
 	sizeCache                 protoimpl.SizeCache
 }
 
 func (x *TaskGroup) Reset() {
 	*x = TaskGroup{}
-	mi := &file_job_proto_msgTypes[4]
+	mi := &file_job_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -517,7 +640,7 @@ func (x *TaskGroup) String() string {
 func (*TaskGroup) ProtoMessage() {}
 
 func (x *TaskGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[4]
+	mi := &file_job_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -530,7 +653,7 @@ func (x *TaskGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskGroup.ProtoReflect.Descriptor instead.
 func (*TaskGroup) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{4}
+	return file_job_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TaskGroup) GetName() string {
@@ -631,6 +754,13 @@ func (x *TaskGroup) GetSpreads() []*Spread {
 	return nil
 }
 
+func (x *TaskGroup) GetUpdate() *UpdateStrategy {
+	if x != nil {
+		return x.Update
+	}
+	return nil
+}
+
 type Task struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=Name,proto3" json:"Name,omitempty"`
@@ -656,7 +786,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_job_proto_msgTypes[5]
+	mi := &file_job_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -668,7 +798,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[5]
+	mi := &file_job_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -681,7 +811,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{5}
+	return file_job_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Task) GetName() string {
@@ -810,7 +940,7 @@ type CSIPluginConfig struct {
 
 func (x *CSIPluginConfig) Reset() {
 	*x = CSIPluginConfig{}
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -822,7 +952,7 @@ func (x *CSIPluginConfig) String() string {
 func (*CSIPluginConfig) ProtoMessage() {}
 
 func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -835,7 +965,7 @@ func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIPluginConfig.ProtoReflect.Descriptor instead.
 func (*CSIPluginConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{6}
+	return file_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CSIPluginConfig) GetID() string {
@@ -890,7 +1020,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -902,7 +1032,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -915,7 +1045,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{7}
+	return file_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Resources) GetCPU() int32 {
@@ -979,7 +1109,7 @@ type RequestedDevice struct {
 
 func (x *RequestedDevice) Reset() {
 	*x = RequestedDevice{}
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -991,7 +1121,7 @@ func (x *RequestedDevice) String() string {
 func (*RequestedDevice) ProtoMessage() {}
 
 func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1004,7 +1134,7 @@ func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestedDevice.ProtoReflect.Descriptor instead.
 func (*RequestedDevice) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{8}
+	return file_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RequestedDevice) GetName() string {
@@ -1047,7 +1177,7 @@ type Affinity struct {
 
 func (x *Affinity) Reset() {
 	*x = Affinity{}
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1189,7 @@ func (x *Affinity) String() string {
 func (*Affinity) ProtoMessage() {}
 
 func (x *Affinity) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1202,7 @@ func (x *Affinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Affinity.ProtoReflect.Descriptor instead.
 func (*Affinity) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{9}
+	return file_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Affinity) GetLTarget() string {
@@ -1117,7 +1247,7 @@ type Spread struct {
 
 func (x *Spread) Reset() {
 	*x = Spread{}
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1129,7 +1259,7 @@ func (x *Spread) String() string {
 func (*Spread) ProtoMessage() {}
 
 func (x *Spread) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1142,7 +1272,7 @@ func (x *Spread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spread.ProtoReflect.Descriptor instead.
 func (*Spread) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{10}
+	return file_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Spread) GetAttribute() string {
@@ -1176,7 +1306,7 @@ type SpreadTarget struct {
 
 func (x *SpreadTarget) Reset() {
 	*x = SpreadTarget{}
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1318,7 @@ func (x *SpreadTarget) String() string {
 func (*SpreadTarget) ProtoMessage() {}
 
 func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1331,7 @@ func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpreadTarget.ProtoReflect.Descriptor instead.
 func (*SpreadTarget) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{11}
+	return file_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SpreadTarget) GetValue() string {
@@ -1231,7 +1361,7 @@ type NetworkResource struct {
 
 func (x *NetworkResource) Reset() {
 	*x = NetworkResource{}
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1373,7 @@ func (x *NetworkResource) String() string {
 func (*NetworkResource) ProtoMessage() {}
 
 func (x *NetworkResource) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1386,7 @@ func (x *NetworkResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkResource.ProtoReflect.Descriptor instead.
 func (*NetworkResource) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{12}
+	return file_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *NetworkResource) GetMode() string {
@@ -1306,7 +1436,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1448,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1461,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{13}
+	return file_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Port) GetLabel() string {
@@ -1374,7 +1504,7 @@ type RestartPolicy struct {
 
 func (x *RestartPolicy) Reset() {
 	*x = RestartPolicy{}
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1516,7 @@ func (x *RestartPolicy) String() string {
 func (*RestartPolicy) ProtoMessage() {}
 
 func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1529,7 @@ func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartPolicy.ProtoReflect.Descriptor instead.
 func (*RestartPolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{14}
+	return file_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RestartPolicy) GetAttempts() int32 {
@@ -1444,7 +1574,7 @@ type ReschedulePolicy struct {
 
 func (x *ReschedulePolicy) Reset() {
 	*x = ReschedulePolicy{}
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1456,7 +1586,7 @@ func (x *ReschedulePolicy) String() string {
 func (*ReschedulePolicy) ProtoMessage() {}
 
 func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1469,7 +1599,7 @@ func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReschedulePolicy.ProtoReflect.Descriptor instead.
 func (*ReschedulePolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{15}
+	return file_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReschedulePolicy) GetAttempts() int32 {
@@ -1526,7 +1656,7 @@ type MigrateStrategy struct {
 
 func (x *MigrateStrategy) Reset() {
 	*x = MigrateStrategy{}
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1538,7 +1668,7 @@ func (x *MigrateStrategy) String() string {
 func (*MigrateStrategy) ProtoMessage() {}
 
 func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1551,7 +1681,7 @@ func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateStrategy.ProtoReflect.Descriptor instead.
 func (*MigrateStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{16}
+	return file_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MigrateStrategy) GetMaxParallel() int32 {
@@ -1594,7 +1724,7 @@ type DisconnectStrategy struct {
 
 func (x *DisconnectStrategy) Reset() {
 	*x = DisconnectStrategy{}
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1606,7 +1736,7 @@ func (x *DisconnectStrategy) String() string {
 func (*DisconnectStrategy) ProtoMessage() {}
 
 func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1619,7 +1749,7 @@ func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectStrategy.ProtoReflect.Descriptor instead.
 func (*DisconnectStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{17}
+	return file_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DisconnectStrategy) GetLostAfter() int64 {
@@ -1665,7 +1795,7 @@ type VolumeRequest struct {
 
 func (x *VolumeRequest) Reset() {
 	*x = VolumeRequest{}
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +1807,7 @@ func (x *VolumeRequest) String() string {
 func (*VolumeRequest) ProtoMessage() {}
 
 func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +1820,7 @@ func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeRequest.ProtoReflect.Descriptor instead.
 func (*VolumeRequest) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{18}
+	return file_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *VolumeRequest) GetName() string {
@@ -1753,7 +1883,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +1895,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +1908,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{19}
+	return file_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *VolumeMount) GetVolume() string {
@@ -1812,7 +1942,7 @@ type LogConfig struct {
 
 func (x *LogConfig) Reset() {
 	*x = LogConfig{}
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1824,7 +1954,7 @@ func (x *LogConfig) String() string {
 func (*LogConfig) ProtoMessage() {}
 
 func (x *LogConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1837,7 +1967,7 @@ func (x *LogConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogConfig.ProtoReflect.Descriptor instead.
 func (*LogConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{20}
+	return file_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *LogConfig) GetMaxFiles() int32 {
@@ -1858,7 +1988,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\"\xde\x06\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\"\x8e\a\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -1890,10 +2020,23 @@ const file_job_proto_rawDesc = "" +
 	"\aSpreads\x18\x15 \x03(\v2\x0e.troupe.SpreadR\aSpreads\x12\x1a\n" +
 	"\bNodePool\x18\x16 \x01(\tR\bNodePool\x122\n" +
 	"\bPeriodic\x18\x19 \x01(\v2\x16.troupe.PeriodicConfigR\bPeriodic\x12\x1a\n" +
-	"\bParentID\x18\x1a \x01(\tR\bParentID\x1a7\n" +
+	"\bParentID\x18\x1a \x01(\tR\bParentID\x12.\n" +
+	"\x06Update\x18\x1b \x01(\v2\x16.troupe.UpdateStrategyR\x06Update\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb6\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc6\x02\n" +
+	"\x0eUpdateStrategy\x12\x18\n" +
+	"\aStagger\x18\x01 \x01(\x03R\aStagger\x12 \n" +
+	"\vMaxParallel\x18\x02 \x01(\x05R\vMaxParallel\x12 \n" +
+	"\vHealthCheck\x18\x03 \x01(\tR\vHealthCheck\x12&\n" +
+	"\x0eMinHealthyTime\x18\x04 \x01(\x03R\x0eMinHealthyTime\x12(\n" +
+	"\x0fHealthyDeadline\x18\x05 \x01(\x03R\x0fHealthyDeadline\x12*\n" +
+	"\x10ProgressDeadline\x18\x06 \x01(\x03R\x10ProgressDeadline\x12\x1e\n" +
+	"\n" +
+	"AutoRevert\x18\a \x01(\bR\n" +
+	"AutoRevert\x12 \n" +
+	"\vAutoPromote\x18\b \x01(\bR\vAutoPromote\x12\x16\n" +
+	"\x06Canary\x18\t \x01(\x05R\x06Canary\"\xb6\x01\n" +
 	"\x0ePeriodicConfig\x12\x18\n" +
 	"\aEnabled\x18\x01 \x01(\bR\aEnabled\x12\x14\n" +
 	"\x05Specs\x18\x02 \x03(\tR\x05Specs\x12\x1a\n" +
@@ -1911,7 +2054,7 @@ const file_job_proto_rawDesc = "" +
 	"Constraint\x12\x18\n" +
 	"\aLTarget\x18\x01 \x01(\tR\aLTarget\x12\x18\n" +
 	"\aRTarget\x18\x02 \x01(\tR\aRTarget\x12\x18\n" +
-	"\aOperand\x18\x03 \x01(\tR\aOperand\"\xc7\x06\n" +
+	"\aOperand\x18\x03 \x01(\tR\aOperand\"\xf7\x06\n" +
 	"\tTaskGroup\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x14\n" +
 	"\x05Count\x18\x02 \x01(\x05R\x05Count\x124\n" +
@@ -1931,7 +2074,8 @@ const file_job_proto_rawDesc = "" +
 	"\n" +
 	"Affinities\x18\r \x03(\v2\x10.troupe.AffinityR\n" +
 	"Affinities\x12(\n" +
-	"\aSpreads\x18\x0e \x03(\v2\x0e.troupe.SpreadR\aSpreads\x1a7\n" +
+	"\aSpreads\x18\x0e \x03(\v2\x0e.troupe.SpreadR\aSpreads\x12.\n" +
+	"\x06Update\x18\x0f \x01(\v2\x16.troupe.UpdateStrategyR\x06Update\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
@@ -2062,77 +2206,80 @@ func file_job_proto_rawDescGZIP() []byte {
 	return file_job_proto_rawDescData
 }
 
-var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_job_proto_goTypes = []any{
 	(*Job)(nil),                // 0: troupe.Job
-	(*PeriodicConfig)(nil),     // 1: troupe.PeriodicConfig
-	(*PeriodicLaunch)(nil),     // 2: troupe.PeriodicLaunch
-	(*Constraint)(nil),         // 3: troupe.Constraint
-	(*TaskGroup)(nil),          // 4: troupe.TaskGroup
-	(*Task)(nil),               // 5: troupe.Task
-	(*CSIPluginConfig)(nil),    // 6: troupe.CSIPluginConfig
-	(*Resources)(nil),          // 7: troupe.Resources
-	(*RequestedDevice)(nil),    // 8: troupe.RequestedDevice
-	(*Affinity)(nil),           // 9: troupe.Affinity
-	(*Spread)(nil),             // 10: troupe.Spread
-	(*SpreadTarget)(nil),       // 11: troupe.SpreadTarget
-	(*NetworkResource)(nil),    // 12: troupe.NetworkResource
-	(*Port)(nil),               // 13: troupe.Port
-	(*RestartPolicy)(nil),      // 14: troupe.RestartPolicy
-	(*ReschedulePolicy)(nil),   // 15: troupe.ReschedulePolicy
-	(*MigrateStrategy)(nil),    // 16: troupe.MigrateStrategy
-	(*DisconnectStrategy)(nil), // 17: troupe.DisconnectStrategy
-	(*VolumeRequest)(nil),      // 18: troupe.VolumeRequest
-	(*VolumeMount)(nil),        // 19: troupe.VolumeMount
-	(*LogConfig)(nil),          // 20: troupe.LogConfig
-	nil,                        // 21: troupe.Job.MetaEntry
-	nil,                        // 22: troupe.TaskGroup.MetaEntry
-	nil,                        // 23: troupe.TaskGroup.VolumesEntry
-	nil,                        // 24: troupe.Task.EnvEntry
-	nil,                        // 25: troupe.Task.MetaEntry
-	(*structpb.Struct)(nil),    // 26: google.protobuf.Struct
+	(*UpdateStrategy)(nil),     // 1: troupe.UpdateStrategy
+	(*PeriodicConfig)(nil),     // 2: troupe.PeriodicConfig
+	(*PeriodicLaunch)(nil),     // 3: troupe.PeriodicLaunch
+	(*Constraint)(nil),         // 4: troupe.Constraint
+	(*TaskGroup)(nil),          // 5: troupe.TaskGroup
+	(*Task)(nil),               // 6: troupe.Task
+	(*CSIPluginConfig)(nil),    // 7: troupe.CSIPluginConfig
+	(*Resources)(nil),          // 8: troupe.Resources
+	(*RequestedDevice)(nil),    // 9: troupe.RequestedDevice
+	(*Affinity)(nil),           // 10: troupe.Affinity
+	(*Spread)(nil),             // 11: troupe.Spread
+	(*SpreadTarget)(nil),       // 12: troupe.SpreadTarget
+	(*NetworkResource)(nil),    // 13: troupe.NetworkResource
+	(*Port)(nil),               // 14: troupe.Port
+	(*RestartPolicy)(nil),      // 15: troupe.RestartPolicy
+	(*ReschedulePolicy)(nil),   // 16: troupe.ReschedulePolicy
+	(*MigrateStrategy)(nil),    // 17: troupe.MigrateStrategy
+	(*DisconnectStrategy)(nil), // 18: troupe.DisconnectStrategy
+	(*VolumeRequest)(nil),      // 19: troupe.VolumeRequest
+	(*VolumeMount)(nil),        // 20: troupe.VolumeMount
+	(*LogConfig)(nil),          // 21: troupe.LogConfig
+	nil,                        // 22: troupe.Job.MetaEntry
+	nil,                        // 23: troupe.TaskGroup.MetaEntry
+	nil,                        // 24: troupe.TaskGroup.VolumesEntry
+	nil,                        // 25: troupe.Task.EnvEntry
+	nil,                        // 26: troupe.Task.MetaEntry
+	(*structpb.Struct)(nil),    // 27: google.protobuf.Struct
 }
 var file_job_proto_depIdxs = []int32{
-	3,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
-	4,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
-	21, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
-	9,  // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
-	10, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
-	1,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
-	3,  // 6: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
-	5,  // 7: troupe.TaskGroup.Tasks:type_name -> troupe.Task
-	14, // 8: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
-	15, // 9: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
-	22, // 10: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
-	16, // 11: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
-	17, // 12: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
-	12, // 13: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
-	23, // 14: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
-	9,  // 15: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
-	10, // 16: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
-	26, // 17: troupe.Task.Config:type_name -> google.protobuf.Struct
-	24, // 18: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	7,  // 19: troupe.Task.Resources:type_name -> troupe.Resources
-	14, // 20: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	25, // 21: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
-	3,  // 22: troupe.Task.Constraints:type_name -> troupe.Constraint
-	19, // 23: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	20, // 24: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	6,  // 25: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	9,  // 26: troupe.Task.Affinities:type_name -> troupe.Affinity
-	12, // 27: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	8,  // 28: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	3,  // 29: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	9,  // 30: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	11, // 31: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	13, // 32: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	13, // 33: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	18, // 34: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	4,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
+	5,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
+	22, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
+	10, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
+	11, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
+	2,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
+	1,  // 6: troupe.Job.Update:type_name -> troupe.UpdateStrategy
+	4,  // 7: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
+	6,  // 8: troupe.TaskGroup.Tasks:type_name -> troupe.Task
+	15, // 9: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
+	16, // 10: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
+	23, // 11: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
+	17, // 12: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
+	18, // 13: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
+	13, // 14: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
+	24, // 15: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
+	10, // 16: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
+	11, // 17: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
+	1,  // 18: troupe.TaskGroup.Update:type_name -> troupe.UpdateStrategy
+	27, // 19: troupe.Task.Config:type_name -> google.protobuf.Struct
+	25, // 20: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	8,  // 21: troupe.Task.Resources:type_name -> troupe.Resources
+	15, // 22: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	26, // 23: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	4,  // 24: troupe.Task.Constraints:type_name -> troupe.Constraint
+	20, // 25: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	21, // 26: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	7,  // 27: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	10, // 28: troupe.Task.Affinities:type_name -> troupe.Affinity
+	13, // 29: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	9,  // 30: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	4,  // 31: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	10, // 32: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	12, // 33: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	14, // 34: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	14, // 35: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	19, // 36: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2146,7 +2293,7 @@ func file_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_job_proto_rawDesc), len(file_job_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -54,6 +54,11 @@ type Command struct {
 	//	*Command_RotateKeyring
 	//	*Command_UpsertNamespaces
 	//	*Command_DeleteNamespaces
+	//	*Command_UpsertDeployment
+	//	*Command_SetAllocHealth
+	//	*Command_PromoteDeployment
+	//	*Command_UpdateDeploymentStatus
+	//	*Command_SetJobStable
 	Cmd           isCommand_Cmd `protobuf_oneof:"Cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -310,6 +315,51 @@ func (x *Command) GetDeleteNamespaces() *DeleteNamespaces {
 	return nil
 }
 
+func (x *Command) GetUpsertDeployment() *UpsertDeployment {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpsertDeployment); ok {
+			return x.UpsertDeployment
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetSetAllocHealth() *SetAllocHealth {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_SetAllocHealth); ok {
+			return x.SetAllocHealth
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetPromoteDeployment() *PromoteDeployment {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_PromoteDeployment); ok {
+			return x.PromoteDeployment
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetUpdateDeploymentStatus() *UpdateDeploymentStatus {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpdateDeploymentStatus); ok {
+			return x.UpdateDeploymentStatus
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetSetJobStable() *SetJobStable {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_SetJobStable); ok {
+			return x.SetJobStable
+		}
+	}
+	return nil
+}
+
 type isCommand_Cmd interface {
 	isCommand_Cmd()
 }
@@ -411,6 +461,27 @@ type Command_DeleteNamespaces struct {
 	DeleteNamespaces *DeleteNamespaces `protobuf:"bytes,29,opt,name=DeleteNamespaces,proto3,oneof"`
 }
 
+type Command_UpsertDeployment struct {
+	// Deployments (deployment.proto).
+	UpsertDeployment *UpsertDeployment `protobuf:"bytes,33,opt,name=UpsertDeployment,proto3,oneof"`
+}
+
+type Command_SetAllocHealth struct {
+	SetAllocHealth *SetAllocHealth `protobuf:"bytes,34,opt,name=SetAllocHealth,proto3,oneof"`
+}
+
+type Command_PromoteDeployment struct {
+	PromoteDeployment *PromoteDeployment `protobuf:"bytes,35,opt,name=PromoteDeployment,proto3,oneof"`
+}
+
+type Command_UpdateDeploymentStatus struct {
+	UpdateDeploymentStatus *UpdateDeploymentStatus `protobuf:"bytes,36,opt,name=UpdateDeploymentStatus,proto3,oneof"`
+}
+
+type Command_SetJobStable struct {
+	SetJobStable *SetJobStable `protobuf:"bytes,37,opt,name=SetJobStable,proto3,oneof"`
+}
+
 func (*Command_RegisterJob) isCommand_Cmd() {}
 
 func (*Command_DeregisterJob) isCommand_Cmd() {}
@@ -456,6 +527,16 @@ func (*Command_RotateKeyring) isCommand_Cmd() {}
 func (*Command_UpsertNamespaces) isCommand_Cmd() {}
 
 func (*Command_DeleteNamespaces) isCommand_Cmd() {}
+
+func (*Command_UpsertDeployment) isCommand_Cmd() {}
+
+func (*Command_SetAllocHealth) isCommand_Cmd() {}
+
+func (*Command_PromoteDeployment) isCommand_Cmd() {}
+
+func (*Command_UpdateDeploymentStatus) isCommand_Cmd() {}
+
+func (*Command_SetJobStable) isCommand_Cmd() {}
 
 // RegisterJob stores a job (a new version when it changed) and its eval.
 type RegisterJob struct {
@@ -1291,6 +1372,7 @@ type Snapshot struct {
 	Namespaces       []*Namespace            `protobuf:"bytes,22,rep,name=Namespaces,proto3" json:"Namespaces,omitempty"`
 	Submissions      []*JobSubmission        `protobuf:"bytes,23,rep,name=Submissions,proto3" json:"Submissions,omitempty"`
 	PeriodicLaunches []*PeriodicLaunch       `protobuf:"bytes,26,rep,name=PeriodicLaunches,proto3" json:"PeriodicLaunches,omitempty"`
+	Deployments      []*Deployment           `protobuf:"bytes,27,rep,name=Deployments,proto3" json:"Deployments,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -1430,6 +1512,13 @@ func (x *Snapshot) GetPeriodicLaunches() []*PeriodicLaunch {
 	return nil
 }
 
+func (x *Snapshot) GetDeployments() []*Deployment {
+	if x != nil {
+		return x.Deployments
+	}
+	return nil
+}
+
 var File_raft_proto protoreflect.FileDescriptor
 
 const file_raft_proto_rawDesc = "" +
@@ -1437,7 +1526,7 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\"\xb0\f\n" +
+	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\x1a\x10deployment.proto\"\x9b\x0f\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1463,7 +1552,12 @@ const file_raft_proto_rawDesc = "" +
 	"\bVarApply\x18\x1e \x01(\v2\x10.troupe.VarApplyH\x00R\bVarApply\x12=\n" +
 	"\rRotateKeyring\x18\x1f \x01(\v2\x15.troupe.RotateKeyringH\x00R\rRotateKeyring\x12F\n" +
 	"\x10UpsertNamespaces\x18\x1c \x01(\v2\x18.troupe.UpsertNamespacesH\x00R\x10UpsertNamespaces\x12F\n" +
-	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespacesB\x05\n" +
+	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespaces\x12F\n" +
+	"\x10UpsertDeployment\x18! \x01(\v2\x18.troupe.UpsertDeploymentH\x00R\x10UpsertDeployment\x12@\n" +
+	"\x0eSetAllocHealth\x18\" \x01(\v2\x16.troupe.SetAllocHealthH\x00R\x0eSetAllocHealth\x12I\n" +
+	"\x11PromoteDeployment\x18# \x01(\v2\x19.troupe.PromoteDeploymentH\x00R\x11PromoteDeployment\x12X\n" +
+	"\x16UpdateDeploymentStatus\x18$ \x01(\v2\x1e.troupe.UpdateDeploymentStatusH\x00R\x16UpdateDeploymentStatus\x12:\n" +
+	"\fSetJobStable\x18% \x01(\v2\x14.troupe.SetJobStableH\x00R\fSetJobStableB\x05\n" +
 	"\x03Cmd\"\x87\x02\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
@@ -1525,7 +1619,7 @@ const file_raft_proto_rawDesc = "" +
 	"\tStopAlloc\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12.\n" +
 	"\x12DesiredDescription\x18\x02 \x01(\tR\x12DesiredDescription\x12&\n" +
-	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xcb\x05\n" +
+	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\x81\x06\n" +
 	"\bSnapshot\x12\x14\n" +
 	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12\x1f\n" +
 	"\x04Jobs\x18\x02 \x03(\v2\v.troupe.JobR\x04Jobs\x12-\n" +
@@ -1544,7 +1638,8 @@ const file_raft_proto_rawDesc = "" +
 	"Namespaces\x18\x16 \x03(\v2\x11.troupe.NamespaceR\n" +
 	"Namespaces\x127\n" +
 	"\vSubmissions\x18\x17 \x03(\v2\x15.troupe.JobSubmissionR\vSubmissions\x12B\n" +
-	"\x10PeriodicLaunches\x18\x1a \x03(\v2\x16.troupe.PeriodicLaunchR\x10PeriodicLaunchesB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x10PeriodicLaunches\x18\x1a \x03(\v2\x16.troupe.PeriodicLaunchR\x10PeriodicLaunches\x124\n" +
+	"\vDeployments\x18\x1b \x03(\v2\x12.troupe.DeploymentR\vDeploymentsB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_raft_proto_rawDescOnce sync.Once
@@ -1587,20 +1682,26 @@ var file_raft_proto_goTypes = []any{
 	(*RotateKeyring)(nil),          // 24: troupe.RotateKeyring
 	(*UpsertNamespaces)(nil),       // 25: troupe.UpsertNamespaces
 	(*DeleteNamespaces)(nil),       // 26: troupe.DeleteNamespaces
-	(*Job)(nil),                    // 27: troupe.Job
-	(*Evaluation)(nil),             // 28: troupe.Evaluation
-	(*JobSubmission)(nil),          // 29: troupe.JobSubmission
-	(*PeriodicLaunch)(nil),         // 30: troupe.PeriodicLaunch
-	(*Allocation)(nil),             // 31: troupe.Allocation
-	(*Node)(nil),                   // 32: troupe.Node
-	(*DrainStrategy)(nil),          // 33: troupe.DrainStrategy
-	(*CSIVolume)(nil),              // 34: troupe.CSIVolume
-	(*CSIPlugin)(nil),              // 35: troupe.CSIPlugin
-	(*NodePool)(nil),               // 36: troupe.NodePool
-	(*SchedulerConfiguration)(nil), // 37: troupe.SchedulerConfiguration
-	(*Variable)(nil),               // 38: troupe.Variable
-	(*RootKey)(nil),                // 39: troupe.RootKey
-	(*Namespace)(nil),              // 40: troupe.Namespace
+	(*UpsertDeployment)(nil),       // 27: troupe.UpsertDeployment
+	(*SetAllocHealth)(nil),         // 28: troupe.SetAllocHealth
+	(*PromoteDeployment)(nil),      // 29: troupe.PromoteDeployment
+	(*UpdateDeploymentStatus)(nil), // 30: troupe.UpdateDeploymentStatus
+	(*SetJobStable)(nil),           // 31: troupe.SetJobStable
+	(*Job)(nil),                    // 32: troupe.Job
+	(*Evaluation)(nil),             // 33: troupe.Evaluation
+	(*JobSubmission)(nil),          // 34: troupe.JobSubmission
+	(*PeriodicLaunch)(nil),         // 35: troupe.PeriodicLaunch
+	(*Allocation)(nil),             // 36: troupe.Allocation
+	(*Node)(nil),                   // 37: troupe.Node
+	(*DrainStrategy)(nil),          // 38: troupe.DrainStrategy
+	(*CSIVolume)(nil),              // 39: troupe.CSIVolume
+	(*CSIPlugin)(nil),              // 40: troupe.CSIPlugin
+	(*NodePool)(nil),               // 41: troupe.NodePool
+	(*SchedulerConfiguration)(nil), // 42: troupe.SchedulerConfiguration
+	(*Variable)(nil),               // 43: troupe.Variable
+	(*RootKey)(nil),                // 44: troupe.RootKey
+	(*Namespace)(nil),              // 45: troupe.Namespace
+	(*Deployment)(nil),             // 46: troupe.Deployment
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1626,46 +1727,52 @@ var file_raft_proto_depIdxs = []int32{
 	24, // 20: troupe.Command.RotateKeyring:type_name -> troupe.RotateKeyring
 	25, // 21: troupe.Command.UpsertNamespaces:type_name -> troupe.UpsertNamespaces
 	26, // 22: troupe.Command.DeleteNamespaces:type_name -> troupe.DeleteNamespaces
-	27, // 23: troupe.RegisterJob.Job:type_name -> troupe.Job
-	28, // 24: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	29, // 25: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
-	30, // 26: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
-	28, // 27: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	28, // 28: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	31, // 29: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 30: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	28, // 31: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	28, // 32: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 33: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	31, // 34: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	28, // 35: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	32, // 36: troupe.RegisterNode.Node:type_name -> troupe.Node
-	28, // 37: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	28, // 38: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	28, // 39: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	28, // 40: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	33, // 41: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	28, // 42: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	28, // 43: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	27, // 44: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	27, // 45: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	28, // 46: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	31, // 47: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	32, // 48: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	34, // 49: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	35, // 50: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	36, // 51: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	37, // 52: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	38, // 53: troupe.Snapshot.Variables:type_name -> troupe.Variable
-	39, // 54: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
-	40, // 55: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
-	29, // 56: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
-	30, // 57: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
-	58, // [58:58] is the sub-list for method output_type
-	58, // [58:58] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	27, // 23: troupe.Command.UpsertDeployment:type_name -> troupe.UpsertDeployment
+	28, // 24: troupe.Command.SetAllocHealth:type_name -> troupe.SetAllocHealth
+	29, // 25: troupe.Command.PromoteDeployment:type_name -> troupe.PromoteDeployment
+	30, // 26: troupe.Command.UpdateDeploymentStatus:type_name -> troupe.UpdateDeploymentStatus
+	31, // 27: troupe.Command.SetJobStable:type_name -> troupe.SetJobStable
+	32, // 28: troupe.RegisterJob.Job:type_name -> troupe.Job
+	33, // 29: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	34, // 30: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
+	35, // 31: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
+	33, // 32: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	33, // 33: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	36, // 34: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 35: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	33, // 36: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	33, // 37: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 38: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	36, // 39: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	33, // 40: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	37, // 41: troupe.RegisterNode.Node:type_name -> troupe.Node
+	33, // 42: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	33, // 43: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	33, // 44: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	33, // 45: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	38, // 46: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	33, // 47: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	33, // 48: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	32, // 49: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	32, // 50: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	33, // 51: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	36, // 52: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	37, // 53: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	39, // 54: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	40, // 55: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	41, // 56: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	42, // 57: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	43, // 58: troupe.Snapshot.Variables:type_name -> troupe.Variable
+	44, // 59: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
+	45, // 60: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
+	34, // 61: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
+	35, // 62: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
+	46, // 63: troupe.Snapshot.Deployments:type_name -> troupe.Deployment
+	64, // [64:64] is the sub-list for method output_type
+	64, // [64:64] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1683,6 +1790,7 @@ func file_raft_proto_init() {
 	file_variables_proto_init()
 	file_namespace_proto_init()
 	file_submission_proto_init()
+	file_deployment_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_RegisterJob)(nil),
 		(*Command_DeregisterJob)(nil),
@@ -1707,6 +1815,11 @@ func file_raft_proto_init() {
 		(*Command_RotateKeyring)(nil),
 		(*Command_UpsertNamespaces)(nil),
 		(*Command_DeleteNamespaces)(nil),
+		(*Command_UpsertDeployment)(nil),
+		(*Command_SetAllocHealth)(nil),
+		(*Command_PromoteDeployment)(nil),
+		(*Command_UpdateDeploymentStatus)(nil),
+		(*Command_SetJobStable)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
