@@ -76,6 +76,9 @@ func (s *AllocDeploymentStatus) IsUnhealthy() bool {
 	return s != nil && s.Healthy != nil && !*s.Healthy
 }
 
+// HealthSet reports whether the health was decided.
+func (s *AllocDeploymentStatus) HealthSet() bool { return s != nil && s.Healthy != nil }
+
 // IsCanary reports whether the allocation is a canary.
 func (s *AllocDeploymentStatus) IsCanary() bool { return s != nil && s.Canary }
 

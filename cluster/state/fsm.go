@@ -153,6 +153,9 @@ func (f *FSM) applyVolumeCommand(index uint64, cmd *messages.Command) any {
 	case *messages.Command_RotateKeyring:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyRotateKeyring(w, c.RotateKeyring) })
 	}
+	if h := deploymentCommand(cmd); h != nil {
+		return f.run(index, cmd.Time, h)
+	}
 	f.logger.Error("raft log entry carries no known command", "index", index)
 	return fmt.Errorf("%w: index %d: no known command", ErrBadCommand, index)
 }
