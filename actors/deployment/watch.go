@@ -11,8 +11,9 @@ import (
 // Input is what Step decides from: the deployment as stored, the latest
 // stable job version older than the deployment's (nil: none), the
 // deployment's own job version, how many canaries of each group are
-// healthy, and each group's healthy count at the previous Step (nil: the
-// first step, which asks for no evaluation).
+// healthy, and each group's healthy count at the previous Step (nil: a
+// new actor's first step, which asks for an evaluation when any group has
+// healthy allocations, in case the last leader's was lost).
 type Input struct {
 	Deployment     *messages.Deployment
 	Job            *messages.Job
@@ -60,7 +61,7 @@ func Step(in Input) Effects {
 	}
 	allDone, needsPromo, autoPromo := true, false, true
 	for name, s := range d.TaskGroups {
-		if prev, ok := in.PreviousHealth[name]; in.PreviousHealth != nil && (!ok || s.HealthyAllocs > prev) && s.HealthyAllocs > 0 {
+		if s.HealthyAllocs > in.PreviousHealth[name] {
 			eff.Eval = true
 		}
 		if !done(s) {

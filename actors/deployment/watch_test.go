@@ -46,6 +46,11 @@ func TestStep(t *testing.T) {
 				s.PlacedAllocs, s.HealthyAllocs = 2, 1
 			})}), PreviousHealth: map[string]int32{"g": 0}, Now: t0},
 			Effects{Eval: true, WakeAt: t0.Add(10 * time.Minute)}},
+		{"a new actor asks for an evaluation when allocations are healthy",
+			Input{Deployment: running(map[string]*messages.DeploymentState{"g": group(func(s *messages.DeploymentState) {
+				s.HealthyAllocs = 1
+			})}), PreviousHealth: map[string]int32{}, Now: t0},
+			Effects{Eval: true, WakeAt: t0.Add(10 * time.Minute)}},
 		{"rolling: no change, no eval",
 			Input{Deployment: running(map[string]*messages.DeploymentState{"g": group(func(s *messages.DeploymentState) {
 				s.HealthyAllocs = 1
@@ -113,6 +118,12 @@ func TestStep(t *testing.T) {
 			Effects{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.in.PreviousHealth == nil { // rows without one: no change since the last step
+				tc.in.PreviousHealth = map[string]int32{}
+				for name, s := range tc.in.Deployment.TaskGroups {
+					tc.in.PreviousHealth[name] = s.HealthyAllocs
+				}
+			}
 			got := Step(tc.in)
 			if tc.want.Revert != nil {
 				require.NotNil(t, got.Revert)
