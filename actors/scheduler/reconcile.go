@@ -64,6 +64,10 @@ func (p *planner) reconcile(tg *messages.TaskGroup, allocs []*messages.Allocatio
 			slots = append(slots, s)
 		}
 	}
+	var roll *roller
+	if p.rolls(tg, batch) {
+		slots, roll = p.roll(tg, slots)
+	}
 	slots = p.scaleDown(slots, int(tg.Count), lin.covers)
 	budget := migrateBudget(tg, allocs)
 	var gp groupPlan
@@ -95,6 +99,8 @@ func (p *planner) reconcile(tg *messages.TaskGroup, allocs []*messages.Allocatio
 			case s.a.JobVersion == p.job.Version:
 			case p.inPlace(tg, s.a):
 				p.updateInPlace(s.a)
+			case roll != nil:
+				roll.replace(&gp, s.a)
 			default:
 				gp.replace(s.a, stopUpdate(s.a, descUpdating, ""), false)
 			}

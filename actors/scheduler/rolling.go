@@ -1,0 +1,139 @@
+package scheduler
+
+import (
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// Rolling updates (deployments). A service group with an update block
+// (max_parallel > 0) does not replace its allocations of an older job
+// version all at once: the plan places at most max_parallel allocations of
+// the current version that are not healthy yet, each beside the old one
+// whose name it takes, and stops an old allocation only once the new one
+// with its name is healthy, so the group never runs fewer healthy
+// allocations than before. Placements carry the deployment that tracks
+// them: the job version's active one, or a new one this plan creates
+// (Process returns it; the actor commits it before the plan). A paused,
+// failed or cancelled deployment places nothing more of its version.
+
+// DeploymentSource may be implemented by a Snapshot that stores
+// deployments (the state store does). Without it no group rolls.
+type DeploymentSource interface {
+	DeploymentsByJob(namespace, id string) []*messages.Deployment
+}
+
+// rolls reports whether tg's allocations roll (service jobs only).
+func (p *planner) rolls(tg *messages.TaskGroup, batch bool) bool {
+	_, ok := p.snap.(DeploymentSource)
+	return ok && !batch && p.job.Type != jobTypeSystem && tg.GetUpdate().Rolling()
+}
+
+// deployment is the deployment of the job's current version: the one
+// stored (any status), or the one this plan creates; nil when neither.
+func (p *planner) deployment() *messages.Deployment {
+	if p.deploy != nil || p.deployLooked {
+		return p.deploy
+	}
+	p.deployLooked = true
+	src, _ := p.snap.(DeploymentSource)
+	for _, d := range src.DeploymentsByJob(p.job.Namespace, p.job.ID) {
+		if d.JobVersion == p.job.Version && d.JobCreateIndex == p.job.CreateIndex {
+			p.deploy = d
+			break
+		}
+	}
+	return p.deploy
+}
+
+// ensureDeployment is the job version's deployment, created (for every
+// rolling group of the job) when there is none.
+func (p *planner) ensureDeployment() *messages.Deployment {
+	if d := p.deployment(); d != nil {
+		return d
+	}
+	now := p.opts.Now
+	d := &messages.Deployment{ID: p.opts.NewID(), Namespace: p.job.Namespace, JobID: p.job.ID,
+		JobVersion: p.job.Version, JobModifyIndex: p.job.JobModifyIndex, JobSpecModifyIndex: p.job.JobModifyIndex,
+		JobCreateIndex: p.job.CreateIndex, Status: messages.DeploymentStatusRunning,
+		StatusDescription: messages.DeploymentDescRunning, TaskGroups: map[string]*messages.DeploymentState{},
+		CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}
+	for _, tg := range p.job.TaskGroups {
+		u := tg.GetUpdate()
+		if !u.Rolling() {
+			continue
+		}
+		s := &messages.DeploymentState{AutoRevert: u.AutoRevert, AutoPromote: u.AutoPromote,
+			ProgressDeadline: u.ProgressDeadline, DesiredTotal: tg.Count}
+		if u.ProgressDeadline > 0 {
+			s.RequireProgressBy = now.UnixNano() + u.ProgressDeadline
+		}
+		d.TaskGroups[tg.Name] = s
+	}
+	p.deploy, p.deployNew = d, d
+	return d
+}
+
+// roller is one rolling group's plan.
+type roller struct {
+	budget int // new-version placements allowed in this plan
+}
+
+// roll takes the group's old allocations out of slots where a new one
+// holds their name (stopping each whose new one is healthy), and says how
+// many more may be placed.
+func (p *planner) roll(tg *messages.TaskGroup, slots []slot) ([]slot, *roller) {
+	d := p.deployment()
+	active := d == nil || d.Active() && d.Status != messages.DeploymentStatusPaused
+	r := &roller{budget: int(tg.Update.MaxParallel)}
+	cur := map[uint32]*messages.Allocation{}
+	for _, s := range slots {
+		if s.a.JobVersion != p.job.Version {
+			continue
+		}
+		cur[s.a.Index] = s.a
+		if !s.a.DeploymentStatus.HealthSet() && !s.a.ClientTerminalStatus() {
+			r.budget--
+		}
+	}
+	if !active {
+		r.budget = 0
+	}
+	kept := slots[:0:0]
+	for _, s := range slots {
+		n := cur[s.a.Index]
+		if s.class != slotRun || s.a.JobVersion == p.job.Version || n == nil || p.inPlace(tg, s.a) {
+			if !active && s.a.JobVersion == p.job.Version && s.class == slotReschedule {
+				s.class = slotFailed // a failed deployment reschedules nothing of its version
+			}
+			kept = append(kept, s)
+			continue
+		}
+		if n.DeploymentStatus.IsHealthy() {
+			p.stop(s.a, descUpdating, "")
+		}
+	}
+	return kept, r
+}
+
+// replace places, budget allowing, the new-version allocation that will
+// replace old (old keeps running until it is healthy).
+func (r *roller) replace(gp *groupPlan, old *messages.Allocation) {
+	if r.budget <= 0 {
+		return
+	}
+	r.budget--
+	// No PreviousAllocation: old is not replaced in the lineage sense (it
+	// keeps running beside the new one until that is healthy).
+	gp.places = append(gp.places, placeReq{name: old.Name, index: old.Index})
+}
+
+// deploymentOf is the deployment a new allocation of tg joins ("" : none).
+func (p *planner) deploymentOf(tg *messages.TaskGroup) string {
+	if !p.rolls(tg, p.job.Type == jobTypeBatch) {
+		return ""
+	}
+	d := p.ensureDeployment()
+	if !d.Active() {
+		return ""
+	}
+	return d.ID
+}
