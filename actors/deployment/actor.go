@@ -109,7 +109,7 @@ func (a *Actor) step(ctx actor.Context) {
 	}
 	now := a.spec.Clock.Now()
 	in := Input{Deployment: d, Now: now, PreviousHealth: a.prev, HealthyCanary: map[string]int{},
-		Job: view.JobVersion(d.Namespace, d.JobID, d.JobVersion),
+		Job:    view.JobVersion(d.Namespace, d.JobID, d.JobVersion),
 		Stable: view.LatestStableVersion(d.Namespace, d.JobID, d.JobVersion)}
 	a.next = map[string]int32{}
 	for name, s := range d.TaskGroups {
