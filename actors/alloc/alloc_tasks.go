@@ -52,6 +52,7 @@ func (a *Actor) onTaskState(ctx actor.Context, m *messages.TaskStateChanged) {
 		a.step(ctx, taskDied{Task: m.GetTask(), Failed: m.GetState().GetFailed(), Leader: a.isLeader(m.GetTask())})
 	}
 	a.refresh(ctx)
+	a.checkHealth(ctx)
 }
 
 func (a *Actor) onUpdate(ctx actor.Context, m *messages.UpdateAlloc) {
@@ -157,6 +158,7 @@ func (a *Actor) report(ctx actor.Context) {
 		TaskStates:        map[string]*messages.TaskState{},
 		ModifyTime:        a.spec.Clock.Now().UnixNano(),
 		VolumeStates:      a.csi.volumeStates(),
+		DeploymentStatus:  a.deploymentStatus(),
 	}
 	if st := a.alloc.GetNetworkStatus(); st != nil {
 		up.NetworkStatus = proto.Clone(st).(*messages.NetworkStatus)
