@@ -147,9 +147,12 @@ func (a *Actor) command(d *messages.Deployment, job *messages.Job, eff Effects, 
 	case eff.Status != "":
 		u := &messages.UpdateDeploymentStatus{DeploymentID: d.ID, Status: eff.Status,
 			StatusDescription: eff.Description, Job: eff.Revert}
-		if eff.Revert != nil {
-			u.Eval = eval(job)
+		switch {
+		case eff.Revert != nil:
+			u.Eval = eval(eff.Revert)
 			u.Eval.DeploymentID = ""
+		case eff.Eval:
+			u.Eval = eval(job)
 		}
 		a.log.Info("deployment status", "status", eff.Status, "description", eff.Description)
 		cmd.Cmd = &messages.Command_UpdateDeploymentStatus{UpdateDeploymentStatus: u}

@@ -83,7 +83,8 @@ func Step(in Input) Effects {
 	}
 	switch {
 	case allDone:
-		return Effects{Status: messages.DeploymentStatusSuccessful, Description: messages.DeploymentDescSuccessful}
+		// The evaluation stops the old allocations of the last batch.
+		return Effects{Status: messages.DeploymentStatusSuccessful, Description: messages.DeploymentDescSuccessful, Eval: true}
 	case hasUnpromoted(d) && autoPromo:
 		eff.Promote, eff.Eval = true, false
 	case needsPromo && d.StatusDescription != messages.DeploymentDescRunningNeedsPromo:

@@ -60,7 +60,7 @@ func TestStep(t *testing.T) {
 			Input{Deployment: running(map[string]*messages.DeploymentState{"g": group(func(s *messages.DeploymentState) {
 				s.PlacedAllocs, s.HealthyAllocs = 4, 4
 			})}), Now: t0},
-			Effects{Status: messages.DeploymentStatusSuccessful, Description: messages.DeploymentDescSuccessful}},
+			Effects{Status: messages.DeploymentStatusSuccessful, Description: messages.DeploymentDescSuccessful, Eval: true}},
 		{"canary: healthy canary waits for manual promotion",
 			Input{Deployment: running(map[string]*messages.DeploymentState{"g": group(func(s *messages.DeploymentState) {
 				s.DesiredCanaries, s.PlacedCanaries, s.HealthyAllocs = 1, []string{"c"}, 1
@@ -70,7 +70,7 @@ func TestStep(t *testing.T) {
 			Input{Deployment: running(map[string]*messages.DeploymentState{"g": group(func(s *messages.DeploymentState) {
 				s.DesiredCanaries, s.Promoted, s.HealthyAllocs = 1, true, 4
 			})}), Now: t0},
-			Effects{Status: messages.DeploymentStatusSuccessful, Description: messages.DeploymentDescSuccessful}},
+			Effects{Status: messages.DeploymentStatusSuccessful, Description: messages.DeploymentDescSuccessful, Eval: true}},
 		{"auto-promote once every canary is healthy",
 			Input{Deployment: running(map[string]*messages.DeploymentState{"g": group(func(s *messages.DeploymentState) {
 				s.DesiredCanaries, s.AutoPromote, s.PlacedCanaries, s.HealthyAllocs = 2, true, []string{"a", "b"}, 2
