@@ -173,7 +173,7 @@ func TestBadVersionRevertedAutomatically(t *testing.T) {
 			}
 		}
 		return running == 2
-	}, 30*time.Second, 50*time.Millisecond, "the old allocations keep running")
+	}, 30*time.Second, 50*time.Millisecond, "the old allocations keep running: %s", allocSummary(a))
 	allocs, _, err = c.Jobs().Allocations("bad", true, nil)
 	require.NoError(t, err)
 	for _, al := range allocs {
@@ -181,4 +181,13 @@ func TestBadVersionRevertedAutomatically(t *testing.T) {
 			require.Equal(t, "run", al.DesiredStatus, "old allocation %s was stopped", al.ID)
 		}
 	}
+}
+
+func allocSummary(a *Agent) string {
+	var b strings.Builder
+	for _, al := range a.Store().Snapshot().AllocsByJob("default", "bad") {
+		fmt.Fprintf(&b, "\n%s v%d %s/%s %q dep=%s health=%v", al.GetID()[:8], al.GetJobVersion(), al.GetDesiredStatus(),
+			al.GetClientStatus(), al.GetDesiredDescription(), al.GetDeploymentID(), al.GetDeploymentStatus())
+	}
+	return b.String()
 }

@@ -77,41 +77,96 @@ type roller struct {
 	budget int // new-version placements allowed in this plan
 }
 
-// roll takes the group's old allocations out of slots where a new one
-// holds their name (stopping each whose new one is healthy), and says how
-// many more may be placed.
+// roll leaves one allocation per name in slots, so that the rest of
+// reconcile sees the group as it would without a rollout, and says how
+// many more new-version allocations may be placed. Of the allocations
+// that share a name, the keeper is the one of the current version (or
+// one that an in-place update brings to it), else a healthy one, else a
+// running one. An old allocation that still serves beside a keeper of the
+// current version that is not healthy yet keeps running, out of slots;
+// every other one is stopped (the keeper is healthy, or it is an
+// intermediate version's that a newer version or a revert left behind).
 func (p *planner) roll(tg *messages.TaskGroup, slots []slot) ([]slot, *roller) {
 	d := p.deployment()
 	active := d == nil || d.Active() && d.Status != messages.DeploymentStatusPaused
 	r := &roller{budget: int(tg.Update.MaxParallel)}
-	cur := map[uint32]*messages.Allocation{}
-	for _, s := range slots {
-		if s.a.JobVersion != p.job.Version {
-			continue
-		}
-		cur[s.a.Index] = s.a
-		if !s.a.DeploymentStatus.HealthSet() && !s.a.ClientTerminalStatus() {
+	byIndex := map[uint32][]int{}
+	var order []uint32
+	for i, s := range slots {
+		if s.a.JobVersion == p.job.Version && !s.a.DeploymentStatus.HealthSet() && !s.a.ClientTerminalStatus() {
 			r.budget--
 		}
+		if _, ok := byIndex[s.a.Index]; !ok {
+			order = append(order, s.a.Index)
+		}
+		byIndex[s.a.Index] = append(byIndex[s.a.Index], i)
 	}
 	if !active {
 		r.budget = 0
 	}
 	kept := slots[:0:0]
-	for _, s := range slots {
-		n := cur[s.a.Index]
-		if s.class != slotRun || s.a.JobVersion == p.job.Version || n == nil || p.inPlace(tg, s.a) {
-			if !active && s.a.JobVersion == p.job.Version && s.class == slotReschedule {
-				s.class = slotFailed // a failed deployment reschedules nothing of its version
+	for _, idx := range order {
+		at := byIndex[idx]
+		keep := p.keeper(tg, slots, at)
+		if keep < 0 {
+			for _, i := range at {
+				kept = append(kept, slots[i])
 			}
-			kept = append(kept, s)
 			continue
 		}
-		if n.DeploymentStatus.IsHealthy() {
-			p.stop(s.a, descUpdating, "")
+		k := slots[keep]
+		kept = append(kept, k)
+		newKeeper := k.a.JobVersion == p.job.Version
+		for _, i := range at {
+			o := slots[i]
+			switch {
+			case i == keep:
+			case newKeeper && !k.a.DeploymentStatus.IsHealthy() && o.class == slotRun && o.a.JobVersion != p.job.Version:
+				// still serving until its replacement is healthy
+			case newKeeper && k.a.DeploymentStatus.IsHealthy():
+				p.stop(o.a, descUpdating, "")
+			default:
+				p.stop(o.a, descNotNeeded, "")
+			}
+		}
+	}
+	if !active {
+		for i := range kept {
+			if kept[i].a.JobVersion == p.job.Version && kept[i].class == slotReschedule {
+				kept[i].class = slotFailed // a failed deployment reschedules nothing of its version
+			}
 		}
 	}
 	return kept, r
+}
+
+// keeper is the position in slots (of those at) of the allocation that
+// holds their name, or -1 to leave them all to reconcile (one alone, or
+// none running).
+func (p *planner) keeper(tg *messages.TaskGroup, slots []slot, at []int) int {
+	if len(at) == 1 {
+		return -1
+	}
+	best, rank := -1, 0
+	for _, i := range at {
+		s := slots[i]
+		if s.class != slotRun {
+			continue
+		}
+		r := 1
+		switch {
+		case s.a.JobVersion == p.job.Version:
+			r = 4
+		case p.inPlace(tg, s.a):
+			r = 3
+		case s.a.DeploymentStatus.IsHealthy():
+			r = 2
+		}
+		if r > rank {
+			best, rank = i, r
+		}
+	}
+	return best
 }
 
 // replace places, budget allowing, the new-version allocation that will
