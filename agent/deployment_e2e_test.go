@@ -191,3 +191,68 @@ func allocSummary(a *Agent) string {
 	}
 	return b.String()
 }
+
+// TestCanaryPromotedByAPI: canary = 1 places one allocation of the new
+// version beside the 3 old ones; nothing else moves while it waits (its
+// deployment says it needs promotion), and Nomad's client promoting the
+// deployment lets the rollout finish with 3 allocations of the new
+// version.
+func TestCanaryPromotedByAPI(t *testing.T) {
+	a := startAgent(t, testConfig(t, t.TempDir()))
+	defer a.Shutdown()
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+
+	_, _, err = c.Jobs().Register(deployJob("can", 3, "sleep 1000 # v0", false), nil)
+	require.NoError(t, err)
+	waitDeployment(t, c, "can", 0, "successful", 60*time.Second)
+	v1 := deployJob("can", 3, "sleep 1000 # v1", false)
+	v1.Update.Canary = ptr(1)
+	_, _, err = c.Jobs().Register(v1, nil)
+	require.NoError(t, err)
+
+	var d *nomad.Deployment
+	require.Eventually(t, func() bool {
+		var err error
+		d, _, err = c.Jobs().LatestDeployment("can", nil)
+		return err == nil && d != nil && d.JobVersion == 1 &&
+			d.StatusDescription == messages.DeploymentDescRunningNeedsPromo
+	}, 60*time.Second, 50*time.Millisecond, "the canary's deployment should wait for promotion")
+	require.Len(t, d.TaskGroups["g"].PlacedCanaries, 1)
+	allocs, _, err := c.Deployments().Allocations(d.ID, nil)
+	require.NoError(t, err)
+	require.Len(t, allocs, 1, "only the canary is placed")
+	require.True(t, allocs[0].DeploymentStatus.Canary)
+	old := 0
+	jobAllocs, _, err := c.Jobs().Allocations("can", false, nil)
+	require.NoError(t, err)
+	for _, al := range jobAllocs {
+		if al.JobVersion == 0 && al.DesiredStatus == "run" {
+			old++
+		}
+	}
+	require.Equal(t, 3, old, "the old allocations all run beside the canary")
+
+	_, _, err = c.Deployments().PromoteAll(d.ID, nil)
+	require.NoError(t, err)
+	done := waitDeployment(t, c, "can", 1, "successful", 60*time.Second)
+	require.True(t, done.TaskGroups["g"].Promoted)
+	require.Eventually(t, func() bool {
+		allocs, _, err := c.Jobs().Allocations("can", false, nil)
+		if err != nil {
+			return false
+		}
+		n := 0
+		for _, al := range allocs {
+			if al.DesiredStatus == "run" {
+				if al.JobVersion != 1 {
+					return false
+				}
+				n++
+			}
+		}
+		return n == 3
+	}, 30*time.Second, 50*time.Millisecond, "3 allocations of version 1")
+	_, _, err = c.Deployments().PromoteAll(done.ID, nil)
+	require.ErrorContains(t, err, "not active", "a finished deployment cannot be promoted")
+}

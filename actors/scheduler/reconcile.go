@@ -40,6 +40,7 @@ type placeReq struct {
 	prev       *messages.Allocation      // the alloc this one replaces
 	stopPrev   *messages.AllocStopUpdate // stop of prev, kept only if placed
 	reschedule bool
+	canary     bool // a deployment's canary (rolling.go)
 }
 
 type groupPlan struct {

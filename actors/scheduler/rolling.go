@@ -63,6 +63,9 @@ func (p *planner) ensureDeployment() *messages.Deployment {
 		}
 		s := &messages.DeploymentState{AutoRevert: u.AutoRevert, AutoPromote: u.AutoPromote,
 			ProgressDeadline: u.ProgressDeadline, DesiredTotal: tg.Count}
+		if p.hasOutdated(tg) {
+			s.DesiredCanaries = u.Canary
+		}
 		if u.ProgressDeadline > 0 {
 			s.RequireProgressBy = now.UnixNano() + u.ProgressDeadline
 		}
@@ -72,9 +75,36 @@ func (p *planner) ensureDeployment() *messages.Deployment {
 	return d
 }
 
+// hasOutdated reports whether tg runs allocations of an older version
+// that an in-place update cannot bring to the current one (canaries are
+// wanted only then: a first version has nothing to compare with).
+func (p *planner) hasOutdated(tg *messages.TaskGroup) bool {
+	for _, a := range p.jobAllocs {
+		if a.TaskGroup == tg.Name && a.JobVersion != p.job.Version && !a.TerminalStatus() && !p.inPlace(tg, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// canaryPhase reports whether tg waits on canaries: the deployment wants
+// some and has not promoted them.
+func (p *planner) canaryPhase(tg *messages.TaskGroup) bool {
+	if tg.GetUpdate().GetCanary() == 0 {
+		return false
+	}
+	d := p.deployment()
+	if d == nil {
+		return p.hasOutdated(tg)
+	}
+	s := d.TaskGroups[tg.Name]
+	return s != nil && s.DesiredCanaries > 0 && !s.Promoted
+}
+
 // roller is one rolling group's plan.
 type roller struct {
-	budget int // new-version placements allowed in this plan
+	budget   int // new-version placements allowed in this plan
+	canaries int // canaries still to place (in the canary phase)
 }
 
 // roll leaves one allocation per name in slots, so that the rest of
@@ -101,8 +131,17 @@ func (p *planner) roll(tg *messages.TaskGroup, slots []slot) ([]slot, *roller) {
 		}
 		byIndex[s.a.Index] = append(byIndex[s.a.Index], i)
 	}
+	canaries := p.canaryPhase(tg)
+	if canaries {
+		r.budget, r.canaries = 0, int(tg.Update.Canary)
+		for _, s := range slots {
+			if s.a.JobVersion == p.job.Version && s.a.DeploymentStatus.IsCanary() && !s.a.ClientTerminalStatus() {
+				r.canaries--
+			}
+		}
+	}
 	if !active {
-		r.budget = 0
+		r.budget, r.canaries = 0, 0
 	}
 	kept := slots[:0:0]
 	for _, idx := range order {
@@ -121,8 +160,9 @@ func (p *planner) roll(tg *messages.TaskGroup, slots []slot) ([]slot, *roller) {
 			o := slots[i]
 			switch {
 			case i == keep:
-			case newKeeper && !k.a.DeploymentStatus.IsHealthy() && o.class == slotRun && o.a.JobVersion != p.job.Version:
-				// still serving until its replacement is healthy
+			case (canaries || !k.a.DeploymentStatus.IsHealthy()) && newKeeper && o.class == slotRun && o.a.JobVersion != p.job.Version:
+				// still serving until its replacement is healthy (and,
+				// beside a canary, until the canaries are promoted)
 			case newKeeper && k.a.DeploymentStatus.IsHealthy():
 				p.stop(o.a, descUpdating, "")
 			default:
@@ -172,6 +212,11 @@ func (p *planner) keeper(tg *messages.TaskGroup, slots []slot, at []int) int {
 // replace places, budget allowing, the new-version allocation that will
 // replace old (old keeps running until it is healthy).
 func (r *roller) replace(gp *groupPlan, old *messages.Allocation) {
+	if r.canaries > 0 {
+		r.canaries--
+		gp.places = append(gp.places, placeReq{name: old.Name, index: old.Index, canary: true})
+		return
+	}
 	if r.budget <= 0 {
 		return
 	}

@@ -147,3 +147,38 @@ func TestBatchJobHasNoDeployment(t *testing.T) {
 	require.Empty(t, s.deploys)
 	require.Empty(t, plan.Place[0].DeploymentID)
 }
+
+func TestCanaryThenPromote(t *testing.T) {
+	v0 := rollingJob(3, 1)
+	s := &deploySnap{MemSnapshot: newMemSnapshot(testNodes(3), v0)}
+	for i := range 3 {
+		s.AddAlloc(testAlloc(v0, "n0"+string(rune('0'+i)), uint32(i)))
+	}
+	v1 := rollingJob(3, 1)
+	v1.TaskGroups[0].Update.Canary = 1
+	changeTasks(v1, 1)
+	s.AddJob(v1)
+
+	plan := rollStep(t, s, v1, 1)
+	require.Len(t, plan.Place, 1)
+	require.True(t, plan.Place[0].DeploymentStatus.IsCanary())
+	require.Empty(t, plan.Stop, "a canary runs beside the old allocations")
+	d := s.deploys[0]
+	require.EqualValues(t, 1, d.TaskGroups["web"].DesiredCanaries)
+	canary := plan.Place[0].ID
+
+	markHealthy(s, canary)
+	a := cloneAlloc(s.Alloc(canary))
+	a.DeploymentStatus.Canary = true
+	s.AddAlloc(a)
+	plan = rollStep(t, s, v1, 2)
+	require.Empty(t, plan.Place, "nothing else moves until promoted")
+	require.Empty(t, plan.Stop)
+
+	d.TaskGroups["web"].Promoted = true
+	plan = rollStep(t, s, v1, 3)
+	require.Len(t, plan.Stop, 1, "the canary's old sibling stops once promoted")
+	require.Equal(t, s.Alloc(plan.Stop[0].AllocID).Index, s.Alloc(canary).Index)
+	require.Len(t, plan.Place, 1, "and the rollout goes on, max_parallel at a time")
+	require.False(t, plan.Place[0].DeploymentStatus.IsCanary())
+}
