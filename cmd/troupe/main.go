@@ -55,6 +55,7 @@ func commandTree() *cmdNode {
 			"status":  {synopsis: "List jobs or show one job", run: jobStatusCommand},
 			"stop":    {synopsis: "Stop a running job", run: jobStopCommand},
 			"inspect": {synopsis: "Print a job as JSON", run: jobInspectCommand},
+			"promote": {synopsis: "Promote the canaries of a job's deployment", run: jobPromoteCommand},
 			"periodic": {synopsis: "Act on periodic jobs", subs: map[string]*cmdNode{
 				"force": {synopsis: "Launch a periodic job's child now", run: jobPeriodicForceCommand},
 			}},
@@ -74,7 +75,8 @@ func commandTree() *cmdNode {
 			"drain":       {synopsis: "Drain a node's allocations (or stop draining)", run: nodeDrainCommand},
 			"pool":        nodePoolCommands(),
 		}},
-		"namespace": namespaceCommands(),
+		"namespace":  namespaceCommands(),
+		"deployment": deploymentCommands(),
 		"volume": {synopsis: "Create, register, inspect, detach and remove CSI volumes", subs: map[string]*cmdNode{
 			"create":     {synopsis: "Create a volume with its CSI plugin from a spec file", run: volumeCreateCommand},
 			"register":   {synopsis: "Register an existing volume from a spec file", run: volumeRegisterCommand},
