@@ -163,3 +163,11 @@ func TestDeploymentsSnapshotRoundTrip(t *testing.T) {
 	require.NotNil(t, d)
 	require.EqualValues(t, 2, d.TaskGroups["web"].PlacedAllocs)
 }
+
+func TestStoppingJobCancelsDeployment(t *testing.T) {
+	h := deployedHarness(t, 0)
+	h.apply(deregister("web", false, testEval("e9", "web", messages.EvalStatusPending)))
+	d := h.snap().DeploymentByID("d1")
+	require.Equal(t, messages.DeploymentStatusCancelled, d.Status)
+	require.Equal(t, messages.DeploymentDescStoppedJob, d.StatusDescription)
+}
