@@ -190,3 +190,22 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// writeLatestDeployment is `job status`'s "Latest Deployment" section, as
+// Nomad's (nothing when the job has none).
+func writeLatestDeployment(m *meta, c *api.Client, job string) int {
+	d, _, err := c.Deployments().ForJob(job, nil)
+	switch {
+	case api.IsNotFound(err):
+		return exitOK
+	case err != nil:
+		return m.fail("querying the job's deployment", err)
+	case d == nil:
+		return exitOK
+	}
+	fmt.Fprintln(m.stdout, "\nLatest Deployment")
+	writeKV(m.stdout, []kv{{"ID", shortID(d.ID)}, {"Status", d.Status}, {"Description", d.StatusDescription}})
+	fmt.Fprintln(m.stdout, "\nDeployed")
+	writeDeploymentGroups(m.stdout, "", d)
+	return exitOK
+}

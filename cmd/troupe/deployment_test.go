@@ -133,3 +133,14 @@ func TestDeploymentCommands(t *testing.T) {
 	require.Equal(t, exitError, code)
 	require.Contains(t, errOut, "not found")
 }
+
+func TestJobStatusShowsLatestDeployment(t *testing.T) {
+	f := newFakeAPI(t)
+	f.jobs["web"] = &messages.Job{ID: "web", Name: "web", Type: "service", Status: "running"}
+	f.summaries["web"] = &api.JobSummary{JobID: "web", Summary: map[string]api.TaskGroupSummary{}}
+	f.deployments = map[string][]*messages.Deployment{deployID: {testDeploy("running", messages.DeploymentDescRunning, 1)}}
+	code, out, errOut := f.runCLI("job", "status", "web")
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "Latest Deployment\nID          = d1d1d1d1\nStatus      = running\nDescription = Deployment is running")
+	require.Contains(t, out, "web         true         2        2       1        0")
+}
