@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/troupe-dev/troupe/cluster/tlsutil"
 	"log/slog"
 	"net"
 	"net/http"
@@ -74,6 +75,7 @@ type Agent struct {
 
 	ln   net.Listener
 	http *http.Server
+	tls  *tlsutil.Loader // nil: TLS is off
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -98,6 +100,9 @@ func New(cfg *Config) (*Agent, error) {
 			return nil, fmt.Errorf("agent: temp data dir: %w", err)
 		}
 		a.dataDir = dir
+	}
+	if err := a.setupTLS(); err != nil {
+		return nil, err
 	}
 	for _, d := range []string{"server", "client", "alloc"} {
 		if err := os.MkdirAll(filepath.Join(a.dataDir, d), 0o755); err != nil {

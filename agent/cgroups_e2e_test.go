@@ -100,7 +100,7 @@ func TestExecStatsThroughNomadClient(t *testing.T) {
 	_, _, err = c.Jobs().Register(job, nil)
 	require.NoError(t, err)
 	stub := waitAllocStatus(t, c, "held", "running")
-	group := filepath.Join("/sys/fs/cgroup/memory/troupe", stub.ID+".t")
+	group := taskCgroupDir(a, "memory", stub.ID, "t")
 	require.DirExists(t, group, "the task's cgroup, Nomad's <alloc>.<task>")
 
 	alloc := &nomad.Allocation{ID: stub.ID}
@@ -144,7 +144,7 @@ func TestExecCgroupSurvivesRestart(t *testing.T) {
 	stub := waitAllocStatus(t, c, "daemon", "running")
 	// The task runs in its own pid namespace (its $! is not a host pid):
 	// the daemon is found on the host among the cgroup's processes.
-	group := filepath.Join("/sys/fs/cgroup/memory/troupe", stub.ID+".t")
+	group := taskCgroupDir(a, "memory", stub.ID, "t")
 	var daemon int
 	require.Eventually(t, func() bool {
 		daemon = groupProcess(group, "sleep\x001002\x00")

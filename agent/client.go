@@ -19,6 +19,7 @@ import (
 	"github.com/troupe-dev/troupe/actors/server"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/artifact"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/csi"
 	"github.com/troupe-dev/troupe/runtime/driver"
@@ -120,6 +121,8 @@ func (a *Agent) allocProps(al *messages.Allocation, n *messages.Node) *actor.Pro
 	spec := &alloc.Spec{
 		Alloc: al, Drivers: a.drivers, DB: a.db, Clock: a.clock, AllocRoot: a.AllocDir(),
 		Registry: a.sys.Registry, Logger: a.log.With("actor", "alloc"), CSI: a.csi, Node: n,
+		Artifacts: &artifact.Fetcher{Limits: a.cfg.Artifacts},
+		Vars:      a.conn,
 	}
 	if a.network != nil { // a nil *cni.Network must stay a nil interface
 		spec.Network = a.network

@@ -37,7 +37,8 @@ func (a *Agent) startRuntimes() error {
 		exec.Name:       execDrv,
 		exec.RawName:    exec.New(rawCfg),
 		containerd.Name: a.ctrd,
-		qemu.Name:       qemu.New(qemu.Config{ImagePaths: a.cfg.QemuImagePaths, Logger: a.log}),
+		qemu.Name: qemu.New(qemu.Config{ImagePaths: a.cfg.QemuImagePaths, CgroupParent: a.cfg.CgroupParent,
+			PidsLimit: a.cfg.PidsLimit, Logger: a.log}),
 		java.Name: java.New(java.Config{JavaHome: a.cfg.JavaHome, ChrootEnv: a.cfg.ChrootEnv, Logger: a.log},
 			exec.New(execCfg)), // in exec's isolation
 	}
@@ -71,10 +72,12 @@ func (a *Agent) startRuntimes() error {
 
 // cleanupRuntimes removes what stopped allocations left in containerd and
 // in the bridge network (containers, snapshots, netns, IPAM reservations,
-// firewall rules) once the client restored its allocations.
+// firewall rules) and in the cgroups (sweepCgroups) once the client
+// restored its allocations.
 func (a *Agent) cleanupRuntimes(live func(allocID string) bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	a.sweepCgroups(live)
 	if a.network != nil {
 		if err := a.network.GC(ctx, live); err != nil {
 			a.log.Warn("bridge network GC", "error", err)

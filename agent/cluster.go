@@ -53,6 +53,11 @@ func (a *Agent) startMembership() error {
 		cfg.ProbeInterval, cfg.ProbeTimeout, cfg.GossipInterval = 2*d, d, d
 		cfg.SuspicionMult, cfg.PushPullInterval = 3, 10*d
 	}
+	key, err := GossipKeyBytes(a.cfg.GossipKey)
+	if err != nil {
+		return err
+	}
+	cfg.SecretKey = key
 	m, err := membership.New(cfg)
 	if err != nil {
 		return fmt.Errorf("agent: gossip: %w", err)

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"github.com/troupe-dev/troupe/cluster/tlsutil"
 	"log/slog"
 	"net"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/artifact"
+	"github.com/troupe-dev/troupe/runtime/cgroups"
 	"github.com/troupe-dev/troupe/runtime/device"
 )
 
@@ -51,8 +54,11 @@ type Config struct {
 	// UserDenylist are the users exec tasks may not ask for (Nomad's
 	// user.denylist); nil: exec.DefaultUserDenylist (root), empty: none.
 	UserDenylist []string
-	// CgroupParent is the cgroup below which exec tasks get theirs
-	// (Nomad's cgroup_parent; default "/troupe", "/troupe.slice" on v2);
+	// CgroupParent is the cgroup below which exec, raw_exec, java and
+	// qemu tasks get theirs (-cgroup-parent, Nomad's cgroup_parent;
+	// default "/troupe", "/troupe.slice" on v2). The client owns it: at
+	// start it removes the task groups there of allocations it does not
+	// have, so two clients on one host need a parent each.
 	// PidsLimit bounds each exec task's processes (default 16384).
 	CgroupParent string
 	PidsLimit    int64
@@ -91,6 +97,13 @@ type Config struct {
 	// host's root as the agent's user. Off, the node does not offer it;
 	// a dev agent has it on (RawExec).
 	RawExecEnabled bool
+	// Artifacts bounds the fetch of a task's artifacts (Nomad's client
+	// artifact block: timeouts, HTTP body size, decompression limits); a
+	// zero field takes runtime/artifact's default.
+	Artifacts artifact.Limits
+	// TLS is Nomad's tls block: HTTPS on the API (HTTP), with client
+	// certificates when VerifyHTTPSClient.
+	TLS tlsutil.Config
 	// ReservedCores are cores the client keeps for the host (Nomad's
 	// client reserved { cores }): the scheduler reserves none of them
 	// for tasks with resources { cores }.
@@ -140,7 +153,11 @@ type Config struct {
 	HeartbeatTTL   time.Duration // the least TTL handed to a client
 	HeartbeatGrace time.Duration
 	GossipInterval time.Duration // 0 = memberlist's LAN defaults
-	RaftTimeout    time.Duration // raft heartbeat and election timeouts
+	// GossipKey encrypts gossip (Nomad's server encrypt / -encrypt): a
+	// base64 key of 16, 24 or 32 bytes that every agent of the cluster
+	// shares; "" gossips in clear text.
+	GossipKey   string
+	RaftTimeout time.Duration // raft heartbeat and election timeouts
 	// RPCHoldTimeout bounds how long a consistent read or a write waits
 	// for a leader (one elected, its store caught up) before it is
 	// answered 500 "No cluster leader" (Nomad's rpc_hold_timeout; 0 = 5s).
@@ -200,6 +217,14 @@ func (c *Config) Validate() error {
 	}
 	if _, err := state.NodeNodePool(c.NodePool); c.Client && err != nil {
 		return fmt.Errorf("%w: -node-pool: %w", ErrConfig, err)
+	}
+	if _, err := GossipKeyBytes(c.GossipKey); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if c.Client && c.CgroupParent != "" {
+		if err := cgroups.CheckParent(c.CgroupParent); err != nil {
+			return fmt.Errorf("%w: -cgroup-parent: %w", ErrConfig, err)
+		}
 	}
 	if c.Client {
 		return c.validateHostVolumes()

@@ -117,7 +117,7 @@ func TestExecReservedCoresAreTheCgroupCpuset(t *testing.T) {
 		held = append(held, core)
 		require.Equal(t, perCore, cpu.CpuShares, "one core's MHz")
 
-		b, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/cpuset/troupe", al.ID+".t", "cpuset.cpus"))
+		b, err := os.ReadFile(filepath.Join(taskCgroupDir(a, "cpuset", al.ID, "t"), "cpuset.cpus"))
 		require.NoError(t, err)
 		require.Equal(t, strconv.Itoa(int(core)), strings.TrimSpace(string(b)), "the cgroup's cpuset is the reserved core")
 	}
@@ -136,4 +136,20 @@ func TestExecReservedCoresAreTheCgroupCpuset(t *testing.T) {
 	}, 30*time.Second, 50*time.Millisecond, "the evaluation of the job that does not fit")
 	require.Contains(t, eval.FailedTGAllocs, "g")
 	require.Equal(t, 1, eval.FailedTGAllocs["g"].DimensionExhausted["cores"], "%+v", eval.FailedTGAllocs["g"])
+}
+
+// TestCoresWithCPURefused: a task that asks for cpu and cores is refused
+// with a 400 naming both (Nomad refuses it too); nothing is registered.
+func TestCoresWithCPURefused(t *testing.T) {
+	a := startAgent(t, testConfig(t, t.TempDir()))
+	defer a.Shutdown()
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+	job := loopJob("both")
+	job.TaskGroups[0].Tasks[0].Resources = &nomad.Resources{CPU: ptr(500), Cores: ptr(1), MemoryMB: ptr(32)}
+	_, _, err = c.Jobs().Register(job, nil)
+	require.ErrorContains(t, err, "400")
+	require.ErrorContains(t, err, "a task can ask for cpu or cores, not both (cpu 500, cores 1)")
+	_, _, err = c.Jobs().Info("both", nil)
+	require.ErrorContains(t, err, "404")
 }

@@ -33,10 +33,13 @@ func (a *Agent) listenHTTP() error {
 
 // startHTTP serves the API once everything it reads is set up.
 func (a *Agent) startHTTP() error {
-	ln := a.ln
+	ln := a.tlsListener(a.ln)
 	var h http.Handler = httpapi.New(a, a.log, httpapi.Options{Region: a.cfg.Region, Limits: a.cfg.JobLimits})
 	if !a.cfg.Server {
 		h = a.clientOnlyHandler(h)
+	}
+	if a.httpsOn() {
+		h = httpapi.WithProxyTransport(h, "https", a.proxyTransport())
 	}
 	a.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	a.wg.Add(1)

@@ -43,6 +43,7 @@ func testConfig(t testing.TB, dataDir string) *Config {
 	cfg.ClientBatch = 10 * time.Millisecond
 	cfg.Logger = testLogger(t)
 	isolateNetwork(cfg, dataDir)
+	testCgroupParent(t, cfg)
 	// A test's agent leaves no task, container or network behind; a test
 	// that restarts an agent over running tasks uses crash().
 	cfg.StopTasksOnShutdown = true

@@ -68,6 +68,13 @@ func TestQemuJobEndToEnd(t *testing.T) {
 	require.Equal(t, "troupe-qemu-page", get(t, port), "the host port reaches the guest's httpd")
 	pid := qemuPid(t, alloc.ID)
 	require.NotZero(t, pid, "a qemu process runs for the allocation")
+	group := taskCgroupDir(a, "memory", alloc.ID, "vm")
+	require.Eventually(t, func() bool { return groupProcess(group, qemuCmdline(pid)) == pid },
+		10*time.Second, 50*time.Millisecond, "qemu runs in the task's cgroup")
+	require.Eventually(t, func() bool {
+		u, err := c.Allocations().Stats(&nomad.Allocation{ID: alloc.ID}, nil)
+		return err == nil && u.Tasks["vm"] != nil && u.Tasks["vm"].ResourceUsage.MemoryStats.RSS > 0
+	}, 20*time.Second, 50*time.Millisecond, "the VM's usage from its cgroup")
 
 	crash(t, a)
 	require.True(t, alive(pid), "the VM outlives the agent")
@@ -92,6 +99,14 @@ func TestQemuJobEndToEnd(t *testing.T) {
 	require.Contains(t, string(out), qemutest.PowerdownMarker, "the guest saw the ACPI power button")
 	require.Contains(t, string(out), "reboot: Power down", "the guest kernel powered off")
 	require.Zero(t, qemuPid(t, alloc.ID), "no qemu process left")
+	require.Eventually(t, func() bool { return !dirExists(group) }, 10*time.Second, 10*time.Millisecond,
+		"the VM's cgroup is removed at teardown")
+}
+
+// qemuCmdline is pid's /proc cmdline (as groupProcess matches it).
+func qemuCmdline(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return string(b)
 }
 
 func qemuJob(disk, kernel, initrd string) *nomad.Job {

@@ -85,6 +85,7 @@ func (a *Agent) serverSpec() *server.Spec {
 		Leader:        a.leaderRPCAddr,
 		// Clients gossip reported failed under the old leader.
 		GainedLeadership: a.suspectFailedClients,
+		Vars:             a.readVars,
 	}
 }
 

@@ -32,14 +32,15 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 	}{
 		{"parameterized", func(j *nomad.Job) { j.ParameterizedJob = &nomad.ParameterizedJobConfig{Payload: "optional"} },
 			`job "odd": parameterized jobs are not supported yet`},
+		{"vault", func(j *nomad.Job) {
+			j.TaskGroups[0].Tasks[0].Vault = &nomad.Vault{Policies: []string{"x"}}
+		}, `job "odd": group "g": task "t": Vault is not supported yet`},
 		{"multiregion", func(j *nomad.Job) {
 			j.Multiregion = &nomad.Multiregion{Regions: []*nomad.MultiregionRegion{{Name: "global"}}}
 		}, `job "odd": multiregion jobs are not supported yet`},
-		{"services", func(j *nomad.Job) { j.TaskGroups[0].Services = []*nomad.Service{{Name: "web"}} },
-			`job "odd": group "g": Services is not supported yet`},
-		{"templates", func(j *nomad.Job) {
-			j.TaskGroups[0].Tasks[0].Templates = []*nomad.Template{{EmbeddedTmpl: ptr("x"), DestPath: ptr("local/x")}}
-		}, `job "odd": group "g": task "t": Templates is not supported yet`},
+		{"consul services", func(j *nomad.Job) {
+			j.TaskGroups[0].Services = []*nomad.Service{{Name: "web", Provider: "consul"}}
+		}, `service provider "consul" is not supported`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

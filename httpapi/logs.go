@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -218,11 +219,35 @@ const maxHops = 3
 func ProxyTo(addr string) http.Handler { return proxyTo(addr, nil) }
 
 // proxyTo is ProxyTo with a hook that sees the other agent's response
-// before it is passed back (nil: none); an error from it is a 502.
+// before it is passed back (nil: none); an error from it is a 502. It
+// speaks to the other agent as the request's WithProxyTransport says:
+// HTTPS with this agent's certificate when the API is HTTPS.
 func proxyTo(addr string, modify func(*http.Response) error) http.Handler {
-	p := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
-	p.ModifyResponse = modify
-	return hopCounted(addr, p)
+	return hopCounted(addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, rt := "http", http.RoundTripper(nil)
+		if pt, ok := r.Context().Value(proxyKey{}).(proxyTransport); ok {
+			scheme, rt = pt.scheme, pt.rt
+		}
+		p := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: scheme, Host: addr})
+		p.ModifyResponse, p.Transport = modify, rt
+		p.ServeHTTP(w, r)
+	}))
+}
+
+type proxyKey struct{}
+
+type proxyTransport struct {
+	scheme string
+	rt     http.RoundTripper
+}
+
+// WithProxyTransport makes the requests h serves pass on to other agents
+// with scheme ("https") through rt (nil: http.DefaultTransport).
+func WithProxyTransport(h http.Handler, scheme string, rt http.RoundTripper) http.Handler {
+	pt := proxyTransport{scheme: scheme, rt: rt}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), proxyKey{}, pt)))
+	})
 }
 
 // hopCounted passes r on through p to the agent at addr unless it was

@@ -177,6 +177,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/plugin/csi/{id}", s.wrap(s.pluginGet))
 	s.variableRoutes(m)
 	s.deploymentRoutes(m)
+	s.serviceRoutes(m)
 }
 
 // ServeHTTP implements http.Handler. The query string is checked before

@@ -108,6 +108,7 @@ func Canonicalize(job *messages.Job) {
 			canonGroup(job.Type, g)
 		}
 	}
+	canonServices(job)
 }
 
 func canonGroup(typ string, g *messages.TaskGroup) {
@@ -174,6 +175,10 @@ func canonTask(g *messages.TaskGroup, t *messages.Task) {
 		t.LogConfig.MaxFileSizeMB = defaultLogFileMB
 	}
 	canonCSIPlugin(t.CSIPluginConfig)
+	for _, a := range t.Artifacts {
+		canonArtifact(a)
+	}
+	canonTemplates(t.Templates)
 }
 
 // canonCSIPlugin fills Nomad's csi_plugin defaults: mount_dir /csi,

@@ -38,6 +38,15 @@
 // stage_publish_base_dir, health_timeout) lands in Task.CSIPluginConfig;
 // Canonicalize fills Nomad's defaults (/csi, /local/csi, 30s).
 //
+// A task's artifact blocks (artifact.go: source, destination, mode
+// any|file|dir, insecure, options { checksum = "sha256:..." archive = false
+// ... }, headers { ... }) land in Task.Artifacts, with Nomad's JSON names
+// (GetterSource, RelativeDest, ...). Canonicalize gives mode any and the
+// destination local/ (local/<file> in mode file); Validate wants a source,
+// a destination that stays in the task directory, and a checksum of a
+// known type (md5, sha1, sha256, sha512) with a digest of its length.
+// chown is refused.
+//
 // Volume specification files, for `troupe volume register|create`, have
 // their own parser (Nomad's format; type = "csi" only):
 //
@@ -63,12 +72,21 @@
 // Zero values, which Nomad's client sends for unset fields, pass, and so
 // do the defaults api.Job.Canonicalize fills in (update strategy,
 // ephemeral disk). In HCL, the blocks and arguments of hclRefused
-// (parameterized, update, service, template, artifact, vault, consul,
+// (parameterized, update, service, template, vault, consul,
 // lifecycle, ...) are errors naming them at their line.
 //
 // A periodic block (periodic.go) is parsed and validated here: cron
 // expressions with hashicorp/cronexpr, in the block's time zone;
 // PeriodicNext is the launch time the leader's dispatcher uses.
+//
+// Service and check blocks (service.go, validate_service.go), group and
+// task level, provider "nomad" (unset means it; "consul" is refused):
+// Canonicalize names them as Nomad does (job-group[-task], `service:
+// "name" check`), merges a service's check_restart into its checks and
+// fills address mode auto and the http method and protocol; Validate
+// applies Nomad's rules (interval and timeout of at least 1s, a port
+// label that the group's network defines, an http path, a task for a
+// group's script check).
 //
 // Errors wrap ErrParse or ErrInvalid (an *UnsupportedError wraps ErrParse
 // and ErrUnsupported).

@@ -34,13 +34,13 @@ var (
 		blockSpec{name: "constraint"}, blockSpec{name: "affinity"}, blockSpec{name: "spread"},
 		blockSpec{name: "restart"}, blockSpec{name: "reschedule"},
 		blockSpec{name: "migrate"}, blockSpec{name: "disconnect"}, blockSpec{name: "network"},
-		blockSpec{name: "update"},
-		blockSpec{"volume", []string{"name"}}, blockSpec{name: "meta"}, blockSpec{"task", []string{"name"}})
+		blockSpec{"volume", []string{"name"}}, blockSpec{name: "meta"}, blockSpec{"task", []string{"name"}},
+		blockSpec{name: "service"}, blockSpec{name: "update"})
 	taskSchema = schemaOf(taskAttrs,
 		blockSpec{name: "config"}, blockSpec{name: "env"}, blockSpec{name: "resources"},
 		blockSpec{name: "restart"}, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
 		blockSpec{name: "affinity"}, blockSpec{name: "volume_mount"}, blockSpec{name: "logs"},
-		blockSpec{name: "csi_plugin"})
+		blockSpec{name: "csi_plugin"}, blockSpec{name: "template"}, blockSpec{name: "artifact"}, blockSpec{name: "service"})
 )
 
 // Parse decodes an HCL job file (a Nomad-like subset) into a job. filename
@@ -140,6 +140,7 @@ func (d *hclDecoder) group(b *hcl.Block) (*messages.TaskGroup, groupPresence) {
 		g.Networks = []*messages.NetworkResource{d.network(nb)}
 	}
 	g.Volumes = d.volumes(c.Blocks.OfType("volume"))
+	g.Services = d.services(c.Blocks.OfType("service"))
 	for _, tb := range c.Blocks.OfType("task") {
 		t, tp := d.task(tb)
 		g.Tasks = append(g.Tasks, t)
@@ -175,6 +176,11 @@ func (d *hclDecoder) task(b *hcl.Block) (*messages.Task, taskPresence) {
 	if cb := d.single(c, "csi_plugin"); cb != nil {
 		t.CSIPluginConfig = d.csiPlugin(cb)
 	}
+	for _, ab := range c.Blocks.OfType("artifact") {
+		t.Artifacts = append(t.Artifacts, d.artifact(ab))
+	}
+	t.Templates = d.templates(c.Blocks.OfType("template"))
+	t.Services = d.services(c.Blocks.OfType("service"))
 	return t, p
 }
 

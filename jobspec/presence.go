@@ -78,7 +78,7 @@ func applyTaskPresence(tasks []*messages.Task, pres []taskPresence, groupRestart
 		}
 		mergePolicy(t.RestartPolicy, groupRestart, pres[j].restart)
 		if r := t.Resources; r != nil {
-			if !pres[j].resources.has("CPU") {
+			if !pres[j].resources.has("CPU") && r.Cores <= 0 { // cores stand for the cpu (Nomad)
 				r.CPU = defaultCPU
 			}
 			if !pres[j].resources.has("MemoryMB") {

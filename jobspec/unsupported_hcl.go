@@ -16,13 +16,15 @@ var hclRefused = map[*hcl.BodySchema][]string{
 	jobSchema: {"parameterized", "multiregion", "reschedule", "migrate",
 		"vault", "consul", "ui", "all_at_once", "consul_namespace", "vault_namespace",
 		"vault_token", "consul_token"},
-	groupSchema: {"service", "ephemeral_disk", "scaling", "consul", "shutdown_delay",
+	groupSchema: {"ephemeral_disk", "scaling", "consul", "shutdown_delay",
 		"max_client_disconnect", "prevent_reschedule_on_lost", "max_run_duration"},
-	taskSchema: {"lifecycle", "service", "artifact", "template", "vault", "consul",
+	taskSchema: {"lifecycle", "vault", "consul",
 		"dispatch_payload", "scaling", "identity", "secret", "action", "schedule",
 		"shutdown_delay", "kind"},
 	resourcesSchema: {"iops", "secrets", "numa"},
+	templateSchema:  {"change_script", "wait", "vault_grace"},
 	networkSchema:   {"dns", "cni", "hostname"},
+	artifactSchema:  {"chown"},
 }
 
 var hclRefusedSet = func() map[*hcl.BodySchema]map[string]bool {

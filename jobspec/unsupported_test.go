@@ -27,6 +27,10 @@ var troupeTypes = map[string]any{
 	"SpreadTarget": messages.SpreadTarget{}, "RequestedDevice": messages.RequestedDevice{},
 	"LogConfig": messages.LogConfig{}, "TaskCSIPluginConfig": messages.CSIPluginConfig{},
 	"PeriodicConfig": messages.PeriodicConfig{}, "UpdateStrategy": messages.UpdateStrategy{},
+	"Template":     messages.TaskTemplate{},
+	"TaskArtifact": messages.TaskArtifact{},
+	"Service":      messages.Service{}, "ServiceCheck": messages.ServiceCheck{},
+	"CheckRestart": messages.CheckRestart{},
 }
 
 // structOf strips pointers, slices and maps down to the struct they hold.
@@ -119,6 +123,9 @@ var nomadPlace = map[string]string{
 	"Port": "TaskGroups.0.Networks.0.DynamicPorts.0", "RestartPolicy": "TaskGroups.0.RestartPolicy",
 	"LogConfig": "TaskGroups.0.Tasks.0.LogConfig", "VolumeRequest": "TaskGroups.0.Volumes.v",
 	"VolumeMount": "TaskGroups.0.Tasks.0.VolumeMounts.0", "EphemeralDisk": "TaskGroups.0.EphemeralDisk",
+	"TaskArtifact": "TaskGroups.0.Tasks.0.Artifacts.0",
+	"Template":     "TaskGroups.0.Tasks.0.Templates",
+	"Service":      "TaskGroups.0.Services.0", "ServiceCheck": "TaskGroups.0.Services.0.Checks.0",
 }
 
 // nonZero is a value of a Nomad field's type that is not zero.
@@ -219,7 +226,7 @@ func setAt(obj map[string]any, place, field string, v any) {
 				next, ok := c[seg]
 				if !ok {
 					next = map[string]any{}
-					if seg == "DynamicPorts" || seg == "VolumeMounts" {
+					if seg == "DynamicPorts" || seg == "VolumeMounts" || seg == "Templates" || seg == "Artifacts" || seg == "Services" || seg == "Checks" {
 						next = []any{map[string]any{}}
 					}
 					c[seg] = next

@@ -149,6 +149,7 @@ func validateGroup(c checker, typ string, g *messages.TaskGroup) {
 	validateUpdate(c.at("update"), typ, g.Update, true)
 	validateNetworks(c, g.Networks)
 	validateVolumes(c, g)
+	validateGroupServices(c, g)
 	if len(g.Tasks) == 0 {
 		c.addf("group must have at least one task")
 	}
@@ -219,6 +220,10 @@ func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 	if t.CSIPluginConfig != nil {
 		validateCSIPlugin(c.at("csi_plugin"), t.CSIPluginConfig)
 	}
+	for i, a := range t.Artifacts {
+		validateArtifact(c.at("artifact[%d]", i), a)
+	}
+	validateTemplates(c, t.Templates)
 }
 
 func validateResources(c checker, r *messages.Resources) {
@@ -226,7 +231,10 @@ func validateResources(c checker, r *messages.Resources) {
 		c.addf("resources must be set")
 		return
 	}
-	if r.CPU <= 0 {
+	switch {
+	case r.Cores > 0 && r.CPU > 0:
+		c.addf("resources: a task can ask for cpu or cores, not both (cpu %d, cores %d)", r.CPU, r.Cores)
+	case r.Cores <= 0 && r.CPU <= 0:
 		c.addf("resources.cpu must be greater than 0")
 	}
 	if r.MemoryMB <= 0 {

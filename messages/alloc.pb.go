@@ -65,8 +65,12 @@ type Allocation struct {
 	// health in that deployment.
 	DeploymentID     string                 `protobuf:"bytes,32,opt,name=DeploymentID,proto3" json:"DeploymentID,omitempty"`
 	DeploymentStatus *AllocDeploymentStatus `protobuf:"bytes,33,opt,name=DeploymentStatus,proto3" json:"DeploymentStatus,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// ServiceRegistrations, in a client's report, are the allocation's
+	// service registrations now (none: it registers nothing, or no more);
+	// absent: no change. The FSM keeps them in the services table, not here.
+	ServiceRegistrations *AllocServiceRegistrations `protobuf:"bytes,34,opt,name=ServiceRegistrations,proto3" json:"ServiceRegistrations,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Allocation) Reset() {
@@ -326,6 +330,13 @@ func (x *Allocation) GetDeploymentID() string {
 func (x *Allocation) GetDeploymentStatus() *AllocDeploymentStatus {
 	if x != nil {
 		return x.DeploymentStatus
+	}
+	return nil
+}
+
+func (x *Allocation) GetServiceRegistrations() *AllocServiceRegistrations {
+	if x != nil {
+		return x.ServiceRegistrations
 	}
 	return nil
 }
@@ -1357,7 +1368,7 @@ var File_alloc_proto protoreflect.FileDescriptor
 const file_alloc_proto_rawDesc = "" +
 	"\n" +
 	"\valloc.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
-	"eval.proto\"\xb4\f\n" +
+	"eval.proto\x1a\rservice.proto\"\x8b\r\n" +
 	"\n" +
 	"Allocation\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x1c\n" +
@@ -1401,7 +1412,8 @@ const file_alloc_proto_rawDesc = "" +
 	"\x14PreemptedAllocations\x18\x1e \x03(\tR\x14PreemptedAllocations\x124\n" +
 	"\x15PreemptedByAllocation\x18\x1f \x01(\tR\x15PreemptedByAllocation\x12\"\n" +
 	"\fDeploymentID\x18  \x01(\tR\fDeploymentID\x12I\n" +
-	"\x10DeploymentStatus\x18! \x01(\v2\x1d.troupe.AllocDeploymentStatusR\x10DeploymentStatus\x1aP\n" +
+	"\x10DeploymentStatus\x18! \x01(\v2\x1d.troupe.AllocDeploymentStatusR\x10DeploymentStatus\x12U\n" +
+	"\x14ServiceRegistrations\x18\" \x01(\v2!.troupe.AllocServiceRegistrationsR\x14ServiceRegistrations\x1aP\n" +
 	"\x0fTaskStatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
 	"\x05value\x18\x02 \x01(\v2\x11.troupe.TaskStateR\x05value:\x028\x01\x1aY\n" +
@@ -1517,29 +1529,30 @@ func file_alloc_proto_rawDescGZIP() []byte {
 
 var file_alloc_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_alloc_proto_goTypes = []any{
-	(*Allocation)(nil),               // 0: troupe.Allocation
-	(*AllocDeploymentStatus)(nil),    // 1: troupe.AllocDeploymentStatus
-	(*AllocVolumeState)(nil),         // 2: troupe.AllocVolumeState
-	(*AllocMetricRef)(nil),           // 3: troupe.AllocMetricRef
-	(*DesiredTransition)(nil),        // 4: troupe.DesiredTransition
-	(*RescheduleTracker)(nil),        // 5: troupe.RescheduleTracker
-	(*RescheduleEvent)(nil),          // 6: troupe.RescheduleEvent
-	(*AllocatedResources)(nil),       // 7: troupe.AllocatedResources
-	(*AllocatedTaskResources)(nil),   // 8: troupe.AllocatedTaskResources
-	(*AllocatedCpuResources)(nil),    // 9: troupe.AllocatedCpuResources
-	(*AllocatedMemoryResources)(nil), // 10: troupe.AllocatedMemoryResources
-	(*AllocatedDeviceResource)(nil),  // 11: troupe.AllocatedDeviceResource
-	(*AllocatedSharedResources)(nil), // 12: troupe.AllocatedSharedResources
-	(*NetworkStatus)(nil),            // 13: troupe.NetworkStatus
-	(*TaskState)(nil),                // 14: troupe.TaskState
-	(*TaskEvent)(nil),                // 15: troupe.TaskEvent
-	nil,                              // 16: troupe.Allocation.TaskStatesEntry
-	nil,                              // 17: troupe.Allocation.VolumeStatesEntry
-	nil,                              // 18: troupe.AllocatedResources.TasksEntry
-	nil,                              // 19: troupe.TaskEvent.DetailsEntry
-	(*Job)(nil),                      // 20: troupe.Job
-	(*NodeScoreMeta)(nil),            // 21: troupe.NodeScoreMeta
-	(*NetworkResource)(nil),          // 22: troupe.NetworkResource
+	(*Allocation)(nil),                // 0: troupe.Allocation
+	(*AllocDeploymentStatus)(nil),     // 1: troupe.AllocDeploymentStatus
+	(*AllocVolumeState)(nil),          // 2: troupe.AllocVolumeState
+	(*AllocMetricRef)(nil),            // 3: troupe.AllocMetricRef
+	(*DesiredTransition)(nil),         // 4: troupe.DesiredTransition
+	(*RescheduleTracker)(nil),         // 5: troupe.RescheduleTracker
+	(*RescheduleEvent)(nil),           // 6: troupe.RescheduleEvent
+	(*AllocatedResources)(nil),        // 7: troupe.AllocatedResources
+	(*AllocatedTaskResources)(nil),    // 8: troupe.AllocatedTaskResources
+	(*AllocatedCpuResources)(nil),     // 9: troupe.AllocatedCpuResources
+	(*AllocatedMemoryResources)(nil),  // 10: troupe.AllocatedMemoryResources
+	(*AllocatedDeviceResource)(nil),   // 11: troupe.AllocatedDeviceResource
+	(*AllocatedSharedResources)(nil),  // 12: troupe.AllocatedSharedResources
+	(*NetworkStatus)(nil),             // 13: troupe.NetworkStatus
+	(*TaskState)(nil),                 // 14: troupe.TaskState
+	(*TaskEvent)(nil),                 // 15: troupe.TaskEvent
+	nil,                               // 16: troupe.Allocation.TaskStatesEntry
+	nil,                               // 17: troupe.Allocation.VolumeStatesEntry
+	nil,                               // 18: troupe.AllocatedResources.TasksEntry
+	nil,                               // 19: troupe.TaskEvent.DetailsEntry
+	(*Job)(nil),                       // 20: troupe.Job
+	(*AllocServiceRegistrations)(nil), // 21: troupe.AllocServiceRegistrations
+	(*NodeScoreMeta)(nil),             // 22: troupe.NodeScoreMeta
+	(*NetworkResource)(nil),           // 23: troupe.NetworkResource
 }
 var file_alloc_proto_depIdxs = []int32{
 	20, // 0: troupe.Allocation.Job:type_name -> troupe.Job
@@ -1551,25 +1564,26 @@ var file_alloc_proto_depIdxs = []int32{
 	13, // 6: troupe.Allocation.NetworkStatus:type_name -> troupe.NetworkStatus
 	17, // 7: troupe.Allocation.VolumeStates:type_name -> troupe.Allocation.VolumeStatesEntry
 	1,  // 8: troupe.Allocation.DeploymentStatus:type_name -> troupe.AllocDeploymentStatus
-	15, // 9: troupe.AllocVolumeState.Events:type_name -> troupe.TaskEvent
-	21, // 10: troupe.AllocMetricRef.ScoreMetaData:type_name -> troupe.NodeScoreMeta
-	6,  // 11: troupe.RescheduleTracker.Events:type_name -> troupe.RescheduleEvent
-	18, // 12: troupe.AllocatedResources.Tasks:type_name -> troupe.AllocatedResources.TasksEntry
-	12, // 13: troupe.AllocatedResources.Shared:type_name -> troupe.AllocatedSharedResources
-	9,  // 14: troupe.AllocatedTaskResources.Cpu:type_name -> troupe.AllocatedCpuResources
-	10, // 15: troupe.AllocatedTaskResources.Memory:type_name -> troupe.AllocatedMemoryResources
-	11, // 16: troupe.AllocatedTaskResources.Devices:type_name -> troupe.AllocatedDeviceResource
-	22, // 17: troupe.AllocatedSharedResources.Networks:type_name -> troupe.NetworkResource
-	15, // 18: troupe.TaskState.Events:type_name -> troupe.TaskEvent
-	19, // 19: troupe.TaskEvent.Details:type_name -> troupe.TaskEvent.DetailsEntry
-	14, // 20: troupe.Allocation.TaskStatesEntry.value:type_name -> troupe.TaskState
-	2,  // 21: troupe.Allocation.VolumeStatesEntry.value:type_name -> troupe.AllocVolumeState
-	8,  // 22: troupe.AllocatedResources.TasksEntry.value:type_name -> troupe.AllocatedTaskResources
-	23, // [23:23] is the sub-list for method output_type
-	23, // [23:23] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	21, // 9: troupe.Allocation.ServiceRegistrations:type_name -> troupe.AllocServiceRegistrations
+	15, // 10: troupe.AllocVolumeState.Events:type_name -> troupe.TaskEvent
+	22, // 11: troupe.AllocMetricRef.ScoreMetaData:type_name -> troupe.NodeScoreMeta
+	6,  // 12: troupe.RescheduleTracker.Events:type_name -> troupe.RescheduleEvent
+	18, // 13: troupe.AllocatedResources.Tasks:type_name -> troupe.AllocatedResources.TasksEntry
+	12, // 14: troupe.AllocatedResources.Shared:type_name -> troupe.AllocatedSharedResources
+	9,  // 15: troupe.AllocatedTaskResources.Cpu:type_name -> troupe.AllocatedCpuResources
+	10, // 16: troupe.AllocatedTaskResources.Memory:type_name -> troupe.AllocatedMemoryResources
+	11, // 17: troupe.AllocatedTaskResources.Devices:type_name -> troupe.AllocatedDeviceResource
+	23, // 18: troupe.AllocatedSharedResources.Networks:type_name -> troupe.NetworkResource
+	15, // 19: troupe.TaskState.Events:type_name -> troupe.TaskEvent
+	19, // 20: troupe.TaskEvent.Details:type_name -> troupe.TaskEvent.DetailsEntry
+	14, // 21: troupe.Allocation.TaskStatesEntry.value:type_name -> troupe.TaskState
+	2,  // 22: troupe.Allocation.VolumeStatesEntry.value:type_name -> troupe.AllocVolumeState
+	8,  // 23: troupe.AllocatedResources.TasksEntry.value:type_name -> troupe.AllocatedTaskResources
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_alloc_proto_init() }
@@ -1579,6 +1593,7 @@ func file_alloc_proto_init() {
 	}
 	file_job_proto_init()
 	file_eval_proto_init()
+	file_service_proto_init()
 	file_alloc_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

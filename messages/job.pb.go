@@ -622,6 +622,7 @@ type TaskGroup struct {
 	Affinities                []*Affinity               `protobuf:"bytes,13,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
 	Spreads                   []*Spread                 `protobuf:"bytes,14,rep,name=Spreads,proto3" json:"Spreads,omitempty"`
 	Update                    *UpdateStrategy           `protobuf:"bytes,15,opt,name=Update,proto3" json:"Update,omitempty"`
+	Services                  []*Service                `protobuf:"bytes,16,rep,name=Services,proto3" json:"Services,omitempty"`
 	unknownFields             protoimpl.UnknownFields
 	sizeCache                 protoimpl.SizeCache
 }
@@ -761,6 +762,13 @@ func (x *TaskGroup) GetUpdate() *UpdateStrategy {
 	return nil
 }
 
+func (x *TaskGroup) GetServices() []*Service {
+	if x != nil {
+		return x.Services
+	}
+	return nil
+}
+
 type Task struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=Name,proto3" json:"Name,omitempty"`
@@ -780,8 +788,13 @@ type Task struct {
 	// CSIPluginConfig makes the task a CSI plugin (the csi_plugin block).
 	CSIPluginConfig *CSIPluginConfig `protobuf:"bytes,15,opt,name=CSIPluginConfig,proto3" json:"CSIPluginConfig,omitempty"`
 	Affinities      []*Affinity      `protobuf:"bytes,16,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	Services        []*Service       `protobuf:"bytes,17,rep,name=Services,proto3" json:"Services,omitempty"`
+	// Templates are rendered into the task directory before it starts.
+	Templates []*TaskTemplate `protobuf:"bytes,21,rep,name=Templates,proto3" json:"Templates,omitempty"`
+	// Artifacts are fetched into the task dir before the task starts.
+	Artifacts     []*TaskArtifact `protobuf:"bytes,20,rep,name=Artifacts,proto3" json:"Artifacts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -926,6 +939,117 @@ func (x *Task) GetAffinities() []*Affinity {
 	return nil
 }
 
+func (x *Task) GetServices() []*Service {
+	if x != nil {
+		return x.Services
+	}
+	return nil
+}
+
+func (x *Task) GetTemplates() []*TaskTemplate {
+	if x != nil {
+		return x.Templates
+	}
+	return nil
+}
+
+func (x *Task) GetArtifacts() []*TaskArtifact {
+	if x != nil {
+		return x.Artifacts
+	}
+	return nil
+}
+
+// TaskArtifact is a task's artifact block (Nomad's TaskArtifact, with its
+// JSON names): fetched with go-getter before the task starts.
+type TaskArtifact struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	GetterSource string                 `protobuf:"bytes,1,opt,name=GetterSource,proto3" json:"GetterSource,omitempty"`
+	// GetterOptions become go-getter's query parameters (checksum =
+	// "type:hex", archive = false, ref for git, ...).
+	GetterOptions  map[string]string `protobuf:"bytes,2,rep,name=GetterOptions,proto3" json:"GetterOptions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	GetterHeaders  map[string]string `protobuf:"bytes,3,rep,name=GetterHeaders,proto3" json:"GetterHeaders,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // sent with every HTTP request
+	GetterMode     string            `protobuf:"bytes,4,opt,name=GetterMode,proto3" json:"GetterMode,omitempty"`                                                                                 // any (default) | file | dir
+	GetterInsecure bool              `protobuf:"varint,5,opt,name=GetterInsecure,proto3" json:"GetterInsecure,omitempty"`                                                                        // skip TLS verification
+	// RelativeDest is relative to the task dir; default local/ (in mode
+	// file, local/<source's base name>).
+	RelativeDest  string `protobuf:"bytes,6,opt,name=RelativeDest,proto3" json:"RelativeDest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskArtifact) Reset() {
+	*x = TaskArtifact{}
+	mi := &file_job_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskArtifact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskArtifact) ProtoMessage() {}
+
+func (x *TaskArtifact) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskArtifact.ProtoReflect.Descriptor instead.
+func (*TaskArtifact) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *TaskArtifact) GetGetterSource() string {
+	if x != nil {
+		return x.GetterSource
+	}
+	return ""
+}
+
+func (x *TaskArtifact) GetGetterOptions() map[string]string {
+	if x != nil {
+		return x.GetterOptions
+	}
+	return nil
+}
+
+func (x *TaskArtifact) GetGetterHeaders() map[string]string {
+	if x != nil {
+		return x.GetterHeaders
+	}
+	return nil
+}
+
+func (x *TaskArtifact) GetGetterMode() string {
+	if x != nil {
+		return x.GetterMode
+	}
+	return ""
+}
+
+func (x *TaskArtifact) GetGetterInsecure() bool {
+	if x != nil {
+		return x.GetterInsecure
+	}
+	return false
+}
+
+func (x *TaskArtifact) GetRelativeDest() string {
+	if x != nil {
+		return x.RelativeDest
+	}
+	return ""
+}
+
 // CSIPluginConfig is a task's csi_plugin block (Nomad's TaskCSIPluginConfig).
 type CSIPluginConfig struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
@@ -940,7 +1064,7 @@ type CSIPluginConfig struct {
 
 func (x *CSIPluginConfig) Reset() {
 	*x = CSIPluginConfig{}
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -952,7 +1076,7 @@ func (x *CSIPluginConfig) String() string {
 func (*CSIPluginConfig) ProtoMessage() {}
 
 func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -965,7 +1089,7 @@ func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIPluginConfig.ProtoReflect.Descriptor instead.
 func (*CSIPluginConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{7}
+	return file_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CSIPluginConfig) GetID() string {
@@ -1020,7 +1144,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1032,7 +1156,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1045,7 +1169,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{8}
+	return file_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Resources) GetCPU() int32 {
@@ -1109,7 +1233,7 @@ type RequestedDevice struct {
 
 func (x *RequestedDevice) Reset() {
 	*x = RequestedDevice{}
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1121,7 +1245,7 @@ func (x *RequestedDevice) String() string {
 func (*RequestedDevice) ProtoMessage() {}
 
 func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1134,7 +1258,7 @@ func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestedDevice.ProtoReflect.Descriptor instead.
 func (*RequestedDevice) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{9}
+	return file_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RequestedDevice) GetName() string {
@@ -1177,7 +1301,7 @@ type Affinity struct {
 
 func (x *Affinity) Reset() {
 	*x = Affinity{}
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1189,7 +1313,7 @@ func (x *Affinity) String() string {
 func (*Affinity) ProtoMessage() {}
 
 func (x *Affinity) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1202,7 +1326,7 @@ func (x *Affinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Affinity.ProtoReflect.Descriptor instead.
 func (*Affinity) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{10}
+	return file_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Affinity) GetLTarget() string {
@@ -1247,7 +1371,7 @@ type Spread struct {
 
 func (x *Spread) Reset() {
 	*x = Spread{}
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1383,7 @@ func (x *Spread) String() string {
 func (*Spread) ProtoMessage() {}
 
 func (x *Spread) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1396,7 @@ func (x *Spread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spread.ProtoReflect.Descriptor instead.
 func (*Spread) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{11}
+	return file_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Spread) GetAttribute() string {
@@ -1306,7 +1430,7 @@ type SpreadTarget struct {
 
 func (x *SpreadTarget) Reset() {
 	*x = SpreadTarget{}
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1442,7 @@ func (x *SpreadTarget) String() string {
 func (*SpreadTarget) ProtoMessage() {}
 
 func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1455,7 @@ func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpreadTarget.ProtoReflect.Descriptor instead.
 func (*SpreadTarget) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{12}
+	return file_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SpreadTarget) GetValue() string {
@@ -1361,7 +1485,7 @@ type NetworkResource struct {
 
 func (x *NetworkResource) Reset() {
 	*x = NetworkResource{}
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1373,7 +1497,7 @@ func (x *NetworkResource) String() string {
 func (*NetworkResource) ProtoMessage() {}
 
 func (x *NetworkResource) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1386,7 +1510,7 @@ func (x *NetworkResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkResource.ProtoReflect.Descriptor instead.
 func (*NetworkResource) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{13}
+	return file_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *NetworkResource) GetMode() string {
@@ -1436,7 +1560,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1448,7 +1572,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1461,7 +1585,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{14}
+	return file_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Port) GetLabel() string {
@@ -1504,7 +1628,7 @@ type RestartPolicy struct {
 
 func (x *RestartPolicy) Reset() {
 	*x = RestartPolicy{}
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1516,7 +1640,7 @@ func (x *RestartPolicy) String() string {
 func (*RestartPolicy) ProtoMessage() {}
 
 func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1529,7 +1653,7 @@ func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartPolicy.ProtoReflect.Descriptor instead.
 func (*RestartPolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{15}
+	return file_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RestartPolicy) GetAttempts() int32 {
@@ -1574,7 +1698,7 @@ type ReschedulePolicy struct {
 
 func (x *ReschedulePolicy) Reset() {
 	*x = ReschedulePolicy{}
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1586,7 +1710,7 @@ func (x *ReschedulePolicy) String() string {
 func (*ReschedulePolicy) ProtoMessage() {}
 
 func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1599,7 +1723,7 @@ func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReschedulePolicy.ProtoReflect.Descriptor instead.
 func (*ReschedulePolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{16}
+	return file_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReschedulePolicy) GetAttempts() int32 {
@@ -1656,7 +1780,7 @@ type MigrateStrategy struct {
 
 func (x *MigrateStrategy) Reset() {
 	*x = MigrateStrategy{}
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1668,7 +1792,7 @@ func (x *MigrateStrategy) String() string {
 func (*MigrateStrategy) ProtoMessage() {}
 
 func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1681,7 +1805,7 @@ func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateStrategy.ProtoReflect.Descriptor instead.
 func (*MigrateStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{17}
+	return file_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MigrateStrategy) GetMaxParallel() int32 {
@@ -1724,7 +1848,7 @@ type DisconnectStrategy struct {
 
 func (x *DisconnectStrategy) Reset() {
 	*x = DisconnectStrategy{}
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1736,7 +1860,7 @@ func (x *DisconnectStrategy) String() string {
 func (*DisconnectStrategy) ProtoMessage() {}
 
 func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1749,7 +1873,7 @@ func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectStrategy.ProtoReflect.Descriptor instead.
 func (*DisconnectStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{18}
+	return file_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DisconnectStrategy) GetLostAfter() int64 {
@@ -1795,7 +1919,7 @@ type VolumeRequest struct {
 
 func (x *VolumeRequest) Reset() {
 	*x = VolumeRequest{}
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1807,7 +1931,7 @@ func (x *VolumeRequest) String() string {
 func (*VolumeRequest) ProtoMessage() {}
 
 func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1820,7 +1944,7 @@ func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeRequest.ProtoReflect.Descriptor instead.
 func (*VolumeRequest) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{19}
+	return file_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *VolumeRequest) GetName() string {
@@ -1883,7 +2007,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1895,7 +2019,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1908,7 +2032,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{20}
+	return file_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *VolumeMount) GetVolume() string {
@@ -1942,7 +2066,7 @@ type LogConfig struct {
 
 func (x *LogConfig) Reset() {
 	*x = LogConfig{}
-	mi := &file_job_proto_msgTypes[21]
+	mi := &file_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1954,7 +2078,7 @@ func (x *LogConfig) String() string {
 func (*LogConfig) ProtoMessage() {}
 
 func (x *LogConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[21]
+	mi := &file_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1967,7 +2091,7 @@ func (x *LogConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogConfig.ProtoReflect.Descriptor instead.
 func (*LogConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{21}
+	return file_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *LogConfig) GetMaxFiles() int32 {
@@ -1988,7 +2112,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\"\x8e\a\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\x1a\rservice.proto\"\x8e\a\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -2054,7 +2178,7 @@ const file_job_proto_rawDesc = "" +
 	"Constraint\x12\x18\n" +
 	"\aLTarget\x18\x01 \x01(\tR\aLTarget\x12\x18\n" +
 	"\aRTarget\x18\x02 \x01(\tR\aRTarget\x12\x18\n" +
-	"\aOperand\x18\x03 \x01(\tR\aOperand\"\xf7\x06\n" +
+	"\aOperand\x18\x03 \x01(\tR\aOperand\"\xa4\a\n" +
 	"\tTaskGroup\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x14\n" +
 	"\x05Count\x18\x02 \x01(\x05R\x05Count\x124\n" +
@@ -2075,13 +2199,14 @@ const file_job_proto_rawDesc = "" +
 	"Affinities\x18\r \x03(\v2\x10.troupe.AffinityR\n" +
 	"Affinities\x12(\n" +
 	"\aSpreads\x18\x0e \x03(\v2\x0e.troupe.SpreadR\aSpreads\x12.\n" +
-	"\x06Update\x18\x0f \x01(\v2\x16.troupe.UpdateStrategyR\x06Update\x1a7\n" +
+	"\x06Update\x18\x0f \x01(\v2\x16.troupe.UpdateStrategyR\x06Update\x12+\n" +
+	"\bServices\x18\x10 \x03(\v2\x0f.troupe.ServiceR\bServices\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\x9a\x06\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xaf\a\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -2103,11 +2228,29 @@ const file_job_proto_rawDesc = "" +
 	"\x0fCSIPluginConfig\x18\x0f \x01(\v2\x17.troupe.CSIPluginConfigR\x0fCSIPluginConfig\x120\n" +
 	"\n" +
 	"Affinities\x18\x10 \x03(\v2\x10.troupe.AffinityR\n" +
-	"Affinities\x1a6\n" +
+	"Affinities\x12+\n" +
+	"\bServices\x18\x11 \x03(\v2\x0f.troupe.ServiceR\bServices\x122\n" +
+	"\tTemplates\x18\x15 \x03(\v2\x14.troupe.TaskTemplateR\tTemplates\x122\n" +
+	"\tArtifacts\x18\x14 \x03(\v2\x14.troupe.TaskArtifactR\tArtifacts\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc0\x03\n" +
+	"\fTaskArtifact\x12\"\n" +
+	"\fGetterSource\x18\x01 \x01(\tR\fGetterSource\x12M\n" +
+	"\rGetterOptions\x18\x02 \x03(\v2'.troupe.TaskArtifact.GetterOptionsEntryR\rGetterOptions\x12M\n" +
+	"\rGetterHeaders\x18\x03 \x03(\v2'.troupe.TaskArtifact.GetterHeadersEntryR\rGetterHeaders\x12\x1e\n" +
+	"\n" +
+	"GetterMode\x18\x04 \x01(\tR\n" +
+	"GetterMode\x12&\n" +
+	"\x0eGetterInsecure\x18\x05 \x01(\bR\x0eGetterInsecure\x12\"\n" +
+	"\fRelativeDest\x18\x06 \x01(\tR\fRelativeDest\x1a@\n" +
+	"\x12GetterOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a@\n" +
+	"\x12GetterHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa9\x01\n" +
 	"\x0fCSIPluginConfig\x12\x0e\n" +
@@ -2206,7 +2349,7 @@ func file_job_proto_rawDescGZIP() []byte {
 	return file_job_proto_rawDescData
 }
 
-var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_job_proto_goTypes = []any{
 	(*Job)(nil),                // 0: troupe.Job
 	(*UpdateStrategy)(nil),     // 1: troupe.UpdateStrategy
@@ -2215,71 +2358,82 @@ var file_job_proto_goTypes = []any{
 	(*Constraint)(nil),         // 4: troupe.Constraint
 	(*TaskGroup)(nil),          // 5: troupe.TaskGroup
 	(*Task)(nil),               // 6: troupe.Task
-	(*CSIPluginConfig)(nil),    // 7: troupe.CSIPluginConfig
-	(*Resources)(nil),          // 8: troupe.Resources
-	(*RequestedDevice)(nil),    // 9: troupe.RequestedDevice
-	(*Affinity)(nil),           // 10: troupe.Affinity
-	(*Spread)(nil),             // 11: troupe.Spread
-	(*SpreadTarget)(nil),       // 12: troupe.SpreadTarget
-	(*NetworkResource)(nil),    // 13: troupe.NetworkResource
-	(*Port)(nil),               // 14: troupe.Port
-	(*RestartPolicy)(nil),      // 15: troupe.RestartPolicy
-	(*ReschedulePolicy)(nil),   // 16: troupe.ReschedulePolicy
-	(*MigrateStrategy)(nil),    // 17: troupe.MigrateStrategy
-	(*DisconnectStrategy)(nil), // 18: troupe.DisconnectStrategy
-	(*VolumeRequest)(nil),      // 19: troupe.VolumeRequest
-	(*VolumeMount)(nil),        // 20: troupe.VolumeMount
-	(*LogConfig)(nil),          // 21: troupe.LogConfig
-	nil,                        // 22: troupe.Job.MetaEntry
-	nil,                        // 23: troupe.TaskGroup.MetaEntry
-	nil,                        // 24: troupe.TaskGroup.VolumesEntry
-	nil,                        // 25: troupe.Task.EnvEntry
-	nil,                        // 26: troupe.Task.MetaEntry
-	(*structpb.Struct)(nil),    // 27: google.protobuf.Struct
+	(*TaskArtifact)(nil),       // 7: troupe.TaskArtifact
+	(*CSIPluginConfig)(nil),    // 8: troupe.CSIPluginConfig
+	(*Resources)(nil),          // 9: troupe.Resources
+	(*RequestedDevice)(nil),    // 10: troupe.RequestedDevice
+	(*Affinity)(nil),           // 11: troupe.Affinity
+	(*Spread)(nil),             // 12: troupe.Spread
+	(*SpreadTarget)(nil),       // 13: troupe.SpreadTarget
+	(*NetworkResource)(nil),    // 14: troupe.NetworkResource
+	(*Port)(nil),               // 15: troupe.Port
+	(*RestartPolicy)(nil),      // 16: troupe.RestartPolicy
+	(*ReschedulePolicy)(nil),   // 17: troupe.ReschedulePolicy
+	(*MigrateStrategy)(nil),    // 18: troupe.MigrateStrategy
+	(*DisconnectStrategy)(nil), // 19: troupe.DisconnectStrategy
+	(*VolumeRequest)(nil),      // 20: troupe.VolumeRequest
+	(*VolumeMount)(nil),        // 21: troupe.VolumeMount
+	(*LogConfig)(nil),          // 22: troupe.LogConfig
+	nil,                        // 23: troupe.Job.MetaEntry
+	nil,                        // 24: troupe.TaskGroup.MetaEntry
+	nil,                        // 25: troupe.TaskGroup.VolumesEntry
+	nil,                        // 26: troupe.Task.EnvEntry
+	nil,                        // 27: troupe.Task.MetaEntry
+	nil,                        // 28: troupe.TaskArtifact.GetterOptionsEntry
+	nil,                        // 29: troupe.TaskArtifact.GetterHeadersEntry
+	(*Service)(nil),            // 30: troupe.Service
+	(*structpb.Struct)(nil),    // 31: google.protobuf.Struct
+	(*TaskTemplate)(nil),       // 32: troupe.TaskTemplate
 }
 var file_job_proto_depIdxs = []int32{
 	4,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
 	5,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
-	22, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
-	10, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
-	11, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
+	23, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
+	11, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
+	12, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
 	2,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
 	1,  // 6: troupe.Job.Update:type_name -> troupe.UpdateStrategy
 	4,  // 7: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
 	6,  // 8: troupe.TaskGroup.Tasks:type_name -> troupe.Task
-	15, // 9: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
-	16, // 10: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
-	23, // 11: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
-	17, // 12: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
-	18, // 13: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
-	13, // 14: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
-	24, // 15: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
-	10, // 16: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
-	11, // 17: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
+	16, // 9: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
+	17, // 10: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
+	24, // 11: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
+	18, // 12: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
+	19, // 13: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
+	14, // 14: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
+	25, // 15: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
+	11, // 16: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
+	12, // 17: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
 	1,  // 18: troupe.TaskGroup.Update:type_name -> troupe.UpdateStrategy
-	27, // 19: troupe.Task.Config:type_name -> google.protobuf.Struct
-	25, // 20: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	8,  // 21: troupe.Task.Resources:type_name -> troupe.Resources
-	15, // 22: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	26, // 23: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
-	4,  // 24: troupe.Task.Constraints:type_name -> troupe.Constraint
-	20, // 25: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	21, // 26: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	7,  // 27: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	10, // 28: troupe.Task.Affinities:type_name -> troupe.Affinity
-	13, // 29: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	9,  // 30: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	4,  // 31: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	10, // 32: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	12, // 33: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	14, // 34: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	14, // 35: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	19, // 36: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	30, // 19: troupe.TaskGroup.Services:type_name -> troupe.Service
+	31, // 20: troupe.Task.Config:type_name -> google.protobuf.Struct
+	26, // 21: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	9,  // 22: troupe.Task.Resources:type_name -> troupe.Resources
+	16, // 23: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	27, // 24: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	4,  // 25: troupe.Task.Constraints:type_name -> troupe.Constraint
+	21, // 26: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	22, // 27: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	8,  // 28: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	11, // 29: troupe.Task.Affinities:type_name -> troupe.Affinity
+	30, // 30: troupe.Task.Services:type_name -> troupe.Service
+	32, // 31: troupe.Task.Templates:type_name -> troupe.TaskTemplate
+	7,  // 32: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
+	28, // 33: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
+	29, // 34: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
+	14, // 35: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	10, // 36: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	4,  // 37: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	11, // 38: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	13, // 39: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	15, // 40: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	15, // 41: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	20, // 42: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	43, // [43:43] is the sub-list for method output_type
+	43, // [43:43] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2287,13 +2441,15 @@ func file_job_proto_init() {
 	if File_job_proto != nil {
 		return
 	}
+	file_template_proto_init()
+	file_service_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_job_proto_rawDesc), len(file_job_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -59,6 +59,9 @@ type Command struct {
 	//	*Command_PromoteDeployment
 	//	*Command_UpdateDeploymentStatus
 	//	*Command_SetJobStable
+	//	*Command_UpsertServiceRegistrations
+	//	*Command_DeleteServiceRegistrationsByAlloc
+	//	*Command_DeleteServiceRegistrationByID
 	Cmd           isCommand_Cmd `protobuf_oneof:"Cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -360,6 +363,33 @@ func (x *Command) GetSetJobStable() *SetJobStable {
 	return nil
 }
 
+func (x *Command) GetUpsertServiceRegistrations() *UpsertServiceRegistrations {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpsertServiceRegistrations); ok {
+			return x.UpsertServiceRegistrations
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetDeleteServiceRegistrationsByAlloc() *DeleteServiceRegistrationsByAlloc {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_DeleteServiceRegistrationsByAlloc); ok {
+			return x.DeleteServiceRegistrationsByAlloc
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetDeleteServiceRegistrationByID() *DeleteServiceRegistrationByID {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_DeleteServiceRegistrationByID); ok {
+			return x.DeleteServiceRegistrationByID
+		}
+	}
+	return nil
+}
+
 type isCommand_Cmd interface {
 	isCommand_Cmd()
 }
@@ -482,6 +512,19 @@ type Command_SetJobStable struct {
 	SetJobStable *SetJobStable `protobuf:"bytes,37,opt,name=SetJobStable,proto3,oneof"`
 }
 
+type Command_UpsertServiceRegistrations struct {
+	// Service registrations (service.proto).
+	UpsertServiceRegistrations *UpsertServiceRegistrations `protobuf:"bytes,38,opt,name=UpsertServiceRegistrations,proto3,oneof"`
+}
+
+type Command_DeleteServiceRegistrationsByAlloc struct {
+	DeleteServiceRegistrationsByAlloc *DeleteServiceRegistrationsByAlloc `protobuf:"bytes,39,opt,name=DeleteServiceRegistrationsByAlloc,proto3,oneof"`
+}
+
+type Command_DeleteServiceRegistrationByID struct {
+	DeleteServiceRegistrationByID *DeleteServiceRegistrationByID `protobuf:"bytes,40,opt,name=DeleteServiceRegistrationByID,proto3,oneof"`
+}
+
 func (*Command_RegisterJob) isCommand_Cmd() {}
 
 func (*Command_DeregisterJob) isCommand_Cmd() {}
@@ -537,6 +580,12 @@ func (*Command_PromoteDeployment) isCommand_Cmd() {}
 func (*Command_UpdateDeploymentStatus) isCommand_Cmd() {}
 
 func (*Command_SetJobStable) isCommand_Cmd() {}
+
+func (*Command_UpsertServiceRegistrations) isCommand_Cmd() {}
+
+func (*Command_DeleteServiceRegistrationsByAlloc) isCommand_Cmd() {}
+
+func (*Command_DeleteServiceRegistrationByID) isCommand_Cmd() {}
 
 // RegisterJob stores a job (a new version when it changed) and its eval.
 type RegisterJob struct {
@@ -1356,25 +1405,26 @@ func (x *StopAlloc) GetEval() *Evaluation {
 
 // Snapshot is the whole state, written by the FSM's snapshot.
 type Snapshot struct {
-	state            protoimpl.MessageState  `protogen:"open.v1"`
-	Index            uint64                  `protobuf:"varint,1,opt,name=Index,proto3" json:"Index,omitempty"`
-	Jobs             []*Job                  `protobuf:"bytes,2,rep,name=Jobs,proto3" json:"Jobs,omitempty"`               // current version of each job
-	JobVersions      []*Job                  `protobuf:"bytes,3,rep,name=JobVersions,proto3" json:"JobVersions,omitempty"` // every stored version
-	Evals            []*Evaluation           `protobuf:"bytes,4,rep,name=Evals,proto3" json:"Evals,omitempty"`
-	Allocs           []*Allocation           `protobuf:"bytes,5,rep,name=Allocs,proto3" json:"Allocs,omitempty"`
-	Nodes            []*Node                 `protobuf:"bytes,6,rep,name=Nodes,proto3" json:"Nodes,omitempty"`
-	Volumes          []*CSIVolume            `protobuf:"bytes,7,rep,name=Volumes,proto3" json:"Volumes,omitempty"`
-	Plugins          []*CSIPlugin            `protobuf:"bytes,8,rep,name=Plugins,proto3" json:"Plugins,omitempty"`
-	NodePools        []*NodePool             `protobuf:"bytes,9,rep,name=NodePools,proto3" json:"NodePools,omitempty"`
-	SchedulerConfig  *SchedulerConfiguration `protobuf:"bytes,10,opt,name=SchedulerConfig,proto3" json:"SchedulerConfig,omitempty"`
-	Variables        []*Variable             `protobuf:"bytes,20,rep,name=Variables,proto3" json:"Variables,omitempty"` // sealed, as stored
-	RootKeys         []*RootKey              `protobuf:"bytes,21,rep,name=RootKeys,proto3" json:"RootKeys,omitempty"`
-	Namespaces       []*Namespace            `protobuf:"bytes,22,rep,name=Namespaces,proto3" json:"Namespaces,omitempty"`
-	Submissions      []*JobSubmission        `protobuf:"bytes,23,rep,name=Submissions,proto3" json:"Submissions,omitempty"`
-	PeriodicLaunches []*PeriodicLaunch       `protobuf:"bytes,26,rep,name=PeriodicLaunches,proto3" json:"PeriodicLaunches,omitempty"`
-	Deployments      []*Deployment           `protobuf:"bytes,27,rep,name=Deployments,proto3" json:"Deployments,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	state                protoimpl.MessageState  `protogen:"open.v1"`
+	Index                uint64                  `protobuf:"varint,1,opt,name=Index,proto3" json:"Index,omitempty"`
+	Jobs                 []*Job                  `protobuf:"bytes,2,rep,name=Jobs,proto3" json:"Jobs,omitempty"`               // current version of each job
+	JobVersions          []*Job                  `protobuf:"bytes,3,rep,name=JobVersions,proto3" json:"JobVersions,omitempty"` // every stored version
+	Evals                []*Evaluation           `protobuf:"bytes,4,rep,name=Evals,proto3" json:"Evals,omitempty"`
+	Allocs               []*Allocation           `protobuf:"bytes,5,rep,name=Allocs,proto3" json:"Allocs,omitempty"`
+	Nodes                []*Node                 `protobuf:"bytes,6,rep,name=Nodes,proto3" json:"Nodes,omitempty"`
+	Volumes              []*CSIVolume            `protobuf:"bytes,7,rep,name=Volumes,proto3" json:"Volumes,omitempty"`
+	Plugins              []*CSIPlugin            `protobuf:"bytes,8,rep,name=Plugins,proto3" json:"Plugins,omitempty"`
+	NodePools            []*NodePool             `protobuf:"bytes,9,rep,name=NodePools,proto3" json:"NodePools,omitempty"`
+	SchedulerConfig      *SchedulerConfiguration `protobuf:"bytes,10,opt,name=SchedulerConfig,proto3" json:"SchedulerConfig,omitempty"`
+	Variables            []*Variable             `protobuf:"bytes,20,rep,name=Variables,proto3" json:"Variables,omitempty"` // sealed, as stored
+	RootKeys             []*RootKey              `protobuf:"bytes,21,rep,name=RootKeys,proto3" json:"RootKeys,omitempty"`
+	Namespaces           []*Namespace            `protobuf:"bytes,22,rep,name=Namespaces,proto3" json:"Namespaces,omitempty"`
+	Submissions          []*JobSubmission        `protobuf:"bytes,23,rep,name=Submissions,proto3" json:"Submissions,omitempty"`
+	PeriodicLaunches     []*PeriodicLaunch       `protobuf:"bytes,26,rep,name=PeriodicLaunches,proto3" json:"PeriodicLaunches,omitempty"`
+	Deployments          []*Deployment           `protobuf:"bytes,27,rep,name=Deployments,proto3" json:"Deployments,omitempty"`
+	ServiceRegistrations []*ServiceRegistration  `protobuf:"bytes,28,rep,name=ServiceRegistrations,proto3" json:"ServiceRegistrations,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Snapshot) Reset() {
@@ -1519,6 +1569,13 @@ func (x *Snapshot) GetDeployments() []*Deployment {
 	return nil
 }
 
+func (x *Snapshot) GetServiceRegistrations() []*ServiceRegistration {
+	if x != nil {
+		return x.ServiceRegistrations
+	}
+	return nil
+}
+
 var File_raft_proto protoreflect.FileDescriptor
 
 const file_raft_proto_rawDesc = "" +
@@ -1526,7 +1583,7 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\x1a\x10deployment.proto\"\x9b\x0f\n" +
+	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\x1a\x10deployment.proto\x1a\rservice.proto\"\xeb\x11\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1557,7 +1614,10 @@ const file_raft_proto_rawDesc = "" +
 	"\x0eSetAllocHealth\x18\" \x01(\v2\x16.troupe.SetAllocHealthH\x00R\x0eSetAllocHealth\x12I\n" +
 	"\x11PromoteDeployment\x18# \x01(\v2\x19.troupe.PromoteDeploymentH\x00R\x11PromoteDeployment\x12X\n" +
 	"\x16UpdateDeploymentStatus\x18$ \x01(\v2\x1e.troupe.UpdateDeploymentStatusH\x00R\x16UpdateDeploymentStatus\x12:\n" +
-	"\fSetJobStable\x18% \x01(\v2\x14.troupe.SetJobStableH\x00R\fSetJobStableB\x05\n" +
+	"\fSetJobStable\x18% \x01(\v2\x14.troupe.SetJobStableH\x00R\fSetJobStable\x12d\n" +
+	"\x1aUpsertServiceRegistrations\x18& \x01(\v2\".troupe.UpsertServiceRegistrationsH\x00R\x1aUpsertServiceRegistrations\x12y\n" +
+	"!DeleteServiceRegistrationsByAlloc\x18' \x01(\v2).troupe.DeleteServiceRegistrationsByAllocH\x00R!DeleteServiceRegistrationsByAlloc\x12m\n" +
+	"\x1dDeleteServiceRegistrationByID\x18( \x01(\v2%.troupe.DeleteServiceRegistrationByIDH\x00R\x1dDeleteServiceRegistrationByIDB\x05\n" +
 	"\x03Cmd\"\x87\x02\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
@@ -1619,7 +1679,7 @@ const file_raft_proto_rawDesc = "" +
 	"\tStopAlloc\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12.\n" +
 	"\x12DesiredDescription\x18\x02 \x01(\tR\x12DesiredDescription\x12&\n" +
-	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\x81\x06\n" +
+	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xd2\x06\n" +
 	"\bSnapshot\x12\x14\n" +
 	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12\x1f\n" +
 	"\x04Jobs\x18\x02 \x03(\v2\v.troupe.JobR\x04Jobs\x12-\n" +
@@ -1639,7 +1699,8 @@ const file_raft_proto_rawDesc = "" +
 	"Namespaces\x127\n" +
 	"\vSubmissions\x18\x17 \x03(\v2\x15.troupe.JobSubmissionR\vSubmissions\x12B\n" +
 	"\x10PeriodicLaunches\x18\x1a \x03(\v2\x16.troupe.PeriodicLaunchR\x10PeriodicLaunches\x124\n" +
-	"\vDeployments\x18\x1b \x03(\v2\x12.troupe.DeploymentR\vDeploymentsB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\vDeployments\x18\x1b \x03(\v2\x12.troupe.DeploymentR\vDeployments\x12O\n" +
+	"\x14ServiceRegistrations\x18\x1c \x03(\v2\x1b.troupe.ServiceRegistrationR\x14ServiceRegistrationsB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_raft_proto_rawDescOnce sync.Once
@@ -1655,53 +1716,57 @@ func file_raft_proto_rawDescGZIP() []byte {
 
 var file_raft_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_raft_proto_goTypes = []any{
-	(*Command)(nil),                // 0: troupe.Command
-	(*RegisterJob)(nil),            // 1: troupe.RegisterJob
-	(*DeregisterJob)(nil),          // 2: troupe.DeregisterJob
-	(*UpsertEvals)(nil),            // 3: troupe.UpsertEvals
-	(*ApplyPlan)(nil),              // 4: troupe.ApplyPlan
-	(*AllocStopUpdate)(nil),        // 5: troupe.AllocStopUpdate
-	(*ApplyPlanResult)(nil),        // 6: troupe.ApplyPlanResult
-	(*UpdateAllocsFromClient)(nil), // 7: troupe.UpdateAllocsFromClient
-	(*RegisterNode)(nil),           // 8: troupe.RegisterNode
-	(*UpdateNodeStatus)(nil),       // 9: troupe.UpdateNodeStatus
-	(*UpdateNodeEligibility)(nil),  // 10: troupe.UpdateNodeEligibility
-	(*UpdateNodeDrain)(nil),        // 11: troupe.UpdateNodeDrain
-	(*StopAlloc)(nil),              // 12: troupe.StopAlloc
-	(*Snapshot)(nil),               // 13: troupe.Snapshot
-	(*RegisterVolume)(nil),         // 14: troupe.RegisterVolume
-	(*DeregisterVolume)(nil),       // 15: troupe.DeregisterVolume
-	(*ClaimVolume)(nil),            // 16: troupe.ClaimVolume
-	(*UpdateClaimState)(nil),       // 17: troupe.UpdateClaimState
-	(*UpsertPluginInstances)(nil),  // 18: troupe.UpsertPluginInstances
-	(*UpsertNodePools)(nil),        // 19: troupe.UpsertNodePools
-	(*DeleteNodePools)(nil),        // 20: troupe.DeleteNodePools
-	(*SetSchedulerConfig)(nil),     // 21: troupe.SetSchedulerConfig
-	(*GarbageCollect)(nil),         // 22: troupe.GarbageCollect
-	(*VarApply)(nil),               // 23: troupe.VarApply
-	(*RotateKeyring)(nil),          // 24: troupe.RotateKeyring
-	(*UpsertNamespaces)(nil),       // 25: troupe.UpsertNamespaces
-	(*DeleteNamespaces)(nil),       // 26: troupe.DeleteNamespaces
-	(*UpsertDeployment)(nil),       // 27: troupe.UpsertDeployment
-	(*SetAllocHealth)(nil),         // 28: troupe.SetAllocHealth
-	(*PromoteDeployment)(nil),      // 29: troupe.PromoteDeployment
-	(*UpdateDeploymentStatus)(nil), // 30: troupe.UpdateDeploymentStatus
-	(*SetJobStable)(nil),           // 31: troupe.SetJobStable
-	(*Job)(nil),                    // 32: troupe.Job
-	(*Evaluation)(nil),             // 33: troupe.Evaluation
-	(*JobSubmission)(nil),          // 34: troupe.JobSubmission
-	(*PeriodicLaunch)(nil),         // 35: troupe.PeriodicLaunch
-	(*Allocation)(nil),             // 36: troupe.Allocation
-	(*Node)(nil),                   // 37: troupe.Node
-	(*DrainStrategy)(nil),          // 38: troupe.DrainStrategy
-	(*CSIVolume)(nil),              // 39: troupe.CSIVolume
-	(*CSIPlugin)(nil),              // 40: troupe.CSIPlugin
-	(*NodePool)(nil),               // 41: troupe.NodePool
-	(*SchedulerConfiguration)(nil), // 42: troupe.SchedulerConfiguration
-	(*Variable)(nil),               // 43: troupe.Variable
-	(*RootKey)(nil),                // 44: troupe.RootKey
-	(*Namespace)(nil),              // 45: troupe.Namespace
-	(*Deployment)(nil),             // 46: troupe.Deployment
+	(*Command)(nil),                           // 0: troupe.Command
+	(*RegisterJob)(nil),                       // 1: troupe.RegisterJob
+	(*DeregisterJob)(nil),                     // 2: troupe.DeregisterJob
+	(*UpsertEvals)(nil),                       // 3: troupe.UpsertEvals
+	(*ApplyPlan)(nil),                         // 4: troupe.ApplyPlan
+	(*AllocStopUpdate)(nil),                   // 5: troupe.AllocStopUpdate
+	(*ApplyPlanResult)(nil),                   // 6: troupe.ApplyPlanResult
+	(*UpdateAllocsFromClient)(nil),            // 7: troupe.UpdateAllocsFromClient
+	(*RegisterNode)(nil),                      // 8: troupe.RegisterNode
+	(*UpdateNodeStatus)(nil),                  // 9: troupe.UpdateNodeStatus
+	(*UpdateNodeEligibility)(nil),             // 10: troupe.UpdateNodeEligibility
+	(*UpdateNodeDrain)(nil),                   // 11: troupe.UpdateNodeDrain
+	(*StopAlloc)(nil),                         // 12: troupe.StopAlloc
+	(*Snapshot)(nil),                          // 13: troupe.Snapshot
+	(*RegisterVolume)(nil),                    // 14: troupe.RegisterVolume
+	(*DeregisterVolume)(nil),                  // 15: troupe.DeregisterVolume
+	(*ClaimVolume)(nil),                       // 16: troupe.ClaimVolume
+	(*UpdateClaimState)(nil),                  // 17: troupe.UpdateClaimState
+	(*UpsertPluginInstances)(nil),             // 18: troupe.UpsertPluginInstances
+	(*UpsertNodePools)(nil),                   // 19: troupe.UpsertNodePools
+	(*DeleteNodePools)(nil),                   // 20: troupe.DeleteNodePools
+	(*SetSchedulerConfig)(nil),                // 21: troupe.SetSchedulerConfig
+	(*GarbageCollect)(nil),                    // 22: troupe.GarbageCollect
+	(*VarApply)(nil),                          // 23: troupe.VarApply
+	(*RotateKeyring)(nil),                     // 24: troupe.RotateKeyring
+	(*UpsertNamespaces)(nil),                  // 25: troupe.UpsertNamespaces
+	(*DeleteNamespaces)(nil),                  // 26: troupe.DeleteNamespaces
+	(*UpsertDeployment)(nil),                  // 27: troupe.UpsertDeployment
+	(*SetAllocHealth)(nil),                    // 28: troupe.SetAllocHealth
+	(*PromoteDeployment)(nil),                 // 29: troupe.PromoteDeployment
+	(*UpdateDeploymentStatus)(nil),            // 30: troupe.UpdateDeploymentStatus
+	(*SetJobStable)(nil),                      // 31: troupe.SetJobStable
+	(*UpsertServiceRegistrations)(nil),        // 32: troupe.UpsertServiceRegistrations
+	(*DeleteServiceRegistrationsByAlloc)(nil), // 33: troupe.DeleteServiceRegistrationsByAlloc
+	(*DeleteServiceRegistrationByID)(nil),     // 34: troupe.DeleteServiceRegistrationByID
+	(*Job)(nil),                               // 35: troupe.Job
+	(*Evaluation)(nil),                        // 36: troupe.Evaluation
+	(*JobSubmission)(nil),                     // 37: troupe.JobSubmission
+	(*PeriodicLaunch)(nil),                    // 38: troupe.PeriodicLaunch
+	(*Allocation)(nil),                        // 39: troupe.Allocation
+	(*Node)(nil),                              // 40: troupe.Node
+	(*DrainStrategy)(nil),                     // 41: troupe.DrainStrategy
+	(*CSIVolume)(nil),                         // 42: troupe.CSIVolume
+	(*CSIPlugin)(nil),                         // 43: troupe.CSIPlugin
+	(*NodePool)(nil),                          // 44: troupe.NodePool
+	(*SchedulerConfiguration)(nil),            // 45: troupe.SchedulerConfiguration
+	(*Variable)(nil),                          // 46: troupe.Variable
+	(*RootKey)(nil),                           // 47: troupe.RootKey
+	(*Namespace)(nil),                         // 48: troupe.Namespace
+	(*Deployment)(nil),                        // 49: troupe.Deployment
+	(*ServiceRegistration)(nil),               // 50: troupe.ServiceRegistration
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1732,47 +1797,51 @@ var file_raft_proto_depIdxs = []int32{
 	29, // 25: troupe.Command.PromoteDeployment:type_name -> troupe.PromoteDeployment
 	30, // 26: troupe.Command.UpdateDeploymentStatus:type_name -> troupe.UpdateDeploymentStatus
 	31, // 27: troupe.Command.SetJobStable:type_name -> troupe.SetJobStable
-	32, // 28: troupe.RegisterJob.Job:type_name -> troupe.Job
-	33, // 29: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	34, // 30: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
-	35, // 31: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
-	33, // 32: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	33, // 33: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	36, // 34: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 35: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	33, // 36: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	33, // 37: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 38: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	36, // 39: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	33, // 40: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	37, // 41: troupe.RegisterNode.Node:type_name -> troupe.Node
-	33, // 42: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	33, // 43: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	33, // 44: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	33, // 45: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	38, // 46: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	33, // 47: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	33, // 48: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	32, // 49: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	32, // 50: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	33, // 51: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	36, // 52: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	37, // 53: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	39, // 54: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	40, // 55: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	41, // 56: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	42, // 57: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	43, // 58: troupe.Snapshot.Variables:type_name -> troupe.Variable
-	44, // 59: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
-	45, // 60: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
-	34, // 61: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
-	35, // 62: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
-	46, // 63: troupe.Snapshot.Deployments:type_name -> troupe.Deployment
-	64, // [64:64] is the sub-list for method output_type
-	64, // [64:64] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	32, // 28: troupe.Command.UpsertServiceRegistrations:type_name -> troupe.UpsertServiceRegistrations
+	33, // 29: troupe.Command.DeleteServiceRegistrationsByAlloc:type_name -> troupe.DeleteServiceRegistrationsByAlloc
+	34, // 30: troupe.Command.DeleteServiceRegistrationByID:type_name -> troupe.DeleteServiceRegistrationByID
+	35, // 31: troupe.RegisterJob.Job:type_name -> troupe.Job
+	36, // 32: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	37, // 33: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
+	38, // 34: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
+	36, // 35: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	36, // 36: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	39, // 37: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 38: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	36, // 39: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	36, // 40: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 41: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	39, // 42: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	36, // 43: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	40, // 44: troupe.RegisterNode.Node:type_name -> troupe.Node
+	36, // 45: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	36, // 46: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	36, // 47: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	36, // 48: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	41, // 49: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	36, // 50: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	36, // 51: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	35, // 52: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	35, // 53: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	36, // 54: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	39, // 55: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	40, // 56: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	42, // 57: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	43, // 58: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	44, // 59: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	45, // 60: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	46, // 61: troupe.Snapshot.Variables:type_name -> troupe.Variable
+	47, // 62: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
+	48, // 63: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
+	37, // 64: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
+	38, // 65: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
+	49, // 66: troupe.Snapshot.Deployments:type_name -> troupe.Deployment
+	50, // 67: troupe.Snapshot.ServiceRegistrations:type_name -> troupe.ServiceRegistration
+	68, // [68:68] is the sub-list for method output_type
+	68, // [68:68] is the sub-list for method input_type
+	68, // [68:68] is the sub-list for extension type_name
+	68, // [68:68] is the sub-list for extension extendee
+	0,  // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1791,6 +1860,7 @@ func file_raft_proto_init() {
 	file_namespace_proto_init()
 	file_submission_proto_init()
 	file_deployment_proto_init()
+	file_service_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_RegisterJob)(nil),
 		(*Command_DeregisterJob)(nil),
@@ -1820,6 +1890,9 @@ func file_raft_proto_init() {
 		(*Command_PromoteDeployment)(nil),
 		(*Command_UpdateDeploymentStatus)(nil),
 		(*Command_SetJobStable)(nil),
+		(*Command_UpsertServiceRegistrations)(nil),
+		(*Command_DeleteServiceRegistrationsByAlloc)(nil),
+		(*Command_DeleteServiceRegistrationByID)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

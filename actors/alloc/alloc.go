@@ -11,6 +11,7 @@ import (
 
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/artifact"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/cni"
 	"github.com/troupe-dev/troupe/runtime/device"
@@ -51,6 +52,12 @@ type Spec struct {
 	// class, pool, attributes and meta fill ${node.*}, ${attr.*} and
 	// ${meta.*} in the tasks' config and env; nil leaves them as written.
 	Node *messages.Node
+	// Artifacts fetches the tasks' artifacts before they start; nil:
+	// runtime/artifact's default limits.
+	Artifacts *artifact.Fetcher
+	// Vars reads variables for the tasks' templates (any server answers);
+	// nil: a template that reads a variable fails.
+	Vars VarSource
 	// LoadRetry is the backoff between reads of the state file when one
 	// failed (zero: defaultLoadRetry); reads go on until one works.
 	LoadRetry actors.Retry
@@ -93,9 +100,11 @@ type Actor struct {
 	life            *lifecycle
 	hooks           []Hook
 	// the hooks that hold state the tasks need
-	network *networkHook
-	csi     *csiHook
-	log     *slog.Logger
+	network   *networkHook
+	csi       *csiHook
+	templates *templateHook
+	checks    *checkSet // the service checks (checks.go)
+	log       *slog.Logger
 
 	timer    actors.Timer // the retry timer, while a step waits
 	timerSeq int          // numbers the retry timers: a late one is ignored
@@ -112,6 +121,7 @@ func New(spec *Spec) actor.Producer {
 			a.network.retry.Policy.Attempts = spec.NetworkAttempts
 		}
 		a.csi = &csiHook{a: a, vols: map[string]*messages.AllocVolumeState{}}
+		a.templates = &templateHook{a: a}
 		if spec.CSI != nil {
 			a.csi.cfg = spec.CSI.withDefaults()
 		}
@@ -165,8 +175,18 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.csi.onVolumeChanged(ctx, m)
 	case *healthTick:
 		a.onHealthTick(ctx, m)
-	case *ChecksHealth:
-		a.onChecksHealth(ctx, m)
+	case *templatesChanged:
+		a.templates.onTemplatesChanged(ctx, m)
+	case *templateApply:
+		a.templates.onApply(ctx, m)
+	case *checkResult:
+		a.onCheckResult(ctx, m)
+	case *checkRestart:
+		a.onCheckRestart(ctx, m)
+	case *ChecksPassing:
+		a.onChecksPassing(ctx, m)
+	case *ChecksRequest:
+		a.onChecksRequest(ctx)
 	case *crash:
 		panic("alloc actor: crash requested")
 	case *actor.Stopping, *actor.Restarting:
@@ -304,6 +324,7 @@ func (a *Actor) apply(ctx actor.Context, eff effects) {
 	}
 	if eff.StartTasks {
 		a.refresh(ctx)
+		a.templates.watchTemplates(ctx)
 	}
 }
 

@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -27,17 +28,22 @@ func (a *Actor) spawnTasks(ctx actor.Context) {
 			a.states[t.GetName()] = setupFailedState(a.states[t.GetName()], err.Error(), a.spec.Clock.Now())
 			continue
 		}
+		start := taskConfig(a.spec.AllocRoot, a.spec.Node, a.alloc, t, a.network.rec, a.csi.vols)
 		spec := &taskSpec{
 			AllocID: a.alloc.GetID(), JobType: jobType, Task: t, Driver: drv,
 			DB: a.spec.DB, Clock: a.spec.Clock, Logger: a.spec.Logger,
-			Start:            taskConfig(a.spec.AllocRoot, a.spec.Node, a.alloc, t, a.network.rec, a.csi.vols),
+			Start:            start,
 			Restored:         a.states[t.GetName()],
 			NetworkRecreated: a.network.recreated,
 			Devices:          a.spec.Devices,
 			DeviceIDs:        deviceIDs(a.alloc, t.GetName()),
 			HandleRetry:      a.spec.LoadRetry,
 			readHandle:       a.spec.readHandle,
+			Artifacts:        taskArtifacts(t, start.TaskDir, refs{env: start.Env, node: a.spec.Node}),
+			Fetcher:          a.spec.Artifacts,
+			AllocDir:         filepath.Join(a.spec.AllocRoot, a.alloc.GetID()),
 		}
+		a.templates.withEnv(t.GetName(), spec.Start.Env)
 		props := a.spec.Registry.Props("task", newTaskActor(spec))
 		if _, err := ctx.SpawnNamed(props, "tasks/"+t.GetName()); err != nil {
 			a.log.Error("spawn task actor", "task", t.GetName(), "error", err)
@@ -160,6 +166,8 @@ func (a *Actor) report(ctx actor.Context) {
 		VolumeStates:      a.csi.volumeStates(),
 		DeploymentStatus:  a.deploymentStatus(),
 	}
+	up.ServiceRegistrations = a.reportedServices()
+	a.syncChecks(ctx)
 	if st := a.alloc.GetNetworkStatus(); st != nil {
 		up.NetworkStatus = proto.Clone(st).(*messages.NetworkStatus)
 	}

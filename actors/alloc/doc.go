@@ -25,7 +25,11 @@
 // A hook implements only the phases it needs (prerunHook, postrunHook,
 // updateHook, restoreHook; an actorHook runs its phases on the actor and
 // says how they retry): the next hook (task lifecycle, services and
-// checks, templates, artifacts) is a new file and a line in hookList.
+// checks, templates) is a new file and a line in hookList. Artifacts are
+// a task's own step (artifact_hook.go): fetched by runtime/artifact in the
+// worker of each start until they are in place, before the driver; a
+// failure is the task event "Failed Artifact Download" and the task's
+// restart policy decides, as in Nomad.
 // The lifecycle decides the order, the retries (with backoff on the
 // injected clock), stops during the setup and what a failure tears down;
 // the actor logs every phase change. A failed read of the state file is
@@ -125,6 +129,19 @@
 // Signaled", stops the task (phase restarting) and, at its exit, starts
 // it again in the same allocation: the restart policy counts nothing and
 // Restarts stays; the sender is answered once the task runs again.
+//
+// Services and checks (services.go, checks*.go). While the allocation
+// runs, its report carries its service registrations
+// (Allocation.ServiceRegistrations: host address and port, or the
+// allocation's own with address_mode alloc), and none once it stops; the
+// servers keep them in raft. It also has one check actor per check
+// (checks/<id>), which probes on the injected clock in a worker and
+// sends each outcome back; the alloc actor keeps the latest results
+// (ChecksRequest answers them) and sends itself ChecksPassing when all
+// of them pass, or stop passing: the hook for deployment health. A
+// check that fails check_restart.limit times past its grace restarts
+// its task through the task actor (RestartTask), as an operator's
+// restart does. checkTracker is the pure part, with a table test.
 //
 // Decisions are plain types tested without an actor system: Lifecycle
 // (the allocation's phases and hook order), restartTracker (the task

@@ -18,14 +18,9 @@ import (
 //     min_healthy_time without a stop, before healthy_deadline (counted
 //     from the tracker's start); unhealthy when a task fails or the
 //     deadline passes first;
-//   - "checks": as task_states, and the checks must say healthy too
-//     (ChecksHealth; an allocation without checks counts as check-healthy
-//     until one says otherwise);
+//   - "checks": as task_states, and every service check must pass too
+//     (ChecksPassing; an allocation without checks counts as passing);
 //   - "manual": never decided here (the operator sets it through the API).
-
-// ChecksHealth tells the alloc actor whether its service checks pass;
-// the services hook sends it as their results change.
-type ChecksHealth struct{ Healthy bool }
 
 // healthTick is the health timer, a message to self.
 type healthTick struct{ seq int }
@@ -110,6 +105,25 @@ func (a *Actor) trackHealth() {
 		return
 	}
 	a.health.tracker = newHealthTracker(u, a.spec.Clock.Now())
+	a.health.tracker.checksOK = !hasChecks(groupOf(a.alloc))
+}
+
+// hasChecks reports whether the group's services (its own or its tasks')
+// have checks: their results then decide "checks" health.
+func hasChecks(g *messages.TaskGroup) bool {
+	for _, s := range g.GetServices() {
+		if len(s.GetChecks()) > 0 {
+			return true
+		}
+	}
+	for _, t := range g.GetTasks() {
+		for _, s := range t.GetServices() {
+			if len(s.GetChecks()) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkHealth looks at the tasks again and reports a decision.
@@ -141,9 +155,9 @@ func (a *Actor) onHealthTick(ctx actor.Context, m *healthTick) {
 	}
 }
 
-func (a *Actor) onChecksHealth(ctx actor.Context, m *ChecksHealth) {
+func (a *Actor) onChecksHealth(ctx actor.Context, passing bool) {
 	if h := a.health.tracker; h != nil {
-		h.checksOK = m.Healthy
+		h.checksOK = passing
 		a.checkHealth(ctx)
 	}
 }

@@ -75,11 +75,12 @@ type actorHook interface {
 
 // hookList is the allocation's hooks in setup order: the network first
 // (tasks and plugins join it), then the alloc dir, the devices check,
-// Spec.Hooks, and the csi volumes last (they bind into the task dirs).
+// Spec.Hooks, the templates (after the caller's hooks, which may fetch
+// their sources), and the csi volumes last (they bind into the task dirs).
 func (a *Actor) hookList() []Hook {
 	hooks := []Hook{a.network, &AllocDirHook{Root: a.spec.AllocRoot}, &deviceHook{plugin: a.spec.Devices}}
 	hooks = append(hooks, a.spec.Hooks...)
-	return append(hooks, a.csi)
+	return append(hooks, a.templates, a.csi)
 }
 
 // planOf is what the lifecycle needs to know of a hook.

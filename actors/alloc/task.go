@@ -13,6 +13,7 @@ import (
 
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/artifact"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/device"
 	"github.com/troupe-dev/troupe/runtime/driver"
@@ -45,6 +46,11 @@ type taskSpec struct {
 	// works, as for the state file: a task that may run is never started
 	// again for want of its handle.
 	HandleRetry actors.Retry
+	// Artifacts are fetched by Fetcher (nil: defaults) before the first
+	// start (artifact_hook.go); local sources must lie in AllocDir.
+	Artifacts []artifact.Artifact
+	Fetcher   *artifact.Fetcher
+	AllocDir  string
 
 	// readHandle reads the stored task handle; nil: DB.TaskHandle (tests
 	// make it fail).
@@ -61,8 +67,9 @@ type (
 	}
 	retryHandle struct{}
 	startResult struct {
-		handle *driver.TaskHandle
-		err    error
+		handle  *driver.TaskHandle
+		err     error
+		fetched bool // the artifacts are in place
 	}
 	recoverResult struct{ err error }
 	// renewResult: the re-attached task that lost its network was stopped.
@@ -90,6 +97,7 @@ type taskActor struct {
 	timer           actors.Timer
 	reads           *actors.Retrier // failed reads of the stored handle
 	ops             userOps         // an operator's restart (task_ops.go)
+	arts            artifactRun     // the artifact step (artifact_hook.go)
 	log             *slog.Logger
 }
 
@@ -312,7 +320,7 @@ func (a *taskActor) start(ctx actor.Context) {
 	drv, cfg, db := a.spec.Driver, a.spec.Start, a.spec.DB
 	alloc, task := a.spec.AllocID, a.spec.Task.GetName()
 	plugin, ids, drvName := a.spec.Devices, a.spec.DeviceIDs, a.spec.Task.GetDriver()
-	actors.Go(ctx, func(c context.Context) any {
+	actors.Go(ctx, withArtifacts(a.artifactStep(ctx), func(c context.Context) *startResult {
 		cfg, err := reserveDevices(cfg, drvName, plugin, ids)
 		if err != nil {
 			return &startResult{err: err}
@@ -326,11 +334,12 @@ func (a *taskActor) start(ctx actor.Context) {
 			return &startResult{handle: h, err: fmt.Errorf("persist handle: %w", err)}
 		}
 		return &startResult{handle: h}
-	})
+	}))
 }
 
 func (a *taskActor) onStartResult(ctx actor.Context, m *startResult) {
 	now := a.spec.Clock.Now()
+	a.arts.done(m.fetched)
 	a.answerRestarts(ctx, m.err)
 	if m.err != nil && m.handle == nil && a.killing {
 		a.finish(ctx, false, newEvent(eventKilled, "", now))
@@ -338,9 +347,7 @@ func (a *taskActor) onStartResult(ctx actor.Context, m *startResult) {
 	}
 	if m.err != nil && m.handle == nil {
 		a.log.Warn("task failed to start", "error", m.err)
-		ev := newEvent(eventDriverFailure, m.err.Error(), now)
-		ev.DriverError = m.err.Error()
-		appendEvent(a.state, ev)
+		appendEvent(a.state, startFailedEvent(m.err, now))
 		a.afterExit(ctx, nil)
 		return
 	}
@@ -445,7 +452,8 @@ func (a *taskActor) onKill(ctx actor.Context, m *messages.KillTask) {
 		a.finish(ctx, false, newEvent(eventKilled, "", a.spec.Clock.Now()))
 	default:
 		// pending (its handle is loading), starting or recovering: stopped
-		// once that answers
+		// once that answers (a fetch of artifacts is cut short)
+		a.arts.abort()
 		a.report(ctx)
 	}
 }

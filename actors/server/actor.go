@@ -79,6 +79,8 @@ func (s *Actor) Receive(ctx actor.Context) {
 		s.onVolumeClaim(ctx, m)
 	case *messages.VolumeNodeDetachedRequest, *messages.VolumeOpRequest:
 		s.onVolumeRequest(ctx)
+	case *messages.VarReadRequest:
+		s.onVarRead(ctx, m)
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
 		s.log.Warn("server actor: unexpected message", "type", fmt.Sprintf("%T", m))

@@ -75,6 +75,8 @@ type Spec struct {
 	// GainedLeadership, when set, runs on the server actor each time this
 	// server starts to lead, once the leader's actors run.
 	GainedLeadership func()
+	// Vars answers clients' variable reads for templates; nil: refused.
+	Vars VarReader
 }
 
 // withDefaults returns a copy of the spec with its zero fields filled.

@@ -35,6 +35,7 @@ func applyClientAllocs(w *writeTxn, c *messages.UpdateAllocsFromClient) any {
 		}
 		a.ModifyIndex = w.index
 		w.putAlloc(old, a)
+		w.clientServices(upd, a)
 	}
 	w.putEvals(c.GetEvals())
 	return nil

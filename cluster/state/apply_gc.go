@@ -109,6 +109,7 @@ func (w *writeTxn) deleteAlloc(a *messages.Allocation) {
 	}
 	at.remove(a)
 	w.changed[TableAllocs] = true
+	w.dropAllocServices(a.ID)
 }
 
 // gcNode deletes a down node that holds no live allocation, with its

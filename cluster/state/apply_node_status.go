@@ -18,6 +18,9 @@ func applyNodeStatus(w *writeTxn, c *messages.UpdateNodeStatus) any {
 	n.StatusUpdatedAt = w.now / 1e9
 	n.ModifyIndex = w.index
 	w.putNode(n)
+	if n.Status == messages.NodeStatusDown {
+		w.dropNodeServices(n.ID)
+	}
 	w.putEvals(c.GetEvals())
 	return nil
 }

@@ -156,6 +156,9 @@ func (f *FSM) applyVolumeCommand(index uint64, cmd *messages.Command) any {
 	if h := deploymentCommand(cmd); h != nil {
 		return f.run(index, cmd.Time, h)
 	}
+	if r, ok := f.applyServiceCommand(index, cmd); ok {
+		return r
+	}
 	f.logger.Error("raft log entry carries no known command", "index", index)
 	return fmt.Errorf("%w: index %d: no known command", ErrBadCommand, index)
 }

@@ -91,6 +91,7 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 				r.Deployments = append(r.Deployments, d)
 			})
 		},
+		func() error { return eachService(txn, cw) },
 		cw.flush,
 	}
 	for _, step := range steps {
@@ -222,6 +223,7 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 	w.restoreSubmissions(rec.Submissions)
 	w.restoreLaunches(rec.PeriodicLaunches)
 	w.restoreDeployments(rec.Deployments)
+	w.restoreServices(rec.ServiceRegistrations)
 }
 
 // commitRestore flushes the derived tables and sets every table's index

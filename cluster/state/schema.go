@@ -163,6 +163,7 @@ func schema() *memdb.DBSchema {
 		submissionTable(),
 		periodicLaunchTable(),
 		deploymentTable(),
+		serviceTable(),
 		table(tableIndex, index(idxID, true, func(o any) []byte { return key1(o.(*indexEntry).Table) })),
 		table(tableJobSummary, index(idxID, true, func(o any) []byte {
 			return key2(o.(*jobSummary).Namespace, o.(*jobSummary).JobID)

@@ -135,6 +135,7 @@ func (w *writeTxn) putAlloc(old, a *messages.Allocation) {
 	w.changed[TableAllocs] = true
 	if a.ClientTerminalStatus() && (old == nil || !old.ClientTerminalStatus()) {
 		w.ev.allocStopped(a.ID)
+		w.dropAllocServices(a.ID)
 	}
 }
 

@@ -50,6 +50,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.DurationVar(&cfg.HeartbeatTTL, "heartbeat-ttl", cfg.HeartbeatTTL, "the least heartbeat TTL handed to clients")
 	fs.DurationVar(&cfg.HeartbeatGrace, "heartbeat-grace", cfg.HeartbeatGrace, "extra time past a TTL before a node counts as missed")
 	fs.Float64Var(&cfg.MaxHeartbeatsPerSecond, "max-heartbeats-per-second", cfg.MaxHeartbeatsPerSecond, "the leader's heartbeat budget: TTLs grow with the cluster to stay under it")
+	fs.StringVar(&cfg.GossipKey, "encrypt", "", "gossip encryption key: base64 of 16, 24 or 32 bytes, the same on every agent (troupe operator gossip keyring -generate)")
 	fs.DurationVar(&cfg.GossipInterval, "gossip-interval", 0, "gossip and probe interval (0: memberlist's LAN defaults)")
 	fs.DurationVar(&cfg.RaftTimeout, "raft-timeout", 0, "raft heartbeat and election timeout (0: 1s)")
 	fs.DurationVar(&cfg.RPCHoldTimeout, "rpc-hold-timeout", agent.DefaultRPCHoldTimeout, "how long a consistent read or a write waits for a cluster leader before it fails")
@@ -78,12 +79,14 @@ func runAgent(args []string, stderr io.Writer) int {
 		"comma-separated users exec tasks may not run as (Nomad's user.denylist; \"\" for none)")
 	fs.Func("host-volume", "a host directory groups may mount: name=/path, or name=/path:ro read-only (repeatable; Nomad's client host_volume)", cfg.AddHostVolume)
 	fs.BoolVar(&cfg.RawExecEnabled, "raw-exec", false, "enable the raw_exec driver: its tasks run unisolated, as the agent's user (on in -dev)")
+	fs.StringVar(&cfg.CgroupParent, "cgroup-parent", "", "cgroup below which exec, raw_exec, java and qemu tasks get theirs (Nomad's cgroup_parent; default /troupe, /troupe.slice on cgroup v2); the client owns it: give each client on a host its own")
 	fs.StringVar(&cfg.JavaHome, "java-home", "", "the java driver's JVM home (its bin/java runs the tasks; default: java on PATH)")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")
 	reservedCores := fs.String("reserved-cores", "", "cores the client keeps for the host, never reserved for tasks, as a CPU list such as 0-1 (Nomad's client reserved { cores })")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the agent's whole run to this file")
+	tlsFlagsOf(fs, &cfg.TLS)
 	if err := fs.Parse(args); err != nil {
 		return 1
 	}
@@ -144,6 +147,12 @@ func runAgent(args []string, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	sig := <-sigs
+	for sig == syscall.SIGHUP && cfg.TLS.Enabled() { // SIGHUP reloads the certificates, as Nomad's does
+		if err := a.ReloadTLS(); err != nil {
+			logger.Error("tls reload failed; the old certificates stay", "error", err)
+		}
+		sig = <-sigs
+	}
 	logger.Info("shutting down (a second signal exits at once)", "signal", sig.String())
 	done := make(chan error, 1)
 	go func() { done <- a.Shutdown() }()

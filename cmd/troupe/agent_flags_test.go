@@ -26,3 +26,14 @@ func TestAgentHostVolumeFlag(t *testing.T) {
 	require.Equal(t, 1, runAgent([]string{"-dev", "-host-volume", "a=" + dir, "-host-volume", "a=" + dir}, &stderr))
 	require.Contains(t, stderr.String(), `-host-volume "a" is given twice`)
 }
+
+// TestAgentCgroupParentFlag: a -cgroup-parent that is not a cgroup of its
+// own (the root, a "..") stops the agent before it starts, saying which.
+func TestAgentCgroupParentFlag(t *testing.T) {
+	for _, bad := range []string{"/", "/a/../b"} {
+		var stderr bytes.Buffer
+		require.Equal(t, 1, runAgent([]string{"-dev", "-cgroup-parent", bad}, &stderr), bad)
+		require.Contains(t, stderr.String(), "-cgroup-parent", bad)
+		require.Contains(t, stderr.String(), "cgroups: invalid name", bad)
+	}
+}

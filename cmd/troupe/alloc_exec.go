@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,7 +79,11 @@ func allocExec(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	if err != nil {
 		return m.fail("building the exec URL", err)
 	}
-	s := &execClient{stdout: stdout, stderr: stderr}
+	_, tlsConf, err := m.httpClient()
+	if err != nil {
+		return m.fail("reading the TLS settings", err)
+	}
+	s := &execClient{stdout: stdout, stderr: stderr, tls: tlsConf}
 	if *interactive {
 		s.stdin = stdin
 	}
@@ -130,6 +135,7 @@ type execClient struct {
 	stdout, stderr io.Writer
 	resize         *os.File      // a terminal whose size (and SIGWINCH) is sent
 	heartbeat      time.Duration // between empty frames (0: execHeartbeat)
+	tls            *tls.Config   // nil: Go's defaults (wss:// to a public certificate)
 	mu             sync.Mutex
 	conn           *websocket.Conn
 }
@@ -142,7 +148,9 @@ func (s *execClient) send(v *execInput) error {
 
 // run connects, feeds the session and returns the command's exit code.
 func (s *execClient) run(ctx context.Context, target string) (int, error) {
-	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, target, nil)
+	dialer := *websocket.DefaultDialer
+	dialer.TLSClientConfig = s.tls
+	conn, resp, err := dialer.DialContext(ctx, target, nil)
 	if err != nil {
 		if resp != nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))

@@ -77,6 +77,7 @@ func commandTree() *cmdNode {
 		}},
 		"namespace":  namespaceCommands(),
 		"deployment": deploymentCommands(),
+		"service":    serviceCommands(),
 		"volume": {synopsis: "Create, register, inspect, detach and remove CSI volumes", subs: map[string]*cmdNode{
 			"create":     {synopsis: "Create a volume with its CSI plugin from a spec file", run: volumeCreateCommand},
 			"register":   {synopsis: "Register an existing volume from a spec file", run: volumeRegisterCommand},
@@ -89,6 +90,7 @@ func commandTree() *cmdNode {
 			"status": {synopsis: "List plugins or show one plugin's instances", run: pluginStatusCommand},
 		}},
 		"var": varCommands(),
+		"tls": tlsCommands(),
 		"eval": {synopsis: "Inspect evaluations", subs: map[string]*cmdNode{
 			"status": {synopsis: "Show an evaluation", run: evalStatusCommand},
 		}},
@@ -106,6 +108,9 @@ func commandTree() *cmdNode {
 			"scheduler": {synopsis: "Scheduler configuration commands", subs: map[string]*cmdNode{
 				"get-config": {synopsis: "Display the scheduler configuration", run: schedulerGetConfigCommand},
 				"set-config": {synopsis: "Modify the scheduler configuration", run: schedulerSetConfigCommand},
+			}},
+			"gossip": {synopsis: "Gossip encryption commands", subs: map[string]*cmdNode{
+				"keyring": {synopsis: "Make a gossip encryption key (-generate)", run: gossipKeyringCommand},
 			}},
 			"root": {synopsis: "Root key commands", subs: map[string]*cmdNode{
 				"keyring": {synopsis: "Variables' root keyring", subs: map[string]*cmdNode{

@@ -28,6 +28,7 @@ type meta struct {
 	json           bool
 	// interspersed lets flags follow the positional arguments.
 	interspersed bool
+	tls          tlsOpts
 }
 
 // newMeta builds the flag set of command name ("job status").
@@ -41,6 +42,7 @@ func newMeta(name string, stdout, stderr io.Writer, withJSON bool) *meta {
 	if withJSON {
 		m.fs.BoolVar(&m.json, "json", false, "print the API object as JSON")
 	}
+	m.addTLSFlags()
 	return m
 }
 
@@ -82,9 +84,16 @@ func (m *meta) client() (*api.Client, error) {
 		addr = getenv(api.AddressEnv)
 	}
 	if addr == "" {
+		addr = getenv("NOMAD_ADDR")
+	}
+	if addr == "" {
 		addr = api.DefaultAddress
 	}
-	return api.NewClient(&api.Config{Address: addr, Namespace: m.nsOf()})
+	hc, _, err := m.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	return api.NewClient(&api.Config{Address: addr, Namespace: m.nsOf(), HTTPClient: hc})
 }
 
 // nsOf is the namespace the command's requests name: -namespace, else

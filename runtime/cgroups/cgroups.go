@@ -127,3 +127,21 @@ func cleanParent(parent string) (string, error) {
 	}
 	return p, nil
 }
+
+// CheckParent refuses a parent that is not a cgroup path of its own
+// below the root: empty, "/", a ".." element or a NUL.
+func CheckParent(parent string) error {
+	for _, el := range strings.Split(parent, "/") {
+		if el == ".." {
+			return fmt.Errorf("%w: parent %q has a \"..\"", ErrInvalidName, parent)
+		}
+	}
+	p, err := cleanParent(parent)
+	if err != nil {
+		return err
+	}
+	if p == "/" {
+		return fmt.Errorf("%w: parent %q is the root", ErrInvalidName, parent)
+	}
+	return nil
+}

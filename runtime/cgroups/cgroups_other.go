@@ -25,3 +25,9 @@ func (m *Manager) Load(string) (Group, error) { return nil, ErrUnavailable }
 
 // Enter fails.
 func Enter(Group) (func() error, error) { return nil, ErrUnavailable }
+
+// Groups fails.
+func (m *Manager) Groups() ([]string, error) { return nil, ErrUnavailable }
+
+// RemoveParent fails.
+func (m *Manager) RemoveParent() error { return ErrUnavailable }

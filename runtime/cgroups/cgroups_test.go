@@ -42,3 +42,12 @@ func TestNames(t *testing.T) {
 	_, err = cleanParent("")
 	require.ErrorIs(t, err, ErrInvalidName)
 }
+
+func TestCheckParent(t *testing.T) {
+	for _, ok := range []string{"/troupe", "troupe.slice", "/a/b"} {
+		require.NoError(t, CheckParent(ok), ok)
+	}
+	for _, bad := range []string{"", "/", "//", "/a/../b", "..", "a\x00"} {
+		require.ErrorIs(t, CheckParent(bad), ErrInvalidName, "%q", bad)
+	}
+}

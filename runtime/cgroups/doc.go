@@ -23,6 +23,13 @@
 // starts the task (which is born in it, before it runs its own code) and
 // leaves again, so that killing the group never kills the executor.
 //
+// On v2 a limit whose controller the hierarchy's root does not offer (a
+// hybrid host binds its controllers to v1) is refused with
+// ErrControllerMissing naming it, never a group that silently does not
+// limit. Groups lists the groups below the parent and RemoveParent
+// deletes them all and the parent (an agent's start-up sweep of orphans,
+// tests).
+//
 // Mode says which version the host runs; ModeNone (no cgroup file system,
 // or not root) makes New fail with ErrUnavailable, and drivers then run
 // tasks without a group.

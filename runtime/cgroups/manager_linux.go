@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
+	"slices"
 	"time"
 
 	cg "github.com/containerd/cgroups/v3"
@@ -137,4 +139,81 @@ func killAndWait(g Group) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// parentDirs are the directories of the parent: one per v1 hierarchy,
+// the one below the unified mount on v2.
+func (m *Manager) parentDirs() ([]string, error) {
+	if m.mode == ModeV2 {
+		return []string{filepath.Join(m.root, m.parent)}, nil
+	}
+	subs, err := v1Hierarchy()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range subs {
+		if p, ok := s.(interface{ Path(string) string }); ok {
+			out = append(out, p.Path(m.parent))
+		}
+	}
+	return out, nil
+}
+
+// Groups lists the names of the groups below the parent (in any v1
+// hierarchy); none when the parent does not exist yet.
+func (m *Manager) Groups() ([]string, error) {
+	dirs, err := m.parentDirs()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range dirs {
+		ents, err := os.ReadDir(d)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			if e.IsDir() && !slices.Contains(out, e.Name()) {
+				out = append(out, e.Name())
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// RemoveParent deletes every group below the parent (killing what runs
+// in them) and then the parent itself; a parent already gone is no error.
+func (m *Manager) RemoveParent() error {
+	names, err := m.Groups()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, n := range names {
+		g, err := m.Load(m.PathOf(n))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err == nil {
+			err = g.Delete()
+		}
+		errs = append(errs, err)
+	}
+	dirs, err := m.parentDirs()
+	if err != nil {
+		return err
+	}
+	if m.parent != "/" {
+		for _, d := range dirs {
+			if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

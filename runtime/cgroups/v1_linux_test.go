@@ -171,3 +171,28 @@ func TestV1CPUUsageAndPercent(t *testing.T) {
 	require.Greater(t, CPUPercent(first, last), 1.0)
 	require.Greater(t, last.CPUUser+last.CPUSystem, uint64(0))
 }
+
+// TestV1GroupsAndRemoveParent: Groups lists the groups below the parent
+// and RemoveParent kills the processes in them and removes them all,
+// then the parent.
+func TestV1GroupsAndRemoveParent(t *testing.T) {
+	m := realManager(t)
+	requireV1(t, m)
+	names, err := m.Groups()
+	require.NoError(t, err)
+	require.Empty(t, names, "no parent yet")
+	g, err := m.Create("a5.web", Resources{PidsMax: 10})
+	require.NoError(t, err)
+	_, err = m.Create("a6.db", Resources{})
+	require.NoError(t, err)
+	cmd := startIn(t, g, `setsid sh -c 'sleep 1003 &' & sleep 600`)
+	names, err = m.Groups()
+	require.NoError(t, err)
+	require.Equal(t, []string{"a5.web", "a6.db"}, names)
+	require.NoError(t, m.RemoveParent())
+	require.Error(t, cmd.Wait(), "killed")
+	for _, c := range v1Controllers {
+		require.NoDirExists(t, filepath.Join("/sys/fs/cgroup", string(c), m.parent))
+	}
+	require.NoError(t, m.RemoveParent(), "a parent already gone")
+}

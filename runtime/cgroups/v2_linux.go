@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +21,11 @@ type groupV2 struct {
 }
 
 func createV2(root, p string, r Resources) (Group, error) {
-	m, err := cgroup2.NewManager(root, p, v2Resources(r))
+	res := v2Resources(r)
+	if err := checkControllersV2(root, res.EnabledControllers()); err != nil {
+		return nil, fmt.Errorf("cgroups: creating %s: %w", p, err)
+	}
+	m, err := cgroup2.NewManager(root, p, res)
 	if err != nil {
 		return nil, fmt.Errorf("cgroups: creating %s: %w", p, err)
 	}
@@ -36,6 +41,31 @@ func loadV2(root, p string) (Group, error) {
 		return nil, fmt.Errorf("cgroups: loading %s: %w", p, err)
 	}
 	return &groupV2{root: root, path: p, m: m}, nil
+}
+
+// checkControllersV2 refuses limits whose controllers the hierarchy's
+// root does not offer: the library would make the group and silently
+// not limit.
+func checkControllersV2(root string, want []string) error {
+	if len(want) == 0 {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(root, "cgroup.controllers"))
+	if err != nil {
+		return fmt.Errorf("cgroups: reading the controllers of %s: %w", root, err)
+	}
+	have := strings.Fields(string(b))
+	var missing []string
+	for _, c := range want {
+		if !slices.Contains(have, c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: %s not available in %s (it offers %q)", ErrControllerMissing,
+			strings.Join(missing, ", "), root, strings.Join(have, " "))
+	}
+	return nil
 }
 
 // v2Resources turns r into v2 values: the shares become a weight,

@@ -22,6 +22,8 @@ func fakeUnified(t *testing.T) (*Manager, string) {
 		require.NoError(t, os.MkdirAll(d, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(d, "cgroup.subtree_control"), nil, 0o644))
 	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "cgroup.controllers"),
+		[]byte("cpuset cpu io memory hugetlb pids rdma misc\n"), 0o644))
 	m, err := newManager(ModeV2, root, "")
 	require.NoError(t, err)
 	require.Equal(t, "/troupe.slice", m.parent)

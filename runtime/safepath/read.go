@@ -100,3 +100,10 @@ var rootEscapes = sync.OnceValue(func() error {
 	}
 	return nil
 })
+
+// Escapes reports whether err is os.Root's refusal of a path that would
+// leave the root.
+func Escapes(err error) bool {
+	e := rootEscapes()
+	return err != nil && e != nil && errors.Is(err, e)
+}

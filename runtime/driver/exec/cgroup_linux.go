@@ -55,33 +55,15 @@ func (d *Driver) createCgroup(cfg *driver.TaskConfig) (path, cpuset string, err 
 	if cpuset, err = c.cpusetOf(cfg); err != nil {
 		return "", "", err
 	}
-	name := cgroups.GroupName(c.mgr.Mode(), cfg.AllocID, cfg.TaskName)
-	if old, err := c.mgr.Load(c.mgr.PathOf(name)); err == nil {
-		_ = old.Delete() // a previous run's (a restart): its counters start again
-	}
 	c.mu.Lock()
 	delete(c.last, cfg.ID)
 	c.mu.Unlock()
-	g, err := c.mgr.Create(name, taskResources(cfg, cpuset, d.cfg.PidsLimit))
+	g, err := c.mgr.CreateTask(cfg.AllocID, cfg.TaskName, cgroups.TaskResources(cfg, cpuset, d.cfg.PidsLimit))
 	if err != nil {
 		c.freeCores(cfg.ID)
 		return "", "", fmt.Errorf("exec: %s: %w", cfg.ID, err)
 	}
 	return g.Path(), cpuset, nil
-}
-
-// taskResources are Nomad's limits: memory_max (else memory) hard,
-// memory soft below it, the MHz as CPU shares.
-func taskResources(cfg *driver.TaskConfig, cpuset string, pids int64) cgroups.Resources {
-	if pids <= 0 {
-		pids = cgroups.DefaultPidsLimit
-	}
-	r := cgroups.Resources{CPUShares: uint64(max(cfg.CPU, 0)), Cpuset: cpuset, PidsMax: pids}
-	r.MemoryMax = max(cfg.MemoryMaxMB, cfg.MemoryMB) << 20
-	if cfg.MemoryMaxMB > cfg.MemoryMB && cfg.MemoryMB > 0 {
-		r.MemorySoft = cfg.MemoryMB << 20
-	}
-	return r
 }
 
 // group loads a task's group; nil when it has none or it is gone.

@@ -253,7 +253,7 @@ func TestTaskResources(t *testing.T) {
 		{"memory_max below memory: memory", 64, 32, 64 << 20, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := taskResources(&driver.TaskConfig{CPU: 100, MemoryMB: tc.mem, MemoryMaxMB: tc.memMax}, "", 0)
+			r := cgroups.TaskResources(&driver.TaskConfig{CPU: 100, MemoryMB: tc.mem, MemoryMaxMB: tc.memMax}, "", 0)
 			require.Equal(t, tc.wantMax, r.MemoryMax)
 			require.Equal(t, tc.wantS, r.MemorySoft)
 			require.Equal(t, uint64(100), r.CPUShares)

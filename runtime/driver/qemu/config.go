@@ -151,12 +151,18 @@ type vmLayout struct {
 	Image, Monitor, PidFile string
 }
 
+// guestMemoryMB is the VM's memory: resources.memory, 300 MB (Nomad's
+// default task memory) when unset.
+func guestMemoryMB(cfg *driver.TaskConfig) int64 {
+	if cfg.MemoryMB <= 0 {
+		return 300
+	}
+	return cfg.MemoryMB
+}
+
 // qemuArgs builds qemu's arguments (after the program name) for a task.
 func qemuArgs(cfg *driver.TaskConfig, s *taskSpec, l vmLayout, hostMHz int, maxCPUs int) ([]string, error) {
-	mem := cfg.MemoryMB
-	if mem <= 0 {
-		mem = 300
-	}
+	mem := guestMemoryMB(cfg)
 	args := []string{
 		"-machine", "type=pc,accel=" + s.Accelerator,
 		"-name", cfg.TaskName,

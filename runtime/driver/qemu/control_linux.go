@@ -68,6 +68,11 @@ func (p processes) Kill(ctx context.Context, t *task) error {
 	if waitGone(wctx, t.Handle.Pid, t.Handle.StartTicks) && !waitGone(wctx, t.Data.ShimPid, t.Data.ShimStartTicks) {
 		_ = syscall.Kill(-t.Data.ShimPid, syscall.SIGKILL)
 	}
+	// Through the VM's cgroup, whatever else runs there dies too (a
+	// helper qemu started, a shim that left its session).
+	if err := p.d.killGroup(t); err != nil {
+		return fmt.Errorf("qemu: %s: killing its cgroup: %w", t.ID, err)
+	}
 	return nil
 }
 
@@ -81,12 +86,16 @@ func (d *Driver) SignalTask(ctx context.Context, taskID string, signal string) e
 	return d.tasks.Signal(ctx, taskID, signal, processes{d})
 }
 
-// DestroyTask implements driver.Driver: it removes the task's state dir
-// and monitor socket and forgets it.
+// DestroyTask implements driver.Driver: it removes the task's cgroup
+// (killing what is left in it), state dir and monitor socket and forgets
+// it.
 func (d *Driver) DestroyTask(ctx context.Context, taskID string, force bool) error {
 	t, err := d.tasks.Halt(ctx, taskID, force, processes{d})
 	if err != nil {
 		return err
+	}
+	if err := d.removeGroup(t); err != nil {
+		return fmt.Errorf("qemu: %s: %w", taskID, err)
 	}
 	if err := os.RemoveAll(t.Data.StateDir); err != nil {
 		return fmt.Errorf("qemu: %s: %w", taskID, err)

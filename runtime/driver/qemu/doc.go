@@ -40,6 +40,18 @@
 // their start times, so RecoverTask re-attaches after an agent restart
 // (a reused pid counts as gone) and still learns how the VM ended.
 //
+// Each VM runs in a cgroup of its own (runtime/cgroups, below
+// Config.CgroupParent, Nomad's "<allocID>.<task>" as exec's tasks): the
+// shim is moved into it before it starts qemu, so qemu is born there. Its
+// hard memory limit is the guest's memory (memory_max when set, else
+// memory) plus memoryOverheadMB for qemu itself, its CPU shares the task's
+// MHz, a pids limit; TaskStats reads the VM's usage from it; a kill ends
+// with a kill of the group (nothing qemu started survives) and
+// DestroyTask removes it. Without cgroups (not root) VMs run without.
+// Commands cannot be run in a VM: the driver is no driver.Execer, so
+// driver.ExecIn answers ErrExecNotSupported (as Nomad's qemu driver does
+// not support exec either).
+//
 // Fingerprint: driver.qemu = "1" and driver.qemu.version when
 // qemu-system-x86_64 runs; driver.qemu.kvm = "true" or "false" (whether
 // /dev/kvm answers KVM_GET_API_VERSION).

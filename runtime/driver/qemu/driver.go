@@ -27,7 +27,12 @@ type Config struct {
 	// logmon <spec>`, runtime/logmon) when its logs rotate; default
 	// os.Executable() (the troupe binary).
 	LogmonPath string
-	Logger     *slog.Logger
+	// CgroupParent is the cgroup the VMs' groups go below (the agent's
+	// -cgroup-parent, shared with the exec drivers); PidsLimit bounds
+	// each VM's processes (default cgroups.DefaultPidsLimit).
+	CgroupParent string
+	PidsLimit    int64
+	Logger       *slog.Logger
 
 	// logUnit is the bytes of one "MB" of a task's LogMaxFileSizeMB
 	// (1 MiB; tests shrink it).
@@ -43,6 +48,7 @@ type Driver struct {
 	cfg      Config
 	log      *slog.Logger
 	tasks    *driver.Tasks[handleState]
+	cg       *vmCgroups
 }
 
 // handleState is the driver's part of a task handle.
@@ -60,6 +66,8 @@ type handleState struct {
 	// waited for after the VM ends so that its logs are complete.
 	LogmonPid        int    `json:",omitempty"`
 	LogmonStartTicks uint64 `json:",omitempty"`
+	// Cgroup is the VM's group (shim and qemu); "" without cgroups.
+	Cgroup string `json:",omitempty"`
 }
 
 type task = driver.Task[handleState]
@@ -83,7 +91,8 @@ func New(cfg Config) *Driver {
 		cfg.logUnit = 1 << 20
 	}
 	log := cfg.Logger.With("driver", Name)
-	return &Driver{platform: newPlatform(), cfg: cfg, log: log, tasks: driver.NewTasks[handleState](log)}
+	return &Driver{platform: newPlatform(), cfg: cfg, log: log, tasks: driver.NewTasks[handleState](log),
+		cg: &vmCgroups{}}
 }
 
 // Name implements driver.Driver.

@@ -3,11 +3,15 @@
 package qemu
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/troupe-dev/troupe/runtime/cgroups"
 	"github.com/troupe-dev/troupe/runtime/logmon"
 )
 
@@ -24,4 +28,23 @@ func testLogger(t *testing.T) *slog.Logger {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+var cgroupParents sync.Map // test name -> its cgroup parent
+
+// cgroupParent is a cgroup parent of the test's own (the same for every
+// driver of the test: a restarted one finds its VMs' groups), removed
+// with whatever is left in it when the test ends.
+func cgroupParent(t *testing.T) string {
+	p := fmt.Sprintf("/troupe-test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "_"))
+	if _, loaded := cgroupParents.LoadOrStore(t.Name(), p); !loaded {
+		t.Cleanup(func() {
+			if m, err := cgroups.New(p); err == nil {
+				if err := m.RemoveParent(); err != nil {
+					t.Errorf("removing the test's cgroup parent %s: %v", p, err)
+				}
+			}
+		})
+	}
+	return p
 }

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/troupe-dev/troupe/runtime/cgroups"
 	"github.com/troupe-dev/troupe/runtime/driver"
 	"github.com/troupe-dev/troupe/runtime/driver/exec"
 	"github.com/troupe-dev/troupe/runtime/logrotate"
@@ -31,9 +32,11 @@ const (
 	monitorName  = "qemu-monitor.sock"
 	// maxSocketPath is the longest unix socket path (sun_path less NUL).
 	maxSocketPath = 107
-	// shimScript runs qemu and writes its exit status (128+signal after a
-	// signal death, as sh reports it) atomically to the state dir.
-	shimScript = `d=$1; shift; "$@"; echo $? > "$d/exit.tmp" && mv "$d/exit.tmp" "$d/exit"`
+	// shimScript waits for the driver's word on its stdin (it has been
+	// moved into the VM's cgroup, so that qemu is born there), runs qemu
+	// and writes its exit status (128+signal after a signal death, as sh
+	// reports it) atomically to the state dir.
+	shimScript = `d=$1; shift; read -r _ || :; "$@" </dev/null; echo $? > "$d/exit.tmp" && mv "$d/exit.tmp" "$d/exit"`
 	pidPoll    = 20 * time.Millisecond
 )
 
@@ -76,14 +79,30 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 	if err != nil {
 		return nil, fmt.Errorf("qemu: %s: logs: %w", cfg.ID, err)
 	}
-	cmd, err := d.startShim(cfg, stateDir, args, logs)
+	group, err := d.createGroup(cfg, guestMemoryMB(cfg))
 	if err != nil {
 		logs.abort()
+		return nil, err
+	}
+	dropGroup := func() {
+		if group != nil {
+			if err := group.Delete(); err != nil {
+				d.log.Warn("removing the cgroup of a VM that did not start", "task", cfg.ID, "err", err)
+			}
+		}
+	}
+	cmd, err := d.startShim(cfg, stateDir, args, logs, group)
+	if err != nil {
+		logs.abort()
+		dropGroup()
 		return nil, fmt.Errorf("qemu: %s: starting qemu: %w", cfg.ID, err)
 	}
 	shimTicks, _ := exec.StartTicks(cmd.Process.Pid)
 	st := handleState{StateDir: stateDir, ShimPid: cmd.Process.Pid,
 		ShimStartTicks: shimTicks, Monitor: layout.Monitor, Graceful: spec.Graceful}
+	if group != nil {
+		st.Cgroup = group.Path()
+	}
 	logs.record(&st)
 	t := driver.NewTask(cfg.ID, st)
 	if !d.tasks.Watch(t, func(ctx context.Context) *driver.ExitResult {
@@ -95,11 +114,13 @@ func (d *Driver) StartTask(ctx context.Context, cfg *driver.TaskConfig) (*driver
 		return readExit(stateDir)
 	}) {
 		_ = cmd.Process.Kill()
+		dropGroup()
 		return nil, driver.ErrShutdown
 	}
 	pid, ticks, err := d.awaitPid(ctx, t, layout.PidFile, layout.Monitor)
 	if err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		dropGroup()
 		return nil, fmt.Errorf("qemu: %s: %w%s", cfg.ID, err, stderrTail(cfg.StderrPath))
 	}
 	state, err := json.Marshal(t.Data)
@@ -137,9 +158,11 @@ func freshStateDir(dir, monitor string) error {
 }
 
 // startShim starts sh running qemu, in a session of its own so that
-// signals to the agent's group do not reach it; qemu's stdout and stderr
-// go to logs (closed here once the shim has them).
-func (d *Driver) startShim(cfg *driver.TaskConfig, stateDir string, args []string, logs *vmLogs) (*osexec.Cmd, error) {
+// signals to the agent's group do not reach it, and in group (when not
+// nil) before it starts qemu; qemu's stdout and stderr go to logs
+// (closed here once the shim has them).
+func (d *Driver) startShim(cfg *driver.TaskConfig, stateDir string, args []string, logs *vmLogs,
+	group cgroups.Group) (*osexec.Cmd, error) {
 	defer logs.closeFiles()
 	bin, err := osexec.LookPath(d.cfg.Binary)
 	if err != nil {
@@ -150,7 +173,26 @@ func (d *Driver) startShim(cfg *driver.TaskConfig, stateDir string, args []strin
 	cmd.Env = envList(cfg.Env)
 	cmd.Stdout, cmd.Stderr = logs.stdout, logs.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	return cmd, cmd.Start()
+	gate, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	if group != nil {
+		if err := group.AddProc(cmd.Process.Pid); err != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("moving qemu's shim into %s: %w", group.Path(), err)
+		}
+	}
+	_, err = gate.Write([]byte("go\n")) // a shim that died at once is seen by the watcher
+	_ = gate.Close()
+	if err != nil {
+		d.log.Debug("the qemu shim did not take its start signal", "task", cfg.ID, "err", err)
+	}
+	return cmd, nil
 }
 
 func envList(env map[string]string) []string {

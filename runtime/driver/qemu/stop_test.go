@@ -30,7 +30,7 @@ func idleVM(t *testing.T, graceful bool) *driver.TaskConfig {
 // system_powerdown is killed once kill_timeout passes.
 func TestStopGracefulGuestIgnoresPowerdown(t *testing.T) {
 	needVM(t)
-	d := New(Config{Logger: testLogger(t)})
+	d := New(Config{Logger: testLogger(t), CgroupParent: cgroupParent(t)})
 	defer d.Shutdown()
 	ctx := context.Background()
 	cfg := idleVM(t, true)
@@ -53,7 +53,7 @@ func TestStopGracefulGuestIgnoresPowerdown(t *testing.T) {
 // signal to qemu, which exits on SIGTERM at once.
 func TestStopSignalsQemu(t *testing.T) {
 	needVM(t)
-	d := New(Config{Logger: testLogger(t)})
+	d := New(Config{Logger: testLogger(t), CgroupParent: cgroupParent(t)})
 	defer d.Shutdown()
 	ctx := context.Background()
 	cfg := idleVM(t, false)
@@ -77,7 +77,7 @@ func TestStopSignalsQemu(t *testing.T) {
 func TestRecoverAfterExitAndGone(t *testing.T) {
 	needVM(t)
 	ctx := context.Background()
-	d1 := New(Config{Logger: testLogger(t)})
+	d1 := New(Config{Logger: testLogger(t), CgroupParent: cgroupParent(t)})
 	cfg := idleVM(t, false)
 	h, err := d1.StartTask(ctx, cfg)
 	require.NoError(t, err)
@@ -88,7 +88,7 @@ func TestRecoverAfterExitAndGone(t *testing.T) {
 	require.Eventually(t, func() bool { return fileExists(filepath.Join(st.StateDir, exitFileName)) },
 		10*time.Second, 20*time.Millisecond, "the shim recorded the exit")
 
-	d2 := New(Config{Logger: testLogger(t)})
+	d2 := New(Config{Logger: testLogger(t), CgroupParent: cgroupParent(t)})
 	defer d2.Shutdown()
 	require.NoError(t, d2.RecoverTask(ctx, h))
 	ch, err := d2.WaitTask(ctx, h.TaskID)
@@ -97,7 +97,7 @@ func TestRecoverAfterExitAndGone(t *testing.T) {
 	require.Equal(t, 137, res.ExitCode)
 	require.NoError(t, d2.DestroyTask(ctx, h.TaskID, false))
 
-	d3 := New(Config{Logger: testLogger(t)})
+	d3 := New(Config{Logger: testLogger(t), CgroupParent: cgroupParent(t)})
 	defer d3.Shutdown()
 	require.ErrorIs(t, d3.RecoverTask(ctx, h), driver.ErrTaskNotFound)
 	bad := *h
@@ -109,7 +109,7 @@ func TestRecoverAfterExitAndGone(t *testing.T) {
 // leave no process behind.
 func TestStartErrors(t *testing.T) {
 	needVM(t)
-	d := New(Config{Logger: testLogger(t)})
+	d := New(Config{Logger: testLogger(t), CgroupParent: cgroupParent(t)})
 	defer d.Shutdown()
 	ctx := context.Background()
 
@@ -129,6 +129,10 @@ func TestStartErrors(t *testing.T) {
 	cfg.Config["port_map"] = map[string]any{"http": float64(80)}
 	_, err = d.StartTask(ctx, cfg)
 	require.ErrorContains(t, err, `no port labelled "http"`)
+
+	groups, err := cgroupManager(t).Groups()
+	require.NoError(t, err)
+	require.Empty(t, groups, "a VM that did not start leaves no cgroup")
 }
 
 func TestFingerprintWithoutQemu(t *testing.T) {

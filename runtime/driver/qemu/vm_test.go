@@ -79,7 +79,7 @@ func TestVMBootServeRecoverPowerdown(t *testing.T) {
 			"port_map": map[string]any{"http": float64(8080)},
 			"args":     []any{"-kernel", k.Path, "-initrd", initrd, "-append", "console=ttyS0 quiet panic=-1", "-no-reboot"}}}
 	const logUnit = 32
-	d1 := New(Config{Logger: testLogger(t), logUnit: logUnit})
+	d1 := New(Config{Logger: testLogger(t), CgroupParent: cgroupParent(t), logUnit: logUnit})
 	ctx := context.Background()
 	follow := logmontest.Follow(cfg.StdoutPath, "")
 	defer follow.Stop()
@@ -99,12 +99,21 @@ func TestVMBootServeRecoverPowerdown(t *testing.T) {
 	// An agent restart: the first driver stops watching, the VM runs on.
 	d1.Shutdown()
 	require.True(t, alive(h.Pid, h.StartTicks), "the VM outlives its driver")
-	d2 := New(Config{Logger: testLogger(t), logUnit: logUnit})
+	d2 := New(Config{Logger: testLogger(t), CgroupParent: cgroupParent(t), logUnit: logUnit})
 	defer d2.Shutdown()
 	require.NoError(t, d2.RecoverTask(ctx, h))
 	ch, err := d2.WaitTask(ctx, cfg.ID)
 	require.NoError(t, err)
 	require.Equal(t, "served-by-the-guest\n", httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/index.html", port)))
+	// The re-attached VM's usage comes from the cgroup it kept.
+	u, err := d2.TaskStats(ctx, cfg.ID)
+	require.NoError(t, err)
+	require.Positive(t, u.Memory.RSS)
+	t.Logf("booted VM (guest %d MB, TCG): cgroup RSS %d MiB, max usage %d MiB",
+		cfg.MemoryMB, u.Memory.RSS>>20, u.Memory.MaxUsage>>20)
+	st, err := decodeHandle(h)
+	require.NoError(t, err)
+	require.NotEmpty(t, st.Cgroup)
 
 	start := time.Now()
 	require.NoError(t, d2.StopTask(ctx, cfg.ID, 2*time.Minute, ""))
@@ -124,6 +133,8 @@ func TestVMBootServeRecoverPowerdown(t *testing.T) {
 	require.False(t, alive(h.Pid, h.StartTicks), "qemu is gone")
 	require.NoError(t, d2.DestroyTask(ctx, cfg.ID, false))
 	require.NoFileExists(t, filepath.Join(taskDir, monitorName))
+	_, err = cgroupManager(t).Load(st.Cgroup)
+	require.ErrorIs(t, err, os.ErrNotExist, "destroy removed the VM's cgroup")
 }
 
 func httpGet(t *testing.T, url string) string {

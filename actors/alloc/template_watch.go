@@ -1,0 +1,218 @@
+package alloc
+
+import (
+	"context"
+	"crypto/sha256"
+	"math/rand/v2"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/troupe-dev/troupe/actors"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// Template change modes, as Nomad names them.
+const (
+	changeRestart = "restart"
+	changeSignal  = "signal"
+	changeNoop    = "noop"
+)
+
+// templateRetry is the wait after a failed read or render before the
+// watch tries again.
+const templateRetry = 5 * time.Second
+
+// Messages of the template watch.
+type (
+	// templatesChanged: the watch rendered again at index and these
+	// templates' output changed (their files are written).
+	templatesChanged struct {
+		gen     int
+		index   uint64
+		sums    map[tmplKey][32]byte
+		env     map[string]map[string]string
+		changed []tmplKey
+	}
+	// templateApply: a change's splay is over; apply its change mode.
+	templateApply struct {
+		gen     int
+		changed []tmplKey
+	}
+)
+
+// watchTemplates starts the watch of the variables table once the tasks
+// run; a no-op without templates to watch, or when one watch runs.
+func (h *templateHook) watchTemplates(ctx actor.Context) {
+	a := h.a
+	if h.watching || a.spec.Vars == nil || !watched(a.alloc) || a.life.Phase() != phaseRunning {
+		return
+	}
+	h.watching = true
+	h.gen++
+	gen, index, clock := h.gen, h.index, a.spec.Clock
+	sums := make(map[tmplKey][32]byte, len(h.sums))
+	for k, v := range h.sums {
+		sums[k] = v
+	}
+	al := proto.Clone(a.alloc).(*messages.Allocation)
+	actors.Go(ctx, func(c context.Context) any {
+		for c.Err() == nil {
+			m, err := h.watchOnce(c, al, index, sums)
+			if err != nil {
+				a.log.Warn("template watch failed, trying again", "error", err, "in", templateRetry)
+				wait(c, clock, templateRetry)
+				continue
+			}
+			if m != nil {
+				m.gen = gen
+				return m
+			}
+		}
+		return nil
+	})
+}
+
+// watched reports whether a task of the allocation has a template that is
+// rendered more than once.
+func watched(al *messages.Allocation) bool {
+	for _, t := range groupOf(al).GetTasks() {
+		for _, tt := range t.GetTemplates() {
+			if !tt.GetOnce() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wait blocks for d on the clock, or until ctx ends.
+func wait(ctx context.Context, clock actors.Clock, d time.Duration) {
+	done := make(chan struct{})
+	t := clock.AfterFunc(d, func() { close(done) })
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// watchOnce waits for the variables table to pass index, renders every
+// watched template again and writes those whose output changed: nil when
+// none did (the caller waits again from the new index).
+func (h *templateHook) watchOnce(ctx context.Context, al *messages.Allocation, index uint64, sums map[tmplKey][32]byte) (*templatesChanged, error) {
+	resp, err := h.read(ctx, &messages.VarReadRequest{Namespace: al.GetNamespace(), MinIndex: index, Wait: int64(varWait)})
+	if err != nil || resp.GetIndex() <= index {
+		return nil, err
+	}
+	m := &templatesChanged{index: resp.GetIndex(), sums: sums, env: map[string]map[string]string{}}
+	w := &templateHook{a: h.a, env: m.env, sums: sums}
+	for _, t := range groupOf(al).GetTasks() {
+		for i, tt := range t.GetTemplates() {
+			if tt.GetOnce() {
+				continue
+			}
+			out, err := w.render(ctx, al, t, i)
+			if err != nil {
+				// A variable deleted, or a render that fails now: keep
+				// the file as it is, as Nomad does, and wait for a change.
+				h.a.log.Warn("template render failed; its file is kept", "task", t.GetName(), "template", i, "error", err)
+				continue
+			}
+			k := tmplKey{t.GetName(), i}
+			if sums[k] == sha256.Sum256(out) {
+				continue
+			}
+			if err := w.apply(al, t, i, out); err != nil {
+				return nil, err
+			}
+			m.changed = append(m.changed, k)
+		}
+	}
+	if len(m.changed) == 0 {
+		// Nothing this allocation reads changed: wait from here.
+		return h.watchOnce(ctx, al, resp.GetIndex(), sums)
+	}
+	return m, nil
+}
+
+// onTemplatesChanged keeps what the watch rendered, then applies the
+// change modes after a random splay (the longest of the changed
+// templates') and watches again.
+func (h *templateHook) onTemplatesChanged(ctx actor.Context, m *templatesChanged) {
+	if m.gen != h.gen {
+		return
+	}
+	h.watching = false
+	h.index, h.sums = m.index, m.sums
+	for task, env := range m.env {
+		h.env[task] = env
+	}
+	var splay time.Duration
+	for _, k := range m.changed {
+		if tt := h.templateOf(k); tt != nil {
+			splay = max(splay, time.Duration(tt.GetSplay()))
+		}
+	}
+	if splay > 0 {
+		d := time.Duration(rand.Int64N(int64(splay)))
+		self, root, gen, changed := ctx.Self(), ctx.ActorSystem().Root, h.gen, m.changed
+		h.a.spec.Clock.AfterFunc(d, func() { root.Send(self, &templateApply{gen: gen, changed: changed}) })
+	} else {
+		h.onApply(ctx, &templateApply{gen: h.gen, changed: m.changed})
+	}
+	h.watchTemplates(ctx)
+}
+
+func (h *templateHook) templateOf(k tmplKey) *messages.TaskTemplate {
+	for _, t := range groupOf(h.a.alloc).GetTasks() {
+		if t.GetName() == k.task && k.i < len(t.GetTemplates()) {
+			return t.GetTemplates()[k.i]
+		}
+	}
+	return nil
+}
+
+// onApply applies the changed templates' change modes to their tasks: a
+// restart when one asks for it (it re-reads every file), else each
+// distinct signal once, as Nomad does.
+func (h *templateHook) onApply(ctx actor.Context, m *templateApply) {
+	if h.a.life.Phase() != phaseRunning {
+		return
+	}
+	restart := map[string]bool{}
+	signals := map[string]map[string]bool{}
+	for _, k := range m.changed {
+		tt := h.templateOf(k)
+		switch tt.GetChangeMode() {
+		case changeRestart, "":
+			restart[k.task] = true
+		case changeSignal:
+			if signals[k.task] == nil {
+				signals[k.task] = map[string]bool{}
+			}
+			signals[k.task][tt.GetChangeSignal()] = true
+		}
+	}
+	pids := map[string]*actor.PID{}
+	for _, pid := range ctx.Children() {
+		pids[taskOf(pid)] = pid
+	}
+	for _, task := range h.a.tasks {
+		pid, ok := pids[task]
+		if !ok {
+			continue
+		}
+		switch {
+		case restart[task]:
+			h.a.log.Info("template changed: restarting the task", "task", task)
+			ctx.Send(pid, &messages.RestartTask{Reason: "Template with change_mode restart re-rendered"})
+		case signals[task] != nil:
+			for sig := range signals[task] {
+				h.a.log.Info("template changed: signalling the task", "task", task, "signal", sig)
+				ctx.Send(pid, &messages.SignalTask{Signal: sig})
+			}
+		}
+	}
+}
