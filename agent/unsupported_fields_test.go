@@ -30,8 +30,6 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 		set  func(*nomad.Job)
 		want string
 	}{
-		{"update", func(j *nomad.Job) { j.Update = &nomad.UpdateStrategy{MaxParallel: ptr(2), Canary: ptr(1)} },
-			`job "odd": Update is not supported yet`},
 		{"vault", func(j *nomad.Job) {
 			j.TaskGroups[0].Tasks[0].Vault = &nomad.Vault{Policies: []string{"x"}}
 		}, `job "odd": group "g": task "t": Vault is not supported yet`},

@@ -139,6 +139,7 @@ type AllocListStub struct {
 	ModifyIndex        uint64
 	CreateTime         int64 // unix nanos
 	ModifyTime         int64 // unix nanos
+	DeploymentStatus   *messages.AllocDeploymentStatus
 }
 
 // NewAllocListStub is the list row of a whole allocation.
@@ -147,7 +148,8 @@ func NewAllocListStub(a *messages.Allocation) *AllocListStub {
 		NodeName: a.NodeName, JobID: a.JobID, JobVersion: a.JobVersion, TaskGroup: a.TaskGroup,
 		DesiredStatus: a.DesiredStatus, DesiredDescription: a.DesiredDescription, ClientStatus: a.ClientStatus,
 		ClientDescription: a.ClientDescription, TaskStates: a.TaskStates, CreateIndex: a.CreateIndex,
-		ModifyIndex: a.ModifyIndex, CreateTime: a.CreateTime, ModifyTime: a.ModifyTime}
+		ModifyIndex: a.ModifyIndex, CreateTime: a.CreateTime, ModifyTime: a.ModifyTime,
+		DeploymentStatus: a.DeploymentStatus}
 }
 
 // AllocStopResponse answers POST /v1/allocation/:id/stop.

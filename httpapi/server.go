@@ -178,6 +178,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/plugins", s.wrap(s.pluginList))
 	m.HandleFunc("GET /v1/plugin/csi/{id}", s.wrap(s.pluginGet))
 	s.variableRoutes(m)
+	s.deploymentRoutes(m)
 	s.serviceRoutes(m)
 }
 

@@ -103,6 +103,7 @@ func Canonicalize(job *messages.Job) {
 	canonSpreads(job.Spreads)
 	canonPeriodic(job.Periodic)
 	canonParameterized(job.ParameterizedJob)
+	canonUpdate(job.Update)
 	for _, g := range job.TaskGroups {
 		if g != nil {
 			canonGroup(job.Type, g)
@@ -131,6 +132,7 @@ func canonGroup(typ string, g *messages.TaskGroup) {
 	if g.Migrate != nil {
 		setDefault(&g.Migrate.HealthCheck, "checks")
 	}
+	canonUpdate(g.Update)
 	if g.Disconnect != nil {
 		setDefault(&g.Disconnect.Reconcile, defaultReconcile)
 	}

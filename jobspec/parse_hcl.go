@@ -29,13 +29,13 @@ var (
 	fileSchema = schemaOf(nil, blockSpec{"job", []string{"name"}}, blockSpec{"variable", []string{"name"}})
 	jobSchema  = schemaOf(jobAttrs, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
 		blockSpec{name: "affinity"}, blockSpec{name: "spread"}, blockSpec{"group", []string{"name"}},
-		blockSpec{name: "periodic"}, blockSpec{name: "parameterized"})
+		blockSpec{name: "periodic"}, blockSpec{name: "parameterized"}, blockSpec{name: "update"})
 	groupSchema = schemaOf(groupAttrs,
 		blockSpec{name: "constraint"}, blockSpec{name: "affinity"}, blockSpec{name: "spread"},
 		blockSpec{name: "restart"}, blockSpec{name: "reschedule"},
 		blockSpec{name: "migrate"}, blockSpec{name: "disconnect"}, blockSpec{name: "network"},
 		blockSpec{"volume", []string{"name"}}, blockSpec{name: "meta"}, blockSpec{"task", []string{"name"}},
-		blockSpec{name: "service"})
+		blockSpec{name: "service"}, blockSpec{name: "update"})
 	taskSchema = schemaOf(taskAttrs,
 		blockSpec{name: "config"}, blockSpec{name: "env"}, blockSpec{name: "resources"},
 		blockSpec{name: "restart"}, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
@@ -68,14 +68,16 @@ func parse(filename string, src []byte, vars Variables) (*messages.Job, error) {
 	}
 	var job *messages.Job
 	var pres []groupPresence
+	var jobUpdate fieldSet
 	if len(jobs) > 0 {
-		job, pres = d.job(jobs[0])
+		job, pres, jobUpdate = d.job(jobs[0])
 	}
 	d.single(c, "job")
 	if d.diags.HasErrors() {
 		return nil, parseErrorOf(filename, d.diags)
 	}
 	applyPresence(job, pres)
+	applyUpdate(job, jobUpdate, pres)
 	return job, nil
 }
 
@@ -92,7 +94,7 @@ func parseHCLFile(filename string, src []byte) (*hcl.File, *hclDecoder, error) {
 	return file, &hclDecoder{ev: evaluator{src: src}}, nil
 }
 
-func (d *hclDecoder) job(b *hcl.Block) (*messages.Job, []groupPresence) {
+func (d *hclDecoder) job(b *hcl.Block) (*messages.Job, []groupPresence, fieldSet) {
 	job := &messages.Job{ID: b.Labels[0]}
 	c := d.content(b.Body, jobSchema)
 	set := d.decodeAttrs(c.Attributes, jobAttrs, job)
@@ -109,13 +111,15 @@ func (d *hclDecoder) job(b *hcl.Block) (*messages.Job, []groupPresence) {
 	job.Spreads = d.spreads(c.Blocks.OfType("spread"))
 	job.Periodic = d.periodic(d.single(c, "periodic"))
 	job.ParameterizedJob = d.parameterized(d.single(c, "parameterized"))
+	var jobUpdate fieldSet
+	job.Update, jobUpdate = d.update(d.single(c, "update"))
 	var pres []groupPresence
 	for _, gb := range c.Blocks.OfType("group") {
 		g, p := d.group(gb)
 		job.TaskGroups = append(job.TaskGroups, g)
 		pres = append(pres, p)
 	}
-	return job, pres
+	return job, pres, jobUpdate
 }
 
 func (d *hclDecoder) group(b *hcl.Block) (*messages.TaskGroup, groupPresence) {
@@ -133,6 +137,7 @@ func (d *hclDecoder) group(b *hcl.Block) (*messages.TaskGroup, groupPresence) {
 	g.ReschedulePolicy, p.reschedule = d.reschedule(d.single(c, "reschedule"))
 	g.Migrate, p.migrate = d.migrate(d.single(c, "migrate"))
 	g.Disconnect, p.disconnect = d.disconnect(d.single(c, "disconnect"))
+	g.Update, p.update = d.update(d.single(c, "update"))
 	if nb := d.single(c, "network"); nb != nil {
 		g.Networks = []*messages.NetworkResource{d.network(nb)}
 	}

@@ -59,7 +59,9 @@ func ParseJSON(src []byte) (*messages.Job, error) {
 			return nil, &ParseError{Detail: emptyField(f)}
 		}
 	}
-	applyPresence(body.Job, jsonPresence(jobObj))
+	groups := jsonPresence(jobObj)
+	applyPresence(body.Job, groups)
+	applyUpdate(body.Job, keysOf(jobObj, "Update"), groups)
 	if p, ok := lookup(jobObj, "Periodic"); ok {
 		if pm, ok := p.(map[string]any); ok && body.Job.Periodic != nil {
 			if _, set := lookup(pm, "Enabled"); !set {
@@ -125,6 +127,7 @@ func jsonPresence(job map[string]any) []groupPresence {
 		out[i].reschedule = keysOf(g, "ReschedulePolicy")
 		out[i].migrate = keysOf(g, "Migrate")
 		out[i].disconnect = keysOf(g, "Disconnect")
+		out[i].update = keysOf(g, "Update")
 		tasks, _ := lookupValue(g, "Tasks").([]any)
 		out[i].tasks = make([]taskPresence, len(tasks))
 		for j, tv := range tasks {

@@ -28,6 +28,7 @@ type groupPresence struct {
 	reschedule fieldSet
 	migrate    fieldSet
 	disconnect fieldSet
+	update     fieldSet
 	tasks      []taskPresence
 }
 

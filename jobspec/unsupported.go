@@ -17,7 +17,7 @@ var nomadFields = map[string]map[string]fieldRule{
 		"Status": output, "StatusDescription": output, "Stable": output, "Version": output,
 		"SubmitTime": output, "CreateIndex": output, "ModifyIndex": output,
 		"JobModifyIndex": output, "NomadTokenID": refused,
-		"Update":           refusedUnless(updateOff),
+		"Update":           nested("UpdateStrategy"),
 		"Periodic":         nested("PeriodicConfig"),
 		"ParameterizedJob": nested("ParameterizedJobConfig"),
 		"Multiregion":      refusedAs("multiregion jobs are not supported yet"),
@@ -35,7 +35,7 @@ var nomadFields = map[string]map[string]fieldRule{
 		"Disconnect": nested("DisconnectStrategy"), "ReschedulePolicy": nested("ReschedulePolicy"),
 		"Migrate": nested("MigrateStrategy"), "Networks": nested("NetworkResource"),
 		"EphemeralDisk": partly("EphemeralDisk"),
-		"Update":        refusedUnless(updateOff),
+		"Update":        nested("UpdateStrategy"),
 		"Services":      nested("Service"), "ShutdownDelay": refused, "MaxRunDuration": refused,
 		"MaxClientDisconnect": refusedAs("MaxClientDisconnect is not supported; use Disconnect.LostAfter"),
 		"Scaling":             refused, "Consul": refused, "PreventRescheduleOnLost": refused,
@@ -55,6 +55,9 @@ var nomadFields = map[string]map[string]fieldRule{
 	},
 	"ParameterizedJobConfig": {"Payload": honoured, "MetaRequired": honoured, "MetaOptional": honoured},
 	"DispatchPayloadConfig":  {"File": honoured},
+	"UpdateStrategy": {"Stagger": honoured, "MaxParallel": honoured, "HealthCheck": honoured,
+		"MinHealthyTime": honoured, "HealthyDeadline": honoured, "ProgressDeadline": honoured,
+		"AutoRevert": honoured, "AutoPromote": honoured, "Canary": honoured},
 	"TaskArtifact": {"GetterSource": honoured, "GetterOptions": honoured, "GetterHeaders": honoured,
 		"GetterMode": honoured, "GetterInsecure": honoured, "RelativeDest": honoured, "Chown": refused},
 	"Template": {"SourcePath": honoured, "DestPath": honoured, "EmbeddedTmpl": honoured,
@@ -175,42 +178,6 @@ func refusedUnless(allow func(any) bool) fieldRule {
 func isTrue(v any) bool { return v == true }
 
 func equals(want any) func(any) bool { return func(v any) bool { return v == want } }
-
-// nomadDefaultUpdate is Nomad's DefaultUpdateStrategy, in JSON numbers.
-var nomadDefaultUpdate = map[string]any{
-	"Stagger": float64(30e9), "MaxParallel": float64(1), "HealthCheck": "checks",
-	"MinHealthyTime": float64(10e9), "HealthyDeadline": float64(300e9),
-	"ProgressDeadline": float64(600e9), "Canary": float64(0), "AutoRevert": false,
-	"AutoPromote": false,
-}
-
-// updateOff accepts an update block that leaves rolling updates off
-// (MaxParallel 0, no canaries, no auto revert or promote: its other fields
-// then do nothing in Nomad either) or that is exactly Nomad's default
-// strategy, which Nomad's client fills in for service and system jobs.
-// Anything else asks for rolling updates or canaries, which troupe does
-// not do yet.
-func updateOff(v any) bool {
-	u, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	off := true
-	for _, f := range []string{"MaxParallel", "Canary", "AutoRevert", "AutoPromote"} {
-		if fv, _ := lookup(u, f); !isZeroJSON(fv) {
-			off = false
-		}
-	}
-	if off {
-		return true
-	}
-	for k, fv := range u {
-		if fv != nil && !equalFoldGet(nomadDefaultUpdate, k, fv) {
-			return false
-		}
-	}
-	return true
-}
 
 func equalFoldGet(m map[string]any, key string, v any) bool {
 	want, ok := lookup(m, key)

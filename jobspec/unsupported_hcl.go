@@ -13,10 +13,10 @@ import (
 // line, instead of hcl's generic "Unsupported block type". Names that are
 // in no list and not in the body's schema are still errors, from hcl.
 var hclRefused = map[*hcl.BodySchema][]string{
-	jobSchema: {"update", "multiregion", "reschedule", "migrate",
+	jobSchema: {"multiregion", "reschedule", "migrate",
 		"vault", "consul", "ui", "all_at_once", "consul_namespace", "vault_namespace",
 		"vault_token", "consul_token"},
-	groupSchema: {"update", "ephemeral_disk", "scaling", "consul", "shutdown_delay",
+	groupSchema: {"ephemeral_disk", "scaling", "consul", "shutdown_delay",
 		"max_client_disconnect", "prevent_reschedule_on_lost", "max_run_duration"},
 	taskSchema: {"vault", "consul",
 		"scaling", "identity", "secret", "action", "schedule",

@@ -59,7 +59,6 @@ func TestParseJSONAcceptsNomadClientZeroes(t *testing.T) {
 func TestParseJSONRefusalsNameTheirPath(t *testing.T) {
 	job := userJob("service")
 	job.Multiregion = &nomad.Multiregion{Regions: []*nomad.MultiregionRegion{{Name: "east"}}}
-	job.TaskGroups[0].Update = &nomad.UpdateStrategy{MaxParallel: new(2), Canary: new(1)}
 	job.TaskGroups[0].EphemeralDisk = &nomad.EphemeralDisk{SizeMB: new(1000)}
 	job.TaskGroups[0].Networks[0].DNS = &nomad.DNSConfig{Servers: []string{"1.1.1.1"}}
 	task := job.TaskGroups[0].Tasks[0]
@@ -77,7 +76,6 @@ func TestParseJSONRefusalsNameTheirPath(t *testing.T) {
 		`job "web": group "g": Networks[0].DNS is not supported yet`,
 		`job "web": group "g": task "t": Resources.SecretsMB is not supported yet`,
 		`job "web": group "g": task "t": Templates[0].ChangeScript is not supported yet`,
-		`job "web": group "g": Update is not supported yet`,
 	}, ue.Problems)
 }
 

@@ -28,8 +28,9 @@ var troupeTypes = map[string]any{
 	"LogConfig": messages.LogConfig{}, "TaskCSIPluginConfig": messages.CSIPluginConfig{},
 	"PeriodicConfig": messages.PeriodicConfig{}, "TaskLifecycle": messages.TaskLifecycle{}, "Template": messages.TaskTemplate{},
 	"ParameterizedJobConfig": messages.ParameterizedJobConfig{}, "DispatchPayloadConfig": messages.DispatchPayloadConfig{},
-	"TaskArtifact": messages.TaskArtifact{},
-	"Service":      messages.Service{}, "ServiceCheck": messages.ServiceCheck{},
+	"UpdateStrategy": messages.UpdateStrategy{},
+	"TaskArtifact":   messages.TaskArtifact{},
+	"Service":        messages.Service{}, "ServiceCheck": messages.ServiceCheck{},
 	"CheckRestart": messages.CheckRestart{},
 }
 

@@ -85,6 +85,7 @@ func validateJob(c checker, job *messages.Job) {
 	validatePeriodic(c, job)
 	validateParameterized(c, job)
 	validateDispatchPayloads(c, job)
+	validateUpdate(c.at("update"), job.Type, job.Update, false)
 	if len(job.TaskGroups) == 0 {
 		c.addf("job must have at least one group")
 	}
@@ -147,6 +148,7 @@ func validateGroup(c checker, typ string, g *messages.TaskGroup) {
 	validateReschedule(c.at("reschedule"), g.ReschedulePolicy)
 	validateMigrate(c.at("migrate"), g.Migrate)
 	validateDisconnect(c.at("disconnect"), g.Disconnect)
+	validateUpdate(c.at("update"), typ, g.Update, true)
 	validateNetworks(c, g.Networks)
 	validateVolumes(c, g)
 	validateGroupServices(c, g)

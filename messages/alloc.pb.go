@@ -61,6 +61,10 @@ type Allocation struct {
 	// this (its DesiredStatus is then "evict").
 	PreemptedAllocations  []string `protobuf:"bytes,30,rep,name=PreemptedAllocations,proto3" json:"PreemptedAllocations,omitempty"`
 	PreemptedByAllocation string   `protobuf:"bytes,31,opt,name=PreemptedByAllocation,proto3" json:"PreemptedByAllocation,omitempty"`
+	// Deployments: the deployment that placed this allocation, and its
+	// health in that deployment.
+	DeploymentID     string                 `protobuf:"bytes,32,opt,name=DeploymentID,proto3" json:"DeploymentID,omitempty"`
+	DeploymentStatus *AllocDeploymentStatus `protobuf:"bytes,33,opt,name=DeploymentStatus,proto3" json:"DeploymentStatus,omitempty"`
 	// ServiceRegistrations, in a client's report, are the allocation's
 	// service registrations now (none: it registers nothing, or no more);
 	// absent: no change. The FSM keeps them in the services table, not here.
@@ -316,11 +320,95 @@ func (x *Allocation) GetPreemptedByAllocation() string {
 	return ""
 }
 
+func (x *Allocation) GetDeploymentID() string {
+	if x != nil {
+		return x.DeploymentID
+	}
+	return ""
+}
+
+func (x *Allocation) GetDeploymentStatus() *AllocDeploymentStatus {
+	if x != nil {
+		return x.DeploymentStatus
+	}
+	return nil
+}
+
 func (x *Allocation) GetServiceRegistrations() *AllocServiceRegistrations {
 	if x != nil {
 		return x.ServiceRegistrations
 	}
 	return nil
+}
+
+// AllocDeploymentStatus is an allocation's health in its deployment
+// (Nomad's AllocDeploymentStatus). Healthy is unset until decided.
+type AllocDeploymentStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Healthy       *bool                  `protobuf:"varint,1,opt,name=Healthy,proto3,oneof" json:"Healthy,omitempty"`
+	Timestamp     int64                  `protobuf:"varint,2,opt,name=Timestamp,proto3" json:"Timestamp,omitempty"` // unix nanos; RFC 3339 in JSON
+	Canary        bool                   `protobuf:"varint,3,opt,name=Canary,proto3" json:"Canary,omitempty"`
+	ModifyIndex   uint64                 `protobuf:"varint,4,opt,name=ModifyIndex,proto3" json:"ModifyIndex,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AllocDeploymentStatus) Reset() {
+	*x = AllocDeploymentStatus{}
+	mi := &file_alloc_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AllocDeploymentStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AllocDeploymentStatus) ProtoMessage() {}
+
+func (x *AllocDeploymentStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_alloc_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AllocDeploymentStatus.ProtoReflect.Descriptor instead.
+func (*AllocDeploymentStatus) Descriptor() ([]byte, []int) {
+	return file_alloc_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *AllocDeploymentStatus) GetHealthy() bool {
+	if x != nil && x.Healthy != nil {
+		return *x.Healthy
+	}
+	return false
+}
+
+func (x *AllocDeploymentStatus) GetTimestamp() int64 {
+	if x != nil {
+		return x.Timestamp
+	}
+	return 0
+}
+
+func (x *AllocDeploymentStatus) GetCanary() bool {
+	if x != nil {
+		return x.Canary
+	}
+	return false
+}
+
+func (x *AllocDeploymentStatus) GetModifyIndex() uint64 {
+	if x != nil {
+		return x.ModifyIndex
+	}
+	return 0
 }
 
 // AllocVolumeState is one CSI volume of an allocation on its client.
@@ -339,7 +427,7 @@ type AllocVolumeState struct {
 
 func (x *AllocVolumeState) Reset() {
 	*x = AllocVolumeState{}
-	mi := &file_alloc_proto_msgTypes[1]
+	mi := &file_alloc_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -351,7 +439,7 @@ func (x *AllocVolumeState) String() string {
 func (*AllocVolumeState) ProtoMessage() {}
 
 func (x *AllocVolumeState) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[1]
+	mi := &file_alloc_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -364,7 +452,7 @@ func (x *AllocVolumeState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocVolumeState.ProtoReflect.Descriptor instead.
 func (*AllocVolumeState) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{1}
+	return file_alloc_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AllocVolumeState) GetVolumeID() string {
@@ -423,7 +511,7 @@ type AllocMetricRef struct {
 
 func (x *AllocMetricRef) Reset() {
 	*x = AllocMetricRef{}
-	mi := &file_alloc_proto_msgTypes[2]
+	mi := &file_alloc_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -435,7 +523,7 @@ func (x *AllocMetricRef) String() string {
 func (*AllocMetricRef) ProtoMessage() {}
 
 func (x *AllocMetricRef) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[2]
+	mi := &file_alloc_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -448,7 +536,7 @@ func (x *AllocMetricRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocMetricRef.ProtoReflect.Descriptor instead.
 func (*AllocMetricRef) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{2}
+	return file_alloc_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AllocMetricRef) GetNodesEvaluated() int32 {
@@ -491,7 +579,7 @@ type DesiredTransition struct {
 
 func (x *DesiredTransition) Reset() {
 	*x = DesiredTransition{}
-	mi := &file_alloc_proto_msgTypes[3]
+	mi := &file_alloc_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -503,7 +591,7 @@ func (x *DesiredTransition) String() string {
 func (*DesiredTransition) ProtoMessage() {}
 
 func (x *DesiredTransition) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[3]
+	mi := &file_alloc_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -516,7 +604,7 @@ func (x *DesiredTransition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DesiredTransition.ProtoReflect.Descriptor instead.
 func (*DesiredTransition) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{3}
+	return file_alloc_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DesiredTransition) GetMigrate() bool {
@@ -556,7 +644,7 @@ type RescheduleTracker struct {
 
 func (x *RescheduleTracker) Reset() {
 	*x = RescheduleTracker{}
-	mi := &file_alloc_proto_msgTypes[4]
+	mi := &file_alloc_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -568,7 +656,7 @@ func (x *RescheduleTracker) String() string {
 func (*RescheduleTracker) ProtoMessage() {}
 
 func (x *RescheduleTracker) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[4]
+	mi := &file_alloc_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -581,7 +669,7 @@ func (x *RescheduleTracker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleTracker.ProtoReflect.Descriptor instead.
 func (*RescheduleTracker) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{4}
+	return file_alloc_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RescheduleTracker) GetEvents() []*RescheduleEvent {
@@ -603,7 +691,7 @@ type RescheduleEvent struct {
 
 func (x *RescheduleEvent) Reset() {
 	*x = RescheduleEvent{}
-	mi := &file_alloc_proto_msgTypes[5]
+	mi := &file_alloc_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -615,7 +703,7 @@ func (x *RescheduleEvent) String() string {
 func (*RescheduleEvent) ProtoMessage() {}
 
 func (x *RescheduleEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[5]
+	mi := &file_alloc_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -628,7 +716,7 @@ func (x *RescheduleEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleEvent.ProtoReflect.Descriptor instead.
 func (*RescheduleEvent) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{5}
+	return file_alloc_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RescheduleEvent) GetRescheduleTime() int64 {
@@ -669,7 +757,7 @@ type AllocatedResources struct {
 
 func (x *AllocatedResources) Reset() {
 	*x = AllocatedResources{}
-	mi := &file_alloc_proto_msgTypes[6]
+	mi := &file_alloc_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -681,7 +769,7 @@ func (x *AllocatedResources) String() string {
 func (*AllocatedResources) ProtoMessage() {}
 
 func (x *AllocatedResources) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[6]
+	mi := &file_alloc_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -694,7 +782,7 @@ func (x *AllocatedResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocatedResources.ProtoReflect.Descriptor instead.
 func (*AllocatedResources) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{6}
+	return file_alloc_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AllocatedResources) GetTasks() map[string]*AllocatedTaskResources {
@@ -722,7 +810,7 @@ type AllocatedTaskResources struct {
 
 func (x *AllocatedTaskResources) Reset() {
 	*x = AllocatedTaskResources{}
-	mi := &file_alloc_proto_msgTypes[7]
+	mi := &file_alloc_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +822,7 @@ func (x *AllocatedTaskResources) String() string {
 func (*AllocatedTaskResources) ProtoMessage() {}
 
 func (x *AllocatedTaskResources) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[7]
+	mi := &file_alloc_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +835,7 @@ func (x *AllocatedTaskResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocatedTaskResources.ProtoReflect.Descriptor instead.
 func (*AllocatedTaskResources) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{7}
+	return file_alloc_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AllocatedTaskResources) GetCpu() *AllocatedCpuResources {
@@ -783,7 +871,7 @@ type AllocatedCpuResources struct {
 
 func (x *AllocatedCpuResources) Reset() {
 	*x = AllocatedCpuResources{}
-	mi := &file_alloc_proto_msgTypes[8]
+	mi := &file_alloc_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +883,7 @@ func (x *AllocatedCpuResources) String() string {
 func (*AllocatedCpuResources) ProtoMessage() {}
 
 func (x *AllocatedCpuResources) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[8]
+	mi := &file_alloc_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +896,7 @@ func (x *AllocatedCpuResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocatedCpuResources.ProtoReflect.Descriptor instead.
 func (*AllocatedCpuResources) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{8}
+	return file_alloc_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AllocatedCpuResources) GetCpuShares() int64 {
@@ -835,7 +923,7 @@ type AllocatedMemoryResources struct {
 
 func (x *AllocatedMemoryResources) Reset() {
 	*x = AllocatedMemoryResources{}
-	mi := &file_alloc_proto_msgTypes[9]
+	mi := &file_alloc_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -847,7 +935,7 @@ func (x *AllocatedMemoryResources) String() string {
 func (*AllocatedMemoryResources) ProtoMessage() {}
 
 func (x *AllocatedMemoryResources) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[9]
+	mi := &file_alloc_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -860,7 +948,7 @@ func (x *AllocatedMemoryResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocatedMemoryResources.ProtoReflect.Descriptor instead.
 func (*AllocatedMemoryResources) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{9}
+	return file_alloc_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AllocatedMemoryResources) GetMemoryMB() int64 {
@@ -889,7 +977,7 @@ type AllocatedDeviceResource struct {
 
 func (x *AllocatedDeviceResource) Reset() {
 	*x = AllocatedDeviceResource{}
-	mi := &file_alloc_proto_msgTypes[10]
+	mi := &file_alloc_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -901,7 +989,7 @@ func (x *AllocatedDeviceResource) String() string {
 func (*AllocatedDeviceResource) ProtoMessage() {}
 
 func (x *AllocatedDeviceResource) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[10]
+	mi := &file_alloc_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -914,7 +1002,7 @@ func (x *AllocatedDeviceResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocatedDeviceResource.ProtoReflect.Descriptor instead.
 func (*AllocatedDeviceResource) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{10}
+	return file_alloc_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AllocatedDeviceResource) GetVendor() string {
@@ -955,7 +1043,7 @@ type AllocatedSharedResources struct {
 
 func (x *AllocatedSharedResources) Reset() {
 	*x = AllocatedSharedResources{}
-	mi := &file_alloc_proto_msgTypes[11]
+	mi := &file_alloc_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -967,7 +1055,7 @@ func (x *AllocatedSharedResources) String() string {
 func (*AllocatedSharedResources) ProtoMessage() {}
 
 func (x *AllocatedSharedResources) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[11]
+	mi := &file_alloc_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -980,7 +1068,7 @@ func (x *AllocatedSharedResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocatedSharedResources.ProtoReflect.Descriptor instead.
 func (*AllocatedSharedResources) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{11}
+	return file_alloc_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AllocatedSharedResources) GetDiskMB() int64 {
@@ -1008,7 +1096,7 @@ type NetworkStatus struct {
 
 func (x *NetworkStatus) Reset() {
 	*x = NetworkStatus{}
-	mi := &file_alloc_proto_msgTypes[12]
+	mi := &file_alloc_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1020,7 +1108,7 @@ func (x *NetworkStatus) String() string {
 func (*NetworkStatus) ProtoMessage() {}
 
 func (x *NetworkStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[12]
+	mi := &file_alloc_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1033,7 +1121,7 @@ func (x *NetworkStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkStatus.ProtoReflect.Descriptor instead.
 func (*NetworkStatus) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{12}
+	return file_alloc_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *NetworkStatus) GetInterfaceName() string {
@@ -1075,7 +1163,7 @@ type TaskState struct {
 
 func (x *TaskState) Reset() {
 	*x = TaskState{}
-	mi := &file_alloc_proto_msgTypes[13]
+	mi := &file_alloc_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1087,7 +1175,7 @@ func (x *TaskState) String() string {
 func (*TaskState) ProtoMessage() {}
 
 func (x *TaskState) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[13]
+	mi := &file_alloc_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1100,7 +1188,7 @@ func (x *TaskState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskState.ProtoReflect.Descriptor instead.
 func (*TaskState) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{13}
+	return file_alloc_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TaskState) GetState() string {
@@ -1177,7 +1265,7 @@ type TaskEvent struct {
 
 func (x *TaskEvent) Reset() {
 	*x = TaskEvent{}
-	mi := &file_alloc_proto_msgTypes[14]
+	mi := &file_alloc_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1189,7 +1277,7 @@ func (x *TaskEvent) String() string {
 func (*TaskEvent) ProtoMessage() {}
 
 func (x *TaskEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_alloc_proto_msgTypes[14]
+	mi := &file_alloc_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1202,7 +1290,7 @@ func (x *TaskEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskEvent.ProtoReflect.Descriptor instead.
 func (*TaskEvent) Descriptor() ([]byte, []int) {
-	return file_alloc_proto_rawDescGZIP(), []int{14}
+	return file_alloc_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TaskEvent) GetType() string {
@@ -1280,7 +1368,7 @@ var File_alloc_proto protoreflect.FileDescriptor
 const file_alloc_proto_rawDesc = "" +
 	"\n" +
 	"\valloc.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
-	"eval.proto\x1a\rservice.proto\"\x9c\f\n" +
+	"eval.proto\x1a\rservice.proto\"\x8b\r\n" +
 	"\n" +
 	"Allocation\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x1c\n" +
@@ -1322,14 +1410,23 @@ const file_alloc_proto_rawDesc = "" +
 	"\x05Index\x18\x1c \x01(\rR\x05Index\x12H\n" +
 	"\fVolumeStates\x18\x1d \x03(\v2$.troupe.Allocation.VolumeStatesEntryR\fVolumeStates\x122\n" +
 	"\x14PreemptedAllocations\x18\x1e \x03(\tR\x14PreemptedAllocations\x124\n" +
-	"\x15PreemptedByAllocation\x18\x1f \x01(\tR\x15PreemptedByAllocation\x12U\n" +
+	"\x15PreemptedByAllocation\x18\x1f \x01(\tR\x15PreemptedByAllocation\x12\"\n" +
+	"\fDeploymentID\x18  \x01(\tR\fDeploymentID\x12I\n" +
+	"\x10DeploymentStatus\x18! \x01(\v2\x1d.troupe.AllocDeploymentStatusR\x10DeploymentStatus\x12U\n" +
 	"\x14ServiceRegistrations\x18\" \x01(\v2!.troupe.AllocServiceRegistrationsR\x14ServiceRegistrations\x1aP\n" +
 	"\x0fTaskStatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
 	"\x05value\x18\x02 \x01(\v2\x11.troupe.TaskStateR\x05value:\x028\x01\x1aY\n" +
 	"\x11VolumeStatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12.\n" +
-	"\x05value\x18\x02 \x01(\v2\x18.troupe.AllocVolumeStateR\x05value:\x028\x01\"\xc7\x01\n" +
+	"\x05value\x18\x02 \x01(\v2\x18.troupe.AllocVolumeStateR\x05value:\x028\x01\"\x9a\x01\n" +
+	"\x15AllocDeploymentStatus\x12\x1d\n" +
+	"\aHealthy\x18\x01 \x01(\bH\x00R\aHealthy\x88\x01\x01\x12\x1c\n" +
+	"\tTimestamp\x18\x02 \x01(\x03R\tTimestamp\x12\x16\n" +
+	"\x06Canary\x18\x03 \x01(\bR\x06Canary\x12 \n" +
+	"\vModifyIndex\x18\x04 \x01(\x04R\vModifyIndexB\n" +
+	"\n" +
+	"\b_Healthy\"\xc7\x01\n" +
 	"\x10AllocVolumeState\x12\x1a\n" +
 	"\bVolumeID\x18\x01 \x01(\tR\bVolumeID\x12\x1a\n" +
 	"\bPluginID\x18\x02 \x01(\tR\bPluginID\x12\x14\n" +
@@ -1430,61 +1527,63 @@ func file_alloc_proto_rawDescGZIP() []byte {
 	return file_alloc_proto_rawDescData
 }
 
-var file_alloc_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_alloc_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_alloc_proto_goTypes = []any{
 	(*Allocation)(nil),                // 0: troupe.Allocation
-	(*AllocVolumeState)(nil),          // 1: troupe.AllocVolumeState
-	(*AllocMetricRef)(nil),            // 2: troupe.AllocMetricRef
-	(*DesiredTransition)(nil),         // 3: troupe.DesiredTransition
-	(*RescheduleTracker)(nil),         // 4: troupe.RescheduleTracker
-	(*RescheduleEvent)(nil),           // 5: troupe.RescheduleEvent
-	(*AllocatedResources)(nil),        // 6: troupe.AllocatedResources
-	(*AllocatedTaskResources)(nil),    // 7: troupe.AllocatedTaskResources
-	(*AllocatedCpuResources)(nil),     // 8: troupe.AllocatedCpuResources
-	(*AllocatedMemoryResources)(nil),  // 9: troupe.AllocatedMemoryResources
-	(*AllocatedDeviceResource)(nil),   // 10: troupe.AllocatedDeviceResource
-	(*AllocatedSharedResources)(nil),  // 11: troupe.AllocatedSharedResources
-	(*NetworkStatus)(nil),             // 12: troupe.NetworkStatus
-	(*TaskState)(nil),                 // 13: troupe.TaskState
-	(*TaskEvent)(nil),                 // 14: troupe.TaskEvent
-	nil,                               // 15: troupe.Allocation.TaskStatesEntry
-	nil,                               // 16: troupe.Allocation.VolumeStatesEntry
-	nil,                               // 17: troupe.AllocatedResources.TasksEntry
-	nil,                               // 18: troupe.TaskEvent.DetailsEntry
-	(*Job)(nil),                       // 19: troupe.Job
-	(*AllocServiceRegistrations)(nil), // 20: troupe.AllocServiceRegistrations
-	(*NodeScoreMeta)(nil),             // 21: troupe.NodeScoreMeta
-	(*NetworkResource)(nil),           // 22: troupe.NetworkResource
+	(*AllocDeploymentStatus)(nil),     // 1: troupe.AllocDeploymentStatus
+	(*AllocVolumeState)(nil),          // 2: troupe.AllocVolumeState
+	(*AllocMetricRef)(nil),            // 3: troupe.AllocMetricRef
+	(*DesiredTransition)(nil),         // 4: troupe.DesiredTransition
+	(*RescheduleTracker)(nil),         // 5: troupe.RescheduleTracker
+	(*RescheduleEvent)(nil),           // 6: troupe.RescheduleEvent
+	(*AllocatedResources)(nil),        // 7: troupe.AllocatedResources
+	(*AllocatedTaskResources)(nil),    // 8: troupe.AllocatedTaskResources
+	(*AllocatedCpuResources)(nil),     // 9: troupe.AllocatedCpuResources
+	(*AllocatedMemoryResources)(nil),  // 10: troupe.AllocatedMemoryResources
+	(*AllocatedDeviceResource)(nil),   // 11: troupe.AllocatedDeviceResource
+	(*AllocatedSharedResources)(nil),  // 12: troupe.AllocatedSharedResources
+	(*NetworkStatus)(nil),             // 13: troupe.NetworkStatus
+	(*TaskState)(nil),                 // 14: troupe.TaskState
+	(*TaskEvent)(nil),                 // 15: troupe.TaskEvent
+	nil,                               // 16: troupe.Allocation.TaskStatesEntry
+	nil,                               // 17: troupe.Allocation.VolumeStatesEntry
+	nil,                               // 18: troupe.AllocatedResources.TasksEntry
+	nil,                               // 19: troupe.TaskEvent.DetailsEntry
+	(*Job)(nil),                       // 20: troupe.Job
+	(*AllocServiceRegistrations)(nil), // 21: troupe.AllocServiceRegistrations
+	(*NodeScoreMeta)(nil),             // 22: troupe.NodeScoreMeta
+	(*NetworkResource)(nil),           // 23: troupe.NetworkResource
 }
 var file_alloc_proto_depIdxs = []int32{
-	19, // 0: troupe.Allocation.Job:type_name -> troupe.Job
-	6,  // 1: troupe.Allocation.AllocatedResources:type_name -> troupe.AllocatedResources
-	15, // 2: troupe.Allocation.TaskStates:type_name -> troupe.Allocation.TaskStatesEntry
-	4,  // 3: troupe.Allocation.RescheduleTracker:type_name -> troupe.RescheduleTracker
-	2,  // 4: troupe.Allocation.Metrics:type_name -> troupe.AllocMetricRef
-	3,  // 5: troupe.Allocation.DesiredTransition:type_name -> troupe.DesiredTransition
-	12, // 6: troupe.Allocation.NetworkStatus:type_name -> troupe.NetworkStatus
-	16, // 7: troupe.Allocation.VolumeStates:type_name -> troupe.Allocation.VolumeStatesEntry
-	20, // 8: troupe.Allocation.ServiceRegistrations:type_name -> troupe.AllocServiceRegistrations
-	14, // 9: troupe.AllocVolumeState.Events:type_name -> troupe.TaskEvent
-	21, // 10: troupe.AllocMetricRef.ScoreMetaData:type_name -> troupe.NodeScoreMeta
-	5,  // 11: troupe.RescheduleTracker.Events:type_name -> troupe.RescheduleEvent
-	17, // 12: troupe.AllocatedResources.Tasks:type_name -> troupe.AllocatedResources.TasksEntry
-	11, // 13: troupe.AllocatedResources.Shared:type_name -> troupe.AllocatedSharedResources
-	8,  // 14: troupe.AllocatedTaskResources.Cpu:type_name -> troupe.AllocatedCpuResources
-	9,  // 15: troupe.AllocatedTaskResources.Memory:type_name -> troupe.AllocatedMemoryResources
-	10, // 16: troupe.AllocatedTaskResources.Devices:type_name -> troupe.AllocatedDeviceResource
-	22, // 17: troupe.AllocatedSharedResources.Networks:type_name -> troupe.NetworkResource
-	14, // 18: troupe.TaskState.Events:type_name -> troupe.TaskEvent
-	18, // 19: troupe.TaskEvent.Details:type_name -> troupe.TaskEvent.DetailsEntry
-	13, // 20: troupe.Allocation.TaskStatesEntry.value:type_name -> troupe.TaskState
-	1,  // 21: troupe.Allocation.VolumeStatesEntry.value:type_name -> troupe.AllocVolumeState
-	7,  // 22: troupe.AllocatedResources.TasksEntry.value:type_name -> troupe.AllocatedTaskResources
-	23, // [23:23] is the sub-list for method output_type
-	23, // [23:23] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	20, // 0: troupe.Allocation.Job:type_name -> troupe.Job
+	7,  // 1: troupe.Allocation.AllocatedResources:type_name -> troupe.AllocatedResources
+	16, // 2: troupe.Allocation.TaskStates:type_name -> troupe.Allocation.TaskStatesEntry
+	5,  // 3: troupe.Allocation.RescheduleTracker:type_name -> troupe.RescheduleTracker
+	3,  // 4: troupe.Allocation.Metrics:type_name -> troupe.AllocMetricRef
+	4,  // 5: troupe.Allocation.DesiredTransition:type_name -> troupe.DesiredTransition
+	13, // 6: troupe.Allocation.NetworkStatus:type_name -> troupe.NetworkStatus
+	17, // 7: troupe.Allocation.VolumeStates:type_name -> troupe.Allocation.VolumeStatesEntry
+	1,  // 8: troupe.Allocation.DeploymentStatus:type_name -> troupe.AllocDeploymentStatus
+	21, // 9: troupe.Allocation.ServiceRegistrations:type_name -> troupe.AllocServiceRegistrations
+	15, // 10: troupe.AllocVolumeState.Events:type_name -> troupe.TaskEvent
+	22, // 11: troupe.AllocMetricRef.ScoreMetaData:type_name -> troupe.NodeScoreMeta
+	6,  // 12: troupe.RescheduleTracker.Events:type_name -> troupe.RescheduleEvent
+	18, // 13: troupe.AllocatedResources.Tasks:type_name -> troupe.AllocatedResources.TasksEntry
+	12, // 14: troupe.AllocatedResources.Shared:type_name -> troupe.AllocatedSharedResources
+	9,  // 15: troupe.AllocatedTaskResources.Cpu:type_name -> troupe.AllocatedCpuResources
+	10, // 16: troupe.AllocatedTaskResources.Memory:type_name -> troupe.AllocatedMemoryResources
+	11, // 17: troupe.AllocatedTaskResources.Devices:type_name -> troupe.AllocatedDeviceResource
+	23, // 18: troupe.AllocatedSharedResources.Networks:type_name -> troupe.NetworkResource
+	15, // 19: troupe.TaskState.Events:type_name -> troupe.TaskEvent
+	19, // 20: troupe.TaskEvent.Details:type_name -> troupe.TaskEvent.DetailsEntry
+	14, // 21: troupe.Allocation.TaskStatesEntry.value:type_name -> troupe.TaskState
+	2,  // 22: troupe.Allocation.VolumeStatesEntry.value:type_name -> troupe.AllocVolumeState
+	8,  // 23: troupe.AllocatedResources.TasksEntry.value:type_name -> troupe.AllocatedTaskResources
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_alloc_proto_init() }
@@ -1495,13 +1594,14 @@ func file_alloc_proto_init() {
 	file_job_proto_init()
 	file_eval_proto_init()
 	file_service_proto_init()
+	file_alloc_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_alloc_proto_rawDesc), len(file_alloc_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

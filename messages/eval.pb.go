@@ -44,6 +44,7 @@ type Evaluation struct {
 	ModifyTime        int64                   `protobuf:"varint,17,opt,name=ModifyTime,proto3" json:"ModifyTime,omitempty"`
 	WaitUntil         int64                   `protobuf:"varint,18,opt,name=WaitUntil,proto3" json:"WaitUntil,omitempty"` // unix nanos; 0 means now
 	QueuedAllocations map[string]int32        `protobuf:"bytes,19,rep,name=QueuedAllocations,proto3" json:"QueuedAllocations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	DeploymentID      string                  `protobuf:"bytes,20,opt,name=DeploymentID,proto3" json:"DeploymentID,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -209,6 +210,13 @@ func (x *Evaluation) GetQueuedAllocations() map[string]int32 {
 		return x.QueuedAllocations
 	}
 	return nil
+}
+
+func (x *Evaluation) GetDeploymentID() string {
+	if x != nil {
+		return x.DeploymentID
+	}
+	return ""
 }
 
 // AllocMetric says why a placement did or did not happen, in Nomad's shape.
@@ -448,7 +456,7 @@ var File_eval_proto protoreflect.FileDescriptor
 const file_eval_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"eval.proto\x12\x06troupe\"\xd7\x06\n" +
+	"eval.proto\x12\x06troupe\"\xfb\x06\n" +
 	"\n" +
 	"Evaluation\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x1c\n" +
@@ -474,7 +482,8 @@ const file_eval_proto_rawDesc = "" +
 	"ModifyTime\x18\x11 \x01(\x03R\n" +
 	"ModifyTime\x12\x1c\n" +
 	"\tWaitUntil\x18\x12 \x01(\x03R\tWaitUntil\x12W\n" +
-	"\x11QueuedAllocations\x18\x13 \x03(\v2).troupe.Evaluation.QueuedAllocationsEntryR\x11QueuedAllocations\x1aV\n" +
+	"\x11QueuedAllocations\x18\x13 \x03(\v2).troupe.Evaluation.QueuedAllocationsEntryR\x11QueuedAllocations\x12\"\n" +
+	"\fDeploymentID\x18\x14 \x01(\tR\fDeploymentID\x1aV\n" +
 	"\x13FailedTGAllocsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12)\n" +
 	"\x05value\x18\x02 \x01(\v2\x13.troupe.AllocMetricR\x05value:\x028\x01\x1aD\n" +

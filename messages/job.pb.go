@@ -64,8 +64,11 @@ type Job struct {
 	Payload                  []byte                  `protobuf:"bytes,30,opt,name=Payload,proto3" json:"Payload,omitempty"`
 	Dispatched               bool                    `protobuf:"varint,31,opt,name=Dispatched,proto3" json:"Dispatched,omitempty"`
 	DispatchIdempotencyToken string                  `protobuf:"bytes,32,opt,name=DispatchIdempotencyToken,proto3" json:"DispatchIdempotencyToken,omitempty"`
-	unknownFields            protoimpl.UnknownFields
-	sizeCache                protoimpl.SizeCache
+	// Update is the job-level update block (Nomad's); each group's Update
+	// is this merged under the group's own block.
+	Update        *UpdateStrategy `protobuf:"bytes,27,opt,name=Update,proto3" json:"Update,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -294,6 +297,13 @@ func (x *Job) GetDispatchIdempotencyToken() string {
 	return ""
 }
 
+func (x *Job) GetUpdate() *UpdateStrategy {
+	if x != nil {
+		return x.Update
+	}
+	return nil
+}
+
 // ParameterizedJobConfig is Nomad's parameterized block: whether a
 // dispatch's payload is "optional", "required" or "forbidden", and the
 // meta keys a dispatch must or may set.
@@ -403,6 +413,118 @@ func (x *DispatchPayloadConfig) GetFile() string {
 	return ""
 }
 
+// UpdateStrategy is Nomad's update block: how a new job version replaces
+// a group's allocations (a deployment). MaxParallel 0 turns deployments
+// off. Durations are nanoseconds; HealthCheck is checks | task_states |
+// manual.
+type UpdateStrategy struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Stagger          int64                  `protobuf:"varint,1,opt,name=Stagger,proto3" json:"Stagger,omitempty"`
+	MaxParallel      int32                  `protobuf:"varint,2,opt,name=MaxParallel,proto3" json:"MaxParallel,omitempty"`
+	HealthCheck      string                 `protobuf:"bytes,3,opt,name=HealthCheck,proto3" json:"HealthCheck,omitempty"`
+	MinHealthyTime   int64                  `protobuf:"varint,4,opt,name=MinHealthyTime,proto3" json:"MinHealthyTime,omitempty"`
+	HealthyDeadline  int64                  `protobuf:"varint,5,opt,name=HealthyDeadline,proto3" json:"HealthyDeadline,omitempty"`
+	ProgressDeadline int64                  `protobuf:"varint,6,opt,name=ProgressDeadline,proto3" json:"ProgressDeadline,omitempty"`
+	AutoRevert       bool                   `protobuf:"varint,7,opt,name=AutoRevert,proto3" json:"AutoRevert,omitempty"`
+	AutoPromote      bool                   `protobuf:"varint,8,opt,name=AutoPromote,proto3" json:"AutoPromote,omitempty"`
+	Canary           int32                  `protobuf:"varint,9,opt,name=Canary,proto3" json:"Canary,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *UpdateStrategy) Reset() {
+	*x = UpdateStrategy{}
+	mi := &file_job_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateStrategy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateStrategy) ProtoMessage() {}
+
+func (x *UpdateStrategy) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateStrategy.ProtoReflect.Descriptor instead.
+func (*UpdateStrategy) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *UpdateStrategy) GetStagger() int64 {
+	if x != nil {
+		return x.Stagger
+	}
+	return 0
+}
+
+func (x *UpdateStrategy) GetMaxParallel() int32 {
+	if x != nil {
+		return x.MaxParallel
+	}
+	return 0
+}
+
+func (x *UpdateStrategy) GetHealthCheck() string {
+	if x != nil {
+		return x.HealthCheck
+	}
+	return ""
+}
+
+func (x *UpdateStrategy) GetMinHealthyTime() int64 {
+	if x != nil {
+		return x.MinHealthyTime
+	}
+	return 0
+}
+
+func (x *UpdateStrategy) GetHealthyDeadline() int64 {
+	if x != nil {
+		return x.HealthyDeadline
+	}
+	return 0
+}
+
+func (x *UpdateStrategy) GetProgressDeadline() int64 {
+	if x != nil {
+		return x.ProgressDeadline
+	}
+	return 0
+}
+
+func (x *UpdateStrategy) GetAutoRevert() bool {
+	if x != nil {
+		return x.AutoRevert
+	}
+	return false
+}
+
+func (x *UpdateStrategy) GetAutoPromote() bool {
+	if x != nil {
+		return x.AutoPromote
+	}
+	return false
+}
+
+func (x *UpdateStrategy) GetCanary() int32 {
+	if x != nil {
+		return x.Canary
+	}
+	return 0
+}
+
 // PeriodicConfig is Nomad's periodic block. Specs are cron expressions
 // (Spec is the older single one, kept as given); TimeZone is an IANA
 // name ("" : UTC).
@@ -420,7 +542,7 @@ type PeriodicConfig struct {
 
 func (x *PeriodicConfig) Reset() {
 	*x = PeriodicConfig{}
-	mi := &file_job_proto_msgTypes[3]
+	mi := &file_job_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -432,7 +554,7 @@ func (x *PeriodicConfig) String() string {
 func (*PeriodicConfig) ProtoMessage() {}
 
 func (x *PeriodicConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[3]
+	mi := &file_job_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -445,7 +567,7 @@ func (x *PeriodicConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PeriodicConfig.ProtoReflect.Descriptor instead.
 func (*PeriodicConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{3}
+	return file_job_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PeriodicConfig) GetEnabled() bool {
@@ -505,7 +627,7 @@ type PeriodicLaunch struct {
 
 func (x *PeriodicLaunch) Reset() {
 	*x = PeriodicLaunch{}
-	mi := &file_job_proto_msgTypes[4]
+	mi := &file_job_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -517,7 +639,7 @@ func (x *PeriodicLaunch) String() string {
 func (*PeriodicLaunch) ProtoMessage() {}
 
 func (x *PeriodicLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[4]
+	mi := &file_job_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -530,7 +652,7 @@ func (x *PeriodicLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PeriodicLaunch.ProtoReflect.Descriptor instead.
 func (*PeriodicLaunch) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{4}
+	return file_job_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PeriodicLaunch) GetNamespace() string {
@@ -579,7 +701,7 @@ type Constraint struct {
 
 func (x *Constraint) Reset() {
 	*x = Constraint{}
-	mi := &file_job_proto_msgTypes[5]
+	mi := &file_job_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -591,7 +713,7 @@ func (x *Constraint) String() string {
 func (*Constraint) ProtoMessage() {}
 
 func (x *Constraint) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[5]
+	mi := &file_job_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -604,7 +726,7 @@ func (x *Constraint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Constraint.ProtoReflect.Descriptor instead.
 func (*Constraint) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{5}
+	return file_job_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Constraint) GetLTarget() string {
@@ -644,6 +766,7 @@ type TaskGroup struct {
 	Volumes                   map[string]*VolumeRequest `protobuf:"bytes,12,rep,name=Volumes,proto3" json:"Volumes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Affinities                []*Affinity               `protobuf:"bytes,13,rep,name=Affinities,proto3" json:"Affinities,omitempty"`
 	Spreads                   []*Spread                 `protobuf:"bytes,14,rep,name=Spreads,proto3" json:"Spreads,omitempty"`
+	Update                    *UpdateStrategy           `protobuf:"bytes,15,opt,name=Update,proto3" json:"Update,omitempty"`
 	Services                  []*Service                `protobuf:"bytes,16,rep,name=Services,proto3" json:"Services,omitempty"`
 	unknownFields             protoimpl.UnknownFields
 	sizeCache                 protoimpl.SizeCache
@@ -651,7 +774,7 @@ type TaskGroup struct {
 
 func (x *TaskGroup) Reset() {
 	*x = TaskGroup{}
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -663,7 +786,7 @@ func (x *TaskGroup) String() string {
 func (*TaskGroup) ProtoMessage() {}
 
 func (x *TaskGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -676,7 +799,7 @@ func (x *TaskGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskGroup.ProtoReflect.Descriptor instead.
 func (*TaskGroup) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{6}
+	return file_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TaskGroup) GetName() string {
@@ -777,6 +900,13 @@ func (x *TaskGroup) GetSpreads() []*Spread {
 	return nil
 }
 
+func (x *TaskGroup) GetUpdate() *UpdateStrategy {
+	if x != nil {
+		return x.Update
+	}
+	return nil
+}
+
 func (x *TaskGroup) GetServices() []*Service {
 	if x != nil {
 		return x.Services
@@ -818,7 +948,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -830,7 +960,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -843,7 +973,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{7}
+	return file_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Task) GetName() string {
@@ -1007,7 +1137,7 @@ type TaskLifecycle struct {
 
 func (x *TaskLifecycle) Reset() {
 	*x = TaskLifecycle{}
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1019,7 +1149,7 @@ func (x *TaskLifecycle) String() string {
 func (*TaskLifecycle) ProtoMessage() {}
 
 func (x *TaskLifecycle) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1032,7 +1162,7 @@ func (x *TaskLifecycle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskLifecycle.ProtoReflect.Descriptor instead.
 func (*TaskLifecycle) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{8}
+	return file_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TaskLifecycle) GetHook() string {
@@ -1069,7 +1199,7 @@ type TaskArtifact struct {
 
 func (x *TaskArtifact) Reset() {
 	*x = TaskArtifact{}
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1081,7 +1211,7 @@ func (x *TaskArtifact) String() string {
 func (*TaskArtifact) ProtoMessage() {}
 
 func (x *TaskArtifact) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1094,7 +1224,7 @@ func (x *TaskArtifact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskArtifact.ProtoReflect.Descriptor instead.
 func (*TaskArtifact) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{9}
+	return file_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TaskArtifact) GetGetterSource() string {
@@ -1153,7 +1283,7 @@ type CSIPluginConfig struct {
 
 func (x *CSIPluginConfig) Reset() {
 	*x = CSIPluginConfig{}
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1165,7 +1295,7 @@ func (x *CSIPluginConfig) String() string {
 func (*CSIPluginConfig) ProtoMessage() {}
 
 func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1178,7 +1308,7 @@ func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIPluginConfig.ProtoReflect.Descriptor instead.
 func (*CSIPluginConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{10}
+	return file_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CSIPluginConfig) GetID() string {
@@ -1233,7 +1363,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1375,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1388,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{11}
+	return file_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Resources) GetCPU() int32 {
@@ -1322,7 +1452,7 @@ type RequestedDevice struct {
 
 func (x *RequestedDevice) Reset() {
 	*x = RequestedDevice{}
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1334,7 +1464,7 @@ func (x *RequestedDevice) String() string {
 func (*RequestedDevice) ProtoMessage() {}
 
 func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1347,7 +1477,7 @@ func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestedDevice.ProtoReflect.Descriptor instead.
 func (*RequestedDevice) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{12}
+	return file_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RequestedDevice) GetName() string {
@@ -1390,7 +1520,7 @@ type Affinity struct {
 
 func (x *Affinity) Reset() {
 	*x = Affinity{}
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1402,7 +1532,7 @@ func (x *Affinity) String() string {
 func (*Affinity) ProtoMessage() {}
 
 func (x *Affinity) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1415,7 +1545,7 @@ func (x *Affinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Affinity.ProtoReflect.Descriptor instead.
 func (*Affinity) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{13}
+	return file_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Affinity) GetLTarget() string {
@@ -1460,7 +1590,7 @@ type Spread struct {
 
 func (x *Spread) Reset() {
 	*x = Spread{}
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1472,7 +1602,7 @@ func (x *Spread) String() string {
 func (*Spread) ProtoMessage() {}
 
 func (x *Spread) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1485,7 +1615,7 @@ func (x *Spread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spread.ProtoReflect.Descriptor instead.
 func (*Spread) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{14}
+	return file_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Spread) GetAttribute() string {
@@ -1519,7 +1649,7 @@ type SpreadTarget struct {
 
 func (x *SpreadTarget) Reset() {
 	*x = SpreadTarget{}
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1531,7 +1661,7 @@ func (x *SpreadTarget) String() string {
 func (*SpreadTarget) ProtoMessage() {}
 
 func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1544,7 +1674,7 @@ func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpreadTarget.ProtoReflect.Descriptor instead.
 func (*SpreadTarget) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{15}
+	return file_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SpreadTarget) GetValue() string {
@@ -1574,7 +1704,7 @@ type NetworkResource struct {
 
 func (x *NetworkResource) Reset() {
 	*x = NetworkResource{}
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1586,7 +1716,7 @@ func (x *NetworkResource) String() string {
 func (*NetworkResource) ProtoMessage() {}
 
 func (x *NetworkResource) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1599,7 +1729,7 @@ func (x *NetworkResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkResource.ProtoReflect.Descriptor instead.
 func (*NetworkResource) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{16}
+	return file_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *NetworkResource) GetMode() string {
@@ -1649,7 +1779,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1661,7 +1791,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1674,7 +1804,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{17}
+	return file_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Port) GetLabel() string {
@@ -1717,7 +1847,7 @@ type RestartPolicy struct {
 
 func (x *RestartPolicy) Reset() {
 	*x = RestartPolicy{}
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1729,7 +1859,7 @@ func (x *RestartPolicy) String() string {
 func (*RestartPolicy) ProtoMessage() {}
 
 func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1742,7 +1872,7 @@ func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartPolicy.ProtoReflect.Descriptor instead.
 func (*RestartPolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{18}
+	return file_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RestartPolicy) GetAttempts() int32 {
@@ -1787,7 +1917,7 @@ type ReschedulePolicy struct {
 
 func (x *ReschedulePolicy) Reset() {
 	*x = ReschedulePolicy{}
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1799,7 +1929,7 @@ func (x *ReschedulePolicy) String() string {
 func (*ReschedulePolicy) ProtoMessage() {}
 
 func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1812,7 +1942,7 @@ func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReschedulePolicy.ProtoReflect.Descriptor instead.
 func (*ReschedulePolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{19}
+	return file_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ReschedulePolicy) GetAttempts() int32 {
@@ -1869,7 +1999,7 @@ type MigrateStrategy struct {
 
 func (x *MigrateStrategy) Reset() {
 	*x = MigrateStrategy{}
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1881,7 +2011,7 @@ func (x *MigrateStrategy) String() string {
 func (*MigrateStrategy) ProtoMessage() {}
 
 func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1894,7 +2024,7 @@ func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateStrategy.ProtoReflect.Descriptor instead.
 func (*MigrateStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{20}
+	return file_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *MigrateStrategy) GetMaxParallel() int32 {
@@ -1937,7 +2067,7 @@ type DisconnectStrategy struct {
 
 func (x *DisconnectStrategy) Reset() {
 	*x = DisconnectStrategy{}
-	mi := &file_job_proto_msgTypes[21]
+	mi := &file_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1949,7 +2079,7 @@ func (x *DisconnectStrategy) String() string {
 func (*DisconnectStrategy) ProtoMessage() {}
 
 func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[21]
+	mi := &file_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1962,7 +2092,7 @@ func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectStrategy.ProtoReflect.Descriptor instead.
 func (*DisconnectStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{21}
+	return file_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DisconnectStrategy) GetLostAfter() int64 {
@@ -2008,7 +2138,7 @@ type VolumeRequest struct {
 
 func (x *VolumeRequest) Reset() {
 	*x = VolumeRequest{}
-	mi := &file_job_proto_msgTypes[22]
+	mi := &file_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2020,7 +2150,7 @@ func (x *VolumeRequest) String() string {
 func (*VolumeRequest) ProtoMessage() {}
 
 func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[22]
+	mi := &file_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2033,7 +2163,7 @@ func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeRequest.ProtoReflect.Descriptor instead.
 func (*VolumeRequest) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{22}
+	return file_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *VolumeRequest) GetName() string {
@@ -2096,7 +2226,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_job_proto_msgTypes[23]
+	mi := &file_job_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2238,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[23]
+	mi := &file_job_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2251,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{23}
+	return file_job_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *VolumeMount) GetVolume() string {
@@ -2155,7 +2285,7 @@ type LogConfig struct {
 
 func (x *LogConfig) Reset() {
 	*x = LogConfig{}
-	mi := &file_job_proto_msgTypes[24]
+	mi := &file_job_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2167,7 +2297,7 @@ func (x *LogConfig) String() string {
 func (*LogConfig) ProtoMessage() {}
 
 func (x *LogConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[24]
+	mi := &file_job_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2180,7 +2310,7 @@ func (x *LogConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogConfig.ProtoReflect.Descriptor instead.
 func (*LogConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{24}
+	return file_job_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *LogConfig) GetMaxFiles() int32 {
@@ -2201,7 +2331,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\x1a\rservice.proto\"\xa0\b\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\x1a\rservice.proto\"\xd0\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -2239,7 +2369,8 @@ const file_job_proto_rawDesc = "" +
 	"\n" +
 	"Dispatched\x18\x1f \x01(\bR\n" +
 	"Dispatched\x12:\n" +
-	"\x18DispatchIdempotencyToken\x18  \x01(\tR\x18DispatchIdempotencyToken\x1a7\n" +
+	"\x18DispatchIdempotencyToken\x18  \x01(\tR\x18DispatchIdempotencyToken\x12.\n" +
+	"\x06Update\x18\x1b \x01(\v2\x16.troupe.UpdateStrategyR\x06Update\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"z\n" +
@@ -2248,7 +2379,19 @@ const file_job_proto_rawDesc = "" +
 	"\fMetaRequired\x18\x02 \x03(\tR\fMetaRequired\x12\"\n" +
 	"\fMetaOptional\x18\x03 \x03(\tR\fMetaOptional\"+\n" +
 	"\x15DispatchPayloadConfig\x12\x12\n" +
-	"\x04File\x18\x01 \x01(\tR\x04File\"\xb6\x01\n" +
+	"\x04File\x18\x01 \x01(\tR\x04File\"\xc6\x02\n" +
+	"\x0eUpdateStrategy\x12\x18\n" +
+	"\aStagger\x18\x01 \x01(\x03R\aStagger\x12 \n" +
+	"\vMaxParallel\x18\x02 \x01(\x05R\vMaxParallel\x12 \n" +
+	"\vHealthCheck\x18\x03 \x01(\tR\vHealthCheck\x12&\n" +
+	"\x0eMinHealthyTime\x18\x04 \x01(\x03R\x0eMinHealthyTime\x12(\n" +
+	"\x0fHealthyDeadline\x18\x05 \x01(\x03R\x0fHealthyDeadline\x12*\n" +
+	"\x10ProgressDeadline\x18\x06 \x01(\x03R\x10ProgressDeadline\x12\x1e\n" +
+	"\n" +
+	"AutoRevert\x18\a \x01(\bR\n" +
+	"AutoRevert\x12 \n" +
+	"\vAutoPromote\x18\b \x01(\bR\vAutoPromote\x12\x16\n" +
+	"\x06Canary\x18\t \x01(\x05R\x06Canary\"\xb6\x01\n" +
 	"\x0ePeriodicConfig\x12\x18\n" +
 	"\aEnabled\x18\x01 \x01(\bR\aEnabled\x12\x14\n" +
 	"\x05Specs\x18\x02 \x03(\tR\x05Specs\x12\x1a\n" +
@@ -2266,7 +2409,7 @@ const file_job_proto_rawDesc = "" +
 	"Constraint\x12\x18\n" +
 	"\aLTarget\x18\x01 \x01(\tR\aLTarget\x12\x18\n" +
 	"\aRTarget\x18\x02 \x01(\tR\aRTarget\x12\x18\n" +
-	"\aOperand\x18\x03 \x01(\tR\aOperand\"\xf4\x06\n" +
+	"\aOperand\x18\x03 \x01(\tR\aOperand\"\xa4\a\n" +
 	"\tTaskGroup\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x14\n" +
 	"\x05Count\x18\x02 \x01(\x05R\x05Count\x124\n" +
@@ -2286,7 +2429,8 @@ const file_job_proto_rawDesc = "" +
 	"\n" +
 	"Affinities\x18\r \x03(\v2\x10.troupe.AffinityR\n" +
 	"Affinities\x12(\n" +
-	"\aSpreads\x18\x0e \x03(\v2\x0e.troupe.SpreadR\aSpreads\x12+\n" +
+	"\aSpreads\x18\x0e \x03(\v2\x0e.troupe.SpreadR\aSpreads\x12.\n" +
+	"\x06Update\x18\x0f \x01(\v2\x16.troupe.UpdateStrategyR\x06Update\x12+\n" +
 	"\bServices\x18\x10 \x03(\v2\x0f.troupe.ServiceR\bServices\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -2441,94 +2585,97 @@ func file_job_proto_rawDescGZIP() []byte {
 	return file_job_proto_rawDescData
 }
 
-var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_job_proto_goTypes = []any{
 	(*Job)(nil),                    // 0: troupe.Job
 	(*ParameterizedJobConfig)(nil), // 1: troupe.ParameterizedJobConfig
 	(*DispatchPayloadConfig)(nil),  // 2: troupe.DispatchPayloadConfig
-	(*PeriodicConfig)(nil),         // 3: troupe.PeriodicConfig
-	(*PeriodicLaunch)(nil),         // 4: troupe.PeriodicLaunch
-	(*Constraint)(nil),             // 5: troupe.Constraint
-	(*TaskGroup)(nil),              // 6: troupe.TaskGroup
-	(*Task)(nil),                   // 7: troupe.Task
-	(*TaskLifecycle)(nil),          // 8: troupe.TaskLifecycle
-	(*TaskArtifact)(nil),           // 9: troupe.TaskArtifact
-	(*CSIPluginConfig)(nil),        // 10: troupe.CSIPluginConfig
-	(*Resources)(nil),              // 11: troupe.Resources
-	(*RequestedDevice)(nil),        // 12: troupe.RequestedDevice
-	(*Affinity)(nil),               // 13: troupe.Affinity
-	(*Spread)(nil),                 // 14: troupe.Spread
-	(*SpreadTarget)(nil),           // 15: troupe.SpreadTarget
-	(*NetworkResource)(nil),        // 16: troupe.NetworkResource
-	(*Port)(nil),                   // 17: troupe.Port
-	(*RestartPolicy)(nil),          // 18: troupe.RestartPolicy
-	(*ReschedulePolicy)(nil),       // 19: troupe.ReschedulePolicy
-	(*MigrateStrategy)(nil),        // 20: troupe.MigrateStrategy
-	(*DisconnectStrategy)(nil),     // 21: troupe.DisconnectStrategy
-	(*VolumeRequest)(nil),          // 22: troupe.VolumeRequest
-	(*VolumeMount)(nil),            // 23: troupe.VolumeMount
-	(*LogConfig)(nil),              // 24: troupe.LogConfig
-	nil,                            // 25: troupe.Job.MetaEntry
-	nil,                            // 26: troupe.TaskGroup.MetaEntry
-	nil,                            // 27: troupe.TaskGroup.VolumesEntry
-	nil,                            // 28: troupe.Task.EnvEntry
-	nil,                            // 29: troupe.Task.MetaEntry
-	nil,                            // 30: troupe.TaskArtifact.GetterOptionsEntry
-	nil,                            // 31: troupe.TaskArtifact.GetterHeadersEntry
-	(*Service)(nil),                // 32: troupe.Service
-	(*structpb.Struct)(nil),        // 33: google.protobuf.Struct
-	(*TaskTemplate)(nil),           // 34: troupe.TaskTemplate
+	(*UpdateStrategy)(nil),         // 3: troupe.UpdateStrategy
+	(*PeriodicConfig)(nil),         // 4: troupe.PeriodicConfig
+	(*PeriodicLaunch)(nil),         // 5: troupe.PeriodicLaunch
+	(*Constraint)(nil),             // 6: troupe.Constraint
+	(*TaskGroup)(nil),              // 7: troupe.TaskGroup
+	(*Task)(nil),                   // 8: troupe.Task
+	(*TaskLifecycle)(nil),          // 9: troupe.TaskLifecycle
+	(*TaskArtifact)(nil),           // 10: troupe.TaskArtifact
+	(*CSIPluginConfig)(nil),        // 11: troupe.CSIPluginConfig
+	(*Resources)(nil),              // 12: troupe.Resources
+	(*RequestedDevice)(nil),        // 13: troupe.RequestedDevice
+	(*Affinity)(nil),               // 14: troupe.Affinity
+	(*Spread)(nil),                 // 15: troupe.Spread
+	(*SpreadTarget)(nil),           // 16: troupe.SpreadTarget
+	(*NetworkResource)(nil),        // 17: troupe.NetworkResource
+	(*Port)(nil),                   // 18: troupe.Port
+	(*RestartPolicy)(nil),          // 19: troupe.RestartPolicy
+	(*ReschedulePolicy)(nil),       // 20: troupe.ReschedulePolicy
+	(*MigrateStrategy)(nil),        // 21: troupe.MigrateStrategy
+	(*DisconnectStrategy)(nil),     // 22: troupe.DisconnectStrategy
+	(*VolumeRequest)(nil),          // 23: troupe.VolumeRequest
+	(*VolumeMount)(nil),            // 24: troupe.VolumeMount
+	(*LogConfig)(nil),              // 25: troupe.LogConfig
+	nil,                            // 26: troupe.Job.MetaEntry
+	nil,                            // 27: troupe.TaskGroup.MetaEntry
+	nil,                            // 28: troupe.TaskGroup.VolumesEntry
+	nil,                            // 29: troupe.Task.EnvEntry
+	nil,                            // 30: troupe.Task.MetaEntry
+	nil,                            // 31: troupe.TaskArtifact.GetterOptionsEntry
+	nil,                            // 32: troupe.TaskArtifact.GetterHeadersEntry
+	(*Service)(nil),                // 33: troupe.Service
+	(*structpb.Struct)(nil),        // 34: google.protobuf.Struct
+	(*TaskTemplate)(nil),           // 35: troupe.TaskTemplate
 }
 var file_job_proto_depIdxs = []int32{
-	5,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
-	6,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
-	25, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
-	13, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
-	14, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
-	3,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
+	6,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
+	7,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
+	26, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
+	14, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
+	15, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
+	4,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
 	1,  // 6: troupe.Job.ParameterizedJob:type_name -> troupe.ParameterizedJobConfig
-	5,  // 7: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
-	7,  // 8: troupe.TaskGroup.Tasks:type_name -> troupe.Task
-	18, // 9: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
-	19, // 10: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
-	26, // 11: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
-	20, // 12: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
-	21, // 13: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
-	16, // 14: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
-	27, // 15: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
-	13, // 16: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
-	14, // 17: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
-	32, // 18: troupe.TaskGroup.Services:type_name -> troupe.Service
-	33, // 19: troupe.Task.Config:type_name -> google.protobuf.Struct
-	28, // 20: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	11, // 21: troupe.Task.Resources:type_name -> troupe.Resources
-	18, // 22: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	29, // 23: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
-	5,  // 24: troupe.Task.Constraints:type_name -> troupe.Constraint
-	23, // 25: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	24, // 26: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	10, // 27: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	13, // 28: troupe.Task.Affinities:type_name -> troupe.Affinity
-	32, // 29: troupe.Task.Services:type_name -> troupe.Service
-	34, // 30: troupe.Task.Templates:type_name -> troupe.TaskTemplate
-	2,  // 31: troupe.Task.DispatchPayload:type_name -> troupe.DispatchPayloadConfig
-	9,  // 32: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
-	8,  // 33: troupe.Task.Lifecycle:type_name -> troupe.TaskLifecycle
-	30, // 34: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
-	31, // 35: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
-	16, // 36: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	12, // 37: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	5,  // 38: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	13, // 39: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	15, // 40: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	17, // 41: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	17, // 42: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	22, // 43: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	44, // [44:44] is the sub-list for method output_type
-	44, // [44:44] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	3,  // 7: troupe.Job.Update:type_name -> troupe.UpdateStrategy
+	6,  // 8: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
+	8,  // 9: troupe.TaskGroup.Tasks:type_name -> troupe.Task
+	19, // 10: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
+	20, // 11: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
+	27, // 12: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
+	21, // 13: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
+	22, // 14: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
+	17, // 15: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
+	28, // 16: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
+	14, // 17: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
+	15, // 18: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
+	3,  // 19: troupe.TaskGroup.Update:type_name -> troupe.UpdateStrategy
+	33, // 20: troupe.TaskGroup.Services:type_name -> troupe.Service
+	34, // 21: troupe.Task.Config:type_name -> google.protobuf.Struct
+	29, // 22: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	12, // 23: troupe.Task.Resources:type_name -> troupe.Resources
+	19, // 24: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	30, // 25: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	6,  // 26: troupe.Task.Constraints:type_name -> troupe.Constraint
+	24, // 27: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	25, // 28: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	11, // 29: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	14, // 30: troupe.Task.Affinities:type_name -> troupe.Affinity
+	33, // 31: troupe.Task.Services:type_name -> troupe.Service
+	35, // 32: troupe.Task.Templates:type_name -> troupe.TaskTemplate
+	2,  // 33: troupe.Task.DispatchPayload:type_name -> troupe.DispatchPayloadConfig
+	10, // 34: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
+	9,  // 35: troupe.Task.Lifecycle:type_name -> troupe.TaskLifecycle
+	31, // 36: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
+	32, // 37: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
+	17, // 38: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	13, // 39: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	6,  // 40: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	14, // 41: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	16, // 42: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	18, // 43: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	18, // 44: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	23, // 45: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	46, // [46:46] is the sub-list for method output_type
+	46, // [46:46] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2544,7 +2691,7 @@ func file_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_job_proto_rawDesc), len(file_job_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -15,8 +15,10 @@ import (
 
 // jsonTimeFields lists them by message name.
 var jsonTimeFields = map[string]map[string]bool{
-	"Evaluation":    {"WaitUntil": true},
-	"DrainStrategy": {"ForceDeadline": true, "StartedAt": true},
+	"Evaluation":            {"WaitUntil": true},
+	"DrainStrategy":         {"ForceDeadline": true, "StartedAt": true},
+	"AllocDeploymentStatus": {"Timestamp": true},
+	"DeploymentState":       {"RequireProgressBy": true},
 }
 
 // JSONTimeField reports whether a field of the named message is written as

@@ -54,6 +54,11 @@ type Command struct {
 	//	*Command_RotateKeyring
 	//	*Command_UpsertNamespaces
 	//	*Command_DeleteNamespaces
+	//	*Command_UpsertDeployment
+	//	*Command_SetAllocHealth
+	//	*Command_PromoteDeployment
+	//	*Command_UpdateDeploymentStatus
+	//	*Command_SetJobStable
 	//	*Command_UpsertServiceRegistrations
 	//	*Command_DeleteServiceRegistrationsByAlloc
 	//	*Command_DeleteServiceRegistrationByID
@@ -314,6 +319,51 @@ func (x *Command) GetDeleteNamespaces() *DeleteNamespaces {
 	return nil
 }
 
+func (x *Command) GetUpsertDeployment() *UpsertDeployment {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpsertDeployment); ok {
+			return x.UpsertDeployment
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetSetAllocHealth() *SetAllocHealth {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_SetAllocHealth); ok {
+			return x.SetAllocHealth
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetPromoteDeployment() *PromoteDeployment {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_PromoteDeployment); ok {
+			return x.PromoteDeployment
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetUpdateDeploymentStatus() *UpdateDeploymentStatus {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpdateDeploymentStatus); ok {
+			return x.UpdateDeploymentStatus
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetSetJobStable() *SetJobStable {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_SetJobStable); ok {
+			return x.SetJobStable
+		}
+	}
+	return nil
+}
+
 func (x *Command) GetUpsertServiceRegistrations() *UpsertServiceRegistrations {
 	if x != nil {
 		if x, ok := x.Cmd.(*Command_UpsertServiceRegistrations); ok {
@@ -451,6 +501,27 @@ type Command_DeleteNamespaces struct {
 	DeleteNamespaces *DeleteNamespaces `protobuf:"bytes,29,opt,name=DeleteNamespaces,proto3,oneof"`
 }
 
+type Command_UpsertDeployment struct {
+	// Deployments (deployment.proto).
+	UpsertDeployment *UpsertDeployment `protobuf:"bytes,33,opt,name=UpsertDeployment,proto3,oneof"`
+}
+
+type Command_SetAllocHealth struct {
+	SetAllocHealth *SetAllocHealth `protobuf:"bytes,34,opt,name=SetAllocHealth,proto3,oneof"`
+}
+
+type Command_PromoteDeployment struct {
+	PromoteDeployment *PromoteDeployment `protobuf:"bytes,35,opt,name=PromoteDeployment,proto3,oneof"`
+}
+
+type Command_UpdateDeploymentStatus struct {
+	UpdateDeploymentStatus *UpdateDeploymentStatus `protobuf:"bytes,36,opt,name=UpdateDeploymentStatus,proto3,oneof"`
+}
+
+type Command_SetJobStable struct {
+	SetJobStable *SetJobStable `protobuf:"bytes,37,opt,name=SetJobStable,proto3,oneof"`
+}
+
 type Command_UpsertServiceRegistrations struct {
 	// Service registrations (service.proto).
 	UpsertServiceRegistrations *UpsertServiceRegistrations `protobuf:"bytes,38,opt,name=UpsertServiceRegistrations,proto3,oneof"`
@@ -514,6 +585,16 @@ func (*Command_RotateKeyring) isCommand_Cmd() {}
 func (*Command_UpsertNamespaces) isCommand_Cmd() {}
 
 func (*Command_DeleteNamespaces) isCommand_Cmd() {}
+
+func (*Command_UpsertDeployment) isCommand_Cmd() {}
+
+func (*Command_SetAllocHealth) isCommand_Cmd() {}
+
+func (*Command_PromoteDeployment) isCommand_Cmd() {}
+
+func (*Command_UpdateDeploymentStatus) isCommand_Cmd() {}
+
+func (*Command_SetJobStable) isCommand_Cmd() {}
 
 func (*Command_UpsertServiceRegistrations) isCommand_Cmd() {}
 
@@ -1357,6 +1438,7 @@ type Snapshot struct {
 	Namespaces           []*Namespace            `protobuf:"bytes,22,rep,name=Namespaces,proto3" json:"Namespaces,omitempty"`
 	Submissions          []*JobSubmission        `protobuf:"bytes,23,rep,name=Submissions,proto3" json:"Submissions,omitempty"`
 	PeriodicLaunches     []*PeriodicLaunch       `protobuf:"bytes,26,rep,name=PeriodicLaunches,proto3" json:"PeriodicLaunches,omitempty"`
+	Deployments          []*Deployment           `protobuf:"bytes,27,rep,name=Deployments,proto3" json:"Deployments,omitempty"`
 	ServiceRegistrations []*ServiceRegistration  `protobuf:"bytes,28,rep,name=ServiceRegistrations,proto3" json:"ServiceRegistrations,omitempty"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
@@ -1497,6 +1579,13 @@ func (x *Snapshot) GetPeriodicLaunches() []*PeriodicLaunch {
 	return nil
 }
 
+func (x *Snapshot) GetDeployments() []*Deployment {
+	if x != nil {
+		return x.Deployments
+	}
+	return nil
+}
+
 func (x *Snapshot) GetServiceRegistrations() []*ServiceRegistration {
 	if x != nil {
 		return x.ServiceRegistrations
@@ -1511,7 +1600,7 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\x1a\rservice.proto\x1a\x0edispatch.proto\"\xb9\x0f\n" +
+	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\x1a\x10deployment.proto\x1a\rservice.proto\x1a\x0edispatch.proto\"\xa4\x12\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1537,7 +1626,12 @@ const file_raft_proto_rawDesc = "" +
 	"\bVarApply\x18\x1e \x01(\v2\x10.troupe.VarApplyH\x00R\bVarApply\x12=\n" +
 	"\rRotateKeyring\x18\x1f \x01(\v2\x15.troupe.RotateKeyringH\x00R\rRotateKeyring\x12F\n" +
 	"\x10UpsertNamespaces\x18\x1c \x01(\v2\x18.troupe.UpsertNamespacesH\x00R\x10UpsertNamespaces\x12F\n" +
-	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespaces\x12d\n" +
+	"\x10DeleteNamespaces\x18\x1d \x01(\v2\x18.troupe.DeleteNamespacesH\x00R\x10DeleteNamespaces\x12F\n" +
+	"\x10UpsertDeployment\x18! \x01(\v2\x18.troupe.UpsertDeploymentH\x00R\x10UpsertDeployment\x12@\n" +
+	"\x0eSetAllocHealth\x18\" \x01(\v2\x16.troupe.SetAllocHealthH\x00R\x0eSetAllocHealth\x12I\n" +
+	"\x11PromoteDeployment\x18# \x01(\v2\x19.troupe.PromoteDeploymentH\x00R\x11PromoteDeployment\x12X\n" +
+	"\x16UpdateDeploymentStatus\x18$ \x01(\v2\x1e.troupe.UpdateDeploymentStatusH\x00R\x16UpdateDeploymentStatus\x12:\n" +
+	"\fSetJobStable\x18% \x01(\v2\x14.troupe.SetJobStableH\x00R\fSetJobStable\x12d\n" +
 	"\x1aUpsertServiceRegistrations\x18& \x01(\v2\".troupe.UpsertServiceRegistrationsH\x00R\x1aUpsertServiceRegistrations\x12y\n" +
 	"!DeleteServiceRegistrationsByAlloc\x18' \x01(\v2).troupe.DeleteServiceRegistrationsByAllocH\x00R!DeleteServiceRegistrationsByAlloc\x12m\n" +
 	"\x1dDeleteServiceRegistrationByID\x18( \x01(\v2%.troupe.DeleteServiceRegistrationByIDH\x00R\x1dDeleteServiceRegistrationByID\x127\n" +
@@ -1603,7 +1697,7 @@ const file_raft_proto_rawDesc = "" +
 	"\tStopAlloc\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12.\n" +
 	"\x12DesiredDescription\x18\x02 \x01(\tR\x12DesiredDescription\x12&\n" +
-	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\x9c\x06\n" +
+	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xd2\x06\n" +
 	"\bSnapshot\x12\x14\n" +
 	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12\x1f\n" +
 	"\x04Jobs\x18\x02 \x03(\v2\v.troupe.JobR\x04Jobs\x12-\n" +
@@ -1622,7 +1716,8 @@ const file_raft_proto_rawDesc = "" +
 	"Namespaces\x18\x16 \x03(\v2\x11.troupe.NamespaceR\n" +
 	"Namespaces\x127\n" +
 	"\vSubmissions\x18\x17 \x03(\v2\x15.troupe.JobSubmissionR\vSubmissions\x12B\n" +
-	"\x10PeriodicLaunches\x18\x1a \x03(\v2\x16.troupe.PeriodicLaunchR\x10PeriodicLaunches\x12O\n" +
+	"\x10PeriodicLaunches\x18\x1a \x03(\v2\x16.troupe.PeriodicLaunchR\x10PeriodicLaunches\x124\n" +
+	"\vDeployments\x18\x1b \x03(\v2\x12.troupe.DeploymentR\vDeployments\x12O\n" +
 	"\x14ServiceRegistrations\x18\x1c \x03(\v2\x1b.troupe.ServiceRegistrationR\x14ServiceRegistrationsB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
@@ -1666,25 +1761,31 @@ var file_raft_proto_goTypes = []any{
 	(*RotateKeyring)(nil),                     // 24: troupe.RotateKeyring
 	(*UpsertNamespaces)(nil),                  // 25: troupe.UpsertNamespaces
 	(*DeleteNamespaces)(nil),                  // 26: troupe.DeleteNamespaces
-	(*UpsertServiceRegistrations)(nil),        // 27: troupe.UpsertServiceRegistrations
-	(*DeleteServiceRegistrationsByAlloc)(nil), // 28: troupe.DeleteServiceRegistrationsByAlloc
-	(*DeleteServiceRegistrationByID)(nil),     // 29: troupe.DeleteServiceRegistrationByID
-	(*DispatchJob)(nil),                       // 30: troupe.DispatchJob
-	(*Job)(nil),                               // 31: troupe.Job
-	(*Evaluation)(nil),                        // 32: troupe.Evaluation
-	(*JobSubmission)(nil),                     // 33: troupe.JobSubmission
-	(*PeriodicLaunch)(nil),                    // 34: troupe.PeriodicLaunch
-	(*Allocation)(nil),                        // 35: troupe.Allocation
-	(*Node)(nil),                              // 36: troupe.Node
-	(*DrainStrategy)(nil),                     // 37: troupe.DrainStrategy
-	(*CSIVolume)(nil),                         // 38: troupe.CSIVolume
-	(*CSIPlugin)(nil),                         // 39: troupe.CSIPlugin
-	(*NodePool)(nil),                          // 40: troupe.NodePool
-	(*SchedulerConfiguration)(nil),            // 41: troupe.SchedulerConfiguration
-	(*Variable)(nil),                          // 42: troupe.Variable
-	(*RootKey)(nil),                           // 43: troupe.RootKey
-	(*Namespace)(nil),                         // 44: troupe.Namespace
-	(*ServiceRegistration)(nil),               // 45: troupe.ServiceRegistration
+	(*UpsertDeployment)(nil),                  // 27: troupe.UpsertDeployment
+	(*SetAllocHealth)(nil),                    // 28: troupe.SetAllocHealth
+	(*PromoteDeployment)(nil),                 // 29: troupe.PromoteDeployment
+	(*UpdateDeploymentStatus)(nil),            // 30: troupe.UpdateDeploymentStatus
+	(*SetJobStable)(nil),                      // 31: troupe.SetJobStable
+	(*UpsertServiceRegistrations)(nil),        // 32: troupe.UpsertServiceRegistrations
+	(*DeleteServiceRegistrationsByAlloc)(nil), // 33: troupe.DeleteServiceRegistrationsByAlloc
+	(*DeleteServiceRegistrationByID)(nil),     // 34: troupe.DeleteServiceRegistrationByID
+	(*DispatchJob)(nil),                       // 35: troupe.DispatchJob
+	(*Job)(nil),                               // 36: troupe.Job
+	(*Evaluation)(nil),                        // 37: troupe.Evaluation
+	(*JobSubmission)(nil),                     // 38: troupe.JobSubmission
+	(*PeriodicLaunch)(nil),                    // 39: troupe.PeriodicLaunch
+	(*Allocation)(nil),                        // 40: troupe.Allocation
+	(*Node)(nil),                              // 41: troupe.Node
+	(*DrainStrategy)(nil),                     // 42: troupe.DrainStrategy
+	(*CSIVolume)(nil),                         // 43: troupe.CSIVolume
+	(*CSIPlugin)(nil),                         // 44: troupe.CSIPlugin
+	(*NodePool)(nil),                          // 45: troupe.NodePool
+	(*SchedulerConfiguration)(nil),            // 46: troupe.SchedulerConfiguration
+	(*Variable)(nil),                          // 47: troupe.Variable
+	(*RootKey)(nil),                           // 48: troupe.RootKey
+	(*Namespace)(nil),                         // 49: troupe.Namespace
+	(*Deployment)(nil),                        // 50: troupe.Deployment
+	(*ServiceRegistration)(nil),               // 51: troupe.ServiceRegistration
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1710,51 +1811,57 @@ var file_raft_proto_depIdxs = []int32{
 	24, // 20: troupe.Command.RotateKeyring:type_name -> troupe.RotateKeyring
 	25, // 21: troupe.Command.UpsertNamespaces:type_name -> troupe.UpsertNamespaces
 	26, // 22: troupe.Command.DeleteNamespaces:type_name -> troupe.DeleteNamespaces
-	27, // 23: troupe.Command.UpsertServiceRegistrations:type_name -> troupe.UpsertServiceRegistrations
-	28, // 24: troupe.Command.DeleteServiceRegistrationsByAlloc:type_name -> troupe.DeleteServiceRegistrationsByAlloc
-	29, // 25: troupe.Command.DeleteServiceRegistrationByID:type_name -> troupe.DeleteServiceRegistrationByID
-	30, // 26: troupe.Command.DispatchJob:type_name -> troupe.DispatchJob
-	31, // 27: troupe.RegisterJob.Job:type_name -> troupe.Job
-	32, // 28: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	33, // 29: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
-	34, // 30: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
-	32, // 31: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	32, // 32: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	35, // 33: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 34: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	32, // 35: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	32, // 36: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 37: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	35, // 38: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	32, // 39: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	36, // 40: troupe.RegisterNode.Node:type_name -> troupe.Node
-	32, // 41: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	32, // 42: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	32, // 43: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	32, // 44: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	37, // 45: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	32, // 46: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	32, // 47: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	31, // 48: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	31, // 49: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	32, // 50: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	35, // 51: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	36, // 52: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	38, // 53: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	39, // 54: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	40, // 55: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	41, // 56: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	42, // 57: troupe.Snapshot.Variables:type_name -> troupe.Variable
-	43, // 58: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
-	44, // 59: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
-	33, // 60: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
-	34, // 61: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
-	45, // 62: troupe.Snapshot.ServiceRegistrations:type_name -> troupe.ServiceRegistration
-	63, // [63:63] is the sub-list for method output_type
-	63, // [63:63] is the sub-list for method input_type
-	63, // [63:63] is the sub-list for extension type_name
-	63, // [63:63] is the sub-list for extension extendee
-	0,  // [0:63] is the sub-list for field type_name
+	27, // 23: troupe.Command.UpsertDeployment:type_name -> troupe.UpsertDeployment
+	28, // 24: troupe.Command.SetAllocHealth:type_name -> troupe.SetAllocHealth
+	29, // 25: troupe.Command.PromoteDeployment:type_name -> troupe.PromoteDeployment
+	30, // 26: troupe.Command.UpdateDeploymentStatus:type_name -> troupe.UpdateDeploymentStatus
+	31, // 27: troupe.Command.SetJobStable:type_name -> troupe.SetJobStable
+	32, // 28: troupe.Command.UpsertServiceRegistrations:type_name -> troupe.UpsertServiceRegistrations
+	33, // 29: troupe.Command.DeleteServiceRegistrationsByAlloc:type_name -> troupe.DeleteServiceRegistrationsByAlloc
+	34, // 30: troupe.Command.DeleteServiceRegistrationByID:type_name -> troupe.DeleteServiceRegistrationByID
+	35, // 31: troupe.Command.DispatchJob:type_name -> troupe.DispatchJob
+	36, // 32: troupe.RegisterJob.Job:type_name -> troupe.Job
+	37, // 33: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	38, // 34: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
+	39, // 35: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
+	37, // 36: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	37, // 37: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	40, // 38: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 39: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	37, // 40: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	37, // 41: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 42: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	40, // 43: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	37, // 44: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	41, // 45: troupe.RegisterNode.Node:type_name -> troupe.Node
+	37, // 46: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	37, // 47: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	37, // 48: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	37, // 49: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	42, // 50: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	37, // 51: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	37, // 52: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	36, // 53: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	36, // 54: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	37, // 55: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	40, // 56: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	41, // 57: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	43, // 58: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	44, // 59: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	45, // 60: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	46, // 61: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	47, // 62: troupe.Snapshot.Variables:type_name -> troupe.Variable
+	48, // 63: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
+	49, // 64: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
+	38, // 65: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
+	39, // 66: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
+	50, // 67: troupe.Snapshot.Deployments:type_name -> troupe.Deployment
+	51, // 68: troupe.Snapshot.ServiceRegistrations:type_name -> troupe.ServiceRegistration
+	69, // [69:69] is the sub-list for method output_type
+	69, // [69:69] is the sub-list for method input_type
+	69, // [69:69] is the sub-list for extension type_name
+	69, // [69:69] is the sub-list for extension extendee
+	0,  // [0:69] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1772,6 +1879,7 @@ func file_raft_proto_init() {
 	file_variables_proto_init()
 	file_namespace_proto_init()
 	file_submission_proto_init()
+	file_deployment_proto_init()
 	file_service_proto_init()
 	file_dispatch_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
@@ -1798,6 +1906,11 @@ func file_raft_proto_init() {
 		(*Command_RotateKeyring)(nil),
 		(*Command_UpsertNamespaces)(nil),
 		(*Command_DeleteNamespaces)(nil),
+		(*Command_UpsertDeployment)(nil),
+		(*Command_SetAllocHealth)(nil),
+		(*Command_PromoteDeployment)(nil),
+		(*Command_UpdateDeploymentStatus)(nil),
+		(*Command_SetJobStable)(nil),
 		(*Command_UpsertServiceRegistrations)(nil),
 		(*Command_DeleteServiceRegistrationsByAlloc)(nil),
 		(*Command_DeleteServiceRegistrationByID)(nil),

@@ -115,6 +115,8 @@ type Actor struct {
 
 	timer    actors.Timer // the retry timer, while a step waits
 	timerSeq int          // numbers the retry timers: a late one is ignored
+
+	health healthWatch // deployment health (health.go)
 }
 
 // New returns a producer for an alloc actor.
@@ -178,6 +180,8 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.csi.onReady(ctx, m)
 	case *volumeChanged:
 		a.csi.onVolumeChanged(ctx, m)
+	case *healthTick:
+		a.onHealthTick(ctx, m)
 	case *templatesChanged:
 		a.templates.onTemplatesChanged(ctx, m)
 	case *templateApply:
@@ -193,6 +197,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 	case *crash:
 		panic("alloc actor: crash requested")
 	case *actor.Stopping, *actor.Restarting:
+		a.stopHealthTimer()
 		a.onStopping()
 	case *actor.Stopped, *actor.Terminated:
 	default:
@@ -242,6 +247,7 @@ func (a *Actor) onLoaded(ctx actor.Context, m *loaded) {
 		a.tasks = append(a.tasks, t.GetName())
 	}
 	a.spec.DB.PutAlloc(a.alloc)
+	a.trackHealth()
 	a.step(ctx, Loaded{
 		BadName: checkNames(a.alloc), NoTasks: len(a.tasks) == 0,
 		Terminal: terminal(a.alloc.GetClientStatus()), StopWanted: a.stopWanted(),

@@ -67,6 +67,7 @@ func (a *Actor) onTaskState(ctx actor.Context, m *messages.TaskStateChanged) {
 	}
 	a.advance(ctx)
 	a.refresh(ctx)
+	a.checkHealth(ctx)
 }
 
 func (a *Actor) onUpdate(ctx actor.Context, m *messages.UpdateAlloc) {
@@ -179,6 +180,7 @@ func (a *Actor) report(ctx actor.Context) {
 		TaskStates:        map[string]*messages.TaskState{},
 		ModifyTime:        a.spec.Clock.Now().UnixNano(),
 		VolumeStates:      a.csi.volumeStates(),
+		DeploymentStatus:  a.deploymentStatus(),
 	}
 	up.ServiceRegistrations = a.reportedServices()
 	a.syncChecks(ctx)

@@ -189,8 +189,9 @@ func (c *CheckStatus) GetStatus() string {
 
 // onChecksPassing records whether the allocation's checks pass (the hook
 // for deployment health).
-func (a *Actor) onChecksPassing(_ actor.Context, m *ChecksPassing) {
+func (a *Actor) onChecksPassing(ctx actor.Context, m *ChecksPassing) {
 	a.log.Info("service checks", "passing", m.Passing)
+	a.onChecksHealth(ctx, m.Passing)
 }
 
 // onCheckRestart restarts the check's task (every running task for a

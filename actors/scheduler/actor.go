@@ -186,7 +186,7 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 		return
 	}
 	delete(a.hold, id)
-	plan, err := process(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements, NodeCache: a.nodes,
+	plan, deploy, err := processDeploy(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements, NodeCache: a.nodes,
 		Pending: a.flight.pending}) // Process reads the stored configuration's algorithm itself
 	if err != nil {
 		// A bad evaluation (unknown job type, ...) fails for good, visibly.
@@ -208,6 +208,13 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 	actors.Go(ctx, func(life context.Context) any {
 		c, cancel := context.WithTimeout(life, time.Minute)
 		defer cancel()
+		if deploy != nil {
+			dcmd := &messages.Command{Time: cmd.Time, Cmd: &messages.Command_UpsertDeployment{
+				UpsertDeployment: &messages.UpsertDeployment{Deployment: deploy}}}
+			if _, _, err := prop.Apply(c, dcmd); err != nil {
+				return &planApplied{eval: eval, plan: plan, placed: placed, continuation: cont, err: err}
+			}
+		}
 		resp, _, err := prop.Apply(c, cmd)
 		res, _ := resp.(*messages.ApplyPlanResult)
 		return &planApplied{eval: eval, plan: plan, placed: placed, continuation: cont, result: res, err: err}

@@ -66,14 +66,14 @@ func (p *planner) sameForTasks(tg *messages.TaskGroup, version uint64) bool {
 func jobSettings(j *messages.Job) *messages.Job {
 	c := proto.Clone(j).(*messages.Job)
 	messages.ClearServerFields(c)
-	c.TaskGroups, c.Priority = nil, 0
+	c.TaskGroups, c.Priority, c.Update = nil, 0, nil
 	return c
 }
 
 // groupSpec is the group without what an in-place update may change.
 func groupSpec(tg *messages.TaskGroup) *messages.TaskGroup {
 	c := proto.Clone(tg).(*messages.TaskGroup)
-	c.Count, c.ReschedulePolicy, c.Migrate = 0, nil, nil
+	c.Count, c.ReschedulePolicy, c.Migrate, c.Update = 0, nil, nil, nil
 	return c
 }
 

@@ -372,6 +372,10 @@ func (p *planner) newAlloc(gs *groupState, req *placeReq, node *messages.Node) *
 	if req.prev != nil {
 		a.PreviousAllocation = req.prev.ID
 	}
+	a.DeploymentID = p.deploymentOf(gs.tg)
+	if req.canary && a.DeploymentID != "" {
+		a.DeploymentStatus = &messages.AllocDeploymentStatus{Canary: true}
+	}
 	if req.reschedule {
 		a.RescheduleTracker = nextTracker(req.prev, gs.tg.ReschedulePolicy, p.opts.Now)
 	}

@@ -102,21 +102,28 @@ const (
 // process computes the plan for one evaluation. It reads snap, never
 // writes it, and does no I/O: the caller proposes the returned plan.
 func process(snap Snapshot, eval *messages.Evaluation, opts Options) (*messages.ApplyPlan, error) {
+	plan, _, err := processDeploy(snap, eval, opts)
+	return plan, err
+}
+
+// processDeploy is process, with the deployment the plan creates (nil:
+// none), to be committed before the plan.
+func processDeploy(snap Snapshot, eval *messages.Evaluation, opts Options) (*messages.ApplyPlan, *messages.Deployment, error) {
 	switch {
 	case snap == nil:
-		return nil, errNilSnapshot
+		return nil, nil, errNilSnapshot
 	case eval == nil:
-		return nil, errNilEval
+		return nil, nil, errNilEval
 	case opts.NewID == nil:
-		return nil, errMissingNewID
+		return nil, nil, errMissingNewID
 	case opts.Rand == nil:
-		return nil, errMissingRand
+		return nil, nil, errMissingRand
 	}
 	p := newPlanner(snap, eval, opts)
 	if err := p.run(); err != nil {
-		return nil, fmt.Errorf("eval %s: %w", eval.ID, err)
+		return nil, nil, fmt.Errorf("eval %s: %w", eval.ID, err)
 	}
-	return p.finish(), nil
+	return p.finish(), p.deployNew, nil
 }
 
 // planner holds the state of one Process call.
@@ -139,6 +146,10 @@ type planner struct {
 	capped    bool                        // MaxPlacements left placements for a follow-up
 	spreadFit bool                        // SchedulerAlgorithm is algorithmSpread
 	placedNew int                         // new allocations placed (not in-place updates)
+
+	deploy       *messages.Deployment // the job version's deployment (rolling.go)
+	deployNew    *messages.Deployment // deploy, when this plan creates it
+	deployLooked bool
 
 	pool      []*messages.Node // candidate nodes, shuffled for generic jobs
 	pos       []int32          // with cached: each pool node's position in the node list
@@ -282,6 +293,9 @@ func (p *planner) finish() *messages.ApplyPlan {
 	upd.ModifyTime = p.opts.Now.UnixNano()
 	upd.QueuedAllocations = p.queued
 	upd.FailedTGAllocs = nil // a blocked eval's old failures are not this plan's
+	if d := p.deploy; d != nil && d.Active() && upd.DeploymentID == "" {
+		upd.DeploymentID = d.ID
+	}
 	if len(p.failed) > 0 {
 		upd.FailedTGAllocs = p.failed
 		switch {

@@ -40,6 +40,7 @@ type placeReq struct {
 	prev       *messages.Allocation      // the alloc this one replaces
 	stopPrev   *messages.AllocStopUpdate // stop of prev, kept only if placed
 	reschedule bool
+	canary     bool // a deployment's canary (rolling.go)
 }
 
 type groupPlan struct {
@@ -63,6 +64,10 @@ func (p *planner) reconcile(tg *messages.TaskGroup, allocs []*messages.Allocatio
 		if s, ok := p.classify(tg, a, batch); ok {
 			slots = append(slots, s)
 		}
+	}
+	var roll *roller
+	if p.rolls(tg, batch) {
+		slots, roll = p.roll(tg, slots)
 	}
 	slots = p.scaleDown(slots, int(tg.Count), lin.covers)
 	budget := migrateBudget(tg, allocs)
@@ -95,6 +100,8 @@ func (p *planner) reconcile(tg *messages.TaskGroup, allocs []*messages.Allocatio
 			case s.a.JobVersion == p.job.Version:
 			case p.inPlace(tg, s.a):
 				p.updateInPlace(s.a)
+			case roll != nil:
+				roll.replace(&gp, s.a)
 			default:
 				gp.replace(s.a, stopUpdate(s.a, descUpdating, ""), false)
 			}

@@ -32,6 +32,8 @@ type Actor struct {
 	volumes *actor.PID
 	// periodic launches periodic jobs' children (periodic.Dispatcher).
 	periodic *actor.PID
+	// deploys are the deployment actors, by deployment ID (deployments.go).
+	deploys map[string]*actor.PID
 }
 
 // New returns a producer for the server actor.

@@ -29,7 +29,7 @@ func (s *Actor) onLeadership(ctx actor.Context, m *Leadership) {
 		for _, pid := range ctx.Children() {
 			ctx.Stop(pid)
 		}
-		s.sched, s.nodes, s.volumes, s.periodic = nil, map[string]*actor.PID{}, nil, nil
+		s.sched, s.nodes, s.volumes, s.periodic, s.deploys = nil, map[string]*actor.PID{}, nil, nil, nil
 		return
 	}
 	s.log.Info("gained leadership: starting scheduler and node actors")
@@ -42,6 +42,7 @@ func (s *Actor) onLeadership(ctx actor.Context, m *Leadership) {
 	s.startVolumes(ctx)
 	s.startGC(ctx)
 	s.startPeriodic(ctx)
+	s.startDeployments(ctx)
 	s.spec.GainedLeadership()
 }
 
@@ -162,6 +163,7 @@ func (s *Actor) onEvent(ctx actor.Context, ev *state.Event) {
 	}
 	s.toScheduler(ctx, ev)
 	s.toPeriodic(ctx, ev)
+	s.toDeployments(ctx, ev)
 	if s.volumes != nil && (len(ev.VolumesChanged)+len(ev.PluginsChanged)+len(ev.NodeUpdated)+len(ev.NodesDeleted)+len(ev.AllocsStopped) > 0) {
 		ctx.Send(s.volumes, ev)
 	}

@@ -28,6 +28,7 @@ func applyClientAllocs(w *writeTxn, c *messages.UpdateAllocsFromClient) any {
 		if upd.VolumeStates != nil {
 			a.VolumeStates = upd.VolumeStates
 		}
+		mergeClientHealth(a, upd)
 		a.ModifyTime = upd.ModifyTime
 		if a.ModifyTime == 0 {
 			a.ModifyTime = w.now

@@ -14,6 +14,7 @@ func applyDeregisterJob(w *writeTxn, c *messages.DeregisterJob) any {
 		return fmt.Errorf("%w: %s in namespace %q", ErrJobNotFound, c.JobID, c.Namespace)
 	}
 	jmi := old.JobModifyIndex
+	w.cancelDeployments(c.Namespace, c.JobID, nil, messages.DeploymentDescStoppedJob)
 	switch {
 	case c.Purge:
 		w.purgeJob(old)

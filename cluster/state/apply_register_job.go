@@ -37,6 +37,12 @@ func applyRegisterJob(w *writeTxn, c *messages.RegisterJob) any {
 	}
 	j = Registered(old, j, w.index, w.now)
 	w.putJob(j)
+	if j.JobModifyIndex == w.index && old != nil {
+		w.cancelDeployments(j.Namespace, j.ID, j, messages.DeploymentDescNewerJob)
+	}
+	if j.Stop {
+		w.cancelDeployments(j.Namespace, j.ID, nil, messages.DeploymentDescStoppedJob)
+	}
 	if j.JobModifyIndex == w.index {
 		w.putJobVersion(j)
 		w.putSubmission(j, c.GetSubmission())

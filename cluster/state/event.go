@@ -41,12 +41,15 @@ type Event struct {
 	// SchedulerConfigChanged says the scheduler configuration was set
 	// (or restored): a paused scheduler looks again.
 	SchedulerConfigChanged bool
+	// DeploymentsChanged are IDs of deployments created or changed
+	// (status, counters, allocation health).
+	DeploymentsChanged []string
 }
 
 // Empty reports whether the event says nothing changed.
 func (e *Event) Empty() bool {
 	return len(e.EvalsReady)+len(e.DelayedEvals)+len(e.NodesChanged)+len(e.NodeUpdated)+len(e.NodesDeleted)+len(e.JobsChanged)+
-		len(e.VolumesChanged)+len(e.PluginsChanged)+len(e.AllocsStopped) == 0 && !e.SchedulerConfigChanged
+		len(e.VolumesChanged)+len(e.PluginsChanged)+len(e.AllocsStopped)+len(e.DeploymentsChanged) == 0 && !e.SchedulerConfigChanged
 }
 
 type eventBuilder struct {
@@ -61,6 +64,7 @@ type eventBuilder struct {
 	plugins map[string]bool
 	stopped map[string]bool
 	config  bool
+	deploys map[string]bool
 }
 
 func newEventBuilder(index uint64) *eventBuilder {
@@ -68,6 +72,7 @@ func newEventBuilder(index uint64) *eventBuilder {
 		index: index, ready: map[string]bool{}, delayed: map[string]*messages.Evaluation{},
 		nodes: map[string]bool{}, updated: map[string]bool{}, deleted: map[string]bool{}, jobs: map[string]bool{},
 		volumes: map[string]bool{}, plugins: map[string]bool{}, stopped: map[string]bool{},
+		deploys: map[string]bool{},
 	}
 }
 
@@ -105,6 +110,8 @@ func (b *eventBuilder) allocStopped(id string) { b.stopped[id] = true }
 
 func (b *eventBuilder) schedulerConfig() { b.config = true }
 
+func (b *eventBuilder) deployment(id string) { b.deploys[id] = true }
+
 func (b *eventBuilder) build() Event {
 	for id := range b.deleted { // a deleted node changes no more
 		delete(b.updated, id)
@@ -123,6 +130,7 @@ func (b *eventBuilder) build() Event {
 		AllocsStopped:  sortedKeys(b.stopped),
 
 		SchedulerConfigChanged: b.config,
+		DeploymentsChanged:     sortedKeys(b.deploys),
 	}
 	for _, id := range sortedKeys(b.delayed) {
 		ev.DelayedEvals = append(ev.DelayedEvals, b.delayed[id])

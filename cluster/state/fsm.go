@@ -155,6 +155,9 @@ func (f *FSM) applyVolumeCommand(index uint64, cmd *messages.Command) any {
 	case *messages.Command_RotateKeyring:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyRotateKeyring(w, c.RotateKeyring) })
 	}
+	if h := deploymentCommand(cmd); h != nil {
+		return f.run(index, cmd.Time, h)
+	}
 	if r, ok := f.applyServiceCommand(index, cmd); ok {
 		return r
 	}

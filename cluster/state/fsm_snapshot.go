@@ -86,6 +86,11 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 				r.PeriodicLaunches = append(r.PeriodicLaunches, l)
 			})
 		},
+		func() error {
+			return each(txn, TableDeployments, cw, func(r *messages.Snapshot, d *messages.Deployment) {
+				r.Deployments = append(r.Deployments, d)
+			})
+		},
 		func() error { return eachService(txn, cw) },
 		cw.flush,
 	}
@@ -217,6 +222,7 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 	w.restoreNamespaces(rec.Namespaces)
 	w.restoreSubmissions(rec.Submissions)
 	w.restoreLaunches(rec.PeriodicLaunches)
+	w.restoreDeployments(rec.Deployments)
 	w.restoreServices(rec.ServiceRegistrations)
 }
 

@@ -30,7 +30,7 @@ const (
 
 // watchedTables are the tables whose last-change index is recorded.
 var watchedTables = []string{TableJobs, TableEvals, TableAllocs, TableNodes, TableCSIVolumes, TableCSIPlugins,
-	TableSchedulerConfig, TableNodePools, TableVariables, TableRootKeys, TableNamespaces}
+	TableSchedulerConfig, TableNodePools, TableVariables, TableRootKeys, TableNamespaces, TableDeployments}
 
 // Index names.
 const (
@@ -162,6 +162,7 @@ func schema() *memdb.DBSchema {
 		namespaceTable(),
 		submissionTable(),
 		periodicLaunchTable(),
+		deploymentTable(),
 		serviceTable(),
 		table(tableIndex, index(idxID, true, func(o any) []byte { return key1(o.(*indexEntry).Table) })),
 		table(tableJobSummary, index(idxID, true, func(o any) []byte {

@@ -128,6 +128,7 @@ func (w *writeTxn) putAlloc(old, a *messages.Allocation) {
 	if old != nil {
 		w.account(old, -1)
 	}
+	w.trackDeployment(old, a)
 	w.account(a, +1)
 	w.trackWindow(old, a)
 	w.allocTable(true).put(old, a)

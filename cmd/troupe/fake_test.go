@@ -67,8 +67,9 @@ type fakeAPI struct {
 	allocStats  map[string]*api.AllocResourceUsage // alloc_stats_test.go
 	plan        *api.JobPlanResponse               // answered by PUT /v1/job/:id/plan
 	versions    *api.JobVersionsResponse
-	registerErr string // a 400 body for PUT /v1/jobs
-	evalID      string // answered by writes
+	registerErr string                            // a 400 body for PUT /v1/jobs
+	evalID      string                            // answered by writes
+	deployments map[string][]*messages.Deployment // deployment_test.go: a sequence per ID
 }
 
 func newFakeAPI(t *testing.T) *fakeAPI {
@@ -137,6 +138,7 @@ func (f *fakeAPI) routes(mux *http.ServeMux) {
 		f.reply(w, f.actors[r.URL.Query().Get("node")])
 	})
 	mux.HandleFunc("GET /v1/client/fs/logs/{id}", f.serveLogs)
+	f.deploymentRoutes(mux)
 	mux.HandleFunc("POST /v1/client/allocation/{id}/{op}", f.write(func(id string) any { // signal, restart
 		if f.allocs[id] == nil {
 			return nil

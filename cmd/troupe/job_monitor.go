@@ -65,6 +65,9 @@ func (m *monitor) run(ctx context.Context, evalID string) (int, error) {
 	if code, done := m.evalOutcome(eval); done {
 		return code, nil
 	}
+	if m.waitAllocs && eval.DeploymentID != "" {
+		return m.followDeployment(ctx, eval.DeploymentID)
+	}
 	if !m.waitAllocs || len(allocs) == 0 {
 		return exitOK, nil
 	}

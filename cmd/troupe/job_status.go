@@ -98,6 +98,9 @@ func jobDetail(m *meta, c *api.Client, job *messages.Job) int {
 	}
 	fmt.Fprintln(m.stdout, "\nSummary")
 	writeSummary(m.stdout, summary)
+	if code := writeLatestDeployment(m, c, job.ID); code != exitOK {
+		return code
+	}
 	evals, _, err := c.Jobs().Evaluations(job.ID, nil)
 	if err != nil {
 		return m.fail("querying job evaluations", err)

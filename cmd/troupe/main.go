@@ -56,6 +56,7 @@ func commandTree() *cmdNode {
 			"stop":     {synopsis: "Stop a running job", run: jobStopCommand},
 			"inspect":  {synopsis: "Print a job as JSON", run: jobInspectCommand},
 			"dispatch": {synopsis: "Run a parameterized job with a payload and meta", run: jobDispatchCommand},
+			"promote":  {synopsis: "Promote the canaries of a job's deployment", run: jobPromoteCommand},
 			"periodic": {synopsis: "Act on periodic jobs", subs: map[string]*cmdNode{
 				"force": {synopsis: "Launch a periodic job's child now", run: jobPeriodicForceCommand},
 			}},
@@ -75,8 +76,9 @@ func commandTree() *cmdNode {
 			"drain":       {synopsis: "Drain a node's allocations (or stop draining)", run: nodeDrainCommand},
 			"pool":        nodePoolCommands(),
 		}},
-		"namespace": namespaceCommands(),
-		"service":   serviceCommands(),
+		"namespace":  namespaceCommands(),
+		"deployment": deploymentCommands(),
+		"service":    serviceCommands(),
 		"volume": {synopsis: "Create, register, inspect, detach and remove CSI volumes", subs: map[string]*cmdNode{
 			"create":     {synopsis: "Create a volume with its CSI plugin from a spec file", run: volumeCreateCommand},
 			"register":   {synopsis: "Register an existing volume from a spec file", run: volumeRegisterCommand},

@@ -19,11 +19,13 @@ const (
 	JobScaling    Trigger = "job-scaling"
 	AllocStop     Trigger = "alloc-stop"
 	PeriodicJob   Trigger = "periodic-job"
-	nodeUpdate    Trigger = "node-update"
-	nodeDrain     Trigger = "node-drain"
-	allocFailure  Trigger = "alloc-failure"
-	reconnect     Trigger = "reconnect"
-	planRefused   Trigger = "plan-refused"
+	// DeploymentWatcher: a deployment's progress (actors/deployment).
+	DeploymentWatcher Trigger = "deployment-watcher"
+	nodeUpdate        Trigger = "node-update"
+	nodeDrain         Trigger = "node-drain"
+	allocFailure      Trigger = "alloc-failure"
+	reconnect         Trigger = "reconnect"
+	planRefused       Trigger = "plan-refused"
 )
 
 // statusPending is a new evaluation's status.
