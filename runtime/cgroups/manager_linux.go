@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	cg "github.com/containerd/cgroups/v3"
@@ -188,6 +189,11 @@ func (m *Manager) Groups() ([]string, error) {
 
 // RemoveParent deletes every group below the parent (killing what runs
 // in them) and then the parent itself; a parent already gone is no error.
+// gone reports whether err says a group was removed under the caller.
+func gone(err error) bool {
+	return errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENODEV)
+}
+
 func (m *Manager) RemoveParent() error {
 	names, err := m.Groups()
 	if err != nil {
@@ -196,11 +202,13 @@ func (m *Manager) RemoveParent() error {
 	var errs []error
 	for _, n := range names {
 		g, err := m.Load(m.PathOf(n))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
 		if err == nil {
 			err = g.Delete()
+		}
+		// A group its owner removes meanwhile (a task's teardown still
+		// running) is gone: its files answer ENODEV, then ENOENT.
+		if gone(err) {
+			continue
 		}
 		errs = append(errs, err)
 	}
