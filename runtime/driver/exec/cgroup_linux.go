@@ -18,18 +18,18 @@ import (
 // (nil when the host has none), the cores handed out as cpusets and the
 // last usage sample of each task (for CPU percentages).
 type taskCgroups struct {
-	once  sync.Once
-	mgr   *cgroups.Manager
-	mu    sync.Mutex
-	cores map[int]string // core -> task ID
-	last  map[string]*cgroups.Stats
+	once    sync.Once
+	mgr     *cgroups.Manager
+	mu      sync.Mutex
+	cores   map[int]string // core -> task ID
+	samples cgroups.Samples
 }
 
 // cgroups returns the driver's cgroup state, set up on first use.
 func (d *Driver) cgroups() *taskCgroups {
 	c := d.platform.cg
 	c.once.Do(func() {
-		c.cores, c.last = map[int]string{}, map[string]*cgroups.Stats{}
+		c.cores = map[int]string{}
 		m, err := cgroups.New(d.cfg.CgroupParent)
 		if err != nil {
 			d.log.Warn("exec tasks run without cgroups: no limits, no usage, no kill of escaped processes", "err", err)
@@ -55,9 +55,7 @@ func (d *Driver) createCgroup(cfg *driver.TaskConfig) (path, cpuset string, err 
 	if cpuset, err = c.cpusetOf(cfg); err != nil {
 		return "", "", err
 	}
-	c.mu.Lock()
-	delete(c.last, cfg.ID)
-	c.mu.Unlock()
+	c.samples.Forget(cfg.ID)
 	g, err := c.mgr.CreateTask(cfg.AllocID, cfg.TaskName, cgroups.TaskResources(cfg, cpuset, d.cfg.PidsLimit))
 	if err != nil {
 		c.freeCores(cfg.ID)
@@ -92,9 +90,7 @@ func (d *Driver) killCgroup(t *task) error {
 // its cores.
 func (d *Driver) removeCgroup(t *task) error {
 	c := d.cgroups()
-	c.mu.Lock()
-	delete(c.last, t.ID)
-	c.mu.Unlock()
+	c.samples.Forget(t.ID)
 	c.freeCores(t.ID)
 	if g := d.group(t); g != nil {
 		return g.Delete()
@@ -144,15 +140,7 @@ func (d *Driver) TaskStats(_ context.Context, taskID string) (*driver.TaskUsage,
 	if err != nil {
 		return nil, fmt.Errorf("exec: %s: %w", taskID, err)
 	}
-	c := d.cgroups()
-	c.mu.Lock()
-	prev := c.last[taskID]
-	c.last[taskID] = s
-	c.mu.Unlock()
-	if prev == nil {
-		prev = &cgroups.Stats{At: t.Handle.StartedAt}
-	}
-	return cgroups.Usage(prev, s), nil
+	return d.cgroups().samples.Usage(taskID, s, t.Handle.StartedAt), nil
 }
 
 // cpusetOf is the task's cpuset: the cores the scheduler reserved for

@@ -16,8 +16,7 @@ const memoryOverheadMB = 128
 // when the host has none) and the last usage sample of each task (for
 // CPU percentages).
 type vmCgroups struct {
-	once sync.Once
-	mgr  *cgroups.Manager
-	mu   sync.Mutex
-	last map[string]*cgroups.Stats
+	once    sync.Once
+	mgr     *cgroups.Manager
+	samples cgroups.Samples
 }

@@ -12,7 +12,6 @@ import (
 func (d *Driver) cgroups() *vmCgroups {
 	c := d.cg
 	c.once.Do(func() {
-		c.last = map[string]*cgroups.Stats{}
 		m, err := cgroups.New(d.cfg.CgroupParent)
 		if err != nil {
 			d.log.Warn("VMs run without cgroups: no memory limit, no usage", "err", err)
@@ -38,9 +37,7 @@ func (d *Driver) createGroup(cfg *driver.TaskConfig, guestMB int64) (cgroups.Gro
 	if c.mgr == nil {
 		return nil, nil
 	}
-	c.mu.Lock()
-	delete(c.last, cfg.ID)
-	c.mu.Unlock()
+	c.samples.Forget(cfg.ID)
 	g, err := c.mgr.CreateTask(cfg.AllocID, cfg.TaskName, vmResources(cfg, guestMB, d.cfg.PidsLimit))
 	if err != nil {
 		return nil, fmt.Errorf("qemu: %s: %w", cfg.ID, err)
@@ -73,9 +70,7 @@ func (d *Driver) killGroup(t *task) error {
 // removeGroup kills what is left in t's group and removes it.
 func (d *Driver) removeGroup(t *task) error {
 	c := d.cgroups()
-	c.mu.Lock()
-	delete(c.last, t.ID)
-	c.mu.Unlock()
+	c.samples.Forget(t.ID)
 	if g := d.group(t); g != nil {
 		return g.Delete()
 	}
@@ -102,13 +97,5 @@ func (d *Driver) TaskStats(_ context.Context, taskID string) (*driver.TaskUsage,
 	if err != nil {
 		return nil, fmt.Errorf("qemu: %s: %w", taskID, err)
 	}
-	c := d.cgroups()
-	c.mu.Lock()
-	prev := c.last[taskID]
-	c.last[taskID] = s
-	c.mu.Unlock()
-	if prev == nil {
-		prev = &cgroups.Stats{At: t.Handle.StartedAt}
-	}
-	return cgroups.Usage(prev, s), nil
+	return d.cgroups().samples.Usage(taskID, s, t.Handle.StartedAt), nil
 }
