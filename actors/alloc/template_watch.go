@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"maps"
 	"crypto/sha256"
 	"math/rand/v2"
 	"time"
@@ -59,7 +60,7 @@ func (h *templateHook) watchTemplates(ctx actor.Context) {
 	al := proto.Clone(a.alloc).(*messages.Allocation)
 	actors.Go(ctx, func(c context.Context) any {
 		for c.Err() == nil {
-			m, err := h.watchOnce(c, al, index, sums)
+			m, at, err := h.watchOnce(c, al, index, sums)
 			if err != nil {
 				a.log.Warn("template watch failed, trying again", "error", err, "in", templateRetry)
 				wait(c, clock, templateRetry)
@@ -69,6 +70,7 @@ func (h *templateHook) watchTemplates(ctx actor.Context) {
 				m.gen = gen
 				return m
 			}
+			index = at // nothing this allocation reads changed: wait from here
 		}
 		return nil
 	})
@@ -98,13 +100,14 @@ func wait(ctx context.Context, clock actors.Clock, d time.Duration) {
 	}
 }
 
-// watchOnce waits for the variables table to pass index, renders every
-// watched template again and writes those whose output changed: nil when
-// none did (the caller waits again from the new index).
-func (h *templateHook) watchOnce(ctx context.Context, al *messages.Allocation, index uint64, sums map[tmplKey][32]byte) (*templatesChanged, error) {
+// watchOnce waits for the variables and services tables to pass index,
+// renders every watched template again and writes those whose output
+// changed: nil when none did, with the index it rendered at (the caller
+// waits again from there).
+func (h *templateHook) watchOnce(ctx context.Context, al *messages.Allocation, index uint64, sums map[tmplKey][32]byte) (*templatesChanged, uint64, error) {
 	resp, err := h.read(ctx, &messages.VarReadRequest{Namespace: al.GetNamespace(), MinIndex: index, Wait: int64(varWait)})
 	if err != nil || resp.GetIndex() <= index {
-		return nil, err
+		return nil, index, err
 	}
 	m := &templatesChanged{index: resp.GetIndex(), sums: sums, env: map[string]map[string]string{}}
 	w := &templateHook{a: h.a, env: m.env, sums: sums}
@@ -125,16 +128,15 @@ func (h *templateHook) watchOnce(ctx context.Context, al *messages.Allocation, i
 				continue
 			}
 			if err := w.apply(al, t, i, out); err != nil {
-				return nil, err
+				return nil, index, err
 			}
 			m.changed = append(m.changed, k)
 		}
 	}
 	if len(m.changed) == 0 {
-		// Nothing this allocation reads changed: wait from here.
-		return h.watchOnce(ctx, al, resp.GetIndex(), sums)
+		return nil, resp.GetIndex(), nil
 	}
-	return m, nil
+	return m, m.index, nil
 }
 
 // onTemplatesChanged keeps what the watch rendered, then applies the
@@ -146,8 +148,11 @@ func (h *templateHook) onTemplatesChanged(ctx actor.Context, m *templatesChanged
 	}
 	h.watching = false
 	h.index, h.sums = m.index, m.sums
-	for task, env := range m.env {
-		h.env[task] = env
+	for task, env := range m.env { // the changed env templates' lines over the others'
+		if h.env[task] == nil {
+			h.env[task] = map[string]string{}
+		}
+		maps.Copy(h.env[task], env)
 	}
 	var splay time.Duration
 	for _, k := range m.changed {
