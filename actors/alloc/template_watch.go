@@ -2,8 +2,8 @@ package alloc
 
 import (
 	"context"
-	"maps"
 	"crypto/sha256"
+	"maps"
 	"math/rand/v2"
 	"time"
 
