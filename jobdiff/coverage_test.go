@@ -62,6 +62,8 @@ func sample(fd protoreflect.FieldDescriptor) protoreflect.Value {
 		return protoreflect.ValueOfUint64(7)
 	case protoreflect.StringKind:
 		return protoreflect.ValueOfString("s-" + string(fd.Name()))
+	case protoreflect.BytesKind:
+		return protoreflect.ValueOfBytes([]byte("b-" + string(fd.Name())))
 	}
 	panic("jobdiff test: add a sample for kind " + fd.Kind().String())
 }
