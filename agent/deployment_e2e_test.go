@@ -142,7 +142,12 @@ func TestBadVersionRevertedAutomatically(t *testing.T) {
 	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
 	require.NoError(t, err)
 
-	_, _, err = c.Jobs().Register(deployJob("bad", 2, "sleep 1000 # good", true), nil)
+	// The isolated exec task counts as running from when its executor
+	// starts, before the shell runs: a race-detector build of the agent
+	// (its own init) takes over a second to get there, so min_healthy_time
+	// must be well above that for "exit 1" to be unhealthy.
+	slow := func(j *nomad.Job) *nomad.Job { j.Update.MinHealthyTime = ptr(5 * time.Second); return j }
+	_, _, err = c.Jobs().Register(slow(deployJob("bad", 2, "sleep 1000 # good", true)), nil)
 	require.NoError(t, err)
 	waitDeployment(t, c, "bad", 0, "successful", 60*time.Second)
 	old := map[string]bool{}
@@ -153,7 +158,7 @@ func TestBadVersionRevertedAutomatically(t *testing.T) {
 	}
 	require.Len(t, old, 2)
 
-	_, _, err = c.Jobs().Register(deployJob("bad", 2, "exit 1", true), nil)
+	_, _, err = c.Jobs().Register(slow(deployJob("bad", 2, "exit 1", true)), nil)
 	require.NoError(t, err)
 	failed := waitDeployment(t, c, "bad", 1, "failed", 60*time.Second)
 	require.Equal(t, "Failed due to unhealthy allocations - rolling back to job version 0", failed.StatusDescription)
