@@ -89,12 +89,7 @@ func TestArtifactFetchedBeforeTaskStarts(t *testing.T) {
 	require.NoError(t, zw.Close())
 	srv, gets := artifactServer(t, map[string][]byte{"/hello.txt": hello, "/app.tar.gz": buf.Bytes()})
 
-	cfg := testConfig(t, t.TempDir())
-	cfg.RawExecEnabled = true
-	a := startAgent(t, cfg)
-	defer a.Shutdown()
-	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
-	require.NoError(t, err)
+	a, c := rawExecAgent(t)
 
 	job := artifactJob("art", `cat "$NOMAD_TASK_DIR/hello.txt" "$NOMAD_TASK_DIR/app/bin/msg"`,
 		&nomad.TaskArtifact{GetterSource: ptr(srv.URL + "/hello.txt"), GetterOptions: map[string]string{"checksum": sha256Of(hello)}},
@@ -140,12 +135,8 @@ func TestArtifactFetchedBeforeTaskStarts(t *testing.T) {
 func TestArtifactWrongChecksumFailsTask(t *testing.T) {
 	body := []byte("the real content\n")
 	srv, gets := artifactServer(t, map[string][]byte{"/hello.txt": body})
-	cfg := testConfig(t, t.TempDir())
-	cfg.RawExecEnabled = true
-	a := startAgent(t, cfg)
-	defer a.Shutdown()
-	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
-	require.NoError(t, err)
+	a, c := rawExecAgent(t)
+	var err error
 
 	wrong := sha256Of([]byte("something else"))
 	job := artifactJob("bad-sum", `echo ran; cat "$NOMAD_TASK_DIR/hello.txt"`,

@@ -89,12 +89,7 @@ func before(t *testing.T, times map[string]int64, a, b string) {
 // task; a leader's exit stops the others; a stopped job runs its poststop
 // task after its main task stopped.
 func TestLifecycleEndToEnd(t *testing.T) {
-	cfg := testConfig(t, t.TempDir())
-	cfg.RawExecEnabled = true
-	a := startAgent(t, cfg)
-	defer a.Shutdown()
-	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
-	require.NoError(t, err)
+	a, c := rawExecAgent(t)
 	orderOf := func(id string) string { return filepath.Join(a.AllocDir(), id, "alloc", "order") }
 
 	batch := lifecycleJob("phases", "batch",

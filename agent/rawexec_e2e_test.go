@@ -26,6 +26,19 @@ func rawExecJob(id, script string) *nomad.Job {
 	return job
 }
 
+// rawExecAgent starts an agent with raw_exec enabled and Nomad's client
+// for it; the agent is shut down when the test ends.
+func rawExecAgent(t *testing.T) (*Agent, *nomad.Client) {
+	t.Helper()
+	cfg := testConfig(t, t.TempDir())
+	cfg.RawExecEnabled = true
+	a := startAgent(t, cfg)
+	t.Cleanup(func() { _ = a.Shutdown() })
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+	return a, c
+}
+
 // TestRawExecDisabledNotPlaced: an agent without -raw-exec does not offer
 // the driver (no driver.raw_exec, undetected in Drivers), and a raw_exec
 // job is not placed: its evaluation says why in Nomad's shape (the node

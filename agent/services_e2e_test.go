@@ -136,12 +136,8 @@ func httpGetOK(url string) bool {
 // check passes again.
 func TestServiceChecksEndToEnd(t *testing.T) {
 	needBusybox(t)
-	cfg := testConfig(t, t.TempDir())
-	cfg.RawExecEnabled = true
-	a := startAgent(t, cfg)
-	defer a.Shutdown()
-	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
-	require.NoError(t, err)
+	a, c := rawExecAgent(t)
+	var err error
 	grace := time.Second
 	job := httpdJob("chk", "chk-web", "echo ok > $NOMAD_TASK_DIR/health",
 		nomad.ServiceCheck{Name: "http", Type: "http", Path: "/health", Interval: time.Second, Timeout: time.Second,

@@ -22,12 +22,8 @@ import (
 // others read signals it, without a restart; the files follow.
 func TestTemplatesThroughNomadClient(t *testing.T) {
 	needCgroups(t)
-	cfg := testConfig(t, t.TempDir())
-	cfg.RawExecEnabled = true
-	a := startAgent(t, cfg)
-	defer a.Shutdown()
-	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
-	require.NoError(t, err)
+	a, c := rawExecAgent(t)
+	var err error
 	setVar := func(items nomad.VariableItems) {
 		t.Helper()
 		_, _, err := c.Variables().Update(&nomad.Variable{Path: "nomad/jobs/tmpl", Items: items}, nil)
@@ -88,12 +84,8 @@ while true; do sleep 0.05; done`
 // variable that does not exist does not start until it is created.
 func TestTemplateWaitsForMissingVariable(t *testing.T) {
 	needCgroups(t)
-	cfg := testConfig(t, t.TempDir())
-	cfg.RawExecEnabled = true
-	a := startAgent(t, cfg)
-	defer a.Shutdown()
-	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
-	require.NoError(t, err)
+	a, c := rawExecAgent(t)
+	var err error
 	job := rawExecJob("later", `cat "$NOMAD_TASK_DIR/x"; echo; while true; do sleep 0.05; done`)
 	job.TaskGroups[0].Tasks[0].Templates = []*nomad.Template{{
 		EmbeddedTmpl: ptr(`{{ with nomadVar "nomad/jobs/later" }}{{ .k }}{{ end }}`), DestPath: ptr("local/x")}}
@@ -117,12 +109,8 @@ func TestTemplateWaitsForMissingVariable(t *testing.T) {
 func TestTemplateFollowsServices(t *testing.T) {
 	needCgroups(t)
 	needBusybox(t)
-	cfg := testConfig(t, t.TempDir())
-	cfg.RawExecEnabled = true
-	a := startAgent(t, cfg)
-	defer a.Shutdown()
-	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
-	require.NoError(t, err)
+	a, c := rawExecAgent(t)
+	var err error
 	_, _, err = c.Jobs().Register(httpdJob("db", "tmpl-db", "true"), nil)
 	require.NoError(t, err)
 	regs := waitServices(t, c, "tmpl-db", 1)

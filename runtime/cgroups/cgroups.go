@@ -145,3 +145,16 @@ func CheckParent(parent string) error {
 	}
 	return nil
 }
+
+// Existing loads a task's group for a driver: nil when the host has no
+// cgroups (m nil), the task has no group (path "") or it is gone.
+func (m *Manager) Existing(path string) Group {
+	if m == nil || path == "" {
+		return nil
+	}
+	g, err := m.Load(path)
+	if err != nil {
+		return nil
+	}
+	return g
+}

@@ -65,17 +65,7 @@ func (d *Driver) createCgroup(cfg *driver.TaskConfig) (path, cpuset string, err 
 }
 
 // group loads a task's group; nil when it has none or it is gone.
-func (d *Driver) group(t *task) cgroups.Group {
-	c := d.cgroups()
-	if c.mgr == nil || t.Data.Cgroup == "" {
-		return nil
-	}
-	g, err := c.mgr.Load(t.Data.Cgroup)
-	if err != nil {
-		return nil
-	}
-	return g
-}
+func (d *Driver) group(t *task) cgroups.Group { return d.cgroups().mgr.Existing(t.Data.Cgroup) }
 
 // killCgroup SIGKILLs every process in t's group (a daemon that left
 // the task's process group too).

@@ -46,17 +46,7 @@ func (d *Driver) createGroup(cfg *driver.TaskConfig, guestMB int64) (cgroups.Gro
 }
 
 // group loads a task's group; nil when it has none or it is gone.
-func (d *Driver) group(t *task) cgroups.Group {
-	c := d.cgroups()
-	if c.mgr == nil || t.Data.Cgroup == "" {
-		return nil
-	}
-	g, err := c.mgr.Load(t.Data.Cgroup)
-	if err != nil {
-		return nil
-	}
-	return g
-}
+func (d *Driver) group(t *task) cgroups.Group { return d.cgroups().mgr.Existing(t.Data.Cgroup) }
 
 // killGroup SIGKILLs whatever runs in t's group (qemu, its shim, any
 // helper it started).
