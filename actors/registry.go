@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -69,6 +70,7 @@ func (r *Registry) Props(kind string, producer actor.Producer, opts ...actor.Pro
 			return mb
 		}),
 		actor.WithReceiverMiddleware(r.middleware(e)),
+		actor.WithDispatcher(sharedDispatcher),
 	}, opts...)
 	return actor.PropsFromProducer(producer, all...)
 }
@@ -146,9 +148,18 @@ func (r *Registry) Tree(sys *actor.ActorSystem) []*Info {
 	return out
 }
 
+// typeNames caches typeName's answer per type: the middleware names every
+// message an actor handles, and formatting "%T" each time cost a few
+// percent of a busy leader's CPU.
+var typeNames sync.Map // reflect.Type -> string
+
 func typeName(m any) string {
-	s := fmt.Sprintf("%T", m)
-	s = strings.TrimPrefix(s, "*")
+	t := reflect.TypeOf(m)
+	if s, ok := typeNames.Load(t); ok {
+		return s.(string)
+	}
+	s := strings.TrimPrefix(fmt.Sprintf("%T", m), "*")
+	typeNames.Store(t, s)
 	return s
 }
 

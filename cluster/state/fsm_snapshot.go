@@ -180,7 +180,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		w.restoreRecord(rec)
 	}
 	w.commitRestore()
-	f.store.replace(fresh.db, fresh.allocs)
+	f.store.replace(fresh.db, fresh.allocs, fresh.tables)
 	f.lastIndex.Store(w.index)
 	f.store.setApplied(w.index)
 	f.publish(restoreEvent(f.store.Snapshot(), w.index, w.now))
@@ -230,10 +230,12 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 // to the snapshot's (job statuses were saved as they were).
 func (w *writeTxn) commitRestore() {
 	w.flushDerived()
+	all := make(map[string]bool, len(watchedTables))
 	for _, t := range watchedTables {
 		w.insert(tableIndex, &indexEntry{Table: t, Value: w.index})
+		all[t] = true
 	}
-	w.store.commit(w.txn, w.allocTable(false))
+	w.store.commit(w.txn, w.allocTable(false), all, w.index)
 }
 
 func restoreEvent(s *Snap, index uint64, now int64) Event {

@@ -8,27 +8,42 @@ import (
 )
 
 // pmap is a persistent sorted map from string keys to values that carry
-// their own key (keyOf): a sorted list of sorted chunks. A published pmap is immutable; a write
-// transaction (identified by a generation number) edits copies, copying the
-// chunk list once and each chunk it touches once, so a batch of k inserts
-// costs O(k log n) comparisons plus O(k) chunk copies, and readers holding
-// the old version are never disturbed.
+// their own key (keyOf): a sorted list of directories, each a sorted list
+// of sorted chunks. A published pmap is immutable; a write transaction
+// (identified by a generation number) edits copies, copying the directory
+// list once and each directory and chunk it touches once, so a batch of k
+// inserts costs O(k log n) comparisons plus O(k) chunk copies, and readers
+// holding the old version are never disturbed.
 //
 // The allocations table uses it instead of go-memdb: with a million
 // allocations memdb's radix trees cost ~40µs and ~3KB per allocation
 // (four indexes, a channel per node), this ~2µs and ~70 bytes. An item
 // holds no key of its own (the value has it): one pointer an item for the
 // garbage collector to mark and the write barrier to copy, not two.
+//
+// The directories keep the cost of a chunk split flat: with one list of
+// chunks, a split inserted into a list of n/48 chunk pointers (20,000 at a
+// million allocations, copied with a write barrier each) and every
+// transaction cloned that list, a cost that grew with the table.
 type pmap[V any] struct {
 	gen    uint64
-	chunks []*pchunk[V]
-	firsts []uint64 // firsts[i] = keyPrefix(chunks[i]'s first key): a cache-friendly search
+	dirs   []*pdir[V]
+	dfirst []uint64 // dfirst[i] = keyPrefix(dirs[i]'s first key)
 	n      int
-	// split is the size at which a chunk splits in two (0: maxChunk).
-	split int
-	keyOf func(V) string
+	// split is the size at which a chunk splits in two (0: maxChunk);
+	// dirSplit the number of chunks at which a directory does (0: maxDir).
+	split, dirSplit int
+	keyOf           func(V) string
 	// name is the key of an inner map in its outer one (nestedSet).
 	name string
+}
+
+// pdir is a run of chunks: firsts[i] = keyPrefix(chunks[i]'s first key),
+// a cache-friendly search.
+type pdir[V any] struct {
+	gen    uint64
+	chunks []*pchunk[V]
+	firsts []uint64
 }
 
 type pchunk[V any] struct {
@@ -49,10 +64,12 @@ type pitem[V any] struct {
 // each chunk it touches once, so the inner maps of the nested indexes
 // (by node, job and evaluation), each written a few keys per transaction,
 // split at innerChunk: a placement on a node with a hundred allocations
-// copies 16 of them, not 64.
+// copies 16 of them, not 64. maxDir is the number of chunks at which a
+// directory splits.
 const (
 	maxChunk   = 64
 	innerChunk = 16
+	maxDir     = 128
 )
 
 func newPmap[V any](gen uint64, keyOf func(V) string) *pmap[V] {
@@ -69,6 +86,13 @@ func (m *pmap[V]) splitAt() int {
 	return maxChunk
 }
 
+func (m *pmap[V]) dirSplitAt() int {
+	if m.dirSplit > 0 {
+		return m.dirSplit
+	}
+	return maxDir
+}
+
 // Len is the number of keys.
 func (m *pmap[V]) Len() int {
 	if m == nil {
@@ -78,13 +102,13 @@ func (m *pmap[V]) Len() int {
 }
 
 // edit returns a version of m that transaction gen may change: m itself
-// when gen already owns it, else a copy sharing its chunks.
+// when gen already owns it, else a copy sharing its directories.
 func (m *pmap[V]) edit(gen uint64) *pmap[V] {
 	if m.gen == gen {
 		return m
 	}
-	return &pmap[V]{gen: gen, chunks: slices.Clone(m.chunks), firsts: slices.Clone(m.firsts), n: m.n,
-		split: m.split, keyOf: m.keyOf, name: m.name}
+	return &pmap[V]{gen: gen, dirs: slices.Clone(m.dirs), dfirst: slices.Clone(m.dfirst), n: m.n,
+		split: m.split, dirSplit: m.dirSplit, keyOf: m.keyOf, name: m.name}
 }
 
 // keyPrefix is the first 8 bytes of key, big-endian, zero-padded: it
@@ -101,22 +125,37 @@ func keyPrefix(key string) uint64 {
 	return p
 }
 
-// chunkFor is the index of the chunk where key is or would go.
-func (m *pmap[V]) chunkFor(key string) int {
+// search is the index of the run (a chunk or a directory) where key is or
+// would go, among runs sorted by first key, whose first keys' prefixes
+// are firsts and whose first keys are firstKey(i).
+func search(firsts []uint64, firstKey func(int) string, key string) int {
 	p := keyPrefix(key)
-	// lo..hi: the chunks whose first key has the same prefix as key.
-	lo, _ := slices.BinarySearch(m.firsts, p)
-	hi := len(m.firsts)
+	// lo..hi: the runs whose first key has the same prefix as key.
+	lo, _ := slices.BinarySearch(firsts, p)
+	hi := len(firsts)
 	if p < math.MaxUint64 {
-		hi, _ = slices.BinarySearch(m.firsts[lo:], p+1)
+		hi, _ = slices.BinarySearch(firsts[lo:], p+1)
 		hi += lo
 	}
-	// i: the first chunk whose first key is >= key.
-	i := lo + sort.Search(hi-lo, func(j int) bool { return m.keyOf(m.chunks[lo+j].items[0].val) >= key })
-	if i < len(m.chunks) && m.keyOf(m.chunks[i].items[0].val) == key {
+	// i: the first run whose first key is >= key.
+	i := lo + sort.Search(hi-lo, func(j int) bool { return firstKey(lo+j) >= key })
+	if i < len(firsts) && firstKey(i) == key {
 		return i
 	}
 	return max(i-1, 0)
+}
+
+// dirFor is the index of the directory where key is or would go.
+func (m *pmap[V]) dirFor(key string) int {
+	if len(m.dirs) == 1 {
+		return 0
+	}
+	return search(m.dfirst, func(i int) string { return m.keyOf(m.dirs[i].chunks[0].items[0].val) }, key)
+}
+
+// chunkFor is the index in d of the chunk where key is or would go.
+func (d *pdir[V]) chunkFor(key string, keyOf func(V) string) int {
+	return search(d.firsts, func(i int) string { return keyOf(d.chunks[i].items[0].val) }, key)
 }
 
 func (c *pchunk[V]) find(key string, keyOf func(V) string) (int, bool) {
@@ -135,24 +174,35 @@ func (c *pchunk[V]) find(key string, keyOf func(V) string) (int, bool) {
 // Get returns the value for key.
 func (m *pmap[V]) Get(key string) (V, bool) {
 	var zero V
-	if m == nil || len(m.chunks) == 0 {
+	if m == nil || len(m.dirs) == 0 {
 		return zero, false
 	}
-	c := m.chunks[m.chunkFor(key)]
+	d := m.dirs[m.dirFor(key)]
+	c := d.chunks[d.chunkFor(key, m.keyOf)]
 	if i, ok := c.find(key, m.keyOf); ok {
 		return c.items[i].val, true
 	}
 	return zero, false
 }
 
-// ownChunk returns chunk i writable by m's transaction.
-func (m *pmap[V]) ownChunk(i int) *pchunk[V] {
-	c := m.chunks[i]
+// ownDir returns directory i writable by m's transaction.
+func (m *pmap[V]) ownDir(i int) *pdir[V] {
+	d := m.dirs[i]
+	if d.gen != m.gen {
+		d = &pdir[V]{gen: m.gen, chunks: slices.Clone(d.chunks), firsts: slices.Clone(d.firsts)}
+		m.dirs[i] = d
+	}
+	return d
+}
+
+// ownChunk returns chunk i of d (owned) writable by m's transaction.
+func (m *pmap[V]) ownChunk(d *pdir[V], i int) *pchunk[V] {
+	c := d.chunks[i]
 	if c.gen != m.gen {
 		items := make([]pitem[V], len(c.items), len(c.items)+4) // room for a few inserts
 		copy(items, c.items)
 		c = &pchunk[V]{gen: m.gen, items: items}
-		m.chunks[i] = c
+		d.chunks[i] = c
 	}
 	return c
 }
@@ -162,14 +212,17 @@ func (m *pmap[V]) ownChunk(i int) *pchunk[V] {
 func (m *pmap[V]) Set(val V) {
 	key := m.keyOf(val)
 	p := keyPrefix(key)
-	if len(m.chunks) == 0 {
-		m.chunks = []*pchunk[V]{{gen: m.gen, items: []pitem[V]{{p, val}}}}
-		m.firsts = []uint64{p}
+	if len(m.dirs) == 0 {
+		c := &pchunk[V]{gen: m.gen, items: []pitem[V]{{p, val}}}
+		m.dirs = []*pdir[V]{{gen: m.gen, chunks: []*pchunk[V]{c}, firsts: []uint64{p}}}
+		m.dfirst = []uint64{p}
 		m.n = 1
 		return
 	}
-	ci := m.chunkFor(key)
-	c := m.ownChunk(ci)
+	di := m.dirFor(key)
+	d := m.ownDir(di)
+	ci := d.chunkFor(key, m.keyOf)
+	c := m.ownChunk(d, ci)
 	i, found := c.find(key, m.keyOf)
 	if found {
 		c.items[i].val = val
@@ -178,36 +231,55 @@ func (m *pmap[V]) Set(val V) {
 	c.items = slices.Insert(c.items, i, pitem[V]{p, val})
 	m.n++
 	if i == 0 {
-		m.firsts[ci] = p
+		d.firsts[ci] = p
+		if ci == 0 {
+			m.dfirst[di] = p
+		}
 	}
 	if len(c.items) > m.splitAt() {
 		half := len(c.items) / 2
 		right := &pchunk[V]{gen: m.gen, items: slices.Clone(c.items[half:])}
 		c.items = slices.Clip(c.items[:half])
-		m.chunks = slices.Insert(m.chunks, ci+1, right)
-		m.firsts = slices.Insert(m.firsts, ci+1, right.items[0].pfx)
+		d.chunks = slices.Insert(d.chunks, ci+1, right)
+		d.firsts = slices.Insert(d.firsts, ci+1, right.items[0].pfx)
+	}
+	if len(d.chunks) > m.dirSplitAt() {
+		half := len(d.chunks) / 2
+		right := &pdir[V]{gen: m.gen, chunks: slices.Clone(d.chunks[half:]), firsts: slices.Clone(d.firsts[half:])}
+		d.chunks, d.firsts = slices.Clip(d.chunks[:half]), slices.Clip(d.firsts[:half])
+		m.dirs = slices.Insert(m.dirs, di+1, right)
+		m.dfirst = slices.Insert(m.dfirst, di+1, right.firsts[0])
 	}
 }
 
 // Delete removes key. m must be owned by the caller's transaction.
 func (m *pmap[V]) Delete(key string) {
-	if len(m.chunks) == 0 {
+	if len(m.dirs) == 0 {
 		return
 	}
-	ci := m.chunkFor(key)
-	i, found := m.chunks[ci].find(key, m.keyOf)
+	di := m.dirFor(key)
+	ci := m.dirs[di].chunkFor(key, m.keyOf)
+	i, found := m.dirs[di].chunks[ci].find(key, m.keyOf)
 	if !found {
 		return
 	}
-	c := m.ownChunk(ci)
+	d := m.ownDir(di)
+	c := m.ownChunk(d, ci)
 	c.items = slices.Delete(c.items, i, i+1)
 	m.n--
 	switch {
 	case len(c.items) == 0:
-		m.chunks = slices.Delete(m.chunks, ci, ci+1)
-		m.firsts = slices.Delete(m.firsts, ci, ci+1)
+		d.chunks = slices.Delete(d.chunks, ci, ci+1)
+		d.firsts = slices.Delete(d.firsts, ci, ci+1)
 	case i == 0:
-		m.firsts[ci] = c.items[0].pfx
+		d.firsts[ci] = c.items[0].pfx
+	}
+	switch {
+	case len(d.chunks) == 0:
+		m.dirs = slices.Delete(m.dirs, di, di+1)
+		m.dfirst = slices.Delete(m.dfirst, di, di+1)
+	case ci == 0:
+		m.dfirst[di] = d.firsts[0]
 	}
 }
 
@@ -217,11 +289,10 @@ func (m *pmap[V]) Values() []V {
 		return nil
 	}
 	out := make([]V, 0, m.n)
-	for _, c := range m.chunks {
-		for _, it := range c.items {
-			out = append(out, it.val)
-		}
-	}
+	m.Range(func(v V) bool {
+		out = append(out, v)
+		return true
+	})
 	return out
 }
 
@@ -289,10 +360,12 @@ func (m *pmap[V]) Range(fn func(V) bool) {
 	if m == nil {
 		return
 	}
-	for _, c := range m.chunks {
-		for _, it := range c.items {
-			if !fn(it.val) {
-				return
+	for _, d := range m.dirs {
+		for _, c := range d.chunks {
+			for _, it := range c.items {
+				if !fn(it.val) {
+					return
+				}
 			}
 		}
 	}

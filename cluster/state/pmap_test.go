@@ -15,17 +15,24 @@ import (
 // what it held when published (copy-on-write never leaks).
 func TestPmapMatchesModel(t *testing.T) {
 	tests := []struct {
-		name string
-		key  func(r *rand.Rand) string
+		name     string
+		key      func(r *rand.Rand) string
+		dirSplit int
 	}{
-		{"random keys", func(r *rand.Rand) string { return fmt.Sprintf("%016x", r.Uint64()%5000) }},
-		{"shared prefixes", func(r *rand.Rand) string { return fmt.Sprintf("alloc-000000-%05d", r.IntN(5000)) }},
-		{"short keys", func(r *rand.Rand) string { return fmt.Sprint(r.IntN(300)) }},
+		{"random keys", func(r *rand.Rand) string { return fmt.Sprintf("%016x", r.Uint64()%5000) }, 0},
+		{"shared prefixes", func(r *rand.Rand) string { return fmt.Sprintf("alloc-000000-%05d", r.IntN(5000)) }, 0},
+		{"short keys", func(r *rand.Rand) string { return fmt.Sprint(r.IntN(300)) }, 0},
+		// Directories of 4 chunks: splits, merges and empties of
+		// directories happen all the time.
+		{"random keys, small directories", func(r *rand.Rand) string { return fmt.Sprintf("%016x", r.Uint64()%5000) }, 4},
+		{"shared prefixes, small directories", func(r *rand.Rand) string { return fmt.Sprintf("alloc-000000-%05d", r.IntN(5000)) }, 4},
+		{"short keys, small directories", func(r *rand.Rand) string { return fmt.Sprint(r.IntN(300)) }, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 2))
 			m := newPmap(0, kvKey)
+			m.dirSplit = tt.dirSplit
 			model := map[string]int{}
 			type version struct {
 				m     *pmap[kv]
@@ -79,10 +86,18 @@ func requirePmapEqual(t *testing.T, model map[string]int, m *pmap[kv], msgAndArg
 	require.Equal(t, want, m.Values(), msgAndArgs...)
 	_, ok := m.Get("absent-key")
 	require.False(t, ok)
-	for _, c := range m.chunks {
-		for _, it := range c.items {
-			require.Equal(t, keyPrefix(it.val.k), it.pfx, msgAndArgs...)
+	for _, d := range m.dirs {
+		require.NotEmpty(t, d.chunks, msgAndArgs...)
+		for ci, c := range d.chunks {
+			require.NotEmpty(t, c.items, msgAndArgs...)
+			require.Equal(t, c.items[0].pfx, d.firsts[ci], msgAndArgs...)
+			for _, it := range c.items {
+				require.Equal(t, keyPrefix(it.val.k), it.pfx, msgAndArgs...)
+			}
 		}
+	}
+	for di, d := range m.dirs {
+		require.Equal(t, d.firsts[0], m.dfirst[di], msgAndArgs...)
 	}
 }
 
@@ -119,8 +134,10 @@ func TestNestedInnerMapsSplitSmall(t *testing.T) {
 	}
 	inner, _ := outer.Get("node")
 	require.Equal(t, 100, inner.Len())
-	for _, c := range inner.chunks {
-		require.LessOrEqual(t, len(c.items), innerChunk)
+	for _, d := range inner.dirs {
+		for _, c := range d.chunks {
+			require.LessOrEqual(t, len(c.items), innerChunk)
+		}
 	}
 	require.Equal(t, 42, nestedValues(outer, "node")[42].v)
 	edited := inner.edit(2)

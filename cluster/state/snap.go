@@ -21,6 +21,9 @@ type Snap struct {
 	// transaction's view of itself): Nodes shares its list through them.
 	store *Store
 	db    *memdb.MemDB
+	// tables is the store's published table indexes as of txn (nil on a
+	// write transaction's view, which reads tableIndex).
+	tables map[string]uint64
 }
 
 // Index is the largest last-change raft index of the named tables
@@ -29,6 +32,13 @@ type Snap struct {
 func (s *Snap) Index(tables ...string) uint64 {
 	if len(tables) == 0 {
 		tables = watchedTables
+	}
+	if s.tables != nil {
+		var m uint64
+		for _, t := range tables {
+			m = max(m, s.tables[t])
+		}
+		return m
 	}
 	return maxIndex(s.txn, nil, tables)
 }

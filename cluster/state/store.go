@@ -26,6 +26,12 @@ type Store struct {
 	jobVersions atomic.Int64
 	// nodeList is the last list of every node a snapshot built (nodes.go).
 	nodeList atomic.Pointer[nodeList]
+	// tables is the last-change index of each watched table as of db, the
+	// same numbers as tableIndex's rows, published with db by commit so
+	// that a snapshot's Index is a map read, not a memdb lookup per table
+	// (the leader's node actors ask for it on every plan). Never modified:
+	// commit publishes a new map.
+	tables map[string]uint64
 }
 
 // DefaultJobVersions is how many versions of a job a store keeps unless
@@ -91,19 +97,29 @@ func (s *Store) begin() (*memdb.Txn, *allocTable, uint64) {
 
 // commit publishes a write transaction: the memdb commit and the new
 // allocation table become visible to Snapshot together.
-func (s *Store) commit(txn *memdb.Txn, allocs *allocTable) {
+func (s *Store) commit(txn *memdb.Txn, allocs *allocTable, changed map[string]bool, index uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	txn.Commit()
 	s.allocs = allocs
+	if len(changed) > 0 {
+		tables := make(map[string]uint64, len(watchedTables))
+		for t, v := range s.tables {
+			tables[t] = v
+		}
+		for t := range changed {
+			tables[t] = index
+		}
+		s.tables = tables
+	}
 }
 
 // replace swaps in a freshly built state (Restore) and wakes every waiter
 // of the old one.
-func (s *Store) replace(db *memdb.MemDB, allocs *allocTable) {
+func (s *Store) replace(db *memdb.MemDB, allocs *allocTable, tables map[string]uint64) {
 	s.mu.Lock()
 	old := s.reset
-	s.db, s.allocs, s.reset = db, allocs, make(chan struct{})
+	s.db, s.allocs, s.reset, s.tables = db, allocs, make(chan struct{}), tables
 	s.mu.Unlock()
 	close(old)
 }
@@ -113,7 +129,7 @@ func (s *Store) replace(db *memdb.MemDB, allocs *allocTable) {
 func (s *Store) Snapshot() *Snap {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return &Snap{txn: s.db.Txn(false), allocs: s.allocs, store: s, db: s.db}
+	return &Snap{txn: s.db.Txn(false), allocs: s.allocs, store: s, db: s.db, tables: s.tables}
 }
 
 // Wait is a blocking query: it returns as soon as Index(tables...) is

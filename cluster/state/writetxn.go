@@ -216,7 +216,7 @@ func (w *writeTxn) commit() Event {
 	for t := range w.changed {
 		w.insert(tableIndex, &indexEntry{Table: t, Value: w.index})
 	}
-	w.store.commit(w.txn, w.allocTable(false))
+	w.store.commit(w.txn, w.allocTable(false), w.changed, w.index)
 	return w.ev.build()
 }
 
