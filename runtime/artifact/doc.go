@@ -1,6 +1,8 @@
 // Package artifact fetches a task's artifacts (Nomad's artifact block)
 // into its task directory before the task starts, with
-// hashicorp/go-getter v1, the library Nomad uses.
+// hashicorp/go-getter v2 (the library Nomad uses; v2's root module
+// leaves S3 and GCS, whose SDKs are large to link and slow to
+// initialise, to modules of their own).
 //
 // A Fetcher fetches one Artifact at a time into a Target (the task
 // directory, and the allocation directory that local sources must lie

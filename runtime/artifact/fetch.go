@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	getter "github.com/hashicorp/go-getter"
+	getter "github.com/hashicorp/go-getter/v2"
 
 	"github.com/troupe-dev/troupe/runtime/safepath"
 )
@@ -129,7 +129,7 @@ func (f *Fetcher) Fetch(ctx context.Context, t Target, a Artifact) error {
 	if err != nil {
 		return fmt.Errorf("%w: %q", ErrDestinationEscapes, a.Destination)
 	}
-	if mode == getter.ClientModeFile && rel == "." {
+	if mode == getter.ModeFile && rel == "." {
 		return fmt.Errorf("%w: mode file needs a file as destination, not the task directory", ErrFetch)
 	}
 	lim := f.limits()
@@ -142,15 +142,13 @@ func (f *Fetcher) Fetch(ctx context.Context, t Target, a Artifact) error {
 	}
 	defer os.RemoveAll(tmp)
 	got := filepath.Join(tmp, "got")
-	src := sourceURL(a.Source, a.Options)
 	c := &getter.Client{
-		Ctx: ctx, Src: src, Dst: got, Pwd: t.TaskDir, Mode: mode,
-		Insecure: a.Insecure, DisableSymlinks: true,
-		Detectors:     detectors,
-		Getters:       getters(lim, a.Headers, t.AllocDir),
-		Decompressors: getter.LimitedDecompressors(lim.DecompressionFileCount, lim.DecompressionSize),
+		DisableSymlinks: true,
+		Getters:         getters(lim, a.Headers, t.AllocDir, a.Insecure),
+		Decompressors:   getter.LimitedDecompressors(lim.DecompressionFileCount, lim.DecompressionSize),
 	}
-	if err := c.Get(); err != nil {
+	req := &getter.Request{Src: sourceURL(a.Source, a.Options), Dst: got, Pwd: t.TaskDir, GetMode: mode, Copy: true}
+	if _, err := c.Get(ctx, req); err != nil {
 		return fetchError(ctx, a.Source, err)
 	}
 	if err := place(t.TaskDir, filepath.Join(filepath.Base(tmp), "got"), rel); err != nil {
@@ -159,20 +157,14 @@ func (f *Fetcher) Fetch(ctx context.Context, t Target, a Artifact) error {
 	return nil
 }
 
-// detectors turn short sources into URLs: github.com/..., gitlab.com/...,
-// git@host:path and local paths (S3, GCS and Bitbucket are left out: the
-// last asks Bitbucket's API).
-var detectors = []getter.Detector{new(getter.GitHubDetector), new(getter.GitLabDetector),
-	new(getter.GitDetector), new(getter.FileDetector)}
-
-func clientMode(m string) (getter.ClientMode, error) {
+func clientMode(m string) (getter.Mode, error) {
 	switch m {
 	case "", ModeAny:
-		return getter.ClientModeAny, nil
+		return getter.ModeAny, nil
 	case ModeFile:
-		return getter.ClientModeFile, nil
+		return getter.ModeFile, nil
 	case ModeDir:
-		return getter.ClientModeDir, nil
+		return getter.ModeDir, nil
 	}
 	return 0, fmt.Errorf("%w: %q", ErrBadMode, m)
 }

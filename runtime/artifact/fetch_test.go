@@ -253,3 +253,30 @@ func TestSourceURL(t *testing.T) {
 	require.Equal(t, "http://h/a?x=1&archive=false", sourceURL("http://h/a?x=1", map[string]string{"archive": "false"}))
 	require.Equal(t, "http://h/a", sourceURL("http://h/a", nil))
 }
+
+func TestFetchLocalDirectoryIsCopied(t *testing.T) {
+	tg := target(t)
+	shared := filepath.Join(tg.AllocDir, "alloc", "data", "conf")
+	require.NoError(t, os.MkdirAll(filepath.Join(shared, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(shared, "sub", "a.txt"), []byte("a"), 0o644))
+	var f Fetcher
+	require.NoError(t, f.Fetch(context.Background(), tg, Artifact{Source: "../alloc/data/conf", Destination: "local/conf"}))
+	p := filepath.Join(tg.TaskDir, "local", "conf", "sub", "a.txt")
+	require.Equal(t, "a", readFile(t, p))
+	fi, err := os.Lstat(filepath.Join(tg.TaskDir, "local", "conf"))
+	require.NoError(t, err)
+	require.True(t, fi.IsDir(), "copied, not linked")
+}
+
+func TestFetchInsecureSkipsTLSVerification(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("tls"))
+	}))
+	t.Cleanup(srv.Close)
+	var f Fetcher
+	ctx := context.Background()
+	tg := target(t)
+	require.ErrorIs(t, f.Fetch(ctx, tg, Artifact{Source: srv.URL + "/x.txt"}), ErrFetch)
+	require.NoError(t, f.Fetch(ctx, tg, Artifact{Source: srv.URL + "/x.txt", Insecure: true}))
+	require.Equal(t, "tls", readFile(t, filepath.Join(tg.TaskDir, "local", "x.txt")))
+}

@@ -1,97 +1,126 @@
 package artifact
 
 import (
+	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 
 	cleanhttp "github.com/hashicorp/go-cleanhttp"
-	getter "github.com/hashicorp/go-getter"
+	getter "github.com/hashicorp/go-getter/v2"
 
 	"github.com/troupe-dev/troupe/runtime/safepath"
 )
 
-// getters are the ones an artifact may use: http(s), local files beneath
-// allocDir, and git when the host has it. Each fetch gets its own (the
-// headers differ).
-func getters(lim Limits, headers map[string]string, allocDir string) map[string]getter.Getter {
+// getters are the ones an artifact may use, in the order go-getter v2
+// tries them: git when the host has it, http(s), and local files beneath
+// allocDir. Each fetch gets its own (the headers differ).
+func getters(lim Limits, headers map[string]string, allocDir string, insecure bool) []getter.Getter {
 	h := make(http.Header, len(headers))
 	for k, v := range headers {
 		h.Set(k, v)
 	}
 	client := cleanhttp.DefaultClient()
+	if insecure {
+		if tr, ok := client.Transport.(*http.Transport); ok {
+			tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // Nomad's insecure option
+		}
+	}
 	client.Transport = &limitTransport{base: client.Transport, max: lim.HTTPMaxBytes}
 	web := &getter.HttpGetter{
 		Client: client, Header: h,
 		ReadTimeout: lim.HTTPReadTimeout, HeadFirstTimeout: lim.HTTPReadTimeout,
 		XTerraformGetDisabled: true,
 	}
-	gs := map[string]getter.Getter{
-		"http": web, "https": web,
-		"file": &localGetter{FileGetter: &getter.FileGetter{Copy: true}, root: allocDir},
-	}
+	git := &getter.GitGetter{Timeout: lim.GitTimeout, Detectors: gitDetectors}
+	var g getter.Getter = noGit{GitGetter: git}
 	if _, err := exec.LookPath("git"); err == nil {
-		gs["git"] = &gitGetter{GitGetter: &getter.GitGetter{Timeout: lim.GitTimeout}}
-	} else {
-		gs["git"] = noGit{}
+		g = &gitGetter{GitGetter: git}
 	}
-	return gs
+	return []getter.Getter{g, web, &localGetter{root: allocDir}}
+}
+
+// gitDetectors turn short sources into git URLs: github.com/...,
+// gitlab.com/... and git@host:path (Bitbucket is left out: it asks
+// Bitbucket's API).
+var gitDetectors = []getter.Detector{new(getter.GitHubDetector), new(getter.GitLabDetector), new(getter.GitDetector)}
+
+// claimGit detects a git source with g and, when it is one, marks the
+// request as forced to git, so that no other getter tries it when git
+// fails (go-getter v2 tries every getter that detects a source).
+func claimGit(g *getter.GitGetter, req *getter.Request) (bool, error) {
+	ok, err := g.Detect(req)
+	if ok && err == nil && req.Forced == "" {
+		req.Forced = "git"
+	}
+	return ok, err
 }
 
 // localGetter copies local files and directories, only from beneath
 // root (symlinks resolved), never by linking.
 type localGetter struct {
-	*getter.FileGetter
+	getter.FileGetter
 	root string
 }
 
-func (g *localGetter) check(u *url.URL) error {
+func (g *localGetter) check(u *url.URL) (string, error) {
 	p := u.Path
 	if u.RawPath != "" {
 		p = u.RawPath
 	}
 	if g.root == "" {
-		return fmt.Errorf("%w: %s", ErrSourceOutside, p)
+		return "", fmt.Errorf("%w: %s", ErrSourceOutside, p)
 	}
 	root, err := filepath.EvalSymlinks(g.root)
 	if err != nil {
-		return fmt.Errorf("%w: %s", ErrSourceOutside, p)
+		return "", fmt.Errorf("%w: %s", ErrSourceOutside, p)
 	}
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		return err // does not exist: go-getter's own error would say less
+		return "", err // does not exist: go-getter's own error would say less
 	}
 	if !safepath.Within(root, real) {
-		return fmt.Errorf("%w: %s", ErrSourceOutside, p)
+		return "", fmt.Errorf("%w: %s", ErrSourceOutside, p)
 	}
-	return nil
+	return real, nil
 }
 
-// ClientMode implements getter.Getter.
-func (g *localGetter) ClientMode(u *url.URL) (getter.ClientMode, error) {
-	if err := g.check(u); err != nil {
+// Mode implements getter.Getter.
+func (g *localGetter) Mode(ctx context.Context, u *url.URL) (getter.Mode, error) {
+	if _, err := g.check(u); err != nil {
 		return 0, err
 	}
-	return g.FileGetter.ClientMode(u)
+	return g.FileGetter.Mode(ctx, u)
 }
 
-// Get implements getter.Getter.
-func (g *localGetter) Get(dst string, u *url.URL) error {
-	if err := g.check(u); err != nil {
+// Get implements getter.Getter: go-getter v2 links a directory, so the
+// copy is ours, through an os.Root of the source (a link inside it
+// cannot lead out).
+func (g *localGetter) Get(_ context.Context, req *getter.Request) error {
+	real, err := g.check(req.URL())
+	if err != nil {
 		return err
 	}
-	return g.FileGetter.Get(dst, u)
+	src, err := os.OpenRoot(real)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	return os.CopyFS(req.Dst, src.FS())
 }
 
 // GetFile implements getter.Getter.
-func (g *localGetter) GetFile(dst string, u *url.URL) error {
-	if err := g.check(u); err != nil {
+func (g *localGetter) GetFile(ctx context.Context, req *getter.Request) error {
+	if _, err := g.check(req.URL()); err != nil {
 		return err
 	}
-	return g.FileGetter.GetFile(dst, u)
+	req.Copy = true
+	return g.FileGetter.GetFile(ctx, req)
 }
 
 // gitGetter clones over the network only: a file:// repository would
@@ -105,39 +134,42 @@ func (g *gitGetter) check(u *url.URL) error {
 	return nil
 }
 
-// ClientMode implements getter.Getter.
-func (g *gitGetter) ClientMode(u *url.URL) (getter.ClientMode, error) {
-	if err := g.check(u); err != nil {
-		return 0, err
-	}
-	return g.GitGetter.ClientMode(u)
-}
+// Detect implements getter.Getter.
+func (g *gitGetter) Detect(req *getter.Request) (bool, error) { return claimGit(g.GitGetter, req) }
 
 // Get implements getter.Getter.
-func (g *gitGetter) Get(dst string, u *url.URL) error {
-	if err := g.check(u); err != nil {
+func (g *gitGetter) Get(ctx context.Context, req *getter.Request) error {
+	if err := g.check(req.URL()); err != nil {
 		return err
 	}
-	return g.GitGetter.Get(dst, u)
+	return g.GitGetter.Get(ctx, req)
 }
 
 // GetFile implements getter.Getter.
-func (g *gitGetter) GetFile(dst string, u *url.URL) error {
-	if err := g.check(u); err != nil {
+func (g *gitGetter) GetFile(ctx context.Context, req *getter.Request) error {
+	if err := g.check(req.URL()); err != nil {
 		return err
 	}
-	return g.GitGetter.GetFile(dst, u)
+	return g.GitGetter.GetFile(ctx, req)
 }
 
-// noGit stands for git on a host without it.
-type noGit struct{}
+// noGit stands for git on a host without it: it detects git sources as
+// git does, and refuses them.
+type noGit struct{ *getter.GitGetter }
 
 var errNoGit = fmt.Errorf("%w: git is not installed on this client", ErrUnsupportedSource)
 
-func (noGit) ClientMode(*url.URL) (getter.ClientMode, error) { return 0, errNoGit }
-func (noGit) Get(string, *url.URL) error                     { return errNoGit }
-func (noGit) GetFile(string, *url.URL) error                 { return errNoGit }
-func (noGit) SetClient(*getter.Client)                       {}
+// Detect implements getter.Getter.
+func (n noGit) Detect(req *getter.Request) (bool, error) { return claimGit(n.GitGetter, req) }
+
+// Mode implements getter.Getter.
+func (noGit) Mode(context.Context, *url.URL) (getter.Mode, error) { return 0, errNoGit }
+
+// Get implements getter.Getter.
+func (noGit) Get(context.Context, *getter.Request) error { return errNoGit }
+
+// GetFile implements getter.Getter.
+func (noGit) GetFile(context.Context, *getter.Request) error { return errNoGit }
 
 var (
 	_ getter.Getter = (*localGetter)(nil)
