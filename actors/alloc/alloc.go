@@ -182,6 +182,8 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.csi.onVolumeChanged(ctx, m)
 	case *healthTick:
 		a.onHealthTick(ctx, m)
+	case *taskRendered:
+		a.templates.onTaskRendered(ctx, m)
 	case *templatesChanged:
 		a.templates.onTemplatesChanged(ctx, m)
 	case *templateApply:
