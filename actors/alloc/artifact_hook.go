@@ -158,7 +158,7 @@ func startFailedEvent(err error, now time.Time) *messages.TaskEvent {
 	var ae *artifactError
 	var te *templateError
 	if errors.As(err, &te) {
-		return newEvent(eventTemplateFailed, te.Error(), now)
+		return newEvent(eventHookFailed, te.Error(), now)
 	}
 	if errors.As(err, &ae) {
 		ev := newEvent(eventArtifactFailed, ae.Error(), now)

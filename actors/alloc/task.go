@@ -104,6 +104,7 @@ type taskActor struct {
 	ops             userOps         // an operator's restart (task_ops.go)
 	arts            artifactRun     // the artifact step (artifact_hook.go)
 	tmpl            templateRun     // the template step (template_task.go)
+	failKill        bool            // the kill under way fails the task (a change script's)
 	log             *slog.Logger
 }
 
@@ -150,6 +151,10 @@ func (a *taskActor) Receive(ctx actor.Context) {
 		a.onRestartNow(ctx, m)
 	case *stopResult:
 		a.onStopResult(m)
+	case *runChangeScripts:
+		a.onRunChangeScripts(ctx, m)
+	case *changeScriptsRan:
+		a.onChangeScriptsRan(ctx, m)
 	case *messages.KillTask:
 		a.onKill(ctx, m)
 	case *messages.SignalTask, *signalResult, *messages.RestartTask, *userStopResult, *restartAll, *taskDestroyed:
@@ -400,7 +405,7 @@ func (a *taskActor) onExit(ctx actor.Context, m *exitResult) {
 	appendEvent(a.state, exitEvent(m.res, a.spec.Clock.Now()))
 	a.state.OOMKilled = m.res != nil && m.res.OOMKilled
 	if a.killing {
-		a.finish(ctx, false, newEvent(eventKilled, "", a.spec.Clock.Now()))
+		a.finish(ctx, a.failKill, newEvent(eventKilled, "", a.spec.Clock.Now()))
 		return
 	}
 	if a.ops.restarting {

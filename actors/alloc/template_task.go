@@ -23,9 +23,9 @@ import (
 // tells the alloc actor what it rendered, which its watch starts from
 // (template_watch.go).
 
-// eventTemplateFailed is the event of a template that does not render,
+// eventHookFailed is the event of a template that does not render,
 // as Nomad names a prestart hook's failure.
-const eventTemplateFailed = "Task hook failed"
+const eventHookFailed = "Task hook failed"
 
 // templateError is a start failure of the template step.
 type templateError struct{ err error }

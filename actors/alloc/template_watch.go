@@ -221,13 +221,14 @@ func (h *templateHook) templateOf(k tmplKey) *messages.TaskTemplate {
 
 // onApply applies the changed templates' change modes to their tasks: a
 // restart when one asks for it (it re-reads every file), else each
-// distinct signal once, as Nomad does.
+// distinct signal once, as Nomad does, and the change scripts in order.
 func (h *templateHook) onApply(ctx actor.Context, m *templateApply) {
 	if h.a.life.Phase() != phaseRunning {
 		return
 	}
 	restart := map[string]bool{}
 	signals := map[string]map[string]bool{}
+	scripts := map[string][]*messages.ChangeScript{}
 	for _, k := range m.changed {
 		tt := h.templateOf(k)
 		switch tt.GetChangeMode() {
@@ -238,6 +239,8 @@ func (h *templateHook) onApply(ctx actor.Context, m *templateApply) {
 				signals[k.task] = map[string]bool{}
 			}
 			signals[k.task][tt.GetChangeSignal()] = true
+		case changeScript:
+			scripts[k.task] = append(scripts[k.task], tt.GetChangeScript())
 		}
 	}
 	pids := map[string]*actor.PID{}
@@ -249,15 +252,18 @@ func (h *templateHook) onApply(ctx actor.Context, m *templateApply) {
 		if !ok {
 			continue
 		}
-		switch {
-		case restart[task]:
+		if restart[task] {
 			h.a.log.Info("template changed: restarting the task", "task", task)
 			ctx.Send(pid, &messages.RestartTask{Reason: "Template with change_mode restart re-rendered"})
-		case signals[task] != nil:
-			for sig := range signals[task] {
-				h.a.log.Info("template changed: signalling the task", "task", task, "signal", sig)
-				ctx.Send(pid, &messages.SignalTask{Signal: sig})
-			}
+			continue
+		}
+		for sig := range signals[task] {
+			h.a.log.Info("template changed: signalling the task", "task", task, "signal", sig)
+			ctx.Send(pid, &messages.SignalTask{Signal: sig})
+		}
+		if len(scripts[task]) > 0 {
+			h.a.log.Info("template changed: running its change script", "task", task)
+			ctx.Send(pid, &runChangeScripts{scripts: scripts[task]})
 		}
 	}
 }
