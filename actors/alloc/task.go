@@ -157,7 +157,8 @@ func (a *taskActor) Receive(ctx actor.Context) {
 		a.onChangeScriptsRan(ctx, m)
 	case *messages.KillTask:
 		a.onKill(ctx, m)
-	case *messages.SignalTask, *signalResult, *messages.RestartTask, *userStopResult, *restartAll, *taskDestroyed:
+	case *messages.SignalTask, *signalResult, *messages.RestartTask, *userStopResult, *restartAll, *taskDestroyed,
+		*holdTask, *resumeTask:
 		a.onOp(ctx, m) // an operator's signal or restart (task_ops.go)
 	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
