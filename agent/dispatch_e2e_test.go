@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang/snappy"
 	nomad "github.com/hashicorp/nomad/api"
 	"github.com/stretchr/testify/require"
 )
@@ -66,6 +67,8 @@ func TestDispatchThroughNomadClient(t *testing.T) {
 	require.False(t, child.IsParameterized())
 	require.Equal(t, "tok-1", *child.DispatchIdempotencyToken)
 	require.Equal(t, map[string]string{"scene": "s1", "quality": "hi", "team": "render"}, child.Meta)
+	require.Equal(t, snappy.Encode(nil, []byte("frames=3")), child.Payload,
+		"the job's Payload is snappy-compressed, as Nomad stores it; the task reads it plain")
 
 	stub := waitAllocStatus(t, c, d.DispatchedJobID, "complete")
 	stdout, err := a.TaskLogPath(stub.ID, "t", "stdout")
@@ -133,7 +136,7 @@ func TestDispatchThroughNomadClient(t *testing.T) {
 	}{
 		{"required payload missing", "render", map[string]string{"scene": "s"}, nil, "payload is not provided but required"},
 		{"forbidden payload given", "quiet", map[string]string{"scene": "s"}, []byte("x"), "payload provided but forbidden"},
-		{"payload too large", "render", map[string]string{"scene": "s"}, bytes.Repeat([]byte("x"), 16*1024+1), "payload exceeds maximum size; 16385 > 16384"},
+		{"payload too large uncompressed", "render", map[string]string{"scene": "s"}, bytes.Repeat([]byte("x"), 16*1024+1), "payload exceeds maximum size; 16385 > 16384"},
 		{"required meta missing", "render", map[string]string{"quality": "hi"}, []byte("x"), "did not provide required meta keys: [scene]"},
 		{"meta not allowed", "render", map[string]string{"scene": "s", "color": "red"}, []byte("x"), "unpermitted metadata keys: [color]"},
 		{"not parameterized", "plain", nil, nil, `job "plain" is not a parameterized job`},

@@ -17,6 +17,8 @@ import (
 const (
 	defaultTemplateSplay = 5_000_000_000 // 5s
 	defaultTemplatePerms = "0644"
+	// defaultChangeScriptTimeout is Nomad's change_script timeout.
+	defaultChangeScriptTimeout = 5_000_000_000 // 5s
 )
 
 // MaxTemplates bounds a task's template blocks, and MaxTemplateSize the
@@ -35,9 +37,13 @@ var (
 		{name: "right_delimiter", field: "RightDelim"}, {name: "env", field: "Envvars"},
 		{name: "error_on_missing_key", field: "ErrMissingKey"}, {name: "once", field: "Once"},
 	}
+	changeScriptAttrs = []attrSpec{
+		{name: "command", field: "Command"}, {name: "args", field: "Args"},
+		{name: "timeout", field: "Timeout", dur: true}, {name: "fail_on_error", field: "FailOnError"},
+	}
 	// uid and gid are decoded by hand: they are optional numbers.
 	templateSchema = func() *hcl.BodySchema {
-		s := schemaOf(templateAttrs)
+		s := schemaOf(templateAttrs, blockSpec{name: "change_script"})
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: "uid"}, hcl.AttributeSchema{Name: "gid"})
 		return s
 	}()
@@ -51,6 +57,10 @@ func (d *hclDecoder) templates(blocks hcl.Blocks) []*messages.TaskTemplate {
 		d.decodeAttrs(c.Attributes, templateAttrs, tt)
 		tt.Uid = d.optInt32(c.Attributes["uid"])
 		tt.Gid = d.optInt32(c.Attributes["gid"])
+		if cb := d.single(c, "change_script"); cb != nil {
+			tt.ChangeScript = &messages.ChangeScript{}
+			d.decodeAttrs(d.content(cb.Body, schemaOf(changeScriptAttrs)).Attributes, changeScriptAttrs, tt.ChangeScript)
+		}
 		out = append(out, tt)
 	}
 	return out
@@ -79,6 +89,9 @@ func canonTemplates(ts []*messages.TaskTemplate) {
 			tt.Splay = defaultTemplateSplay
 		}
 		tt.ChangeSignal = strings.ToUpper(tt.ChangeSignal)
+		if cs := tt.ChangeScript; cs != nil && cs.Timeout == 0 {
+			cs.Timeout = defaultChangeScriptTimeout
+		}
 	}
 }
 
@@ -122,9 +135,16 @@ func validateTemplates(c checker, ts []*messages.TaskTemplate) {
 				tc.addf("change_signal %s is not a signal", shown(tt.ChangeSignal))
 			}
 		case "script":
-			tc.addf("change_mode script is not supported yet")
+			switch cs := tt.ChangeScript; {
+			case cs == nil:
+				tc.addf("must specify change script configuration value when setting change_mode to script")
+			case cs.Command == "":
+				tc.addf("must specify script path value when change_mode is script")
+			case cs.Timeout < 0:
+				tc.addf("change_script timeout must not be negative")
+			}
 		default:
-			tc.addf("change_mode %s must be one of restart, signal, noop", shown(tt.ChangeMode))
+			tc.addf("change_mode %s must be one of restart, signal, noop, script", shown(tt.ChangeMode))
 		}
 		if tt.Splay < 0 {
 			tc.addf("splay must not be negative")

@@ -55,9 +55,33 @@ func TestTemplateHCL(t *testing.T) {
 	require.True(t, ts[1].Envvars)
 	require.Equal(t, "[[", ts[1].LeftDelim)
 
-	_, err = Parse("web.hcl", []byte("job \"x\" {\n group \"g\" {\n task \"t\" {\n template {\n destination = \"local/x\"\n"+
-		"change_script {\n command = \"/bin/x\"\n }\n }\n }\n }\n }\n"))
-	require.ErrorContains(t, err, `"change_script" block is not supported yet`)
+	job, err = Parse("web.hcl", []byte("job \"x\" {\n group \"g\" {\n task \"t\" {\n driver = \"exec\"\n config { command = \"/bin/true\" }\n"+
+		" template {\n data = \"x\"\n destination = \"local/x\"\n change_mode = \"script\"\n"+
+		"change_script {\n command = \"/bin/x\"\n args = [\"-v\", \"now\"]\n timeout = \"3s\"\n fail_on_error = true\n }\n }\n }\n }\n }\n"))
+	require.NoError(t, err)
+	Canonicalize(job)
+	require.NoError(t, Validate(job))
+	cs := job.TaskGroups[0].Tasks[0].Templates[0].ChangeScript
+	require.Equal(t, "/bin/x", cs.GetCommand())
+	require.Equal(t, []string{"-v", "now"}, cs.GetArgs())
+	require.Equal(t, int64(3e9), cs.GetTimeout())
+	require.True(t, cs.GetFailOnError())
+}
+
+// TestChangeScriptJSON: Nomad's ChangeScript decodes from the job's JSON,
+// with Nomad's default timeout.
+func TestChangeScriptJSON(t *testing.T) {
+	job, err := ParseJSON([]byte(`{"Job":{"ID":"r","TaskGroups":[{"Name":"g","Tasks":[{"Name":"t","Driver":"exec",
+		"Config":{"command":"/bin/true"},"Templates":[{"EmbeddedTmpl":"x","DestPath":"local/x","ChangeMode":"script",
+		"ChangeScript":{"Command":"/bin/reload","Args":["a"]}}]}]}]}}`))
+	require.NoError(t, err)
+	Canonicalize(job)
+	require.NoError(t, Validate(job))
+	cs := job.TaskGroups[0].Tasks[0].Templates[0].ChangeScript
+	require.Equal(t, "/bin/reload", cs.Command)
+	require.Equal(t, []string{"a"}, cs.Args)
+	require.Equal(t, int64(5e9), cs.Timeout, "Nomad's default timeout")
+	require.False(t, cs.FailOnError)
 }
 
 func TestTemplateJSON(t *testing.T) {
@@ -85,7 +109,10 @@ func TestTemplateValidation(t *testing.T) {
 		{"escaping source", &messages.TaskTemplate{SourcePath: "local/../../x", DestPath: "local/x"}, "source \"local/../../x\" escapes"},
 		{"signal without signal", &messages.TaskTemplate{EmbeddedTmpl: "x", DestPath: "local/x", ChangeMode: "signal"}, "must specify a change_signal"},
 		{"bad signal", &messages.TaskTemplate{EmbeddedTmpl: "x", DestPath: "local/x", ChangeMode: "signal", ChangeSignal: "SIGNOPE"}, "change_signal \"SIGNOPE\" is not a signal"},
-		{"script", &messages.TaskTemplate{EmbeddedTmpl: "x", DestPath: "local/x", ChangeMode: "script"}, "change_mode script is not supported yet"},
+		{"script without change_script", &messages.TaskTemplate{EmbeddedTmpl: "x", DestPath: "local/x", ChangeMode: "script"},
+			"must specify change script configuration value when setting change_mode to script"},
+		{"script without command", &messages.TaskTemplate{EmbeddedTmpl: "x", DestPath: "local/x", ChangeMode: "script",
+			ChangeScript: &messages.ChangeScript{}}, "must specify script path value"},
 		{"bad mode", &messages.TaskTemplate{EmbeddedTmpl: "x", DestPath: "local/x", ChangeMode: "reboot"}, "change_mode \"reboot\" must be one of"},
 		{"bad perms", &messages.TaskTemplate{EmbeddedTmpl: "x", DestPath: "local/x", Perms: "rw-"}, "perms \"rw-\" must be an octal"},
 		{"bad text", &messages.TaskTemplate{EmbeddedTmpl: "{{ nomadVar ", DestPath: "local/x"}, "data does not parse"},

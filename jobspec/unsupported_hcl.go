@@ -22,7 +22,7 @@ var hclRefused = map[*hcl.BodySchema][]string{
 		"scaling", "identity", "secret", "action", "schedule",
 		"shutdown_delay", "kind"},
 	resourcesSchema: {"iops", "secrets", "numa"},
-	templateSchema:  {"change_script", "wait", "vault_grace"},
+	templateSchema:  {"wait", "vault_grace"},
 	networkSchema:   {"dns", "cni", "hostname"},
 	artifactSchema:  {"chown"},
 }

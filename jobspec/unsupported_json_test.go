@@ -62,7 +62,7 @@ func TestParseJSONRefusalsNameTheirPath(t *testing.T) {
 	job.TaskGroups[0].EphemeralDisk = &nomad.EphemeralDisk{SizeMB: new(1000)}
 	job.TaskGroups[0].Networks[0].DNS = &nomad.DNSConfig{Servers: []string{"1.1.1.1"}}
 	task := job.TaskGroups[0].Tasks[0]
-	task.Templates = []*nomad.Template{{EmbeddedTmpl: new("x"), DestPath: new("local/x"), ChangeScript: &nomad.ChangeScript{Command: new("/bin/true")}}}
+	task.Templates = []*nomad.Template{{EmbeddedTmpl: new("x"), DestPath: new("local/x"), VaultGrace: new(time.Second)}}
 	task.Resources.SecretsMB = new(2)
 	task.KillTimeout = new(time.Second)
 	err := parseAPIJob(t, job)
@@ -75,7 +75,7 @@ func TestParseJSONRefusalsNameTheirPath(t *testing.T) {
 		`job "web": group "g": EphemeralDisk.SizeMB is not supported yet`,
 		`job "web": group "g": Networks[0].DNS is not supported yet`,
 		`job "web": group "g": task "t": Resources.SecretsMB is not supported yet`,
-		`job "web": group "g": task "t": Templates[0].ChangeScript is not supported yet`,
+		`job "web": group "g": task "t": Templates[0].VaultGrace is not supported yet`,
 	}, ue.Problems)
 }
 

@@ -27,6 +27,7 @@ var troupeTypes = map[string]any{
 	"SpreadTarget": messages.SpreadTarget{}, "RequestedDevice": messages.RequestedDevice{},
 	"LogConfig": messages.LogConfig{}, "TaskCSIPluginConfig": messages.CSIPluginConfig{},
 	"PeriodicConfig": messages.PeriodicConfig{}, "TaskLifecycle": messages.TaskLifecycle{}, "Template": messages.TaskTemplate{},
+	"ChangeScript":           messages.ChangeScript{},
 	"ParameterizedJobConfig": messages.ParameterizedJobConfig{}, "DispatchPayloadConfig": messages.DispatchPayloadConfig{},
 	"UpdateStrategy": messages.UpdateStrategy{},
 	"TaskArtifact":   messages.TaskArtifact{},
@@ -126,6 +127,7 @@ var nomadPlace = map[string]string{
 	"VolumeMount": "TaskGroups.0.Tasks.0.VolumeMounts.0", "EphemeralDisk": "TaskGroups.0.EphemeralDisk",
 	"TaskArtifact": "TaskGroups.0.Tasks.0.Artifacts.0",
 	"Template":     "TaskGroups.0.Tasks.0.Templates",
+	"ChangeScript": "TaskGroups.0.Tasks.0.Templates.0.ChangeScript",
 	"Service":      "TaskGroups.0.Services.0", "ServiceCheck": "TaskGroups.0.Services.0.Checks.0",
 }
 

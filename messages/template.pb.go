@@ -29,7 +29,7 @@ type TaskTemplate struct {
 	SourcePath   string                 `protobuf:"bytes,1,opt,name=SourcePath,proto3" json:"SourcePath,omitempty"`
 	DestPath     string                 `protobuf:"bytes,2,opt,name=DestPath,proto3" json:"DestPath,omitempty"`
 	EmbeddedTmpl string                 `protobuf:"bytes,3,opt,name=EmbeddedTmpl,proto3" json:"EmbeddedTmpl,omitempty"`
-	// ChangeMode is restart (default), signal or noop.
+	// ChangeMode is restart (default), signal, noop or script.
 	ChangeMode   string `protobuf:"bytes,4,opt,name=ChangeMode,proto3" json:"ChangeMode,omitempty"`
 	ChangeSignal string `protobuf:"bytes,5,opt,name=ChangeSignal,proto3" json:"ChangeSignal,omitempty"`
 	// Splay is the longest random wait, in nanoseconds, before a change
@@ -45,7 +45,9 @@ type TaskTemplate struct {
 	Envvars       bool `protobuf:"varint,12,opt,name=Envvars,proto3" json:"Envvars,omitempty"`
 	ErrMissingKey bool `protobuf:"varint,13,opt,name=ErrMissingKey,proto3" json:"ErrMissingKey,omitempty"`
 	// Once: rendered once, never watched.
-	Once          bool `protobuf:"varint,14,opt,name=Once,proto3" json:"Once,omitempty"`
+	Once bool `protobuf:"varint,14,opt,name=Once,proto3" json:"Once,omitempty"`
+	// ChangeScript is the command change_mode script runs in the task.
+	ChangeScript  *ChangeScript `protobuf:"bytes,15,opt,name=ChangeScript,proto3" json:"ChangeScript,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -178,11 +180,91 @@ func (x *TaskTemplate) GetOnce() bool {
 	return false
 }
 
+func (x *TaskTemplate) GetChangeScript() *ChangeScript {
+	if x != nil {
+		return x.ChangeScript
+	}
+	return nil
+}
+
+// ChangeScript is Nomad's change_script block (api.ChangeScript): a
+// command run inside the task through its driver when a template with
+// change_mode script renders anew.
+type ChangeScript struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Command string                 `protobuf:"bytes,1,opt,name=Command,proto3" json:"Command,omitempty"`
+	Args    []string               `protobuf:"bytes,2,rep,name=Args,proto3" json:"Args,omitempty"`
+	// Timeout, in nanoseconds, bounds a run (Nomad's default 5s).
+	Timeout int64 `protobuf:"varint,3,opt,name=Timeout,proto3" json:"Timeout,omitempty"`
+	// FailOnError: a failed run kills the task.
+	FailOnError   bool `protobuf:"varint,4,opt,name=FailOnError,proto3" json:"FailOnError,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChangeScript) Reset() {
+	*x = ChangeScript{}
+	mi := &file_template_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChangeScript) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChangeScript) ProtoMessage() {}
+
+func (x *ChangeScript) ProtoReflect() protoreflect.Message {
+	mi := &file_template_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChangeScript.ProtoReflect.Descriptor instead.
+func (*ChangeScript) Descriptor() ([]byte, []int) {
+	return file_template_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ChangeScript) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *ChangeScript) GetArgs() []string {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+func (x *ChangeScript) GetTimeout() int64 {
+	if x != nil {
+		return x.Timeout
+	}
+	return 0
+}
+
+func (x *ChangeScript) GetFailOnError() bool {
+	if x != nil {
+		return x.FailOnError
+	}
+	return false
+}
+
 var File_template_proto protoreflect.FileDescriptor
 
 const file_template_proto_rawDesc = "" +
 	"\n" +
-	"\x0etemplate.proto\x12\x06troupe\"\xae\x03\n" +
+	"\x0etemplate.proto\x12\x06troupe\"\xe8\x03\n" +
 	"\fTaskTemplate\x12\x1e\n" +
 	"\n" +
 	"SourcePath\x18\x01 \x01(\tR\n" +
@@ -204,9 +286,15 @@ const file_template_proto_rawDesc = "" +
 	"RightDelim\x12\x18\n" +
 	"\aEnvvars\x18\f \x01(\bR\aEnvvars\x12$\n" +
 	"\rErrMissingKey\x18\r \x01(\bR\rErrMissingKey\x12\x12\n" +
-	"\x04Once\x18\x0e \x01(\bR\x04OnceB\x06\n" +
+	"\x04Once\x18\x0e \x01(\bR\x04Once\x128\n" +
+	"\fChangeScript\x18\x0f \x01(\v2\x14.troupe.ChangeScriptR\fChangeScriptB\x06\n" +
 	"\x04_UidB\x06\n" +
-	"\x04_GidB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x04_Gid\"x\n" +
+	"\fChangeScript\x12\x18\n" +
+	"\aCommand\x18\x01 \x01(\tR\aCommand\x12\x12\n" +
+	"\x04Args\x18\x02 \x03(\tR\x04Args\x12\x18\n" +
+	"\aTimeout\x18\x03 \x01(\x03R\aTimeout\x12 \n" +
+	"\vFailOnError\x18\x04 \x01(\bR\vFailOnErrorB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_template_proto_rawDescOnce sync.Once
@@ -220,16 +308,18 @@ func file_template_proto_rawDescGZIP() []byte {
 	return file_template_proto_rawDescData
 }
 
-var file_template_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_template_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_template_proto_goTypes = []any{
 	(*TaskTemplate)(nil), // 0: troupe.TaskTemplate
+	(*ChangeScript)(nil), // 1: troupe.ChangeScript
 }
 var file_template_proto_depIdxs = []int32{
-	0, // [0:0] is the sub-list for method output_type
-	0, // [0:0] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	1, // 0: troupe.TaskTemplate.ChangeScript:type_name -> troupe.ChangeScript
+	1, // [1:1] is the sub-list for method output_type
+	1, // [1:1] is the sub-list for method input_type
+	1, // [1:1] is the sub-list for extension type_name
+	1, // [1:1] is the sub-list for extension extendee
+	0, // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_template_proto_init() }
@@ -244,7 +334,7 @@ func file_template_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_template_proto_rawDesc), len(file_template_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   1,
+			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -109,6 +109,7 @@ type Actor struct {
 	// the task lifecycle (task_lifecycle.go): which tasks start when
 	order      *taskOrder
 	resumed    map[string]bool // tasks that ran before an agent restart
+	rerun      map[string]bool // tasks held by a restart of all tasks, resumed at their turn (restart_all.go)
 	killReason string          // why the tasks were told to stop
 	advancing  bool            // advance runs (a step inside it asks again)
 	again      bool
@@ -182,6 +183,8 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.csi.onVolumeChanged(ctx, m)
 	case *healthTick:
 		a.onHealthTick(ctx, m)
+	case *taskRendered:
+		a.templates.onTaskRendered(ctx, m)
 	case *templatesChanged:
 		a.templates.onTemplatesChanged(ctx, m)
 	case *templateApply:

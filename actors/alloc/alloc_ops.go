@@ -56,6 +56,10 @@ func (a *Actor) onRestartAlloc(ctx actor.Context, m *messages.RestartAlloc) {
 		ctx.Respond(opResponse(err))
 		return
 	}
+	if m.GetAllTasks() && a.order != nil && a.restartInOrder() {
+		a.restartAllInOrder(ctx, pids)
+		return
+	}
 	if m.GetAllTasks() {
 		a.fanOut(ctx, pids, &restartAll{Reason: "User requested all tasks to restart"})
 		return
@@ -122,21 +126,7 @@ func (a *Actor) fanOut(ctx actor.Context, pids []*actor.PID, req any) {
 		for i, pid := range pids {
 			futures[i] = root.RequestFuture(pid, req, opTimeout)
 		}
-		for i, f := range futures {
-			res, err := f.Result()
-			r, _ := res.(*messages.AllocOpResponse)
-			if err != nil {
-				r = opResponse(fmt.Errorf("%w: no answer: %w", errAllocNotReady, err))
-			}
-			if e := r.GetError(); e != nil {
-				e.Message = fmt.Sprintf("task %s: %s", taskOf(pids[i]), e.GetMessage())
-				return r
-			}
-		}
-		if c.Err() != nil {
-			return opResponse(errAllocNotReady)
-		}
-		return opResponse(nil)
+		return gather(c, pids, futures)
 	})
 }
 

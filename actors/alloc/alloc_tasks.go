@@ -48,8 +48,8 @@ func (a *Actor) spawnTask(ctx actor.Context, name string) bool {
 			Artifacts:        taskArtifacts(t, start.TaskDir, refs{env: start.Env, node: a.spec.Node}),
 			Fetcher:          a.spec.Artifacts,
 			AllocDir:         filepath.Join(a.spec.AllocRoot, a.alloc.GetID()),
+			Templates:        a.templates.renderStep(t),
 		}
-		a.templates.withEnv(t.GetName(), spec.Start.Env)
 		props := a.spec.Registry.Props("task", newTaskActor(spec))
 		if _, err := ctx.SpawnNamed(props, "tasks/"+t.GetName()); err != nil {
 			a.log.Error("spawn task actor", "task", t.GetName(), "error", err)
@@ -62,6 +62,7 @@ func (a *Actor) spawnTask(ctx actor.Context, name string) bool {
 func (a *Actor) onTaskState(ctx actor.Context, m *messages.TaskStateChanged) {
 	a.states[m.GetTask()] = m.GetState()
 	a.spec.DB.PutTaskState(a.alloc.GetID(), m.GetTask(), m.GetState())
+	a.templates.onTaskState(ctx, m.GetTask(), m.GetState())
 	if m.GetState().GetState() == taskDead {
 		a.step(ctx, taskDied{Task: m.GetTask(), Failed: m.GetState().GetFailed(), Leader: a.isLeader(m.GetTask())})
 	}

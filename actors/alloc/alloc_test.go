@@ -45,7 +45,9 @@ type harness struct {
 	readAlloc func(id string) (*clientstate.StoredAlloc, error)
 	// readHandle, when set, is every task's handle read.
 	readHandle func(allocID, task string) ([]byte, error)
-	close      func()
+	// vars, when set, is every spawned alloc's Spec.Vars.
+	vars  VarSource
+	close func()
 }
 
 type spawnAlloc struct{ spec *Spec }
@@ -106,7 +108,7 @@ func (h *harness) spawn(a *messages.Allocation) {
 	h.sys.Root.Send(h.parent, &spawnAlloc{spec: &Spec{Alloc: a, Drivers: drivers,
 		DB: h.db, Clock: h.clock, AllocRoot: h.root, Registry: h.sys.Registry, Logger: slog.New(slog.DiscardHandler),
 		CSI: h.csi, Hooks: h.hooks, Network: h.net, NetworkRetry: h.netRetry, NetworkAttempts: h.netAttempts,
-		Devices: h.devices, readAlloc: h.readAlloc, readHandle: h.readHandle}})
+		Devices: h.devices, readAlloc: h.readAlloc, readHandle: h.readHandle, Vars: h.vars}})
 }
 
 // waitFor waits for a report that satisfies ok, returning it.

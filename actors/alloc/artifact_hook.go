@@ -90,8 +90,6 @@ func (a *taskActor) artifactStep(ctx actor.Context) func(context.Context) error 
 	if a.arts.fetched || len(a.spec.Artifacts) == 0 {
 		return nil
 	}
-	stop := make(chan struct{})
-	a.arts.stop = stop
 	appendEvent(a.state, newEvent(eventDownloadingArtifacts, "Client is downloading artifacts", a.spec.Clock.Now()))
 	a.report(ctx)
 	f := a.spec.Fetcher
@@ -100,16 +98,7 @@ func (a *taskActor) artifactStep(ctx actor.Context) func(context.Context) error 
 	}
 	target := artifact.Target{TaskDir: a.spec.Start.TaskDir, AllocDir: a.spec.AllocDir}
 	arts := a.spec.Artifacts
-	return func(life context.Context) error {
-		c, cancel := context.WithCancel(life)
-		defer cancel()
-		go func() {
-			select {
-			case <-stop:
-				cancel()
-			case <-c.Done():
-			}
-		}()
+	return func(c context.Context) error {
 		if err := f.FetchAll(c, target, arts); err != nil {
 			return &artifactError{err: err}
 		}
@@ -117,25 +106,60 @@ func (a *taskActor) artifactStep(ctx actor.Context) func(context.Context) error 
 	}
 }
 
-// withArtifacts is a start's worker: the artifact step (fetch, nil for
-// none), then start, whose result then says the artifacts are in place.
-func withArtifacts(fetch func(context.Context) error, start func(context.Context) *startResult) func(context.Context) any {
-	return func(c context.Context) any {
-		if fetch != nil {
-			if err := fetch(c); err != nil {
-				return &startResult{err: err}
+// prestartSteps are what a start's worker runs before the driver, in
+// Nomad's order: the artifact step (nil: nothing to fetch), then the
+// template step (nil: no template; first: the task's first render).
+type prestartSteps struct {
+	fetch  func(context.Context) error
+	render renderFunc
+	first  bool
+}
+
+// any reports whether a step is to run.
+func (p prestartSteps) any() bool { return p.fetch != nil || p.render != nil }
+
+// withPrestart is a start's worker: the prestart steps, cut short when
+// stop closes (a kill came), then start with what the template step
+// rendered; the result says the artifacts are in place.
+func withPrestart(p prestartSteps, stop chan struct{}, start func(context.Context, *taskRendered) *startResult) func(context.Context) any {
+	return func(life context.Context) any {
+		var r *taskRendered
+		if p.any() {
+			c, cancel := context.WithCancel(life)
+			defer cancel()
+			go func() {
+				select {
+				case <-stop:
+					cancel()
+				case <-c.Done():
+				}
+			}()
+			if p.fetch != nil {
+				if err := p.fetch(c); err != nil {
+					return &startResult{err: err}
+				}
+			}
+			if p.render != nil {
+				var err error
+				if r, err = p.render(c, p.first); err != nil {
+					return &startResult{err: &templateError{err: err}, fetched: true}
+				}
 			}
 		}
-		r := start(c)
-		r.fetched = true
-		return r
+		res := start(life, r)
+		res.fetched, res.rendered = true, r
+		return res
 	}
 }
 
 // startFailedEvent is the event of a start that failed: the artifact
-// step's, or the driver's.
+// step's, the template step's, or the driver's.
 func startFailedEvent(err error, now time.Time) *messages.TaskEvent {
 	var ae *artifactError
+	var te *templateError
+	if errors.As(err, &te) {
+		return newEvent(eventHookFailed, te.Error(), now)
+	}
 	if errors.As(err, &ae) {
 		ev := newEvent(eventArtifactFailed, ae.Error(), now)
 		ev.Details = map[string]string{"download_error": ae.Error()}

@@ -145,30 +145,40 @@ func probeScript(ctx context.Context, c *checkSpec, run scriptRunner) checkOutco
 func (a *Actor) execScript(root, allocID string) scriptRunner {
 	drivers, db := a.spec.Drivers, a.spec.DB
 	return func(ctx context.Context, task string, cmd []string) (int, string, error) {
-		var out bytes.Buffer
-		w := &limitWriter{w: &out, n: maxCheckOutput}
+		var d driver.Driver
+		var id string
 		if h, ok := storedHandle(db, allocID, task); ok {
-			if d, ok := drivers[h.Driver]; ok {
-				code, err := driver.ExecIn(ctx, d, h.TaskID, &driver.ExecOptions{Command: cmd, Stdout: w, Stderr: w})
-				if !errors.Is(err, driver.ErrExecNotSupported) {
-					return code, out.String(), err
-				}
-			}
+			d, id = drivers[h.Driver], h.TaskID
 		}
-		p := exec.CommandContext(ctx, cmd[0], cmd[1:]...) //nolint:gosec // the job's own check command
-		p.Dir = TaskDir(root, allocID, task)
-		p.Stdout, p.Stderr = w, w
-		ownGroup(p)
-		err := p.Run()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode(), out.String(), nil
-		}
-		if err != nil {
-			return -1, out.String(), err
-		}
-		return 0, out.String(), nil
+		return runIn(ctx, d, id, TaskDir(root, allocID, task), cmd, maxCheckOutput)
 	}
+}
+
+// runIn runs cmd inside task id through driver d when it can exec (d nil:
+// none known), else as a process in dir: its exit code and the first limit
+// bytes of its output.
+func runIn(ctx context.Context, d driver.Driver, id, dir string, cmd []string, limit int) (int, string, error) {
+	var out bytes.Buffer
+	w := &limitWriter{w: &out, n: limit}
+	if d != nil {
+		code, err := driver.ExecIn(ctx, d, id, &driver.ExecOptions{Command: cmd, Stdout: w, Stderr: w})
+		if !errors.Is(err, driver.ErrExecNotSupported) {
+			return code, out.String(), err
+		}
+	}
+	p := exec.CommandContext(ctx, cmd[0], cmd[1:]...) //nolint:gosec // the job's own command
+	p.Dir = dir
+	p.Stdout, p.Stderr = w, w
+	ownGroup(p)
+	err := p.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), out.String(), nil
+	}
+	if err != nil {
+		return -1, out.String(), err
+	}
+	return 0, out.String(), nil
 }
 
 // limitWriter keeps the first n bytes and drops the rest; stdout and

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/golang/snappy"
+
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/safepath"
 )
@@ -25,9 +27,13 @@ type dispatchPayloadHook struct {
 func (h *dispatchPayloadHook) Name() string { return "dispatch_payload" }
 
 // Prerun implements prerunHook. It runs after the alloc dir hook made
-// the task dirs.
+// the task dirs. The payload is decompressed (the job carries it
+// snappy-compressed); one that does not decode fails the allocation.
 func (h *dispatchPayloadHook) Prerun(_ context.Context, a *messages.Allocation) error {
-	payload := a.GetJob().GetPayload()
+	payload, err := decodePayload(a.GetJob().GetPayload())
+	if err != nil {
+		return err
+	}
 	for _, t := range groupOf(a).GetTasks() {
 		dp := t.GetDispatchPayload()
 		if dp == nil || dp.GetFile() == "" {
@@ -38,6 +44,19 @@ func (h *dispatchPayloadHook) Prerun(_ context.Context, a *messages.Allocation) 
 		}
 	}
 	return nil
+}
+
+// decodePayload is a dispatched job's payload as the dispatch gave it:
+// the job carries it snappy-compressed, as Nomad's does.
+func decodePayload(b []byte) ([]byte, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	out, err := snappy.Decode(nil, b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errPayloadCorrupt, err)
+	}
+	return out, nil
 }
 
 func writePayload(root, allocID, task, file string, payload []byte) error {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/golang/snappy"
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/messages"
@@ -12,7 +13,7 @@ import (
 
 func dispatchedAlloc(file string, payload []byte) *messages.Allocation {
 	return &messages.Allocation{ID: "a1", TaskGroup: "g", Job: &messages.Job{ID: "p/dispatch-1-aaaaaaaa", Dispatched: true,
-		Payload: payload, Meta: map[string]string{"scene": "s1", "team": "job"},
+		Payload: snappy.Encode(nil, payload), Meta: map[string]string{"scene": "s1", "team": "job"},
 		TaskGroups: []*messages.TaskGroup{{Name: "g", Meta: map[string]string{"team": "group"}, Tasks: []*messages.Task{
 			{Name: "t", DispatchPayload: &messages.DispatchPayloadConfig{File: file}, Meta: map[string]string{"Level": "task"}},
 			{Name: "other"}}}}}}
@@ -53,6 +54,12 @@ func TestDispatchPayloadHook(t *testing.T) {
 	require.NoError(t, os.Symlink(outside, filepath.Join(root, "a3", "t", "local", "sub")))
 	require.Error(t, (&dispatchPayloadHook{root: root}).Prerun(t.Context(), link))
 	require.NoFileExists(t, filepath.Join(outside, "x"))
+
+	// A payload that is not snappy data fails the allocation.
+	raw := dispatchedAlloc("raw", nil)
+	raw.ID, raw.Job.Payload = "a4", []byte("not snappy")
+	require.NoError(t, (&AllocDirHook{Root: root}).Prerun(t.Context(), raw))
+	require.ErrorIs(t, (&dispatchPayloadHook{root: root}).Prerun(t.Context(), raw), errPayloadCorrupt)
 }
 
 func TestMetaVars(t *testing.T) {

@@ -29,7 +29,10 @@
 // a task's own step (artifact_hook.go): fetched by runtime/artifact in the
 // worker of each start until they are in place, before the driver; a
 // failure is the task event "Failed Artifact Download" and the task's
-// restart policy decides, as in Nomad.
+// restart policy decides, as in Nomad. Templates are rendered next, in the
+// same worker, at every start (template_task.go), so a template's source
+// may be a file an artifact fetched and a restart runs with the env of
+// now; the alloc actor's template hook watches them once the tasks run.
 // The lifecycle decides the order, the retries (with backoff on the
 // injected clock), stops during the setup and what a failure tears down;
 // the actor logs every phase change. A failed read of the state file is

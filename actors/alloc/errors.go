@@ -6,6 +6,9 @@ import (
 )
 
 var (
+	// errPayloadCorrupt fails an allocation whose dispatched job's payload
+	// is not snappy-compressed data.
+	errPayloadCorrupt = errors.New("alloc: dispatch payload does not decompress")
 	// errUnknownDriver is returned when a task names a driver the client lacks.
 	errUnknownDriver = errors.New("alloc: unknown driver")
 	// errHostVolume is returned for a task whose host volume mounts do

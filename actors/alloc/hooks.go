@@ -75,8 +75,9 @@ type actorHook interface {
 
 // hookList is the allocation's hooks in setup order: the network first
 // (tasks and plugins join it), then the alloc dir, a dispatch's payload, the devices check,
-// Spec.Hooks, the templates (after the caller's hooks, which may fetch
-// their sources), and the csi volumes last (they bind into the task dirs).
+// Spec.Hooks, the templates (on restore only: those of the tasks that run
+// on; the others render at their start), and the csi volumes last (they
+// bind into the task dirs).
 func (a *Actor) hookList() []Hook {
 	hooks := []Hook{a.network, &AllocDirHook{Root: a.spec.AllocRoot}, &dispatchPayloadHook{root: a.spec.AllocRoot},
 		&deviceHook{plugin: a.spec.Devices}}

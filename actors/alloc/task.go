@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -51,6 +52,9 @@ type taskSpec struct {
 	Artifacts []artifact.Artifact
 	Fetcher   *artifact.Fetcher
 	AllocDir  string
+	// Templates renders the task's templates at every start, after the
+	// artifacts (template_task.go); nil: the task has none.
+	Templates renderFunc
 
 	// readHandle reads the stored task handle; nil: DB.TaskHandle (tests
 	// make it fail).
@@ -67,9 +71,10 @@ type (
 	}
 	retryHandle struct{}
 	startResult struct {
-		handle  *driver.TaskHandle
-		err     error
-		fetched bool // the artifacts are in place
+		handle   *driver.TaskHandle
+		err      error
+		fetched  bool          // the artifacts are in place
+		rendered *taskRendered // what the template step rendered, nil: none
 	}
 	recoverResult struct{ err error }
 	// renewResult: the re-attached task that lost its network was stopped.
@@ -98,6 +103,8 @@ type taskActor struct {
 	reads           *actors.Retrier // failed reads of the stored handle
 	ops             userOps         // an operator's restart (task_ops.go)
 	arts            artifactRun     // the artifact step (artifact_hook.go)
+	tmpl            templateRun     // the template step (template_task.go)
+	failKill        bool            // the kill under way fails the task (a change script's)
 	log             *slog.Logger
 }
 
@@ -144,9 +151,14 @@ func (a *taskActor) Receive(ctx actor.Context) {
 		a.onRestartNow(ctx, m)
 	case *stopResult:
 		a.onStopResult(m)
+	case *runChangeScripts:
+		a.onRunChangeScripts(ctx, m)
+	case *changeScriptsRan:
+		a.onChangeScriptsRan(ctx, m)
 	case *messages.KillTask:
 		a.onKill(ctx, m)
-	case *messages.SignalTask, *signalResult, *messages.RestartTask, *userStopResult, *restartAll, *taskDestroyed:
+	case *messages.SignalTask, *signalResult, *messages.RestartTask, *userStopResult, *restartAll, *taskDestroyed,
+		*holdTask, *resumeTask:
 		a.onOp(ctx, m) // an operator's signal or restart (task_ops.go)
 	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
@@ -320,7 +332,13 @@ func (a *taskActor) start(ctx actor.Context) {
 	drv, cfg, db := a.spec.Driver, a.spec.Start, a.spec.DB
 	alloc, task := a.spec.AllocID, a.spec.Task.GetName()
 	plugin, ids, drvName := a.spec.Devices, a.spec.DeviceIDs, a.spec.Task.GetDriver()
-	actors.Go(ctx, withArtifacts(a.artifactStep(ctx), func(c context.Context) *startResult {
+	steps := prestartSteps{fetch: a.artifactStep(ctx), render: a.spec.Templates, first: !a.tmpl.rendered}
+	if steps.any() {
+		a.arts.stop = make(chan struct{})
+	}
+	kept := maps.Clone(a.tmpl.env)
+	actors.Go(ctx, withPrestart(steps, a.arts.stop, func(c context.Context, r *taskRendered) *startResult {
+		cfg := withTemplateEnv(cfg, kept, r.envOf())
 		cfg, err := reserveDevices(cfg, drvName, plugin, ids)
 		if err != nil {
 			return &startResult{err: err}
@@ -340,6 +358,7 @@ func (a *taskActor) start(ctx actor.Context) {
 func (a *taskActor) onStartResult(ctx actor.Context, m *startResult) {
 	now := a.spec.Clock.Now()
 	a.arts.done(m.fetched)
+	a.onRendered(ctx, m.rendered)
 	a.answerRestarts(ctx, m.err)
 	if m.err != nil && m.handle == nil && a.killing {
 		a.finish(ctx, false, newEvent(eventKilled, "", now))
@@ -387,7 +406,7 @@ func (a *taskActor) onExit(ctx actor.Context, m *exitResult) {
 	appendEvent(a.state, exitEvent(m.res, a.spec.Clock.Now()))
 	a.state.OOMKilled = m.res != nil && m.res.OOMKilled
 	if a.killing {
-		a.finish(ctx, false, newEvent(eventKilled, "", a.spec.Clock.Now()))
+		a.finish(ctx, a.failKill, newEvent(eventKilled, "", a.spec.Clock.Now()))
 		return
 	}
 	if a.ops.restarting {

@@ -65,6 +65,15 @@ func newTaskOrder(tasks []*messages.Task) *taskOrder {
 // Kill records that the allocation stops.
 func (o *taskOrder) Kill() { o.killing = true }
 
+// Rerun makes tasks wait for their turn again (an operator's restart of
+// all tasks runs them in lifecycle order once more); the poststop ones
+// never start before their turn, so they are not among them.
+func (o *taskOrder) Rerun(tasks []string) {
+	for _, t := range tasks {
+		delete(o.spawned, t)
+	}
+}
+
 // Waiting reports whether a task was neither started nor skipped yet.
 func (o *taskOrder) Waiting(task string) bool {
 	return !o.spawned[task] && !o.skipped[task]

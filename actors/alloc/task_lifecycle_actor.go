@@ -53,6 +53,9 @@ func (a *Actor) advance(ctx actor.Context) {
 			a.spec.DB.PutTaskState(a.alloc.GetID(), t, st)
 		}
 		for _, t := range s.Start {
+			if a.resumeHeld(ctx, t) {
+				continue
+			}
 			if !a.spawnTask(ctx, t) {
 				a.spec.DB.PutTaskState(a.alloc.GetID(), t, a.states[t])
 				a.step(ctx, taskDied{Task: t, Failed: a.states[t].GetFailed(), Leader: a.isLeader(t)})

@@ -28,7 +28,10 @@ type userOps struct {
 	// reviving: a dead task is to start again (restartAll) once the
 	// driver's cleanup of its last run (destroying) is done.
 	reviving bool
-	waiters  []*actor.PID
+	// holding: stopped (or stopping) for a restart of all tasks in
+	// lifecycle order, until resumeTask (resume: it came while stopping).
+	holding, resume bool
+	waiters         []*actor.PID
 }
 
 // Worker results of the operator's requests.
@@ -58,6 +61,10 @@ func (a *taskActor) onOp(ctx actor.Context, msg any) {
 		a.onDestroyed(ctx)
 	case *userStopResult:
 		a.onUserStopResult(ctx, m)
+	case *holdTask:
+		a.onHold(ctx, m)
+	case *resumeTask:
+		a.onResume(ctx, m)
 	}
 }
 
@@ -172,14 +179,19 @@ func (a *taskActor) onUserStopResult(ctx actor.Context, m *userStopResult) {
 		return
 	}
 	a.log.Error("stopping the task to restart it failed", "error", m.err)
-	a.ops.restarting = false
+	a.ops.restarting, a.ops.holding, a.ops.resume = false, false, false
 	a.become(ctx, taskPhaseRunning)
 	a.answerRestarts(ctx, fmt.Errorf("stopping the task to restart it: %w", m.err))
 }
 
 // restartInPlace starts the task again after the exit a restart asked
-// for; the restart policy does not see it.
+// for (a held task waits for its turn); the restart policy does not see
+// it.
 func (a *taskActor) restartInPlace(ctx actor.Context) {
+	if a.ops.holding {
+		a.holdAfterExit(ctx)
+		return
+	}
 	a.ops.restarting = false
 	a.state.State = taskPending
 	a.report(ctx)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/safepath"
 	rtemplate "github.com/troupe-dev/troupe/runtime/template"
 )
@@ -28,23 +29,33 @@ type VarSource interface {
 // 10 s); the watch asks again at once.
 const varWait = 5 * time.Second
 
-// templateHook renders the tasks' templates (Nomad's template block) into
-// their directories before they start: a template that reads a variable
-// that does not exist yet waits for it, as Nomad's does, and the tasks do
-// not start until every template rendered. Env templates (env = true)
-// give the task their KEY=VALUE lines as environment. Once the tasks run,
-// the alloc actor watches the variables table (watchTemplates) and renders
-// again on every change: a template whose output changed is written
-// again and its change_mode applied (template_watch.go).
+// templateHook owns the templates of the allocation's tasks (Nomad's
+// template block). Each task renders its own at every start, after its
+// artifacts (template_task.go), and tells the hook what it rendered. Once
+// the tasks run, the hook watches the variables and services tables
+// (watchTemplates) and renders again on every change: a template whose
+// output changed is written again and its change_mode applied
+// (template_watch.go). After an agent restart, Prerun renders the
+// templates of the tasks that run on: one whose output is not the file's
+// (a variable changed while the agent was down) is written, and its
+// change_mode applied once the task is re-attached.
 type templateHook struct {
 	a *Actor
 	// Set by Prerun (in a worker, read on the actor after the phase
-	// ends, as the mailbox orders them), then by the watch's results.
-	env   map[string]map[string]string // task -> env from env templates
+	// ends, as the mailbox orders them), then by the tasks' renders and
+	// the watch's results.
+	env   map[string]map[string]string // a worker's scratch: task -> env from env templates
 	sums  map[tmplKey][32]byte
 	index uint64 // the variables table's index the files were rendered at
-	// watching: a watch worker runs; gen tells its result from an old one.
+	// restored: the tasks restored running (Restore); pending: their
+	// templates Prerun wrote anew, whose change modes wait for the task to
+	// be re-attached.
+	restored map[string]bool
+	pending  map[string][]tmplKey
+	// watching: a watch worker runs (stop ends it); gen tells its result
+	// from an old one.
 	watching bool
+	stop     chan struct{}
 	gen      int
 }
 
@@ -56,22 +67,74 @@ type tmplKey struct {
 
 func (h *templateHook) Name() string { return "template" }
 
-// Prerun renders every template of every task in the group.
+// Restore notes the tasks that run on after an agent restart.
+func (h *templateHook) Restore(stored *clientstate.StoredAlloc) {
+	h.restored = map[string]bool{}
+	for task, st := range stored.TaskStates {
+		if st.GetState() == taskRunning {
+			h.restored[task] = true
+		}
+	}
+}
+
+// Prerun renders the templates of the tasks restored running (the others
+// render at their start): a template whose output is not its file's is
+// written, and waits in pending for its change mode. A render that fails
+// keeps the file, as the watch does.
 func (h *templateHook) Prerun(ctx context.Context, al *messages.Allocation) error {
-	h.env, h.sums = map[string]map[string]string{}, map[tmplKey][32]byte{}
+	h.sums, h.pending = map[tmplKey][32]byte{}, map[string][]tmplKey{}
+	h.env = map[string]map[string]string{}
+	var tasks []*messages.Task
+	for _, t := range groupOf(al).GetTasks() {
+		if h.restored[t.GetName()] && len(t.GetTemplates()) > 0 {
+			tasks = append(tasks, t)
+		}
+	}
+	if len(tasks) == 0 {
+		return nil
+	}
 	index, err := h.currentIndex(ctx, al)
 	if err != nil {
 		return err
 	}
-	for _, t := range groupOf(al).GetTasks() {
-		for i := range t.GetTemplates() {
-			if err := h.renderFirst(ctx, al, t, i); err != nil {
+	for _, t := range tasks {
+		for i, tt := range t.GetTemplates() {
+			if tt.GetOnce() {
+				continue // rendered once, at the task's first start
+			}
+			out, err := h.render(ctx, al, t, i)
+			if err != nil {
+				h.a.log.Warn("template render failed on restore; its file is kept", "task", t.GetName(), "template", i, "error", err)
+				continue
+			}
+			k := tmplKey{t.GetName(), i}
+			sum := sha256.Sum256(out)
+			if old, err := readDest(TaskDir(h.a.spec.AllocRoot, al.GetID(), t.GetName()), tt); err == nil && sha256.Sum256(old) == sum {
+				h.sums[k] = sum
+				continue
+			}
+			if err := h.apply(al, t, i, out); err != nil {
 				return err
 			}
+			h.pending[k.task] = append(h.pending[k.task], k)
 		}
 	}
 	h.index = index
 	return nil
+}
+
+// readDest reads a template's rendered file as it is in the task dir.
+func readDest(taskDir string, tt *messages.TaskTemplate) ([]byte, error) {
+	rel, err := safepath.CleanRel(tt.GetDestPath())
+	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(taskDir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.ReadFile(rel)
 }
 
 // currentIndex is the variables table's index (0 without templates).
@@ -216,11 +279,6 @@ func writeTemplate(taskDir string, tt *messages.TaskTemplate, out []byte) error 
 		}
 	}
 	return nil
-}
-
-// withEnv adds the task's env templates' variables to its start config.
-func (h *templateHook) withEnv(task string, env map[string]string) {
-	maps.Copy(env, h.env[task])
 }
 
 func (h *templateHook) read(ctx context.Context, req *messages.VarReadRequest) (*messages.VarReadResponse, error) {

@@ -52,13 +52,23 @@ func (h *templateHook) watchTemplates(ctx actor.Context) {
 	}
 	h.watching = true
 	h.gen++
-	gen, index, clock := h.gen, h.index, a.spec.Clock
-	sums := make(map[tmplKey][32]byte, len(h.sums))
-	for k, v := range h.sums {
-		sums[k] = v
+	h.stop = make(chan struct{})
+	gen, index, clock, stop := h.gen, h.index, a.spec.Clock, h.stop
+	sums := maps.Clone(h.sums)
+	if sums == nil {
+		sums = map[tmplKey][32]byte{}
 	}
 	al := proto.Clone(a.alloc).(*messages.Allocation)
-	actors.Go(ctx, func(c context.Context) any {
+	actors.Go(ctx, func(life context.Context) any {
+		c, cancel := context.WithCancel(life)
+		defer cancel()
+		go func() {
+			select {
+			case <-stop:
+				cancel()
+			case <-c.Done():
+			}
+		}()
 		for c.Err() == nil {
 			m, at, err := h.watchOnce(c, al, index, sums)
 			if err != nil {
@@ -74,6 +84,41 @@ func (h *templateHook) watchTemplates(ctx actor.Context) {
 		}
 		return nil
 	})
+}
+
+// stopWatch ends the watch worker that runs, if one does.
+func (h *templateHook) stopWatch() {
+	if h.watching {
+		close(h.stop)
+		h.watching = false
+	}
+}
+
+// onTaskRendered keeps what a task's start rendered and watches again
+// from there (the watch's copy of the sums did not have it).
+func (h *templateHook) onTaskRendered(ctx actor.Context, m *taskRendered) {
+	if h.sums == nil {
+		h.sums = map[tmplKey][32]byte{}
+	}
+	maps.Copy(h.sums, m.sums)
+	if h.index == 0 || m.index < h.index {
+		h.index = m.index
+	}
+	h.stopWatch()
+	h.watchTemplates(ctx)
+}
+
+// onTaskState applies, once a task restored running is re-attached, the
+// change modes of its templates that Prerun wrote anew.
+func (h *templateHook) onTaskState(ctx actor.Context, task string, st *messages.TaskState) {
+	changed := h.pending[task]
+	evs := st.GetEvents()
+	if len(changed) == 0 || st.GetState() != taskRunning || len(evs) == 0 || evs[len(evs)-1].GetType() != eventReattached {
+		return
+	}
+	delete(h.pending, task)
+	h.a.log.Info("templates changed while the agent was down", "task", task, "templates", len(changed))
+	h.onApply(ctx, &templateApply{gen: h.gen, changed: changed})
 }
 
 // watched reports whether a task of the allocation has a template that is
@@ -124,7 +169,8 @@ func (h *templateHook) watchOnce(ctx context.Context, al *messages.Allocation, i
 				continue
 			}
 			k := tmplKey{t.GetName(), i}
-			if sums[k] == sha256.Sum256(out) {
+			if old, ok := sums[k]; !ok || old == sha256.Sum256(out) {
+				// unchanged, or not rendered yet: the task's start renders it
 				continue
 			}
 			if err := w.apply(al, t, i, out); err != nil {
@@ -148,12 +194,6 @@ func (h *templateHook) onTemplatesChanged(ctx actor.Context, m *templatesChanged
 	}
 	h.watching = false
 	h.index, h.sums = m.index, m.sums
-	for task, env := range m.env { // the changed env templates' lines over the others'
-		if h.env[task] == nil {
-			h.env[task] = map[string]string{}
-		}
-		maps.Copy(h.env[task], env)
-	}
 	var splay time.Duration
 	for _, k := range m.changed {
 		if tt := h.templateOf(k); tt != nil {
@@ -181,13 +221,14 @@ func (h *templateHook) templateOf(k tmplKey) *messages.TaskTemplate {
 
 // onApply applies the changed templates' change modes to their tasks: a
 // restart when one asks for it (it re-reads every file), else each
-// distinct signal once, as Nomad does.
+// distinct signal once, as Nomad does, and the change scripts in order.
 func (h *templateHook) onApply(ctx actor.Context, m *templateApply) {
 	if h.a.life.Phase() != phaseRunning {
 		return
 	}
 	restart := map[string]bool{}
 	signals := map[string]map[string]bool{}
+	scripts := map[string][]*messages.ChangeScript{}
 	for _, k := range m.changed {
 		tt := h.templateOf(k)
 		switch tt.GetChangeMode() {
@@ -198,6 +239,8 @@ func (h *templateHook) onApply(ctx actor.Context, m *templateApply) {
 				signals[k.task] = map[string]bool{}
 			}
 			signals[k.task][tt.GetChangeSignal()] = true
+		case changeScript:
+			scripts[k.task] = append(scripts[k.task], tt.GetChangeScript())
 		}
 	}
 	pids := map[string]*actor.PID{}
@@ -209,15 +252,18 @@ func (h *templateHook) onApply(ctx actor.Context, m *templateApply) {
 		if !ok {
 			continue
 		}
-		switch {
-		case restart[task]:
+		if restart[task] {
 			h.a.log.Info("template changed: restarting the task", "task", task)
 			ctx.Send(pid, &messages.RestartTask{Reason: "Template with change_mode restart re-rendered"})
-		case signals[task] != nil:
-			for sig := range signals[task] {
-				h.a.log.Info("template changed: signalling the task", "task", task, "signal", sig)
-				ctx.Send(pid, &messages.SignalTask{Signal: sig})
-			}
+			continue
+		}
+		for sig := range signals[task] {
+			h.a.log.Info("template changed: signalling the task", "task", task, "signal", sig)
+			ctx.Send(pid, &messages.SignalTask{Signal: sig})
+		}
+		if len(scripts[task]) > 0 {
+			h.a.log.Info("template changed: running its change script", "task", task)
+			ctx.Send(pid, &runChangeScripts{scripts: scripts[task]})
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/golang/snappy"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors/server/evals"
@@ -38,7 +39,8 @@ type Request struct {
 
 // Check applies Nomad's rules for dispatching parent with r: parent is a
 // parameterized job that is not stopped, the payload is given when
-// required, absent when forbidden and at most PayloadLimit bytes, every
+// required, absent when forbidden and at most PayloadLimit bytes before
+// compression, every
 // required meta key is set and every key set is required or optional.
 // Its errors wrap ErrInvalid.
 func Check(parent *messages.Job, r *Request) error {
@@ -104,8 +106,10 @@ func ChildID(parentID, tmpl string, now time.Time, suffix string) string {
 }
 
 // Child is the job that dispatching parent with r at now creates: a copy
-// named after the dispatch, with the payload, the parent's meta merged
-// with the request's, and no parameterized block.
+// named after the dispatch, with the payload snappy-compressed (as Nomad
+// stores it: the job's JSON carries the compressed bytes, and the client
+// decompresses them into dispatch_payload's file), the parent's meta
+// merged with the request's, and no parameterized block.
 func Child(parent *messages.Job, r *Request, now time.Time, suffix string) *messages.Job {
 	c := proto.Clone(parent).(*messages.Job)
 	messages.ClearServerFields(c)
@@ -119,7 +123,7 @@ func Child(parent *messages.Job, r *Request, now time.Time, suffix string) *mess
 		c.Priority = int32(r.Priority)
 	}
 	if len(r.Payload) > 0 {
-		c.Payload = slices.Clone(r.Payload)
+		c.Payload = snappy.Encode(nil, r.Payload)
 	}
 	if len(r.Meta) > 0 {
 		if c.Meta == nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang/snappy"
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/messages"
@@ -78,7 +79,10 @@ func TestChild(t *testing.T) {
 	require.True(t, c.Dispatched)
 	require.Nil(t, c.ParameterizedJob)
 	require.False(t, c.IsParent())
-	require.Equal(t, []byte("data"), c.Payload)
+	plain, err := snappy.Decode(nil, c.Payload)
+	require.NoError(t, err)
+	require.Equal(t, []byte("data"), plain, "the child carries the payload snappy-compressed, as Nomad's")
+	require.Equal(t, snappy.Encode(nil, []byte("data")), c.Payload)
 	require.Equal(t, "tok", c.DispatchIdempotencyToken)
 	require.Equal(t, map[string]string{"team": "a", "scene": "s9"}, c.Meta, "the request's meta over the parent's")
 	require.Zero(t, c.Version)
