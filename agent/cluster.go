@@ -16,7 +16,9 @@ import (
 
 // startRemote enables the gRPC actor transport on the RPC port.
 func (a *Agent) startRemote() error {
-	t, err := remote.Start(a.sys.ActorSystem, remote.Config{BindAddr: a.cfg.addr(a.cfg.RPCPort), Logger: a.log})
+	listen, dial := a.rpcTLS()
+	t, err := remote.Start(a.sys.ActorSystem, remote.Config{BindAddr: a.cfg.addr(a.cfg.RPCPort), Logger: a.log,
+		ListenTLS: listen, DialTLS: dial})
 	if err != nil {
 		return fmt.Errorf("agent: rpc transport: %w", err)
 	}
