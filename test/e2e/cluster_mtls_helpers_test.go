@@ -26,7 +26,7 @@ import (
 
 // Ports of the links between agents.
 const (
-	rpcPort    = 4647
+	rpcPort = 4647
 )
 
 // tlsCluster is a cluster whose every link uses mutual TLS, with the
