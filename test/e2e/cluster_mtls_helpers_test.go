@@ -36,6 +36,9 @@ type tlsCluster struct {
 	ca      *tlsutil.PEM
 	certDir string
 	cli     tlsutil.Bundle // the test's own certificate (a CLI one)
+	// restart starts an agent again, on its host with its flags, data
+	// directory and node name (its old process must be gone).
+	restart func(t *testing.T, a *agentProc) *agentProc
 }
 
 // bundle signs a certificate of role in region and writes it under the
@@ -87,12 +90,35 @@ func startTLSAgents(t *testing.T, servers, clients int, extra []string) *tlsClus
 		serverAddrs = append(serverAddrs, h.Addr)
 	}
 	tuning := append(slices.Clone(clusterTuning), extra...)
-	start := func(h *clustertest.Host, name, role string, args []string) *agentProc {
-		args = append(args, tlsArgs(tc.bundle(t, name, role, "global"))...)
-		a := startAgentTuned(t, h, name, dataRoot, args, tuning)
+	type launch struct {
+		role string
+		args []string
+	}
+	launched := map[*clustertest.Host]launch{}
+	run := func(h *clustertest.Host, proc, node, role string, args, tuning []string) *agentProc {
+		a := startAgentTuned(t, h, proc, dataRoot, args, tuning)
+		a.Name = node
 		var err error
 		a.API, err = api.NewClient(&api.Config{Address: "https://" + h.AddrPort(httpPort), HTTPClient: tc.httpsClient(t, role)})
 		require.NoError(t, err)
+		return a
+	}
+	start := func(h *clustertest.Host, name, role string, args []string) *agentProc {
+		args = append(args, tlsArgs(tc.bundle(t, name, role, "global"))...)
+		launched[h] = launch{role: role, args: args}
+		return run(h, name, name, role, args, tuning)
+	}
+	restarts := 0
+	tc.restart = func(t *testing.T, old *agentProc) *agentProc {
+		restarts++
+		l := launched[old.Host]
+		again := append(slices.Clone(tuning), "-data-dir", filepath.Join(dataRoot, old.Name), "-node", old.Name)
+		a := run(old.Host, fmt.Sprintf("%s-restart%d", old.Name, restarts), old.Name, l.role, l.args, again)
+		for i, s := range tc.servers {
+			if s == old {
+				tc.servers[i] = a
+			}
+		}
 		return a
 	}
 	for i := range servers {
