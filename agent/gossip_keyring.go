@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/cluster/membership"
-	"github.com/troupe-dev/troupe/cluster/tlsutil"
 	"github.com/troupe-dev/troupe/httpapi"
 )
 
@@ -234,10 +233,8 @@ func (a *Agent) keyringRemote(ctx context.Context, client *http.Client, addr, op
 // peerHTTPClient calls other agents' APIs, servers' and clients': over
 // HTTPS with this agent's certificate when the API is HTTPS.
 func (a *Agent) peerHTTPClient() *http.Client {
-	if !a.httpsOn() {
-		return &http.Client{Transport: &http.Transport{}}
+	if rt := a.proxyTransport(); rt != nil {
+		return &http.Client{Transport: rt}
 	}
-	names := a.tls.PeerNames(a.cfg.Region, tlsutil.RoleServer, tlsutil.RoleClient)
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: a.tls.PeerDialConfig(names),
-		TLSHandshakeTimeout: keyringFanoutTimeout}}
+	return &http.Client{Transport: &http.Transport{}}
 }

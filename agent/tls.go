@@ -49,15 +49,18 @@ func (a *Agent) tlsListener(ln net.Listener) net.Listener {
 }
 
 // proxyTransport is how this agent passes a request on to another agent's
-// API: over HTTPS with its own certificate when the API is HTTPS (every
-// agent of a cluster serves the same), else nil (plain HTTP).
+// API, a server's or a client's: over HTTPS with its own certificate when
+// the API is HTTPS (every agent of a cluster serves the same), where
+// with verify_server_hostname the other's certificate must name a server
+// or a client of the region; else nil (plain HTTP).
 func (a *Agent) proxyTransport() http.RoundTripper {
 	if !a.httpsOn() {
 		return nil
 	}
+	names := a.tls.PeerNames(a.cfg.Region, tlsutil.RoleServer, tlsutil.RoleClient)
 	return &http.Transport{
 		Proxy:               nil,
-		TLSClientConfig:     a.tls.ClientConfig(a.cfg.Region),
+		TLSClientConfig:     a.tls.PeerDialConfig(names),
 		TLSHandshakeTimeout: 10 * time.Second,
 		ForceAttemptHTTP2:   true,
 	}

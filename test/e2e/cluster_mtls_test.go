@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -106,7 +109,37 @@ func TestClusterMutualTLS(t *testing.T) {
 		}, 3*time.Second, pollEvery, "the member list changed: was %s", before)
 	})
 
-	_, _, err = tc.nomadTLSClient(t, tc.server()).Jobs().Register(spinNomadJob("after", 1), nil)
+	t.Run("sighup reloads the certificate without dropping the cluster", func(t *testing.T) {
+		probe := tc.bundle(t, "probe", tlsutil.RoleServer, "global")
+		serials := func() map[int]string {
+			out := map[int]string{}
+			for _, port := range []int{httpPort, rpcPort, raftPort} {
+				c, err := tlsDial(server.AddrPort(port), &probe)
+				if err != nil {
+					continue
+				}
+				out[port] = c.(*tls.Conn).ConnectionState().PeerCertificates[0].SerialNumber.String()
+				c.Close()
+			}
+			return out
+		}
+		before := serials()
+		require.Len(t, before, 3)
+		tc.bundle(t, "server0", tlsutil.RoleServer, "global") // a new certificate in the same files
+		require.NoError(t, tc.servers[0].Proc.Signal(syscall.SIGHUP))
+		tc.eventually(t, settleTimeout, "every link serves the new certificate", func() (bool, string) {
+			now := serials()
+			for port, serial := range before {
+				if now[port] == "" || now[port] == serial {
+					return false, fmt.Sprintf("before %v, now %v", before, now)
+				}
+			}
+			return true, ""
+		})
+		tc.eventually(t, formTimeout, "the cluster is whole after the reload", func() (bool, string) { return tc.formed(2) })
+	})
+
+	_, _, err = tc.nomadTLSClient(t, tc.servers[0]).Jobs().Register(spinNomadJob("after", 1), nil)
 	require.NoError(t, err)
 	tc.waitRunning(t, "after", 1, settleTimeout, nil)
 }
