@@ -16,7 +16,9 @@ import (
 
 // startRemote enables the gRPC actor transport on the RPC port.
 func (a *Agent) startRemote() error {
-	t, err := remote.Start(a.sys.ActorSystem, remote.Config{BindAddr: a.cfg.addr(a.cfg.RPCPort), Logger: a.log})
+	listen, dial := a.rpcTLS()
+	t, err := remote.Start(a.sys.ActorSystem, remote.Config{BindAddr: a.cfg.addr(a.cfg.RPCPort), Logger: a.log,
+		ListenTLS: listen, DialTLS: dial})
 	if err != nil {
 		return fmt.Errorf("agent: rpc transport: %w", err)
 	}
@@ -53,11 +55,11 @@ func (a *Agent) startMembership() error {
 		cfg.ProbeInterval, cfg.ProbeTimeout, cfg.GossipInterval = 2*d, d, d
 		cfg.SuspicionMult, cfg.PushPullInterval = 3, 10*d
 	}
-	key, err := GossipKeyBytes(a.cfg.GossipKey)
+	primary, others, err := a.gossipKeys() // gossip_keyring.go
 	if err != nil {
 		return err
 	}
-	cfg.SecretKey = key
+	cfg.SecretKey, cfg.Keys = primary, others
 	m, err := membership.New(cfg)
 	if err != nil {
 		return fmt.Errorf("agent: gossip: %w", err)

@@ -83,6 +83,8 @@ func (a *Agent) servesHere(r *http.Request) bool {
 	switch {
 	case p == "/v1/agent/self", p == "/v1/actors" && q.Get("node") == "":
 		return true
+	case strings.HasPrefix(p, "/v1/agent/keyring/"): // its own keys, when a server fans out
+		return q.Get("local") == "true"
 	case p == "/v1/client/stats":
 		id := q.Get("node_id")
 		return id == "" || id == a.node.GetID()

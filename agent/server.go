@@ -58,6 +58,7 @@ func (a *Agent) raftConfig(id string) cluster.RaftConfig {
 	}
 	if a.cfg.Clustered() {
 		rc.BindAddr = a.cfg.addr(a.cfg.RaftPort)
+		rc.TLS = a.raftTLS()
 		rc.Bootstrap = a.cfg.BootstrapExpect == 1
 		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = time.Second, time.Second, 500*time.Millisecond
 		if d := a.cfg.RaftTimeout; d > 0 {

@@ -43,6 +43,8 @@ type RaftConfig struct {
 	// Logger receives raft's logs (its info level demoted to debug). Nil
 	// discards them.
 	Logger *slog.Logger
+	// TLS, when set, puts mutual TLS on the TCP transport.
+	TLS *RaftTLS
 }
 
 // devTimeout is the default timeout with the in-memory transport.
@@ -197,6 +199,13 @@ func newTransport(cfg RaftConfig, hlog hclog.Logger) (raft.Transport, error) {
 			return nil, fmt.Errorf("%w: advertise %q: %w", ErrConfig, cfg.Advertise, err)
 		}
 		adv = a
+	}
+	if cfg.TLS != nil {
+		layer, err := newTLSStreamLayer(cfg.BindAddr, adv, cfg.TLS)
+		if err != nil {
+			return nil, err
+		}
+		return raft.NewNetworkTransportWithLogger(layer, 3, 10*time.Second, hlog), nil
 	}
 	trans, err := raft.NewTCPTransportWithLogger(cfg.BindAddr, adv, 3, 10*time.Second, hlog)
 	if err != nil {

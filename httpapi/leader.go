@@ -69,7 +69,7 @@ func proxyForRead(w http.ResponseWriter, r *http.Request, leader string) error {
 	w.Header().Del("X-Nomad-KnownLeader")
 	w.Header().Del("X-Nomad-LastContact")
 	var failed error
-	p := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: leader})
+	p := reverseProxy(r, leader)
 	// Called only when no response came (the reverse proxy has written
 	// nothing yet).
 	p.ErrorHandler = func(_ http.ResponseWriter, _ *http.Request, err error) { failed = err }
@@ -125,7 +125,7 @@ func (s *Server) writeToLeader(w http.ResponseWriter, r *http.Request) bool {
 // dialled; any other failure is a 502.
 func (s *Server) proxyWrite(w http.ResponseWriter, r *http.Request, leader string) error {
 	var undialled error
-	p := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: leader})
+	p := reverseProxy(r, leader)
 	p.ModifyResponse = func(resp *http.Response) error {
 		index, err := strconv.ParseUint(resp.Header.Get("X-Nomad-Index"), 10, 64)
 		store := s.b.Store()
@@ -160,4 +160,17 @@ func (s *Server) proxyWrite(w http.ResponseWriter, r *http.Request, leader strin
 func isNoLeader(err error) bool {
 	var nl interface{ NoLeader() bool }
 	return errors.As(err, &nl) && nl.NoLeader()
+}
+
+// reverseProxy passes r on to the agent at addr as the request's
+// WithProxyTransport says: HTTPS with this agent's certificate when the
+// API is HTTPS, else plain HTTP.
+func reverseProxy(r *http.Request, addr string) *httputil.ReverseProxy {
+	scheme, rt := "http", http.RoundTripper(nil)
+	if pt, ok := r.Context().Value(proxyKey{}).(proxyTransport); ok {
+		scheme, rt = pt.scheme, pt.rt
+	}
+	p := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: scheme, Host: addr})
+	p.Transport = rt
+	return p
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -224,12 +222,8 @@ func ProxyTo(addr string) http.Handler { return proxyTo(addr, nil) }
 // HTTPS with this agent's certificate when the API is HTTPS.
 func proxyTo(addr string, modify func(*http.Response) error) http.Handler {
 	return hopCounted(addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme, rt := "http", http.RoundTripper(nil)
-		if pt, ok := r.Context().Value(proxyKey{}).(proxyTransport); ok {
-			scheme, rt = pt.scheme, pt.rt
-		}
-		p := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: scheme, Host: addr})
-		p.ModifyResponse, p.Transport = modify, rt
+		p := reverseProxy(r, addr)
+		p.ModifyResponse = modify
 		p.ServeHTTP(w, r)
 	}))
 }

@@ -157,6 +157,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/client/stats", s.wrap(s.clientStats))
 	m.HandleFunc("GET /v1/agent/self", s.wrap(s.agentSelf))
 	m.HandleFunc("GET /v1/agent/members", s.wrap(s.agentMembers))
+	s.gossipKeyringRoutes(m) // /v1/agent/keyring/{list,install,use,remove}
 	m.HandleFunc("GET /v1/status/leader", s.wrap(s.statusLeader))
 	m.HandleFunc("GET /v1/status/peers", s.wrap(s.statusPeers))
 	m.HandleFunc("GET /v1/operator/raft/configuration", s.wrap(s.raftConfig))

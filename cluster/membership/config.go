@@ -34,6 +34,9 @@ type Config struct {
 
 	// SecretKey, when set (16, 24 or 32 bytes), encrypts gossip.
 	SecretKey []byte
+	// Keys are more keys of the keyring beside SecretKey (the primary):
+	// gossip encrypted with any of them is read (a rotation under way).
+	Keys [][]byte
 
 	// Failure detection and gossip timing (memberlist's knobs).
 	ProbeInterval    time.Duration
@@ -98,7 +101,6 @@ func (cfg Config) memberlistConfig() *memberlist.Config {
 	if cfg.AdvertisePort == 0 {
 		mc.AdvertisePort = cfg.BindPort
 	}
-	mc.SecretKey = cfg.SecretKey
 	override(&mc.ProbeInterval, cfg.ProbeInterval)
 	override(&mc.ProbeTimeout, cfg.ProbeTimeout)
 	override(&mc.GossipInterval, cfg.GossipInterval)

@@ -27,6 +27,14 @@ var (
 	ErrStart = errors.New("membership: cannot start gossip")
 	// ErrShutdown is returned by calls made after Shutdown.
 	ErrShutdown = errors.New("membership: shut down")
+	// ErrNoKeyring is returned by keyring operations when gossip is not
+	// encrypted.
+	ErrNoKeyring = errors.New("membership: gossip is not encrypted (no -encrypt key)")
+	// ErrPrimaryKey is returned when asked to remove the key in use.
+	ErrPrimaryKey = errors.New("membership: removing the primary key is not allowed")
+	// ErrUnknownKey is returned when asked to use or remove a key that is
+	// not installed.
+	ErrUnknownKey = errors.New("membership: the key is not installed")
 )
 
 // refusals are the reasons this package refuses a peer. They are permanent:

@@ -15,6 +15,7 @@ type Membership struct {
 	cfg    Config
 	region string // immutable: the cluster's region
 	ml     *memberlist.Memberlist
+	keys   *memberlist.Keyring // nil: gossip is not encrypted
 	reg    *registry
 	events *eventQueue
 	log    *slog.Logger
@@ -49,6 +50,12 @@ func New(cfg Config) (*Membership, error) {
 		metaBytes: buf,
 	}
 	mc := cfg.memberlistConfig()
+	if cfg.SecretKey != nil {
+		if m.keys, err = memberlist.NewKeyring(cfg.Keys, cfg.SecretKey); err != nil {
+			return nil, fmt.Errorf("%w: keyring: %w", ErrStart, err)
+		}
+		mc.Keyring = m.keys
+	}
 	d := (*delegate)(m)
 	mc.Delegate, mc.Events, mc.Alive, mc.Merge, mc.Conflict = d, d, d, d, d
 	ml, err := memberlist.Create(mc)

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -38,6 +39,9 @@ type Config struct {
 	// ConnectAttempts is the dials per endpoint before it is declared
 	// unreachable (0: DefaultConnectAttempts).
 	ConnectAttempts int
+	// ListenTLS and DialTLS, both set or both nil, put mutual TLS on the
+	// transport: the gRPC server takes ListenTLS, dials to peers DialTLS.
+	ListenTLS, DialTLS *tls.Config
 }
 
 // addrs is a resolved Config: where to listen and what to advertise.
@@ -66,6 +70,9 @@ func (c Config) withDefaults() Config {
 // resolve splits BindAddr, picks a free port when it is 0 and computes the
 // advertised address.
 func (c Config) resolve() (addrs, error) {
+	if (c.ListenTLS == nil) != (c.DialTLS == nil) {
+		return addrs{}, fmt.Errorf("%w: ListenTLS and DialTLS go together", ErrInvalidConfig)
+	}
 	host, port, err := splitHostPort(c.BindAddr)
 	if err != nil {
 		return addrs{}, fmt.Errorf("%w: bind %q: %w", ErrInvalidConfig, c.BindAddr, err)

@@ -10,6 +10,8 @@ import (
 	"github.com/asynkron/protoactor-go/eventstream"
 	"github.com/asynkron/protoactor-go/extensions"
 	paremote "github.com/asynkron/protoactor-go/remote"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // extID registers a *Transport on its actor system, so that Request and
@@ -62,7 +64,12 @@ func Start(sys *actor.ActorSystem, cfg Config) (*Transport, error) {
 	}
 	// Before remote's own resolver: aliases of ourselves resolve locally.
 	sys.ProcessRegistry.RegisterAddressResolver(t.resolveAlias)
-	rc := paremote.Configure(a.bindHost, a.bindPort, paremote.WithAdvertisedHost(a.advertise))
+	opts := []paremote.ConfigOption{paremote.WithAdvertisedHost(a.advertise)}
+	if cfg.ListenTLS != nil {
+		opts = append(opts, paremote.WithServerOptions(grpc.Creds(credentials.NewTLS(cfg.ListenTLS))),
+			paremote.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(cfg.DialTLS))))
+	}
+	rc := paremote.Configure(a.bindHost, a.bindPort, opts...)
 	rc.MaxRetryCount = cfg.ConnectAttempts
 	t.r = paremote.NewRemote(sys, rc)
 	if err := startRemote(t.r); err != nil {
@@ -70,7 +77,8 @@ func Start(sys *actor.ActorSystem, cfg Config) (*Transport, error) {
 	}
 	t.sub = sys.EventStream.SubscribeWithPredicate(t.onEndpointEvent, isEndpointEvent)
 	sys.Extensions.Register(t)
-	t.log.Info("remote transport started", "bind", fmt.Sprintf("%s:%d", a.bindHost, a.bindPort), "advertise", t.addr)
+	t.log.Info("remote transport started", "bind", fmt.Sprintf("%s:%d", a.bindHost, a.bindPort), "advertise", t.addr,
+		"tls", cfg.ListenTLS != nil)
 	return t, nil
 }
 

@@ -3,7 +3,6 @@ package tlsutil
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -115,35 +114,9 @@ func (l *Loader) ServerConfig(requireClient bool) *tls.Config {
 	}
 }
 
-// ClientConfig is the TLS config of a connection to another agent: this
-// agent's certificate, the CA, and with VerifyServerHostname the name a
-// server of region must have (else any certificate the CA signed).
+// ClientConfig is the TLS config of a connection to another agent's API:
+// this agent's certificate, the CA, and with VerifyServerHostname the name
+// a server of region must have (else any certificate the CA signed).
 func (l *Loader) ClientConfig(region string) *tls.Config {
-	_, pool := l.current()
-	c := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool,
-		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-			cert, _ := l.current()
-			return cert, nil
-		},
-	}
-	if l.cfg.VerifyServerHostname {
-		c.ServerName = "server." + region + ".nomad"
-		return c
-	}
-	// Any certificate of the CA will do, whatever name it has (Nomad's
-	// behaviour without verify_server_hostname).
-	c.InsecureSkipVerify = true
-	c.VerifyConnection = func(cs tls.ConnectionState) error {
-		if len(cs.PeerCertificates) == 0 {
-			return errors.New("tls: the peer sent no certificate")
-		}
-		_, pool := l.current()
-		opts := x509.VerifyOptions{Roots: pool, Intermediates: x509.NewCertPool()}
-		for _, ic := range cs.PeerCertificates[1:] {
-			opts.Intermediates.AddCert(ic)
-		}
-		_, err := cs.PeerCertificates[0].Verify(opts)
-		return err
-	}
-	return c
+	return l.PeerDialConfig(l.PeerNames(region, RoleServer))
 }

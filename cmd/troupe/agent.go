@@ -25,22 +25,36 @@ func agentCommand(args []string) int {
 	return runAgent(args, os.Stderr)
 }
 
-func runAgent(args []string, stderr io.Writer) int {
+// agentRun is what runAgent needs besides the agent's config.
+type agentRun struct {
+	cpuProfile, level string
+	jsonLogs          bool
+}
+
+// parseAgentArgs reads the -config files, then the flags over them, into
+// the agent's config. Errors are printed to stderr.
+func parseAgentArgs(args []string, stderr io.Writer) (*agent.Config, *agentRun, error) {
 	cfg := agent.DefaultConfig()
+	if err := loadAgentFiles(cfg, configPaths(args)); err != nil {
+		fmt.Fprintln(stderr, "Error:", err)
+		return nil, nil, err
+	}
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	var configFiles listFlag
+	fs.Var(&configFiles, "config", "agent config file (HCL, Nomad's agent configuration; repeatable, later files and the flags override earlier ones)")
 	fs.SetOutput(stderr)
 	fs.BoolVar(&cfg.Dev, "dev", false, "run a server and a client in one process with state in a temporary directory")
 	server := fs.Bool("server", false, "run a server")
 	client := fs.Bool("client", false, "run a client")
-	fs.StringVar(&cfg.DataDir, "data-dir", "", "directory for raft, the client state and allocation directories")
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for raft, the client state and allocation directories")
 	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "address of the HTTP API")
-	fs.StringVar(&cfg.NodeName, "node", "", "node name (default: the hostname)")
+	fs.StringVar(&cfg.NodeName, "node", cfg.NodeName, "node name (default: the hostname)")
 	fs.StringVar(&cfg.Datacenter, "dc", cfg.Datacenter, "datacenter")
 	fs.StringVar(&cfg.Region, "region", cfg.Region, "region")
 	fs.StringVar(&cfg.NodeClass, "node-class", "", "node class")
 	fs.StringVar(&cfg.NodePool, "node-pool", "default", "node pool of the client (created when it does not exist)")
-	fs.StringVar(&cfg.BindAddr, "bind", "", "address the RPC (4647), gossip (4648) and raft (4649) listeners bind; enables cluster mode")
-	fs.IntVar(&cfg.BootstrapExpect, "bootstrap-expect", 0, "servers to wait for before bootstrapping raft")
+	fs.StringVar(&cfg.BindAddr, "bind", cfg.BindAddr, "address the RPC (4647), gossip (4648) and raft (4649) listeners bind; enables cluster mode")
+	fs.IntVar(&cfg.BootstrapExpect, "bootstrap-expect", cfg.BootstrapExpect, "servers to wait for before bootstrapping raft")
 	var join, servers listFlag
 	fs.Var(&join, "join", "gossip address of an agent to join (repeatable, or comma-separated)")
 	fs.Var(&servers, "servers", "RPC addresses of the servers, comma-separated (clients)")
@@ -50,7 +64,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	fs.DurationVar(&cfg.HeartbeatTTL, "heartbeat-ttl", cfg.HeartbeatTTL, "the least heartbeat TTL handed to clients")
 	fs.DurationVar(&cfg.HeartbeatGrace, "heartbeat-grace", cfg.HeartbeatGrace, "extra time past a TTL before a node counts as missed")
 	fs.Float64Var(&cfg.MaxHeartbeatsPerSecond, "max-heartbeats-per-second", cfg.MaxHeartbeatsPerSecond, "the leader's heartbeat budget: TTLs grow with the cluster to stay under it")
-	fs.StringVar(&cfg.GossipKey, "encrypt", "", "gossip encryption key: base64 of 16, 24 or 32 bytes, the same on every agent (troupe operator gossip keyring -generate)")
+	fs.StringVar(&cfg.GossipKey, "encrypt", cfg.GossipKey, "gossip encryption key: base64 of 16, 24 or 32 bytes, the same on every agent (troupe operator gossip keyring -generate)")
 	fs.DurationVar(&cfg.GossipInterval, "gossip-interval", 0, "gossip and probe interval (0: memberlist's LAN defaults)")
 	fs.DurationVar(&cfg.RaftTimeout, "raft-timeout", 0, "raft heartbeat and election timeout (0: 1s)")
 	fs.DurationVar(&cfg.RPCHoldTimeout, "rpc-hold-timeout", agent.DefaultRPCHoldTimeout, "how long a consistent read or a write waits for a cluster leader before it fails")
@@ -88,20 +102,15 @@ func runAgent(args []string, stderr io.Writer) int {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the agent's whole run to this file")
 	tlsFlagsOf(fs, &cfg.TLS)
 	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if *cpuProfile != "" {
-		stop, err := startCPUProfile(*cpuProfile)
-		if err != nil {
-			fmt.Fprintln(stderr, "Error:", err)
-			return 1
-		}
-		defer stop()
+		return nil, nil, err
 	}
 	if *server || *client {
 		cfg.Server, cfg.Client = *server, *client
 	}
-	cfg.Join, cfg.Servers = join, servers
+	cfg.Join = join
+	if len(servers) > 0 {
+		cfg.Servers = servers
+	}
 	cfg.QemuImagePaths = qemuImages
 	cfg.UserDenylist = splitList(*denylist)
 	if *cniPath != "" {
@@ -110,7 +119,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	cores, err := node.ParseCores(*reservedCores)
 	if err != nil {
 		fmt.Fprintln(stderr, "Error: -reserved-cores:", err)
-		return 1
+		return nil, nil, err
 	}
 	cfg.ReservedCores = cores
 	httpSet := false
@@ -118,7 +127,23 @@ func runAgent(args []string, stderr io.Writer) int {
 	if cfg.BindAddr != "" && !httpSet {
 		cfg.HTTPAddr = net.JoinHostPort(cfg.BindAddr, "4646")
 	}
-	logger, err := newLogger(stderr, *level, *jsonLogs)
+	return cfg, &agentRun{cpuProfile: *cpuProfile, level: *level, jsonLogs: *jsonLogs}, nil
+}
+
+func runAgent(args []string, stderr io.Writer) int {
+	cfg, run, err := parseAgentArgs(args, stderr)
+	if err != nil {
+		return 1
+	}
+	if run.cpuProfile != "" {
+		stop, err := startCPUProfile(run.cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "Error:", err)
+			return 1
+		}
+		defer stop()
+	}
+	logger, err := newLogger(stderr, run.level, run.jsonLogs)
 	if err != nil {
 		fmt.Fprintln(stderr, "Error:", err)
 		return 1

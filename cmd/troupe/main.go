@@ -111,7 +111,7 @@ func commandTree() *cmdNode {
 				"set-config": {synopsis: "Modify the scheduler configuration", run: schedulerSetConfigCommand},
 			}},
 			"gossip": {synopsis: "Gossip encryption commands", subs: map[string]*cmdNode{
-				"keyring": {synopsis: "Make a gossip encryption key (-generate)", run: gossipKeyringCommand},
+				"keyring": {synopsis: "Make (-generate), list, install, use and remove gossip encryption keys", run: gossipKeyringCommand},
 			}},
 			"root": {synopsis: "Root key commands", subs: map[string]*cmdNode{
 				"keyring": {synopsis: "Variables' root keyring", subs: map[string]*cmdNode{

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclparse"
+
+	"github.com/troupe-dev/troupe/agent"
+)
+
+// agentFile is the agent config file (`troupe agent -config FILE`), as
+// Nomad's agent configuration: the top-level attributes and one field per
+// block. An attribute or block it does not list is an error naming it.
+// To add a block (acl, telemetry): a field here, a type with an apply
+// method, and a line in apply.
+type agentFile struct {
+	Region     *string `hcl:"region"`
+	Datacenter *string `hcl:"datacenter"`
+	DataDir    *string `hcl:"data_dir"`
+	BindAddr   *string `hcl:"bind_addr"`
+	Name       *string `hcl:"name"`
+
+	Server *serverBlock `hcl:"server,block"`
+	Client *clientBlock `hcl:"client,block"`
+	TLS    *tlsBlock    `hcl:"tls,block"`
+}
+
+// serverBlock is Nomad's server { }.
+type serverBlock struct {
+	Enabled         *bool   `hcl:"enabled"`
+	BootstrapExpect *int    `hcl:"bootstrap_expect"`
+	Encrypt         *string `hcl:"encrypt"`
+}
+
+// clientBlock is Nomad's client { }.
+type clientBlock struct {
+	Enabled *bool     `hcl:"enabled"`
+	Servers *[]string `hcl:"servers"`
+}
+
+// tlsBlock is Nomad's tls { }.
+type tlsBlock struct {
+	HTTP                 *bool   `hcl:"http"`
+	RPC                  *bool   `hcl:"rpc"`
+	CAFile               *string `hcl:"ca_file"`
+	CertFile             *string `hcl:"cert_file"`
+	KeyFile              *string `hcl:"key_file"`
+	VerifyServerHostname *bool   `hcl:"verify_server_hostname"`
+	VerifyHTTPSClient    *bool   `hcl:"verify_https_client"`
+}
+
+// set copies v into dst when the file gave it.
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func (f *agentFile) apply(cfg *agent.Config) {
+	set(&cfg.Region, f.Region)
+	set(&cfg.Datacenter, f.Datacenter)
+	set(&cfg.DataDir, f.DataDir)
+	set(&cfg.BindAddr, f.BindAddr)
+	set(&cfg.NodeName, f.Name)
+	if f.Server != nil || f.Client != nil { // the file says which roles run: the others do not
+		cfg.Server, cfg.Client = f.Server.enabled(), f.Client.enabled()
+	}
+	f.Server.apply(cfg)
+	f.Client.apply(cfg)
+	f.TLS.apply(cfg)
+}
+
+func (b *serverBlock) enabled() bool { return b != nil && b.Enabled != nil && *b.Enabled }
+
+func (b *serverBlock) apply(cfg *agent.Config) {
+	if b == nil {
+		return
+	}
+	set(&cfg.BootstrapExpect, b.BootstrapExpect)
+	set(&cfg.GossipKey, b.Encrypt)
+}
+
+func (b *clientBlock) enabled() bool { return b != nil && b.Enabled != nil && *b.Enabled }
+
+func (b *clientBlock) apply(cfg *agent.Config) {
+	if b == nil {
+		return
+	}
+	set(&cfg.Servers, b.Servers)
+}
+
+func (b *tlsBlock) apply(cfg *agent.Config) {
+	if b == nil {
+		return
+	}
+	t := &cfg.TLS
+	set(&t.HTTP, b.HTTP)
+	set(&t.RPC, b.RPC)
+	set(&t.CAFile, b.CAFile)
+	set(&t.CertFile, b.CertFile)
+	set(&t.KeyFile, b.KeyFile)
+	set(&t.VerifyServerHostname, b.VerifyServerHostname)
+	set(&t.VerifyHTTPSClient, b.VerifyHTTPSClient)
+}
+
+// loadAgentFiles applies the config files to cfg in order (a later file
+// overrides an earlier one).
+func loadAgentFiles(cfg *agent.Config, paths []string) error {
+	p := hclparse.NewParser()
+	for _, path := range paths {
+		f, diags := p.ParseHCLFile(path)
+		if diags.HasErrors() {
+			return fmt.Errorf("config file %s: %w", path, diags)
+		}
+		var af agentFile
+		if diags := gohcl.DecodeBody(f.Body, nil, &af); diags.HasErrors() {
+			return fmt.Errorf("config file %s: %w", path, hcl.Diagnostics(diags))
+		}
+		af.apply(cfg)
+	}
+	return nil
+}
+
+// configPaths finds the -config values among the agent's arguments, so
+// that the files are read before the flags, which override them.
+func configPaths(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			break
+		}
+		name, v, hasV := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name != "config" {
+			continue
+		}
+		if !hasV && i+1 < len(args) {
+			i++
+			v = args[i]
+		}
+		out = append(out, v)
+	}
+	return out
+}
