@@ -26,6 +26,7 @@ type Store struct {
 	jobVersions atomic.Int64
 	// nodeList is the last list of every node a snapshot built (nodes.go).
 	nodeList atomic.Pointer[nodeList]
+	events   eventRing // applied commands for the event stream (events.go)
 }
 
 // DefaultJobVersions is how many versions of a job a store keeps unless
