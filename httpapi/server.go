@@ -79,6 +79,7 @@ type Options struct {
 	// frames) stays quiet before an empty frame, {}, is sent so that
 	// proxies and clients keep it open (0: defaultStreamHeartbeat).
 	StreamHeartbeat time.Duration
+	EventHeartbeat  time.Duration // quiet /v1/event/stream before {} (0: 10 s)
 }
 
 // defaultStreamHeartbeat is Nomad's stream heartbeat rate.
@@ -180,6 +181,7 @@ func (s *Server) routes() {
 	s.variableRoutes(m)
 	s.deploymentRoutes(m)
 	s.serviceRoutes(m)
+	s.eventRoutes(m) // and /v1/metrics, /v1/agent/monitor
 }
 
 // ServeHTTP implements http.Handler. The query string is checked before

@@ -90,6 +90,7 @@ func commandTree() *cmdNode {
 		"plugin": {synopsis: "Inspect CSI plugins", subs: map[string]*cmdNode{
 			"status": {synopsis: "List plugins or show one plugin's instances", run: pluginStatusCommand},
 		}},
+		"event": {synopsis: "Follow the cluster's events", subs: map[string]*cmdNode{"stream": {synopsis: "Print the event stream", run: eventStreamCommand}}},
 		"var": varCommands(),
 		"tls": tlsCommands(),
 		"eval": {synopsis: "Inspect evaluations", subs: map[string]*cmdNode{
