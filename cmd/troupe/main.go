@@ -91,8 +91,8 @@ func commandTree() *cmdNode {
 			"status": {synopsis: "List plugins or show one plugin's instances", run: pluginStatusCommand},
 		}},
 		"event": {synopsis: "Follow the cluster's events", subs: map[string]*cmdNode{"stream": {synopsis: "Print the event stream", run: eventStreamCommand}}},
-		"var": varCommands(),
-		"tls": tlsCommands(),
+		"var":   varCommands(),
+		"tls":   tlsCommands(),
 		"eval": {synopsis: "Inspect evaluations", subs: map[string]*cmdNode{
 			"status": {synopsis: "Show an evaluation", run: evalStatusCommand},
 		}},
