@@ -32,6 +32,7 @@ import (
 	"github.com/troupe-dev/troupe/runtime/device"
 	"github.com/troupe-dev/troupe/runtime/driver"
 	"github.com/troupe-dev/troupe/runtime/driver/containerd"
+	"github.com/troupe-dev/troupe/telemetry"
 )
 
 // Agent is one running troupe agent.
@@ -79,6 +80,8 @@ type Agent struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+
+	tele *telemetry.Telemetry // metrics (telemetry.go)
 }
 
 // New builds an agent from cfg; Start runs it.
@@ -250,6 +253,7 @@ func (a *Agent) Shutdown() error {
 	default:
 	}
 	close(a.stop)
+	a.stopTelemetry()
 	var errs []error
 	if a.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/runtime/artifact"
 	"github.com/troupe-dev/troupe/runtime/cgroups"
 	"github.com/troupe-dev/troupe/runtime/device"
+	"github.com/troupe-dev/troupe/telemetry"
 )
 
 // Config is an agent's configuration.
@@ -169,6 +170,8 @@ type Config struct {
 	MaxHeartbeatsPerSecond float64
 
 	Logger *slog.Logger
+	// Telemetry is Nomad's telemetry block (GET /v1/metrics).
+	Telemetry telemetry.Config
 }
 
 // DefaultNetworkGCInterval is Config.NetworkGCInterval's default.

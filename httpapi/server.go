@@ -80,6 +80,7 @@ type Options struct {
 	// proxies and clients keep it open (0: defaultStreamHeartbeat).
 	StreamHeartbeat time.Duration
 	EventHeartbeat  time.Duration // quiet /v1/event/stream before {} (0: 10 s)
+	Metrics         MetricsSource // GET /v1/metrics (nil: 404)
 }
 
 // defaultStreamHeartbeat is Nomad's stream heartbeat rate.
