@@ -42,4 +42,3 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, codeErr(http.StatusBadRequest, "unknown metrics format %q: want prometheus or none", format))
 	}
 }
-
