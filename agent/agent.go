@@ -26,6 +26,7 @@ import (
 	"github.com/troupe-dev/troupe/cluster/membership"
 	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/logfan"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/cni"
@@ -82,6 +83,7 @@ type Agent struct {
 	wg   sync.WaitGroup
 
 	tele *telemetry.Telemetry // metrics (telemetry.go)
+	logs *logfan.Hub          // the log's monitors
 }
 
 // New builds an agent from cfg; Start runs it.
@@ -93,6 +95,8 @@ func New(cfg *Config) (*Agent, error) {
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
+	a.logs = logfan.NewHub() // GET /v1/agent/monitor sees every line the agent logs
+	a.log = slog.New(a.logs.Wrap(a.log.Handler()))
 	a.dataDir = cfg.DataDir
 	if cfg.VolumeRetry.Initial <= 0 {
 		cfg.VolumeRetry = actors.DefaultRetry()

@@ -37,7 +37,7 @@ func (a *Agent) startHTTP() error {
 		return err
 	}
 	ln := a.tlsListener(a.ln)
-	var h http.Handler = httpapi.New(a, a.log, httpapi.Options{Region: a.cfg.Region, Limits: a.cfg.JobLimits, Metrics: a.tele})
+	var h http.Handler = httpapi.New(a, a.log, httpapi.Options{Region: a.cfg.Region, Limits: a.cfg.JobLimits, Metrics: a.tele, Logs: a.logs})
 	if !a.cfg.Server {
 		h = a.clientOnlyHandler(h)
 	}

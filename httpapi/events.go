@@ -23,6 +23,7 @@ var eventTopics = []string{state.TopicJob, state.TopicEvaluation, state.TopicAll
 func (s *Server) eventRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /v1/event/stream", s.eventStream)
 	s.metricsRoutes(m)
+	s.monitorRoutes(m)
 }
 
 // eventFrame is one line of the stream: one raft index's events.

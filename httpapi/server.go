@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
+	"github.com/troupe-dev/troupe/logfan"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -81,6 +82,7 @@ type Options struct {
 	StreamHeartbeat time.Duration
 	EventHeartbeat  time.Duration // quiet /v1/event/stream before {} (0: 10 s)
 	Metrics         MetricsSource // GET /v1/metrics (nil: 404)
+	Logs            *logfan.Hub   // GET /v1/agent/monitor (nil: 404)
 }
 
 // defaultStreamHeartbeat is Nomad's stream heartbeat rate.

@@ -27,3 +27,19 @@ func TestEventStreamCommand(t *testing.T) {
 	require.Equal(t, "{\"Index\":7,\"Events\":[{\"Topic\":\"Job\"}]}\n", stdout.String())
 	require.Contains(t, stderr.String(), "state: events lost")
 }
+
+// TestMonitorCommand: `troupe monitor` asks for plain lines at its level
+// and prints them.
+func TestMonitorCommand(t *testing.T) {
+	var query string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		require.Equal(t, "/v1/agent/monitor", r.URL.Path)
+		query = r.URL.RawQuery
+		fmt.Fprint(w, "level=DEBUG msg=hello\n")
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run([]string{"monitor", "-address", srv.URL, "-log-level", "debug"}, &stdout, &stderr), stderr.String())
+	require.Equal(t, "log_json=false&log_level=debug&plain=true", query)
+	require.Equal(t, "level=DEBUG msg=hello\n", stdout.String())
+}
