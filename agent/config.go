@@ -172,6 +172,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Telemetry is Nomad's telemetry block (GET /v1/metrics).
 	Telemetry telemetry.Config
+	// EventBufferSize is how many applied commands the event stream can
+	// replay (Nomad's event_buffer_size; 0: state.DefaultEventBufferSize).
+	EventBufferSize int
 }
 
 // DefaultNetworkGCInterval is Config.NetworkGCInterval's default.

@@ -78,7 +78,7 @@ func TestMetricsJobRunRaisesAllocsRunning(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	for _, want := range []string{"nomad_client_allocs_running", "nomad_runtime_num_goroutines", "nomad_raft_apply", `nomad_troupe_actors_messages{kind="alloc"}`} {
+	for _, want := range []string{"nomad_client_allocs_running", "nomad_nomad_plan_submit", "nomad_runtime_num_goroutines", "nomad_raft_apply", `nomad_troupe_actors_messages{kind="alloc"}`} {
 		require.Contains(t, string(body), want)
 	}
 }
