@@ -12,6 +12,13 @@ import (
 // holds unless told otherwise (SetEventBufferSize).
 const DefaultEventBufferSize = 1024
 
+// EventBufferObjects bounds the objects (allocations placed, stopped or
+// updated; 1 for any other command) the event buffer holds commands for:
+// each entry keeps the store's state as of its index alive, about 1.6 KB
+// per allocation it changed (a 1000-allocation plan: 1.6 MB), so oldest
+// entries go first once the buffer is over it (about 32 MB).
+const EventBufferObjects = 20_000
+
 // eventEntry is one applied command as the event buffer keeps it: the
 // decoded command, the FSM's answer and a read view of the store right
 // after it. Nothing is copied or encoded when it is recorded; a reader
@@ -21,6 +28,7 @@ type eventEntry struct {
 	cmd   *messages.Command
 	resp  any
 	snap  *Snap
+	cost  int // objects it changed (eventCost)
 }
 
 // eventRing is the store's bounded buffer of applied commands, newest
@@ -34,7 +42,9 @@ type eventRing struct {
 	entries []eventEntry // ring of size slots once the first is recorded
 	next    int          // slot the next entry goes in
 	count   int          // entries held
-	evicted uint64       // index of the newest entry overwritten
+	evicted uint64       // index of the newest entry dropped
+	cost    int          // sum of the held entries' costs
+	budget  int          // most cost held (0: EventBufferObjects)
 	wake    chan struct{}
 }
 
@@ -47,7 +57,7 @@ func (s *Store) SetEventBufferSize(n int) {
 	if n < 1 {
 		n = DefaultEventBufferSize
 	}
-	r.size, r.entries, r.next, r.count, r.evicted = n, nil, 0, 0, 0
+	r.size, r.entries, r.next, r.count, r.evicted, r.cost = n, nil, 0, 0, 0, 0
 }
 
 // recordEvents keeps what an applied command changed for the event
@@ -66,18 +76,51 @@ func (s *Store) recordEvents(index uint64, cmd *messages.Command, resp any) {
 		}
 		r.entries = make([]eventEntry, r.size)
 	}
-	if r.count == r.size {
-		r.evicted = r.entries[r.next].index
+	cost, budget := eventCost(cmd), r.budget
+	if budget <= 0 {
+		budget = EventBufferObjects
 	}
-	r.entries[r.next] = eventEntry{index: index, cmd: cmd, resp: resp, snap: snap}
+	for r.count > 0 && (r.count == r.size || r.cost+cost > budget) {
+		r.dropOldest()
+	}
+	r.entries[r.next] = eventEntry{index: index, cmd: cmd, resp: resp, snap: snap, cost: cost}
 	r.next = (r.next + 1) % r.size
-	r.count = min(r.count+1, r.size)
+	r.count++
+	r.cost += cost
 	wake := r.wake
 	r.wake = nil
 	r.mu.Unlock()
 	if wake != nil {
 		close(wake)
 	}
+}
+
+// dropOldest lets the oldest entry go; r.mu is held.
+func (r *eventRing) dropOldest() {
+	i := r.oldestSlot()
+	r.evicted, r.cost = r.entries[i].index, r.cost-r.entries[i].cost
+	r.entries[i] = eventEntry{}
+	r.count--
+}
+
+func (r *eventRing) oldestSlot() int {
+	i := r.next - r.count
+	if i < 0 {
+		i += r.size
+	}
+	return i
+}
+
+// eventCost is how many objects a command names (its allocations), at
+// least 1.
+func eventCost(cmd *messages.Command) int {
+	switch c := cmd.Cmd.(type) {
+	case *messages.Command_ApplyPlan:
+		return 1 + len(c.ApplyPlan.Place) + len(c.ApplyPlan.Stop) + len(c.ApplyPlan.Preemptions)
+	case *messages.Command_UpdateAllocsFromClient:
+		return 1 + len(c.UpdateAllocsFromClient.Allocs)
+	}
+	return 1
 }
 
 // read returns, oldest first, up to max entries with an index >= from,
@@ -88,10 +131,7 @@ func (s *Store) recordEvents(index uint64, cmd *messages.Command, resp any) {
 func (r *eventRing) read(from uint64, max int) (out []eventEntry, before *eventEntry, lost bool, wait <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	oldest := r.next - r.count
-	if oldest < 0 {
-		oldest += r.size
-	}
+	oldest := r.oldestSlot()
 	lost = r.evicted > 0 && from <= r.evicted
 	for i := 0; i < r.count && len(out) < max; i++ {
 		e := r.entries[(oldest+i)%r.size]
@@ -118,7 +158,7 @@ func (r *eventRing) oldestIndex() uint64 {
 	if r.count == 0 {
 		return 0
 	}
-	return r.entries[(r.next-r.count+r.size)%r.size].index
+	return r.entries[r.oldestSlot()].index
 }
 
 // EventBatch is the events of one applied command.

@@ -119,3 +119,23 @@ func BenchmarkApplyPlanEvents(b *testing.B) {
 		})
 	}
 }
+
+// TestEventsBufferObjectBudget: big plans push the oldest entries out
+// once the allocations they hold the state of pass the budget.
+func TestEventsBufferObjectBudget(t *testing.T) {
+	h := newHarness(t)
+	h.fsm.store.events.budget = 25
+	h.apply(registerNode(testNode("n1", 1<<30, 1<<30)))
+	h.apply(registerJob(testJob("web", 1, 1), nil))
+	for i := range 3 {
+		p := &messages.ApplyPlan{EvalID: fmt.Sprintf("e%d", i)}
+		for j := range 10 {
+			p.Place = append(p.Place, testAlloc(fmt.Sprintf("a%d-%d", i, j), "web", "n1", p.EvalID, 1, 1))
+		}
+		h.apply(plan(p)) // 11 objects each
+	}
+	_, err := h.fsm.store.SubscribeEvents(3, nil).Next(context.Background())
+	require.ErrorIs(t, err, ErrEventsLost, "the first plan (index 3) went to make room")
+	require.Equal(t, uint64(4), h.fsm.store.events.oldestIndex())
+	require.Equal(t, 22, h.fsm.store.events.cost)
+}
