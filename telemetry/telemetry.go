@@ -83,9 +83,9 @@ func (t *Telemetry) AddCollector(fn func(*metrics.Metrics)) {
 
 // Collect runs the collectors now (tests; GET /v1/metrics after a change).
 func (t *Telemetry) Collect() {
-	t.m.EmitRuntimeStats()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.m.EmitRuntimeStats() // not safe to run twice at once
 	for _, fn := range t.collec {
 		fn(t.m)
 	}
