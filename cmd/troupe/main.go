@@ -91,11 +91,13 @@ func commandTree() *cmdNode {
 		"plugin": {synopsis: "Inspect CSI plugins", subs: map[string]*cmdNode{
 			"status": {synopsis: "List plugins or show one plugin's instances", run: pluginStatusCommand},
 		}},
-		"event": {synopsis: "Follow the cluster's events", subs: map[string]*cmdNode{"stream": {synopsis: "Print the event stream", run: eventStreamCommand}}},
-		"var":   varCommands(),
-		"tls":   tlsCommands(),
+		"var": varCommands(),
+		"tls": tlsCommands(),
 		"eval": {synopsis: "Inspect evaluations", subs: map[string]*cmdNode{
 			"status": {synopsis: "Show an evaluation", run: evalStatusCommand},
+		}},
+		"event": {synopsis: "Follow the cluster's events", subs: map[string]*cmdNode{
+			"stream": {synopsis: "Print the event stream", run: eventStreamCommand},
 		}},
 		"system": {synopsis: "System maintenance", subs: map[string]*cmdNode{
 			"gc": {synopsis: "Run the garbage collector now", run: systemGCCommand},
