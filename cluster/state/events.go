@@ -132,7 +132,7 @@ func (r *eventRing) read(from uint64, max int) (out []eventEntry, before *eventE
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	oldest := r.oldestSlot()
-	lost = r.evicted > 0 && from <= r.evicted
+	lost = from > 0 && r.evicted > 0 && from <= r.evicted // 0: from the oldest held
 	for i := 0; i < r.count && len(out) < max; i++ {
 		e := r.entries[(oldest+i)%r.size]
 		if e.index < from {

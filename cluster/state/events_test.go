@@ -76,6 +76,8 @@ func TestEventsLostWhenOverwritten(t *testing.T) {
 	require.ErrorIs(t, err, ErrEventsLost)
 	b := nextBatches(t, h.fsm.store.SubscribeEvents(7, nil))
 	require.Len(t, b, 4)
+	b = nextBatches(t, h.fsm.store.SubscribeEvents(0, nil))
+	require.Equal(t, uint64(7), b[0].Index, "index 0 reads from the oldest held")
 }
 
 func TestEventsJobDeregisterPurgeCarriesLastJob(t *testing.T) {
