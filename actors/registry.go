@@ -42,6 +42,7 @@ type entry struct {
 	lastAt   atomic.Int64
 	messages atomic.Uint64
 	restarts atomic.Int64
+	wait     waitClock // how long user messages waited (registry_metrics.go)
 }
 
 // Registry records what each live actor reports about itself. It is an
@@ -50,11 +51,12 @@ type entry struct {
 type Registry struct {
 	mu      sync.RWMutex
 	entries map[string]*entry
+	gone    map[string]*KindStats // counts of stopped actors, by kind
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{entries: map[string]*entry{}}
+	return &Registry{entries: map[string]*entry{}, gone: map[string]*KindStats{}}
 }
 
 // Props builds props for one actor of kind, with the reporting middleware
@@ -62,7 +64,7 @@ func NewRegistry() *Registry {
 // mailbox.
 func (r *Registry) Props(kind string, producer actor.Producer, opts ...actor.PropsOption) *actor.Props {
 	e := &entry{kind: kind}
-	unbounded := actor.Unbounded()
+	unbounded := actor.Unbounded(&e.wait)
 	all := append([]actor.PropsOption{
 		actor.WithMailbox(func() actor.Mailbox {
 			mb := unbounded()
@@ -100,6 +102,7 @@ func (r *Registry) middleware(e *entry) actor.ReceiverMiddleware {
 			if _, ok := env.Message.(*actor.Stopped); ok {
 				r.mu.Lock()
 				delete(r.entries, c.Self().Id)
+				r.keepCounts(e)
 				r.mu.Unlock()
 			}
 		}

@@ -26,12 +26,14 @@ import (
 	"github.com/troupe-dev/troupe/cluster/membership"
 	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/logfan"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/cni"
 	"github.com/troupe-dev/troupe/runtime/device"
 	"github.com/troupe-dev/troupe/runtime/driver"
 	"github.com/troupe-dev/troupe/runtime/driver/containerd"
+	"github.com/troupe-dev/troupe/telemetry"
 )
 
 // Agent is one running troupe agent.
@@ -79,6 +81,9 @@ type Agent struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+
+	tele *telemetry.Telemetry // metrics (telemetry.go)
+	logs *logfan.Hub          // the log's monitors
 }
 
 // New builds an agent from cfg; Start runs it.
@@ -90,6 +95,8 @@ func New(cfg *Config) (*Agent, error) {
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
+	a.logs = logfan.NewHub() // GET /v1/agent/monitor sees every line the agent logs
+	a.log = slog.New(a.logs.Wrap(a.log.Handler()))
 	a.dataDir = cfg.DataDir
 	if cfg.VolumeRetry.Initial <= 0 {
 		cfg.VolumeRetry = actors.DefaultRetry()
@@ -250,6 +257,7 @@ func (a *Agent) Shutdown() error {
 	default:
 	}
 	close(a.stop)
+	a.stopTelemetry()
 	var errs []error
 	if a.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

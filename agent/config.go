@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/runtime/artifact"
 	"github.com/troupe-dev/troupe/runtime/cgroups"
 	"github.com/troupe-dev/troupe/runtime/device"
+	"github.com/troupe-dev/troupe/telemetry"
 )
 
 // Config is an agent's configuration.
@@ -169,6 +170,11 @@ type Config struct {
 	MaxHeartbeatsPerSecond float64
 
 	Logger *slog.Logger
+	// Telemetry is Nomad's telemetry block (GET /v1/metrics).
+	Telemetry telemetry.Config
+	// EventBufferSize is how many applied commands the event stream can
+	// replay (Nomad's event_buffer_size; 0: state.DefaultEventBufferSize).
+	EventBufferSize int
 }
 
 // DefaultNetworkGCInterval is Config.NetworkGCInterval's default.

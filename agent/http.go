@@ -33,8 +33,11 @@ func (a *Agent) listenHTTP() error {
 
 // startHTTP serves the API once everything it reads is set up.
 func (a *Agent) startHTTP() error {
+	if err := a.startTelemetry(); err != nil {
+		return err
+	}
 	ln := a.tlsListener(a.ln)
-	var h http.Handler = httpapi.New(a, a.log, httpapi.Options{Region: a.cfg.Region, Limits: a.cfg.JobLimits})
+	var h http.Handler = httpapi.New(a, a.log, httpapi.Options{Region: a.cfg.Region, Limits: a.cfg.JobLimits, Metrics: a.tele, Logs: a.logs})
 	if !a.cfg.Server {
 		h = a.clientOnlyHandler(h)
 	}
@@ -81,7 +84,7 @@ func (a *Agent) clientOnlyHandler(local http.Handler) http.Handler {
 func (a *Agent) servesHere(r *http.Request) bool {
 	p, q := r.URL.Path, r.URL.Query()
 	switch {
-	case p == "/v1/agent/self", p == "/v1/actors" && q.Get("node") == "":
+	case p == "/v1/agent/self", p == "/v1/actors" && q.Get("node") == "", p == "/v1/metrics", p == "/v1/agent/monitor":
 		return true
 	case strings.HasPrefix(p, "/v1/agent/keyring/"): // its own keys, when a server fans out
 		return q.Get("local") == "true"

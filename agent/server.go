@@ -24,6 +24,7 @@ func (a *Agent) startServer() error {
 	if a.cfg.JobVersions > 0 {
 		a.store.SetJobVersions(a.cfg.JobVersions)
 	}
+	a.store.SetEventBufferSize(a.cfg.EventBufferSize) // 0: the default
 	a.fsm = state.NewFSM(a.store, a.log)
 	id, err := persistentID(filepath.Join(a.dataDir, "server", "server-id"))
 	if err != nil {
@@ -74,7 +75,7 @@ func (a *Agent) raftConfig(id string) cluster.RaftConfig {
 func (a *Agent) serverSpec() *server.Spec {
 	return &server.Spec{
 		Raft:     a.raft,
-		Proposer: a,
+		Proposer: measuredProposer{a}, // times plans (telemetry.go)
 		State:    func() server.StateView { return a.store.Snapshot() },
 		Clients:  a.local,
 		Clock:    a.clock, Logger: a.log, Registry: a.sys.Registry,

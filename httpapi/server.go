@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
+	"github.com/troupe-dev/troupe/logfan"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -79,6 +80,9 @@ type Options struct {
 	// frames) stays quiet before an empty frame, {}, is sent so that
 	// proxies and clients keep it open (0: defaultStreamHeartbeat).
 	StreamHeartbeat time.Duration
+	EventHeartbeat  time.Duration // quiet /v1/event/stream before {} (0: 10 s)
+	Metrics         MetricsSource // GET /v1/metrics (nil: 404)
+	Logs            *logfan.Hub   // GET /v1/agent/monitor (nil: 404)
 }
 
 // defaultStreamHeartbeat is Nomad's stream heartbeat rate.
@@ -181,6 +185,7 @@ func (s *Server) routes() {
 	s.variableRoutes(m)
 	s.deploymentRoutes(m)
 	s.serviceRoutes(m)
+	s.eventRoutes(m) // and /v1/metrics, /v1/agent/monitor
 }
 
 // ServeHTTP implements http.Handler. The query string is checked before

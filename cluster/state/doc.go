@@ -148,4 +148,19 @@
 // claims' allocations), so no claim names a collected allocation. The
 // same command trims the versions of the jobs it names in TrimJobs to
 // KeepVersions; a collected node is named in Event.NodesDeleted.
+//
+// # Event stream
+//
+// After each applied command the FSM hands the store the decoded command,
+// its answer and a read view as of its index (events.go); nothing is
+// copied or encoded then. The store keeps the last DefaultEventBufferSize
+// (SetEventBufferSize) such entries, fewer once they keep the state of
+// more than EventBufferObjects allocations alive. A reader builds the
+// events (events_cmd.go, events_objects.go: Nomad's topics and types, an
+// object changed when its pointer differs from the view before) when it
+// asks, so a slow reader costs the FSM nothing; one asking for entries
+// already dropped gets ErrEventsLost:
+//
+//	sub := store.SubscribeEvents(fromIndex, match)
+//	batches, err := sub.Next(ctx) // blocks until matching events are there
 package state

@@ -19,6 +19,9 @@ var (
 	// ErrBadCommand is the Apply response to a log entry that does not
 	// decode or carries no known command.
 	ErrBadCommand = errors.New("state: bad command")
+	// ErrEventsLost says the event buffer no longer holds the events a
+	// reader asked for (it started too far back, or read too slowly).
+	ErrEventsLost = errors.New("state: events lost")
 	// ErrBadIndexArg is returned for an index lookup argument of the wrong type.
 	ErrBadIndexArg = errors.New("state: bad index argument")
 	// ErrBadSnapshot is returned by Restore for a stream that does not decode.

@@ -94,7 +94,9 @@ func (f *FSM) Apply(l *raft.Log) any {
 		f.logger.Error("raft log entry does not decode", "index", l.Index, "err", err)
 		return fmt.Errorf("%w: index %d: %w", ErrBadCommand, l.Index, err)
 	}
-	return f.applyCommand(l.Index, cmd)
+	resp := f.applyCommand(l.Index, cmd)
+	f.store.recordEvents(l.Index, cmd, resp)
+	return resp
 }
 
 func (f *FSM) applyCommand(index uint64, cmd *messages.Command) any {

@@ -32,6 +32,7 @@ type Store struct {
 	// (the leader's node actors ask for it on every plan). Never modified:
 	// commit publishes a new map.
 	tables map[string]uint64
+	events eventRing // applied commands for the event stream (events.go)
 }
 
 // DefaultJobVersions is how many versions of a job a store keeps unless

@@ -97,6 +97,7 @@ func parseAgentArgs(args []string, stderr io.Writer) (*agent.Config, *agentRun, 
 	fs.StringVar(&cfg.JavaHome, "java-home", "", "the java driver's JVM home (its bin/java runs the tasks; default: java on PATH)")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")
 	reservedCores := fs.String("reserved-cores", "", "cores the client keeps for the host, never reserved for tasks, as a CPU list such as 0-1 (Nomad's client reserved { cores })")
+	telemetryFlags(fs, &cfg.Telemetry, &cfg.EventBufferSize)
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	jsonLogs := fs.Bool("log-json", false, "log as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the agent's whole run to this file")

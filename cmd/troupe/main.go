@@ -46,6 +46,7 @@ func commandTree() *cmdNode {
 		"bench":    {synopsis: "Run the built-in benchmarks", run: withoutIO(benchCommand)},
 		"version":  {synopsis: "Print the troupe version", run: versionCommand},
 		"actors":   {synopsis: "Print the live actor tree of a node", run: actorsCommand},
+		"monitor":  {synopsis: "Stream the agent's log lines", run: monitorCommand},
 		"job": {synopsis: "Submit, inspect and stop jobs", subs: map[string]*cmdNode{
 			"run":      {synopsis: "Submit a job file and watch it start", run: jobRunCommand},
 			"plan":     {synopsis: "Show what submitting a job file would change (a dry run)", run: jobPlanCommand},
@@ -94,6 +95,9 @@ func commandTree() *cmdNode {
 		"tls": tlsCommands(),
 		"eval": {synopsis: "Inspect evaluations", subs: map[string]*cmdNode{
 			"status": {synopsis: "Show an evaluation", run: evalStatusCommand},
+		}},
+		"event": {synopsis: "Follow the cluster's events", subs: map[string]*cmdNode{
+			"stream": {synopsis: "Print the event stream", run: eventStreamCommand},
 		}},
 		"system": {synopsis: "System maintenance", subs: map[string]*cmdNode{
 			"gc": {synopsis: "Run the garbage collector now", run: systemGCCommand},
