@@ -17,6 +17,7 @@ import (
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/ui"
 )
 
 // MaxBodyBytes is the largest request body accepted.
@@ -180,6 +181,7 @@ func (s *Server) routes() {
 	s.variableRoutes(m)
 	s.deploymentRoutes(m)
 	s.serviceRoutes(m)
+	ui.Routes(m) // the web UI: GET /ui/..., and / redirects there
 }
 
 // ServeHTTP implements http.Handler. The query string is checked before

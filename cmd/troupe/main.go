@@ -46,6 +46,7 @@ func commandTree() *cmdNode {
 		"bench":    {synopsis: "Run the built-in benchmarks", run: withoutIO(benchCommand)},
 		"version":  {synopsis: "Print the troupe version", run: versionCommand},
 		"actors":   {synopsis: "Print the live actor tree of a node", run: actorsCommand},
+		"ui":       {synopsis: "Print the web UI's URL and open it in a browser", run: uiCommand},
 		"job": {synopsis: "Submit, inspect and stop jobs", subs: map[string]*cmdNode{
 			"run":      {synopsis: "Submit a job file and watch it start", run: jobRunCommand},
 			"plan":     {synopsis: "Show what submitting a job file would change (a dry run)", run: jobPlanCommand},
