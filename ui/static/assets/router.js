@@ -1,7 +1,8 @@
 // The client-side router: Nomad's UI URL shapes mapped to page modules.
 // Each page is render(root, params, ctx); ctx.signal aborts when the user
 // leaves the page (ending its blocking queries and log streams), and
-// ctx.ready() marks the first draw of the page's data.
+// ctx.track() counts a section to draw: when every one has, the page is
+// marked ready (the Performance API mark troupe:ready).
 
 import * as jobs from './pages/jobs.js';
 import * as job from './pages/job.js';
@@ -59,18 +60,26 @@ export function draw() {
     root.innerHTML = '<h1>Not found</h1><p class="muted">No page at this address.</p>';
     return;
   }
-  let marked = false;
+  // The page is ready when every section it follows has drawn once.
+  let pending = 1;
+  const done = () => {
+    if (--pending !== 0 || ctx.signal.aborted) return;
+    performance.mark('troupe:ready');
+    document.body.dataset.ready = '1';
+  };
   const ctx = {
     signal: current.signal,
     query: new URLSearchParams(location.search),
-    ready() {
-      if (marked) return;
-      marked = true;
-      performance.mark('troupe:ready');
-      document.body.dataset.ready = '1';
+    // track says one more section is to draw; call what it returns once
+    // that section has drawn its data (or its error).
+    track() {
+      pending++;
+      let called = false;
+      return () => { if (!called) { called = true; done(); } };
     },
   };
   m.page.render(root, m.params, ctx);
+  done(); // the sections it started are counted now
 }
 
 export function start() {

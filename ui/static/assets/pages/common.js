@@ -4,10 +4,12 @@ import { watch } from '../api.js';
 import { errorText, html, shortID, badge } from '../dom.js';
 
 // live follows path (a blocking query) and calls draw(data) on each
-// change; a failed read shows its error in el.
+// change (draw may be async); a failed read shows its error in el. The
+// page counts the section as drawn after its first answer.
 export function live(ctx, el, path, params, draw, wait) {
-  watch(path, params, (data) => { draw(data); ctx.ready(); },
-    (e) => { el.innerHTML = errorText(e); ctx.ready(); }, ctx.signal, wait);
+  const drawn = ctx.track();
+  watch(path, params, async (data) => { await draw(data); drawn(); },
+    (e) => { el.innerHTML = errorText(e); drawn(); }, ctx.signal, wait);
 }
 
 export const jobHref = (id, ns) => `/ui/jobs/${encodeURIComponent(id)}@${encodeURIComponent(ns || 'default')}`;

@@ -8,6 +8,7 @@ import { html, badge, section, table, errorText } from '../dom.js';
 export function render(root, params, ctx) {
   root.innerHTML = html`<h1>Servers</h1><button data-refresh>Refresh</button>`;
   const el = section(root, 'servers');
+  const drawn = ctx.track();
   const load = async () => {
     try {
       const [members, raft, leader] = await Promise.all([
@@ -21,7 +22,7 @@ export function render(root, params, ctx) {
     } catch (e) {
       if (!ctx.signal.aborted) el.innerHTML = errorText(e);
     }
-    ctx.ready();
+    drawn();
   };
   root.querySelector('[data-refresh]').addEventListener('click', load);
   load();
