@@ -2,10 +2,13 @@ package uitest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -84,32 +87,50 @@ func run[T any](t testing.TB, b *Browser, a chromedp.Action[T]) T {
 	return v
 }
 
-// Open loads url in the tab and waits for its load event. A load that
-// Chromium aborts because the host's network changed (tests elsewhere on
-// the machine add and remove interfaces) is tried again.
+// Open loads a UI page in the tab and waits until the UI's modules have
+// loaded and started (the app marks <body data-app="1">). A load that
+// Chromium aborts, or whose modules it fails to fetch, because the host's
+// network changed (tests elsewhere on the machine add and remove
+// interfaces: net::ERR_NETWORK_CHANGED) is tried again, for a minute.
 func (b *Browser) Open(t testing.TB, url string) {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
-		ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
-		err := chromedp.Do(ctx, chromedp.Navigate(url))
-		cancel()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := b.load(url)
 		if err == nil {
 			return
 		}
-		if attempt == 5 || !strings.Contains(err.Error(), "ERR_NETWORK_CHANGED") {
+		if time.Now().After(deadline) || !strings.Contains(err.Error(), "ERR_NETWORK_CHANGED") && !errors.Is(err, errNotStarted) {
 			t.Fatalf("uitest: opening %s: %v", url, err)
 		}
 		t.Logf("uitest: opening %s: %v; trying again", url, err)
 	}
 }
 
+var errNotStarted = errors.New("uitest: the UI did not start (a module failed to load)")
+
+func (b *Browser) load(url string) error {
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		return err
+	}
+	started, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.body?.dataset.app === '1'`,
+		chromedp.WithPollingTimeout(5*time.Second), chromedp.WithPollingInterval(20*time.Millisecond)))
+	if err != nil || !started {
+		return fmt.Errorf("%w: %v", errNotStarted, err)
+	}
+	return nil
+}
+
 // WaitFor polls the JavaScript expression expr in the page until it is
-// truthy or timeout passes (failing t, with the page's text).
+// truthy or timeout passes (failing t, with the page's text); an
+// expression that throws (an element not there yet) counts as false.
 func (b *Browser) WaitFor(t testing.TB, expr string, timeout time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, timeout+5*time.Second)
 	defer cancel()
-	ok, err := chromedp.Run(ctx, chromedp.Poll[bool]("!!("+expr+")", chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(20*time.Millisecond)))
+	ok, err := chromedp.Run(ctx, chromedp.Poll[bool]("(() => { try { return !!("+expr+") } catch (e) { return false } })()", chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(20*time.Millisecond)))
 	if err != nil || !ok {
 		t.Fatalf("uitest: %s did not hold within %v (%v); page text:\n%s", expr, timeout, err, b.Text(t))
 	}
@@ -126,6 +147,15 @@ func (b *Browser) WaitReady(t testing.TB, timeout time.Duration) {
 func Eval[T any](t testing.TB, b *Browser, expr string) T {
 	t.Helper()
 	return run(t, b, chromedp.Evaluate[T](expr))
+}
+
+// Click clicks the element that selector names (failing t if none).
+func (b *Browser) Click(t testing.TB, selector string) {
+	t.Helper()
+	q := strconv.Quote(selector)
+	if !Eval[bool](t, b, `(el => { if (!el) return false; el.click(); return true })(document.querySelector(`+q+`))`) {
+		t.Fatalf("uitest: nothing to click at %s; page text:\n%s", selector, b.Text(t))
+	}
 }
 
 // Text is the text of the page's main element.

@@ -12,3 +12,4 @@ form.addEventListener('submit', (ev) => {
   draw();
 });
 start();
+document.body.dataset.app = '1'; // the modules loaded and the router runs
