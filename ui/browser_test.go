@@ -61,13 +61,13 @@ func TestPagesLoadFastWithManyJobsAndAllocs(t *testing.T) {
 	}
 	allocs := manyAllocs(10000, "job-0000", "n1")
 	srv := httptest.NewServer(fakeAPI(t, map[string]any{
-		"/v1/jobs":                        jobs,
-		"/v1/job/job-0000":                map[string]any{"ID": "job-0000", "Type": "service", "Status": "running", "TaskGroups": []any{map[string]any{"Name": "g", "Count": 10000}}},
-		"/v1/job/job-0000/versions":       map[string]any{"Versions": []any{map[string]any{"Version": 0, "Stable": true}}},
-		"/v1/job/job-0000/deployments":    []any{},
-		"/v1/job/job-0000/allocations":    allocs,
-		"/v1/node/n1":                     map[string]any{"ID": "n1", "Name": "n1", "Status": "ready"},
-		"/v1/node/n1/allocations":         allocs,
+		"/v1/jobs":                     jobs,
+		"/v1/job/job-0000":             map[string]any{"ID": "job-0000", "Type": "service", "Status": "running", "TaskGroups": []any{map[string]any{"Name": "g", "Count": 10000}}},
+		"/v1/job/job-0000/versions":    map[string]any{"Versions": []any{map[string]any{"Version": 0, "Stable": true}}},
+		"/v1/job/job-0000/deployments": []any{},
+		"/v1/job/job-0000/allocations": allocs,
+		"/v1/node/n1":                  map[string]any{"ID": "n1", "Name": "n1", "Status": "ready"},
+		"/v1/node/n1/allocations":      allocs,
 	}))
 	t.Cleanup(srv.Close) // after the browser's cleanup, which ends its blocking reads
 	b := uitest.Start(t)
