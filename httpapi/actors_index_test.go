@@ -20,7 +20,9 @@ type actorsBackend struct {
 	tree *api.ActorTree
 }
 
-func (b *actorsBackend) ActorTree(context.Context, string) (*api.ActorTree, error) { return b.tree, nil }
+func (b *actorsBackend) ActorTree(context.Context, string) (*api.ActorTree, error) {
+	return b.tree, nil
+}
 
 // TestActorsBlockingQuery: GET /v1/actors answers with the store's index
 // in X-Nomad-Index; with ?index= at that index it waits until the state
