@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/ui"
 	"github.com/troupe-dev/troupe/ui/uitest"
@@ -88,4 +92,45 @@ func TestPagesLoadFastWithManyJobsAndAllocs(t *testing.T) {
 		}
 		b.Screenshot(t, page.name)
 	}
+}
+
+// TestTokenSentWithEveryRead: a token entered in the header is kept in
+// localStorage and sent as X-Nomad-Token with the pages' reads, also
+// after a reload.
+func TestTokenSentWithEveryRead(t *testing.T) {
+	api := fakeAPI(t, map[string]any{"/v1/jobs": []any{}})
+	var mu sync.Mutex
+	tokens := map[string]bool{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			mu.Lock()
+			tokens[r.Header.Get("X-Nomad-Token")] = true
+			mu.Unlock()
+		}
+		api.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	seen := func(tok string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return tokens[tok]
+	}
+	b := uitest.Start(t)
+	b.Open(t, srv.URL+"/ui/jobs")
+	b.WaitReady(t, 20*time.Second)
+	require.True(t, seen(""), "no token yet")
+
+	require.True(t, uitest.Eval[bool](t, b, `(document.getElementById('token').value = 'secret-1') !== ''`))
+	b.Click(t, `#token-form button`)
+	b.WaitReady(t, 20*time.Second)
+	require.True(t, seen("secret-1"), "the entered token is sent")
+	require.Equal(t, "secret-1", uitest.Eval[string](t, b, `localStorage.getItem('troupe.token')`))
+
+	mu.Lock()
+	clear(tokens)
+	mu.Unlock()
+	b.Open(t, srv.URL+"/ui/jobs")
+	b.WaitReady(t, 20*time.Second)
+	require.True(t, seen("secret-1"), "the stored token is sent after a reload")
+	require.False(t, seen(""), "no read went without it")
 }
