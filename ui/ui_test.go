@@ -2,6 +2,7 @@ package ui
 
 import (
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -48,5 +49,20 @@ func TestHandlerServesIndexAssetsAndRedirects(t *testing.T) {
 		resp, _ = get(p)
 		require.Equal(t, http.StatusTemporaryRedirect, resp.StatusCode, p)
 		require.Equal(t, "/ui/", resp.Header.Get("Location"), p)
+	}
+}
+
+// TestIndexPreloadsEveryModule: index.html preloads each embedded module,
+// so that a page's modules load at once rather than one import level at a
+// time (a new module must be listed there).
+func TestIndexPreloadsEveryModule(t *testing.T) {
+	index, err := fs.ReadFile(assets, "index.html")
+	require.NoError(t, err)
+	mods, err := fs.Glob(assets, "assets/*.js")
+	require.NoError(t, err)
+	pages, err := fs.Glob(assets, "assets/pages/*.js")
+	require.NoError(t, err)
+	for _, m := range append(mods, pages...) {
+		require.Contains(t, string(index), `<link rel="modulepreload" href="/ui/`+m+`">`, m)
 	}
 }

@@ -169,11 +169,23 @@ func (b *Browser) Text(t testing.TB) string {
 	return s
 }
 
-// ReadyMillis is how long after navigation started the page first drew
-// its data (the Performance API's mark troupe:ready), in milliseconds.
-func (b *Browser) ReadyMillis(t testing.TB) float64 {
+// Timings break a page load down, in milliseconds from the start of
+// navigation (the Performance API): the document parsed
+// (DOMContentLoaded, after its modules ran), the last /v1/ answer fully
+// read, and the page's data drawn (ready; -1 when not yet).
+type Timings struct {
+	DOMContentLoaded, LastAPIResponse, Ready float64
+}
+
+// PageTimings reads the Timings of the page now shown.
+func (b *Browser) PageTimings(t testing.TB) Timings {
 	t.Helper()
-	return Eval[float64](t, b, `performance.getEntriesByName('troupe:ready').at(-1)?.startTime ?? -1`)
+	return Eval[Timings](t, b, `({
+  DOMContentLoaded: performance.getEntriesByType('navigation')[0]?.domContentLoadedEventEnd ?? -1,
+  LastAPIResponse: Math.max(-1, ...performance.getEntriesByType('resource')
+    .filter((e) => new URL(e.name).pathname.startsWith('/v1/')).map((e) => e.responseEnd)),
+  Ready: performance.getEntriesByName('troupe:ready').at(-1)?.startTime ?? -1,
+})`)
 }
 
 // Screenshot writes a full-page PNG of the tab as name.png under the

@@ -90,5 +90,7 @@ export function start() {
     navigate(a.getAttribute('href'));
   });
   window.addEventListener('popstate', () => draw());
+  // Leaving the document ends its blocking reads and log streams at once.
+  window.addEventListener('pagehide', () => current?.abort());
   draw();
 }
