@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -51,7 +52,20 @@ func (s *Server) clientStats(w http.ResponseWriter, r *http.Request) (any, error
 	return stats, nil
 }
 
+// actors handles GET /v1/actors?node=, the live actor tree. The tree is
+// no raft state, but actors start and stop, and change phase, as the
+// state changes: with ?index= it is a blocking query on the whole store
+// (waiting until any table passes index, or ?wait= passes), answered
+// with the store's index in X-Nomad-Index. Counters (mailbox, messages)
+// move between changes: a client that wants them fresh sets a short wait.
 func (s *Server) actors(w http.ResponseWriter, r *http.Request) (any, error) {
+	store := s.b.Store()
+	if opts := optsOf(r); opts.index > 0 {
+		ctx, cancel := context.WithTimeout(r.Context(), opts.wait)
+		store.Wait(ctx, opts.index)
+		cancel()
+	}
+	setIndex(w, max(store.Snapshot().Index(), 1))
 	tree, err := s.b.ActorTree(r.Context(), r.URL.Query().Get("node"))
 	if errors.Is(err, ErrUnknownNode) {
 		return nil, codeErr(http.StatusNotFound, "%v", err)

@@ -10,7 +10,9 @@ set -euo pipefail
 need=(iproute2 iptables iputils-ping procps util-linux ca-certificates
   containerd runc containernetworking-plugins busybox-static docker-registry
   qemu-system-x86 linux-image-cloud-amd64 # qemu driver test: TCG boots the cloud kernel (virtio-net as modules)
-  default-jdk-headless prometheus) # java driver test: javac and jar build its test jar; prometheus: the metrics scrape test
+  default-jdk-headless # java driver test: javac and jar build its test jar
+  prometheus # the metrics test scrapes an agent with Debian's real Prometheus
+  chromium) # web UI tests: headless Chromium driven by chromedp
 if [[ "${1:-}" == "-proto" ]]; then
   need+=(protobuf-compiler libprotobuf-dev) # libprotobuf-dev: google/protobuf/struct.proto
 fi

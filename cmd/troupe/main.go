@@ -47,6 +47,7 @@ func commandTree() *cmdNode {
 		"version":  {synopsis: "Print the troupe version", run: versionCommand},
 		"actors":   {synopsis: "Print the live actor tree of a node", run: actorsCommand},
 		"monitor":  {synopsis: "Stream the agent's log lines", run: monitorCommand},
+		"ui":       {synopsis: "Print the web UI's URL and open it in a browser", run: uiCommand},
 		"job": {synopsis: "Submit, inspect and stop jobs", subs: map[string]*cmdNode{
 			"run":      {synopsis: "Submit a job file and watch it start", run: jobRunCommand},
 			"plan":     {synopsis: "Show what submitting a job file would change (a dry run)", run: jobPlanCommand},

@@ -1,0 +1,36 @@
+// /ui/clients/<id>: a node's resources, drivers, devices, drain state and
+// allocations.
+
+import { html, badge, section, table, ListView } from '../dom.js';
+import { live, allocHeads, allocRow, byNewest } from './common.js';
+
+function drain(n) {
+  const d = n.DrainStrategy;
+  if (!d) return 'not draining';
+  return `draining (deadline ${d.Deadline ?? d.DrainSpec?.Deadline ?? 0} ns${d.IgnoreSystemJobs || d.DrainSpec?.IgnoreSystemJobs ? ', ignoring system jobs' : ''})`;
+}
+
+export function render(root, { id }, ctx) {
+  const base = `/v1/node/${encodeURIComponent(id)}`;
+  root.innerHTML = html`<h1>Client ${id}</h1>`;
+  const head = section(root, 'node');
+  live(ctx, head, base, {}, (n) => {
+    const r = n.NodeResources || {};
+    const devices = (r.Devices || []).flatMap((d) => (d.Instances || [{}]).map((i) => [
+      `${d.Vendor}/${d.Type}/${d.Name}`, i.ID || '', i.Healthy ? 'healthy' : 'unhealthy']));
+    head.innerHTML = html`<dl class="kv">
+<dt>Name</dt><dd>${n.Name}</dd><dt>Status</dt><dd>${badge(n.Status)}</dd>
+<dt>Eligibility</dt><dd>${n.SchedulingEligibility}</dd><dt>Drain</dt><dd>${drain(n)}</dd>
+<dt>Datacenter</dt><dd>${n.Datacenter}</dd><dt>Address</dt><dd>${n.HTTPAddr}</dd></dl>
+<h2>Resources</h2>${table(['CPU (MHz)', 'Cores', 'Memory (MiB)', 'Disk (MiB)'], [[
+      r.Cpu?.CpuShares ?? '', r.Cpu?.TotalCpuCores ?? '', r.Memory?.MemoryMB ?? '', r.Disk?.DiskMB ?? '']])}
+<h2>Drivers</h2>${table(['Driver', 'Detected', 'Healthy', 'Description'], Object.entries(n.Drivers || {})
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([name, d]) => [name, d.Detected ? 'yes' : 'no', d.Healthy ? 'yes' : 'no', d.HealthDescription || ''])) }
+<h2>Devices</h2>${table(['Device', 'Instance', 'Health'], devices, 'No devices.')}`;
+  });
+  root.insertAdjacentHTML('beforeend', '<h2>Allocations</h2>');
+  const allocs = section(root, 'allocations');
+  const view = new ListView(allocs, allocHeads, allocRow, 'No allocations.');
+  live(ctx, allocs, `${base}/allocations`, {}, (list) => view.set((list || []).sort(byNewest)));
+}
