@@ -187,7 +187,7 @@ func (s *Server) routes() {
 	s.deploymentRoutes(m)
 	s.serviceRoutes(m)
 	s.eventRoutes(m) // and /v1/metrics, /v1/agent/monitor
-	ui.Routes(m) // the web UI: GET /ui/..., and / redirects there
+	ui.Routes(m)     // the web UI: GET /ui/..., and / redirects there
 }
 
 // ServeHTTP implements http.Handler. The query string is checked before
