@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/golang/snappy"
 	nomad "github.com/hashicorp/nomad/api"
 	"github.com/stretchr/testify/require"
 
@@ -102,7 +103,7 @@ func TestDispatchJSONShapes(t *testing.T) {
 	}
 	child := b.Store().Snapshot().DispatchedChild("default", "p", "x")
 	require.NotNil(t, child)
-	require.Equal(t, []byte("hello"), child.GetPayload())
+	require.Equal(t, snappy.Encode(nil, []byte("hello")), child.GetPayload(), "stored snappy-compressed, as Nomad stores it")
 	require.Equal(t, messages.JobStatusPending, child.GetStatus())
 	require.Nil(t, child.GetParameterizedJob())
 }
