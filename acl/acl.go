@@ -238,13 +238,19 @@ func (a *ACL) allowLevel(pick func(*ACL) level, want level) bool {
 }
 
 // AllowNodeRead reports whether a may read nodes.
-func (a *ACL) AllowNodeRead() bool { return a.allowLevel(func(a *ACL) level { return a.node }, levelRead) }
+func (a *ACL) AllowNodeRead() bool {
+	return a.allowLevel(func(a *ACL) level { return a.node }, levelRead)
+}
 
 // AllowNodeWrite reports whether a may change nodes (drain, eligibility).
-func (a *ACL) AllowNodeWrite() bool { return a.allowLevel(func(a *ACL) level { return a.node }, levelWrite) }
+func (a *ACL) AllowNodeWrite() bool {
+	return a.allowLevel(func(a *ACL) level { return a.node }, levelWrite)
+}
 
 // AllowAgentRead reports whether a may read agent information.
-func (a *ACL) AllowAgentRead() bool { return a.allowLevel(func(a *ACL) level { return a.agent }, levelRead) }
+func (a *ACL) AllowAgentRead() bool {
+	return a.allowLevel(func(a *ACL) level { return a.agent }, levelRead)
+}
 
 // AllowAgentWrite reports whether a may change the agent.
 func (a *ACL) AllowAgentWrite() bool {

@@ -124,7 +124,7 @@ namespace "other" { policy = "write" }
 		{"default", "app/secret/k", VarRead, false},
 		{"default", "app/mine", VarWrite, true},
 		{"default", "app/mine", VarList, false}, // exact path wins
-		{"other", "x", VarRead, false},         // no variables block
+		{"other", "x", VarRead, false},          // no variables block
 		{"none", "x", VarRead, false},
 	} {
 		if got := a.AllowVariableOperation(tc.ns, tc.path, tc.cap); got != tc.want {
