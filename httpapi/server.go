@@ -66,6 +66,8 @@ type Server struct {
 	mux  *http.ServeMux
 	// hclSlots bounds the HCL parses running at once.
 	hclSlots chan struct{}
+	// acls resolves tokens; nil when ACLs are off (acl_check.go).
+	acls *aclResolver
 }
 
 // Options are the API's settings from the agent's configuration.
@@ -79,6 +81,11 @@ type Options struct {
 	// frames) stays quiet before an empty frame, {}, is sent so that
 	// proxies and clients keep it open (0: defaultStreamHeartbeat).
 	StreamHeartbeat time.Duration
+	// ACLEnabled turns on token checks on every route (acl_check.go).
+	ACLEnabled bool
+	// ACLResetFile is the server's acl-bootstrap-reset file: the index it
+	// holds lets one more bootstrap through.
+	ACLResetFile string
 }
 
 // defaultStreamHeartbeat is Nomad's stream heartbeat rate.
@@ -97,6 +104,9 @@ func New(b Backend, logger *slog.Logger, opts Options) *Server {
 	}
 	s := &Server{b: b, opts: opts, log: logger, mux: http.NewServeMux(),
 		hclSlots: make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))}
+	if opts.ACLEnabled {
+		s.acls = newACLResolver()
+	}
 	s.routes()
 	return s
 }
@@ -180,6 +190,7 @@ func (s *Server) routes() {
 	s.variableRoutes(m)
 	s.deploymentRoutes(m)
 	s.serviceRoutes(m)
+	s.aclRoutes(m)
 }
 
 // ServeHTTP implements http.Handler. The query string is checked before
@@ -194,6 +205,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r, err := withQuery(r)
 	if err == nil {
 		err = s.checkRegion(r)
+	}
+	if err == nil && s.acls != nil {
+		var done func()
+		if r, done, err = s.authorize(r); err == nil {
+			defer done()
+		}
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -341,9 +358,14 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, tables []string, 
 	}
 	store := s.b.Store()
 	if opts.index > 0 {
-		ctx, cancel := context.WithTimeout(r.Context(), opts.wait)
+		watch, stop := s.aclWatch(r)
+		ctx, cancel := context.WithTimeout(watch, opts.wait)
 		store.Wait(ctx, opts.index, tables...)
 		cancel()
+		stop()
+		if err := s.aclRecheck(r); err != nil {
+			return nil, err
+		}
 	}
 	snap := store.Snapshot()
 	index := snap.Index(tables...)
