@@ -64,8 +64,8 @@ type ACLBootstrapRequest struct {
 	BootstrapSecret string
 }
 
-// Duration is a time.Duration that reads from JSON as nanoseconds (Nomad's
-// client sends that) or as a Go duration string ("1h").
+// Duration is a time.Duration that reads from JSON as nanoseconds or as a
+// Go duration string ("1h"; Nomad's client sends "" for none).
 type Duration time.Duration
 
 // MarshalJSON writes nanoseconds.
@@ -75,6 +75,10 @@ func (d Duration) MarshalJSON() ([]byte, error) { return []byte(strconv.FormatIn
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
+		if s == "" {
+			*d = 0
+			return nil
+		}
 		v, err := time.ParseDuration(s)
 		if err != nil {
 			return fmt.Errorf("invalid duration %q: %w", s, err)

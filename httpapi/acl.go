@@ -325,3 +325,9 @@ func (s *Server) tokenOut(t *messages.ACLToken, secret string) *api.ACLToken {
 	}
 	return out
 }
+
+// expireTokens deletes the tokens expired now (a forced collection).
+func (s *Server) expireTokens(r *http.Request) error {
+	_, _, err := s.apply(r, &messages.Command{Cmd: &messages.Command_ExpireACLTokens{ExpireACLTokens: &messages.ExpireACLTokens{}}})
+	return err
+}

@@ -118,4 +118,3 @@ func patternsOf(e ast.Expr, loops map[*ast.Object][]string) ([]string, error) {
 	}
 	return nil, fmt.Errorf("route pattern %T cannot be read from the source: register it with a string literal", e)
 }
-

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,9 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/troupe-dev/troupe/api"
-	"github.com/troupe-dev/troupe/messages"
-)
+	"github.com/troupe-dev/troupe/api")
 
 // aclBackend is an fsmBackend with a clock the test moves.
 type aclBackend struct {
@@ -174,6 +171,4 @@ func TestACLRouteTableOff(t *testing.T) {
 	rec = aclDo(t, s, "POST", "/v1/acl/bootstrap", "", nil)
 	require.Equal(t, http.StatusBadRequest, rec.Code)
 	require.Contains(t, rec.Body.String(), "ACL support disabled")
-	_ = context.Background
-	_ = messages.Command{}
 }
