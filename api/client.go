@@ -35,6 +35,9 @@ type Config struct {
 	// none (as Nomad's client sends its configured namespace); "" sends
 	// none, which the agent reads as "default".
 	Namespace string
+	// Token is the ACL token's secret sent as X-Nomad-Token on every
+	// request ("" sends none: the anonymous policy applies).
+	Token string
 }
 
 // DefaultConfig reads the address from TROUPE_ADDR, else DefaultAddress.
@@ -51,6 +54,7 @@ type Client struct {
 	base      *url.URL
 	http      *http.Client
 	namespace string
+	token     string
 }
 
 // NewClient builds a client. A nil cfg means DefaultConfig.
@@ -76,7 +80,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{base: u, http: hc, namespace: cfg.Namespace}, nil
+	return &Client{base: u, http: hc, namespace: cfg.Namespace, token: cfg.Token}, nil
 }
 
 // Namespace is the namespace sent on requests whose options name none.
@@ -102,6 +106,9 @@ type request struct {
 func (c *Client) newRequest(method, path string) *request {
 	r := &request{method: method, path: path, params: url.Values{}, header: http.Header{}, ctx: context.Background()}
 	setNonEmpty(r.params, "namespace", c.namespace) // the options' own namespace replaces it
+	if c.token != "" {
+		r.header.Set(TokenHeader, c.token)
+	}
 	return r
 }
 

@@ -86,6 +86,9 @@ func (s *Server) readJob(r *http.Request, extra any) (*messages.Job, error) {
 		job.Region = s.opts.Region // a job file without a region runs here
 	}
 	job.Namespace = requestNamespace(r, job.Namespace)
+	if err := aclCheckNs(r, job.Namespace); err != nil {
+		return nil, err
+	}
 	jobspec.Canonicalize(job)
 	if err := s.validateJob(job); err != nil {
 		return nil, err

@@ -52,7 +52,7 @@ func oneNamespace(h handler) handler {
 // names none; "*" matches every namespace).
 func inNamespace(r *http.Request, ns string) bool {
 	want := r.URL.Query().Get("namespace")
-	return want == allNamespaces || state.NamespaceOrDefault(want) == state.NamespaceOrDefault(ns)
+	return (want == allNamespaces || state.NamespaceOrDefault(want) == state.NamespaceOrDefault(ns)) && aclAllowsNs(r, ns)
 }
 
 // requestNamespace is the namespace of a job or volume in a write

@@ -32,7 +32,7 @@ func (s *Server) namespaceList(w http.ResponseWriter, r *http.Request) (any, err
 	return s.query(w, r, namespaceTables, func(snap *state.Snap) (any, error) {
 		out := []*messages.Namespace{}
 		for _, ns := range snap.Namespaces() {
-			if matchPrefix(r, ns.Name) {
+			if matchPrefix(r, ns.Name) && aclAllowsNamespace(r, ns.Name) {
 				out = append(out, ns)
 			}
 		}

@@ -68,6 +68,8 @@ type Server struct {
 	mux  *http.ServeMux
 	// hclSlots bounds the HCL parses running at once.
 	hclSlots chan struct{}
+	// acls resolves tokens; nil when ACLs are off (acl_check.go).
+	acls *aclResolver
 }
 
 // Options are the API's settings from the agent's configuration.
@@ -84,6 +86,11 @@ type Options struct {
 	EventHeartbeat  time.Duration // quiet /v1/event/stream before {} (0: 10 s)
 	Metrics         MetricsSource // GET /v1/metrics (nil: 404)
 	Logs            *logfan.Hub   // GET /v1/agent/monitor (nil: 404)
+	// ACLEnabled turns on token checks on every route (acl_check.go).
+	ACLEnabled bool
+	// ACLResetFile is the server's acl-bootstrap-reset file: the index it
+	// holds lets one more bootstrap through.
+	ACLResetFile string
 }
 
 // defaultStreamHeartbeat is Nomad's stream heartbeat rate.
@@ -102,6 +109,9 @@ func New(b Backend, logger *slog.Logger, opts Options) *Server {
 	}
 	s := &Server{b: b, opts: opts, log: logger, mux: http.NewServeMux(),
 		hclSlots: make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))}
+	if opts.ACLEnabled {
+		s.acls = newACLResolver()
+	}
 	s.routes()
 	return s
 }
@@ -188,6 +198,7 @@ func (s *Server) routes() {
 	s.serviceRoutes(m)
 	s.eventRoutes(m) // and /v1/metrics, /v1/agent/monitor
 	ui.Routes(m)     // the web UI: GET /ui/..., and / redirects there
+	s.aclRoutes(m)
 }
 
 // ServeHTTP implements http.Handler. The query string is checked before
@@ -202,6 +213,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r, err := withQuery(r)
 	if err == nil {
 		err = s.checkRegion(r)
+	}
+	if err == nil && s.acls != nil {
+		var done func()
+		if r, done, err = s.authorize(r); err == nil {
+			defer done()
+		}
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -349,9 +366,14 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, tables []string, 
 	}
 	store := s.b.Store()
 	if opts.index > 0 {
-		ctx, cancel := context.WithTimeout(r.Context(), opts.wait)
+		watch, stop := s.aclWatch(r)
+		ctx, cancel := context.WithTimeout(watch, opts.wait)
 		store.Wait(ctx, opts.index, tables...)
 		cancel()
+		stop()
+		if err := s.aclRecheck(r); err != nil {
+			return nil, err
+		}
 	}
 	snap := store.Snapshot()
 	index := snap.Index(tables...)

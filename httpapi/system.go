@@ -17,5 +17,8 @@ func (s *Server) systemGC(w http.ResponseWriter, r *http.Request) (any, error) {
 	now := s.b.Now()
 	st := s.b.Store()
 	_, err := server.CollectGarbage(r.Context(), s.b, st.Snapshot(), server.GCConfig{}.Cutoffs(now, true), st.JobVersions(), now)
+	if err == nil && s.acls != nil {
+		err = s.expireTokens(r)
+	}
 	return nil, err
 }

@@ -80,6 +80,9 @@ func (s *Server) varList(w http.ResponseWriter, r *http.Request) (any, error) {
 	return s.query(w, r, variableTables, func(snap *state.Snap) (any, error) {
 		out := []*api.VariableMetadata{}
 		for _, v := range snap.VariablesByPrefix(varNamespace(r), r.URL.Query().Get("prefix")) {
+			if !aclAllowsVar(r, v.Namespace, v.Path) {
+				continue
+			}
 			out = append(out, varMeta(v))
 		}
 		return paged(w, r, out, varOrder)

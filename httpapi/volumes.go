@@ -112,6 +112,9 @@ func parseVolumeBody(r *http.Request, create bool) ([]*messages.CSIVolume, error
 	var problems []string
 	for _, v := range vols {
 		v.Namespace = requestNamespace(r, v.Namespace)
+		if err := aclCheckNs(r, v.Namespace); err != nil {
+			return nil, err
+		}
 		jobspec.CanonicalizeVolume(v)
 		if v.GetID() != id {
 			problems = append(problems, "volume ID "+quote(v.GetID())+" does not match the URL's "+quote(id))

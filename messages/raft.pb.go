@@ -63,6 +63,12 @@ type Command struct {
 	//	*Command_DeleteServiceRegistrationsByAlloc
 	//	*Command_DeleteServiceRegistrationByID
 	//	*Command_DispatchJob
+	//	*Command_UpsertACLPolicies
+	//	*Command_DeleteACLPolicies
+	//	*Command_UpsertACLTokens
+	//	*Command_DeleteACLTokens
+	//	*Command_BootstrapACL
+	//	*Command_ExpireACLTokens
 	Cmd           isCommand_Cmd `protobuf_oneof:"Cmd"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -400,6 +406,60 @@ func (x *Command) GetDispatchJob() *DispatchJob {
 	return nil
 }
 
+func (x *Command) GetUpsertACLPolicies() *UpsertACLPolicies {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpsertACLPolicies); ok {
+			return x.UpsertACLPolicies
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetDeleteACLPolicies() *DeleteACLPolicies {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_DeleteACLPolicies); ok {
+			return x.DeleteACLPolicies
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetUpsertACLTokens() *UpsertACLTokens {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_UpsertACLTokens); ok {
+			return x.UpsertACLTokens
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetDeleteACLTokens() *DeleteACLTokens {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_DeleteACLTokens); ok {
+			return x.DeleteACLTokens
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetBootstrapACL() *BootstrapACL {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_BootstrapACL); ok {
+			return x.BootstrapACL
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetExpireACLTokens() *ExpireACLTokens {
+	if x != nil {
+		if x, ok := x.Cmd.(*Command_ExpireACLTokens); ok {
+			return x.ExpireACLTokens
+		}
+	}
+	return nil
+}
+
 type isCommand_Cmd interface {
 	isCommand_Cmd()
 }
@@ -540,6 +600,31 @@ type Command_DispatchJob struct {
 	DispatchJob *DispatchJob `protobuf:"bytes,41,opt,name=DispatchJob,proto3,oneof"`
 }
 
+type Command_UpsertACLPolicies struct {
+	// ACL policies and tokens (acl.proto).
+	UpsertACLPolicies *UpsertACLPolicies `protobuf:"bytes,42,opt,name=UpsertACLPolicies,proto3,oneof"`
+}
+
+type Command_DeleteACLPolicies struct {
+	DeleteACLPolicies *DeleteACLPolicies `protobuf:"bytes,43,opt,name=DeleteACLPolicies,proto3,oneof"`
+}
+
+type Command_UpsertACLTokens struct {
+	UpsertACLTokens *UpsertACLTokens `protobuf:"bytes,44,opt,name=UpsertACLTokens,proto3,oneof"`
+}
+
+type Command_DeleteACLTokens struct {
+	DeleteACLTokens *DeleteACLTokens `protobuf:"bytes,45,opt,name=DeleteACLTokens,proto3,oneof"`
+}
+
+type Command_BootstrapACL struct {
+	BootstrapACL *BootstrapACL `protobuf:"bytes,46,opt,name=BootstrapACL,proto3,oneof"`
+}
+
+type Command_ExpireACLTokens struct {
+	ExpireACLTokens *ExpireACLTokens `protobuf:"bytes,47,opt,name=ExpireACLTokens,proto3,oneof"`
+}
+
 func (*Command_RegisterJob) isCommand_Cmd() {}
 
 func (*Command_DeregisterJob) isCommand_Cmd() {}
@@ -603,6 +688,18 @@ func (*Command_DeleteServiceRegistrationsByAlloc) isCommand_Cmd() {}
 func (*Command_DeleteServiceRegistrationByID) isCommand_Cmd() {}
 
 func (*Command_DispatchJob) isCommand_Cmd() {}
+
+func (*Command_UpsertACLPolicies) isCommand_Cmd() {}
+
+func (*Command_DeleteACLPolicies) isCommand_Cmd() {}
+
+func (*Command_UpsertACLTokens) isCommand_Cmd() {}
+
+func (*Command_DeleteACLTokens) isCommand_Cmd() {}
+
+func (*Command_BootstrapACL) isCommand_Cmd() {}
+
+func (*Command_ExpireACLTokens) isCommand_Cmd() {}
 
 // RegisterJob stores a job (a new version when it changed) and its eval.
 type RegisterJob struct {
@@ -1440,6 +1537,9 @@ type Snapshot struct {
 	PeriodicLaunches     []*PeriodicLaunch       `protobuf:"bytes,26,rep,name=PeriodicLaunches,proto3" json:"PeriodicLaunches,omitempty"`
 	Deployments          []*Deployment           `protobuf:"bytes,27,rep,name=Deployments,proto3" json:"Deployments,omitempty"`
 	ServiceRegistrations []*ServiceRegistration  `protobuf:"bytes,28,rep,name=ServiceRegistrations,proto3" json:"ServiceRegistrations,omitempty"`
+	ACLPolicies          []*ACLPolicy            `protobuf:"bytes,29,rep,name=ACLPolicies,proto3" json:"ACLPolicies,omitempty"`
+	ACLTokens            []*ACLToken             `protobuf:"bytes,30,rep,name=ACLTokens,proto3" json:"ACLTokens,omitempty"`
+	ACLBootstrapIndex    uint64                  `protobuf:"varint,31,opt,name=ACLBootstrapIndex,proto3" json:"ACLBootstrapIndex,omitempty"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
 }
@@ -1593,6 +1693,27 @@ func (x *Snapshot) GetServiceRegistrations() []*ServiceRegistration {
 	return nil
 }
 
+func (x *Snapshot) GetACLPolicies() []*ACLPolicy {
+	if x != nil {
+		return x.ACLPolicies
+	}
+	return nil
+}
+
+func (x *Snapshot) GetACLTokens() []*ACLToken {
+	if x != nil {
+		return x.ACLTokens
+	}
+	return nil
+}
+
+func (x *Snapshot) GetACLBootstrapIndex() uint64 {
+	if x != nil {
+		return x.ACLBootstrapIndex
+	}
+	return 0
+}
+
 var File_raft_proto protoreflect.FileDescriptor
 
 const file_raft_proto_rawDesc = "" +
@@ -1600,7 +1721,7 @@ const file_raft_proto_rawDesc = "" +
 	"\n" +
 	"raft.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
 	"eval.proto\x1a\valloc.proto\x1a\n" +
-	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\x1a\x10deployment.proto\x1a\rservice.proto\x1a\x0edispatch.proto\"\xa4\x12\n" +
+	"node.proto\x1a\fvolume.proto\x1a\x0eoperator.proto\x1a\bgc.proto\x1a\x0fvariables.proto\x1a\x0fnamespace.proto\x1a\x10submission.proto\x1a\x10deployment.proto\x1a\rservice.proto\x1a\x0edispatch.proto\x1a\tacl.proto\"\xc5\x15\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04Time\x18\x01 \x01(\x03R\x04Time\x127\n" +
 	"\vRegisterJob\x18\n" +
@@ -1635,7 +1756,13 @@ const file_raft_proto_rawDesc = "" +
 	"\x1aUpsertServiceRegistrations\x18& \x01(\v2\".troupe.UpsertServiceRegistrationsH\x00R\x1aUpsertServiceRegistrations\x12y\n" +
 	"!DeleteServiceRegistrationsByAlloc\x18' \x01(\v2).troupe.DeleteServiceRegistrationsByAllocH\x00R!DeleteServiceRegistrationsByAlloc\x12m\n" +
 	"\x1dDeleteServiceRegistrationByID\x18( \x01(\v2%.troupe.DeleteServiceRegistrationByIDH\x00R\x1dDeleteServiceRegistrationByID\x127\n" +
-	"\vDispatchJob\x18) \x01(\v2\x13.troupe.DispatchJobH\x00R\vDispatchJobB\x05\n" +
+	"\vDispatchJob\x18) \x01(\v2\x13.troupe.DispatchJobH\x00R\vDispatchJob\x12I\n" +
+	"\x11UpsertACLPolicies\x18* \x01(\v2\x19.troupe.UpsertACLPoliciesH\x00R\x11UpsertACLPolicies\x12I\n" +
+	"\x11DeleteACLPolicies\x18+ \x01(\v2\x19.troupe.DeleteACLPoliciesH\x00R\x11DeleteACLPolicies\x12C\n" +
+	"\x0fUpsertACLTokens\x18, \x01(\v2\x17.troupe.UpsertACLTokensH\x00R\x0fUpsertACLTokens\x12C\n" +
+	"\x0fDeleteACLTokens\x18- \x01(\v2\x17.troupe.DeleteACLTokensH\x00R\x0fDeleteACLTokens\x12:\n" +
+	"\fBootstrapACL\x18. \x01(\v2\x14.troupe.BootstrapACLH\x00R\fBootstrapACL\x12C\n" +
+	"\x0fExpireACLTokens\x18/ \x01(\v2\x17.troupe.ExpireACLTokensH\x00R\x0fExpireACLTokensB\x05\n" +
 	"\x03Cmd\"\x87\x02\n" +
 	"\vRegisterJob\x12\x1d\n" +
 	"\x03Job\x18\x01 \x01(\v2\v.troupe.JobR\x03Job\x12&\n" +
@@ -1697,7 +1824,7 @@ const file_raft_proto_rawDesc = "" +
 	"\tStopAlloc\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12.\n" +
 	"\x12DesiredDescription\x18\x02 \x01(\tR\x12DesiredDescription\x12&\n" +
-	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xd2\x06\n" +
+	"\x04Eval\x18\x03 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"\xe5\a\n" +
 	"\bSnapshot\x12\x14\n" +
 	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12\x1f\n" +
 	"\x04Jobs\x18\x02 \x03(\v2\v.troupe.JobR\x04Jobs\x12-\n" +
@@ -1718,7 +1845,10 @@ const file_raft_proto_rawDesc = "" +
 	"\vSubmissions\x18\x17 \x03(\v2\x15.troupe.JobSubmissionR\vSubmissions\x12B\n" +
 	"\x10PeriodicLaunches\x18\x1a \x03(\v2\x16.troupe.PeriodicLaunchR\x10PeriodicLaunches\x124\n" +
 	"\vDeployments\x18\x1b \x03(\v2\x12.troupe.DeploymentR\vDeployments\x12O\n" +
-	"\x14ServiceRegistrations\x18\x1c \x03(\v2\x1b.troupe.ServiceRegistrationR\x14ServiceRegistrationsB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x14ServiceRegistrations\x18\x1c \x03(\v2\x1b.troupe.ServiceRegistrationR\x14ServiceRegistrations\x123\n" +
+	"\vACLPolicies\x18\x1d \x03(\v2\x11.troupe.ACLPolicyR\vACLPolicies\x12.\n" +
+	"\tACLTokens\x18\x1e \x03(\v2\x10.troupe.ACLTokenR\tACLTokens\x12,\n" +
+	"\x11ACLBootstrapIndex\x18\x1f \x01(\x04R\x11ACLBootstrapIndexB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_raft_proto_rawDescOnce sync.Once
@@ -1770,22 +1900,30 @@ var file_raft_proto_goTypes = []any{
 	(*DeleteServiceRegistrationsByAlloc)(nil), // 33: troupe.DeleteServiceRegistrationsByAlloc
 	(*DeleteServiceRegistrationByID)(nil),     // 34: troupe.DeleteServiceRegistrationByID
 	(*DispatchJob)(nil),                       // 35: troupe.DispatchJob
-	(*Job)(nil),                               // 36: troupe.Job
-	(*Evaluation)(nil),                        // 37: troupe.Evaluation
-	(*JobSubmission)(nil),                     // 38: troupe.JobSubmission
-	(*PeriodicLaunch)(nil),                    // 39: troupe.PeriodicLaunch
-	(*Allocation)(nil),                        // 40: troupe.Allocation
-	(*Node)(nil),                              // 41: troupe.Node
-	(*DrainStrategy)(nil),                     // 42: troupe.DrainStrategy
-	(*CSIVolume)(nil),                         // 43: troupe.CSIVolume
-	(*CSIPlugin)(nil),                         // 44: troupe.CSIPlugin
-	(*NodePool)(nil),                          // 45: troupe.NodePool
-	(*SchedulerConfiguration)(nil),            // 46: troupe.SchedulerConfiguration
-	(*Variable)(nil),                          // 47: troupe.Variable
-	(*RootKey)(nil),                           // 48: troupe.RootKey
-	(*Namespace)(nil),                         // 49: troupe.Namespace
-	(*Deployment)(nil),                        // 50: troupe.Deployment
-	(*ServiceRegistration)(nil),               // 51: troupe.ServiceRegistration
+	(*UpsertACLPolicies)(nil),                 // 36: troupe.UpsertACLPolicies
+	(*DeleteACLPolicies)(nil),                 // 37: troupe.DeleteACLPolicies
+	(*UpsertACLTokens)(nil),                   // 38: troupe.UpsertACLTokens
+	(*DeleteACLTokens)(nil),                   // 39: troupe.DeleteACLTokens
+	(*BootstrapACL)(nil),                      // 40: troupe.BootstrapACL
+	(*ExpireACLTokens)(nil),                   // 41: troupe.ExpireACLTokens
+	(*Job)(nil),                               // 42: troupe.Job
+	(*Evaluation)(nil),                        // 43: troupe.Evaluation
+	(*JobSubmission)(nil),                     // 44: troupe.JobSubmission
+	(*PeriodicLaunch)(nil),                    // 45: troupe.PeriodicLaunch
+	(*Allocation)(nil),                        // 46: troupe.Allocation
+	(*Node)(nil),                              // 47: troupe.Node
+	(*DrainStrategy)(nil),                     // 48: troupe.DrainStrategy
+	(*CSIVolume)(nil),                         // 49: troupe.CSIVolume
+	(*CSIPlugin)(nil),                         // 50: troupe.CSIPlugin
+	(*NodePool)(nil),                          // 51: troupe.NodePool
+	(*SchedulerConfiguration)(nil),            // 52: troupe.SchedulerConfiguration
+	(*Variable)(nil),                          // 53: troupe.Variable
+	(*RootKey)(nil),                           // 54: troupe.RootKey
+	(*Namespace)(nil),                         // 55: troupe.Namespace
+	(*Deployment)(nil),                        // 56: troupe.Deployment
+	(*ServiceRegistration)(nil),               // 57: troupe.ServiceRegistration
+	(*ACLPolicy)(nil),                         // 58: troupe.ACLPolicy
+	(*ACLToken)(nil),                          // 59: troupe.ACLToken
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
@@ -1820,48 +1958,56 @@ var file_raft_proto_depIdxs = []int32{
 	33, // 29: troupe.Command.DeleteServiceRegistrationsByAlloc:type_name -> troupe.DeleteServiceRegistrationsByAlloc
 	34, // 30: troupe.Command.DeleteServiceRegistrationByID:type_name -> troupe.DeleteServiceRegistrationByID
 	35, // 31: troupe.Command.DispatchJob:type_name -> troupe.DispatchJob
-	36, // 32: troupe.RegisterJob.Job:type_name -> troupe.Job
-	37, // 33: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	38, // 34: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
-	39, // 35: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
-	37, // 36: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	37, // 37: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	40, // 38: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 39: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	37, // 40: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	37, // 41: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 42: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	40, // 43: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	37, // 44: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	41, // 45: troupe.RegisterNode.Node:type_name -> troupe.Node
-	37, // 46: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	37, // 47: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	37, // 48: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	37, // 49: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	42, // 50: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	37, // 51: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	37, // 52: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	36, // 53: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	36, // 54: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	37, // 55: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	40, // 56: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	41, // 57: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	43, // 58: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	44, // 59: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	45, // 60: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	46, // 61: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	47, // 62: troupe.Snapshot.Variables:type_name -> troupe.Variable
-	48, // 63: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
-	49, // 64: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
-	38, // 65: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
-	39, // 66: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
-	50, // 67: troupe.Snapshot.Deployments:type_name -> troupe.Deployment
-	51, // 68: troupe.Snapshot.ServiceRegistrations:type_name -> troupe.ServiceRegistration
-	69, // [69:69] is the sub-list for method output_type
-	69, // [69:69] is the sub-list for method input_type
-	69, // [69:69] is the sub-list for extension type_name
-	69, // [69:69] is the sub-list for extension extendee
-	0,  // [0:69] is the sub-list for field type_name
+	36, // 32: troupe.Command.UpsertACLPolicies:type_name -> troupe.UpsertACLPolicies
+	37, // 33: troupe.Command.DeleteACLPolicies:type_name -> troupe.DeleteACLPolicies
+	38, // 34: troupe.Command.UpsertACLTokens:type_name -> troupe.UpsertACLTokens
+	39, // 35: troupe.Command.DeleteACLTokens:type_name -> troupe.DeleteACLTokens
+	40, // 36: troupe.Command.BootstrapACL:type_name -> troupe.BootstrapACL
+	41, // 37: troupe.Command.ExpireACLTokens:type_name -> troupe.ExpireACLTokens
+	42, // 38: troupe.RegisterJob.Job:type_name -> troupe.Job
+	43, // 39: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	44, // 40: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
+	45, // 41: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
+	43, // 42: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	43, // 43: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	46, // 44: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	5,  // 45: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	43, // 46: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	43, // 47: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	5,  // 48: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	46, // 49: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	43, // 50: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	47, // 51: troupe.RegisterNode.Node:type_name -> troupe.Node
+	43, // 52: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	43, // 53: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	43, // 54: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	43, // 55: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	48, // 56: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	43, // 57: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	43, // 58: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	42, // 59: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	42, // 60: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	43, // 61: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	46, // 62: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	47, // 63: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	49, // 64: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	50, // 65: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	51, // 66: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	52, // 67: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	53, // 68: troupe.Snapshot.Variables:type_name -> troupe.Variable
+	54, // 69: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
+	55, // 70: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
+	44, // 71: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
+	45, // 72: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
+	56, // 73: troupe.Snapshot.Deployments:type_name -> troupe.Deployment
+	57, // 74: troupe.Snapshot.ServiceRegistrations:type_name -> troupe.ServiceRegistration
+	58, // 75: troupe.Snapshot.ACLPolicies:type_name -> troupe.ACLPolicy
+	59, // 76: troupe.Snapshot.ACLTokens:type_name -> troupe.ACLToken
+	77, // [77:77] is the sub-list for method output_type
+	77, // [77:77] is the sub-list for method input_type
+	77, // [77:77] is the sub-list for extension type_name
+	77, // [77:77] is the sub-list for extension extendee
+	0,  // [0:77] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -1882,6 +2028,7 @@ func file_raft_proto_init() {
 	file_deployment_proto_init()
 	file_service_proto_init()
 	file_dispatch_proto_init()
+	file_acl_proto_init()
 	file_raft_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_RegisterJob)(nil),
 		(*Command_DeregisterJob)(nil),
@@ -1915,6 +2062,12 @@ func file_raft_proto_init() {
 		(*Command_DeleteServiceRegistrationsByAlloc)(nil),
 		(*Command_DeleteServiceRegistrationByID)(nil),
 		(*Command_DispatchJob)(nil),
+		(*Command_UpsertACLPolicies)(nil),
+		(*Command_DeleteACLPolicies)(nil),
+		(*Command_UpsertACLTokens)(nil),
+		(*Command_DeleteACLTokens)(nil),
+		(*Command_BootstrapACL)(nil),
+		(*Command_ExpireACLTokens)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -163,6 +163,9 @@ func (f *FSM) applyVolumeCommand(index uint64, cmd *messages.Command) any {
 	if r, ok := f.applyServiceCommand(index, cmd); ok {
 		return r
 	}
+	if r, ok := f.applyACLCommand(index, cmd); ok {
+		return r
+	}
 	f.logger.Error("raft log entry carries no known command", "index", index)
 	return fmt.Errorf("%w: index %d: no known command", ErrBadCommand, index)
 }

@@ -92,6 +92,7 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 			})
 		},
 		func() error { return eachService(txn, cw) },
+		func() error { return eachACL(s.snap, cw) },
 		cw.flush,
 	}
 	for _, step := range steps {
@@ -224,6 +225,7 @@ func (w *writeTxn) restoreRecord(rec *messages.Snapshot) {
 	w.restoreLaunches(rec.PeriodicLaunches)
 	w.restoreDeployments(rec.Deployments)
 	w.restoreServices(rec.ServiceRegistrations)
+	w.restoreACL(rec)
 }
 
 // commitRestore flushes the derived tables and sets every table's index

@@ -170,6 +170,7 @@ func schema() *memdb.DBSchema {
 		})),
 	}
 	tables = append(tables, variableTables()...)
+	tables = append(tables, aclTables()...)
 	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}
 	for _, t := range tables {
 		s.Tables[t.Name] = t
