@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -34,7 +35,8 @@ func (a *Agent) listenHTTP() error {
 // startHTTP serves the API once everything it reads is set up.
 func (a *Agent) startHTTP() error {
 	ln := a.tlsListener(a.ln)
-	var h http.Handler = httpapi.New(a, a.log, httpapi.Options{Region: a.cfg.Region, Limits: a.cfg.JobLimits})
+	var h http.Handler = httpapi.New(a, a.log, httpapi.Options{Region: a.cfg.Region, Limits: a.cfg.JobLimits,
+		ACLEnabled: a.cfg.ACLEnabled, ACLResetFile: filepath.Join(a.dataDir, "server", ACLResetFileName)})
 	if !a.cfg.Server {
 		h = a.clientOnlyHandler(h)
 	}

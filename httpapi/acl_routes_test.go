@@ -13,7 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/troupe-dev/troupe/api")
+	"github.com/troupe-dev/troupe/api"
+)
 
 // aclBackend is an fsmBackend with a clock the test moves.
 type aclBackend struct {

@@ -29,6 +29,7 @@ func runAgent(args []string, stderr io.Writer) int {
 	cfg := agent.DefaultConfig()
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.BoolVar(&cfg.ACLEnabled, "acl-enabled", false, "require ACL tokens on every API request (bootstrap with `troupe acl bootstrap`)")
 	fs.BoolVar(&cfg.Dev, "dev", false, "run a server and a client in one process with state in a temporary directory")
 	server := fs.Bool("server", false, "run a server")
 	client := fs.Bool("client", false, "run a client")
