@@ -22,6 +22,11 @@ import (
 // Config is an agent's configuration.
 type Config struct {
 	Dev bool
+	// ACLEnabled turns on ACL tokens and policies (-acl-enabled, Nomad's
+	// acl { enabled = true }): every API route then checks its request's
+	// token. A server's acl-bootstrap-reset file in its data dir
+	// (<data dir>/server) lets one more bootstrap through.
+	ACLEnabled bool
 	// StopTasksOnShutdown stops every task and removes every bridge
 	// network on Shutdown, as -dev does (whose state dies with it).
 	// Otherwise tasks outlive the agent, which re-attaches on start.
@@ -240,3 +245,7 @@ func (c *Config) Validate() error {
 
 // DefaultRPCHoldTimeout is Config.RPCHoldTimeout's default (Nomad's).
 const DefaultRPCHoldTimeout = 5 * time.Second
+
+// ACLResetFileName is the file in a server's data dir (<data dir>/server)
+// whose index lets one more ACL bootstrap through, as Nomad's.
+const ACLResetFileName = "acl-bootstrap-reset"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -37,7 +38,9 @@ func (a *Agent) startHTTP() error {
 		return err
 	}
 	ln := a.tlsListener(a.ln)
-	var h http.Handler = httpapi.New(a, a.log, httpapi.Options{Region: a.cfg.Region, Limits: a.cfg.JobLimits, Metrics: a.tele, Logs: a.logs})
+	var h http.Handler = httpapi.New(a, a.log, httpapi.Options{Region: a.cfg.Region, Limits: a.cfg.JobLimits,
+		Metrics: a.tele, Logs: a.logs,
+		ACLEnabled: a.cfg.ACLEnabled, ACLResetFile: filepath.Join(a.dataDir, "server", ACLResetFileName)})
 	if !a.cfg.Server {
 		h = a.clientOnlyHandler(h)
 	}

@@ -13,7 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/troupe-dev/troupe/api")
+	"github.com/troupe-dev/troupe/api"
+)
 
 // aclBackend is an fsmBackend with a clock the test moves.
 type aclBackend struct {
@@ -84,6 +85,7 @@ func allowRules(n need) string {
 // routeRequest is a request for pattern, its wildcards filled in.
 func routeRequest(pattern, token string) *http.Request {
 	method, path, _ := strings.Cut(pattern, " ")
+	path = strings.TrimSuffix(path, "{$}") // "/{$}" is exactly "/"
 	for _, seg := range strings.Split(path, "/") {
 		if strings.HasPrefix(seg, "{") {
 			val := "default"

@@ -37,9 +37,10 @@ type GossipKeyring interface {
 
 func (s *Server) gossipKeyringRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /v1/agent/keyring/list", s.wrap(s.gossipKeyring))
-	for _, op := range []string{KeyringInstall, KeyringUse, KeyringRemove} {
-		m.HandleFunc("PUT /v1/agent/keyring/"+op, s.wrap(s.gossipKeyring))
-		m.HandleFunc("POST /v1/agent/keyring/"+op, s.wrap(s.gossipKeyring))
+	for _, method := range []string{"PUT ", "POST "} {
+		m.HandleFunc(method+"/v1/agent/keyring/install", s.wrap(s.gossipKeyring))
+		m.HandleFunc(method+"/v1/agent/keyring/use", s.wrap(s.gossipKeyring))
+		m.HandleFunc(method+"/v1/agent/keyring/remove", s.wrap(s.gossipKeyring))
 	}
 }
 

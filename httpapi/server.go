@@ -18,7 +18,6 @@ import (
 	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/logfan"
 	"github.com/troupe-dev/troupe/messages"
-	"github.com/troupe-dev/troupe/ui"
 )
 
 // MaxBodyBytes is the largest request body accepted.
@@ -197,7 +196,7 @@ func (s *Server) routes() {
 	s.deploymentRoutes(m)
 	s.serviceRoutes(m)
 	s.eventRoutes(m) // and /v1/metrics, /v1/agent/monitor
-	ui.Routes(m)     // the web UI: GET /ui/..., and / redirects there
+	s.uiRoutes(m)    // the web UI: GET /ui/..., and / redirects there
 	s.aclRoutes(m)
 }
 

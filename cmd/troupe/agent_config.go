@@ -23,9 +23,11 @@ type agentFile struct {
 	BindAddr   *string `hcl:"bind_addr"`
 	Name       *string `hcl:"name"`
 
-	Server *serverBlock `hcl:"server,block"`
-	Client *clientBlock `hcl:"client,block"`
-	TLS    *tlsBlock    `hcl:"tls,block"`
+	Server    *serverBlock    `hcl:"server,block"`
+	Client    *clientBlock    `hcl:"client,block"`
+	TLS       *tlsBlock       `hcl:"tls,block"`
+	ACL       *aclBlock       `hcl:"acl,block"`
+	Telemetry *telemetryBlock `hcl:"telemetry,block"`
 }
 
 // serverBlock is Nomad's server { }.
@@ -120,6 +122,11 @@ func loadAgentFiles(cfg *agent.Config, paths []string) error {
 			return fmt.Errorf("config file %s: %w", path, hcl.Diagnostics(diags))
 		}
 		af.apply(cfg)
+		for _, b := range []interface{ apply(*agent.Config) error }{af.ACL, af.Telemetry} {
+			if err := b.apply(cfg); err != nil {
+				return fmt.Errorf("config file %s: %w", path, err)
+			}
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -70,6 +71,22 @@ func TestAgentConfigFile(t *testing.T) {
 	require.Equal(t, []string{"10.0.0.6:4647"}, cfg.Servers)
 	require.True(t, cfg.Client, "the later file has a client block")
 	require.False(t, cfg.Server, "the later file has no server block")
+}
+
+// TestAgentConfigFileACLAndTelemetry: the acl and telemetry blocks set
+// what -acl-enabled and the -telemetry-* flags do.
+func TestAgentConfigFileACLAndTelemetry(t *testing.T) {
+	var stderr bytes.Buffer
+	body := "acl {\n  enabled = true\n}\ntelemetry {\n  prometheus_metrics = true\n  collection_interval = \"3s\"\n  disable_hostname = true\n}\n"
+	cfg, _, err := parseAgentArgs([]string{"-config", writeConfig(t, body)}, &stderr)
+	require.NoError(t, err, stderr.String())
+	require.True(t, cfg.ACLEnabled)
+	require.True(t, cfg.Telemetry.Prometheus)
+	require.True(t, cfg.Telemetry.DisableHostname)
+	require.Equal(t, 3*time.Second, cfg.Telemetry.Interval)
+
+	_, _, err = parseAgentArgs([]string{"-config", writeConfig(t, "telemetry {\n  collection_interval = \"soon\"\n}\n")}, &stderr)
+	require.ErrorContains(t, err, `collection_interval "soon"`)
 }
 
 // TestAgentConfigFileRefusesUnknown: an attribute or block the file format

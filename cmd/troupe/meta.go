@@ -16,6 +16,10 @@ import (
 const (
 	namespaceEnv      = "TROUPE_NAMESPACE"
 	nomadNamespaceEnv = "NOMAD_NAMESPACE"
+	// tokenEnv and nomadTokenEnv hold the ACL token's secret when -token
+	// does not.
+	tokenEnv      = "TROUPE_TOKEN"
+	nomadTokenEnv = "NOMAD_TOKEN"
 )
 
 // meta holds what every command shares: its streams, its flag set with the
@@ -25,6 +29,7 @@ type meta struct {
 	fs             *flag.FlagSet
 	address        string
 	namespace      string
+	token          string
 	json           bool
 	// interspersed lets flags follow the positional arguments.
 	interspersed bool
@@ -39,6 +44,7 @@ func newMeta(name string, stdout, stderr io.Writer, withJSON bool) *meta {
 	m.fs.StringVar(&m.address, "address", "", "agent HTTP address (default $TROUPE_ADDR, else "+api.DefaultAddress+")")
 	m.fs.StringVar(&m.namespace, "namespace", "", `namespace of the jobs, allocations, evaluations, volumes and variables named `+
 		`(default $TROUPE_NAMESPACE, else $NOMAD_NAMESPACE, else "default"; "*" lists every namespace)`)
+	m.fs.StringVar(&m.token, "token", "", "the ACL token's secret (default $TROUPE_TOKEN, else $NOMAD_TOKEN)")
 	if withJSON {
 		m.fs.BoolVar(&m.json, "json", false, "print the API object as JSON")
 	}
@@ -93,7 +99,18 @@ func (m *meta) client() (*api.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return api.NewClient(&api.Config{Address: addr, Namespace: m.nsOf(), HTTPClient: hc})
+	return api.NewClient(&api.Config{Address: addr, Namespace: m.nsOf(), HTTPClient: hc, Token: m.tokenOf()})
+}
+
+// tokenOf is the ACL token the command sends: -token, else $TROUPE_TOKEN,
+// else $NOMAD_TOKEN, else none.
+func (m *meta) tokenOf() string {
+	for _, t := range []string{m.token, getenv(tokenEnv), getenv(nomadTokenEnv)} {
+		if t != "" {
+			return t
+		}
+	}
+	return ""
 }
 
 // nsOf is the namespace the command's requests name: -namespace, else
