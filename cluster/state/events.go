@@ -9,8 +9,9 @@ import (
 )
 
 // DefaultEventBufferSize is how many applied commands the event buffer
-// holds unless told otherwise (SetEventBufferSize).
-const DefaultEventBufferSize = 1024
+// holds unless told otherwise (SetEventBufferSize): Nomad's event_buffer_size
+// default.
+const DefaultEventBufferSize = 100
 
 // EventBufferObjects bounds the objects (allocations placed, stopped or
 // updated; 1 for any other command) the event buffer holds commands for:
