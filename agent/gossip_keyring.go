@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -199,35 +198,11 @@ func (a *Agent) keyringRemote(ctx context.Context, client *http.Client, addr, op
 	}
 	ctx, cancel := context.WithTimeout(ctx, keyringFanoutTimeout)
 	defer cancel()
-	scheme, method, body := "http", http.MethodGet, []byte(nil)
+	scheme := "http"
 	if a.httpsOn() {
 		scheme = "https"
 	}
-	if op != httpapi.KeyringList {
-		method = http.MethodPut
-		body, _ = json.Marshal(httpapi.KeyringRequest{Key: key})
-	}
-	req, err := http.NewRequestWithContext(ctx, method, scheme+"://"+addr+"/v1/agent/keyring/"+op+"?local=true", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	buf, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(buf)))
-	}
-	var out httpapi.KeyringResponse
-	if err := json.Unmarshal(buf, &out); err != nil {
-		return nil, fmt.Errorf("keyring answer: %w", err)
-	}
-	return &out, nil
+	return httpapi.CallKeyring(ctx, client, scheme+"://"+addr, op, key, "", true)
 }
 
 // peerHTTPClient calls other agents' APIs, servers' and clients': over

@@ -1,7 +1,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 )
@@ -62,4 +66,45 @@ func (s *Server) gossipKeyring(w http.ResponseWriter, r *http.Request) (any, err
 		}
 	}
 	return kr.GossipKeyring(r.Context(), op, req.Key, boolParam(r, "local"))
+}
+
+// CallKeyring sends one keyring operation to the agent whose API is at
+// base ("https://host:4646"): GET .../list, or PUT .../op with the key;
+// local applies it to that agent only (the fan-out's calls). token is the
+// ACL secret sent as X-Nomad-Token ("": none). A non-200 answer is an
+// error with its status and body.
+func CallKeyring(ctx context.Context, hc *http.Client, base, op, key, token string, local bool) (*KeyringResponse, error) {
+	method, body := http.MethodGet, []byte(nil)
+	if op != KeyringList {
+		method = http.MethodPut
+		body, _ = json.Marshal(KeyringRequest{Key: key})
+	}
+	url := strings.TrimRight(base, "/") + "/v1/agent/keyring/" + op
+	if local {
+		url += "?local=true"
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("X-Nomad-Token", token)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	buf, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(buf)))
+	}
+	var out KeyringResponse
+	if err := json.Unmarshal(buf, &out); err != nil {
+		return nil, fmt.Errorf("keyring answer: %w", err)
+	}
+	return &out, nil
 }

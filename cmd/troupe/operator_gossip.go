@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"sort"
-	"strings"
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/httpapi"
@@ -81,32 +79,7 @@ func keyringCall(m *meta, op, key string) (*httpapi.KeyringResponse, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	method, body := http.MethodGet, []byte(nil)
-	if op != httpapi.KeyringList {
-		method = http.MethodPut
-		body, _ = json.Marshal(httpapi.KeyringRequest{Key: key})
-	}
-	req, err := http.NewRequest(method, strings.TrimRight(c.Address(), "/")+"/v1/agent/keyring/"+op, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	buf, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(buf)))
-	}
-	var out httpapi.KeyringResponse
-	if err := json.Unmarshal(buf, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return httpapi.CallKeyring(context.Background(), hc, c.Address(), op, key, m.tokenOf(), false)
 }
 
 func printKeyring(w io.Writer, op string, r *httpapi.KeyringResponse) {
