@@ -78,6 +78,7 @@ func commandTree() *cmdNode {
 			"drain":       {synopsis: "Drain a node's allocations (or stop draining)", run: nodeDrainCommand},
 			"pool":        nodePoolCommands(),
 		}},
+		"acl":        aclCommands(),
 		"namespace":  namespaceCommands(),
 		"deployment": deploymentCommands(),
 		"service":    serviceCommands(),
