@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"golang.org/x/term"
+
+	"github.com/troupe-dev/troupe/api"
 )
 
 // The exec session's frames (Nomad's websocket framing).
@@ -83,7 +86,7 @@ func allocExec(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	if err != nil {
 		return m.fail("reading the TLS settings", err)
 	}
-	s := &execClient{stdout: stdout, stderr: stderr, tls: tlsConf}
+	s := &execClient{stdout: stdout, stderr: stderr, tls: tlsConf, token: m.tokenOf()}
 	if *interactive {
 		s.stdin = stdin
 	}
@@ -136,6 +139,7 @@ type execClient struct {
 	resize         *os.File      // a terminal whose size (and SIGWINCH) is sent
 	heartbeat      time.Duration // between empty frames (0: execHeartbeat)
 	tls            *tls.Config   // nil: Go's defaults (wss:// to a public certificate)
+	token          string        // the ACL token's secret ("": none)
 	mu             sync.Mutex
 	conn           *websocket.Conn
 }
@@ -150,7 +154,11 @@ func (s *execClient) send(v *execInput) error {
 func (s *execClient) run(ctx context.Context, target string) (int, error) {
 	dialer := *websocket.DefaultDialer
 	dialer.TLSClientConfig = s.tls
-	conn, resp, err := dialer.DialContext(ctx, target, nil)
+	var header http.Header
+	if s.token != "" {
+		header = http.Header{api.TokenHeader: {s.token}}
+	}
+	conn, resp, err := dialer.DialContext(ctx, target, header)
 	if err != nil {
 		if resp != nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))

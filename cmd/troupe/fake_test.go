@@ -23,6 +23,9 @@ import (
 var testNow = time.Date(2026, 11, 29, 19, 1, 12, 0, time.UTC)
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "executor" { // the exec driver's executor of an agent test
+		os.Exit(executorCommand(os.Args[2:]))
+	}
 	nowFunc = func() time.Time { return testNow }
 	getenv = func(string) string { return "" }
 	monitorDefaults.pollFloor = time.Millisecond
