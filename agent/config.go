@@ -27,6 +27,10 @@ type Config struct {
 	// token. A server's acl-bootstrap-reset file in its data dir
 	// (<data dir>/server) lets one more bootstrap through.
 	ACLEnabled bool
+	// ACLTokenTTL is how long a client-only agent keeps a token it
+	// resolved through the servers (Nomad's client acl token_ttl; 0:
+	// 30 s).
+	ACLTokenTTL time.Duration
 	// StopTasksOnShutdown stops every task and removes every bridge
 	// network on Shutdown, as -dev does (whose state dies with it).
 	// Otherwise tasks outlive the agent, which re-attaches on start.

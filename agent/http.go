@@ -38,9 +38,13 @@ func (a *Agent) startHTTP() error {
 		return err
 	}
 	ln := a.tlsListener(a.ln)
-	var h http.Handler = httpapi.New(a, a.log, httpapi.Options{Region: a.cfg.Region, Limits: a.cfg.JobLimits,
+	opts := httpapi.Options{Region: a.cfg.Region, Limits: a.cfg.JobLimits,
 		Metrics: a.tele, Logs: a.logs,
-		ACLEnabled: a.cfg.ACLEnabled, ACLResetFile: filepath.Join(a.dataDir, "server", ACLResetFileName)})
+		ACLEnabled: a.cfg.ACLEnabled, ACLResetFile: filepath.Join(a.dataDir, "server", ACLResetFileName)}
+	if !a.cfg.Server {
+		opts.Tokens, opts.TokenTTL = serverTokens{a}, a.cfg.ACLTokenTTL
+	}
+	var h http.Handler = httpapi.New(a, a.log, opts)
 	if !a.cfg.Server {
 		h = a.clientOnlyHandler(h)
 	}

@@ -42,18 +42,44 @@ type resolved struct {
 }
 
 // aclResolver resolves secrets to ACLs, caching them until the ACL
-// tables' index moves.
+// tables' index moves; on an agent without ACL state (remote set) it asks
+// the servers (acl_remote.go).
 type aclResolver struct {
-	mu    sync.Mutex
-	index uint64
-	cache map[string]*resolved // by secret hash
+	mu     sync.Mutex
+	index  uint64
+	cache  map[string]*resolved // by secret hash
+	remote *remoteTokens
 }
 
-func newACLResolver() *aclResolver { return &aclResolver{cache: map[string]*resolved{}} }
+func newACLResolver(opts Options) *aclResolver {
+	a := &aclResolver{cache: map[string]*resolved{}}
+	if opts.Tokens != nil {
+		a.remote = newRemoteTokens(opts.Tokens, opts.TokenTTL)
+	}
+	return a
+}
 
 // resolve finds the token whose secret is secret ("": anonymous) and
-// compiles its policies; an expired token is refused at now.
-func (a *aclResolver) resolve(snap *state.Snap, secret string, now time.Time) (*resolved, error) {
+// compiles its policies, from snap or through the servers; an expired
+// token is refused at now.
+func (a *aclResolver) resolve(ctx context.Context, snap *state.Snap, secret string, now time.Time) (*resolved, error) {
+	var res *resolved
+	var err error
+	if a.remote != nil {
+		res, err = a.remote.resolve(ctx, secret, now)
+	} else {
+		res, err = a.resolveLocal(snap, secret)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t := res.token; t != nil && t.ExpirationTime != 0 && t.ExpirationTime <= now.UnixNano() {
+		return nil, errTokenExpired
+	}
+	return res, nil
+}
+
+func (a *aclResolver) resolveLocal(snap *state.Snap, secret string) (*resolved, error) {
 	key := ""
 	if secret != "" {
 		key = string(state.HashSecret(secret))
@@ -65,20 +91,18 @@ func (a *aclResolver) resolve(snap *state.Snap, secret string, now time.Time) (*
 	}
 	res, ok := a.cache[key]
 	a.mu.Unlock()
-	if !ok {
-		var err error
-		if res, err = compileToken(snap, secret); err != nil {
-			return nil, err
-		}
-		a.mu.Lock()
-		if idx == a.index {
-			a.cache[key] = res
-		}
-		a.mu.Unlock()
+	if ok {
+		return res, nil
 	}
-	if t := res.token; t != nil && t.ExpirationTime != 0 && t.ExpirationTime <= now.UnixNano() {
-		return nil, errTokenExpired
+	res, err := compileToken(snap, secret)
+	if err != nil {
+		return nil, err
 	}
+	a.mu.Lock()
+	if idx == a.index {
+		a.cache[key] = res
+	}
+	a.mu.Unlock()
 	return res, nil
 }
 
@@ -145,9 +169,12 @@ func (s *Server) authorize(r *http.Request) (*http.Request, func(), error) {
 		s.log.Warn("route declares no ACL need: management tokens only", "route", pattern)
 		n = management()
 	}
-	snap := s.b.Store().Snapshot()
+	snap := s.snapshot()
+	if snap == nil && n.obj != nil {
+		n.obj = s.localObjectNs(n)
+	}
 	secret := tokenOf(r)
-	res, err := s.acls.resolve(snap, secret, s.b.Now())
+	res, err := s.acls.resolve(r.Context(), snap, secret, s.b.Now())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -274,7 +301,7 @@ func (s *Server) aclRecheck(r *http.Request) error {
 	if q == nil || q.res.token == nil {
 		return nil
 	}
-	_, err := s.acls.resolve(s.b.Store().Snapshot(), q.secret, s.b.Now())
+	_, err := s.acls.resolve(r.Context(), s.snapshot(), q.secret, s.b.Now())
 	return err
 }
 
@@ -289,6 +316,10 @@ func (s *Server) watchToken(r *http.Request) (context.Context, context.CancelFun
 	if exp := q.res.token.ExpirationTime; exp != 0 {
 		t := time.AfterFunc(time.Duration(exp-s.b.Now().UnixNano()), cancel)
 		context.AfterFunc(ctx, func() { t.Stop() })
+	}
+	if s.acls.remote != nil {
+		s.watchRemoteToken(ctx, cancel, q.secret)
+		return ctx, cancel
 	}
 	store, id := s.b.Store(), q.res.token.AccessorID
 	go func() {

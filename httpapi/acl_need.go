@@ -24,6 +24,8 @@ type need struct {
 	rule  string
 	// stream routes end when their token is deleted or expires.
 	stream bool
+	// alloc: obj looks up an allocation.
+	alloc bool
 }
 
 type needKind int
@@ -45,16 +47,20 @@ func management() need       { return need{kind: needManagement} }
 func (n need) streams() need { n.stream = true; return n }
 
 func allocCap(c string) need {
-	return need{kind: needObject, cap: c, obj: func(s *state.Snap, r *http.Request) string {
-		id := r.PathValue("alloc")
-		if id == "" {
-			id = r.PathValue("id")
-		}
-		if a := s.AllocByID(id); a != nil {
+	return need{kind: needObject, cap: c, alloc: true, obj: func(s *state.Snap, r *http.Request) string {
+		if a := s.AllocByID(allocIDOf(r)); a != nil {
 			return a.Namespace
 		}
 		return ""
 	}}
+}
+
+// allocIDOf is the allocation ID a route's path names.
+func allocIDOf(r *http.Request) string {
+	if id := r.PathValue("alloc"); id != "" {
+		return id
+	}
+	return r.PathValue("id")
 }
 
 func evalCap(c string) need {

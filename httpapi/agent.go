@@ -59,13 +59,16 @@ func (s *Server) clientStats(w http.ResponseWriter, r *http.Request) (any, error
 // with the store's index in X-Nomad-Index. Counters (mailbox, messages)
 // move between changes: a client that wants them fresh sets a short wait.
 func (s *Server) actors(w http.ResponseWriter, r *http.Request) (any, error) {
-	store := s.b.Store()
-	if opts := optsOf(r); opts.index > 0 {
-		ctx, cancel := context.WithTimeout(r.Context(), opts.wait)
-		store.Wait(ctx, opts.index)
-		cancel()
+	if store := s.b.Store(); store != nil { // a client-only agent keeps no state
+		if opts := optsOf(r); opts.index > 0 {
+			ctx, cancel := context.WithTimeout(r.Context(), opts.wait)
+			store.Wait(ctx, opts.index)
+			cancel()
+		}
+		setIndex(w, max(store.Snapshot().Index(), 1))
+	} else {
+		setIndex(w, 1)
 	}
-	setIndex(w, max(store.Snapshot().Index(), 1))
 	tree, err := s.b.ActorTree(r.Context(), r.URL.Query().Get("node"))
 	if errors.Is(err, ErrUnknownNode) {
 		return nil, codeErr(http.StatusNotFound, "%v", err)

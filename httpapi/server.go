@@ -90,6 +90,11 @@ type Options struct {
 	// ACLResetFile is the server's acl-bootstrap-reset file: the index it
 	// holds lets one more bootstrap through.
 	ACLResetFile string
+	// Tokens resolves tokens on an agent that keeps no ACL state (a
+	// client-only agent: through the servers), each answer kept for
+	// TokenTTL (0: DefaultTokenTTL); nil: the state store's ACL tables.
+	Tokens   TokenSource
+	TokenTTL time.Duration
 }
 
 // defaultStreamHeartbeat is Nomad's stream heartbeat rate.
@@ -109,7 +114,7 @@ func New(b Backend, logger *slog.Logger, opts Options) *Server {
 	s := &Server{b: b, opts: opts, log: logger, mux: http.NewServeMux(),
 		hclSlots: make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))}
 	if opts.ACLEnabled {
-		s.acls = newACLResolver()
+		s.acls = newACLResolver(opts)
 	}
 	s.routes()
 	return s
@@ -214,8 +219,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = s.checkRegion(r)
 	}
 	if err == nil && s.acls != nil {
+		var checked *http.Request
 		var done func()
-		if r, done, err = s.authorize(r); err == nil {
+		if checked, done, err = s.authorize(r); err == nil {
+			r = checked
 			defer done()
 		}
 	}

@@ -77,6 +77,9 @@ type Spec struct {
 	GainedLeadership func()
 	// Vars answers clients' variable reads for templates; nil: refused.
 	Vars VarReader
+	// ACLTokens answers client-only agents' token resolutions; nil:
+	// refused.
+	ACLTokens ACLTokenResolver
 }
 
 // withDefaults returns a copy of the spec with its zero fields filled.

@@ -44,6 +44,7 @@ func parseAgentArgs(args []string, stderr io.Writer) (*agent.Config, *agentRun, 
 	fs.Var(&configFiles, "config", "agent config file (HCL, Nomad's agent configuration; repeatable, later files and the flags override earlier ones)")
 	fs.SetOutput(stderr)
 	fs.BoolVar(&cfg.ACLEnabled, "acl-enabled", cfg.ACLEnabled, "require ACL tokens on every API request (bootstrap: POST /v1/acl/bootstrap)")
+	fs.DurationVar(&cfg.ACLTokenTTL, "acl-token-ttl", cfg.ACLTokenTTL, "how long a client keeps a token it resolved through the servers (0: 30s)")
 	fs.BoolVar(&cfg.Dev, "dev", false, "run a server and a client in one process with state in a temporary directory")
 	server := fs.Bool("server", false, "run a server")
 	client := fs.Bool("client", false, "run a client")

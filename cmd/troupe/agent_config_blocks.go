@@ -9,12 +9,21 @@ import (
 
 // aclBlock is Nomad's acl { }.
 type aclBlock struct {
-	Enabled *bool `hcl:"enabled"`
+	Enabled  *bool   `hcl:"enabled"`
+	TokenTTL *string `hcl:"token_ttl"`
 }
 
 func (b *aclBlock) apply(cfg *agent.Config) error {
-	if b != nil {
-		set(&cfg.ACLEnabled, b.Enabled)
+	if b == nil {
+		return nil
+	}
+	set(&cfg.ACLEnabled, b.Enabled)
+	if b.TokenTTL != nil {
+		d, err := time.ParseDuration(*b.TokenTTL)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("acl: token_ttl %q is not a positive duration such as \"30s\"", *b.TokenTTL)
+		}
+		cfg.ACLTokenTTL = d
 	}
 	return nil
 }

@@ -77,16 +77,19 @@ func TestAgentConfigFile(t *testing.T) {
 // what -acl-enabled and the -telemetry-* flags do.
 func TestAgentConfigFileACLAndTelemetry(t *testing.T) {
 	var stderr bytes.Buffer
-	body := "acl {\n  enabled = true\n}\ntelemetry {\n  prometheus_metrics = true\n  collection_interval = \"3s\"\n  disable_hostname = true\n}\n"
+	body := "acl {\n  enabled = true\n  token_ttl = \"5s\"\n}\ntelemetry {\n  prometheus_metrics = true\n  collection_interval = \"3s\"\n  disable_hostname = true\n}\n"
 	cfg, _, err := parseAgentArgs([]string{"-config", writeConfig(t, body)}, &stderr)
 	require.NoError(t, err, stderr.String())
 	require.True(t, cfg.ACLEnabled)
+	require.Equal(t, 5*time.Second, cfg.ACLTokenTTL)
 	require.True(t, cfg.Telemetry.Prometheus)
 	require.True(t, cfg.Telemetry.DisableHostname)
 	require.Equal(t, 3*time.Second, cfg.Telemetry.Interval)
 
 	_, _, err = parseAgentArgs([]string{"-config", writeConfig(t, "telemetry {\n  collection_interval = \"soon\"\n}\n")}, &stderr)
 	require.ErrorContains(t, err, `collection_interval "soon"`)
+	_, _, err = parseAgentArgs([]string{"-config", writeConfig(t, "acl {\n  token_ttl = \"0s\"\n}\n")}, &stderr)
+	require.ErrorContains(t, err, `token_ttl "0s"`)
 }
 
 // TestAgentConfigFileRefusesUnknown: an attribute or block the file format
