@@ -26,6 +26,7 @@ import (
 	"github.com/troupe-dev/troupe/cluster/membership"
 	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/cluster/state"
+	"github.com/troupe-dev/troupe/httpapi"
 	"github.com/troupe-dev/troupe/logfan"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/clientstate"
@@ -77,7 +78,10 @@ type Agent struct {
 
 	ln   net.Listener
 	http *http.Server
-	tls  *tlsutil.Loader // nil: TLS is off
+	// api is the HTTP API's handler, set once it serves: the RPC guard
+	// resolves tokens through it.
+	api atomic.Pointer[httpapi.Server]
+	tls *tlsutil.Loader // nil: TLS is off
 
 	stop chan struct{}
 	wg   sync.WaitGroup

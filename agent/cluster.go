@@ -18,7 +18,7 @@ import (
 func (a *Agent) startRemote() error {
 	listen, dial := a.rpcTLS()
 	t, err := remote.Start(a.sys.ActorSystem, remote.Config{BindAddr: a.cfg.addr(a.cfg.RPCPort), Logger: a.log,
-		ListenTLS: listen, DialTLS: dial})
+		ListenTLS: listen, DialTLS: dial, Guard: a.guardRPC})
 	if err != nil {
 		return fmt.Errorf("agent: rpc transport: %w", err)
 	}

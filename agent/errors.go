@@ -17,6 +17,11 @@ var (
 	// the client knows does not have, or whose name would leave the
 	// allocation dir.
 	ErrUnknownTask = errors.New("agent: unknown task")
+	// ErrRoleDenied refuses an RPC message the sender's role may not send
+	// (a client's certificate sending a server's message).
+	ErrRoleDenied = errors.New("agent: the sender's role may not send this message")
+	// ErrTokenDenied refuses an RPC message its ACL token does not allow.
+	ErrTokenDenied = errors.New("agent: Permission denied")
 )
 
 // errAgentStopping ends a wait for a leader when the agent shuts down.

@@ -44,7 +44,9 @@ func (a *Agent) startHTTP() error {
 	if !a.cfg.Server {
 		opts.Tokens, opts.TokenTTL = serverTokens{a}, a.cfg.ACLTokenTTL
 	}
-	var h http.Handler = httpapi.New(a, a.log, opts)
+	srv := httpapi.New(a, a.log, opts)
+	a.api.Store(srv)
+	var h http.Handler = srv
 	if !a.cfg.Server {
 		h = a.clientOnlyHandler(h)
 	}

@@ -168,3 +168,17 @@ func (s *Server) localObjectNs(n need) func(*state.Snap, *http.Request) string {
 		return ""
 	}
 }
+
+// ResolveACL resolves secret ("": the anonymous token) to its ACL as the
+// API's own requests are (for the RPC transport's checks); a nil ACL and
+// no error when ACLs are off.
+func (s *Server) ResolveACL(ctx context.Context, secret string) (*acl.ACL, error) {
+	if s.acls == nil {
+		return nil, nil
+	}
+	res, err := s.acls.resolve(ctx, s.snapshot(), secret, s.b.Now())
+	if err != nil {
+		return nil, err
+	}
+	return res.acl, nil
+}

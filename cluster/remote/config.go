@@ -42,6 +42,10 @@ type Config struct {
 	// ListenTLS and DialTLS, both set or both nil, put mutual TLS on the
 	// transport: the gRPC server takes ListenTLS, dials to peers DialTLS.
 	ListenTLS, DialTLS *tls.Config
+	// Guard checks every inbound message before it is delivered (the
+	// sender's role from its certificate, the ACL token it carries); nil
+	// delivers everything.
+	Guard Guard
 }
 
 // addrs is a resolved Config: where to listen and what to advertise.

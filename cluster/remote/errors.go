@@ -41,6 +41,7 @@ const (
 	CodeUnavailable = string(messages.CodeUnavailable)
 	CodeInternal    = string(messages.CodeInternal)
 	CodeConflict    = string(messages.CodeConflict)
+	CodeDenied      = string(messages.CodePermissionDenied)
 )
 
 // RemoteError is a failure reported by the remote actor itself: either a
@@ -96,6 +97,10 @@ func ReplyError(reply any, addr, actor string) *RemoteError {
 		LeaderRPCAddr: m.GetLeaderRPCAddr(),
 	}
 }
+
+// Denied reports whether the remote refused the message: the sender's
+// role or ACL token does not allow it.
+func (e *RemoteError) Denied() bool { return e.ErrorCode() == messages.CodePermissionDenied }
 
 // NotFound reports whether the remote side did not know what was named.
 func (e *RemoteError) NotFound() bool { return e.ErrorCode() == messages.CodeNotFound }

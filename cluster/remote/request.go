@@ -87,12 +87,23 @@ func request(ctx context.Context, root *actor.RootContext, addr, name string, re
 	if err := ctx.Err(); err != nil || timeout <= 0 {
 		return nil, fmt.Errorf("%w: %s/%s: %w", ErrTimeout, addr, name, context.Cause(ctx))
 	}
-	f := root.RequestFuture(PID(addr, name), req, timeout)
+	f := requestFuture(root, PID(addr, name), req, timeout, tokenOf(ctx))
 	reply, err := wait(ctx, root.ActorSystem(), f)
 	if err == nil && reply != nil {
 		return reply, nil
 	}
 	return nil, t.classify(ctx, err, addr, name, timeout, byCtx)
+}
+
+// requestFuture is root.RequestFuture, carrying the ACL token (when
+// given) in the message's TokenHeader.
+func requestFuture(root *actor.RootContext, pid *actor.PID, req proto.Message, timeout time.Duration, token string) *actor.Future {
+	if token == "" {
+		return root.RequestFuture(pid, req, timeout)
+	}
+	f := actor.NewFuture(root.ActorSystem(), timeout)
+	root.Send(pid, &actor.MessageEnvelope{Header: map[string]string{TokenHeader: token}, Message: req, Sender: f.PID()})
+	return f
 }
 
 // classify turns a future's failure into one of our errors. err is nil

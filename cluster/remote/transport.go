@@ -65,9 +65,16 @@ func Start(sys *actor.ActorSystem, cfg Config) (*Transport, error) {
 	// Before remote's own resolver: aliases of ourselves resolve locally.
 	sys.ProcessRegistry.RegisterAddressResolver(t.resolveAlias)
 	opts := []paremote.ConfigOption{paremote.WithAdvertisedHost(a.advertise)}
+	var serverOpts []grpc.ServerOption
 	if cfg.ListenTLS != nil {
-		opts = append(opts, paremote.WithServerOptions(grpc.Creds(credentials.NewTLS(cfg.ListenTLS))),
-			paremote.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(cfg.DialTLS))))
+		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(cfg.ListenTLS)))
+		opts = append(opts, paremote.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(cfg.DialTLS))))
+	}
+	if cfg.Guard != nil {
+		serverOpts = append(serverOpts, grpc.StreamInterceptor(t.guardInterceptor(cfg.Guard)))
+	}
+	if len(serverOpts) > 0 {
+		opts = append(opts, paremote.WithServerOptions(serverOpts...))
 	}
 	rc := paremote.Configure(a.bindHost, a.bindPort, opts...)
 	rc.MaxRetryCount = cfg.ConnectAttempts
