@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,7 +21,8 @@ const aclTTL = 500 * time.Millisecond
 // TestClusterClientResolvesTokens: a client-only agent with ACLs on keeps
 // no ACL state and resolves tokens through the server: a valid token works
 // on the routes the client serves itself (and on those it forwards) for
-// what its policy allows; a denied, unknown or missing token is refused;
+// what its policy allows, an allocation's routes by the namespace the
+// allocation is in (found in the client's own state); a denied, unknown or missing token is refused;
 // a deleted token is refused once the client's cache TTL passed; and a
 // token the client never saw is refused (fails closed) when no server
 // answers.
@@ -51,7 +54,16 @@ func TestClusterClientResolvesTokens(t *testing.T) {
 		require.NoError(t, err)
 		return tok
 	}
+	require.NoError(t, acls.ApplyPolicy(&api.ACLPolicy{Name: "other-ns", Rules: `namespace "other" { policy = "write" }`}))
+	require.NoError(t, acls.ApplyPolicy(&api.ACLPolicy{Name: "logs", Rules: `namespace "default" { capabilities = ["read-logs"] }`}))
 	reader, jobsOnly, unseen := mk("reader", "reader"), mk("jobs-only", "jobs-only"), mk("unseen", "reader")
+	otherNs, logs := mk("other-ns", "other-ns"), mk("logs", "logs")
+
+	job := filepath.Join(t.TempDir(), "acl.hcl")
+	require.NoError(t, os.WriteFile(job, []byte(spinJob{ID: "acl", Count: 1}.hcl()), 0o644))
+	out, code := tc.cli(t, srv, "job run", "-token", boot.SecretID, "-detach", job)
+	require.Equal(t, 0, code, out)
+	alloc := tc.waitRunning(t, "acl", 1, settleTimeout, nil)[0].ID
 
 	// status asks the client's own HTTP API with secret.
 	status := func(path, secret string) (int, string) {
@@ -60,7 +72,9 @@ func TestClusterClientResolvesTokens(t *testing.T) {
 		if secret != "" {
 			req.Header.Set(api.TokenHeader, secret)
 		}
-		resp, err := (&http.Client{Timeout: requestTimeout}).Do(req)
+		// Longer than the client's own bound on a resolution (10 s), which
+		// a dead server makes it wait out.
+		resp, err := (&http.Client{Timeout: 15 * time.Second}).Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
@@ -79,6 +93,10 @@ func TestClusterClientResolvesTokens(t *testing.T) {
 		{"no token: the anonymous policy", "/v1/agent/self", "", http.StatusForbidden},
 		{"unknown token", "/v1/agent/self", "5b1f0c9e-0d6a-4c2b-9f4e-3a7d8e2c1b00", http.StatusForbidden},
 		{"management token", "/v1/agent/self", boot.SecretID, http.StatusOK},
+		{"an alloc of the token's namespace", "/v1/client/allocation/" + alloc + "/stats", reader.SecretID, http.StatusOK},
+		{"an alloc of another namespace, by its own namespace", "/v1/client/allocation/" + alloc + "/stats?namespace=other", otherNs.SecretID, http.StatusForbidden},
+		{"an alloc's logs", "/v1/client/fs/logs/" + alloc + "?task=spin&type=stdout&plain=true", logs.SecretID, http.StatusOK},
+		{"an alloc's logs without read-logs", "/v1/client/fs/logs/" + alloc + "?task=spin&type=stdout&plain=true", reader.SecretID, http.StatusForbidden},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, body := status(tt.path, tt.secret)
