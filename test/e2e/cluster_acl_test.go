@@ -116,4 +116,18 @@ func TestClusterClientResolvesTokens(t *testing.T) {
 	code, body := status("/v1/agent/self", unseen.SecretID)
 	require.NotEqual(t, http.StatusOK, code, "no server answers: the client fails closed")
 	require.Contains(t, body, "no server answered")
+	requireNoSecrets(t, []*agentProc{srv, cli}, boot.SecretID, reader.SecretID, jobsOnly.SecretID, unseen.SecretID, otherNs.SecretID, logs.SecretID)
+}
+
+// requireNoSecrets greps the agents' logs for each secret.
+func requireNoSecrets(t *testing.T, agents []*agentProc, secrets ...string) {
+	t.Helper()
+	for _, a := range agents {
+		log, err := a.Proc.Log()
+		require.NoError(t, err)
+		require.NotEmpty(t, log)
+		for _, s := range secrets {
+			require.NotContains(t, log, s, "a secret in %s's log", a.Name)
+		}
+	}
 }

@@ -97,6 +97,7 @@ func TestClusterRPCGuard(t *testing.T) {
 	// The real client still heartbeats: its node stays ready.
 	n := tc.nodeStub(t, "client0")
 	require.Equal(t, "ready", n.Status)
+	requireNoSecrets(t, []*agentProc{srv, cli}, boot.SecretID, reader.SecretID, denied.SecretID)
 }
 
 func requireDenied(t *testing.T, err error, what string) {
