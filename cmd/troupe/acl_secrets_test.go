@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -68,13 +67,7 @@ func startACLDevAgent(t *testing.T, log *slog.Logger) *agent.Agent {
 			}
 		})
 	}
-	a, err := agent.New(cfg)
-	require.NoError(t, err)
-	require.NoError(t, a.Start())
-	t.Cleanup(func() { _ = a.Shutdown() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	require.NoError(t, a.WaitLeader(ctx))
+	a := startTestAgent(t, cfg)
 	require.Eventually(t, func() bool {
 		n := a.Store().Snapshot().NodeByID(a.Node().GetID())
 		return n != nil && n.GetStatus() == "ready"

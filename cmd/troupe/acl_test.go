@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"log/slog"
 	"testing"
@@ -23,14 +22,7 @@ func startACLAgent(t *testing.T, logs *bytes.Buffer) string {
 	cfg.HTTPAddr = "127.0.0.1:0"
 	cfg.DataDir = t.TempDir()
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	a, err := agent.New(cfg)
-	require.NoError(t, err)
-	require.NoError(t, a.Start())
-	t.Cleanup(func() { _ = a.Shutdown() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	require.NoError(t, a.WaitLeader(ctx))
-	return "http://" + a.HTTPAddr()
+	return "http://" + startTestAgent(t, cfg).HTTPAddr()
 }
 
 // aclCLI runs `troupe acl <args>` with -address addr (and -token

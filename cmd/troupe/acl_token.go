@@ -115,9 +115,18 @@ func aclTokenInfoCommand(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	t, err := c.ACL().Token(id)
+	return m.showToken(c, id)
+}
+
+// showToken prints the token accessor names; "self" is the one the
+// command sends, whose secret it knows.
+func (m *meta) showToken(c *api.Client, accessor string) int {
+	t, err := c.ACL().Token(accessor)
 	if err != nil {
 		return m.fail("reading the ACL token", err)
+	}
+	if accessor == "self" {
+		t.SecretID = m.tokenOf()
 	}
 	return m.printToken(t)
 }
@@ -130,12 +139,7 @@ func aclTokenSelfCommand(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	t, err := c.ACL().Self()
-	if err != nil {
-		return m.fail("reading the ACL token", err)
-	}
-	t.SecretID = m.tokenOf() // the caller's own: it sent it
-	return m.printToken(t)
+	return m.showToken(c, "self")
 }
 
 // aclTokenListCommand is `troupe acl token list [-json]`.

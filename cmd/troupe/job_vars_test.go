@@ -22,6 +22,13 @@ func startServerAgent(t *testing.T) string {
 	cfg.HTTPAddr = "127.0.0.1:0"
 	cfg.DataDir = t.TempDir()
 	cfg.Logger = slog.New(slog.DiscardHandler)
+	return "http://" + startTestAgent(t, cfg).HTTPAddr()
+}
+
+// startTestAgent starts an agent of cfg, stopped when the test ends, and
+// waits until it has a leader.
+func startTestAgent(t *testing.T, cfg *agent.Config) *agent.Agent {
+	t.Helper()
 	a, err := agent.New(cfg)
 	require.NoError(t, err)
 	require.NoError(t, a.Start())
@@ -29,7 +36,7 @@ func startServerAgent(t *testing.T) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	require.NoError(t, a.WaitLeader(ctx))
-	return "http://" + a.HTTPAddr()
+	return a
 }
 
 const varsJobFile = `variable "cmd" {
