@@ -23,7 +23,8 @@ const aclTTL = 500 * time.Millisecond
 // on the routes the client serves itself (and on those it forwards) for
 // what its policy allows, an allocation's routes by the namespace the
 // allocation is in (found in the client's own state); a denied, unknown or missing token is refused;
-// a deleted token is refused once the client's cache TTL passed; and a
+// a deleted token is refused, and a followed log it opened ends, once the
+// client's cache TTL passed; and a
 // token the client never saw is refused (fails closed) when no server
 // answers.
 func TestClusterClientResolvesTokens(t *testing.T) {
@@ -104,6 +105,37 @@ func TestClusterClientResolvesTokens(t *testing.T) {
 		})
 	}
 
+	// A followed log on the client ends once its deleted token's cache
+	// entry runs out; one opened with a token that lives goes on.
+	follow := func(secret string) <-chan struct{} {
+		req, err := http.NewRequest(http.MethodGet, cli.HTTPAddr()+"/v1/client/fs/logs/"+alloc+"?task=spin&type=stdout&plain=true&follow=true", nil)
+		require.NoError(t, err)
+		req.Header.Set(api.TokenHeader, secret)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = resp.Body.Close() })
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		ended := make(chan struct{})
+		go func() {
+			defer close(ended)
+			_, _ = io.Copy(io.Discard, resp.Body)
+		}()
+		return ended
+	}
+	logs2 := mk("logs2", "logs")
+	doomed, kept := follow(logs.SecretID), follow(logs2.SecretID)
+	require.NoError(t, acls.DeleteToken(logs.AccessorID))
+	select {
+	case <-doomed:
+	case <-time.After(aclTTL + 10*time.Second):
+		t.Fatal("the client's log stream outlived its deleted token")
+	}
+	select {
+	case <-kept:
+		t.Fatal("a log stream whose token lives ended")
+	default:
+	}
+
 	require.NoError(t, acls.DeleteToken(reader.AccessorID))
 	deleted := time.Now()
 	tc.eventually(t, 10*time.Second, "the deleted token refused on the client", func() (bool, string) {
@@ -116,7 +148,7 @@ func TestClusterClientResolvesTokens(t *testing.T) {
 	code, body := status("/v1/agent/self", unseen.SecretID)
 	require.NotEqual(t, http.StatusOK, code, "no server answers: the client fails closed")
 	require.Contains(t, body, "no server answered")
-	requireNoSecrets(t, []*agentProc{srv, cli}, boot.SecretID, reader.SecretID, jobsOnly.SecretID, unseen.SecretID, otherNs.SecretID, logs.SecretID)
+	requireNoSecrets(t, []*agentProc{srv, cli}, boot.SecretID, reader.SecretID, jobsOnly.SecretID, unseen.SecretID, otherNs.SecretID, logs.SecretID, logs2.SecretID)
 }
 
 // requireNoSecrets greps the agents' logs for each secret.

@@ -1,0 +1,20 @@
+package server
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// ACLTokenResolver answers a client-only agent's token resolution from
+// this server's replica (any server: ACLs are in raft). It only reads the
+// state store: the actor answers it inline.
+type ACLTokenResolver func(req *messages.ResolveACLTokenRequest) *messages.ResolveACLTokenResponse
+
+func (s *Actor) onResolveACLToken(ctx actor.Context, m *messages.ResolveACLTokenRequest) {
+	if s.spec.ACLTokens == nil {
+		ctx.Respond(&messages.ResolveACLTokenResponse{Error: messages.NewError(messages.CodeInternal, "this server resolves no ACL tokens")})
+		return
+	}
+	ctx.Respond(s.spec.ACLTokens(m))
+}
