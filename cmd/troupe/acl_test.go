@@ -120,6 +120,10 @@ func TestACLCLI(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Regexp(t, `(?m)^Name\s+= reader2$`, out)
 	require.Regexp(t, `(?m)^Policies\s+= \[readonly\]$`, out, "update keeps what no flag changes")
+	require.NotRegexp(t, `(?m)^Expiry Time\s+= <none>$`, out, "and the expiry")
+	code, _, errOut = aclCLI(addr, mgmt, "token", "update", "-type", "management", reader.AccessorID)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "cannot change type")
 
 	code, out, errOut = aclCLI(addr, mgmt, "token", "create", "-type", "management", "-name", "ops")
 	require.Equal(t, 0, code, errOut)
