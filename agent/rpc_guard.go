@@ -19,8 +19,9 @@ import (
 //     the "server" actor and protoactor's watch messages; anything else
 //     is a user message, checked by its token;
 //   - a CLI certificate (an external program) sends user messages only;
-//   - on a plain transport peers are not identified: messages pass as
-//     before, but one that carries a token is checked by it.
+//   - on a plain transport, or with certificates that name no role,
+//     peers are not identified: messages pass as before, but one that
+//     carries a token is checked by it.
 //
 // A user message needs the capability userMessageNeeds names for its type
 // (a management token otherwise), checked with the same resolution and
@@ -69,7 +70,7 @@ func (g rpcGuard) check(ctx context.Context, in remote.Inbound) error {
 			return fmt.Errorf("%w: a client may not send %s to %q", ErrRoleDenied, in.Type, in.Target)
 		}
 		return g.checkUser(ctx, in)
-	default: // a CLI's (or an unknown role's) certificate: a user
+	default: // a CLI's certificate: a user
 		if in.IsReply() {
 			return nil
 		}

@@ -22,8 +22,8 @@ const TokenHeader = "x-nomad-token"
 // sees it before any actor does.
 type Inbound struct {
 	// Role is the role the sender's TLS certificate names ("server",
-	// "client", "cli"); "" on a plain transport, where peers are not
-	// identified.
+	// "client", "cli"); "" on a plain transport, or for a certificate
+	// that names none, where peers are not identified.
 	Role string
 	// Target is the name of the local actor the message goes to (replies
 	// go to futures, "future$...").
@@ -122,7 +122,7 @@ func peerRole(ctx context.Context) string {
 }
 
 func certRole(c *x509.Certificate) string {
-	role := "unknown"
+	role := "" // a certificate that names no role leaves the peer unidentified
 	for _, n := range c.DNSNames {
 		parts := strings.Split(n, ".")
 		if len(parts) < 3 {
