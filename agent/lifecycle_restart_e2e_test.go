@@ -73,3 +73,50 @@ func TestRestartAllTasksRerunsPrestart(t *testing.T) {
 		require.Zero(t, st.Restarts, "%s: an operator's restart counts against nothing", name)
 	}
 }
+
+// TestRestartAllTasksWaitsForPrestartSidecar: on a restart of all tasks
+// a prestart sidecar is restarted too, and the main task starts again
+// only once the sidecar runs again. The sidecar takes half a second to
+// stop (its TERM trap sleeps), so a main task that took the sidecar's
+// state from before the restart for "up" would start before the sidecar
+// even ended.
+func TestRestartAllTasksWaitsForPrestartSidecar(t *testing.T) {
+	a, c := rawExecAgent(t)
+	side := lifecycleTask("side", "", "prestart", true, true)
+	side.Config["args"] = []string{"-c", `trap 'sleep 0.5; ` + strings.ReplaceAll(orderLine("side", "end"), `'`, `'\''`) +
+		`; exit 0' TERM; ` + orderLine("side", "start") + `; while true; do sleep 0.05; done`}
+	job := lifecycleJob("sidecar-rerun", "service", side, lifecycleTask("main", "", "", false, true))
+	_, _, err := c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	stub := waitAllocStatus(t, c, "sidecar-rerun", "running")
+	order := filepath.Join(a.AllocDir(), stub.ID, "alloc", "order")
+	content := func() string { b, _ := os.ReadFile(order); return string(b) }
+	require.Eventually(t, func() bool { return strings.Count(content(), "main start") == 1 }, 20*time.Second, 20*time.Millisecond)
+	alloc, _, err := c.Allocations().Info(stub.ID, nil)
+	require.NoError(t, err)
+
+	require.NoError(t, c.Allocations().RestartAllTasks(alloc, nil))
+	require.Eventually(t, func() bool {
+		return strings.Count(content(), "main start") == 2 && strings.Count(content(), "side start") == 2
+	}, 20*time.Second, 20*time.Millisecond, "both tasks start again: %s", content())
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(content()), "\n") {
+		f := strings.Fields(l)
+		lines = append(lines, f[0]+" "+f[1])
+	}
+	sideEnd, sideStart2, mainStart2 := slices.Index(lines, "side end"), lastIndex(lines, "side start"), lastIndex(lines, "main start")
+	require.GreaterOrEqual(t, sideEnd, 0, "the sidecar was stopped: %v", lines)
+	require.Greater(t, sideStart2, sideEnd, "and started again: %v", lines)
+	require.Greater(t, mainStart2, sideEnd, "the main task started again after the sidecar stopped: %v", lines)
+	require.Equal(t, 1, strings.Count(content(), "side end"), "the sidecar was restarted once: %v", lines)
+}
+
+// lastIndex is the index of the last line equal to s, -1 for none.
+func lastIndex(lines []string, s string) int {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if lines[i] == s {
+			return i
+		}
+	}
+	return -1
+}

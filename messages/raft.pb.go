@@ -918,7 +918,14 @@ type ApplyPlan struct {
 	// Preemptions evict running allocations of lower-priority jobs to make
 	// room for Place (DesiredStatus "evict", PreemptedByAllocation set); the
 	// FSM re-checks them like every placement.
-	Preemptions   []*AllocStopUpdate `protobuf:"bytes,6,rep,name=Preemptions,proto3" json:"Preemptions,omitempty"`
+	Preemptions []*AllocStopUpdate `protobuf:"bytes,6,rep,name=Preemptions,proto3" json:"Preemptions,omitempty"`
+	// PlaceCommon and Placed are Place in the form the leader writes to the
+	// raft log (messages.CompactPlan): what a run of placements has in
+	// common once, then each placement's own fields, a third of the bytes
+	// and of the objects to decode. The FSM expands them back into Place
+	// (ExpandPlaced), in order; a plan carries one form or the other.
+	PlaceCommon   []*Allocation  `protobuf:"bytes,7,rep,name=PlaceCommon,proto3" json:"PlaceCommon,omitempty"`
+	Placed        []*PlacedAlloc `protobuf:"bytes,8,rep,name=Placed,proto3" json:"Placed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -995,6 +1002,132 @@ func (x *ApplyPlan) GetPreemptions() []*AllocStopUpdate {
 	return nil
 }
 
+func (x *ApplyPlan) GetPlaceCommon() []*Allocation {
+	if x != nil {
+		return x.PlaceCommon
+	}
+	return nil
+}
+
+func (x *ApplyPlan) GetPlaced() []*PlacedAlloc {
+	if x != nil {
+		return x.Placed
+	}
+	return nil
+}
+
+// PlacedAlloc is one placement of a compact plan: PlaceCommon[Common]
+// with its own ID, node and index (Name empty: Nomad's job.group[Index]),
+// Metrics when they differ from the common ones, or, for a placement that
+// has no common form, the whole allocation in Full.
+type PlacedAlloc struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Common             uint32                 `protobuf:"varint,1,opt,name=Common,proto3" json:"Common,omitempty"`
+	ID                 string                 `protobuf:"bytes,2,opt,name=ID,proto3" json:"ID,omitempty"`
+	NodeID             string                 `protobuf:"bytes,3,opt,name=NodeID,proto3" json:"NodeID,omitempty"`
+	NodeName           string                 `protobuf:"bytes,4,opt,name=NodeName,proto3" json:"NodeName,omitempty"`
+	Index              uint32                 `protobuf:"varint,5,opt,name=Index,proto3" json:"Index,omitempty"`
+	Name               string                 `protobuf:"bytes,6,opt,name=Name,proto3" json:"Name,omitempty"`
+	PreviousAllocation string                 `protobuf:"bytes,7,opt,name=PreviousAllocation,proto3" json:"PreviousAllocation,omitempty"`
+	Metrics            *AllocMetricRef        `protobuf:"bytes,8,opt,name=Metrics,proto3" json:"Metrics,omitempty"`
+	Full               *Allocation            `protobuf:"bytes,9,opt,name=Full,proto3" json:"Full,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *PlacedAlloc) Reset() {
+	*x = PlacedAlloc{}
+	mi := &file_raft_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlacedAlloc) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlacedAlloc) ProtoMessage() {}
+
+func (x *PlacedAlloc) ProtoReflect() protoreflect.Message {
+	mi := &file_raft_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlacedAlloc.ProtoReflect.Descriptor instead.
+func (*PlacedAlloc) Descriptor() ([]byte, []int) {
+	return file_raft_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PlacedAlloc) GetCommon() uint32 {
+	if x != nil {
+		return x.Common
+	}
+	return 0
+}
+
+func (x *PlacedAlloc) GetID() string {
+	if x != nil {
+		return x.ID
+	}
+	return ""
+}
+
+func (x *PlacedAlloc) GetNodeID() string {
+	if x != nil {
+		return x.NodeID
+	}
+	return ""
+}
+
+func (x *PlacedAlloc) GetNodeName() string {
+	if x != nil {
+		return x.NodeName
+	}
+	return ""
+}
+
+func (x *PlacedAlloc) GetIndex() uint32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *PlacedAlloc) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PlacedAlloc) GetPreviousAllocation() string {
+	if x != nil {
+		return x.PreviousAllocation
+	}
+	return ""
+}
+
+func (x *PlacedAlloc) GetMetrics() *AllocMetricRef {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
+func (x *PlacedAlloc) GetFull() *Allocation {
+	if x != nil {
+		return x.Full
+	}
+	return nil
+}
+
 type AllocStopUpdate struct {
 	state                 protoimpl.MessageState `protogen:"open.v1"`
 	AllocID               string                 `protobuf:"bytes,1,opt,name=AllocID,proto3" json:"AllocID,omitempty"`
@@ -1009,7 +1142,7 @@ type AllocStopUpdate struct {
 
 func (x *AllocStopUpdate) Reset() {
 	*x = AllocStopUpdate{}
-	mi := &file_raft_proto_msgTypes[5]
+	mi := &file_raft_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1154,7 @@ func (x *AllocStopUpdate) String() string {
 func (*AllocStopUpdate) ProtoMessage() {}
 
 func (x *AllocStopUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_raft_proto_msgTypes[5]
+	mi := &file_raft_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1167,7 @@ func (x *AllocStopUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocStopUpdate.ProtoReflect.Descriptor instead.
 func (*AllocStopUpdate) Descriptor() ([]byte, []int) {
-	return file_raft_proto_rawDescGZIP(), []int{5}
+	return file_raft_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AllocStopUpdate) GetAllocID() string {
@@ -1091,7 +1224,7 @@ type ApplyPlanResult struct {
 
 func (x *ApplyPlanResult) Reset() {
 	*x = ApplyPlanResult{}
-	mi := &file_raft_proto_msgTypes[6]
+	mi := &file_raft_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1103,7 +1236,7 @@ func (x *ApplyPlanResult) String() string {
 func (*ApplyPlanResult) ProtoMessage() {}
 
 func (x *ApplyPlanResult) ProtoReflect() protoreflect.Message {
-	mi := &file_raft_proto_msgTypes[6]
+	mi := &file_raft_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1116,7 +1249,7 @@ func (x *ApplyPlanResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPlanResult.ProtoReflect.Descriptor instead.
 func (*ApplyPlanResult) Descriptor() ([]byte, []int) {
-	return file_raft_proto_rawDescGZIP(), []int{6}
+	return file_raft_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ApplyPlanResult) GetPlaced() []string {
@@ -1151,7 +1284,7 @@ type UpdateAllocsFromClient struct {
 
 func (x *UpdateAllocsFromClient) Reset() {
 	*x = UpdateAllocsFromClient{}
-	mi := &file_raft_proto_msgTypes[7]
+	mi := &file_raft_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1163,7 +1296,7 @@ func (x *UpdateAllocsFromClient) String() string {
 func (*UpdateAllocsFromClient) ProtoMessage() {}
 
 func (x *UpdateAllocsFromClient) ProtoReflect() protoreflect.Message {
-	mi := &file_raft_proto_msgTypes[7]
+	mi := &file_raft_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1176,7 +1309,7 @@ func (x *UpdateAllocsFromClient) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAllocsFromClient.ProtoReflect.Descriptor instead.
 func (*UpdateAllocsFromClient) Descriptor() ([]byte, []int) {
-	return file_raft_proto_rawDescGZIP(), []int{7}
+	return file_raft_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *UpdateAllocsFromClient) GetAllocs() []*Allocation {
@@ -1209,7 +1342,7 @@ type RegisterNode struct {
 
 func (x *RegisterNode) Reset() {
 	*x = RegisterNode{}
-	mi := &file_raft_proto_msgTypes[8]
+	mi := &file_raft_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1221,7 +1354,7 @@ func (x *RegisterNode) String() string {
 func (*RegisterNode) ProtoMessage() {}
 
 func (x *RegisterNode) ProtoReflect() protoreflect.Message {
-	mi := &file_raft_proto_msgTypes[8]
+	mi := &file_raft_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1234,7 +1367,7 @@ func (x *RegisterNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterNode.ProtoReflect.Descriptor instead.
 func (*RegisterNode) Descriptor() ([]byte, []int) {
-	return file_raft_proto_rawDescGZIP(), []int{8}
+	return file_raft_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RegisterNode) GetNode() *Node {
@@ -1270,7 +1403,7 @@ type UpdateNodeStatus struct {
 
 func (x *UpdateNodeStatus) Reset() {
 	*x = UpdateNodeStatus{}
-	mi := &file_raft_proto_msgTypes[9]
+	mi := &file_raft_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1282,7 +1415,7 @@ func (x *UpdateNodeStatus) String() string {
 func (*UpdateNodeStatus) ProtoMessage() {}
 
 func (x *UpdateNodeStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_raft_proto_msgTypes[9]
+	mi := &file_raft_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1295,7 +1428,7 @@ func (x *UpdateNodeStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateNodeStatus.ProtoReflect.Descriptor instead.
 func (*UpdateNodeStatus) Descriptor() ([]byte, []int) {
-	return file_raft_proto_rawDescGZIP(), []int{9}
+	return file_raft_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *UpdateNodeStatus) GetNodeID() string {
@@ -1337,7 +1470,7 @@ type UpdateNodeEligibility struct {
 
 func (x *UpdateNodeEligibility) Reset() {
 	*x = UpdateNodeEligibility{}
-	mi := &file_raft_proto_msgTypes[10]
+	mi := &file_raft_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1349,7 +1482,7 @@ func (x *UpdateNodeEligibility) String() string {
 func (*UpdateNodeEligibility) ProtoMessage() {}
 
 func (x *UpdateNodeEligibility) ProtoReflect() protoreflect.Message {
-	mi := &file_raft_proto_msgTypes[10]
+	mi := &file_raft_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1362,7 +1495,7 @@ func (x *UpdateNodeEligibility) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateNodeEligibility.ProtoReflect.Descriptor instead.
 func (*UpdateNodeEligibility) Descriptor() ([]byte, []int) {
-	return file_raft_proto_rawDescGZIP(), []int{10}
+	return file_raft_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UpdateNodeEligibility) GetNodeID() string {
@@ -1401,7 +1534,7 @@ type UpdateNodeDrain struct {
 
 func (x *UpdateNodeDrain) Reset() {
 	*x = UpdateNodeDrain{}
-	mi := &file_raft_proto_msgTypes[11]
+	mi := &file_raft_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1413,7 +1546,7 @@ func (x *UpdateNodeDrain) String() string {
 func (*UpdateNodeDrain) ProtoMessage() {}
 
 func (x *UpdateNodeDrain) ProtoReflect() protoreflect.Message {
-	mi := &file_raft_proto_msgTypes[11]
+	mi := &file_raft_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1426,7 +1559,7 @@ func (x *UpdateNodeDrain) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateNodeDrain.ProtoReflect.Descriptor instead.
 func (*UpdateNodeDrain) Descriptor() ([]byte, []int) {
-	return file_raft_proto_rawDescGZIP(), []int{11}
+	return file_raft_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UpdateNodeDrain) GetNodeID() string {
@@ -1468,7 +1601,7 @@ type StopAlloc struct {
 
 func (x *StopAlloc) Reset() {
 	*x = StopAlloc{}
-	mi := &file_raft_proto_msgTypes[12]
+	mi := &file_raft_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1480,7 +1613,7 @@ func (x *StopAlloc) String() string {
 func (*StopAlloc) ProtoMessage() {}
 
 func (x *StopAlloc) ProtoReflect() protoreflect.Message {
-	mi := &file_raft_proto_msgTypes[12]
+	mi := &file_raft_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1493,7 +1626,7 @@ func (x *StopAlloc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopAlloc.ProtoReflect.Descriptor instead.
 func (*StopAlloc) Descriptor() ([]byte, []int) {
-	return file_raft_proto_rawDescGZIP(), []int{12}
+	return file_raft_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StopAlloc) GetAllocID() string {
@@ -1546,7 +1679,7 @@ type Snapshot struct {
 
 func (x *Snapshot) Reset() {
 	*x = Snapshot{}
-	mi := &file_raft_proto_msgTypes[13]
+	mi := &file_raft_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1558,7 +1691,7 @@ func (x *Snapshot) String() string {
 func (*Snapshot) ProtoMessage() {}
 
 func (x *Snapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_raft_proto_msgTypes[13]
+	mi := &file_raft_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1571,7 +1704,7 @@ func (x *Snapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
 func (*Snapshot) Descriptor() ([]byte, []int) {
-	return file_raft_proto_rawDescGZIP(), []int{13}
+	return file_raft_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Snapshot) GetIndex() uint64 {
@@ -1779,7 +1912,7 @@ const file_raft_proto_rawDesc = "" +
 	"\x05Purge\x18\x03 \x01(\bR\x05Purge\x12&\n" +
 	"\x04Eval\x18\x04 \x01(\v2\x12.troupe.EvaluationR\x04Eval\"7\n" +
 	"\vUpsertEvals\x12(\n" +
-	"\x05Evals\x18\x01 \x03(\v2\x12.troupe.EvaluationR\x05Evals\"\x99\x02\n" +
+	"\x05Evals\x18\x01 \x03(\v2\x12.troupe.EvaluationR\x05Evals\"\xfc\x02\n" +
 	"\tApplyPlan\x12\x16\n" +
 	"\x06EvalID\x18\x01 \x01(\tR\x06EvalID\x12(\n" +
 	"\x05Place\x18\x02 \x03(\v2\x12.troupe.AllocationR\x05Place\x12+\n" +
@@ -1788,7 +1921,19 @@ const file_raft_proto_rawDesc = "" +
 	"EvalUpdate\x18\x04 \x01(\v2\x12.troupe.EvaluationR\n" +
 	"EvalUpdate\x12.\n" +
 	"\bNewEvals\x18\x05 \x03(\v2\x12.troupe.EvaluationR\bNewEvals\x129\n" +
-	"\vPreemptions\x18\x06 \x03(\v2\x17.troupe.AllocStopUpdateR\vPreemptions\"\x83\x02\n" +
+	"\vPreemptions\x18\x06 \x03(\v2\x17.troupe.AllocStopUpdateR\vPreemptions\x124\n" +
+	"\vPlaceCommon\x18\a \x03(\v2\x12.troupe.AllocationR\vPlaceCommon\x12+\n" +
+	"\x06Placed\x18\b \x03(\v2\x13.troupe.PlacedAllocR\x06Placed\"\x9d\x02\n" +
+	"\vPlacedAlloc\x12\x16\n" +
+	"\x06Common\x18\x01 \x01(\rR\x06Common\x12\x0e\n" +
+	"\x02ID\x18\x02 \x01(\tR\x02ID\x12\x16\n" +
+	"\x06NodeID\x18\x03 \x01(\tR\x06NodeID\x12\x1a\n" +
+	"\bNodeName\x18\x04 \x01(\tR\bNodeName\x12\x14\n" +
+	"\x05Index\x18\x05 \x01(\rR\x05Index\x12\x12\n" +
+	"\x04Name\x18\x06 \x01(\tR\x04Name\x12.\n" +
+	"\x12PreviousAllocation\x18\a \x01(\tR\x12PreviousAllocation\x120\n" +
+	"\aMetrics\x18\b \x01(\v2\x16.troupe.AllocMetricRefR\aMetrics\x12&\n" +
+	"\x04Full\x18\t \x01(\v2\x12.troupe.AllocationR\x04Full\"\x83\x02\n" +
 	"\x0fAllocStopUpdate\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12$\n" +
 	"\rDesiredStatus\x18\x02 \x01(\tR\rDesiredStatus\x12.\n" +
@@ -1862,152 +2007,158 @@ func file_raft_proto_rawDescGZIP() []byte {
 	return file_raft_proto_rawDescData
 }
 
-var file_raft_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_raft_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_raft_proto_goTypes = []any{
 	(*Command)(nil),                           // 0: troupe.Command
 	(*RegisterJob)(nil),                       // 1: troupe.RegisterJob
 	(*DeregisterJob)(nil),                     // 2: troupe.DeregisterJob
 	(*UpsertEvals)(nil),                       // 3: troupe.UpsertEvals
 	(*ApplyPlan)(nil),                         // 4: troupe.ApplyPlan
-	(*AllocStopUpdate)(nil),                   // 5: troupe.AllocStopUpdate
-	(*ApplyPlanResult)(nil),                   // 6: troupe.ApplyPlanResult
-	(*UpdateAllocsFromClient)(nil),            // 7: troupe.UpdateAllocsFromClient
-	(*RegisterNode)(nil),                      // 8: troupe.RegisterNode
-	(*UpdateNodeStatus)(nil),                  // 9: troupe.UpdateNodeStatus
-	(*UpdateNodeEligibility)(nil),             // 10: troupe.UpdateNodeEligibility
-	(*UpdateNodeDrain)(nil),                   // 11: troupe.UpdateNodeDrain
-	(*StopAlloc)(nil),                         // 12: troupe.StopAlloc
-	(*Snapshot)(nil),                          // 13: troupe.Snapshot
-	(*RegisterVolume)(nil),                    // 14: troupe.RegisterVolume
-	(*DeregisterVolume)(nil),                  // 15: troupe.DeregisterVolume
-	(*ClaimVolume)(nil),                       // 16: troupe.ClaimVolume
-	(*UpdateClaimState)(nil),                  // 17: troupe.UpdateClaimState
-	(*UpsertPluginInstances)(nil),             // 18: troupe.UpsertPluginInstances
-	(*UpsertNodePools)(nil),                   // 19: troupe.UpsertNodePools
-	(*DeleteNodePools)(nil),                   // 20: troupe.DeleteNodePools
-	(*SetSchedulerConfig)(nil),                // 21: troupe.SetSchedulerConfig
-	(*GarbageCollect)(nil),                    // 22: troupe.GarbageCollect
-	(*VarApply)(nil),                          // 23: troupe.VarApply
-	(*RotateKeyring)(nil),                     // 24: troupe.RotateKeyring
-	(*UpsertNamespaces)(nil),                  // 25: troupe.UpsertNamespaces
-	(*DeleteNamespaces)(nil),                  // 26: troupe.DeleteNamespaces
-	(*UpsertDeployment)(nil),                  // 27: troupe.UpsertDeployment
-	(*SetAllocHealth)(nil),                    // 28: troupe.SetAllocHealth
-	(*PromoteDeployment)(nil),                 // 29: troupe.PromoteDeployment
-	(*UpdateDeploymentStatus)(nil),            // 30: troupe.UpdateDeploymentStatus
-	(*SetJobStable)(nil),                      // 31: troupe.SetJobStable
-	(*UpsertServiceRegistrations)(nil),        // 32: troupe.UpsertServiceRegistrations
-	(*DeleteServiceRegistrationsByAlloc)(nil), // 33: troupe.DeleteServiceRegistrationsByAlloc
-	(*DeleteServiceRegistrationByID)(nil),     // 34: troupe.DeleteServiceRegistrationByID
-	(*DispatchJob)(nil),                       // 35: troupe.DispatchJob
-	(*UpsertACLPolicies)(nil),                 // 36: troupe.UpsertACLPolicies
-	(*DeleteACLPolicies)(nil),                 // 37: troupe.DeleteACLPolicies
-	(*UpsertACLTokens)(nil),                   // 38: troupe.UpsertACLTokens
-	(*DeleteACLTokens)(nil),                   // 39: troupe.DeleteACLTokens
-	(*BootstrapACL)(nil),                      // 40: troupe.BootstrapACL
-	(*ExpireACLTokens)(nil),                   // 41: troupe.ExpireACLTokens
-	(*Job)(nil),                               // 42: troupe.Job
-	(*Evaluation)(nil),                        // 43: troupe.Evaluation
-	(*JobSubmission)(nil),                     // 44: troupe.JobSubmission
-	(*PeriodicLaunch)(nil),                    // 45: troupe.PeriodicLaunch
-	(*Allocation)(nil),                        // 46: troupe.Allocation
-	(*Node)(nil),                              // 47: troupe.Node
-	(*DrainStrategy)(nil),                     // 48: troupe.DrainStrategy
-	(*CSIVolume)(nil),                         // 49: troupe.CSIVolume
-	(*CSIPlugin)(nil),                         // 50: troupe.CSIPlugin
-	(*NodePool)(nil),                          // 51: troupe.NodePool
-	(*SchedulerConfiguration)(nil),            // 52: troupe.SchedulerConfiguration
-	(*Variable)(nil),                          // 53: troupe.Variable
-	(*RootKey)(nil),                           // 54: troupe.RootKey
-	(*Namespace)(nil),                         // 55: troupe.Namespace
-	(*Deployment)(nil),                        // 56: troupe.Deployment
-	(*ServiceRegistration)(nil),               // 57: troupe.ServiceRegistration
-	(*ACLPolicy)(nil),                         // 58: troupe.ACLPolicy
-	(*ACLToken)(nil),                          // 59: troupe.ACLToken
+	(*PlacedAlloc)(nil),                       // 5: troupe.PlacedAlloc
+	(*AllocStopUpdate)(nil),                   // 6: troupe.AllocStopUpdate
+	(*ApplyPlanResult)(nil),                   // 7: troupe.ApplyPlanResult
+	(*UpdateAllocsFromClient)(nil),            // 8: troupe.UpdateAllocsFromClient
+	(*RegisterNode)(nil),                      // 9: troupe.RegisterNode
+	(*UpdateNodeStatus)(nil),                  // 10: troupe.UpdateNodeStatus
+	(*UpdateNodeEligibility)(nil),             // 11: troupe.UpdateNodeEligibility
+	(*UpdateNodeDrain)(nil),                   // 12: troupe.UpdateNodeDrain
+	(*StopAlloc)(nil),                         // 13: troupe.StopAlloc
+	(*Snapshot)(nil),                          // 14: troupe.Snapshot
+	(*RegisterVolume)(nil),                    // 15: troupe.RegisterVolume
+	(*DeregisterVolume)(nil),                  // 16: troupe.DeregisterVolume
+	(*ClaimVolume)(nil),                       // 17: troupe.ClaimVolume
+	(*UpdateClaimState)(nil),                  // 18: troupe.UpdateClaimState
+	(*UpsertPluginInstances)(nil),             // 19: troupe.UpsertPluginInstances
+	(*UpsertNodePools)(nil),                   // 20: troupe.UpsertNodePools
+	(*DeleteNodePools)(nil),                   // 21: troupe.DeleteNodePools
+	(*SetSchedulerConfig)(nil),                // 22: troupe.SetSchedulerConfig
+	(*GarbageCollect)(nil),                    // 23: troupe.GarbageCollect
+	(*VarApply)(nil),                          // 24: troupe.VarApply
+	(*RotateKeyring)(nil),                     // 25: troupe.RotateKeyring
+	(*UpsertNamespaces)(nil),                  // 26: troupe.UpsertNamespaces
+	(*DeleteNamespaces)(nil),                  // 27: troupe.DeleteNamespaces
+	(*UpsertDeployment)(nil),                  // 28: troupe.UpsertDeployment
+	(*SetAllocHealth)(nil),                    // 29: troupe.SetAllocHealth
+	(*PromoteDeployment)(nil),                 // 30: troupe.PromoteDeployment
+	(*UpdateDeploymentStatus)(nil),            // 31: troupe.UpdateDeploymentStatus
+	(*SetJobStable)(nil),                      // 32: troupe.SetJobStable
+	(*UpsertServiceRegistrations)(nil),        // 33: troupe.UpsertServiceRegistrations
+	(*DeleteServiceRegistrationsByAlloc)(nil), // 34: troupe.DeleteServiceRegistrationsByAlloc
+	(*DeleteServiceRegistrationByID)(nil),     // 35: troupe.DeleteServiceRegistrationByID
+	(*DispatchJob)(nil),                       // 36: troupe.DispatchJob
+	(*UpsertACLPolicies)(nil),                 // 37: troupe.UpsertACLPolicies
+	(*DeleteACLPolicies)(nil),                 // 38: troupe.DeleteACLPolicies
+	(*UpsertACLTokens)(nil),                   // 39: troupe.UpsertACLTokens
+	(*DeleteACLTokens)(nil),                   // 40: troupe.DeleteACLTokens
+	(*BootstrapACL)(nil),                      // 41: troupe.BootstrapACL
+	(*ExpireACLTokens)(nil),                   // 42: troupe.ExpireACLTokens
+	(*Job)(nil),                               // 43: troupe.Job
+	(*Evaluation)(nil),                        // 44: troupe.Evaluation
+	(*JobSubmission)(nil),                     // 45: troupe.JobSubmission
+	(*PeriodicLaunch)(nil),                    // 46: troupe.PeriodicLaunch
+	(*Allocation)(nil),                        // 47: troupe.Allocation
+	(*AllocMetricRef)(nil),                    // 48: troupe.AllocMetricRef
+	(*Node)(nil),                              // 49: troupe.Node
+	(*DrainStrategy)(nil),                     // 50: troupe.DrainStrategy
+	(*CSIVolume)(nil),                         // 51: troupe.CSIVolume
+	(*CSIPlugin)(nil),                         // 52: troupe.CSIPlugin
+	(*NodePool)(nil),                          // 53: troupe.NodePool
+	(*SchedulerConfiguration)(nil),            // 54: troupe.SchedulerConfiguration
+	(*Variable)(nil),                          // 55: troupe.Variable
+	(*RootKey)(nil),                           // 56: troupe.RootKey
+	(*Namespace)(nil),                         // 57: troupe.Namespace
+	(*Deployment)(nil),                        // 58: troupe.Deployment
+	(*ServiceRegistration)(nil),               // 59: troupe.ServiceRegistration
+	(*ACLPolicy)(nil),                         // 60: troupe.ACLPolicy
+	(*ACLToken)(nil),                          // 61: troupe.ACLToken
 }
 var file_raft_proto_depIdxs = []int32{
 	1,  // 0: troupe.Command.RegisterJob:type_name -> troupe.RegisterJob
 	2,  // 1: troupe.Command.DeregisterJob:type_name -> troupe.DeregisterJob
 	3,  // 2: troupe.Command.UpsertEvals:type_name -> troupe.UpsertEvals
 	4,  // 3: troupe.Command.ApplyPlan:type_name -> troupe.ApplyPlan
-	7,  // 4: troupe.Command.UpdateAllocsFromClient:type_name -> troupe.UpdateAllocsFromClient
-	8,  // 5: troupe.Command.RegisterNode:type_name -> troupe.RegisterNode
-	9,  // 6: troupe.Command.UpdateNodeStatus:type_name -> troupe.UpdateNodeStatus
-	10, // 7: troupe.Command.UpdateNodeEligibility:type_name -> troupe.UpdateNodeEligibility
-	12, // 8: troupe.Command.StopAlloc:type_name -> troupe.StopAlloc
-	11, // 9: troupe.Command.UpdateNodeDrain:type_name -> troupe.UpdateNodeDrain
-	14, // 10: troupe.Command.RegisterVolume:type_name -> troupe.RegisterVolume
-	15, // 11: troupe.Command.DeregisterVolume:type_name -> troupe.DeregisterVolume
-	16, // 12: troupe.Command.ClaimVolume:type_name -> troupe.ClaimVolume
-	17, // 13: troupe.Command.UpdateClaimState:type_name -> troupe.UpdateClaimState
-	18, // 14: troupe.Command.UpsertPluginInstances:type_name -> troupe.UpsertPluginInstances
-	19, // 15: troupe.Command.UpsertNodePools:type_name -> troupe.UpsertNodePools
-	20, // 16: troupe.Command.DeleteNodePools:type_name -> troupe.DeleteNodePools
-	21, // 17: troupe.Command.SetSchedulerConfig:type_name -> troupe.SetSchedulerConfig
-	22, // 18: troupe.Command.GarbageCollect:type_name -> troupe.GarbageCollect
-	23, // 19: troupe.Command.VarApply:type_name -> troupe.VarApply
-	24, // 20: troupe.Command.RotateKeyring:type_name -> troupe.RotateKeyring
-	25, // 21: troupe.Command.UpsertNamespaces:type_name -> troupe.UpsertNamespaces
-	26, // 22: troupe.Command.DeleteNamespaces:type_name -> troupe.DeleteNamespaces
-	27, // 23: troupe.Command.UpsertDeployment:type_name -> troupe.UpsertDeployment
-	28, // 24: troupe.Command.SetAllocHealth:type_name -> troupe.SetAllocHealth
-	29, // 25: troupe.Command.PromoteDeployment:type_name -> troupe.PromoteDeployment
-	30, // 26: troupe.Command.UpdateDeploymentStatus:type_name -> troupe.UpdateDeploymentStatus
-	31, // 27: troupe.Command.SetJobStable:type_name -> troupe.SetJobStable
-	32, // 28: troupe.Command.UpsertServiceRegistrations:type_name -> troupe.UpsertServiceRegistrations
-	33, // 29: troupe.Command.DeleteServiceRegistrationsByAlloc:type_name -> troupe.DeleteServiceRegistrationsByAlloc
-	34, // 30: troupe.Command.DeleteServiceRegistrationByID:type_name -> troupe.DeleteServiceRegistrationByID
-	35, // 31: troupe.Command.DispatchJob:type_name -> troupe.DispatchJob
-	36, // 32: troupe.Command.UpsertACLPolicies:type_name -> troupe.UpsertACLPolicies
-	37, // 33: troupe.Command.DeleteACLPolicies:type_name -> troupe.DeleteACLPolicies
-	38, // 34: troupe.Command.UpsertACLTokens:type_name -> troupe.UpsertACLTokens
-	39, // 35: troupe.Command.DeleteACLTokens:type_name -> troupe.DeleteACLTokens
-	40, // 36: troupe.Command.BootstrapACL:type_name -> troupe.BootstrapACL
-	41, // 37: troupe.Command.ExpireACLTokens:type_name -> troupe.ExpireACLTokens
-	42, // 38: troupe.RegisterJob.Job:type_name -> troupe.Job
-	43, // 39: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
-	44, // 40: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
-	45, // 41: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
-	43, // 42: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
-	43, // 43: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
-	46, // 44: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
-	5,  // 45: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
-	43, // 46: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
-	43, // 47: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
-	5,  // 48: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
-	46, // 49: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
-	43, // 50: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
-	47, // 51: troupe.RegisterNode.Node:type_name -> troupe.Node
-	43, // 52: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
-	43, // 53: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
-	43, // 54: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
-	43, // 55: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
-	48, // 56: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
-	43, // 57: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
-	43, // 58: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
-	42, // 59: troupe.Snapshot.Jobs:type_name -> troupe.Job
-	42, // 60: troupe.Snapshot.JobVersions:type_name -> troupe.Job
-	43, // 61: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
-	46, // 62: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
-	47, // 63: troupe.Snapshot.Nodes:type_name -> troupe.Node
-	49, // 64: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
-	50, // 65: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
-	51, // 66: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
-	52, // 67: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
-	53, // 68: troupe.Snapshot.Variables:type_name -> troupe.Variable
-	54, // 69: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
-	55, // 70: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
-	44, // 71: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
-	45, // 72: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
-	56, // 73: troupe.Snapshot.Deployments:type_name -> troupe.Deployment
-	57, // 74: troupe.Snapshot.ServiceRegistrations:type_name -> troupe.ServiceRegistration
-	58, // 75: troupe.Snapshot.ACLPolicies:type_name -> troupe.ACLPolicy
-	59, // 76: troupe.Snapshot.ACLTokens:type_name -> troupe.ACLToken
-	77, // [77:77] is the sub-list for method output_type
-	77, // [77:77] is the sub-list for method input_type
-	77, // [77:77] is the sub-list for extension type_name
-	77, // [77:77] is the sub-list for extension extendee
-	0,  // [0:77] is the sub-list for field type_name
+	8,  // 4: troupe.Command.UpdateAllocsFromClient:type_name -> troupe.UpdateAllocsFromClient
+	9,  // 5: troupe.Command.RegisterNode:type_name -> troupe.RegisterNode
+	10, // 6: troupe.Command.UpdateNodeStatus:type_name -> troupe.UpdateNodeStatus
+	11, // 7: troupe.Command.UpdateNodeEligibility:type_name -> troupe.UpdateNodeEligibility
+	13, // 8: troupe.Command.StopAlloc:type_name -> troupe.StopAlloc
+	12, // 9: troupe.Command.UpdateNodeDrain:type_name -> troupe.UpdateNodeDrain
+	15, // 10: troupe.Command.RegisterVolume:type_name -> troupe.RegisterVolume
+	16, // 11: troupe.Command.DeregisterVolume:type_name -> troupe.DeregisterVolume
+	17, // 12: troupe.Command.ClaimVolume:type_name -> troupe.ClaimVolume
+	18, // 13: troupe.Command.UpdateClaimState:type_name -> troupe.UpdateClaimState
+	19, // 14: troupe.Command.UpsertPluginInstances:type_name -> troupe.UpsertPluginInstances
+	20, // 15: troupe.Command.UpsertNodePools:type_name -> troupe.UpsertNodePools
+	21, // 16: troupe.Command.DeleteNodePools:type_name -> troupe.DeleteNodePools
+	22, // 17: troupe.Command.SetSchedulerConfig:type_name -> troupe.SetSchedulerConfig
+	23, // 18: troupe.Command.GarbageCollect:type_name -> troupe.GarbageCollect
+	24, // 19: troupe.Command.VarApply:type_name -> troupe.VarApply
+	25, // 20: troupe.Command.RotateKeyring:type_name -> troupe.RotateKeyring
+	26, // 21: troupe.Command.UpsertNamespaces:type_name -> troupe.UpsertNamespaces
+	27, // 22: troupe.Command.DeleteNamespaces:type_name -> troupe.DeleteNamespaces
+	28, // 23: troupe.Command.UpsertDeployment:type_name -> troupe.UpsertDeployment
+	29, // 24: troupe.Command.SetAllocHealth:type_name -> troupe.SetAllocHealth
+	30, // 25: troupe.Command.PromoteDeployment:type_name -> troupe.PromoteDeployment
+	31, // 26: troupe.Command.UpdateDeploymentStatus:type_name -> troupe.UpdateDeploymentStatus
+	32, // 27: troupe.Command.SetJobStable:type_name -> troupe.SetJobStable
+	33, // 28: troupe.Command.UpsertServiceRegistrations:type_name -> troupe.UpsertServiceRegistrations
+	34, // 29: troupe.Command.DeleteServiceRegistrationsByAlloc:type_name -> troupe.DeleteServiceRegistrationsByAlloc
+	35, // 30: troupe.Command.DeleteServiceRegistrationByID:type_name -> troupe.DeleteServiceRegistrationByID
+	36, // 31: troupe.Command.DispatchJob:type_name -> troupe.DispatchJob
+	37, // 32: troupe.Command.UpsertACLPolicies:type_name -> troupe.UpsertACLPolicies
+	38, // 33: troupe.Command.DeleteACLPolicies:type_name -> troupe.DeleteACLPolicies
+	39, // 34: troupe.Command.UpsertACLTokens:type_name -> troupe.UpsertACLTokens
+	40, // 35: troupe.Command.DeleteACLTokens:type_name -> troupe.DeleteACLTokens
+	41, // 36: troupe.Command.BootstrapACL:type_name -> troupe.BootstrapACL
+	42, // 37: troupe.Command.ExpireACLTokens:type_name -> troupe.ExpireACLTokens
+	43, // 38: troupe.RegisterJob.Job:type_name -> troupe.Job
+	44, // 39: troupe.RegisterJob.Eval:type_name -> troupe.Evaluation
+	45, // 40: troupe.RegisterJob.Submission:type_name -> troupe.JobSubmission
+	46, // 41: troupe.RegisterJob.Launch:type_name -> troupe.PeriodicLaunch
+	44, // 42: troupe.DeregisterJob.Eval:type_name -> troupe.Evaluation
+	44, // 43: troupe.UpsertEvals.Evals:type_name -> troupe.Evaluation
+	47, // 44: troupe.ApplyPlan.Place:type_name -> troupe.Allocation
+	6,  // 45: troupe.ApplyPlan.Stop:type_name -> troupe.AllocStopUpdate
+	44, // 46: troupe.ApplyPlan.EvalUpdate:type_name -> troupe.Evaluation
+	44, // 47: troupe.ApplyPlan.NewEvals:type_name -> troupe.Evaluation
+	6,  // 48: troupe.ApplyPlan.Preemptions:type_name -> troupe.AllocStopUpdate
+	47, // 49: troupe.ApplyPlan.PlaceCommon:type_name -> troupe.Allocation
+	5,  // 50: troupe.ApplyPlan.Placed:type_name -> troupe.PlacedAlloc
+	48, // 51: troupe.PlacedAlloc.Metrics:type_name -> troupe.AllocMetricRef
+	47, // 52: troupe.PlacedAlloc.Full:type_name -> troupe.Allocation
+	47, // 53: troupe.UpdateAllocsFromClient.Allocs:type_name -> troupe.Allocation
+	44, // 54: troupe.UpdateAllocsFromClient.Evals:type_name -> troupe.Evaluation
+	49, // 55: troupe.RegisterNode.Node:type_name -> troupe.Node
+	44, // 56: troupe.RegisterNode.Eval:type_name -> troupe.Evaluation
+	44, // 57: troupe.RegisterNode.Evals:type_name -> troupe.Evaluation
+	44, // 58: troupe.UpdateNodeStatus.Evals:type_name -> troupe.Evaluation
+	44, // 59: troupe.UpdateNodeEligibility.Evals:type_name -> troupe.Evaluation
+	50, // 60: troupe.UpdateNodeDrain.DrainStrategy:type_name -> troupe.DrainStrategy
+	44, // 61: troupe.UpdateNodeDrain.Evals:type_name -> troupe.Evaluation
+	44, // 62: troupe.StopAlloc.Eval:type_name -> troupe.Evaluation
+	43, // 63: troupe.Snapshot.Jobs:type_name -> troupe.Job
+	43, // 64: troupe.Snapshot.JobVersions:type_name -> troupe.Job
+	44, // 65: troupe.Snapshot.Evals:type_name -> troupe.Evaluation
+	47, // 66: troupe.Snapshot.Allocs:type_name -> troupe.Allocation
+	49, // 67: troupe.Snapshot.Nodes:type_name -> troupe.Node
+	51, // 68: troupe.Snapshot.Volumes:type_name -> troupe.CSIVolume
+	52, // 69: troupe.Snapshot.Plugins:type_name -> troupe.CSIPlugin
+	53, // 70: troupe.Snapshot.NodePools:type_name -> troupe.NodePool
+	54, // 71: troupe.Snapshot.SchedulerConfig:type_name -> troupe.SchedulerConfiguration
+	55, // 72: troupe.Snapshot.Variables:type_name -> troupe.Variable
+	56, // 73: troupe.Snapshot.RootKeys:type_name -> troupe.RootKey
+	57, // 74: troupe.Snapshot.Namespaces:type_name -> troupe.Namespace
+	45, // 75: troupe.Snapshot.Submissions:type_name -> troupe.JobSubmission
+	46, // 76: troupe.Snapshot.PeriodicLaunches:type_name -> troupe.PeriodicLaunch
+	58, // 77: troupe.Snapshot.Deployments:type_name -> troupe.Deployment
+	59, // 78: troupe.Snapshot.ServiceRegistrations:type_name -> troupe.ServiceRegistration
+	60, // 79: troupe.Snapshot.ACLPolicies:type_name -> troupe.ACLPolicy
+	61, // 80: troupe.Snapshot.ACLTokens:type_name -> troupe.ACLToken
+	81, // [81:81] is the sub-list for method output_type
+	81, // [81:81] is the sub-list for method input_type
+	81, // [81:81] is the sub-list for extension type_name
+	81, // [81:81] is the sub-list for extension extendee
+	0,  // [0:81] is the sub-list for field type_name
 }
 
 func init() { file_raft_proto_init() }
@@ -2075,7 +2226,7 @@ func file_raft_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_raft_proto_rawDesc), len(file_raft_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

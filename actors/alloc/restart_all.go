@@ -50,8 +50,9 @@ func (a *Actor) restartAllInOrder(ctx actor.Context, pids []*actor.PID) {
 	for _, pid := range pids {
 		task := taskOf(pid)
 		if a.hookOf(task) == hookPrestart {
-			if st := a.states[task]; st.GetState() == taskDead {
-				// not done until it ran again
+			if st := a.states[task]; st != nil {
+				// Not done (a sidecar: not up) until it ran again; its
+				// own report comes later.
 				c := proto.Clone(st).(*messages.TaskState)
 				c.State = taskPending
 				a.states[task] = c

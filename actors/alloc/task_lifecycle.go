@@ -129,7 +129,7 @@ func (o *taskOrder) startReady(states map[string]*messages.TaskState, start func
 			start(r)
 			ok := succeeded(st)
 			if r.Sidecar {
-				ok = st.GetState() == taskRunning
+				ok = st.GetState() == taskRunning && !restartPending(st)
 			}
 			prestartDone = prestartDone && ok && !o.Waiting(r.Name)
 		case r.Hook == hookMain:
@@ -193,6 +193,21 @@ func (r *restartTracker) forLifecycle(lc *messages.TaskLifecycle) *restartTracke
 		r.batch = true
 	}
 	return r
+}
+
+// restartPending reports whether a restart was asked of the task and it
+// has not started since: its last Restart Signaled event has no Started
+// after it. A sidecar being restarted still says running until it stops.
+func restartPending(st *messages.TaskState) bool {
+	for i := len(st.GetEvents()) - 1; i >= 0; i-- {
+		switch st.GetEvents()[i].GetType() {
+		case eventStarted:
+			return false
+		case eventRestartSignaled:
+			return true
+		}
+	}
+	return false
 }
 
 // succeeded reports whether a task finished without failing.

@@ -91,6 +91,32 @@ func TestTaskOrderResumed(t *testing.T) {
 	require.Equal(t, orderStep{}, o.Next(states, nil))
 }
 
+// TestTaskOrderWaitsForRestartedSidecar: main tasks held by a restart of
+// all tasks wait for a prestart sidecar that was asked to restart: while
+// it still says running after its Restart Signaled event, it is not up;
+// once it started again, it is.
+func TestTaskOrderWaitsForRestartedSidecar(t *testing.T) {
+	o := newTaskOrder([]*messages.Task{lifecycleTask("proxy", hookPrestart, true), lifecycleTask("main", hookMain, false)})
+	ev := func(types ...string) []*messages.TaskEvent {
+		var out []*messages.TaskEvent
+		for _, typ := range types {
+			out = append(out, &messages.TaskEvent{Type: typ})
+		}
+		return out
+	}
+	running := func(events ...string) *messages.TaskState {
+		return &messages.TaskState{State: taskRunning, Events: ev(events...)}
+	}
+	states := map[string]*messages.TaskState{"proxy": running(eventStarted)}
+	require.Equal(t, orderStep{Start: []string{"proxy", "main"}}, o.Next(states, nil))
+	o.Rerun([]string{"main"})
+	states["main"] = st(taskPending, false)
+	states["proxy"] = running(eventStarted, eventRestartSignaled)
+	require.Equal(t, orderStep{}, o.Next(states, nil), "the sidecar is restarting: main waits")
+	states["proxy"] = running(eventStarted, eventRestartSignaled, eventTerminated, eventStarted)
+	require.Equal(t, orderStep{Start: []string{"main"}}, o.Next(states, nil), "the sidecar runs again: main starts")
+}
+
 func lifecycleAlloc(jobType string, tasks ...*messages.Task) *messages.Allocation {
 	a := testAlloc(jobType, map[string]any{}, &messages.RestartPolicy{Attempts: 0, Interval: int64(time.Hour),
 		Delay: int64(time.Second), Mode: "fail"})

@@ -202,7 +202,9 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 	}
 	a.flight.start(eval, plan)
 	prop := a.spec.Proposer
-	cmd := &messages.Command{Time: now.UnixNano(), Cmd: &messages.Command_ApplyPlan{ApplyPlan: plan}}
+	// The log gets the compact form; plan itself stays whole for the
+	// in-flight bookkeeping.
+	cmd := &messages.Command{Time: now.UnixNano(), Cmd: &messages.Command_ApplyPlan{ApplyPlan: messages.CompactPlan(plan)}}
 	placed := len(plan.GetPlace())
 	cont := continuationOf(plan)
 	actors.Go(ctx, func(life context.Context) any {

@@ -26,7 +26,7 @@ type refusingState struct {
 // Apply refuses every placement and stores upserted evaluations, telling
 // the scheduler about new pending ones as the store's watch does.
 func (s *refusingState) Apply(_ context.Context, cmd *messages.Command) (any, uint64, error) {
-	if p := cmd.GetApplyPlan(); p != nil {
+	if p := proposedPlan(cmd); p != nil {
 		res := &messages.ApplyPlanResult{}
 		for _, a := range p.GetPlace() {
 			res.Refused = append(res.Refused, a.GetID())
@@ -108,4 +108,14 @@ func TestSchedulerRetryNumbers(t *testing.T) {
 		require.True(t, ok, "a failed commit is retried for ever")
 		require.Equal(t, want, got, "commit failure %d", n)
 	}
+}
+
+// proposedPlan is the plan a command proposes, expanded as the FSM
+// expands it (the scheduler proposes the compact form).
+func proposedPlan(cmd *messages.Command) *messages.ApplyPlan {
+	p := cmd.GetApplyPlan()
+	if err := p.ExpandPlaced(); err != nil {
+		panic(err)
+	}
+	return p
 }

@@ -91,7 +91,7 @@ func (s *pauseState) EvalsByStatus(status string) []*messages.Evaluation {
 }
 
 func (s *pauseState) Apply(_ context.Context, cmd *messages.Command) (any, uint64, error) {
-	if p := cmd.GetApplyPlan(); p != nil {
+	if p := proposedPlan(cmd); p != nil {
 		s.plans.Add(1)
 		s.mu.Lock()
 		s.eval = p.GetEvalUpdate()

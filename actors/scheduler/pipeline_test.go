@@ -38,7 +38,7 @@ func newHeldState(snap *MemSnapshot, evals ...*messages.Evaluation) *heldState {
 // Apply holds a plan until its evaluation is released, then places all
 // of it (without writing the allocations: the snapshot stays as it was).
 func (s *heldState) Apply(_ context.Context, cmd *messages.Command) (any, uint64, error) {
-	p := cmd.GetApplyPlan()
+	p := proposedPlan(cmd)
 	if p == nil {
 		return nil, 1, nil
 	}

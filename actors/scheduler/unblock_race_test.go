@@ -22,7 +22,7 @@ type gatedState struct {
 }
 
 func (s *gatedState) Apply(ctx context.Context, cmd *messages.Command) (any, uint64, error) {
-	p := cmd.GetApplyPlan()
+	p := proposedPlan(cmd)
 	if p == nil {
 		return s.unblockState.Apply(ctx, cmd)
 	}

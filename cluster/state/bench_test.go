@@ -37,7 +37,11 @@ func benchPlan(prefix string, nodes, n int) *messages.ApplyPlan {
 			panic(err)
 		}
 		node := fmt.Sprintf("node-%06d", (i*7919)%nodes)
-		p.Place = append(p.Place, testAlloc(id, "bench", node, prefix, 10, 10))
+		a := testAlloc(id, "bench", node, prefix, 10, 10)
+		if i > 0 { // the scheduler gives a group's placements one block
+			a.AllocatedResources = p.Place[0].AllocatedResources
+		}
+		p.Place = append(p.Place, a)
 	}
 	return p
 }
@@ -54,7 +58,7 @@ func BenchmarkApplyPlan1000(b *testing.B) {
 	h := seedBench(b, 10_000, seed)
 	logs := make([]*raft.Log, b.N)
 	for i := range logs {
-		data, err := proto.Marshal(plan(benchPlan(fmt.Sprintf("bench%06d", i), 10_000, 1000)))
+		data, err := proto.Marshal(plan(messages.CompactPlan(benchPlan(fmt.Sprintf("bench%06d", i), 10_000, 1000)))) // as the leader writes it
 		require.NoError(b, err)
 		h.index++
 		logs[i] = &raft.Log{Index: h.index, Type: raft.LogCommand, Data: data}

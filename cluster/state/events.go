@@ -117,7 +117,7 @@ func (r *eventRing) oldestSlot() int {
 func eventCost(cmd *messages.Command) int {
 	switch c := cmd.Cmd.(type) {
 	case *messages.Command_ApplyPlan:
-		return 1 + len(c.ApplyPlan.Place) + len(c.ApplyPlan.Stop) + len(c.ApplyPlan.Preemptions)
+		return 1 + c.ApplyPlan.PlacementCount() + len(c.ApplyPlan.Stop) + len(c.ApplyPlan.Preemptions)
 	case *messages.Command_UpdateAllocsFromClient:
 		return 1 + len(c.UpdateAllocsFromClient.Allocs)
 	}

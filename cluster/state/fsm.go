@@ -110,6 +110,9 @@ func (f *FSM) applyCommand(index uint64, cmd *messages.Command) any {
 	case *messages.Command_UpsertEvals:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyUpsertEvals(w, c.UpsertEvals) })
 	case *messages.Command_ApplyPlan:
+		if err := c.ApplyPlan.ExpandPlaced(); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadCommand, err)
+		}
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyPlan(w, c.ApplyPlan) })
 	case *messages.Command_UpdateAllocsFromClient:
 		return f.run(index, cmd.Time, func(w *writeTxn) any { return applyClientAllocs(w, c.UpdateAllocsFromClient) })

@@ -70,13 +70,14 @@ func (s *Snap) builtNodeList(index uint64) *nodeList {
 // the nodes, or nil once the transaction wrote a node (the list holds
 // committed nodes only).
 func (w *writeTxn) sharedNodes() *nodeList {
-	if w.changed[TableNodes] {
+	if w.changed[TableNodes] || w.noNodes {
 		return nil
 	}
 	if w.nodes == nil {
 		db, _ := w.store.current()
 		s := &Snap{txn: w.txn, allocs: w.base, store: w.store, db: db}
 		w.nodes = s.builtNodeList(s.Index(TableNodes))
+		w.noNodes = w.nodes == nil // none is built during this transaction
 	}
 	return w.nodes
 }

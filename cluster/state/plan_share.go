@@ -84,7 +84,7 @@ func (s *planShare) resources(r *messages.AllocatedResources) *messages.Allocate
 		return r
 	}
 	for i, c := range s.res {
-		if sameResources(c, r) {
+		if c == r || sameResources(c, r) {
 			if i > 0 { // the last one matched is tried first
 				s.res[0], s.res[i] = s.res[i], s.res[0]
 			}

@@ -28,6 +28,7 @@ type writeTxn struct {
 	windowOf map[windowKey]time.Duration
 	changed  map[string]bool // watched tables written
 	nodes    *nodeList       // sharedNodes, once looked up
+	noNodes  bool            // sharedNodes found none to share
 	jobs     map[jobRef]bool // jobs whose status may change
 	ev       *eventBuilder
 	log      *slog.Logger
