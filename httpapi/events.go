@@ -18,7 +18,8 @@ const defaultEventHeartbeat = 10 * time.Second
 
 // eventTopics are the topics a subscription may name ("*": all).
 var eventTopics = []string{state.TopicJob, state.TopicEvaluation, state.TopicAllocation, state.TopicDeployment,
-	state.TopicNode, state.TopicNodePool, state.TopicCSIVolume, state.TopicCSIPlugin, state.TopicService}
+	state.TopicNode, state.TopicNodePool, state.TopicCSIVolume, state.TopicCSIPlugin, state.TopicService,
+	state.TopicACLToken, state.TopicACLPolicy}
 
 func (s *Server) eventRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /v1/event/stream", s.eventStream)
@@ -52,7 +53,14 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	sub := s.b.Store().SubscribeEvents(optsOf(r).index, match)
+	tokenACL, err := s.eventACL(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sub := s.b.Store().SubscribeEvents(optsOf(r).index, func(e *state.StreamEvent) bool {
+		return match(e) && (tokenACL == nil || eventAllowed(tokenACL, e))
+	})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	flush := func() {
@@ -66,6 +74,13 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		beat = defaultEventHeartbeat
 	}
 	for {
+		if tokenACL != nil {
+			if tokenACL, err = s.eventACL(r); err != nil {
+				_ = writeJSON(w, map[string]string{"Error": err.Error()}, false)
+				flush()
+				return
+			}
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), beat)
 		batches, err := sub.Next(ctx)
 		cancel()
@@ -128,6 +143,10 @@ func (s *Server) eventPayload(e state.StreamEvent) map[string]any {
 		return map[string]any{"Plugin": p}
 	case *messages.ServiceRegistration:
 		return map[string]any{"Service": p}
+	case *messages.ACLToken:
+		return map[string]any{"ACLToken": s.tokenOut(p, "")} // never the secret
+	case *messages.ACLPolicy:
+		return map[string]any{"ACLPolicy": policyOut(p)}
 	}
 	return map[string]any{e.Topic: e.Payload}
 }

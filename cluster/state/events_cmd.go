@@ -17,8 +17,7 @@ const (
 	TopicService    = "Service"
 )
 
-// EventSource turns commands eventsOf does not know (ACL tokens and
-// policies come with their own commands) into events: it reports
+// EventSource turns commands eventsOf does not know into events: it reports
 // whether it knew the command. Register one with AddEventSource from an
 // init function.
 type EventSource func(cmd *messages.Command, c *EventCollector) bool
@@ -56,7 +55,7 @@ func (c *EventCollector) Add(topic, key, ns string, filterKeys []string, payload
 // it was right after it (e.snap) and before it (prev, which may be nil).
 func eventsOf(e eventEntry, prev *Snap) []StreamEvent {
 	c := &EventCollector{index: e.index, snap: e.snap, prev: prev}
-	if !c.jobCommand(e) && !c.nodeCommand(e.cmd) && !c.otherCommand(e.cmd) {
+	if !c.jobCommand(e) && !c.nodeCommand(e.cmd) && !c.otherCommand(e.cmd) && !c.aclCommand(e.cmd) {
 		for _, src := range eventSources {
 			if src(e.cmd, c) {
 				break
