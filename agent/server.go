@@ -88,6 +88,7 @@ func (a *Agent) serverSpec() *server.Spec {
 		// Clients gossip reported failed under the old leader.
 		GainedLeadership: a.suspectFailedClients,
 		Vars:             a.readVars,
+		SchedulerStats:   &a.schedStats,
 	}
 }
 

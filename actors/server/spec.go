@@ -77,6 +77,9 @@ type Spec struct {
 	GainedLeadership func()
 	// Vars answers clients' variable reads for templates; nil: refused.
 	Vars VarReader
+	// SchedulerStats is kept up to date by the leader's scheduler (nil:
+	// not kept); the agent's metrics read it.
+	SchedulerStats *scheduler.Stats
 }
 
 // withDefaults returns a copy of the spec with its zero fields filled.
