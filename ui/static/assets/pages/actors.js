@@ -29,7 +29,7 @@ ${alloc ? html`<span class="muted">showing allocation ${alloc} — <a href="/ui/
   const el = section(root, 'tree');
   live(ctx, el, '/v1/actors', { node }, (tree) => {
     el.innerHTML = drawTree(tree, alloc);
-  }, COUNTER_WAIT);
+  }, { wait: COUNTER_WAIT }); // not raft state: blocking reads of /v1/actors
 }
 
 function drawTree(tree, alloc) {
