@@ -17,11 +17,18 @@ import (
 )
 
 // fakeAPI answers the reads the pages make with fixed, Nomad-shaped
-// bodies (X-Nomad-Index 1); a blocking read (?index=1) waits until the
-// client goes away, as a real one does while nothing changes.
+// bodies (X-Nomad-Index 1); a blocking read (?index=1) and the event
+// stream stay quiet until the client goes away, as a real agent's do
+// while nothing changes.
 func fakeAPI(t *testing.T, bodies map[string]any) http.Handler {
 	mux := http.NewServeMux()
 	ui.Routes(mux)
+	mux.HandleFunc("GET /v1/event/stream", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
 	for path, body := range bodies {
 		raw, err := json.Marshal(body)
 		if err != nil {

@@ -47,8 +47,10 @@ export async function get(path, params, signal) {
 // changes, until signal aborts. Each read after the first is a blocking
 // query from the index of the last answer; wait bounds one (Nomad's
 // ?wait=). A failed read calls onError and is retried after a backoff.
-export async function watch(path, params, onData, onError, signal, wait = '5m') {
-  let index = 0;
+// from, when set, is the index of data the caller already has: the first
+// read blocks until it changes.
+export async function watch(path, params, onData, onError, signal, wait = '5m', from = 0) {
+  let index = from;
   let backoff = 250;
   while (!signal.aborted) {
     try {

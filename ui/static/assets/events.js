@@ -20,26 +20,39 @@ export class EventFeed {
     this.backoff = 250;
     this.refused = null; // the error of a stream the agent refused
     this.lost = null; // after a lost-index error: the subscribers yet to read again
+    this.added = false; // a topic was added since the stream opened
   }
 
   // subscribe calls onEvent(ev, frameIndex) for each event of topics
-  // ('Job', 'Job:<key>') after index; onLost() when the agent no longer
-  // holds what was missed (the subscriber reads again, then calls
-  // sub.moveTo(index)); onRefused(err) when the agent refuses the stream
-  // (the subscriber falls back to blocking queries).
-  subscribe(topics, index, { onEvent, onLost, onRefused }) {
-    const sub = { topics: topics.map(parseTopic), index, onEvent, onLost, onRefused };
+  // ('Job', 'Job:<key>') after the index the subscriber starts from
+  // (sub.start(index), once it read what it shows); onLost() when the
+  // agent no longer holds what was missed (the subscriber reads again,
+  // then calls sub.moveTo(index)); onRefused(err) when the agent refuses
+  // the stream (the subscriber falls back to blocking queries). A page's
+  // sections subscribe as they are drawn, so the stream opens once, with
+  // every topic, when each has started (or cancelled, sub.cancel()).
+  subscribe(topics, { onEvent, onLost, onRefused }) {
+    const sub = { topics: topics.map(parseTopic), index: null, onEvent, onLost, onRefused };
+    sub.start = (index) => {
+      sub.index = index;
+      if (this.refused) { this.subs.delete(sub); onRefused(this.refused); return; }
+      if (this.ready() && (!this.conn || index + 1 < this.from || this.added)) this.reopen(0);
+    };
+    sub.cancel = () => { this.subs.delete(sub); if (this.ready() && !this.conn) this.reopen(0); };
     sub.moveTo = (i) => {
       sub.index = Math.max(sub.index, i);
       // After a loss, the stream opens again once every subscriber read.
       if (this.lost?.delete(sub) && !this.lost.size) { this.lost = null; this.reopen(0); }
     };
-    if (this.refused) { queueMicrotask(() => onRefused(this.refused)); return sub; }
     this.subs.add(sub);
-    let added = false;
-    for (const t of topics) if (!this.topics.has(t)) { this.topics.add(t); added = true; }
-    if (!this.conn || added || index + 1 < this.from) this.reopen(0);
+    for (const t of topics) if (!this.topics.has(t)) { this.topics.add(t); this.added = true; }
     return sub;
+  }
+
+  // ready says every subscriber knows where it starts.
+  ready() {
+    for (const s of this.subs) if (s.index === null) return false;
+    return this.subs.size > 0;
   }
 
   // reopen (re)starts the stream after ms; calls close together, so
@@ -50,8 +63,9 @@ export class EventFeed {
   }
 
   async open() {
-    if (this.signal.aborted || !this.subs.size) return;
+    if (this.signal.aborted || !this.ready()) return;
     this.conn?.abort();
+    this.added = false;
     const conn = new AbortController();
     this.signal.addEventListener('abort', () => conn.abort(), { once: true });
     this.conn = conn;
@@ -86,14 +100,14 @@ export class EventFeed {
       // (sub.moveTo), then the stream opens from where they are (or
       // after a while, should a read fail).
       this.conn.abort();
-      this.lost = new Set(this.subs);
+      this.lost = new Set([...this.subs].filter((s) => s.index !== null));
       this.reopen(10000);
-      for (const s of this.subs) s.onLost();
+      for (const s of this.lost) s.onLost();
       return;
     }
     if (!f.Events) return; // a heartbeat
     for (const s of this.subs) {
-      if (f.Index <= s.index) continue;
+      if (s.index === null || f.Index <= s.index) continue; // not started, or had it
       s.index = f.Index;
       for (const ev of f.Events) if (s.topics.some((t) => matches(t, ev))) s.onEvent(ev, f.Index);
     }

@@ -23,16 +23,26 @@ export function live(ctx, el, path, params, draw, opts = {}) {
 }
 
 async function followEvents(ctx, path, params, { topics, match }, onData, onError) {
-  const blocking = () => watch(path, params, onData, onError, ctx.signal);
+  // Subscribed before the first read, so that the page's sections open
+  // one stream between them.
+  const sub = ctx.events.subscribe(topics, {
+    onEvent: (ev) => { if (!match || match(ev)) reread(); },
+    onLost: () => reread(),
+    onRefused: () => blocking(),
+  });
+  // Blocking queries, from the index of what was drawn (0: read first).
+  let drawnAt = 0;
+  const blocking = () => watch(path, params, onData, onError, ctx.signal, undefined, drawnAt);
   let first;
   try {
     first = await get(path, params, ctx.signal);
     await onData(first.data);
+    drawnAt = first.index;
   } catch (e) {
     if (ctx.signal.aborted) return;
     onError(e);
     // Not there yet (a job about to be registered): its events bring it.
-    if (e.status !== 404 || !e.index) { blocking(); return; }
+    if (e.status !== 404 || !e.index) { sub.cancel(); blocking(); return; }
     first = { index: e.index };
   }
   // Events that come while a read is on its way read once more after it.
@@ -47,17 +57,14 @@ async function followEvents(ctx, path, params, { topics, match }, onData, onErro
         const r = await get(path, params, ctx.signal);
         sub.moveTo(r.index);
         await onData(r.data);
+        drawnAt = r.index;
       } while (again && !ctx.signal.aborted);
     } catch (e) {
       if (!ctx.signal.aborted) onError(e);
     }
     reading = false;
   };
-  const sub = ctx.events.subscribe(topics, first.index, {
-    onEvent: (ev) => { if (!match || match(ev)) reread(); },
-    onLost: reread,
-    onRefused: blocking,
-  });
+  sub.start(first.index);
 }
 
 export const jobHref = (id, ns) => `/ui/jobs/${encodeURIComponent(id)}@${encodeURIComponent(ns || 'default')}`;
