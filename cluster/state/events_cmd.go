@@ -53,6 +53,9 @@ func (c *EventCollector) Add(topic, key, ns string, filterKeys []string, payload
 
 // eventsOf is every event of one applied command, read from the store as
 // it was right after it (e.snap) and before it (prev, which may be nil).
+// Commands Nomad emits no event for emit none here either: a job version
+// marked stable, variables and their keyring, the scheduler
+// configuration, namespaces and the ACL bootstrap.
 func eventsOf(e eventEntry, prev *Snap) []StreamEvent {
 	c := &EventCollector{index: e.index, snap: e.snap, prev: prev}
 	if !c.jobCommand(e) && !c.nodeCommand(e.cmd) && !c.otherCommand(e.cmd) && !c.aclCommand(e.cmd) {
