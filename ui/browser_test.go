@@ -95,8 +95,8 @@ func TestPagesLoadFastWithManyJobsAndAllocs(t *testing.T) {
 			b.WaitFor(t, fmt.Sprintf(`document.querySelector(%q)`, page.sel), 10*time.Second)
 			rows := uitest.Eval[int](t, b, `document.querySelectorAll('tbody tr').length`)
 			tm := b.PageTimings(t)
-			t.Logf("page %s (%s), %s load: data drawn %.0f ms after navigation started (goal < 300 ms; modules ran by %.0f ms, last API answer read at %.0f ms; %d table rows in the DOM)",
-				page.name, page.path, visit, tm.Ready, tm.DOMContentLoaded, tm.LastAPIResponse, rows)
+			t.Logf("page %s (%s), %s load: data drawn %.0f ms after navigation started (goal < 300 ms; modules ran by %.0f ms, last API answer read at %.0f ms; %d table rows in the DOM; %d requests, %.0f KB, of which UI files %d, %.0f KB)",
+				page.name, page.path, visit, tm.Ready, tm.DOMContentLoaded, tm.LastAPIResponse, rows, tm.Requests, tm.TransferKB, tm.Assets, tm.AssetKB)
 		}
 		b.Screenshot(t, page.name)
 	}

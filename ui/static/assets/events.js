@@ -21,6 +21,7 @@ export class EventFeed {
     this.refused = null; // the error of a stream the agent refused
     this.lost = null; // after a lost-index error: the subscribers yet to read again
     this.added = false; // a topic was added since the stream opened
+    signal.addEventListener('abort', () => this.conn?.abort(), { once: true });
   }
 
   // subscribe calls onEvent(ev, frameIndex) for each event of topics
@@ -67,7 +68,6 @@ export class EventFeed {
     this.conn?.abort();
     this.added = false;
     const conn = new AbortController();
-    this.signal.addEventListener('abort', () => conn.abort(), { once: true });
     this.conn = conn;
     this.from = Math.min(...[...this.subs].map((s) => s.index)) + 1;
     const params = new URLSearchParams({ index: this.from, namespace: '*' });
@@ -113,11 +113,15 @@ export class EventFeed {
     }
   }
 
+  // refuse tells the started subscribers the stream is refused (those
+  // yet to start learn it when they do).
   refuse(e) {
     this.refused = e;
-    const subs = [...this.subs];
-    this.subs.clear();
-    for (const s of subs) s.onRefused(e);
+    for (const s of [...this.subs]) {
+      if (s.index === null) continue;
+      this.subs.delete(s);
+      s.onRefused(e);
+    }
   }
 }
 
