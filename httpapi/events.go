@@ -58,9 +58,9 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	sub := s.b.Store().SubscribeEvents(optsOf(r).index, func(e *state.StreamEvent) bool {
-		return match(e) && (tokenACL == nil || eventAllowed(tokenACL, e))
-	})
+	// What the token may read is checked after each read (refresh), with
+	// its policies as they are then.
+	sub := s.b.Store().SubscribeEvents(optsOf(r).index, match)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	flush := func() {
@@ -73,17 +73,25 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 	if beat <= 0 {
 		beat = defaultEventHeartbeat
 	}
-	for {
-		if tokenACL != nil {
-			if tokenACL, err = s.eventACL(r); err != nil {
-				_ = writeJSON(w, map[string]string{"Error": err.Error()}, false)
-				flush()
-				return
-			}
+	// refresh resolves the token again (its policies may have changed) and
+	// keeps of batches what it may read now; a token gone ends the stream.
+	refresh := func(batches []state.EventBatch) ([]state.EventBatch, error) {
+		if tokenACL == nil {
+			return batches, nil
 		}
+		var err error
+		if tokenACL, err = s.eventACL(r); err != nil {
+			return nil, err
+		}
+		return allowedBatches(tokenACL, batches), nil
+	}
+	for {
 		ctx, cancel := context.WithTimeout(r.Context(), beat)
 		batches, err := sub.Next(ctx)
 		cancel()
+		if err == nil {
+			batches, err = refresh(batches)
+		}
 		switch {
 		case r.Context().Err() != nil:
 			return
@@ -93,6 +101,8 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 			_ = writeJSON(w, map[string]string{"Error": err.Error()}, false)
 			flush()
 			return
+		case len(batches) == 0:
+			continue // nothing the token may read now
 		default:
 			err = s.writeEventBatches(w, batches)
 		}

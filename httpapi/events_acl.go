@@ -89,10 +89,28 @@ func eventLevelAllowed(a *acl.ACL, topic string) bool {
 	return a.IsManagement() // the ACL topics
 }
 
+// allowedBatches keeps the events of batches that a may read, dropping
+// the batches left empty.
+func allowedBatches(a *acl.ACL, batches []state.EventBatch) []state.EventBatch {
+	out := batches[:0:0]
+	for _, b := range batches {
+		kept := b.Events[:0:0]
+		for i := range b.Events {
+			if eventAllowed(a, &b.Events[i]) {
+				kept = append(kept, b.Events[i])
+			}
+		}
+		if len(kept) > 0 {
+			out = append(out, state.EventBatch{Index: b.Index, Events: kept})
+		}
+	}
+	return out
+}
+
 // eventACL is the ACL the stream's events are checked against, resolved
-// again before each read so a policy changed while the stream is open
-// applies to the events after it (nil: ACLs off). A token gone ends the
-// stream with its error.
+// again after each read so a policy changed while the stream is open
+// applies to the events written after it (nil: ACLs off). A token gone
+// ends the stream with its error.
 func (s *Server) eventACL(r *http.Request) (*acl.ACL, error) {
 	q := aclOf(r)
 	if q == nil {

@@ -157,3 +157,29 @@ node { policy = "read" }`)
 		require.Equal(t, c.code, rec.Code, "%s: %s", c.query, rec.Body.String())
 	}
 }
+
+// TestEventStreamPolicyChangeApplies: a token's policy changed while its
+// stream is open applies to the events after it: the namespace it lost
+// is no longer shown, the one it gained is.
+func TestEventStreamPolicyChangeApplies(t *testing.T) {
+	s, b, mgmt := aclServer(t, "")
+	b.mustApply(t, &messages.Command{Cmd: &messages.Command_UpsertNamespaces{UpsertNamespaces: &messages.UpsertNamespaces{
+		Namespaces: []*messages.Namespace{{Name: "other"}}}}})
+	dev := clientToken(t, s, mgmt, "dev", `namespace "default" { policy = "read" }`)
+	ch := aclStream(t, s, dev, map[nomad.Topic][]string{nomad.TopicJob: {"*"}}, "*")
+	job := func(ns, id string) {
+		j := eventTestJob(id)
+		j.Namespace = ns
+		b.mustApply(t, &messages.Command{Cmd: &messages.Command_RegisterJob{RegisterJob: &messages.RegisterJob{Job: j}}})
+	}
+	job("default", "before")
+	require.Equal(t, "before", eventsUntil(t, ch, nomad.TopicJob, "before")[0].Key)
+
+	rec := aclDo(t, s, "POST", "/v1/acl/policy/dev", mgmt, &api.ACLPolicy{Rules: `namespace "other" { policy = "read" }`})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	job("default", "hidden")
+	job("other", "shown")
+	for _, e := range eventsUntil(t, ch, nomad.TopicJob, "shown") {
+		require.NotEqual(t, "hidden", e.Key, "the namespace the policy lost")
+	}
+}
