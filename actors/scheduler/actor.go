@@ -318,6 +318,7 @@ func (a *Actor) propose(ctx actor.Context, up *messages.UpsertEvals) {
 	actors.Go(ctx, func(life context.Context) any {
 		c, cancel := context.WithTimeout(life, time.Minute)
 		defer cancel()
+		defer metrics.MeasureSince(keyUpdateEval, time.Now())
 		if _, _, err := prop.Apply(c, cmd); err != nil {
 			log.Error("updating evaluations failed", "error", err)
 		}

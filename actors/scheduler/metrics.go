@@ -14,11 +14,14 @@ import (
 // allocation.
 
 // Nomad's worker timers: how long the scheduler ran on one evaluation
-// (nomad.nomad.worker.invoke_scheduler.<type>) and how long submitting
-// its plan took, from proposal to answer (nomad.nomad.worker.submit_plan).
+// (nomad.nomad.worker.invoke_scheduler.<type>), how long submitting its
+// plan took, from proposal to answer (nomad.nomad.worker.submit_plan),
+// and committing an evaluation it failed or retries
+// (nomad.nomad.worker.update_eval).
 var (
-	keyInvoke = map[string][]string{}
-	keySubmit = []string{"nomad", "worker", "submit_plan"}
+	keyInvoke     = map[string][]string{}
+	keySubmit     = []string{"nomad", "worker", "submit_plan"}
+	keyUpdateEval = []string{"nomad", "worker", "update_eval"}
 )
 
 func init() {
