@@ -21,6 +21,7 @@ import (
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/actors/alloc"
 	"github.com/troupe-dev/troupe/actors/node"
+	"github.com/troupe-dev/troupe/actors/scheduler"
 	"github.com/troupe-dev/troupe/actors/server"
 	"github.com/troupe-dev/troupe/cluster"
 	"github.com/troupe-dev/troupe/cluster/membership"
@@ -87,7 +88,9 @@ type Agent struct {
 	wg   sync.WaitGroup
 
 	tele *telemetry.Telemetry // metrics (telemetry.go)
-	logs *logfan.Hub          // the log's monitors
+	// schedStats is the leader's scheduler queue, for the metrics.
+	schedStats scheduler.Stats
+	logs       *logfan.Hub // the log's monitors
 }
 
 // New builds an agent from cfg; Start runs it.

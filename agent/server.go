@@ -89,6 +89,7 @@ func (a *Agent) serverSpec() *server.Spec {
 		GainedLeadership: a.suspectFailedClients,
 		Vars:             a.readVars,
 		ACLTokens:        a.resolveACLToken,
+		SchedulerStats:   &a.schedStats,
 	}
 }
 

@@ -90,7 +90,9 @@ func TestPrometheusScrapesAgent(t *testing.T) {
 	if err != nil {
 		t.Skip("prometheus is not installed (scripts/setup.sh installs it)")
 	}
-	a, _ := telemetryAgent(t)
+	a, c := telemetryAgent(t)
+	_, _, err = c.Jobs().Register(rawExecJob("scraped", "sleep 100"), nil)
+	require.NoError(t, err)
 	dir := t.TempDir()
 	conf := fmt.Sprintf(`global:
   scrape_interval: 1s
@@ -116,7 +118,22 @@ scrape_configs:
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cancel(); _ = cmd.Wait(); _ = out.Close() })
 
-	query := "http://" + addr + "/api/v1/query?query=" + url.QueryEscape(`nomad_troupe_actors_live{kind="agent"}`)
+	// A troupe metric, the scheduler's broker gauge and the plan's
+	// evaluation time, each with its value.
+	for _, q := range []struct{ query, want string }{
+		{`nomad_troupe_actors_live{kind="agent"}`, "1"},
+		{`nomad_nomad_broker_total_ready`, "0"},
+		{`nomad_nomad_plan_evaluate_count > bool 0`, "1"},
+	} {
+		promHas(t, addr, dir, q.query, q.want)
+	}
+}
+
+// promHas waits until prometheus at addr answers query with one series
+// whose value is want.
+func promHas(t *testing.T, addr, dir, q, want string) {
+	t.Helper()
+	query := "http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q)
 	var last string
 	ok := assertEventually(func() bool {
 		resp, err := http.Get(query)
@@ -131,11 +148,11 @@ scrape_configs:
 		}
 		raw, _ := io.ReadAll(resp.Body)
 		last = string(raw)
-		return json.Unmarshal(raw, &r) == nil && r.Status == "success" && len(r.Data.Result) == 1 && r.Data.Result[0].Value[1] == "1"
+		return json.Unmarshal(raw, &r) == nil && r.Status == "success" && len(r.Data.Result) == 1 && r.Data.Result[0].Value[1] == want
 	}, 60*time.Second)
 	if !ok {
 		log, _ := os.ReadFile(filepath.Join(dir, "prometheus.log"))
-		t.Fatalf("prometheus never had the agent's metric; last answer %s\nprometheus log:\n%s", last, log)
+		t.Fatalf("prometheus never had %s = %s; last answer %s\nprometheus log:\n%s", q, want, last, log)
 	}
 }
 

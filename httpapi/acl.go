@@ -148,9 +148,14 @@ func (s *Server) aclPolicyGet(w http.ResponseWriter, r *http.Request) (any, erro
 		if p == nil {
 			return nil, codeErr(http.StatusNotFound, "ACL policy not found")
 		}
-		return &api.ACLPolicy{Name: p.Name, Description: p.Description, Rules: p.Rules,
-			CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex}, nil
+		return policyOut(p), nil
 	})
+}
+
+// policyOut is a policy in Nomad's shape.
+func policyOut(p *messages.ACLPolicy) *api.ACLPolicy {
+	return &api.ACLPolicy{Name: p.Name, Description: p.Description, Rules: p.Rules,
+		CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex}
 }
 
 func (s *Server) aclPolicyPut(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -206,6 +206,8 @@ func (n need) allows(res *resolved, snap *state.Snap, r *http.Request) bool {
 		return n.level(a)
 	case needNsAny:
 		return a.AllowNamespace(r.PathValue("name"))
+	case needEvents:
+		return eventsAllowed(a, r)
 	case needVariable:
 		if r.Method == http.MethodGet && r.PathValue("path") == "" {
 			// The list keeps what the token may list.

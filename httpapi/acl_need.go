@@ -39,6 +39,7 @@ const (
 	needManagement                 // a management token
 	needToken                      // any valid token (not the anonymous one)
 	needNone                       // anyone, no token checked
+	needEvents                     // the event stream's topics (events_acl.go); cap for the route table test
 )
 
 func nsCap(c string) need    { return need{kind: needNamespace, cap: c} }
@@ -149,9 +150,9 @@ var routeNeeds = buildNeeds([]struct {
 	{need{kind: needNone}, []string{"GET /v1/status/leader", "GET /v1/status/peers", "POST /v1/acl/bootstrap",
 		"PUT /v1/acl/bootstrap", "GET /v1/namespaces"}},
 	{need{kind: needToken}, []string{"GET /v1/acl/token/self"}},
-	// The event stream: read-job in ?namespace= (events of other topics
-	// are not yet filtered per token); it ends with its token.
-	{nsCap(acl.NsReadJob).streams(), []string{"GET /v1/event/stream"}},
+	// The event stream: the topics asked for, each event checked against
+	// the token (events_acl.go); it ends with its token.
+	{need{kind: needEvents, cap: acl.NsReadJob}.streams(), []string{"GET /v1/event/stream"}},
 	// The web UI's static files (package ui): the pages ask for a token
 	// and send it with every API call they make.
 	{need{kind: needNone}, []string{"GET /ui/", "GET /{$}", "GET /ui"}},

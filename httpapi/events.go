@@ -18,7 +18,8 @@ const defaultEventHeartbeat = 10 * time.Second
 
 // eventTopics are the topics a subscription may name ("*": all).
 var eventTopics = []string{state.TopicJob, state.TopicEvaluation, state.TopicAllocation, state.TopicDeployment,
-	state.TopicNode, state.TopicNodePool, state.TopicCSIVolume, state.TopicCSIPlugin, state.TopicService}
+	state.TopicNode, state.TopicNodePool, state.TopicCSIVolume, state.TopicCSIPlugin, state.TopicService,
+	state.TopicACLToken, state.TopicACLPolicy}
 
 func (s *Server) eventRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /v1/event/stream", s.eventStream)
@@ -52,6 +53,13 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	tokenACL, err := s.eventACL(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	// What the token may read is checked after each read (refresh), with
+	// its policies as they are then.
 	sub := s.b.Store().SubscribeEvents(optsOf(r).index, match)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
@@ -65,10 +73,25 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 	if beat <= 0 {
 		beat = defaultEventHeartbeat
 	}
+	// refresh resolves the token again (its policies may have changed) and
+	// keeps of batches what it may read now; a token gone ends the stream.
+	refresh := func(batches []state.EventBatch) ([]state.EventBatch, error) {
+		if tokenACL == nil {
+			return batches, nil
+		}
+		var err error
+		if tokenACL, err = s.eventACL(r); err != nil {
+			return nil, err
+		}
+		return allowedBatches(tokenACL, batches), nil
+	}
 	for {
 		ctx, cancel := context.WithTimeout(r.Context(), beat)
 		batches, err := sub.Next(ctx)
 		cancel()
+		if err == nil {
+			batches, err = refresh(batches)
+		}
 		switch {
 		case r.Context().Err() != nil:
 			return
@@ -78,6 +101,8 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 			_ = writeJSON(w, map[string]string{"Error": err.Error()}, false)
 			flush()
 			return
+		case len(batches) == 0:
+			continue // nothing the token may read now
 		default:
 			err = s.writeEventBatches(w, batches)
 		}
@@ -128,6 +153,10 @@ func (s *Server) eventPayload(e state.StreamEvent) map[string]any {
 		return map[string]any{"Plugin": p}
 	case *messages.ServiceRegistration:
 		return map[string]any{"Service": p}
+	case *messages.ACLToken:
+		return map[string]any{"ACLToken": s.tokenOut(p, "")} // never the secret
+	case *messages.ACLPolicy:
+		return map[string]any{"ACLPolicy": policyOut(p)}
 	}
 	return map[string]any{e.Topic: e.Payload}
 }

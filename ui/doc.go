@@ -6,10 +6,20 @@
 // /ui/actors, the live actor tree; a client-side router draws them, so the
 // handler answers index.html for every /ui/ path that is not an asset.
 //
-// The pages read the agent's /v1 API with blocking queries (?index= and
-// X-Nomad-Index) through one data layer, static/assets/api.js, which is
-// the one place the event stream can replace them. A token the user
-// enters is kept in localStorage and sent as X-Nomad-Token.
+// The pages read the agent's /v1 API through one data layer,
+// static/assets/api.js. What lives in raft (jobs, allocations, nodes,
+// deployments, CSI volumes and plugins) they follow on the event stream:
+// one /v1/event/stream per page, shared by its sections
+// (static/assets/events.js), a section reading again when an event of its
+// topics comes, and falling back to blocking queries (?index= and
+// X-Nomad-Index) when the agent refuses the stream; what does not (the
+// actor tree, the servers) they follow with blocking queries. A token the
+// user enters is kept in localStorage and sent as X-Nomad-Token.
+//
+// The agent serves the modules joined into one script (bundle.go, made
+// at start: no build step) under /ui/v/<version>/, which browsers keep
+// until the binary's UI changes; the modules are also served as they are
+// under /ui/assets/. The actor tree draws only the rows in view.
 //
 // Usage, in the API's mux:
 //

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/go-uuid"
 	"google.golang.org/protobuf/proto"
 
@@ -45,6 +46,8 @@ type Spec struct {
 	// once, each of another job (0: defaultPipelineDepth; 1: one at a
 	// time). See pipeline.go.
 	PipelineDepth int
+	// Stats, when set, is kept up to date with the queue (metrics.go).
+	Stats *Stats
 }
 
 // CapacityChanged tells the scheduler that room may have appeared (a node
@@ -72,7 +75,8 @@ type Actor struct {
 	actors.Lifetime // ends the workers on stop
 	spec            *Spec
 	queue           []string
-	queued          map[string]bool
+	queued          map[string]string // queued evaluation -> its job (evalJob)
+	perJob          map[string]int    // job -> evaluations queued (metrics.go)
 	flight          inFlight
 	timers          map[string]actors.Timer
 	retries         map[string]int
@@ -94,7 +98,7 @@ type Actor struct {
 // New returns a producer for the scheduler actor.
 func New(spec *Spec) actor.Producer {
 	return func() actor.Actor {
-		return &Actor{spec: spec, queued: map[string]bool{}, timers: map[string]actors.Timer{}, retries: map[string]int{}, refused: map[string]int{},
+		return &Actor{spec: spec, queued: map[string]string{}, perJob: map[string]int{}, timers: map[string]actors.Timer{}, retries: map[string]int{}, refused: map[string]int{},
 			hold: map[string]time.Time{}, nodes: newNodeCache(), rand: rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15)), log: spec.Logger}
 	}
 }
@@ -129,10 +133,14 @@ func (a *Actor) Receive(ctx actor.Context) {
 		for _, t := range a.timers {
 			t.Stop()
 		}
+		a.spec.Stats.store(BrokerStats{})
+		return
 	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
+		return
 	default:
 		a.log.Warn("scheduler: unexpected message", "type", fmt.Sprintf("%T", m))
 	}
+	a.spec.Stats.store(a.brokerStats())
 }
 
 // onStarted picks up every evaluation left pending: after a leader change
@@ -144,10 +152,10 @@ func (a *Actor) onStarted(ctx actor.Context) {
 }
 
 func (a *Actor) enqueue(ctx actor.Context, id string) {
-	if a.queued[id] {
+	if _, ok := a.queued[id]; ok {
 		return
 	}
-	a.queued[id] = true
+	a.queueAdd(id, evalJob(a.spec.State().EvalByID(id)))
 	a.queue = append(a.queue, id)
 	a.next(ctx)
 }
@@ -165,7 +173,7 @@ func (a *Actor) next(ctx actor.Context) {
 		}
 		id := a.queue[i]
 		a.queue = slices.Delete(a.queue, i, i+1)
-		delete(a.queued, id)
+		a.queueDrop(id)
 		a.plan(ctx, id)
 	}
 }
@@ -186,8 +194,10 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 		return
 	}
 	delete(a.hold, id)
+	start := time.Now() // wall time for the metric; planning itself reads a.spec.Clock
 	plan, deploy, err := processDeploy(view, eval, Options{Now: now, NewID: newID, Rand: a.rand, MaxPlacements: a.spec.MaxPlacements, NodeCache: a.nodes,
 		Pending: a.flight.pending}) // Process reads the stored configuration's algorithm itself
+	measureInvoke(eval.GetType(), start)
 	if err != nil {
 		// A bad evaluation (unknown job type, ...) fails for good, visibly.
 		a.log.Error("scheduling failed", "eval", id, "error", err)
@@ -197,7 +207,7 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 		return
 	}
 	if a.flight.busy() && planFailed(plan) {
-		a.replanAlone(id)
+		a.replanAlone(id, evalJob(eval))
 		return
 	}
 	a.flight.start(eval, plan)
@@ -217,7 +227,9 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 				return &planApplied{eval: eval, plan: plan, placed: placed, continuation: cont, err: err}
 			}
 		}
+		submit := time.Now()
 		resp, _, err := prop.Apply(c, cmd)
+		metrics.MeasureSince(keySubmit, submit)
 		res, _ := resp.(*messages.ApplyPlanResult)
 		return &planApplied{eval: eval, plan: plan, placed: placed, continuation: cont, result: res, err: err}
 	})
@@ -308,6 +320,7 @@ func (a *Actor) propose(ctx actor.Context, up *messages.UpsertEvals) {
 	actors.Go(ctx, func(life context.Context) any {
 		c, cancel := context.WithTimeout(life, time.Minute)
 		defer cancel()
+		defer metrics.MeasureSince(keyUpdateEval, time.Now())
 		if _, _, err := prop.Apply(c, cmd); err != nil {
 			log.Error("updating evaluations failed", "error", err)
 		}

@@ -85,8 +85,8 @@ func (a *Actor) pick() int {
 // replanAlone puts an evaluation that failed to place something over
 // pending placements back at the head of the queue, to be planned again
 // once no plan is in flight.
-func (a *Actor) replanAlone(id string) {
+func (a *Actor) replanAlone(id, job string) {
 	a.queue = slices.Insert(a.queue, 0, id)
-	a.queued[id] = true
+	a.queueAdd(id, job)
 	a.flight.alone = true
 }

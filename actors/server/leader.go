@@ -53,6 +53,7 @@ func (s *Actor) startScheduler(ctx actor.Context) bool {
 		Proposer: sp.Proposer, Clock: sp.Clock, Logger: sp.Logger.With("actor", "scheduler"),
 		Seed:          uint64(sp.Clock.Now().UnixNano()),
 		MaxPlacements: sp.MaxPlacements,
+		Stats:         sp.SchedulerStats,
 	}
 	pid, err := ctx.SpawnNamed(sp.props("scheduler", scheduler.New(spec),
 		actor.WithSupervisor(actors.DefaultSupervision.Strategy())), "scheduler")

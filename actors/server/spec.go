@@ -80,6 +80,9 @@ type Spec struct {
 	// ACLTokens answers client-only agents' token resolutions; nil:
 	// refused.
 	ACLTokens ACLTokenResolver
+	// SchedulerStats is kept up to date by the leader's scheduler (nil:
+	// not kept); the agent's metrics read it.
+	SchedulerStats *scheduler.Stats
 }
 
 // withDefaults returns a copy of the spec with its zero fields filled.

@@ -2,9 +2,17 @@ package state
 
 import (
 	"fmt"
+	"time"
+
+	metrics "github.com/hashicorp/go-metrics"
 
 	"github.com/troupe-dev/troupe/messages"
 )
+
+// keyPlanEvaluate is Nomad's nomad.nomad.plan.evaluate: how long checking
+// a plan against the state took. The FSM checks each placement as it
+// writes it, so it times the whole apply of the plan.
+var keyPlanEvaluate = []string{"nomad", "plan", "evaluate"}
 
 // applyPlan commits a scheduler's plan: stops first (what they free counts
 // for the placements), then every placement that still fits its node
@@ -14,6 +22,7 @@ import (
 // (those for preempted jobs only when one of their allocations was
 // evicted).
 func applyPlan(w *writeTxn, c *messages.ApplyPlan) any {
+	defer metrics.MeasureSince(keyPlanEvaluate, time.Now())
 	res := &messages.ApplyPlanResult{Index: w.index}
 	for _, s := range c.GetStop() {
 		w.stopAlloc(s)

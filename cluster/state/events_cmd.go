@@ -17,8 +17,7 @@ const (
 	TopicService    = "Service"
 )
 
-// EventSource turns commands eventsOf does not know (ACL tokens and
-// policies come with their own commands) into events: it reports
+// EventSource turns commands eventsOf does not know into events: it reports
 // whether it knew the command. Register one with AddEventSource from an
 // init function.
 type EventSource func(cmd *messages.Command, c *EventCollector) bool
@@ -54,9 +53,12 @@ func (c *EventCollector) Add(topic, key, ns string, filterKeys []string, payload
 
 // eventsOf is every event of one applied command, read from the store as
 // it was right after it (e.snap) and before it (prev, which may be nil).
+// Commands Nomad emits no event for emit none here either: a job version
+// marked stable, variables and their keyring, the scheduler
+// configuration, namespaces and the ACL bootstrap.
 func eventsOf(e eventEntry, prev *Snap) []StreamEvent {
 	c := &EventCollector{index: e.index, snap: e.snap, prev: prev}
-	if !c.jobCommand(e) && !c.nodeCommand(e.cmd) && !c.otherCommand(e.cmd) {
+	if !c.jobCommand(e) && !c.nodeCommand(e.cmd) && !c.otherCommand(e.cmd) && !c.aclCommand(e.cmd) {
 		for _, src := range eventSources {
 			if src(e.cmd, c) {
 				break

@@ -141,3 +141,26 @@ func TestEventsBufferObjectBudget(t *testing.T) {
 	require.Equal(t, uint64(4), h.fsm.store.events.oldestIndex())
 	require.Equal(t, 22, h.fsm.store.events.cost)
 }
+
+// TestEventsNoneWhereNomadHasNone: as in Nomad, marking a job version
+// stable and setting the scheduler configuration emit no event (Nomad has
+// no topic for them, nor for variables), so a stream reads past them.
+func TestEventsNoneWhereNomadHasNone(t *testing.T) {
+	h := newHarness(t)
+	h.apply(registerJob(testJob("web", 10, 10), testEval("e1", "web", "pending")))
+	h.apply(&messages.Command{Cmd: &messages.Command_SetJobStable{SetJobStable: &messages.SetJobStable{
+		Namespace: "default", JobID: "web", Version: 0, Stable: true}}})
+	h.apply(&messages.Command{Cmd: &messages.Command_SetSchedulerConfig{SetSchedulerConfig: &messages.SetSchedulerConfig{
+		Config: &messages.SchedulerConfiguration{SchedulerAlgorithm: "spread"}}}})
+	require.True(t, h.fsm.store.Snapshot().JobByID("default", "web").GetStable())
+	h.apply(registerJob(testJob("end", 10, 10), testEval("e2", "end", "pending")))
+
+	sub := h.fsm.store.SubscribeEvents(0, nil)
+	var indexes []uint64
+	for len(indexes) < 2 {
+		for _, b := range nextBatches(t, sub) {
+			indexes = append(indexes, b.Index)
+		}
+	}
+	require.Equal(t, []uint64{1, 4}, indexes)
+}

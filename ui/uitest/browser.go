@@ -172,9 +172,15 @@ func (b *Browser) Text(t testing.TB) string {
 // Timings break a page load down, in milliseconds from the start of
 // navigation (the Performance API): the document parsed
 // (DOMContentLoaded, after its modules ran), the last /v1/ answer fully
-// read, and the page's data drawn (ready; -1 when not yet).
+// read, and the page's data drawn (ready; -1 when not yet). Requests
+// counts the requests that went to the network, the document's
+// included (what the browser's cache answered is not counted), and
+// TransferKB what they carried; Assets and AssetKB are those for the
+// UI's own files (not /v1/).
 type Timings struct {
 	DOMContentLoaded, LastAPIResponse, Ready float64
+	Requests, Assets                         int
+	TransferKB, AssetKB                      float64
 }
 
 // PageTimings reads the Timings of the page now shown.
@@ -185,6 +191,14 @@ func (b *Browser) PageTimings(t testing.TB) Timings {
   LastAPIResponse: Math.max(-1, ...performance.getEntriesByType('resource')
     .filter((e) => new URL(e.name).pathname.startsWith('/v1/')).map((e) => e.responseEnd)),
   Ready: performance.getEntriesByName('troupe:ready').at(-1)?.startTime ?? -1,
+  ...(() => {
+    const nav = performance.getEntriesByType('navigation')[0];
+    const res = performance.getEntriesByType('resource').filter((e) => e.transferSize > 0);
+    const ui = res.filter((e) => !new URL(e.name).pathname.startsWith('/v1/'));
+    const kb = (es) => es.reduce((n, e) => n + e.transferSize, 0) / 1024;
+    return { Requests: res.length + (nav?.transferSize > 0 ? 1 : 0), TransferKB: kb(res) + (nav?.transferSize || 0) / 1024,
+      Assets: ui.length, AssetKB: kb(ui) };
+  })(),
 })`)
 }
 

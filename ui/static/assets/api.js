@@ -1,7 +1,8 @@
 // The data layer: every page reads the agent's /v1 API through here.
 // watch() follows a resource with Nomad's blocking queries (?index=N,
-// answered when the data passes index N, with X-Nomad-Index); it is the
-// one place the event stream (/v1/event/stream) can replace them.
+// answered when the data passes index N, with X-Nomad-Index); pages that
+// follow raft state use the event stream instead (events.js, through
+// pages/common.js live()) and fall back to watch() when it is refused.
 
 const TOKEN_KEY = 'troupe.token';
 
@@ -17,10 +18,12 @@ function headers() {
   return h;
 }
 
+// APIError is a refused read; index is its X-Nomad-Index (0: none).
 export class APIError extends Error {
-  constructor(status, text, path) {
+  constructor(status, text, path, index = 0) {
     super(`${path}: ${status} ${text.trim()}`);
     this.status = status;
+    this.index = index;
   }
 }
 
@@ -35,8 +38,8 @@ function url(path, params) {
 // get reads path once: {data, index}.
 export async function get(path, params, signal) {
   const resp = await fetch(url(path, params), { headers: headers(), signal });
-  if (!resp.ok) throw new APIError(resp.status, await resp.text(), path);
   const index = Number(resp.headers.get('X-Nomad-Index') || 0);
+  if (!resp.ok) throw new APIError(resp.status, await resp.text(), path, index);
   return { data: await resp.json(), index };
 }
 
@@ -44,8 +47,10 @@ export async function get(path, params, signal) {
 // changes, until signal aborts. Each read after the first is a blocking
 // query from the index of the last answer; wait bounds one (Nomad's
 // ?wait=). A failed read calls onError and is retried after a backoff.
-export async function watch(path, params, onData, onError, signal, wait = '5m') {
-  let index = 0;
+// from, when set, is the index of data the caller already has: the first
+// read blocks until it changes.
+export async function watch(path, params, onData, onError, signal, wait = '5m', from = 0) {
+  let index = from;
   let backoff = 250;
   while (!signal.aborted) {
     try {
@@ -71,18 +76,24 @@ function pause(ms, signal) {
   });
 }
 
+// streamBody reads path's body as text as it arrives, calling onText with
+// each chunk, until it ends or signal aborts; a refusal throws APIError.
+export async function streamBody(path, signal, onText, params) {
+  const resp = await fetch(url(path, params), { headers: headers(), signal });
+  if (!resp.ok) throw new APIError(resp.status, await resp.text(), path);
+  const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    onText(value);
+  }
+}
+
 // follow streams path's body as text, calling onText with each chunk as
 // it arrives (a followed log: /v1/client/fs/logs/<alloc>?follow=true&plain=true).
 export async function follow(path, params, onText, onError, signal) {
   try {
-    const resp = await fetch(url(path, params), { headers: headers(), signal });
-    if (!resp.ok) throw new APIError(resp.status, await resp.text(), path);
-    const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      onText(value);
-    }
+    await streamBody(path, signal, onText, params);
   } catch (e) {
     if (!signal.aborted) onError(e);
   }

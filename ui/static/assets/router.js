@@ -2,7 +2,8 @@
 // Each page is render(root, params, ctx); ctx.signal aborts when the user
 // leaves the page (ending its blocking queries and log streams), and
 // ctx.track() counts a section to draw: when every one has, the page is
-// marked ready (the Performance API mark troupe:ready).
+// marked ready (the Performance API mark troupe:ready); ctx.events is
+// the page's event stream (events.js).
 
 import * as jobs from './pages/jobs.js';
 import * as job from './pages/job.js';
@@ -13,6 +14,7 @@ import * as volumes from './pages/volumes.js';
 import * as plugins from './pages/plugins.js';
 import * as servers from './pages/servers.js';
 import * as actors from './pages/actors.js';
+import { EventFeed } from './events.js';
 
 const routes = [
   [/^\/ui\/?$/, jobs],
@@ -69,6 +71,8 @@ export function draw() {
   };
   const ctx = {
     signal: current.signal,
+    // events is the page's one event stream, shared by its sections.
+    events: new EventFeed(current.signal),
     query: new URLSearchParams(location.search),
     // track says one more section is to draw; call what it returns once
     // that section has drawn its data (or its error).

@@ -27,16 +27,27 @@ ${alloc ? html`<span class="muted">showing allocation ${alloc} — <a href="/ui/
     dispatchEvent(new PopStateEvent('popstate'));
   });
   const el = section(root, 'tree');
+  const view = new TreeView(el);
   live(ctx, el, '/v1/actors', { node }, (tree) => {
-    el.innerHTML = drawTree(tree, alloc);
-  }, COUNTER_WAIT);
+    const rows = treeRows(tree, alloc);
+    view.set(rows, `Node ${tree.Node}: ${(tree.Actors || []).length} actors`);
+  }, { wait: COUNTER_WAIT }); // not raft state: blocking reads of /v1/actors
 }
 
-function drawTree(tree, alloc) {
+// The tree is drawn as rows of one fixed height, each indented by its
+// depth, so that a tree of tens of thousands of actors draws only the
+// rows in view (and a few around them) as it scrolls; a small tree is
+// drawn whole.
+const ROW = 24; // px: ul.tree-rows li in style.css
+const WHOLE = 300; // rows drawn whole up to this many
+const OVERSCAN = 10; // rows drawn beyond each edge of the view
+
+// treeRows is the tree depth first, each actor with its depth: only the
+// allocation's actors (and the actors above them) when alloc is set.
+export function treeRows(tree, alloc) {
   const byPath = new Map((tree.Actors || []).map((a) => [a.Path, a]));
   let shown = null;
   if (alloc) {
-    // The allocation's actors and every actor above them.
     shown = new Set();
     for (const a of byPath.values()) {
       if (!a.Path.includes(alloc)) continue;
@@ -44,9 +55,18 @@ function drawTree(tree, alloc) {
       for (const d of descendants(a, byPath)) shown.add(d);
     }
   }
-  const roots = [...byPath.values()].filter((a) => !byPath.has(a.Parent) && (!shown || shown.has(a.Path)));
-  return html`<p class="muted">Node ${tree.Node}: ${byPath.size} actors</p>
-<ul class="tree">${roots.map((a) => drawActor(a, byPath, shown, alloc))}</ul>`;
+  const rows = [];
+  const visit = (a, depth) => {
+    rows.push({ a, depth, hl: !!alloc && a.Path.includes(alloc) });
+    for (const c of a.Children || []) {
+      const ca = byPath.get(c);
+      if (ca && (!shown || shown.has(c))) visit(ca, depth + 1);
+    }
+  };
+  for (const a of byPath.values()) {
+    if (!byPath.has(a.Parent) && (!shown || shown.has(a.Path))) visit(a, 0);
+  }
+  return rows;
 }
 
 function descendants(a, byPath, out = []) {
@@ -58,12 +78,49 @@ function descendants(a, byPath, out = []) {
   return out;
 }
 
-function drawActor(a, byPath, shown, alloc) {
-  const kids = (a.Children || []).filter((c) => byPath.has(c) && (!shown || shown.has(c))).map((c) => byPath.get(c));
-  const hl = alloc && a.Path.includes(alloc) ? ' hl' : '';
-  return html`<li data-path="${a.Path}" data-kind="${a.Kind}"><span class="actor${hl}">
+// TreeView draws rows in a scrolled box, keeping its scroll position
+// across updates.
+class TreeView {
+  constructor(el) {
+    el.innerHTML = '<p class="muted" data-count></p><div class="tree-scroll"><ul class="tree-rows"></ul></div>';
+    this.count = el.querySelector('[data-count]');
+    this.box = el.querySelector('.tree-scroll');
+    this.list = el.querySelector('ul');
+    this.rows = [];
+    this.frame = 0;
+    this.box.addEventListener('scroll', () => {
+      if (this.rows.length > WHOLE && !this.frame) {
+        this.frame = requestAnimationFrame(() => { this.frame = 0; this.draw(); });
+      }
+    });
+  }
+
+  set(rows, count) {
+    this.rows = rows;
+    this.count.textContent = count;
+    this.draw();
+  }
+
+  draw() {
+    const n = this.rows.length;
+    let start = 0;
+    let end = n;
+    if (n > WHOLE) {
+      const top = this.box.scrollTop;
+      const height = this.box.clientHeight || innerHeight;
+      start = Math.max(0, Math.floor(top / ROW) - OVERSCAN);
+      end = Math.min(n, Math.ceil((top + height) / ROW) + OVERSCAN);
+    }
+    this.list.style.height = `${n * ROW}px`;
+    this.list.style.paddingTop = `${start * ROW}px`;
+    this.list.dataset.rows = `${start}-${end}`;
+    this.list.innerHTML = this.rows.slice(start, end).map(drawRow).join('');
+  }
+}
+
+function drawRow({ a, depth, hl }) {
+  return html`<li data-path="${a.Path}" data-kind="${a.Kind}" style="padding-left:${depth * 1.2}em"><span class="actor${hl ? ' hl' : ''}">
 <span class="path">${a.Path}</span><span class="badge">${a.Kind}</span><span>${a.Phase || '—'}</span>
 <span title="mailbox">✉ ${a.MailboxLen}</span><span title="restarts">↻ ${a.Restarts}</span>
-<span class="muted" title="last message">${a.LastMessage || ''} ${a.LastMessageAt ? ago(a.LastMessageAt) : ''}</span></span>
-${kids.length ? html`<ul class="tree">${kids.map((k) => drawActor(k, byPath, shown, alloc))}</ul>` : ''}</li>`;
+<span class="muted" title="last message">${a.LastMessage || ''} ${a.LastMessageAt ? ago(a.LastMessageAt) : ''}</span></span></li>`.toString();
 }

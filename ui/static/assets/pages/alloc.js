@@ -30,7 +30,7 @@ ${Object.entries(states).map(([n, s]) => html`<h2>Events of ${n}</h2>${table(['T
       tasks = names;
       drawLogs(logs, id, tasks, ctx);
     }
-  });
+  }, { topics: [`Allocation:${id}`] });
 }
 
 function groupTasks(a) {

@@ -28,9 +28,10 @@ export function render(root, { id }, ctx) {
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([name, d]) => [name, d.Detected ? 'yes' : 'no', d.Healthy ? 'yes' : 'no', d.HealthDescription || ''])) }
 <h2>Devices</h2>${table(['Device', 'Instance', 'Health'], devices, 'No devices.')}`;
-  });
+  }, { topics: [`Node:${id}`] });
   root.insertAdjacentHTML('beforeend', '<h2>Allocations</h2>');
   const allocs = section(root, 'allocations');
   const view = new ListView(allocs, allocHeads, allocRow, 'No allocations.');
-  live(ctx, allocs, `${base}/allocations`, {}, (list) => view.set((list || []).sort(byNewest)));
+  live(ctx, allocs, `${base}/allocations`, {}, (list) => view.set((list || []).sort(byNewest)),
+    { topics: ['Allocation'], match: (ev) => ev.Payload?.Allocation?.NodeID === id });
 }

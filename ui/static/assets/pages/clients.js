@@ -10,5 +10,5 @@ export function render(root, params, ctx) {
     html`<a href="${nodeHref(n.ID)}">${n.Name}</a>`, n.ID, n.Datacenter, n.NodePool,
     badge(n.Status), n.SchedulingEligibility, n.Drain ? 'draining' : 'no',
   ], 'No clients.');
-  live(ctx, el, '/v1/nodes', {}, (nodes) => view.set(nodes.sort((a, b) => (a.Name < b.Name ? -1 : 1))));
+  live(ctx, el, '/v1/nodes', {}, (nodes) => view.set(nodes.sort((a, b) => (a.Name < b.Name ? -1 : 1))), { topics: ['Node'] });
 }

@@ -7,6 +7,10 @@ import { live, allocHeads, allocRow, byNewest } from './common.js';
 export function render(root, { id, namespace = 'default' }, ctx) {
   const base = `/v1/job/${encodeURIComponent(id)}`;
   const q = { namespace };
+  // The job's events: its own, and its allocations' and deployments'
+  // (the job's ID is their filter key), in its namespace.
+  const inNs = (ev) => (ev.Namespace || 'default') === namespace;
+  const follow = (topic) => ({ topics: [`${topic}:${id}`], match: inNs });
   root.innerHTML = html`<h1>Job ${id} <span class="muted">@${namespace}</span></h1>`;
   const head = section(root, 'job');
   live(ctx, head, base, q, (j) => {
@@ -19,14 +23,14 @@ export function render(root, { id, namespace = 'default' }, ctx) {
       (g.Tasks || []).map((t) => `${t.Name} (${t.Driver})`).join(', '),
       Object.keys(g.Volumes || {}).join(', ') || '—',
     ]))}`;
-  });
+  }, follow('Job'));
   root.insertAdjacentHTML('beforeend', '<h2>Versions</h2>');
   const versions = section(root, 'versions');
   live(ctx, versions, `${base}/versions`, q, (v) => {
     versions.innerHTML = table(['Version', 'Stable', 'Submitted'], (v.Versions || []).map((j) => [
       j.Version, j.Stable ? 'yes' : 'no', ago(j.SubmitTime),
     ]));
-  });
+  }, follow('Job'));
   root.insertAdjacentHTML('beforeend', '<h2>Deployments</h2>');
   const deps = section(root, 'deployments');
   live(ctx, deps, `${base}/deployments`, q, (list) => {
@@ -35,9 +39,9 @@ export function render(root, { id, namespace = 'default' }, ctx) {
       Object.entries(d.TaskGroups || {}).map(([n, g]) =>
         `${n}: ${g.HealthyAllocs || 0}/${g.DesiredTotal || 0} healthy`).join('; '),
     ]), 'No deployments.');
-  });
+  }, follow('Deployment'));
   root.insertAdjacentHTML('beforeend', '<h2>Allocations</h2>');
   const allocs = section(root, 'allocations');
   const view = new ListView(allocs, allocHeads, allocRow, 'No allocations.');
-  live(ctx, allocs, `${base}/allocations`, q, (list) => view.set((list || []).sort(byNewest)));
+  live(ctx, allocs, `${base}/allocations`, q, (list) => view.set((list || []).sort(byNewest)), follow('Allocation'));
 }

@@ -22,5 +22,5 @@ export function render(root, params, ctx) {
   live(ctx, el, '/v1/jobs', { namespace: '*' }, (jobs) => {
     jobs.sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
     view.set(jobs);
-  });
+  }, { topics: ['Job'] });
 }

@@ -12,5 +12,5 @@ export function render(root, params, ctx) {
       `${p.ControllersHealthy || 0}/${p.ControllersExpected || 0}`,
       `${p.NodesHealthy || 0}/${p.NodesExpected || 0}`,
     ]), 'No CSI plugins.');
-  });
+  }, { topics: ['CSIPlugin'] });
 }

@@ -22,7 +22,7 @@ export function render(root, params, ctx) {
     el.innerHTML = list.length ? html`${details.map(drawVolume)}${list.length > MAX_DETAILED
       ? html`<p class="muted">${list.length - MAX_DETAILED} more volumes not shown.</p>` : ''}`
       : html`<p class="muted">No CSI volumes.</p>`;
-  });
+  }, { topics: ['CSIVolume'] });
 }
 
 function drawVolume(v) {

@@ -1,0 +1,70 @@
+package agent
+
+import (
+	"testing"
+	"time"
+
+	nomad "github.com/hashicorp/nomad/api"
+	"github.com/stretchr/testify/require"
+)
+
+// sampleCount is how many times the sample name was recorded in the
+// metrics' latest intervals (0: absent).
+func sampleCount(t *testing.T, c *nomad.Client, name string) int {
+	t.Helper()
+	m, _, err := c.Operator().MetricsSummary(nil)
+	require.NoError(t, err)
+	n := 0
+	for _, s := range m.Samples {
+		if s.Name == name && s.AggregateSample != nil {
+			n += s.Count
+		}
+	}
+	return n
+}
+
+// TestMetricsSchedulerBrokerAndPlans: with the scheduler paused by its
+// configuration, two registered jobs wait: nomad.nomad.broker.total_ready
+// says 2 and nothing is unacked. Resumed, the queue drains to 0, and each
+// plan is timed where its work happens: the scheduler's run
+// (nomad.nomad.worker.invoke_scheduler.service), its submission
+// (nomad.nomad.worker.submit_plan, nomad.nomad.plan.submit) and the
+// FSM's check of it (nomad.nomad.plan.evaluate). A job that cannot be
+// placed is counted in nomad.nomad.blocked_evals.total_blocked.
+func TestMetricsSchedulerBrokerAndPlans(t *testing.T) {
+	_, c := telemetryAgent(t)
+	gaugeIs := func(name string, want float32) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			v, ok := gauge(t, c, name)
+			return ok && v == want
+		}, 30*time.Second, 50*time.Millisecond, "%s never %v", name, want)
+	}
+	gaugeIs("nomad.nomad.broker.total_ready", 0)
+	gaugeIs("nomad.nomad.plan.queue_depth", 0)
+
+	_, _, err := c.Operator().SchedulerSetConfiguration(&nomad.SchedulerConfiguration{PauseEvalBroker: true, SchedulerAlgorithm: "binpack"}, nil)
+	require.NoError(t, err)
+	for _, id := range []string{"m1", "m2"} {
+		_, _, err := c.Jobs().Register(rawExecJob(id, "sleep 100"), nil)
+		require.NoError(t, err)
+	}
+	gaugeIs("nomad.nomad.broker.total_ready", 2)
+	gaugeIs("nomad.nomad.broker.total_unacked", 0)
+	gaugeIs("nomad.nomad.broker.total_pending", 0)
+
+	_, _, err = c.Operator().SchedulerSetConfiguration(&nomad.SchedulerConfiguration{PauseEvalBroker: false, SchedulerAlgorithm: "binpack"}, nil)
+	require.NoError(t, err)
+	gaugeIs("nomad.nomad.broker.total_ready", 0)
+	for _, name := range []string{"nomad.nomad.worker.invoke_scheduler.service", "nomad.nomad.worker.submit_plan",
+		"nomad.nomad.plan.submit", "nomad.nomad.plan.evaluate"} {
+		require.Eventually(t, func() bool { return sampleCount(t, c, name) >= 2 }, 30*time.Second, 50*time.Millisecond,
+			"%s never timed both plans", name)
+	}
+
+	huge := rawExecJob("huge", "sleep 100")
+	huge.TaskGroups[0].Tasks[0].Resources.MemoryMB = ptr(1 << 30)
+	_, _, err = c.Jobs().Register(huge, nil)
+	require.NoError(t, err)
+	gaugeIs("nomad.nomad.blocked_evals.total_blocked", 1)
+}
