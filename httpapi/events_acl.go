@@ -116,7 +116,7 @@ func (s *Server) eventACL(r *http.Request) (*acl.ACL, error) {
 	if q == nil {
 		return nil, nil
 	}
-	res, err := s.acls.resolve(s.b.Store().Snapshot(), q.secret, s.b.Now())
+	res, err := s.acls.resolve(r.Context(), s.snapshot(), q.secret, s.b.Now())
 	if err != nil {
 		return nil, err
 	}
