@@ -23,6 +23,9 @@ type allocTable struct {
 	// evaluation written in this generation: a plan writes a thousand
 	// allocations of one job and one evaluation in a row.
 	jobCur, evalCur nestedCursor[*messages.Allocation]
+	// jobKey caches the last allocJobKey built: a plan's placements are
+	// of one job.
+	jobKey struct{ ns, job, key string }
 
 	windows     *pmap[heldWindow]
 	nodeWindows *pmap[*windowCounts]
@@ -69,6 +72,14 @@ func (t *allocTable) edit(gen uint64) *allocTable {
 
 func allocJobKey(ns, jobID string) string { return ns + "\x00" + jobID }
 
+// allocJobKey is a's key in byJob, built once for a run of one job's.
+func (t *allocTable) allocJobKey(a *messages.Allocation) string {
+	if k := &t.jobKey; k.key == "" || k.ns != a.Namespace || k.job != a.JobID {
+		k.ns, k.job, k.key = a.Namespace, a.JobID, allocJobKey(a.Namespace, a.JobID)
+	}
+	return t.jobKey.key
+}
+
 // allocID is an allocation's key in the tables.
 func allocID(a *messages.Allocation) string { return a.ID }
 
@@ -89,7 +100,7 @@ func (t *allocTable) put(old, a *messages.Allocation) {
 		}
 	}
 	t.byID.Set(a)
-	t.jobCur.set(t.byJob, allocJobKey(a.Namespace, a.JobID), a, allocID)
+	t.jobCur.set(t.byJob, t.allocJobKey(a), a, allocID)
 	if a.NodeID != "" {
 		nestedSet(t.byNode, a.NodeID, a, allocID)
 	}

@@ -36,6 +36,18 @@ type pmap[V any] struct {
 	keyOf           func(V) string
 	// name is the key of an inner map in its outer one (nestedSet).
 	name string
+	// dir1 and dfirst1 back dirs and dfirst while the map has one
+	// directory (setOneDir): an inner map (one per node, job and
+	// evaluation) is copied for each placement, and two slices of one
+	// element were two more allocations each time.
+	dir1    [1]*pdir[V]
+	dfirst1 [1]uint64
+}
+
+// setOneDir makes d the map's only directory, held in the map itself.
+func (m *pmap[V]) setOneDir(d *pdir[V], first uint64) {
+	m.dir1[0], m.dfirst1[0] = d, first
+	m.dirs, m.dfirst = m.dir1[:1:1], m.dfirst1[:1:1]
 }
 
 // pdir is a run of chunks: firsts[i] = keyPrefix(chunks[i]'s first key),
@@ -107,8 +119,13 @@ func (m *pmap[V]) edit(gen uint64) *pmap[V] {
 	if m.gen == gen {
 		return m
 	}
-	return &pmap[V]{gen: gen, dirs: slices.Clone(m.dirs), dfirst: slices.Clone(m.dfirst), n: m.n,
-		split: m.split, dirSplit: m.dirSplit, keyOf: m.keyOf, name: m.name}
+	c := &pmap[V]{gen: gen, n: m.n, split: m.split, dirSplit: m.dirSplit, keyOf: m.keyOf, name: m.name}
+	if len(m.dirs) == 1 {
+		c.setOneDir(m.dirs[0], m.dfirst[0])
+	} else {
+		c.dirs, c.dfirst = slices.Clone(m.dirs), slices.Clone(m.dfirst)
+	}
+	return c
 }
 
 // keyPrefix is the first 8 bytes of key, big-endian, zero-padded: it
@@ -214,8 +231,7 @@ func (m *pmap[V]) Set(val V) {
 	p := keyPrefix(key)
 	if len(m.dirs) == 0 {
 		c := &pchunk[V]{gen: m.gen, items: []pitem[V]{{p, val}}}
-		m.dirs = []*pdir[V]{{gen: m.gen, chunks: []*pchunk[V]{c}, firsts: []uint64{p}}}
-		m.dfirst = []uint64{p}
+		m.setOneDir(&pdir[V]{gen: m.gen, chunks: []*pchunk[V]{c}, firsts: []uint64{p}}, p)
 		m.n = 1
 		return
 	}
