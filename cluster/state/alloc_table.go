@@ -39,7 +39,7 @@ type allocTable struct {
 
 func newAllocTable() *allocTable {
 	return &allocTable{
-		byID:   newPmap(0, allocID),
+		byID:   &pmap[*messages.Allocation]{keyOf: allocID, split: idChunk},
 		byJob:  newPmap(0, innerName[*messages.Allocation]),
 		byNode: newPmap(0, innerName[*messages.Allocation]),
 		byEval: newPmap(0, innerName[*messages.Allocation]),

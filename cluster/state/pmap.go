@@ -78,10 +78,16 @@ type pitem[V any] struct {
 // split at innerChunk: a placement on a node with a hundred allocations
 // copies 16 of them, not 64. maxDir is the number of chunks at which a
 // directory splits.
+//
+// The allocations by ID split at idChunk: a plan's thousand placements
+// have random IDs, so each copies a chunk of its own; half as big a chunk
+// copies half the bytes for a few more directory entries (BenchmarkApplyPlan1000
+// at 100,000 allocations: 6% fewer bytes allocated per plan).
 const (
 	maxChunk   = 64
 	innerChunk = 16
 	maxDir     = 128
+	idChunk    = 32
 )
 
 func newPmap[V any](gen uint64, keyOf func(V) string) *pmap[V] {
