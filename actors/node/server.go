@@ -84,6 +84,7 @@ type server struct {
 	timer           actors.Timer
 	drainTimer      actors.Timer
 	pushed          uint64
+	windowFed       bool         // the status machine has a disconnect window (window)
 	suspect         *suspicion   // checks evidence other than heartbeats (server_probe.go)
 	probeTimer      actors.Timer // the probe's retry delay or timeout
 	// commitRetry paces the commits of a status change that failed.
@@ -161,6 +162,7 @@ func (s *server) onStarted(ctx actor.Context) {
 	view := s.spec.State()
 	n := view.NodeByID(s.spec.NodeID)
 	s.status = newNodeStatus(s.spec.Heartbeat, n.GetStatus())
+	s.windowFed = false
 	s.window(ctx, view)
 	s.step(ctx, Tick{At: s.spec.Clock.Now()})
 	s.push(ctx, 0, view)
@@ -184,8 +186,15 @@ type NodeUpdated struct{}
 
 // window feeds the longest disconnect window of the node's allocations to
 // the status machine.
+// A window the machine has already changes nothing (the timer would be
+// re-armed at the same deadline), so most placements on a node feed none.
 func (s *server) window(ctx actor.Context, view StateView) {
-	s.step(ctx, clientDisconnectWindow{Window: view.DisconnectWindow(s.spec.NodeID)})
+	w := view.DisconnectWindow(s.spec.NodeID)
+	if s.windowFed && w == s.status.window {
+		return
+	}
+	s.windowFed = true
+	s.step(ctx, clientDisconnectWindow{Window: w})
 }
 
 // onAlive handles a registration or heartbeat and answers the client.
