@@ -39,7 +39,7 @@ type allocTable struct {
 
 func newAllocTable() *allocTable {
 	return &allocTable{
-		byID:   &pmap[*messages.Allocation]{keyOf: allocID, split: idChunk},
+		byID:   &pmap[*messages.Allocation]{keyOf: allocID, split: idChunk, dirSplit: idDir},
 		byJob:  newPmap(0, innerName[*messages.Allocation]),
 		byNode: newPmap(0, innerName[*messages.Allocation]),
 		byEval: newPmap(0, innerName[*messages.Allocation]),
