@@ -72,15 +72,19 @@ func (a *Agent) startMembership() error {
 		}
 	}
 	a.wg.Add(1)
-	go a.joinLoop(peers)
+	go a.joinLoop(m, "lan", peers)
 	a.wg.Add(1)
 	go a.watchMembers()
+	if a.cfg.Server {
+		return a.startWAN() // wan.go
+	}
 	return nil
 }
 
-// joinLoop joins the given gossip peers, retrying with backoff until one
-// answers or the agent stops.
-func (a *Agent) joinLoop(peers []string) {
+// joinLoop joins the given peers of gossip pool m (the LAN pool or the
+// servers' WAN pool), retrying with backoff until one answers or the
+// agent stops.
+func (a *Agent) joinLoop(m *membership.Membership, pool string, peers []string) {
 	defer a.wg.Done()
 	if len(peers) == 0 {
 		return
@@ -88,13 +92,13 @@ func (a *Agent) joinLoop(peers []string) {
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = 200*time.Millisecond, 10*time.Second, 0
 	for {
-		n, err := a.members.Join(peers)
+		n, err := m.Join(peers)
 		if n > 0 {
-			a.log.Info("joined the cluster", "contacted", n)
+			a.log.Info("joined the cluster", "pool", pool, "contacted", n)
 			return
 		}
 		d := b.NextBackOff()
-		a.log.Warn("joining the cluster failed, retrying", "peers", peers, "error", err, "in", d)
+		a.log.Warn("joining the cluster failed, retrying", "pool", pool, "peers", peers, "error", err, "in", d)
 		select {
 		case <-a.stop:
 			return

@@ -1,0 +1,125 @@
+package agent
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/troupe-dev/troupe/actors/node"
+	"github.com/troupe-dev/troupe/cluster/membership"
+)
+
+// The WAN pool (federation): every server of every region is also a member
+// of a second memberlist, servers only, on Config.WANPort. Its metadata
+// names each server's region, RPC and HTTP addresses and whether it leads
+// its region, which is all another region needs to forward a request to it
+// (federation_forward.go).
+
+// DefaultWANPort is the WAN pool's port: the one after raft's in troupe's
+// scheme (HTTP 4646, RPC 4647, LAN gossip 4648, raft 4649). Nomad gossips
+// its servers' WAN pool on 4648, where troupe's LAN pool is.
+const DefaultWANPort = 4650
+
+// startWAN starts this server's WAN member and joins Config.RetryJoin.
+func (a *Agent) startWAN() error {
+	meta := a.wanMeta(a.raft.IsLeader())
+	cfg := membership.Config{Name: meta.NodeName + "." + a.cfg.Region, BindAddr: a.cfg.BindAddr, BindPort: a.cfg.WANPort,
+		Meta: meta, Logger: a.log.With("pool", "wan"), WAN: true}
+	if d := a.cfg.GossipInterval; d > 0 {
+		cfg.ProbeInterval, cfg.ProbeTimeout, cfg.GossipInterval = 2*d, d, d
+		cfg.SuspicionMult, cfg.PushPullInterval = 3, 10*d
+	}
+	primary, others, err := a.gossipKeys() // the LAN pool's keys encrypt the WAN pool too
+	if err != nil {
+		return err
+	}
+	cfg.SecretKey, cfg.Keys = primary, others
+	m, err := membership.New(cfg)
+	if err != nil {
+		return fmt.Errorf("agent: wan gossip: %w", err)
+	}
+	a.wan = m
+	a.wg.Add(1)
+	go a.joinLoop(m, "wan", a.cfg.RetryJoin)
+	a.wg.Add(1)
+	go a.watchWANLeader()
+	return nil
+}
+
+// wanMeta is this server's WAN metadata.
+func (a *Agent) wanMeta(leader bool) membership.Meta {
+	return membership.Meta{Role: membership.RoleServer, Region: a.cfg.Region, Datacenter: a.cfg.Datacenter,
+		NodeID: a.raftID, NodeName: a.nodeName(), RPCAddr: a.RPCAddr(), HTTPAddr: a.HTTPAddr(),
+		RaftAddr: a.raft.LocalAddr(), Build: node.Version, Voter: true, Leader: leader}
+}
+
+// watchWANLeader gossips this server's leadership of its region in the
+// WAN pool whenever it changes.
+func (a *Agent) watchWANLeader() {
+	defer a.wg.Done()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	gossiped := a.raft.IsLeader()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-tick.C:
+		}
+		if lead := a.raft.IsLeader(); lead != gossiped {
+			if err := a.wan.UpdateMeta(a.wanMeta(lead)); err != nil {
+				a.log.Warn("gossiping leadership in the WAN pool", "leader", lead, "error", err)
+			}
+			gossiped = lead
+		}
+	}
+}
+
+// JoinWAN joins the WAN pool through the given servers' WAN addresses
+// (troupe server join, PUT /v1/agent/join): it returns how many answered.
+func (a *Agent) JoinWAN(addrs []string) (int, error) {
+	if a.wan == nil {
+		return 0, fmt.Errorf("%w: only a clustered server joins other regions", ErrNotServer)
+	}
+	full := make([]string, len(addrs))
+	for i, addr := range addrs {
+		full[i] = rpcAddrOf(addr, a.cfg.WANPort) // a bare host: the WAN port
+	}
+	return a.wan.Join(full)
+}
+
+// Regions lists the regions of the alive WAN servers and this one, sorted.
+func (a *Agent) Regions() []string {
+	out := []string{a.cfg.Region}
+	if a.wan != nil {
+		for _, m := range a.wan.Servers() {
+			out = append(out, m.Meta.Region)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// regionServers lists the alive servers of region in the WAN pool, its
+// leader first.
+func (a *Agent) regionServers(region string) []membership.Member {
+	if a.wan == nil {
+		return nil
+	}
+	var out []membership.Member
+	for _, m := range a.wan.Servers() {
+		if m.Meta.Region == region && m.Meta.RPCAddr != "" {
+			out = append(out, m)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y membership.Member) int {
+		switch {
+		case x.Meta.Leader == y.Meta.Leader:
+			return 0
+		case x.Meta.Leader:
+			return -1
+		}
+		return 1
+	})
+	return out
+}
