@@ -175,6 +175,9 @@ func (a *Agent) startSteps() []startStep {
 	if a.cfg.Clustered() {
 		steps = append(steps, startStep{"remote", a.startRemote})
 	}
+	if a.cfg.Clustered() && a.cfg.Server {
+		steps = append(steps, startStep{"federation", a.startFederation}) // federation.go
+	}
 	if a.cfg.Client {
 		steps = append(steps, startStep{"client", a.startClient})
 	}

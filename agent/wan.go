@@ -2,10 +2,13 @@ package agent
 
 import (
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/troupe-dev/troupe/actors/node"
+	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/cluster/membership"
 )
 
@@ -121,5 +124,28 @@ func (a *Agent) regionServers(region string) []membership.Member {
 		}
 		return 1
 	})
+	return out
+}
+
+// wanMembers are the other regions' servers as /v1/agent/members lists
+// them (Nomad lists every region's servers there): "leader" is what each
+// gossips in the WAN pool.
+func (a *Agent) wanMembers() []*api.AgentMember {
+	if a.wan == nil {
+		return nil
+	}
+	var out []*api.AgentMember
+	for _, mem := range a.wan.Members() {
+		if mem.Meta.Region == a.cfg.Region {
+			continue // the LAN pool's rows say more of this region's servers
+		}
+		tags := mem.Meta.Tags()
+		tags["raft_vsn"], tags["leader"] = "3", strconv.FormatBool(mem.Meta.Leader && mem.Status == membership.StatusAlive)
+		if _, p, err := net.SplitHostPort(mem.Meta.RaftAddr); err == nil {
+			tags["port"] = p
+		}
+		out = append(out, &api.AgentMember{Name: mem.Name, Addr: mem.Addr, Port: mem.Port, Status: mem.Status,
+			Tags: tags, ProtocolMin: 1, ProtocolMax: 5, ProtocolCur: 2, DelegateMin: 2, DelegateMax: 5, DelegateCur: 4})
+	}
 	return out
 }

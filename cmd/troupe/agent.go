@@ -56,8 +56,10 @@ func parseAgentArgs(args []string, stderr io.Writer) (*agent.Config, *agentRun, 
 	fs.StringVar(&cfg.NodePool, "node-pool", "default", "node pool of the client (created when it does not exist)")
 	fs.StringVar(&cfg.BindAddr, "bind", cfg.BindAddr, "address the RPC (4647), gossip (4648) and raft (4649) listeners bind; enables cluster mode")
 	fs.IntVar(&cfg.BootstrapExpect, "bootstrap-expect", cfg.BootstrapExpect, "servers to wait for before bootstrapping raft")
-	var join, servers listFlag
+	var join, servers, retryJoin listFlag
 	fs.Var(&join, "join", "gossip address of an agent to join (repeatable, or comma-separated)")
+	fs.Var(&retryJoin, "retry-join", "WAN address (host or host:port) of a server, of this region or another, whose WAN pool this server joins, retrying until it answers (repeatable, or comma-separated)")
+	fs.IntVar(&cfg.WANPort, "wan-port", cfg.WANPort, "the servers' WAN pool port, which joins the regions (federation)")
 	fs.Var(&servers, "servers", "RPC addresses of the servers, comma-separated (clients)")
 	fs.IntVar(&cfg.RPCPort, "rpc-port", cfg.RPCPort, "RPC (gRPC actor transport) port")
 	fs.IntVar(&cfg.GossipPort, "gossip-port", cfg.GossipPort, "gossip (memberlist) port")
@@ -110,6 +112,9 @@ func parseAgentArgs(args []string, stderr io.Writer) (*agent.Config, *agentRun, 
 		cfg.Server, cfg.Client = *server, *client
 	}
 	cfg.Join = join
+	if len(retryJoin) > 0 {
+		cfg.RetryJoin = retryJoin
+	}
 	if len(servers) > 0 {
 		cfg.Servers = servers
 	}

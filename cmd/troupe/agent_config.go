@@ -35,6 +35,8 @@ type serverBlock struct {
 	Enabled         *bool   `hcl:"enabled"`
 	BootstrapExpect *int    `hcl:"bootstrap_expect"`
 	Encrypt         *string `hcl:"encrypt"`
+	// RetryJoin are WAN addresses of servers to join (federation).
+	RetryJoin *[]string `hcl:"retry_join"`
 }
 
 // clientBlock is Nomad's client { }.
@@ -83,6 +85,7 @@ func (b *serverBlock) apply(cfg *agent.Config) {
 	}
 	set(&cfg.BootstrapExpect, b.BootstrapExpect)
 	set(&cfg.GossipKey, b.Encrypt)
+	set(&cfg.RetryJoin, b.RetryJoin)
 }
 
 func (b *clientBlock) enabled() bool { return b != nil && b.Enabled != nil && *b.Enabled }
