@@ -61,15 +61,16 @@ func (s *Server) agentJoin(w http.ResponseWriter, r *http.Request) (any, error) 
 }
 
 // forwardRegion answers r from a server of the region it is for, when
-// that is not this one: ?region=, else the region of the job a register
-// or plan request carries. It reports whether it answered.
+// that is not this one: the region of the job a register or plan request
+// carries, else ?region=. It reports whether it answered.
 func (s *Server) forwardRegion(w http.ResponseWriter, r *http.Request) bool {
 	region := r.URL.Query().Get("region")
-	if region == "" {
-		var err error
-		if region, err = jobRegionOf(r); err != nil {
-			return false // the handler reports the bad body
-		}
+	jobRegion, err := jobRegionOf(r)
+	if err != nil {
+		return false // the handler reports the bad body
+	}
+	if jobRegion != "" {
+		region = jobRegion // the job's region wins over ?region=, as Nomad's
 	}
 	if region == "" || region == s.opts.Region {
 		return false
