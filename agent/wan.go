@@ -28,9 +28,11 @@ func (a *Agent) startWAN() error {
 	meta := a.wanMeta(a.raft.IsLeader())
 	cfg := membership.Config{Name: meta.NodeName + "." + a.cfg.Region, BindAddr: a.cfg.BindAddr, BindPort: a.cfg.WANPort,
 		Meta: meta, Logger: a.log.With("pool", "wan"), WAN: true}
+	reconnect := wanReconnectInterval
 	if d := a.cfg.GossipInterval; d > 0 {
 		cfg.ProbeInterval, cfg.ProbeTimeout, cfg.GossipInterval = 2*d, d, d
-		cfg.SuspicionMult, cfg.PushPullInterval = 3, 10*d
+		cfg.SuspicionMult, cfg.PushPullInterval, cfg.TCPTimeout = 3, 10*d, 20*d
+		reconnect = 20 * d
 	}
 	primary, others, err := a.gossipKeys() // the LAN pool's keys encrypt the WAN pool too
 	if err != nil {
@@ -46,7 +48,44 @@ func (a *Agent) startWAN() error {
 	go a.joinLoop(m, "wan", a.cfg.RetryJoin)
 	a.wg.Add(1)
 	go a.watchWANLeader()
+	a.wg.Add(1)
+	go a.reconnectWAN(reconnect)
 	return nil
+}
+
+// wanReconnectInterval is how often a server tries again the WAN members
+// it saw fail (Serf's reconnect_interval): memberlist alone never talks
+// to a failed member again, so after a cut between regions heals the
+// regions would stay apart.
+const wanReconnectInterval = 30 * time.Second
+
+// reconnectWAN joins the failed WAN members again, every interval, until
+// the agent stops (they are forgotten after membership's ReapAfter).
+func (a *Agent) reconnectWAN(interval time.Duration) {
+	defer a.wg.Done()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-tick.C:
+		}
+		var failed []string
+		for _, m := range a.wan.Members() {
+			if m.Status == membership.StatusFailed {
+				failed = append(failed, m.GossipAddr())
+			}
+		}
+		if len(failed) == 0 {
+			continue
+		}
+		if n, err := a.wan.Join(failed); n > 0 {
+			a.log.Info("rejoined failed WAN members", "contacted", n)
+		} else {
+			a.log.Debug("failed WAN members still unreachable", "members", failed, "error", err)
+		}
+	}
 }
 
 // wanMeta is this server's WAN metadata.
