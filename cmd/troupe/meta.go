@@ -106,7 +106,13 @@ func (m *meta) client() (*api.Client, error) {
 		return nil, err
 	}
 	return api.NewClient(&api.Config{Address: addr, Namespace: m.nsOf(), HTTPClient: hc, Token: m.tokenOf(),
-		Region: firstSet(m.region, getenv(regionEnv), getenv(nomadRegionEnv))})
+		Region: m.regionOf()})
+}
+
+// regionOf is the region the command's requests are for: -region, else
+// $TROUPE_REGION, else $NOMAD_REGION, else none (the agent's).
+func (m *meta) regionOf() string {
+	return firstSet(m.region, getenv(regionEnv), getenv(nomadRegionEnv))
 }
 
 // firstSet is the first of vals that is not "".

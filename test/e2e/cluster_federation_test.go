@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"net/http"
@@ -159,6 +160,8 @@ func TestClusterFederation(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "running")
 
+	f.checkStreamsThroughEast(t, eastS, hcl, running(allocs)[0].ID)
+
 	// West's leader dies: west re-elects, east keeps its leader, and the
 	// reads through east come back.
 	eastLeader := f.east.leader(t)
@@ -233,4 +236,51 @@ func measureForwarding(t *testing.T, east, west *agentProc) {
 	}
 	t.Logf("forwarding overhead, GET /v1/job/fedjob x200: direct from west p50 %s p90 %s; through east ?region=west p50 %s p90 %s",
 		pct(direct, 50), pct(direct, 90), pct(forwarded, 50), pct(forwarded, 90))
+}
+
+// checkStreamsThroughEast runs, through east for west, an exec session in
+// the job's allocation, and a blocking query and the event stream that a
+// job update (registered through east too) wakes.
+func (f *federation) checkStreamsThroughEast(t *testing.T, east *agentProc, hcl, allocID string) {
+	t.Helper()
+	out, code := f.east.cli(t, east, "alloc exec", "-region", "west", allocID, "/bin/echo", "hello from west")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "hello from west")
+
+	viaEast := regionAPI(t, east, "west")
+	_, meta, err := viaEast.Jobs().Info("fedjob", nil)
+	require.NoError(t, err)
+	blocked := make(chan error, 1)
+	go func() {
+		_, m, err := viaEast.Jobs().Info("fedjob", &api.QueryOptions{WaitIndex: meta.LastIndex, WaitTime: 20 * time.Second})
+		if err == nil && m.LastIndex <= meta.LastIndex {
+			err = fmt.Errorf("woke at index %d, not past %d", m.LastIndex, meta.LastIndex)
+		}
+		blocked <- err
+	}()
+	stream, err := (&http.Client{Timeout: 30 * time.Second}).Get(east.HTTPAddr() + "/v1/event/stream?region=west&topic=Job:fedjob")
+	require.NoError(t, err)
+	defer stream.Body.Close()
+	require.Equal(t, http.StatusOK, stream.StatusCode)
+
+	updated := strings.Replace(hcl, "  region = \"west\"\n", "  region = \"west\"\n  meta {\n    v = \"2\"\n  }\n", 1)
+	path := filepath.Join(t.TempDir(), "fedjob-v2.hcl")
+	require.NoError(t, os.WriteFile(path, []byte(updated), 0o644))
+	out, code = f.east.cli(t, east, "job run", "-detach", path)
+	require.Equal(t, 0, code, out)
+
+	select {
+	case err := <-blocked:
+		require.NoError(t, err, "the blocking query through east")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the blocking query through east did not wake")
+	}
+	lines := bufio.NewScanner(stream.Body)
+	lines.Buffer(make([]byte, 1<<20), 1<<22)
+	for lines.Scan() {
+		if strings.Contains(lines.Text(), `"fedjob"`) && strings.Contains(lines.Text(), `"JobRegistered"`) {
+			return
+		}
+	}
+	t.Fatalf("the event stream through east ended without the update: %v", lines.Err())
 }
