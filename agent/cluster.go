@@ -49,20 +49,10 @@ func (a *Agent) startMembership() error {
 			meta.NodeName = a.nodeName()
 		}
 	}
-	cfg := membership.Config{Name: meta.NodeName, BindAddr: a.cfg.BindAddr, BindPort: a.cfg.GossipPort,
-		Meta: meta, Logger: a.log}
-	if d := a.cfg.GossipInterval; d > 0 {
-		cfg.ProbeInterval, cfg.ProbeTimeout, cfg.GossipInterval = 2*d, d, d
-		cfg.SuspicionMult, cfg.PushPullInterval = 3, 10*d
-	}
-	primary, others, err := a.gossipKeys() // gossip_keyring.go
+	m, err := a.newGossipPool(membership.Config{Name: meta.NodeName, BindAddr: a.cfg.BindAddr, BindPort: a.cfg.GossipPort,
+		Meta: meta, Logger: a.log})
 	if err != nil {
 		return err
-	}
-	cfg.SecretKey, cfg.Keys = primary, others
-	m, err := membership.New(cfg)
-	if err != nil {
-		return fmt.Errorf("agent: gossip: %w", err)
 	}
 	a.members = m
 	peers := a.cfg.Join
@@ -79,6 +69,32 @@ func (a *Agent) startMembership() error {
 		return a.startWAN() // wan.go
 	}
 	return nil
+}
+
+// newGossipPool starts a gossip pool, the LAN pool or the servers' WAN
+// pool (cfg.WAN), with the agent's gossip tuning and keys.
+func (a *Agent) newGossipPool(cfg membership.Config) (*membership.Membership, error) {
+	if d := a.cfg.GossipInterval; d > 0 {
+		cfg.ProbeInterval, cfg.ProbeTimeout, cfg.GossipInterval = 2*d, d, d
+		cfg.SuspicionMult, cfg.PushPullInterval = 3, 10*d
+		if cfg.WAN {
+			cfg.TCPTimeout = 20 * d // memberlist's WAN default is 30 s
+		}
+	}
+	primary, others, err := a.gossipKeys() // gossip_keyring.go: both pools share the keys
+	if err != nil {
+		return nil, err
+	}
+	cfg.SecretKey, cfg.Keys = primary, others
+	m, err := membership.New(cfg)
+	if err != nil {
+		what := "gossip"
+		if cfg.WAN {
+			what = "wan gossip"
+		}
+		return nil, fmt.Errorf("agent: %s: %w", what, err)
+	}
+	return m, nil
 }
 
 // joinLoop joins the given peers of gossip pool m (the LAN pool or the

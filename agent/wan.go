@@ -26,22 +26,14 @@ const DefaultWANPort = 4650
 // startWAN starts this server's WAN member and joins Config.RetryJoin.
 func (a *Agent) startWAN() error {
 	meta := a.wanMeta(a.raft.IsLeader())
-	cfg := membership.Config{Name: meta.NodeName + "." + a.cfg.Region, BindAddr: a.cfg.BindAddr, BindPort: a.cfg.WANPort,
-		Meta: meta, Logger: a.log.With("pool", "wan"), WAN: true}
-	reconnect := wanReconnectInterval
-	if d := a.cfg.GossipInterval; d > 0 {
-		cfg.ProbeInterval, cfg.ProbeTimeout, cfg.GossipInterval = 2*d, d, d
-		cfg.SuspicionMult, cfg.PushPullInterval, cfg.TCPTimeout = 3, 10*d, 20*d
-		reconnect = 20 * d
-	}
-	primary, others, err := a.gossipKeys() // the LAN pool's keys encrypt the WAN pool too
+	m, err := a.newGossipPool(membership.Config{Name: meta.NodeName + "." + a.cfg.Region, BindAddr: a.cfg.BindAddr,
+		BindPort: a.cfg.WANPort, Meta: meta, Logger: a.log.With("pool", "wan"), WAN: true})
 	if err != nil {
 		return err
 	}
-	cfg.SecretKey, cfg.Keys = primary, others
-	m, err := membership.New(cfg)
-	if err != nil {
-		return fmt.Errorf("agent: wan gossip: %w", err)
+	reconnect := wanReconnectInterval
+	if d := a.cfg.GossipInterval; d > 0 {
+		reconnect = 20 * d
 	}
 	a.wan = m
 	a.wg.Add(1)

@@ -59,7 +59,7 @@ func parseAgentArgs(args []string, stderr io.Writer) (*agent.Config, *agentRun, 
 	var join, servers, retryJoin listFlag
 	fs.Var(&join, "join", "gossip address of an agent to join (repeatable, or comma-separated)")
 	fs.Var(&retryJoin, "retry-join", "WAN address (host or host:port) of a server, of this region or another, whose WAN pool this server joins, retrying until it answers (repeatable, or comma-separated)")
-	fs.IntVar(&cfg.WANPort, "wan-port", cfg.WANPort, "the servers' WAN pool port, which joins the regions (federation)")
+	fs.IntVar(&cfg.WANPort, "wan-port", cfg.WANPort, "the servers' WAN pool port, which joins the regions (federation; 0: any free port)")
 	fs.Var(&servers, "servers", "RPC addresses of the servers, comma-separated (clients)")
 	fs.IntVar(&cfg.RPCPort, "rpc-port", cfg.RPCPort, "RPC (gRPC actor transport) port")
 	fs.IntVar(&cfg.GossipPort, "gossip-port", cfg.GossipPort, "gossip (memberlist) port")
