@@ -46,7 +46,7 @@ func serverMembersCommand(args []string, stdout, stderr io.Writer) int {
 // agent's region, by the leader's address (isLeader); for another
 // region's, by the "leader" tag that region gossips over the WAN pool.
 func memberLeads(mem *api.AgentMember, region, leader string) bool {
-	if r := mem.Tags["region"]; r != "" && r != region {
+	if r := mem.Tags["region"]; region != "" && r != "" && r != region {
 		return mem.Tags["leader"] == "true"
 	}
 	return isLeader(mem, leader)
