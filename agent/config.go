@@ -27,6 +27,15 @@ type Config struct {
 	// token. A server's acl-bootstrap-reset file in its data dir
 	// (<data dir>/server) lets one more bootstrap through.
 	ACLEnabled bool
+	// AuthoritativeRegion is the region whose ACL policies and global
+	// tokens every other region replicates (Nomad's server {
+	// authoritative_region }; "": this region is its own authority).
+	// ReplicationToken is a management token's secret of that region
+	// (Nomad's acl { replication_token }); ACLReplicationInterval is
+	// how often the leader pulls (0: DefaultACLReplicationInterval).
+	AuthoritativeRegion    string
+	ReplicationToken       string
+	ACLReplicationInterval time.Duration
 	// StopTasksOnShutdown stops every task and removes every bridge
 	// network on Shutdown, as -dev does (whose state dies with it).
 	// Otherwise tasks outlive the agent, which re-attaches on start.

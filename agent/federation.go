@@ -37,6 +37,10 @@ func (a *Agent) startFederation() error {
 	if _, err := a.sys.Root.SpawnNamed(props, federationActorName); err != nil {
 		return fmt.Errorf("agent: spawn federation actor: %w", err)
 	}
+	if a.replicatesACLs() {
+		a.wg.Add(1)
+		go a.replicateACLsLoop() // acl_replication.go
+	}
 	return nil
 }
 

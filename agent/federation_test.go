@@ -13,9 +13,12 @@ import (
 
 // startRegionServer starts a single clustered server of region on
 // loopback, its ports free.
-func startRegionServer(t *testing.T, region string) *Agent {
+func startRegionServer(t *testing.T, region string, opts ...func(*Config)) *Agent {
 	t.Helper()
 	cfg := testConfig(t, t.TempDir())
+	for _, o := range opts {
+		o(cfg)
+	}
 	cfg.Client, cfg.Region, cfg.NodeName = false, region, region+"-server"
 	cfg.BindAddr, cfg.BootstrapExpect = "127.0.0.1", 1
 	cfg.RPCPort, cfg.GossipPort, cfg.RaftPort, cfg.WANPort = freePort(t), freePort(t), freePort(t), freePort(t)

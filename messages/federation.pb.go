@@ -254,11 +254,129 @@ func (x *TunnelClosed) GetError() string {
 	return ""
 }
 
+// ReplicateACLs asks a server of the authoritative region for its ACL
+// policies and global tokens (the leader of every other region pulls
+// them). ReplicationToken is a management token's secret of the
+// authoritative region (Nomad's acl { replication_token }).
+type ReplicateACLs struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	ReplicationToken string                 `protobuf:"bytes,1,opt,name=ReplicationToken,proto3" json:"ReplicationToken,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ReplicateACLs) Reset() {
+	*x = ReplicateACLs{}
+	mi := &file_federation_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplicateACLs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplicateACLs) ProtoMessage() {}
+
+func (x *ReplicateACLs) ProtoReflect() protoreflect.Message {
+	mi := &file_federation_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplicateACLs.ProtoReflect.Descriptor instead.
+func (*ReplicateACLs) Descriptor() ([]byte, []int) {
+	return file_federation_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ReplicateACLs) GetReplicationToken() string {
+	if x != nil {
+		return x.ReplicationToken
+	}
+	return ""
+}
+
+// ReplicateACLsResponse is the authoritative region's policies and global
+// tokens, as of Index.
+type ReplicateACLsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Policies      []*ACLPolicy           `protobuf:"bytes,1,rep,name=Policies,proto3" json:"Policies,omitempty"`
+	Tokens        []*ACLToken            `protobuf:"bytes,2,rep,name=Tokens,proto3" json:"Tokens,omitempty"`
+	Index         uint64                 `protobuf:"varint,3,opt,name=Index,proto3" json:"Index,omitempty"`
+	Error         *Error                 `protobuf:"bytes,4,opt,name=Error,proto3" json:"Error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplicateACLsResponse) Reset() {
+	*x = ReplicateACLsResponse{}
+	mi := &file_federation_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplicateACLsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplicateACLsResponse) ProtoMessage() {}
+
+func (x *ReplicateACLsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_federation_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplicateACLsResponse.ProtoReflect.Descriptor instead.
+func (*ReplicateACLsResponse) Descriptor() ([]byte, []int) {
+	return file_federation_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ReplicateACLsResponse) GetPolicies() []*ACLPolicy {
+	if x != nil {
+		return x.Policies
+	}
+	return nil
+}
+
+func (x *ReplicateACLsResponse) GetTokens() []*ACLToken {
+	if x != nil {
+		return x.Tokens
+	}
+	return nil
+}
+
+func (x *ReplicateACLsResponse) GetIndex() uint64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *ReplicateACLsResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_federation_proto protoreflect.FileDescriptor
 
 const file_federation_proto_rawDesc = "" +
 	"\n" +
-	"\x10federation.proto\x12\x06troupe\x1a\rcluster.proto\"b\n" +
+	"\x10federation.proto\x12\x06troupe\x1a\rcluster.proto\x1a\tacl.proto\"b\n" +
 	"\n" +
 	"OpenTunnel\x12\"\n" +
 	"\fReplyAddress\x18\x01 \x01(\tR\fReplyAddress\x12\x18\n" +
@@ -273,7 +391,14 @@ const file_federation_proto_rawDesc = "" +
 	"\x03Seq\x18\x01 \x01(\x04R\x03Seq\x12\x12\n" +
 	"\x04Data\x18\x02 \x01(\fR\x04Data\"$\n" +
 	"\fTunnelClosed\x12\x14\n" +
-	"\x05Error\x18\x01 \x01(\tR\x05ErrorB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x05Error\x18\x01 \x01(\tR\x05Error\";\n" +
+	"\rReplicateACLs\x12*\n" +
+	"\x10ReplicationToken\x18\x01 \x01(\tR\x10ReplicationToken\"\xab\x01\n" +
+	"\x15ReplicateACLsResponse\x12-\n" +
+	"\bPolicies\x18\x01 \x03(\v2\x11.troupe.ACLPolicyR\bPolicies\x12(\n" +
+	"\x06Tokens\x18\x02 \x03(\v2\x10.troupe.ACLTokenR\x06Tokens\x12\x14\n" +
+	"\x05Index\x18\x03 \x01(\x04R\x05Index\x12#\n" +
+	"\x05Error\x18\x04 \x01(\v2\r.troupe.ErrorR\x05ErrorB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_federation_proto_rawDescOnce sync.Once
@@ -287,21 +412,28 @@ func file_federation_proto_rawDescGZIP() []byte {
 	return file_federation_proto_rawDescData
 }
 
-var file_federation_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_federation_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_federation_proto_goTypes = []any{
-	(*OpenTunnel)(nil),         // 0: troupe.OpenTunnel
-	(*OpenTunnelResponse)(nil), // 1: troupe.OpenTunnelResponse
-	(*TunnelData)(nil),         // 2: troupe.TunnelData
-	(*TunnelClosed)(nil),       // 3: troupe.TunnelClosed
-	(*Error)(nil),              // 4: troupe.Error
+	(*OpenTunnel)(nil),            // 0: troupe.OpenTunnel
+	(*OpenTunnelResponse)(nil),    // 1: troupe.OpenTunnelResponse
+	(*TunnelData)(nil),            // 2: troupe.TunnelData
+	(*TunnelClosed)(nil),          // 3: troupe.TunnelClosed
+	(*ReplicateACLs)(nil),         // 4: troupe.ReplicateACLs
+	(*ReplicateACLsResponse)(nil), // 5: troupe.ReplicateACLsResponse
+	(*Error)(nil),                 // 6: troupe.Error
+	(*ACLPolicy)(nil),             // 7: troupe.ACLPolicy
+	(*ACLToken)(nil),              // 8: troupe.ACLToken
 }
 var file_federation_proto_depIdxs = []int32{
-	4, // 0: troupe.OpenTunnelResponse.Error:type_name -> troupe.Error
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	6, // 0: troupe.OpenTunnelResponse.Error:type_name -> troupe.Error
+	7, // 1: troupe.ReplicateACLsResponse.Policies:type_name -> troupe.ACLPolicy
+	8, // 2: troupe.ReplicateACLsResponse.Tokens:type_name -> troupe.ACLToken
+	6, // 3: troupe.ReplicateACLsResponse.Error:type_name -> troupe.Error
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_federation_proto_init() }
@@ -310,13 +442,14 @@ func file_federation_proto_init() {
 		return
 	}
 	file_cluster_proto_init()
+	file_acl_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_federation_proto_rawDesc), len(file_federation_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

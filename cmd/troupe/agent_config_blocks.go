@@ -9,12 +9,14 @@ import (
 
 // aclBlock is Nomad's acl { }.
 type aclBlock struct {
-	Enabled *bool `hcl:"enabled"`
+	Enabled          *bool   `hcl:"enabled"`
+	ReplicationToken *string `hcl:"replication_token"`
 }
 
 func (b *aclBlock) apply(cfg *agent.Config) error {
 	if b != nil {
 		set(&cfg.ACLEnabled, b.Enabled)
+		set(&cfg.ReplicationToken, b.ReplicationToken)
 	}
 	return nil
 }
