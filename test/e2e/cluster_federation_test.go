@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	nomad "github.com/hashicorp/nomad/api"
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/api"
@@ -283,4 +284,67 @@ func (f *federation) checkStreamsThroughEast(t *testing.T, east *agentProc, hcl,
 		}
 	}
 	t.Fatalf("the event stream through east ended without the update: %v", lines.Err())
+}
+
+// TestClusterACLReplicationAcrossCut: east is authoritative, west
+// replicates its ACLs (one server each). A policy and a global token made
+// in east while the WAN link is cut reach west once it heals; a local
+// token never does.
+func TestClusterACLReplicationAcrossCut(t *testing.T) {
+	dataRoot := t.TempDir()
+	c := clustertest.New(t, 8, logDirOption(t)...) // hosts 0 (east) and 4 (west), as cutWAN splits them
+	f := &federation{c: c, east: &testCluster{c: c}, west: &testCluster{c: c}}
+	hosts := c.Hosts()
+	aclArgs := []string{"agent", "-server", "-bootstrap-expect", "1", "-acl-enabled", "-acl-replication-interval", "200ms"}
+	east := startAgent(t, hosts[0], "east-server0", dataRoot, append(aclArgs, "-region", "east"))
+	f.east.servers = []*agentProc{east}
+	waitLeader := func(tc *testCluster) {
+		tc.eventually(t, formTimeout, "a leader", func() (bool, string) {
+			l, err := tc.server().API.Status().Leader()
+			return err == nil && l != "", fmt.Sprint(err)
+		})
+	}
+	waitLeader(f.east)
+	ec := nomadClient(t, east)
+	var root *nomad.ACLToken
+	f.east.eventually(t, formTimeout, "ACL bootstrap", func() (bool, string) {
+		var err error
+		root, _, err = ec.ACLTokens().Bootstrap(nil)
+		return err == nil, fmt.Sprint(err)
+	})
+	ec.SetSecretID(root.SecretID)
+	west := startAgent(t, hosts[4], "west-server0", dataRoot, append(aclArgs, "-region", "west",
+		"-authoritative-region", "east", "-acl-replication-token", root.SecretID, "-retry-join", hosts[0].Addr))
+	f.west.servers = []*agentProc{west}
+	waitLeader(f.west)
+	wc := nomadClient(t, west)
+	wc.SetSecretID(root.SecretID)
+	f.west.eventually(t, formTimeout, "the bootstrap token reaches west", func() (bool, string) {
+		_, _, err := wc.ACLPolicies().List(nil)
+		return err == nil, fmt.Sprint(err)
+	})
+
+	f.cutWAN(t, false)
+	_, err := ec.ACLPolicies().Upsert(&nomad.ACLPolicy{Name: "during-cut", Rules: `namespace "default" { policy = "read" }`}, nil)
+	require.NoError(t, err, "east works alone")
+	global, _, err := ec.ACLTokens().Create(&nomad.ACLToken{Name: "g", Type: "client", Policies: []string{"during-cut"}, Global: true}, nil)
+	require.NoError(t, err)
+	local, _, err := ec.ACLTokens().Create(&nomad.ACLToken{Name: "l", Type: "client", Policies: []string{"during-cut"}}, nil)
+	require.NoError(t, err)
+	_, _, err = wc.Jobs().List(nil)
+	require.NoError(t, err, "west works alone")
+	_, _, err = wc.ACLPolicies().Info("during-cut", nil)
+	require.Error(t, err, "west cannot have it while cut off")
+
+	f.cutWAN(t, true)
+	f.west.eventually(t, formTimeout, "west catches up after the heal", func() (bool, string) {
+		_, _, err := wc.ACLPolicies().Info("during-cut", nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		_, _, err = wc.ACLTokens().Info(global.AccessorID, nil)
+		return err == nil, fmt.Sprint(err)
+	})
+	_, _, err = wc.ACLTokens().Info(local.AccessorID, nil)
+	require.Error(t, err, "a local token stays in east")
 }
