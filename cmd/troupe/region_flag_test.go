@@ -8,19 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// regionsSent lists the ?region= of each call to method path ("-": none).
-func regionsSent(f *fakeAPI, method, path string) []string {
-	var out []string
-	for _, c := range f.callsTo(method, path) {
-		r, ok := c.Query["region"]
-		if !ok {
-			r = "-"
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 // TestRegionFlag: -region, else $TROUPE_REGION, else $NOMAD_REGION, is
 // sent as ?region= (the agent forwards the request there); none sends none.
 func TestRegionFlag(t *testing.T) {
@@ -34,7 +21,7 @@ func TestRegionFlag(t *testing.T) {
 	_, _, _ = f.runCLI("server", "members")
 	env[regionEnv] = "from-troupe"
 	_, _, _ = f.runCLI("server", "members")
-	require.Equal(t, []string{"-", "eu", "from-nomad", "from-troupe"}, regionsSent(f, http.MethodGet, "/v1/agent/members"))
+	require.Equal(t, []string{"-", "eu", "from-nomad", "from-troupe"}, paramSent(f, http.MethodGet, "/v1/agent/members", "region"))
 }
 
 // TestServerJoin: `troupe server join ADDR...` asks the agent to join the
