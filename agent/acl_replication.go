@@ -30,30 +30,31 @@ func (a *Agent) replicatesACLs() bool {
 	return a.cfg.Server && a.cfg.ACLEnabled && r != "" && r != a.cfg.Region
 }
 
-// replicateACLsLoop pulls the authoritative region's ACLs while this
-// server leads, until the agent stops.
-func (a *Agent) replicateACLsLoop() {
-	defer a.wg.Done()
-	every := a.cfg.ACLReplicationInterval
-	if every <= 0 {
-		every = DefaultACLReplicationInterval
+// aclReplicationInterval is how often the leader pulls.
+func (a *Agent) aclReplicationInterval() time.Duration {
+	if d := a.cfg.ACLReplicationInterval; d > 0 {
+		return d
 	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
+	return DefaultACLReplicationInterval
+}
+
+// replicateACLsTick pulls the authoritative region's ACLs when this
+// server leads (run by everyUntilStop).
+func (a *Agent) replicateACLsTick() {
+	if !a.raft.IsLeader() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.aclReplicationInterval()+regionOpenTimeout)
+	defer cancel()
+	go func() { // the agent's stop ends the pull
 		select {
 		case <-a.stop:
-			return
-		case <-tick.C:
+			cancel()
+		case <-ctx.Done():
 		}
-		if !a.raft.IsLeader() {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), every+regionOpenTimeout)
-		if err := a.replicateACLsOnce(ctx); err != nil {
-			a.log.Warn("ACL replication from the authoritative region failed; retrying", "region", a.cfg.AuthoritativeRegion, "error", err)
-		}
-		cancel()
+	}()
+	if err := a.replicateACLsOnce(ctx); err != nil {
+		a.log.Warn("ACL replication from the authoritative region failed; retrying", "region", a.cfg.AuthoritativeRegion, "error", err)
 	}
 }
 

@@ -39,7 +39,7 @@ func (a *Agent) startFederation() error {
 	}
 	if a.replicatesACLs() {
 		a.wg.Add(1)
-		go a.replicateACLsLoop() // acl_replication.go
+		go a.everyUntilStop(a.aclReplicationInterval(), a.replicateACLsTick) // acl_replication.go
 	}
 	return nil
 }

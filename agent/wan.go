@@ -38,10 +38,9 @@ func (a *Agent) startWAN() error {
 	a.wan = m
 	a.wg.Add(1)
 	go a.joinLoop(m, "wan", a.cfg.RetryJoin)
-	a.wg.Add(1)
-	go a.watchWANLeader()
-	a.wg.Add(1)
-	go a.reconnectWAN(reconnect)
+	a.wg.Add(2)
+	go a.everyUntilStop(250*time.Millisecond, a.wanLeaderGossip())
+	go a.everyUntilStop(reconnect, a.reconnectWAN)
 	return nil
 }
 
@@ -51,9 +50,28 @@ func (a *Agent) startWAN() error {
 // regions would stay apart.
 const wanReconnectInterval = 30 * time.Second
 
-// reconnectWAN joins the failed WAN members again, every interval, until
-// the agent stops (they are forgotten after membership's ReapAfter).
-func (a *Agent) reconnectWAN(interval time.Duration) {
+// reconnectWAN joins the failed WAN members again (they are forgotten
+// after membership's ReapAfter); run by everyUntilStop.
+func (a *Agent) reconnectWAN() {
+	var failed []string
+	for _, m := range a.wan.Members() {
+		if m.Status == membership.StatusFailed {
+			failed = append(failed, m.GossipAddr())
+		}
+	}
+	if len(failed) == 0 {
+		return
+	}
+	if n, err := a.wan.Join(failed); n > 0 {
+		a.log.Info("rejoined failed WAN members", "contacted", n)
+	} else {
+		a.log.Debug("failed WAN members still unreachable", "members", failed, "error", err)
+	}
+}
+
+// everyUntilStop runs fn every interval until the agent stops (the
+// caller did a.wg.Add(1)).
+func (a *Agent) everyUntilStop(interval time.Duration, fn func()) {
 	defer a.wg.Done()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -62,20 +80,7 @@ func (a *Agent) reconnectWAN(interval time.Duration) {
 		case <-a.stop:
 			return
 		case <-tick.C:
-		}
-		var failed []string
-		for _, m := range a.wan.Members() {
-			if m.Status == membership.StatusFailed {
-				failed = append(failed, m.GossipAddr())
-			}
-		}
-		if len(failed) == 0 {
-			continue
-		}
-		if n, err := a.wan.Join(failed); n > 0 {
-			a.log.Info("rejoined failed WAN members", "contacted", n)
-		} else {
-			a.log.Debug("failed WAN members still unreachable", "members", failed, "error", err)
+			fn()
 		}
 	}
 }
@@ -87,19 +92,11 @@ func (a *Agent) wanMeta(leader bool) membership.Meta {
 		RaftAddr: a.raft.LocalAddr(), Build: node.Version, Voter: true, Leader: leader}
 }
 
-// watchWANLeader gossips this server's leadership of its region in the
-// WAN pool whenever it changes.
-func (a *Agent) watchWANLeader() {
-	defer a.wg.Done()
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
+// wanLeaderGossip returns what gossips this server's leadership of its
+// region in the WAN pool whenever it changes (run by everyUntilStop).
+func (a *Agent) wanLeaderGossip() func() {
 	gossiped := a.raft.IsLeader()
-	for {
-		select {
-		case <-a.stop:
-			return
-		case <-tick.C:
-		}
+	return func() {
 		if lead := a.raft.IsLeader(); lead != gossiped {
 			if err := a.wan.UpdateMeta(a.wanMeta(lead)); err != nil {
 				a.log.Warn("gossiping leadership in the WAN pool", "leader", lead, "error", err)
