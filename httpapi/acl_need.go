@@ -86,6 +86,7 @@ var (
 	nodeRead      = need{kind: needLevel, level: (*acl.ACL).AllowNodeRead, rule: `node { policy = "read" }`}
 	nodeWrite     = need{kind: needLevel, level: (*acl.ACL).AllowNodeWrite, rule: `node { policy = "write" }`}
 	agentRead     = need{kind: needLevel, level: (*acl.ACL).AllowAgentRead, rule: `agent { policy = "read" }`}
+	agentWrite    = need{kind: needLevel, level: (*acl.ACL).AllowAgentWrite, rule: `agent { policy = "write" }`}
 	operatorRead  = need{kind: needLevel, level: (*acl.ACL).AllowOperatorRead, rule: `operator { policy = "read" }`}
 	operatorWrite = need{kind: needLevel, level: (*acl.ACL).AllowOperatorWrite, rule: `operator { policy = "write" }`}
 	pluginRead    = need{kind: needLevel, level: (*acl.ACL).AllowPluginRead, rule: `plugin { policy = "read" }`}
@@ -141,13 +142,14 @@ var routeNeeds = buildNeeds([]struct {
 	{nodeWrite, []string{"POST /v1/node/{id}/eligibility", "PUT /v1/node/{id}/eligibility", "POST /v1/node/{id}/drain",
 		"PUT /v1/node/{id}/drain"}},
 	{agentRead, []string{"GET /v1/agent/self", "GET /v1/actors", "GET /v1/agent/monitor", "GET /v1/metrics"}},
+	{agentWrite, []string{"PUT /v1/agent/join", "POST /v1/agent/join"}}, // federation: join the WAN pool
 	{operatorRead, []string{"GET /v1/operator/raft/configuration", "GET /v1/operator/scheduler/configuration"}},
 	{operatorWrite, []string{"DELETE /v1/operator/raft/peer", "PUT /v1/operator/scheduler/configuration",
 		"POST /v1/operator/scheduler/configuration"}},
 	{pluginList, []string{"GET /v1/plugins"}},
 	{pluginRead, []string{"GET /v1/plugin/csi/{id}"}},
 	{need{kind: needNsAny}, []string{"GET /v1/namespace/{name}"}},
-	{need{kind: needNone}, []string{"GET /v1/status/leader", "GET /v1/status/peers", "POST /v1/acl/bootstrap",
+	{need{kind: needNone}, []string{"GET /v1/regions", "GET /v1/status/leader", "GET /v1/status/peers", "POST /v1/acl/bootstrap",
 		"PUT /v1/acl/bootstrap", "GET /v1/namespaces"}},
 	{need{kind: needToken}, []string{"GET /v1/acl/token/self"}},
 	// The event stream: the topics asked for, each event checked against
