@@ -10,6 +10,7 @@ import (
 
 	"github.com/troupe-dev/troupe/acl"
 	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/cluster/identity"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -54,6 +55,9 @@ func newACLResolver() *aclResolver { return &aclResolver{cache: map[string]*reso
 // resolve finds the token whose secret is secret ("": anonymous) and
 // compiles its policies; an expired token is refused at now.
 func (a *aclResolver) resolve(snap *state.Snap, secret string, now time.Time) (*resolved, error) {
+	if identity.LooksLikeJWT(secret) {
+		return resolveWorkload(snap, secret, now) // acl_identity.go
+	}
 	key := ""
 	if secret != "" {
 		key = string(state.HashSecret(secret))
@@ -179,6 +183,11 @@ func (n need) allows(res *resolved, snap *state.Snap, r *http.Request) bool {
 		return n.level(a)
 	case needNsAny:
 		return a.AllowNamespace(r.PathValue("name"))
+	case needService:
+		if r.URL.Query().Get("namespace") == allNamespaces {
+			return true // the list keeps what the token may read
+		}
+		return a.AllowServiceRead(namespace(r))
 	case needVariable:
 		if r.Method == http.MethodGet && r.PathValue("path") == "" {
 			// The list keeps what the token may list.
@@ -227,6 +236,9 @@ func aclAllowsNs(r *http.Request, ns string) bool {
 	q := aclOf(r)
 	if q == nil {
 		return true
+	}
+	if q.need.kind == needService {
+		return q.res.acl.AllowServiceRead(state.NamespaceOrDefault(ns))
 	}
 	c := q.need.cap
 	if c == "" || q.need.kind == needVariable {

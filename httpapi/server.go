@@ -198,6 +198,7 @@ func (s *Server) routes() {
 	s.eventRoutes(m) // and /v1/metrics, /v1/agent/monitor
 	s.uiRoutes(m)    // the web UI: GET /ui/..., and / redirects there
 	s.aclRoutes(m)
+	m.HandleFunc("GET /.well-known/jwks.json", s.wrap(s.jwks)) // acl_identity.go
 }
 
 // ServeHTTP implements http.Handler. The query string is checked before
