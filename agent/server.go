@@ -87,7 +87,9 @@ func (a *Agent) serverSpec() *server.Spec {
 		Leader:        a.leaderRPCAddr,
 		// Clients gossip reported failed under the old leader.
 		GainedLeadership: a.suspectFailedClients,
-		Vars:             a.readVars,
+		Vars:             a.readVarsPlain,
+		Identities:       a.signIdentities, // identity.go
+		WorkloadVars:     a.readVarsAs,
 	}
 }
 

@@ -24,6 +24,9 @@ const (
 	// CodeConflict: the request collides with the current state (a claim
 	// conflict, a volume in use, a job modify index that moved on).
 	CodeConflict ErrorCode = "conflict"
+	// CodePermissionDenied: the request's identity or token may not do
+	// what it asks.
+	CodePermissionDenied ErrorCode = "permission_denied"
 )
 
 // NewError is a failed request's Error with code and message.

@@ -58,6 +58,11 @@ type Spec struct {
 	// Vars reads variables for the tasks' templates (any server answers);
 	// nil: a template that reads a variable fails.
 	Vars VarSource
+	// Identities signs the tasks' workload identities, which the tasks
+	// get in their env and secrets dir (identity blocks) and their
+	// templates read with; nil: the tasks get none, and templates read
+	// through Vars.
+	Identities IdentitySource
 	// LoadRetry is the backoff between reads of the state file when one
 	// failed (zero: defaultLoadRetry); reads go on until one works.
 	LoadRetry actors.Retry
@@ -103,6 +108,7 @@ type Actor struct {
 	network   *networkHook
 	csi       *csiHook
 	templates *templateHook
+	idents    *identityHook
 	checks    *checkSet // the service checks (checks.go)
 	log       *slog.Logger
 
@@ -130,6 +136,7 @@ func New(spec *Spec) actor.Producer {
 		}
 		a.csi = &csiHook{a: a, vols: map[string]*messages.AllocVolumeState{}}
 		a.templates = &templateHook{a: a}
+		a.idents = &identityHook{a: a}
 		if spec.CSI != nil {
 			a.csi.cfg = spec.CSI.withDefaults()
 		}

@@ -77,6 +77,11 @@ type Spec struct {
 	GainedLeadership func()
 	// Vars answers clients' variable reads for templates; nil: refused.
 	Vars VarReader
+	// Identities signs the workload identities of a client's allocation,
+	// and WorkloadVars answers a template's read made with one
+	// (identity.go); nil: refused.
+	Identities   IdentitySigner
+	WorkloadVars WorkloadVarReader
 }
 
 // withDefaults returns a copy of the spec with its zero fields filled.

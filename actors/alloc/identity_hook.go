@@ -1,0 +1,144 @@
+package alloc
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/safepath"
+)
+
+// IdentitySource asks the servers for the workload identities of an
+// allocation of this client, and reads variables for a template with its
+// task's identity (the agent's server connection; any server answers).
+type IdentitySource interface {
+	SignIdentities(ctx context.Context, allocID string) ([]*messages.SignedIdentity, error)
+	ReadVarsAs(ctx context.Context, token string, req *messages.VarReadRequest) (*messages.VarReadResponse, error)
+}
+
+// Where a task finds its identities, as in Nomad: the default one in
+// NOMAD_TOKEN (env = true) and secrets/nomad_token (file = true), a named
+// one in NOMAD_TOKEN_<name> and secrets/nomad_<name>.jwt.
+const (
+	envIdentity        = "NOMAD_TOKEN"
+	fileIdentity       = "nomad_token"
+	defaultIdentity    = "default"
+	identityFilePerm   = 0o600
+	identityNamedFile  = "nomad_%s.jwt"
+	identityNamedEnvPf = "NOMAD_TOKEN_"
+)
+
+// identityHook fetches the signed identities of the allocation's tasks
+// before they start (after the alloc dir, before the templates, which
+// read with them), writes those asked for as files into the tasks'
+// secrets dirs, and keeps them for the tasks' env and their templates.
+// Tokens is set by Prerun (in a worker) and read on the actor, and by
+// the templates' workers, after the phase ended.
+type identityHook struct {
+	a      *Actor
+	tokens map[string]map[string]string // task -> identity name -> JWT
+}
+
+func (h *identityHook) Name() string { return "identity" }
+
+// Prerun asks a server for the identities. A failure fails the setup
+// only when a task asks for its identity or renders templates (which read
+// with it); else it is logged.
+func (h *identityHook) Prerun(ctx context.Context, al *messages.Allocation) error {
+	src := h.a.spec.Identities
+	if src == nil {
+		return nil
+	}
+	signed, err := src.SignIdentities(ctx, al.GetID())
+	if err != nil {
+		if needsIdentity(al) {
+			return err
+		}
+		h.a.log.Warn("no workload identities", "error", err)
+		return nil
+	}
+	tokens := map[string]map[string]string{}
+	for _, s := range signed {
+		if tokens[s.GetTask()] == nil {
+			tokens[s.GetTask()] = map[string]string{}
+		}
+		tokens[s.GetTask()][s.GetName()] = s.GetJWT()
+	}
+	for _, t := range groupOf(al).GetTasks() {
+		if err := writeIdentityFiles(TaskDir(h.a.spec.AllocRoot, al.GetID(), t.GetName()), t, tokens[t.GetName()]); err != nil {
+			return fmt.Errorf("task %s: %w", t.GetName(), err)
+		}
+	}
+	h.tokens = tokens
+	return nil
+}
+
+// needsIdentity reports whether a task of al uses its identity.
+func needsIdentity(al *messages.Allocation) bool {
+	for _, t := range groupOf(al).GetTasks() {
+		if t.GetIdentity() != nil || len(t.GetIdentities()) > 0 || len(t.GetTemplates()) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// writeIdentityFiles writes the identities of t with file = true.
+func writeIdentityFiles(taskDir string, t *messages.Task, tokens map[string]string) error {
+	for _, id := range identitiesOf(t) {
+		if !id.GetFile() {
+			continue
+		}
+		name, file := identityNames(id)
+		jwt, ok := tokens[name]
+		if !ok {
+			return fmt.Errorf("no signed identity %q", name)
+		}
+		dest := filepath.Join(taskDir, secretsDirName, file)
+		if err := safepath.WriteFileAtomic(taskDir, dest, []byte(jwt), identityFilePerm); err != nil {
+			return fmt.Errorf("identity %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// identitiesOf is t's identity blocks: the default one first (when set).
+func identitiesOf(t *messages.Task) []*messages.TaskIdentity {
+	var out []*messages.TaskIdentity
+	if t.GetIdentity() != nil {
+		out = append(out, t.GetIdentity())
+	}
+	return append(out, t.GetIdentities()...)
+}
+
+// identityNames are an identity block's name and file name.
+func identityNames(id *messages.TaskIdentity) (name, file string) {
+	name = id.GetName()
+	if name == "" || name == defaultIdentity {
+		return defaultIdentity, fileIdentity
+	}
+	return name, fmt.Sprintf(identityNamedFile, name)
+}
+
+// token is task's default identity ("" when it has none).
+func (h *identityHook) token(task string) string { return h.tokens[task][defaultIdentity] }
+
+// withEnv adds to env the identities of t with env = true.
+func (h *identityHook) withEnv(t *messages.Task, env map[string]string) {
+	for _, id := range identitiesOf(t) {
+		if !id.GetEnv() {
+			continue
+		}
+		name, _ := identityNames(id)
+		jwt, ok := h.tokens[t.GetName()][name]
+		if !ok {
+			continue
+		}
+		key := envIdentity
+		if name != defaultIdentity {
+			key = identityNamedEnvPf + name
+		}
+		env[key] = jwt
+	}
+}
