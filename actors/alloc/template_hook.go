@@ -314,7 +314,10 @@ func (h *templateHook) readAs(ctx context.Context, token string, req *messages.V
 	} else {
 		resp, err = h.a.spec.Vars.ReadVars(ctx, req)
 	}
+	var coded interface{ ErrorCode() messages.ErrorCode }
 	switch {
+	case errors.As(err, &coded) && coded.ErrorCode() == messages.CodePermissionDenied:
+		err = fmt.Errorf("%w: %w", errVarDenied, err) // a remote server's refusal
 	case err != nil:
 	case resp.GetError().ErrorCode() == messages.CodePermissionDenied:
 		err = fmt.Errorf("%w: %s", errVarDenied, resp.GetError().GetMessage())
