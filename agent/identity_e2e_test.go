@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	nomad "github.com/hashicorp/nomad/api"
 	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/messages"
 )
 
 // aclRawExecAgent is a dev agent with ACLs on and raw_exec enabled,
@@ -84,6 +87,21 @@ exec sleep 300`
 	require.NoError(t, err)
 	require.Equal(t, token, string(file), "secrets/nomad_token holds the task's NOMAD_TOKEN")
 
+	// A server signs only for the node the allocation is on; with ACLs on
+	// a template's read without identity is refused (but a watch of the
+	// index is answered).
+	ctx := context.Background()
+	resp0 := a.signIdentities(ctx, &messages.SignIdentitiesRequest{AllocID: allocID, NodeID: "another-node"})
+	require.Equal(t, messages.CodeNotFound, resp0.GetError().ErrorCode())
+	signed := a.signIdentities(ctx, &messages.SignIdentitiesRequest{AllocID: allocID, NodeID: a.Node().GetID()})
+	require.Nil(t, signed.GetError())
+	require.Len(t, signed.GetIdentities(), 1)
+	require.Equal(t, "default", signed.GetIdentities()[0].GetName())
+	plain := a.readVarsPlain(ctx, &messages.VarReadRequest{Path: "nomad/jobs/wi"})
+	require.Equal(t, messages.CodePermissionDenied, plain.GetError().ErrorCode())
+	require.Empty(t, plain.GetVars())
+	require.Nil(t, a.readVarsPlain(ctx, &messages.VarReadRequest{}).GetError())
+
 	// The JWT verifies with the published keys alone.
 	resp, err := http.Get("http://" + a.HTTPAddr() + "/.well-known/jwks.json")
 	require.NoError(t, err)
@@ -152,4 +170,6 @@ exec sleep 300`
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusForbidden
 	}, 30*time.Second, 20*time.Millisecond, "a stopped allocation's identity still reads")
+	stopped := a.signIdentities(ctx, &messages.SignIdentitiesRequest{AllocID: allocID, NodeID: a.Node().GetID()})
+	require.Equal(t, messages.CodeInvalid, stopped.GetError().ErrorCode(), "a terminal allocation gets no identity")
 }
