@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/troupe-dev/troupe/acl"
 	"github.com/troupe-dev/troupe/cluster/identity"
@@ -22,8 +23,7 @@ import (
 // with the keyring's active key (committing a first key when the keyring
 // is empty), for a live allocation on the asking node.
 func (a *Agent) signIdentities(ctx context.Context, req *messages.SignIdentitiesRequest) *messages.SignIdentitiesResponse {
-	snap := a.store.Snapshot()
-	al := snap.AllocByID(req.GetAllocID())
+	snap, al := a.allocForIdentity(ctx, req.GetAllocID())
 	switch {
 	case al == nil || al.GetNodeID() != req.GetNodeID():
 		return &messages.SignIdentitiesResponse{Error: messages.Errorf(messages.CodeNotFound,
@@ -61,6 +61,26 @@ func (a *Agent) signIdentities(ctx context.Context, req *messages.SignIdentities
 		}
 	}
 	return resp
+}
+
+// identityAllocWait bounds how long a server waits for an allocation it
+// has not applied yet (a follower a little behind the leader that placed
+// it).
+const identityAllocWait = 5 * time.Second
+
+// allocForIdentity is the allocation id in this server's store, waited
+// for (at most identityAllocWait) when it is not there yet.
+func (a *Agent) allocForIdentity(ctx context.Context, id string) (*state.Snap, *messages.Allocation) {
+	ctx, cancel := context.WithTimeout(ctx, identityAllocWait)
+	defer cancel()
+	for {
+		snap := a.store.Snapshot()
+		al := snap.AllocByID(id)
+		if al != nil || ctx.Err() != nil {
+			return snap, al
+		}
+		a.store.Wait(ctx, snap.Index(state.TableAllocs), state.TableAllocs)
+	}
 }
 
 // signingKeys are the keyring's keys, with an active one: on an empty
