@@ -171,15 +171,7 @@ func (c *serverConn) SignIdentities(ctx context.Context, allocID string) ([]*mes
 // ReadVarsAs implements alloc.IdentitySource: a template's read made with
 // its task's identity.
 func (c *serverConn) ReadVarsAs(ctx context.Context, token string, req *messages.VarReadRequest) (*messages.VarReadResponse, error) {
-	resp, err := c.call(ctx, &messages.IdentityVarReadRequest{Token: token, Read: req})
-	if err != nil {
-		return nil, err
-	}
-	r, ok := resp.(*messages.VarReadResponse)
-	if !ok {
-		return nil, fmt.Errorf("agent: variable read: unexpected reply %T", resp)
-	}
-	return r, nil
+	return varReadReply(c.call(ctx, &messages.IdentityVarReadRequest{Token: token, Read: req}))
 }
 
 // readVarsPlain answers a template's read made without an identity: with
