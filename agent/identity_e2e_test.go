@@ -173,3 +173,32 @@ exec sleep 300`
 	stopped := a.signIdentities(ctx, &messages.SignIdentitiesRequest{AllocID: allocID, NodeID: a.Node().GetID()})
 	require.Equal(t, messages.CodeInvalid, stopped.GetError().ErrorCode(), "a terminal allocation gets no identity")
 }
+
+// TestWorkloadIdentityFileInIsolatedTask: an isolated exec task with
+// identity { file = true } reads its JWT at /secrets/nomad_token (ACLs
+// off: identities are signed all the same), and with env = false it has
+// no NOMAD_TOKEN.
+func TestWorkloadIdentityFileInIsolatedTask(t *testing.T) {
+	requireRoot(t)
+	a := startAgent(t, testConfig(t, t.TempDir()))
+	t.Cleanup(func() { _ = a.Shutdown() })
+	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
+	require.NoError(t, err)
+	job := nomad.NewServiceJob("wif", "wif", "global", 50)
+	task := nomad.NewTask("t", "exec").SetConfig("command", "/bin/sh").
+		SetConfig("args", []string{"-c", `cat /secrets/nomad_token > /local/seen.tmp; echo "env=${NOMAD_TOKEN:-none}" >> /local/seen.tmp
+mv /local/seen.tmp /local/seen; exec sleep 300`}).
+		Require(&nomad.Resources{CPU: ptr(100), MemoryMB: ptr(32)})
+	task.KillTimeout = ptr(2 * time.Second)
+	task.Identity = &nomad.WorkloadIdentity{File: true}
+	job.AddTaskGroup(nomad.NewTaskGroup("g", 1).AddTask(task))
+	_, _, err = c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	allocID := waitAllocStatus(t, c, "wif", "running").ID
+	dir := filepath.Join(a.AllocDir(), allocID, "t")
+	seen := waitFile(t, filepath.Join(dir, "local/seen"))
+	host, err := os.ReadFile(filepath.Join(dir, "secrets/nomad_token"))
+	require.NoError(t, err)
+	require.True(t, strings.Count(string(host), ".") == 2, "a JWT: %q", host)
+	require.Equal(t, string(host)+"env=none\n", seen)
+}
