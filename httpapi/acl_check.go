@@ -280,10 +280,11 @@ func (s *Server) aclWatch(r *http.Request) (context.Context, context.CancelFunc)
 	return s.watchToken(r)
 }
 
-// aclRecheck refuses a request whose token went away while it waited.
+// aclRecheck refuses a request whose token went away while it waited (a
+// workload identity: whose allocation stopped).
 func (s *Server) aclRecheck(r *http.Request) error {
 	q := aclOf(r)
-	if q == nil || q.res.token == nil {
+	if q == nil || q.res.token == nil && !q.res.acl.IsWorkload() {
 		return nil
 	}
 	_, err := s.acls.resolve(s.b.Store().Snapshot(), q.secret, s.b.Now())
