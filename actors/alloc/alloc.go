@@ -196,6 +196,10 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.templates.onTemplatesChanged(ctx, m)
 	case *templateApply:
 		a.templates.onApply(ctx, m)
+	case *renewDue:
+		a.idents.onRenewDue(ctx, m)
+	case *identitiesRenewed:
+		a.idents.onRenewed(ctx, m)
 	case *checkResult:
 		a.onCheckResult(ctx, m)
 	case *checkRestart:
@@ -235,6 +239,7 @@ func (a *Actor) load(ctx actor.Context) {
 
 func (a *Actor) onStopping() {
 	a.stopTimer()
+	a.idents.stopRenewal()
 }
 
 // onLoaded takes the allocation from the spawn spec and what the state

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/safepath"
@@ -33,12 +34,18 @@ const (
 // before they start (after the alloc dir, before the templates, which
 // read with them), writes those asked for as files into the tasks'
 // secrets dirs, and keeps them for the tasks' env and their templates.
-// Tokens is set by Prerun (in a worker) and read on the actor, and by
-// the templates' workers, after the phase ended.
+// The tokens are set by Prerun (in a worker) and by a renewal, and read
+// on the actor and by the templates' workers.
 type identityHook struct {
 	a      *Actor
-	tokens map[string]map[string]string // task -> identity name -> JWT
+	tokens atomic.Pointer[identityTokens]
+	// renewal of the identities with a ttl (identity_renew.go), on the
+	// actor.
+	renew renewal
 }
+
+// identityTokens are the signed identities: task -> identity name -> JWT.
+type identityTokens map[string]map[string]string
 
 func (h *identityHook) Name() string { return "identity" }
 
@@ -58,7 +65,18 @@ func (h *identityHook) Prerun(ctx context.Context, al *messages.Allocation) erro
 		h.a.log.Warn("no workload identities", "error", err)
 		return nil
 	}
-	tokens := map[string]map[string]string{}
+	tokens, err := h.write(al, signed)
+	if err != nil {
+		return err
+	}
+	h.tokens.Store(&tokens)
+	return nil
+}
+
+// write writes the files of the signed identities and returns them by
+// task and name.
+func (h *identityHook) write(al *messages.Allocation, signed []*messages.SignedIdentity) (identityTokens, error) {
+	tokens := identityTokens{}
 	for _, s := range signed {
 		if tokens[s.GetTask()] == nil {
 			tokens[s.GetTask()] = map[string]string{}
@@ -67,11 +85,20 @@ func (h *identityHook) Prerun(ctx context.Context, al *messages.Allocation) erro
 	}
 	for _, t := range groupOf(al).GetTasks() {
 		if err := writeIdentityFiles(TaskDir(h.a.spec.AllocRoot, al.GetID(), t.GetName()), t, tokens[t.GetName()]); err != nil {
-			return fmt.Errorf("task %s: %w", t.GetName(), err)
+			return nil, fmt.Errorf("task %s: %w", t.GetName(), err)
 		}
 	}
-	h.tokens = tokens
-	return nil
+	return tokens, nil
+}
+
+// get is the JWT of identity name of task ("": none).
+func (h *identityHook) get(task, name string) (string, bool) {
+	p := h.tokens.Load()
+	if p == nil {
+		return "", false
+	}
+	jwt, ok := (*p)[task][name]
+	return jwt, ok
 }
 
 // needsIdentity reports whether a task of al uses its identity.
@@ -122,7 +149,10 @@ func identityNames(id *messages.TaskIdentity) (name, file string) {
 }
 
 // token is task's default identity ("" when it has none).
-func (h *identityHook) token(task string) string { return h.tokens[task][defaultIdentity] }
+func (h *identityHook) token(task string) string {
+	jwt, _ := h.get(task, defaultIdentity)
+	return jwt
+}
 
 // withEnv adds to env the identities of t with env = true.
 func (h *identityHook) withEnv(t *messages.Task, env map[string]string) {
@@ -131,7 +161,7 @@ func (h *identityHook) withEnv(t *messages.Task, env map[string]string) {
 			continue
 		}
 		name, _ := identityNames(id)
-		jwt, ok := h.tokens[t.GetName()][name]
+		jwt, ok := h.get(t.GetName(), name)
 		if !ok {
 			continue
 		}

@@ -2,11 +2,13 @@ package alloc
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -21,13 +23,21 @@ type fakeIdentities struct {
 	allowed string
 	mu      sync.Mutex
 	tokens  []string // the tokens reads were made with
+	signs   int      // SignIdentities calls; from the second on, JWTs end in -<n>
 }
 
 var _ IdentitySource = (*fakeIdentities)(nil)
 
 func (f *fakeIdentities) SignIdentities(_ context.Context, _ string) ([]*messages.SignedIdentity, error) {
-	return []*messages.SignedIdentity{{Task: "t", Name: "default", JWT: "jwt-t-default"},
-		{Task: "t", Name: "vault", JWT: "jwt-t-vault"}}, nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signs++
+	suffix := ""
+	if f.signs > 1 {
+		suffix = fmt.Sprintf("-%d", f.signs)
+	}
+	return []*messages.SignedIdentity{{Task: "t", Name: "default", JWT: "jwt-t-default" + suffix},
+		{Task: "t", Name: "vault", JWT: "jwt-t-vault" + suffix}}, nil
 }
 
 func (f *fakeIdentities) ReadVarsAs(ctx context.Context, token string, req *messages.VarReadRequest) (*messages.VarReadResponse, error) {
@@ -84,6 +94,9 @@ func TestIdentityHook(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "k=v", string(b))
 	require.Contains(t, ids.used(), "jwt-t-default", "the template read with the task's identity")
+
+	h.clock.Advance(48 * time.Hour) // no ttl: no renewal
+	require.Never(t, func() bool { ids.mu.Lock(); defer ids.mu.Unlock(); return ids.signs > 1 }, 100*time.Millisecond, 5*time.Millisecond)
 }
 
 // TestIdentityTemplateRefused: a template whose read is refused to the
@@ -105,4 +118,41 @@ func TestIdentityTemplateRefused(t *testing.T) {
 	})
 	require.Equal(t, taskPending, al.GetTaskStates()["t"].GetState())
 	require.Equal(t, 0, len(h.fake.TaskIDs()), "the task never started")
+}
+
+// TestIdentityRenewal: identities with a ttl are signed again at half the
+// ttl (on the injected clock), their files rewritten, and the templates
+// read with the new token; without a ttl nothing is renewed.
+func TestIdentityRenewal(t *testing.T) {
+	h := newHarness(t)
+	vars := newFakeVars()
+	vars.set("nomad/jobs/web", map[string]string{"k": "v"})
+	ids := &fakeIdentities{vars: vars, allowed: "nomad/jobs/web"}
+	h.vars, h.idents = vars, ids
+	a := identityAlloc(`k={{ with nomadVar "nomad/jobs/web" }}{{ .k }}{{ end }}`)
+	a.Job.TaskGroups[0].Tasks[0].Identities[0].TTL = int64(time.Hour)
+	h.spawn(a)
+	h.waitFor("running", status(statusRunning))
+	file := filepath.Join(h.root, a.ID, "t", "secrets", "nomad_token")
+	read := func() string { b, _ := os.ReadFile(file); return string(b) }
+	require.Equal(t, "jwt-t-default", read())
+
+	h.clock.Advance(29 * time.Minute)
+	require.Never(t, func() bool { return read() != "jwt-t-default" }, 100*time.Millisecond, 5*time.Millisecond)
+	h.clock.Advance(2 * time.Minute)
+	require.Eventually(t, func() bool { return read() == "jwt-t-default-2" }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool {
+		vault, _ := os.ReadFile(filepath.Join(h.root, a.ID, "t", "secrets", "nomad_vault.jwt"))
+		return string(vault) == "jwt-t-vault-2"
+	}, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool {
+		h.clock.Advance(time.Minute) // the next renewal is 30 min after this one
+		return read() == "jwt-t-default-3"
+	}, 5*time.Second, time.Millisecond)
+
+	vars.set("nomad/jobs/web", map[string]string{"k": "w"}) // the watch reads with the new token
+	require.Eventually(t, func() bool {
+		used := ids.used()
+		return len(used) > 0 && used[len(used)-1] == "jwt-t-default-3"
+	}, 5*time.Second, time.Millisecond)
 }
