@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -150,9 +151,12 @@ func TestIdentityRenewal(t *testing.T) {
 		return read() == "jwt-t-default-3"
 	}, 5*time.Second, time.Millisecond)
 
-	vars.set("nomad/jobs/web", map[string]string{"k": "w"}) // the watch reads with the new token
+	// The watch reads with the new token (once the actor has it: the
+	// file is written just before).
+	n := 0
 	require.Eventually(t, func() bool {
-		used := ids.used()
-		return len(used) > 0 && used[len(used)-1] == "jwt-t-default-3"
-	}, 5*time.Second, time.Millisecond)
+		n++
+		vars.set("nomad/jobs/web", map[string]string{"k": fmt.Sprint(n)})
+		return slices.Contains(ids.used(), "jwt-t-default-3")
+	}, 5*time.Second, 50*time.Millisecond)
 }
