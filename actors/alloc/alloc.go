@@ -63,6 +63,10 @@ type Spec struct {
 	// templates read with; nil: the tasks get none, and templates read
 	// through Vars.
 	Identities IdentitySource
+	// IdentityRetry is the backoff between tries to get the identities
+	// signed when a server could not sign them (zero:
+	// defaultIdentityRetry).
+	IdentityRetry actors.Retry
 	// LoadRetry is the backoff between reads of the state file when one
 	// failed (zero: defaultLoadRetry); reads go on until one works.
 	LoadRetry actors.Retry

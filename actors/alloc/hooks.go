@@ -92,7 +92,16 @@ func planOf(h Hook) hookPlan {
 	}
 	_, pre := h.(prerunHook)
 	_, post := h.(postrunHook)
-	return hookPlan{Name: h.Name(), Prerun: pre, Postrun: post}
+	p := hookPlan{Name: h.Name(), Prerun: pre, Postrun: post}
+	if r, ok := h.(prerunRetrier); ok {
+		p.PrerunRetry = r.prerunRetry()
+	}
+	return p
+}
+
+// prerunRetrier is a blocking hook whose failed prerun is tried again.
+type prerunRetrier interface {
+	prerunRetry() *hookRetry
 }
 
 // hookDone is the end of a blocking hook phase.

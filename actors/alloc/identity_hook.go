@@ -2,11 +2,15 @@ package alloc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
+	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/safepath"
 )
 
@@ -42,12 +46,46 @@ type identityHook struct {
 	// renewal of the identities with a ttl (identity_renew.go), on the
 	// actor.
 	renew renewal
+	// restored: tasks ran on when the actor started (Restore).
+	restored bool
 }
 
 // identityTokens are the signed identities: task -> identity name -> JWT.
 type identityTokens map[string]map[string]string
 
 func (h *identityHook) Name() string { return "identity" }
+
+// defaultIdentityRetry is the backoff between tries to get the
+// identities signed: 1 s doubling to 30 s, for 10 min.
+func defaultIdentityRetry() actors.Retry {
+	return actors.Retry{Initial: time.Second, Max: 30 * time.Second, Multiplier: 2, Deadline: 10 * time.Minute}
+}
+
+// prerunRetry: a server that could not sign (unreachable, no leader yet)
+// is asked again; one that refuses (the allocation is not this node's,
+// or terminal) is not.
+func (h *identityHook) prerunRetry() *hookRetry {
+	return &hookRetry{Policy: h.a.spec.IdentityRetry.Or(defaultIdentityRetry()), Retryable: func(err error) bool {
+		var coded interface{ ErrorCode() messages.ErrorCode }
+		if errors.As(err, &coded) {
+			switch coded.ErrorCode() {
+			case messages.CodeNotFound, messages.CodeInvalid, messages.CodePermissionDenied:
+				return false
+			}
+		}
+		return true
+	}}
+}
+
+// Restore notes whether tasks run on (an agent restart): their setup
+// does not fail for want of identities.
+func (h *identityHook) Restore(stored *clientstate.StoredAlloc) {
+	for _, st := range stored.TaskStates {
+		if st.GetState() == taskRunning {
+			h.restored = true
+		}
+	}
+}
 
 // Prerun asks a server for the identities. A failure fails the setup
 // only when a task asks for its identity or renders templates (which read
@@ -59,7 +97,7 @@ func (h *identityHook) Prerun(ctx context.Context, al *messages.Allocation) erro
 	}
 	signed, err := src.SignIdentities(ctx, al.GetID())
 	if err != nil {
-		if needsIdentity(al) {
+		if needsIdentity(al) && !h.restored {
 			return err
 		}
 		h.a.log.Warn("no workload identities", "error", err)

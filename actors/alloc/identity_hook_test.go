@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,13 +26,26 @@ type fakeIdentities struct {
 	mu      sync.Mutex
 	tokens  []string // the tokens reads were made with
 	signs   int      // SignIdentities calls; from the second on, JWTs end in -<n>
+	// failures are the errors of the first calls.
+	failures []error
 }
+
+// codedErr is a server's refusal with a code, as the transport returns it.
+type codedErr struct{ code messages.ErrorCode }
+
+func (e codedErr) Error() string                 { return "refused: " + string(e.code) }
+func (e codedErr) ErrorCode() messages.ErrorCode { return e.code }
 
 var _ IdentitySource = (*fakeIdentities)(nil)
 
 func (f *fakeIdentities) SignIdentities(_ context.Context, _ string) ([]*messages.SignedIdentity, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if len(f.failures) > 0 {
+		err := f.failures[0]
+		f.failures = f.failures[1:]
+		return nil, err
+	}
 	f.signs++
 	suffix := ""
 	if f.signs > 1 {
@@ -159,4 +173,28 @@ func TestIdentityRenewal(t *testing.T) {
 		vars.set("nomad/jobs/web", map[string]string{"k": fmt.Sprint(n)})
 		return slices.Contains(ids.used(), "jwt-t-default-3")
 	}, 5*time.Second, 50*time.Millisecond)
+}
+
+// TestIdentitySignRetried: a server that could not sign is asked again
+// (with backoff on the injected clock) and the allocation runs; one that
+// refuses fails the allocation at once.
+func TestIdentitySignRetried(t *testing.T) {
+	h := newHarness(t)
+	vars := newFakeVars()
+	ids := &fakeIdentities{vars: vars, failures: []error{errors.New("no leader"), errors.New("unreachable")}}
+	h.vars, h.idents = vars, ids
+	h.spawn(identityAlloc(`x`))
+	require.Eventually(t, func() bool {
+		h.clock.Advance(time.Second)
+		ids.mu.Lock()
+		defer ids.mu.Unlock()
+		return ids.signs == 1
+	}, 5*time.Second, time.Millisecond)
+	h.waitFor("running", status(statusRunning))
+
+	h2 := newHarness(t)
+	h2.vars, h2.idents = vars, &fakeIdentities{vars: vars, failures: []error{codedErr{messages.CodeInvalid}}}
+	h2.spawn(identityAlloc(`x`))
+	al := h2.waitFor("failed", status(statusFailed))
+	require.Contains(t, al.GetTaskStates()["t"].GetEvents()[len(al.GetTaskStates()["t"].GetEvents())-1].GetMessage(), "refused")
 }
