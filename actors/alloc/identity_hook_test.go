@@ -80,15 +80,22 @@ func identityAlloc(tmpl string) *messages.Allocation {
 	return a
 }
 
-// TestIdentityHook: the task gets its default identity in NOMAD_TOKEN and
-// secrets/nomad_token, a named one in secrets/nomad_<name>.jwt, and its
-// template reads with its default identity.
-func TestIdentityHook(t *testing.T) {
+// identityHarness has nomad/jobs/web = {k: v} in its variables, which
+// its identities may read.
+func identityHarness(t *testing.T) (*harness, *fakeVars, *fakeIdentities) {
 	h := newHarness(t)
 	vars := newFakeVars()
 	vars.set("nomad/jobs/web", map[string]string{"k": "v"})
 	ids := &fakeIdentities{vars: vars, allowed: "nomad/jobs/web"}
 	h.vars, h.idents = vars, ids
+	return h, vars, ids
+}
+
+// TestIdentityHook: the task gets its default identity in NOMAD_TOKEN and
+// secrets/nomad_token, a named one in secrets/nomad_<name>.jwt, and its
+// template reads with its default identity.
+func TestIdentityHook(t *testing.T) {
+	h, _, ids := identityHarness(t)
 	a := identityAlloc(`k={{ with nomadVar "nomad/jobs/web" }}{{ .k }}{{ end }}`)
 	h.spawn(a)
 	h.waitFor("running", status(statusRunning))
@@ -139,11 +146,7 @@ func TestIdentityTemplateRefused(t *testing.T) {
 // ttl (on the injected clock), their files rewritten, and the templates
 // read with the new token; without a ttl nothing is renewed.
 func TestIdentityRenewal(t *testing.T) {
-	h := newHarness(t)
-	vars := newFakeVars()
-	vars.set("nomad/jobs/web", map[string]string{"k": "v"})
-	ids := &fakeIdentities{vars: vars, allowed: "nomad/jobs/web"}
-	h.vars, h.idents = vars, ids
+	h, vars, ids := identityHarness(t)
 	a := identityAlloc(`k={{ with nomadVar "nomad/jobs/web" }}{{ .k }}{{ end }}`)
 	a.Job.TaskGroups[0].Tasks[0].Identities[0].TTL = int64(time.Hour)
 	h.spawn(a)
