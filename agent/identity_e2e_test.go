@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,11 +21,13 @@ import (
 )
 
 // aclRawExecAgent is a dev agent with ACLs on and raw_exec enabled,
-// bootstrapped: Nomad's client carries the management token.
-func aclRawExecAgent(t *testing.T) (*Agent, *nomad.Client) {
+// bootstrapped: Nomad's client carries the management token. It logs at
+// debug level into logs.
+func aclRawExecAgent(t *testing.T, logs *lockedBuffer) (*Agent, *nomad.Client) {
 	t.Helper()
 	cfg := testConfig(t, t.TempDir())
 	cfg.RawExecEnabled, cfg.ACLEnabled = true, true
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a := startAgent(t, cfg)
 	t.Cleanup(func() { _ = a.Shutdown() })
 	c, err := nomad.NewClient(&nomad.Config{Address: "http://" + a.HTTPAddr()})
@@ -53,9 +56,10 @@ func waitFile(t *testing.T, path string) string {
 // template renders its own variable; the JWT verifies against
 // /.well-known/jwks.json and carries Nomad's claims. A template that reads
 // another job's variable holds its task pending with an event that says
-// why.
+// why. The JWT is in no log line of the agent (at debug level).
 func TestWorkloadIdentityE2E(t *testing.T) {
-	a, c := aclRawExecAgent(t)
+	var logs lockedBuffer
+	a, c := aclRawExecAgent(t, &logs)
 	for path, secret := range map[string]string{"nomad/jobs/wi": "mine", "nomad/jobs/other": "theirs"} {
 		_, _, err := c.Variables().Update(&nomad.Variable{Path: path, Items: map[string]string{"secret": secret}}, nil)
 		require.NoError(t, err)
@@ -184,6 +188,8 @@ exec sleep 300`
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusForbidden
 	}, 30*time.Second, 20*time.Millisecond, "a stopped allocation's identity still reads")
+	require.NotContains(t, logs.String(), token, "the identity is in no log line")
+	require.NotContains(t, logs.String(), strings.Split(token, ".")[2], "nor its signature")
 	stopped := a.signIdentities(ctx, &messages.SignIdentitiesRequest{AllocID: allocID, NodeID: a.Node().GetID()})
 	require.Equal(t, messages.CodeInvalid, stopped.GetError().ErrorCode(), "a terminal allocation gets no identity")
 }
