@@ -87,20 +87,21 @@ func (h *identityHook) Restore(stored *clientstate.StoredAlloc) {
 	}
 }
 
-// Prerun asks a server for the identities. A failure fails the setup
-// only when a task asks for its identity or renders templates (which read
-// with it); else it is logged.
+// Prerun asks a server for the identities, when a task asks for its
+// identity or renders templates (which read with it). A failure fails the
+// setup (after the retries of prerunRetry), unless tasks run on from
+// before an agent restart: it is logged, and they go on.
 func (h *identityHook) Prerun(ctx context.Context, al *messages.Allocation) error {
 	src := h.a.spec.Identities
-	if src == nil {
+	if src == nil || !needsIdentity(al) {
 		return nil
 	}
 	signed, err := src.SignIdentities(ctx, al.GetID())
 	if err != nil {
-		if needsIdentity(al) && !h.restored {
+		if !h.restored {
 			return err
 		}
-		h.a.log.Warn("no workload identities", "error", err)
+		h.a.log.Warn("no workload identities for tasks that run on", "error", err)
 		return nil
 	}
 	tokens, err := h.write(al, signed)
