@@ -41,26 +41,37 @@ func (a *Agent) signIdentities(ctx context.Context, req *messages.SignIdentities
 		job = snap.JobByID(al.GetNamespace(), al.GetJobID())
 	}
 	resp := &messages.SignIdentitiesResponse{}
-	now := a.clock.Now()
 	for _, g := range job.GetTaskGroups() {
 		if g.GetName() != al.GetTaskGroup() {
 			continue
 		}
 		for _, t := range g.GetTasks() {
-			for _, id := range append([]*messages.TaskIdentity{t.GetIdentity()}, t.GetIdentities()...) {
-				c, err := identity.ForTask(a.cfg.Region, al, t.GetName(), id, now)
-				if err == nil {
-					var jwt string
-					if jwt, err = identity.Sign(keys, c); err == nil {
-						resp.Identities = append(resp.Identities, &messages.SignedIdentity{Task: t.GetName(), Name: identity.NameOf(id), JWT: jwt})
-						continue
-					}
-				}
+			signed, err := a.signTask(keys, al, t)
+			if err != nil {
 				return &messages.SignIdentitiesResponse{Error: messages.NewError(messages.CodeInternal, err.Error())}
 			}
+			resp.Identities = append(resp.Identities, signed...)
 		}
 	}
 	return resp
+}
+
+// signTask signs task t's default identity (whether or not it has an
+// identity block) and its named ones.
+func (a *Agent) signTask(keys []*messages.RootKey, al *messages.Allocation, t *messages.Task) ([]*messages.SignedIdentity, error) {
+	var out []*messages.SignedIdentity
+	for _, id := range append([]*messages.TaskIdentity{t.GetIdentity()}, t.GetIdentities()...) {
+		c, err := identity.ForTask(a.cfg.Region, al, t.GetName(), id, a.clock.Now())
+		if err != nil {
+			return nil, err
+		}
+		jwt, err := identity.Sign(keys, c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &messages.SignedIdentity{Task: t.GetName(), Name: identity.NameOf(id), JWT: jwt})
+	}
+	return out, nil
 }
 
 // identityAllocWait bounds how long a server waits for an allocation it
