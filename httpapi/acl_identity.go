@@ -39,7 +39,7 @@ func WorkloadACL(snap *state.Snap, jwt string, now time.Time) (*acl.ACL, *identi
 		return nil, nil, errBadIdentity
 	}
 	al := snap.AllocByID(c.AllocationID)
-	if al == nil || al.TerminalStatus() || al.GetNamespace() != c.Namespace || al.GetJobID() != c.JobID {
+	if al == nil || al.TerminalStatus() || al.GetNamespace() != c.Namespace || identity.JobID(al) != c.JobID {
 		return nil, nil, errAllocNotAlive
 	}
 	return acl.ForWorkload(acl.Workload{Namespace: c.Namespace, Job: c.JobID, Group: c.Group, Task: c.TaskName}), c, nil

@@ -48,7 +48,7 @@ func ForTask(region string, alloc *messages.Allocation, task string, id *message
 	if len(aud) == 0 && name == DefaultName {
 		aud = []string{DefaultAudience}
 	}
-	c := &Claims{Namespace: alloc.GetNamespace(), JobID: alloc.GetJobID(), AllocationID: alloc.GetID(), TaskName: task,
+	c := &Claims{Namespace: alloc.GetNamespace(), JobID: JobID(alloc), AllocationID: alloc.GetID(), TaskName: task,
 		Group: alloc.GetTaskGroup(), Identity: name}
 	c.Subject = strings.Join([]string{region, c.Namespace, c.JobID, c.Group, task, name}, ":")
 	c.Audience, c.ID = jwt.Audience(aud), jti
@@ -57,6 +57,16 @@ func ForTask(region string, alloc *messages.Allocation, task string, id *message
 		c.Expiry = jwt.NewNumericDate(now.Add(ttl))
 	}
 	return c, nil
+}
+
+// JobID is the job an allocation's identities name: a periodic or
+// dispatched job's parent (as Nomad's, so that every child reads the
+// parent's variables), else the allocation's job.
+func JobID(alloc *messages.Allocation) string {
+	if p := alloc.GetJob().GetParentID(); p != "" {
+		return p
+	}
+	return alloc.GetJobID()
 }
 
 // NameOf is an identity block's name ("default" when unnamed or nil).

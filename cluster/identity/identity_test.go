@@ -148,3 +148,15 @@ func TestJWKS(t *testing.T) {
 	require.NoError(t, parsed.Claims(keys[0].Key, &out))
 	require.Equal(t, "a1", out["nomad_allocation_id"])
 }
+
+// TestChildJobNamesParent: a periodic or dispatched child's identity
+// names its parent job, as Nomad's do.
+func TestChildJobNamesParent(t *testing.T) {
+	child := &messages.Allocation{ID: "a2", Namespace: "ns1", JobID: "batch/periodic-1700000000", TaskGroup: "g",
+		Job: &messages.Job{ID: "batch/periodic-1700000000", ParentID: "batch"}}
+	c, err := ForTask("global", child, "t", nil, now)
+	require.NoError(t, err)
+	require.Equal(t, "batch", c.JobID)
+	require.Equal(t, "global:ns1:batch:g:t:default", c.Subject)
+	require.Equal(t, "web", JobID(alloc))
+}
