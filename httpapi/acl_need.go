@@ -35,6 +35,7 @@ const (
 	needObject                     // cap in the namespace of the object named (else ?namespace=)
 	needVariable                   // variable cap on {path} in ?namespace=
 	needNsAny                      // any capability in the namespace {name}
+	needService                    // read of services in ?namespace= (read-job, or a workload of it)
 	needLevel                      // a node/agent/operator/plugin level
 	needManagement                 // a management token
 	needToken                      // any valid token (not the anonymous one)
@@ -107,7 +108,8 @@ var routeNeeds = buildNeeds([]struct {
 	{nsCap(acl.NsReadJob), []string{"GET /v1/job/{id}", "GET /v1/job/{id}/allocations", "GET /v1/job/{id}/versions",
 		"GET /v1/job/{id}/submission", "GET /v1/job/{id}/evaluations", "GET /v1/job/{id}/summary",
 		"GET /v1/job/{id}/deployments", "GET /v1/job/{id}/deployment", "GET /v1/allocations", "GET /v1/evaluations",
-		"GET /v1/deployments", "GET /v1/services", "GET /v1/service/{name}"}},
+		"GET /v1/deployments"}},
+	{need{kind: needService, cap: acl.NsReadJob}, []string{"GET /v1/services", "GET /v1/service/{name}"}},
 	{nsCap(acl.NsReadJobScaling), []string{"GET /v1/job/{id}/scale"}},
 	{nsCap(acl.NsScaleJob), []string{"PUT /v1/job/{id}/scale", "POST /v1/job/{id}/scale"}},
 	{nsCap(acl.NsDispatchJob), []string{"PUT /v1/job/{id}/dispatch", "POST /v1/job/{id}/dispatch"}},
@@ -149,7 +151,7 @@ var routeNeeds = buildNeeds([]struct {
 	{pluginList, []string{"GET /v1/plugins"}},
 	{pluginRead, []string{"GET /v1/plugin/csi/{id}"}},
 	{need{kind: needNsAny}, []string{"GET /v1/namespace/{name}"}},
-	{need{kind: needNone}, []string{"GET /v1/regions", "GET /v1/status/leader", "GET /v1/status/peers", "POST /v1/acl/bootstrap",
+	{need{kind: needNone}, []string{"GET /.well-known/jwks.json", "GET /v1/regions", "GET /v1/status/leader", "GET /v1/status/peers", "POST /v1/acl/bootstrap",
 		"PUT /v1/acl/bootstrap", "GET /v1/namespaces"}},
 	{need{kind: needToken}, []string{"GET /v1/acl/token/self"}},
 	// The event stream: the topics asked for, each event checked against

@@ -206,7 +206,8 @@ func (s *Server) routes() {
 	s.eventRoutes(m) // and /v1/metrics, /v1/agent/monitor
 	s.uiRoutes(m)    // the web UI: GET /ui/..., and / redirects there
 	s.aclRoutes(m)
-	s.federationRoutes(m) // /v1/regions, /v1/agent/join
+	s.federationRoutes(m)                                      // /v1/regions, /v1/agent/join
+	m.HandleFunc("GET /.well-known/jwks.json", s.wrap(s.jwks)) // acl_identity.go
 }
 
 // ServeHTTP implements http.Handler. The query string is checked before
