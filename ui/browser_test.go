@@ -97,6 +97,10 @@ func TestPagesLoadFastWithManyJobsAndAllocs(t *testing.T) {
 			tm := b.PageTimings(t)
 			t.Logf("page %s (%s), %s load: data drawn %.0f ms after navigation started (goal < 300 ms; modules ran by %.0f ms, last API answer read at %.0f ms; %d table rows in the DOM; %d requests, %.0f KB, of which UI files %d, %.0f KB)",
 				page.name, page.path, visit, tm.Ready, tm.DOMContentLoaded, tm.LastAPIResponse, rows, tm.Requests, tm.TransferKB, tm.Assets, tm.AssetKB)
+			for _, r := range b.Breakdown(t) {
+				t.Logf("  %s (%.0f KB): sent %.0f, first byte %.0f, last byte %.0f, parsed %.0f, drawn %.0f ms",
+					r.Path, r.KB, r.Sent, r.FirstByte, r.LastByte, r.Parsed, r.Drawn)
+			}
 		}
 		b.Screenshot(t, page.name)
 	}

@@ -240,3 +240,34 @@ func ArtifactDir(t testing.TB) string {
 	t.Logf("uitest: artifacts in %s", d)
 	return d
 }
+
+// Read is how one /v1 read of a page went, in milliseconds from the
+// start of navigation (the Performance API): the request sent, its first
+// byte and its last byte arrived, its JSON parsed (the UI's mark
+// "troupe:parsed <path>") and its section drawn ("troupe:drawn <path>");
+// -1 for a step not reached. KB is what it carried.
+type Read struct {
+	Path                                     string
+	Sent, FirstByte, LastByte, Parsed, Drawn float64
+	KB                                       float64
+}
+
+// Breakdown reads the first read of each /v1 path of the page now shown
+// (not the event stream, which stays open), in the order they were sent.
+func (b *Browser) Breakdown(t testing.TB) []Read {
+	t.Helper()
+	return Eval[[]Read](t, b, `(() => {
+  const mark = (kind, path) => performance.getEntriesByName('troupe:' + kind + ' ' + path)[0]?.startTime ?? -1;
+  const seen = new Set();
+  return performance.getEntriesByType('resource').filter((e) => {
+    const u = new URL(e.name);
+    if (!u.pathname.startsWith('/v1/') || u.pathname === '/v1/event/stream' || seen.has(u.pathname)) return false;
+    seen.add(u.pathname);
+    return true;
+  }).map((e) => {
+    const path = new URL(e.name).pathname;
+    return { Path: path, Sent: e.requestStart || e.startTime, FirstByte: e.responseStart, LastByte: e.responseEnd,
+      Parsed: mark('parsed', path), Drawn: mark('drawn', path), KB: e.transferSize / 1024 };
+  });
+})()`)
+}

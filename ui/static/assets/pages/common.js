@@ -13,7 +13,11 @@ import { errorText, html, shortID, badge } from '../dom.js';
 // path with blocking queries (opts.wait bounds one).
 export function live(ctx, el, path, params, draw, opts = {}) {
   const drawn = ctx.track();
-  const onData = async (data) => { await draw(data); drawn(); };
+  const onData = async (data) => {
+    await draw(data);
+    performance.mark(`troupe:drawn ${path}`); // uitest.Breakdown
+    drawn();
+  };
   const onError = (e) => { el.innerHTML = errorText(e); drawn(); };
   if (!opts.topics) {
     watch(path, params, onData, onError, ctx.signal, opts.wait);
