@@ -5,14 +5,15 @@ import { errorText, html, shortID, badge } from '../dom.js';
 
 // live follows path and calls draw(data) on each change (draw may be
 // async); a failed read shows its error in el. The page counts the
-// section as drawn after its first answer. With opts.topics ('Job',
+// section as drawn after its first answer (opts.drawn: the ctx.track()
+// to call then, when the caller made it). With opts.topics ('Job',
 // 'Allocation:<job id>', ...) it follows the page's event stream: an
 // event of those topics (for which opts.match(ev) holds, when given)
 // reads path again; a stream the agent refuses (a token that may not
 // read those topics) falls back to blocking queries. Without, it follows
 // path with blocking queries (opts.wait bounds one).
 export function live(ctx, el, path, params, draw, opts = {}) {
-  const drawn = ctx.track();
+  const drawn = opts.drawn || ctx.track(); // the caller's, when it tracks the section itself
   const onData = async (data) => {
     await draw(data);
     performance.mark(`troupe:drawn ${path}`); // uitest.Breakdown
@@ -88,5 +89,34 @@ export function allocRow(a) {
   ];
 }
 
-// byNewest orders allocations newest first.
-export const byNewest = (a, b) => (b.CreateIndex || 0) - (a.CreateIndex || 0);
+// byNewest orders allocations newest first: by create index, then ID,
+// reversed (Nomad's paging order of /v1/allocations, with ?reverse=true).
+export const byNewest = (a, b) => (b.CreateIndex || 0) - (a.CreateIndex || 0) || cmp(b.ID, a.ID);
+export const cmp = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+
+// The rows of a long list drawn before the whole list is in: a
+// window's rows and more (dom.js Windowed draws ~40 at first).
+const FIRST = 60;
+
+// liveList follows the list at path into view (a ListView), in the
+// order sort gives. Its first FIRST rows are read and drawn first, as
+// one page of a list that Nomad pages in that order (first: its path and
+// params; ?per_page= is added), and the whole list after them, so that
+// the rows in view do not wait for thousands that are not (read at once,
+// a long list's transfer holds up the page's other reads too): the page
+// is ready once those rows are drawn (troupe:ready), complete once the
+// whole list is. A first read that fails just reads the whole list.
+export function liveList(ctx, view, path, params, sort, first, follow) {
+  const drawn = ctx.track();
+  const whole = () => live(ctx, view.el, path, params, (list) => view.set((list || []).sort(sort)), { ...follow, drawn });
+  get(first.path, { ...first.params, per_page: FIRST }, ctx.signal).then(({ data, next }) => {
+    view.set(data.sort(sort), next ? `the first ${data.length}; reading the others…` : undefined);
+    performance.mark(`troupe:drawn ${first.path}`); // uitest.Breakdown
+    drawn.part();
+  }, () => {}).then(() => { if (!ctx.signal.aborted) whole(); });
+}
+
+// allocsFirst is the first page of liveList of allocations newest first
+// (byNewest): /v1/allocations by create index, reversed, of those filter
+// (a job's, a node's) keeps.
+export const allocsFirst = (namespace, filter) => ({ path: '/v1/allocations', params: { namespace, filter, reverse: true } });

@@ -2,7 +2,7 @@
 // allocations, each followed on its own.
 
 import { html, badge, section, table, shortID, ago, ListView } from '../dom.js';
-import { live, allocHeads, allocRow, byNewest } from './common.js';
+import { live, liveList, allocsFirst, allocHeads, allocRow, byNewest } from './common.js';
 
 export function render(root, { id, namespace = 'default' }, ctx) {
   const base = `/v1/job/${encodeURIComponent(id)}`;
@@ -43,5 +43,5 @@ export function render(root, { id, namespace = 'default' }, ctx) {
   root.insertAdjacentHTML('beforeend', '<h2>Allocations</h2>');
   const allocs = section(root, 'allocations');
   const view = new ListView(allocs, allocHeads, allocRow, 'No allocations.');
-  live(ctx, allocs, `${base}/allocations`, q, (list) => view.set((list || []).sort(byNewest)), follow('Allocation'));
+  liveList(ctx, view, `${base}/allocations`, q, byNewest, allocsFirst(namespace, `JobID == ${JSON.stringify(id)}`), follow('Allocation'));
 }
