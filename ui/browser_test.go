@@ -318,3 +318,46 @@ func TestAllocTableVirtualised(t *testing.T) {
 	require.Equal(t, fmt.Sprintf("%08x", 9999-5000), shown(5000))
 	b.Screenshot(t, "job-10000-allocs-scrolled")
 }
+
+// TestLongListDrawsFirstRowsFirst: a node's allocations draw the newest
+// ones from one page of /v1/allocations while the whole list is still
+// on its way (the page is ready then), and all of them once it is in.
+func TestLongListDrawsFirstRowsFirst(t *testing.T) {
+	allocs := manyAllocs(1000, "web", "n1")
+	raw, err := json.Marshal(allocs)
+	require.NoError(t, err)
+	release := make(chan struct{})
+	srv := httptest.NewServer(fakeAPI(t, map[string]any{
+		"/v1/node/n1":     map[string]any{"ID": "n1", "Name": "n1", "Status": "ready"},
+		"/v1/allocations": pages(t, allocs, allocKey),
+		"/v1/node/n1/allocations": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+			if r.URL.Query().Get("index") != "" {
+				<-r.Context().Done()
+				return
+			}
+			w.Header().Set("X-Nomad-Index", "1")
+			_, _ = w.Write(raw)
+		}),
+	}))
+	t.Cleanup(srv.Close)
+	b := uitest.Start(t)
+	b.Open(t, srv.URL+"/ui/clients/n1")
+	b.WaitReady(t, 30*time.Second)
+	count := `document.querySelector('[data-section=allocations] [data-count]').textContent`
+	require.Equal(t, "the first 60; reading the others…", uitest.Eval[string](t, b, count))
+	firstCells := `[...document.querySelectorAll('[data-section=allocations] tbody tr[data-row] td:first-child')].map((td) => td.textContent)`
+	shown := uitest.Eval[[]string](t, b, firstCells)
+	require.Len(t, shown, 60)
+	require.Equal(t, []string{"000003e7", "000003e6"}, shown[:2], "newest first")
+	require.Equal(t, "", uitest.Eval[string](t, b, `document.body.dataset.complete`))
+
+	close(release)
+	b.WaitComplete(t, 10*time.Second)
+	require.Equal(t, "1000 in all", uitest.Eval[string](t, b, count))
+	require.Equal(t, shown[:30], uitest.Eval[[]string](t, b, firstCells)[:30], "the rows in view stay")
+}
