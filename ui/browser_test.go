@@ -136,6 +136,7 @@ func TestPagesLoadFastWithManyJobsAndAllocs(t *testing.T) {
 		"/v1/job/job-0000/versions":    map[string]any{"Versions": []any{map[string]any{"Version": 0, "Stable": true}}},
 		"/v1/job/job-0000/deployments": []any{},
 		"/v1/job/job-0000/allocations": allocs,
+		"/v1/job/job-0000/summary":     map[string]any{"JobID": "job-0000", "Summary": map[string]any{"g": map[string]any{"Running": 10000}}},
 		"/v1/node/n1":                  map[string]any{"ID": "n1", "Name": "n1", "Status": "ready"},
 		"/v1/node/n1/allocations":      allocs,
 		"/v1/allocations":              pages(t, allocs, allocKey),
@@ -284,11 +285,14 @@ func TestAllocTableVirtualised(t *testing.T) {
 		"/v1/job/job-0000/versions":    map[string]any{"Versions": []any{}},
 		"/v1/job/job-0000/deployments": []any{},
 		"/v1/job/job-0000/allocations": allocs,
+		"/v1/job/job-0000/summary":     map[string]any{"JobID": "job-0000", "Summary": map[string]any{"g": map[string]any{"Running": 10000}}},
 	}))
 	t.Cleanup(srv.Close)
 	b := uitest.Start(t)
 	b.Open(t, srv.URL+"/ui/jobs/job-0000@default")
 	b.WaitReady(t, 30*time.Second)
+	require.Equal(t, []string{"g", "0", "0", "10000", "0", "0", "0", "0"}, uitest.Eval[[]string](t, b,
+		`[...document.querySelectorAll('[data-section=summary] tbody td')].map((td) => td.textContent)`), "the counts by status")
 	const rowsSel = `[data-section=allocations] tbody tr[data-row]`
 	b.WaitFor(t, `document.querySelector('[data-section=allocations] [data-count]').textContent === '10000 in all'`, 10*time.Second)
 	inDOM := func() int { return uitest.Eval[int](t, b, `document.querySelectorAll('`+rowsSel+`').length`) }
