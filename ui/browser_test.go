@@ -64,7 +64,7 @@ func manyAllocs(n int, job, node string) []map[string]any {
 	return out
 }
 
-// pages answers a list Nomad pages (/v1/jobs, /v1/allocations) from
+// pages answers a list Nomad pages (/v1/allocations) from
 // items as the agent does for the reads the pages make: ?filter= of the
 // form Field == "value", items in the order key gives (compared as
 // strings), reversed with ?reverse=true, ?per_page= of them, and
@@ -109,9 +109,8 @@ func pages(t *testing.T, items []map[string]any, key func(map[string]any) string
 	})
 }
 
-// Nomad's paging orders (httpapi/paging.go): jobs by namespace and ID,
-// allocations by create index, then ID.
-func jobKey(j map[string]any) string { return j["Namespace"].(string) + "." + j["ID"].(string) }
+// allocKey is Nomad's paging order of allocations (httpapi/paging.go):
+// by create index, then ID.
 func allocKey(a map[string]any) string {
 	return fmt.Sprintf("%020d.%s", a["CreateIndex"].(int), a["ID"].(string))
 }
@@ -131,7 +130,7 @@ func TestPagesLoadFastWithManyJobsAndAllocs(t *testing.T) {
 	}
 	allocs := manyAllocs(10000, "job-0000", "n1")
 	srv := httptest.NewServer(fakeAPI(t, map[string]any{
-		"/v1/jobs":                     pages(t, jobs, jobKey),
+		"/v1/jobs":                     jobs,
 		"/v1/job/job-0000":             map[string]any{"ID": "job-0000", "Type": "service", "Status": "running", "TaskGroups": []any{map[string]any{"Name": "g", "Count": 10000}}},
 		"/v1/job/job-0000/versions":    map[string]any{"Versions": []any{map[string]any{"Version": 0, "Stable": true}}},
 		"/v1/job/job-0000/deployments": []any{},

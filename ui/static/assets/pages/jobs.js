@@ -1,7 +1,7 @@
 // /ui/jobs: every job of every namespace, in a windowed table.
 
 import { html, badge, section, ListView } from '../dom.js';
-import { liveList, jobHref, cmp } from './common.js';
+import { live, jobHref } from './common.js';
 
 function summary(j) {
   const out = { running: 0, pending: 0, failed: 0, complete: 0 };
@@ -19,8 +19,8 @@ export function render(root, params, ctx) {
     html`<a href="${jobHref(j.ID, j.Namespace)}">${j.Name || j.ID}</a>`,
     j.Namespace, j.Type, j.Priority, badge(j.Stop ? 'stopped' : j.Status), summary(j),
   ], 'No jobs.');
-  // In Nomad's paging order: by "<namespace>.<ID>".
-  const order = (a, b) => cmp(`${a.Namespace}.${a.ID}`, `${b.Namespace}.${b.ID}`);
-  const all = { namespace: '*' };
-  liveList(ctx, view, '/v1/jobs', all, order, { path: '/v1/jobs', params: all }, { topics: ['Job'] });
+  live(ctx, el, '/v1/jobs', { namespace: '*' }, (jobs) => {
+    jobs.sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
+    view.set(jobs);
+  }, { topics: ['Job'] });
 }
