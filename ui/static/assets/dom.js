@@ -79,9 +79,13 @@ export class Windowed {
     let start = 0;
     let end = n;
     if (n > WHOLE) {
-      const top = this.box.scrollTop;
-      // Before its rows are in, the box is no higher than its header.
-      const height = Math.max(this.box.clientHeight, innerHeight);
+      // A first draw reads no layout (which would lay the page out once
+      // more before its rows are in): the box is at its top, and, empty,
+      // no higher than its header.
+      const first = !this.drawn;
+      this.drawn = true;
+      const top = first ? 0 : this.box.scrollTop;
+      const height = first ? innerHeight : Math.max(this.box.clientHeight, innerHeight);
       start = Math.min(n, Math.max(0, Math.floor(top / this.rowHeight) - OVERSCAN));
       end = Math.min(n, Math.ceil((top + height) / this.rowHeight) + OVERSCAN);
     }
