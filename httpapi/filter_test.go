@@ -21,7 +21,7 @@ func TestParseListQuery(t *testing.T) {
 	o, err := parseQuery(`filter=Status+%3D%3D+"running"&per_page=3&next_token=12.ab&reverse=true`)
 	require.NoError(t, err)
 	require.NotNil(t, o.list.filter)
-	require.Equal(t, listQuery{filter: o.list.filter, perPage: 3, next: "12.ab", reverse: true}, o.list)
+	require.Equal(t, listQuery{filter: o.list.filter, expr: `Status == "running"`, perPage: 3, next: "12.ab", reverse: true}, o.list)
 	o, err = parseQuery("")
 	require.NoError(t, err)
 	require.Equal(t, listQuery{}, o.list)

@@ -60,7 +60,7 @@ export function errorText(e) { return html`<p class="error">${e.message || e}</p
 // paint(start, end) draws rows [start, end) of n; the list scrolls as
 // though all were there (paint pads above and below them by rowHeight
 // a row).
-export const WHOLE = 300;
+const WHOLE = 300;
 const OVERSCAN = 10;
 
 export class Windowed {

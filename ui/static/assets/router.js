@@ -64,7 +64,7 @@ export function draw() {
   }
   // The page is ready when every section it follows has drawn once, and
   // complete when each has drawn all of its data (a long list may draw
-  // the rows in view first: pages/common.js liveAllocs).
+  // the rows in view first: pages/common.js liveList).
   let pending = 1;
   let whole = 1;
   const done = () => {
