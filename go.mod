@@ -18,6 +18,7 @@ require (
 	github.com/containernetworking/cni v1.3.0
 	github.com/creack/pty v1.1.24
 	github.com/distribution/reference v0.6.0
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/golang/snappy v0.0.4
 	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674
 	github.com/hashicorp/cronexpr v1.1.3

@@ -13,6 +13,8 @@ type ACL struct {
 	operator   level
 	plugin     level
 	quota      level
+	// workload: a workload identity's implicit rules (workload.go).
+	workload *Workload
 }
 
 // Management is the ACL of a management token.
@@ -186,6 +188,9 @@ func (a *ACL) AllowNamespace(ns string) bool {
 	if a.management {
 		return true
 	}
+	if a.workload != nil {
+		return ns == a.workload.Namespace
+	}
 	r, ok := a.namespaces.lookup(ns)
 	if !ok || r.caps[NsDeny] {
 		return false
@@ -209,6 +214,9 @@ func (a *ACL) AllowVariableOperation(ns, path, cap string) bool {
 	}
 	if a.management {
 		return true
+	}
+	if a.workload != nil {
+		return a.workload.allowsVar(ns, path, cap)
 	}
 	r, ok := a.namespaces.lookup(ns)
 	if !ok || r.caps[NsDeny] {

@@ -67,6 +67,9 @@ type Agent struct {
 	// client's calls and volume requests use it.
 	conn    *serverConn
 	members *membership.Membership
+	// wan is a server's member of the WAN pool of every region's servers
+	// (wan.go); nil on clients and unclustered servers.
+	wan *membership.Membership
 
 	db      *clientstate.DB
 	plugins *node.PluginTable
@@ -178,6 +181,9 @@ func (a *Agent) startSteps() []startStep {
 	}
 	if a.cfg.Clustered() {
 		steps = append(steps, startStep{"remote", a.startRemote})
+	}
+	if a.cfg.Clustered() && a.cfg.Server {
+		steps = append(steps, startStep{"federation", a.startFederation}) // federation.go
 	}
 	if a.cfg.Client {
 		steps = append(steps, startStep{"client", a.startClient})
@@ -298,6 +304,10 @@ func (a *Agent) Shutdown() error {
 	}
 	if a.devices != nil { // after the client actor cancelled its device watch; Close waits for it
 		errs = append(errs, a.devices.Close())
+	}
+	if a.wan != nil {
+		_ = a.wan.Leave(time.Second)
+		errs = append(errs, a.wan.Shutdown())
 	}
 	if a.members != nil {
 		_ = a.members.Leave(time.Second)

@@ -123,6 +123,8 @@ func (a *Agent) allocProps(al *messages.Allocation, n *messages.Node) *actor.Pro
 		Registry: a.sys.Registry, Logger: a.log.With("actor", "alloc"), CSI: a.csi, Node: n,
 		Artifacts: &artifact.Fetcher{Limits: a.cfg.Artifacts},
 		Vars:      a.conn,
+		// Workload identities, signed by the servers (identity.go).
+		Identities: a.conn,
 	}
 	if a.network != nil { // a nil *cni.Network must stay a nil interface
 		spec.Network = a.network

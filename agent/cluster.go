@@ -49,20 +49,10 @@ func (a *Agent) startMembership() error {
 			meta.NodeName = a.nodeName()
 		}
 	}
-	cfg := membership.Config{Name: meta.NodeName, BindAddr: a.cfg.BindAddr, BindPort: a.cfg.GossipPort,
-		Meta: meta, Logger: a.log}
-	if d := a.cfg.GossipInterval; d > 0 {
-		cfg.ProbeInterval, cfg.ProbeTimeout, cfg.GossipInterval = 2*d, d, d
-		cfg.SuspicionMult, cfg.PushPullInterval = 3, 10*d
-	}
-	primary, others, err := a.gossipKeys() // gossip_keyring.go
+	m, err := a.newGossipPool(membership.Config{Name: meta.NodeName, BindAddr: a.cfg.BindAddr, BindPort: a.cfg.GossipPort,
+		Meta: meta, Logger: a.log})
 	if err != nil {
 		return err
-	}
-	cfg.SecretKey, cfg.Keys = primary, others
-	m, err := membership.New(cfg)
-	if err != nil {
-		return fmt.Errorf("agent: gossip: %w", err)
 	}
 	a.members = m
 	peers := a.cfg.Join
@@ -72,15 +62,45 @@ func (a *Agent) startMembership() error {
 		}
 	}
 	a.wg.Add(1)
-	go a.joinLoop(peers)
+	go a.joinLoop(m, "lan", peers)
 	a.wg.Add(1)
 	go a.watchMembers()
+	if a.cfg.Server {
+		return a.startWAN() // wan.go
+	}
 	return nil
 }
 
-// joinLoop joins the given gossip peers, retrying with backoff until one
-// answers or the agent stops.
-func (a *Agent) joinLoop(peers []string) {
+// newGossipPool starts a gossip pool, the LAN pool or the servers' WAN
+// pool (cfg.WAN), with the agent's gossip tuning and keys.
+func (a *Agent) newGossipPool(cfg membership.Config) (*membership.Membership, error) {
+	if d := a.cfg.GossipInterval; d > 0 {
+		cfg.ProbeInterval, cfg.ProbeTimeout, cfg.GossipInterval = 2*d, d, d
+		cfg.SuspicionMult, cfg.PushPullInterval = 3, 10*d
+		if cfg.WAN {
+			cfg.TCPTimeout = 20 * d // memberlist's WAN default is 30 s
+		}
+	}
+	primary, others, err := a.gossipKeys() // gossip_keyring.go: both pools share the keys
+	if err != nil {
+		return nil, err
+	}
+	cfg.SecretKey, cfg.Keys = primary, others
+	m, err := membership.New(cfg)
+	if err != nil {
+		what := "gossip"
+		if cfg.WAN {
+			what = "wan gossip"
+		}
+		return nil, fmt.Errorf("agent: %s: %w", what, err)
+	}
+	return m, nil
+}
+
+// joinLoop joins the given peers of gossip pool m (the LAN pool or the
+// servers' WAN pool), retrying with backoff until one answers or the
+// agent stops.
+func (a *Agent) joinLoop(m *membership.Membership, pool string, peers []string) {
 	defer a.wg.Done()
 	if len(peers) == 0 {
 		return
@@ -88,13 +108,13 @@ func (a *Agent) joinLoop(peers []string) {
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = 200*time.Millisecond, 10*time.Second, 0
 	for {
-		n, err := a.members.Join(peers)
+		n, err := m.Join(peers)
 		if n > 0 {
-			a.log.Info("joined the cluster", "contacted", n)
+			a.log.Info("joined the cluster", "pool", pool, "contacted", n)
 			return
 		}
 		d := b.NextBackOff()
-		a.log.Warn("joining the cluster failed, retrying", "peers", peers, "error", err, "in", d)
+		a.log.Warn("joining the cluster failed, retrying", "pool", pool, "peers", peers, "error", err, "in", d)
 		select {
 		case <-a.stop:
 			return

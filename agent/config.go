@@ -31,6 +31,15 @@ type Config struct {
 	// resolved through the servers (Nomad's client acl token_ttl; 0:
 	// 30 s).
 	ACLTokenTTL time.Duration
+	// AuthoritativeRegion is the region whose ACL policies and global
+	// tokens every other region replicates (Nomad's server {
+	// authoritative_region }; "": this region is its own authority).
+	// ReplicationToken is a management token's secret of that region
+	// (Nomad's acl { replication_token }); ACLReplicationInterval is
+	// how often the leader pulls (0: DefaultACLReplicationInterval).
+	AuthoritativeRegion    string
+	ReplicationToken       string
+	ACLReplicationInterval time.Duration
 	// StopTasksOnShutdown stops every task and removes every bridge
 	// network on Shutdown, as -dev does (whose state dies with it).
 	// Otherwise tasks outlive the agent, which re-attaches on start.
@@ -155,8 +164,15 @@ type Config struct {
 	GossipPort      int
 	RaftPort        int
 	BootstrapExpect int
+	// WANPort is a server's port in the WAN pool of every region's
+	// servers (federation; 0: DefaultWANPort).
+	WANPort int
 	// Join lists gossip addresses of agents to join (servers).
 	Join []string
+	// RetryJoin lists WAN addresses (host or host:port) of servers,
+	// of this region or others, whose WAN pool a server joins, retrying
+	// until one answers (-retry-join, Nomad's server { retry_join }).
+	RetryJoin []string
 	// Servers lists the RPC addresses of servers (clients).
 	Servers []string
 	// Failure detection and heartbeats.
@@ -196,7 +212,7 @@ func DefaultConfig() *Config {
 		HTTPAddr: "127.0.0.1:4646", Datacenter: "dc1", Region: "global",
 		SnapshotThreshold: 8192, SnapshotInterval: 2 * time.Minute,
 		ClientBatch: 50 * time.Millisecond,
-		RPCPort:     4647, GossipPort: 4648, RaftPort: 4649,
+		RPCPort:     4647, GossipPort: 4648, RaftPort: 4649, WANPort: DefaultWANPort,
 		HeartbeatTTL: 10 * time.Second, HeartbeatGrace: 10 * time.Second, MaxHeartbeatsPerSecond: 50,
 		VolumeRetry: actors.DefaultRetry(),
 	}

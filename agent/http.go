@@ -38,7 +38,11 @@ func (a *Agent) startHTTP() error {
 		return err
 	}
 	ln := a.tlsListener(a.ln)
-	opts := httpapi.Options{Region: a.cfg.Region, Limits: a.cfg.JobLimits,
+	var fed httpapi.Federation
+	if a.cfg.Server {
+		fed = a // wan.go, federation.go
+	}
+	opts := httpapi.Options{Region: a.cfg.Region, Federation: fed, Limits: a.cfg.JobLimits,
 		Metrics: a.tele, Logs: a.logs,
 		ACLEnabled: a.cfg.ACLEnabled, ACLResetFile: filepath.Join(a.dataDir, "server", ACLResetFileName)}
 	if !a.cfg.Server {
@@ -92,6 +96,9 @@ func (a *Agent) clientOnlyHandler(local http.Handler) http.Handler {
 // servesHere reports whether a client-only agent answers r itself.
 func (a *Agent) servesHere(r *http.Request) bool {
 	p, q := r.URL.Path, r.URL.Query()
+	if region := q.Get("region"); region != "" && region != a.cfg.Region {
+		return false // a server forwards it to that region
+	}
 	switch {
 	case p == "/v1/agent/self", p == "/v1/actors" && q.Get("node") == "", p == "/v1/metrics", p == "/v1/agent/monitor":
 		return true
@@ -230,6 +237,7 @@ func (a *Agent) Members() *api.ServerMembers {
 			Port: mem.Port, Status: mem.Status, Tags: tags, ProtocolMin: 1, ProtocolMax: 5, ProtocolCur: 2,
 			DelegateMin: 2, DelegateMax: 5, DelegateCur: 4})
 	}
+	out.Members = append(out.Members, a.wanMembers()...) // wan.go
 	return out
 }
 

@@ -98,7 +98,7 @@ func noLeaderHoldTimeout(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
 	cfg.Client = false
 	cfg.BindAddr = "127.0.0.1"
-	cfg.RPCPort, cfg.GossipPort, cfg.RaftPort = freePort(t), freePort(t), freePort(t)
+	cfg.RPCPort, cfg.GossipPort, cfg.RaftPort, cfg.WANPort = freePort(t), freePort(t), freePort(t), freePort(t)
 	cfg.BootstrapExpect = 3
 	cfg.RPCHoldTimeout = 2 * time.Second
 	a := startNoWait(t, cfg)

@@ -87,9 +87,11 @@ func (a *Agent) serverSpec() *server.Spec {
 		Leader:        a.leaderRPCAddr,
 		// Clients gossip reported failed under the old leader.
 		GainedLeadership: a.suspectFailedClients,
-		Vars:             a.readVars,
+		Vars:             a.readVarsPlain,
 		ACLTokens:        a.resolveACLToken,
 		SchedulerStats:   &a.schedStats,
+		Identities:       a.signIdentities, // identity.go
+		WorkloadVars:     a.readVarsAs,
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/troupe-dev/troupe/cluster/keyring"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
@@ -65,7 +67,12 @@ func (a *Agent) readVars(ctx context.Context, req *messages.VarReadRequest) *mes
 
 // ReadVars implements alloc.VarSource: a template's read, at any server.
 func (c *serverConn) ReadVars(ctx context.Context, req *messages.VarReadRequest) (*messages.VarReadResponse, error) {
-	resp, err := c.call(ctx, req)
+	return varReadReply(c.call(ctx, req))
+}
+
+// varReadReply is a server's answer to a variable read (plain or with an
+// identity).
+func varReadReply(resp proto.Message, err error) (*messages.VarReadResponse, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -86,6 +86,9 @@ func (a *Agent) rpcTLS() (listen, dial *tls.Config) {
 		return nil, nil
 	}
 	names := a.tls.PeerNames(a.cfg.Region, a.rpcPeerRoles()...)
+	if a.cfg.Server && len(names) > 0 { // federation: other regions' servers forward to this one
+		names = append(names, a.tls.PeerNames(tlsutil.AnyRegion, tlsutil.RoleServer)...)
+	}
 	return a.tls.PeerListenConfig(names), a.tls.PeerDialConfig(names)
 }
 

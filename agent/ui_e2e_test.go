@@ -50,6 +50,9 @@ func TestUIPagesShowAgentData(t *testing.T) {
 	b.WaitFor(t, fmt.Sprintf(`document.querySelector('[data-section=allocations] a[href="/ui/allocations/%s"]')`, stub.ID), 10*time.Second)
 	b.WaitFor(t, `document.querySelector('[data-section=job]').innerText.includes('t (raw_exec)')`, 10*time.Second)
 	b.WaitFor(t, `document.querySelector('[data-section=versions] tbody tr')`, 10*time.Second)
+	// Its allocations came from one page of /v1/allocations (a filter by
+	// job, newest first), which the agent answered.
+	b.WaitFor(t, `performance.getEntriesByName('troupe:drawn /v1/allocations').length === 1`, 10*time.Second)
 	b.Screenshot(t, "job")
 
 	// The log grows on the page as the task writes it, without a reload.
@@ -73,6 +76,7 @@ func TestUIPagesShowAgentData(t *testing.T) {
 	b.Open(t, base+"/ui/clients/"+node)
 	b.WaitFor(t, `document.querySelector('[data-section=node]').innerText.includes('raw_exec')`, 10*time.Second)
 	b.WaitFor(t, fmt.Sprintf(`document.querySelector('[data-section=allocations] a[href="/ui/allocations/%s"]')`, stub.ID), 10*time.Second)
+	b.WaitFor(t, `performance.getEntriesByName('troupe:drawn /v1/allocations').length === 1`, 10*time.Second)
 	b.Screenshot(t, "client")
 
 	b.Open(t, base+"/ui/servers")

@@ -33,6 +33,9 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 		{"vault", func(j *nomad.Job) {
 			j.TaskGroups[0].Tasks[0].Vault = &nomad.Vault{Policies: []string{"x"}}
 		}, `job "odd": group "g": task "t": Vault is not supported yet`},
+		{"identity change_mode", func(j *nomad.Job) {
+			j.TaskGroups[0].Tasks[0].Identity = &nomad.WorkloadIdentity{Env: true, ChangeMode: "restart"}
+		}, `ChangeMode is not supported yet`},
 		{"multiregion", func(j *nomad.Job) {
 			j.Multiregion = &nomad.Multiregion{Regions: []*nomad.MultiregionRegion{{Name: "global"}}}
 		}, `job "odd": multiregion jobs are not supported yet`},

@@ -38,6 +38,10 @@ type Config struct {
 	// Token is the ACL token's secret sent as X-Nomad-Token on every
 	// request ("" sends none: the anonymous policy applies).
 	Token string
+	// Region is sent as ?region= on every request whose options name none
+	// (the agent forwards it to a server of that region); "" sends none:
+	// the agent's own region.
+	Region string
 }
 
 // DefaultConfig reads the address from TROUPE_ADDR, else DefaultAddress.
@@ -55,6 +59,7 @@ type Client struct {
 	http      *http.Client
 	namespace string
 	token     string
+	region    string
 }
 
 // NewClient builds a client. A nil cfg means DefaultConfig.
@@ -80,7 +85,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{base: u, http: hc, namespace: cfg.Namespace, token: cfg.Token}, nil
+	return &Client{base: u, http: hc, namespace: cfg.Namespace, token: cfg.Token, region: cfg.Region}, nil
 }
 
 // Namespace is the namespace sent on requests whose options name none.
@@ -106,6 +111,7 @@ type request struct {
 func (c *Client) newRequest(method, path string) *request {
 	r := &request{method: method, path: path, params: url.Values{}, header: http.Header{}, ctx: context.Background()}
 	setNonEmpty(r.params, "namespace", c.namespace) // the options' own namespace replaces it
+	setNonEmpty(r.params, "region", c.region)       // and their region this one
 	if c.token != "" {
 		r.header.Set(TokenHeader, c.token)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/troupe-dev/troupe/acl"
 	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/cluster/identity"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
 )
@@ -60,14 +61,17 @@ func newACLResolver(opts Options) *aclResolver {
 }
 
 // resolve finds the token whose secret is secret ("": anonymous) and
-// compiles its policies, from snap or through the servers; an expired
-// token is refused at now.
+// compiles its policies, from snap or through the servers (a workload
+// identity: its implicit rules); an expired token is refused at now.
 func (a *aclResolver) resolve(ctx context.Context, snap *state.Snap, secret string, now time.Time) (*resolved, error) {
 	var res *resolved
 	var err error
-	if a.remote != nil {
+	switch {
+	case identity.LooksLikeJWT(secret) && snap != nil:
+		return resolveWorkload(snap, secret, now) // acl_identity.go
+	case a.remote != nil:
 		res, err = a.remote.resolve(ctx, secret, now)
-	} else {
+	default:
 		res, err = a.resolveLocal(snap, secret)
 	}
 	if err != nil {
@@ -208,6 +212,11 @@ func (n need) allows(res *resolved, snap *state.Snap, r *http.Request) bool {
 		return a.AllowNamespace(r.PathValue("name"))
 	case needEvents:
 		return eventsAllowed(a, r)
+	case needService:
+		if r.URL.Query().Get("namespace") == allNamespaces {
+			return true // the list keeps what the token may read
+		}
+		return a.AllowServiceRead(namespace(r))
 	case needVariable:
 		if r.Method == http.MethodGet && r.PathValue("path") == "" {
 			// The list keeps what the token may list.
@@ -257,6 +266,9 @@ func aclAllowsNs(r *http.Request, ns string) bool {
 	if q == nil {
 		return true
 	}
+	if q.need.kind == needService {
+		return q.res.acl.AllowServiceRead(state.NamespaceOrDefault(ns))
+	}
 	c := q.need.cap
 	if c == "" || q.need.kind == needVariable {
 		c = acl.NsReadJob
@@ -297,10 +309,11 @@ func (s *Server) aclWatch(r *http.Request) (context.Context, context.CancelFunc)
 	return s.watchToken(r)
 }
 
-// aclRecheck refuses a request whose token went away while it waited.
+// aclRecheck refuses a request whose token went away while it waited (a
+// workload identity: whose allocation stopped).
 func (s *Server) aclRecheck(r *http.Request) error {
 	q := aclOf(r)
-	if q == nil || q.res.token == nil {
+	if q == nil || q.res.token == nil && !q.res.acl.IsWorkload() {
 		return nil
 	}
 	_, err := s.acls.resolve(r.Context(), s.snapshot(), q.secret, s.b.Now())

@@ -35,6 +35,7 @@ const (
 	needObject                     // cap in the namespace of the object named (else ?namespace=)
 	needVariable                   // variable cap on {path} in ?namespace=
 	needNsAny                      // any capability in the namespace {name}
+	needService                    // read of services in ?namespace= (read-job, or a workload of it)
 	needLevel                      // a node/agent/operator/plugin level
 	needManagement                 // a management token
 	needToken                      // any valid token (not the anonymous one)
@@ -86,6 +87,7 @@ var (
 	nodeRead      = need{kind: needLevel, level: (*acl.ACL).AllowNodeRead, rule: `node { policy = "read" }`}
 	nodeWrite     = need{kind: needLevel, level: (*acl.ACL).AllowNodeWrite, rule: `node { policy = "write" }`}
 	agentRead     = need{kind: needLevel, level: (*acl.ACL).AllowAgentRead, rule: `agent { policy = "read" }`}
+	agentWrite    = need{kind: needLevel, level: (*acl.ACL).AllowAgentWrite, rule: `agent { policy = "write" }`}
 	operatorRead  = need{kind: needLevel, level: (*acl.ACL).AllowOperatorRead, rule: `operator { policy = "read" }`}
 	operatorWrite = need{kind: needLevel, level: (*acl.ACL).AllowOperatorWrite, rule: `operator { policy = "write" }`}
 	pluginRead    = need{kind: needLevel, level: (*acl.ACL).AllowPluginRead, rule: `plugin { policy = "read" }`}
@@ -106,7 +108,8 @@ var routeNeeds = buildNeeds([]struct {
 	{nsCap(acl.NsReadJob), []string{"GET /v1/job/{id}", "GET /v1/job/{id}/allocations", "GET /v1/job/{id}/versions",
 		"GET /v1/job/{id}/submission", "GET /v1/job/{id}/evaluations", "GET /v1/job/{id}/summary",
 		"GET /v1/job/{id}/deployments", "GET /v1/job/{id}/deployment", "GET /v1/allocations", "GET /v1/evaluations",
-		"GET /v1/deployments", "GET /v1/services", "GET /v1/service/{name}"}},
+		"GET /v1/deployments"}},
+	{need{kind: needService, cap: acl.NsReadJob}, []string{"GET /v1/services", "GET /v1/service/{name}"}},
 	{nsCap(acl.NsReadJobScaling), []string{"GET /v1/job/{id}/scale"}},
 	{nsCap(acl.NsScaleJob), []string{"PUT /v1/job/{id}/scale", "POST /v1/job/{id}/scale"}},
 	{nsCap(acl.NsDispatchJob), []string{"PUT /v1/job/{id}/dispatch", "POST /v1/job/{id}/dispatch"}},
@@ -141,13 +144,14 @@ var routeNeeds = buildNeeds([]struct {
 	{nodeWrite, []string{"POST /v1/node/{id}/eligibility", "PUT /v1/node/{id}/eligibility", "POST /v1/node/{id}/drain",
 		"PUT /v1/node/{id}/drain"}},
 	{agentRead, []string{"GET /v1/agent/self", "GET /v1/actors", "GET /v1/agent/monitor", "GET /v1/metrics"}},
+	{agentWrite, []string{"PUT /v1/agent/join", "POST /v1/agent/join"}}, // federation: join the WAN pool
 	{operatorRead, []string{"GET /v1/operator/raft/configuration", "GET /v1/operator/scheduler/configuration"}},
 	{operatorWrite, []string{"DELETE /v1/operator/raft/peer", "PUT /v1/operator/scheduler/configuration",
 		"POST /v1/operator/scheduler/configuration"}},
 	{pluginList, []string{"GET /v1/plugins"}},
 	{pluginRead, []string{"GET /v1/plugin/csi/{id}"}},
 	{need{kind: needNsAny}, []string{"GET /v1/namespace/{name}"}},
-	{need{kind: needNone}, []string{"GET /v1/status/leader", "GET /v1/status/peers", "POST /v1/acl/bootstrap",
+	{need{kind: needNone}, []string{"GET /.well-known/jwks.json", "GET /v1/regions", "GET /v1/status/leader", "GET /v1/status/peers", "POST /v1/acl/bootstrap",
 		"PUT /v1/acl/bootstrap", "GET /v1/namespaces"}},
 	{need{kind: needToken}, []string{"GET /v1/acl/token/self"}},
 	// The event stream: the topics asked for, each event checked against

@@ -70,7 +70,7 @@ func clientToken(t *testing.T, s *Server, mgmt, name, rules string) string {
 // allowRules is a policy that grants n (management: "").
 func allowRules(n need) string {
 	switch n.kind {
-	case needNamespace, needObject, needEvents:
+	case needNamespace, needObject, needEvents, needService:
 		return fmt.Sprintf(`namespace "default" { capabilities = [%q] }`, n.cap)
 	case needVariable:
 		return fmt.Sprintf("namespace \"default\" {\n variables {\n path \"*\" { capabilities = [%q] }\n }\n}", n.cap)

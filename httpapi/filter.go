@@ -26,6 +26,7 @@ import (
 // ?reverse=, read once before the handler runs.
 type listQuery struct {
 	filter  *bexpr.Evaluator // nil: no ?filter=
+	expr    string           // the ?filter= expression (filter_fast.go)
 	perPage int              // 0: one page with everything
 	next    string           // "" : from the start
 	reverse bool
@@ -43,7 +44,7 @@ func parseListQuery(q url.Values) (listQuery, error) {
 		if err != nil {
 			return lq, filterErr(err)
 		}
-		lq.filter = ev
+		lq.filter, lq.expr = ev, f
 	}
 	if v := q.Get("per_page"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)
@@ -66,11 +67,20 @@ func filterErr(err error) error {
 // item (a selector into a value that has no fields, a comparison of
 // mismatched types) is a 400 naming the problem.
 func filtered[T any](r *http.Request, items []T) ([]T, error) {
-	ev := optsOf(r).list.filter
+	lq := optsOf(r).list
+	ev := lq.filter
 	if ev == nil {
 		return items, nil
 	}
 	out := items[:0:0]
+	if fast := fastFilter(lq.expr, reflect.TypeFor[T]()); fast != nil {
+		for _, it := range items {
+			if v := reflect.ValueOf(it); !v.IsNil() && fast(v.Elem()) {
+				out = append(out, it)
+			}
+		}
+		return out, nil
+	}
 	for _, it := range items {
 		ok, err := matches(ev, it)
 		if err != nil {

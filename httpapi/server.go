@@ -73,9 +73,12 @@ type Server struct {
 
 // Options are the API's settings from the agent's configuration.
 type Options struct {
-	// Region is the agent's region: jobs and ?region= must name it (until
-	// regions federate). "" means "global".
-	Region string
+	// Region is the agent's region ("" means "global"). A request for
+	// another region (?region=, or a job registered for it) is passed to
+	// Federation, which answers it from a server of that region; without
+	// Federation it is answered "No path to region".
+	Region     string
+	Federation Federation
 	// Limits bound what a job may ask for (jobspec's defaults when zero).
 	Limits jobspec.Limits
 	// StreamHeartbeat is how long a followed fs stream or log (JSON
@@ -203,6 +206,8 @@ func (s *Server) routes() {
 	s.eventRoutes(m) // and /v1/metrics, /v1/agent/monitor
 	s.uiRoutes(m)    // the web UI: GET /ui/..., and / redirects there
 	s.aclRoutes(m)
+	s.federationRoutes(m)                                      // /v1/regions, /v1/agent/join
+	m.HandleFunc("GET /.well-known/jwks.json", s.wrap(s.jwks)) // acl_identity.go
 }
 
 // ServeHTTP implements http.Handler. The query string is checked before
@@ -210,14 +215,14 @@ func (s *Server) routes() {
 // says so (and logged with its stack) instead of a dropped connection.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.recoverPanic(w, r)
+	if s.forwardRegion(w, r) { // federation.go
+		return
+	}
 	s.leaderHeaders(w)
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	}
 	r, err := withQuery(r)
-	if err == nil {
-		err = s.checkRegion(r)
-	}
 	if err == nil && s.acls != nil {
 		var checked *http.Request
 		var done func()
@@ -231,15 +236,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
-}
-
-// checkRegion refuses a request for another region (?region=): regions do
-// not federate yet, so there is no server to forward it to.
-func (s *Server) checkRegion(r *http.Request) error {
-	if region := r.URL.Query().Get("region"); region != "" && region != s.opts.Region {
-		return codeErr(http.StatusBadRequest, "no path to region %q: this cluster's region is %q", region, s.opts.Region)
-	}
-	return nil
 }
 
 // HTTPError is an error with a status code.

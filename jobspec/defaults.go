@@ -180,6 +180,7 @@ func canonTask(g *messages.TaskGroup, t *messages.Task) {
 		canonArtifact(a)
 	}
 	canonTemplates(t.Templates)
+	canonIdentities(t)
 }
 
 // canonCSIPlugin fills Nomad's csi_plugin defaults: mount_dir /csi,

@@ -47,6 +47,12 @@
 // known type (md5, sha1, sha256, sha512) with a digest of its length.
 // chown is refused.
 //
+// A task's identity blocks (identity.go: name, aud, env, file, ttl) land
+// in Task.Identity (the unnamed one, or "default") and Task.Identities
+// (named ones); Validate wants names of letters, digits, '_' and '-', once
+// each, and no negative ttl. change_mode, change_signal, filepath,
+// service_name and extra_claims are refused.
+//
 // Volume specification files, for `troupe volume register|create`, have
 // their own parser (Nomad's format; type = "csi" only):
 //

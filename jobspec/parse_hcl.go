@@ -41,7 +41,8 @@ var (
 		blockSpec{name: "restart"}, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
 		blockSpec{name: "affinity"}, blockSpec{name: "volume_mount"}, blockSpec{name: "logs"},
 		blockSpec{name: "csi_plugin"}, blockSpec{name: "template"}, blockSpec{name: "artifact"},
-		blockSpec{name: "service"}, blockSpec{name: "lifecycle"}, blockSpec{name: "dispatch_payload"})
+		blockSpec{name: "service"}, blockSpec{name: "lifecycle"}, blockSpec{name: "dispatch_payload"},
+		blockSpec{name: "identity"})
 )
 
 // Parse decodes an HCL job file (a Nomad-like subset) into a job. filename
@@ -187,6 +188,7 @@ func (d *hclDecoder) task(b *hcl.Block) (*messages.Task, taskPresence) {
 	t.Templates = d.templates(c.Blocks.OfType("template"))
 	t.Services = d.services(c.Blocks.OfType("service"))
 	t.DispatchPayload = d.dispatchPayload(d.single(c, "dispatch_payload"))
+	d.identities(t, c.Blocks.OfType("identity"))
 	return t, p
 }
 

@@ -50,7 +50,7 @@ var nomadFields = map[string]map[string]fieldRule{
 		"Lifecycle":       nested("TaskLifecycle"), "Services": nested("Service"), "Artifacts": nested("TaskArtifact"), "Vault": refused,
 		"Consul": refused, "Templates": nested("Template"), "DispatchPayload": nested("DispatchPayloadConfig"),
 		"ShutdownDelay": refused, "Kind": refused, "ScalingPolicies": refused,
-		"Secrets": refused, "Identity": refused, "Identities": refused, "Actions": refused,
+		"Secrets": refused, "Identity": nested("WorkloadIdentity"), "Identities": nested("WorkloadIdentity"), "Actions": refused,
 		"Schedule": refused,
 	},
 	"ParameterizedJobConfig": {"Payload": honoured, "MetaRequired": honoured, "MetaOptional": honoured},
@@ -124,6 +124,8 @@ var nomadFields = map[string]map[string]fieldRule{
 	"VolumeMount": {"Volume": honoured, "Destination": honoured, "ReadOnly": honoured,
 		"PropagationMode": refusedUnless(equals("private")), "SELinuxLabel": refused},
 	"TaskLifecycle": {"Hook": honoured, "Sidecar": honoured},
+	"WorkloadIdentity": {"Name": honoured, "Audience": honoured, "Env": honoured, "File": honoured, "TTL": honoured,
+		"ChangeMode": refused, "ChangeSignal": refused, "Filepath": refused, "ServiceName": refused, "ExtraClaims": refused},
 	"TaskCSIPluginConfig": {"ID": honoured, "Type": honoured, "MountDir": honoured,
 		"StagePublishBaseDir": honoured, "HealthTimeout": honoured},
 	// Nomad's client fills in the default disk (300 MB, neither sticky nor

@@ -19,12 +19,13 @@ var hclRefused = map[*hcl.BodySchema][]string{
 	groupSchema: {"ephemeral_disk", "scaling", "consul", "shutdown_delay",
 		"max_client_disconnect", "prevent_reschedule_on_lost", "max_run_duration"},
 	taskSchema: {"vault", "consul",
-		"scaling", "identity", "secret", "action", "schedule",
+		"scaling", "secret", "action", "schedule",
 		"shutdown_delay", "kind"},
 	resourcesSchema: {"iops", "secrets", "numa"},
 	templateSchema:  {"wait", "vault_grace"},
 	networkSchema:   {"dns", "cni", "hostname"},
 	artifactSchema:  {"chown"},
+	identitySchema:  {"change_mode", "change_signal", "filepath", "service_name", "extra_claims"},
 }
 
 var hclRefusedSet = func() map[*hcl.BodySchema]map[string]bool {

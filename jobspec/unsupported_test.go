@@ -32,7 +32,7 @@ var troupeTypes = map[string]any{
 	"UpdateStrategy": messages.UpdateStrategy{},
 	"TaskArtifact":   messages.TaskArtifact{},
 	"Service":        messages.Service{}, "ServiceCheck": messages.ServiceCheck{},
-	"CheckRestart": messages.CheckRestart{},
+	"CheckRestart": messages.CheckRestart{}, "WorkloadIdentity": messages.TaskIdentity{},
 }
 
 // structOf strips pointers, slices and maps down to the struct they hold.
@@ -129,6 +129,7 @@ var nomadPlace = map[string]string{
 	"Template":     "TaskGroups.0.Tasks.0.Templates",
 	"ChangeScript": "TaskGroups.0.Tasks.0.Templates.0.ChangeScript",
 	"Service":      "TaskGroups.0.Services.0", "ServiceCheck": "TaskGroups.0.Services.0.Checks.0",
+	"WorkloadIdentity": "TaskGroups.0.Tasks.0.Identity",
 }
 
 // nonZero is a value of a Nomad field's type that is not zero.

@@ -230,6 +230,7 @@ func validateTask(c checker, g *messages.TaskGroup, t *messages.Task) {
 		validateArtifact(c.at("artifact[%d]", i), a)
 	}
 	validateTemplates(c, t.Templates)
+	validateIdentities(c, t)
 }
 
 func validateResources(c checker, r *messages.Resources) {

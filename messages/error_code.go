@@ -24,8 +24,8 @@ const (
 	// CodeConflict: the request collides with the current state (a claim
 	// conflict, a volume in use, a job modify index that moved on).
 	CodeConflict ErrorCode = "conflict"
-	// CodePermissionDenied: the sender may not send this message (its
-	// role, or its ACL token, does not allow it).
+	// CodePermissionDenied: the sender may not do what it asks (its role,
+	// its ACL token or its workload identity does not allow it).
 	CodePermissionDenied ErrorCode = "permission_denied"
 )
 

@@ -941,7 +941,12 @@ type Task struct {
 	Artifacts []*TaskArtifact `protobuf:"bytes,20,rep,name=Artifacts,proto3" json:"Artifacts,omitempty"`
 	// Lifecycle makes the task a prestart, poststart or poststop task (the
 	// lifecycle block); nil: a main task.
-	Lifecycle     *TaskLifecycle `protobuf:"bytes,19,opt,name=Lifecycle,proto3" json:"Lifecycle,omitempty"`
+	Lifecycle *TaskLifecycle `protobuf:"bytes,19,opt,name=Lifecycle,proto3" json:"Lifecycle,omitempty"`
+	// Identity is the task's default identity block (nil: the default
+	// identity is signed but not handed to the task); Identities are its
+	// named ones.
+	Identity      *TaskIdentity   `protobuf:"bytes,25,opt,name=Identity,proto3" json:"Identity,omitempty"`
+	Identities    []*TaskIdentity `protobuf:"bytes,26,rep,name=Identities,proto3" json:"Identities,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1119,6 +1124,20 @@ func (x *Task) GetArtifacts() []*TaskArtifact {
 func (x *Task) GetLifecycle() *TaskLifecycle {
 	if x != nil {
 		return x.Lifecycle
+	}
+	return nil
+}
+
+func (x *Task) GetIdentity() *TaskIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+func (x *Task) GetIdentities() []*TaskIdentity {
+	if x != nil {
+		return x.Identities
 	}
 	return nil
 }
@@ -2331,7 +2350,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\x1a\rservice.proto\"\xd0\b\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\x1a\rservice.proto\x1a\x0eidentity.proto\"\xd0\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -2437,7 +2456,7 @@ const file_job_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aQ\n" +
 	"\fVolumesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\xad\b\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.troupe.VolumeRequestR\x05value:\x028\x01\"\x95\t\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x16\n" +
 	"\x06Driver\x18\x02 \x01(\tR\x06Driver\x12\x12\n" +
@@ -2464,7 +2483,11 @@ const file_job_proto_rawDesc = "" +
 	"\tTemplates\x18\x15 \x03(\v2\x14.troupe.TaskTemplateR\tTemplates\x12G\n" +
 	"\x0fDispatchPayload\x18\x12 \x01(\v2\x1d.troupe.DispatchPayloadConfigR\x0fDispatchPayload\x122\n" +
 	"\tArtifacts\x18\x14 \x03(\v2\x14.troupe.TaskArtifactR\tArtifacts\x123\n" +
-	"\tLifecycle\x18\x13 \x01(\v2\x15.troupe.TaskLifecycleR\tLifecycle\x1a6\n" +
+	"\tLifecycle\x18\x13 \x01(\v2\x15.troupe.TaskLifecycleR\tLifecycle\x120\n" +
+	"\bIdentity\x18\x19 \x01(\v2\x14.troupe.TaskIdentityR\bIdentity\x124\n" +
+	"\n" +
+	"Identities\x18\x1a \x03(\v2\x14.troupe.TaskIdentityR\n" +
+	"Identities\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
@@ -2623,6 +2646,7 @@ var file_job_proto_goTypes = []any{
 	(*Service)(nil),                // 33: troupe.Service
 	(*structpb.Struct)(nil),        // 34: google.protobuf.Struct
 	(*TaskTemplate)(nil),           // 35: troupe.TaskTemplate
+	(*TaskIdentity)(nil),           // 36: troupe.TaskIdentity
 }
 var file_job_proto_depIdxs = []int32{
 	6,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
@@ -2661,21 +2685,23 @@ var file_job_proto_depIdxs = []int32{
 	2,  // 33: troupe.Task.DispatchPayload:type_name -> troupe.DispatchPayloadConfig
 	10, // 34: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
 	9,  // 35: troupe.Task.Lifecycle:type_name -> troupe.TaskLifecycle
-	31, // 36: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
-	32, // 37: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
-	17, // 38: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	13, // 39: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	6,  // 40: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	14, // 41: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	16, // 42: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	18, // 43: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	18, // 44: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	23, // 45: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	36, // 36: troupe.Task.Identity:type_name -> troupe.TaskIdentity
+	36, // 37: troupe.Task.Identities:type_name -> troupe.TaskIdentity
+	31, // 38: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
+	32, // 39: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
+	17, // 40: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	13, // 41: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	6,  // 42: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	14, // 43: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	16, // 44: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	18, // 45: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	18, // 46: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	23, // 47: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	48, // [48:48] is the sub-list for method output_type
+	48, // [48:48] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2685,6 +2711,7 @@ func file_job_proto_init() {
 	}
 	file_template_proto_init()
 	file_service_proto_init()
+	file_identity_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

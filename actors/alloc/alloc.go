@@ -58,6 +58,15 @@ type Spec struct {
 	// Vars reads variables for the tasks' templates (any server answers);
 	// nil: a template that reads a variable fails.
 	Vars VarSource
+	// Identities signs the tasks' workload identities, which the tasks
+	// get in their env and secrets dir (identity blocks) and their
+	// templates read with; nil: the tasks get none, and templates read
+	// through Vars.
+	Identities IdentitySource
+	// IdentityRetry is the backoff between tries to get the identities
+	// signed when a server could not sign them (zero:
+	// defaultIdentityRetry).
+	IdentityRetry actors.Retry
 	// LoadRetry is the backoff between reads of the state file when one
 	// failed (zero: defaultLoadRetry); reads go on until one works.
 	LoadRetry actors.Retry
@@ -103,6 +112,7 @@ type Actor struct {
 	network   *networkHook
 	csi       *csiHook
 	templates *templateHook
+	idents    *identityHook
 	checks    *checkSet // the service checks (checks.go)
 	log       *slog.Logger
 
@@ -130,6 +140,7 @@ func New(spec *Spec) actor.Producer {
 		}
 		a.csi = &csiHook{a: a, vols: map[string]*messages.AllocVolumeState{}}
 		a.templates = &templateHook{a: a}
+		a.idents = &identityHook{a: a}
 		if spec.CSI != nil {
 			a.csi.cfg = spec.CSI.withDefaults()
 		}
@@ -189,6 +200,10 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.templates.onTemplatesChanged(ctx, m)
 	case *templateApply:
 		a.templates.onApply(ctx, m)
+	case *renewDue:
+		a.idents.onRenewDue(ctx, m)
+	case *identitiesRenewed:
+		a.idents.onRenewed(ctx, m)
 	case *checkResult:
 		a.onCheckResult(ctx, m)
 	case *checkRestart:
@@ -228,6 +243,7 @@ func (a *Actor) load(ctx actor.Context) {
 
 func (a *Actor) onStopping() {
 	a.stopTimer()
+	a.idents.stopRenewal()
 }
 
 // onLoaded takes the allocation from the spawn spec and what the state

@@ -35,6 +35,8 @@ func (a *Actor) spawnTask(ctx actor.Context, name string) bool {
 			return false
 		}
 		start := taskConfig(a.spec.AllocRoot, a.spec.Node, a.alloc, t, a.network.rec, a.csi.vols)
+		a.idents.withEnv(t, start.Env)
+		a.idents.startRenewal(ctx)
 		spec := &taskSpec{
 			AllocID: a.alloc.GetID(), JobType: jobType, Task: t, Driver: drv,
 			DB: a.spec.DB, Clock: a.spec.Clock, Logger: a.spec.Logger,

@@ -46,8 +46,10 @@ type harness struct {
 	// readHandle, when set, is every task's handle read.
 	readHandle func(allocID, task string) ([]byte, error)
 	// vars, when set, is every spawned alloc's Spec.Vars.
-	vars  VarSource
-	close func()
+	vars VarSource
+	// idents, when set, is every spawned alloc's Spec.Identities.
+	idents IdentitySource
+	close  func()
 }
 
 type spawnAlloc struct{ spec *Spec }
@@ -108,7 +110,8 @@ func (h *harness) spawn(a *messages.Allocation) {
 	h.sys.Root.Send(h.parent, &spawnAlloc{spec: &Spec{Alloc: a, Drivers: drivers,
 		DB: h.db, Clock: h.clock, AllocRoot: h.root, Registry: h.sys.Registry, Logger: slog.New(slog.DiscardHandler),
 		CSI: h.csi, Hooks: h.hooks, Network: h.net, NetworkRetry: h.netRetry, NetworkAttempts: h.netAttempts,
-		Devices: h.devices, readAlloc: h.readAlloc, readHandle: h.readHandle, Vars: h.vars}})
+		Devices: h.devices, readAlloc: h.readAlloc, readHandle: h.readHandle, Vars: h.vars,
+		Identities: h.idents}})
 }
 
 // waitFor waits for a report that satisfies ok, returning it.

@@ -113,6 +113,8 @@ type prestartSteps struct {
 	fetch  func(context.Context) error
 	render renderFunc
 	first  bool
+	// blocked: the render waits on a refused read (templateBlocked).
+	blocked func(error)
 }
 
 // any reports whether a step is to run.
@@ -141,7 +143,7 @@ func withPrestart(p prestartSteps, stop chan struct{}, start func(context.Contex
 			}
 			if p.render != nil {
 				var err error
-				if r, err = p.render(c, p.first); err != nil {
+				if r, err = p.render(c, p.first, p.blocked); err != nil {
 					return &startResult{err: &templateError{err: err}, fetched: true}
 				}
 			}

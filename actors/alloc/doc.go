@@ -18,6 +18,9 @@
 //
 //	network_hook.go   bridge network namespace (first up, last down)
 //	allocdir_hook.go  the allocation's directories
+//	identity_hook.go  the tasks' workload identities, signed by a server:
+//	                  NOMAD_TOKEN, secrets/nomad_token, and the token
+//	                  their templates read variables with
 //	device_hook.go    no device plugin: fail before any task starts
 //	Spec.Hooks        the caller's own
 //	csi_hook.go       csi volumes (last up, first down)

@@ -6,6 +6,9 @@ import (
 )
 
 var (
+	// errVarDenied: a template's read of a variable or a service was
+	// refused to its task's workload identity.
+	errVarDenied = errors.New("alloc: permission denied")
 	// errPayloadCorrupt fails an allocation whose dispatched job's payload
 	// is not snappy-compressed data.
 	errPayloadCorrupt = errors.New("alloc: dispatch payload does not decompress")

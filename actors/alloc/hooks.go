@@ -74,12 +74,12 @@ type actorHook interface {
 }
 
 // hookList is the allocation's hooks in setup order: the network first
-// (tasks and plugins join it), then the alloc dir, a dispatch's payload, the devices check,
+// (tasks and plugins join it), then the alloc dir, the workload identities, a dispatch's payload, the devices check,
 // Spec.Hooks, the templates (on restore only: those of the tasks that run
 // on; the others render at their start), and the csi volumes last (they
 // bind into the task dirs).
 func (a *Actor) hookList() []Hook {
-	hooks := []Hook{a.network, &AllocDirHook{Root: a.spec.AllocRoot}, &dispatchPayloadHook{root: a.spec.AllocRoot},
+	hooks := []Hook{a.network, &AllocDirHook{Root: a.spec.AllocRoot}, a.idents, &dispatchPayloadHook{root: a.spec.AllocRoot},
 		&deviceHook{plugin: a.spec.Devices}}
 	hooks = append(hooks, a.spec.Hooks...)
 	return append(hooks, a.templates, a.csi)
@@ -92,7 +92,16 @@ func planOf(h Hook) hookPlan {
 	}
 	_, pre := h.(prerunHook)
 	_, post := h.(postrunHook)
-	return hookPlan{Name: h.Name(), Prerun: pre, Postrun: post}
+	p := hookPlan{Name: h.Name(), Prerun: pre, Postrun: post}
+	if r, ok := h.(prerunRetrier); ok {
+		p.PrerunRetry = r.prerunRetry()
+	}
+	return p
+}
+
+// prerunRetrier is a blocking hook whose failed prerun is tried again.
+type prerunRetrier interface {
+	prerunRetry() *hookRetry
 }
 
 // hookDone is the end of a blocking hook phase.

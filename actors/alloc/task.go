@@ -151,6 +151,8 @@ func (a *taskActor) Receive(ctx actor.Context) {
 		a.onRestartNow(ctx, m)
 	case *stopResult:
 		a.onStopResult(m)
+	case *templateBlocked:
+		a.onTemplateBlocked(ctx, m)
 	case *runChangeScripts:
 		a.onRunChangeScripts(ctx, m)
 	case *changeScriptsRan:
@@ -332,7 +334,8 @@ func (a *taskActor) start(ctx actor.Context) {
 	drv, cfg, db := a.spec.Driver, a.spec.Start, a.spec.DB
 	alloc, task := a.spec.AllocID, a.spec.Task.GetName()
 	plugin, ids, drvName := a.spec.Devices, a.spec.DeviceIDs, a.spec.Task.GetDriver()
-	steps := prestartSteps{fetch: a.artifactStep(ctx), render: a.spec.Templates, first: !a.tmpl.rendered}
+	steps := prestartSteps{fetch: a.artifactStep(ctx), render: a.spec.Templates, first: !a.tmpl.rendered,
+		blocked: a.templateBlockedFunc(ctx)}
 	if steps.any() {
 		a.arts.stop = make(chan struct{})
 	}

@@ -57,6 +57,9 @@ type templateHook struct {
 	watching bool
 	stop     chan struct{}
 	gen      int
+	// blocked, in a start's render (renderStep), tells the task actor
+	// once that a read was refused.
+	blocked func(error)
 }
 
 // tmplKey names one template: its task and its place in the task.
@@ -167,7 +170,15 @@ func (h *templateHook) renderFirst(ctx context.Context, al *messages.Allocation,
 			return err
 		}
 		out, err := h.render(ctx, al, t, i)
-		if errors.Is(err, rtemplate.ErrMissingVar) {
+		if errors.Is(err, errVarDenied) {
+			// As a missing variable: the task holds pending, and says why.
+			h.a.log.Warn("template read refused to the task's workload identity", "task", t.GetName(), "error", err)
+			if h.blocked != nil {
+				h.blocked(fmt.Errorf("template %d: %w", i, err))
+				h.blocked = nil
+			}
+		}
+		if errors.Is(err, rtemplate.ErrMissingVar) || errors.Is(err, errVarDenied) {
 			h.a.log.Info("template waits for a variable", "task", t.GetName(), "error", err)
 			if _, err := h.read(ctx, &messages.VarReadRequest{Namespace: al.GetNamespace(), MinIndex: index, Wait: int64(varWait)}); err != nil {
 				return err
@@ -195,7 +206,7 @@ func (h *templateHook) render(ctx context.Context, al *messages.Allocation, t *m
 	env := taskEnv(h.a.spec.AllocRoot, h.a.spec.Node, al, t, h.a.network.rec)
 	var src rtemplate.Source
 	if h.a.spec.Vars != nil {
-		src = &varSource{h: h}
+		src = &varSource{h: h, token: h.a.idents.token(t.GetName())}
 	}
 	return rtemplate.Render(ctx, rtemplate.Spec{Text: text, Left: tt.GetLeftDelim(), Right: tt.GetRightDelim(),
 		ErrMissingKey: tt.GetErrMissingKey(), Namespace: al.GetNamespace(), Env: env, Source: src})
@@ -282,6 +293,12 @@ func writeTemplate(taskDir string, tt *messages.TaskTemplate, out []byte) error 
 }
 
 func (h *templateHook) read(ctx context.Context, req *messages.VarReadRequest) (*messages.VarReadResponse, error) {
+	return h.readAs(ctx, "", req)
+}
+
+// readAs reads with the workload identity token (a JWT; "": without
+// one, through Spec.Vars). A refusal is errVarDenied.
+func (h *templateHook) readAs(ctx context.Context, token string, req *messages.VarReadRequest) (*messages.VarReadResponse, error) {
 	if h.a.spec.Vars == nil {
 		return nil, errors.New("template: this client reads no variables")
 	}
@@ -290,8 +307,21 @@ func (h *templateHook) read(ctx context.Context, req *messages.VarReadRequest) (
 		ctx, cancel = context.WithTimeout(ctx, varWait+3*time.Second)
 		defer cancel()
 	}
-	resp, err := h.a.spec.Vars.ReadVars(ctx, req)
-	if err == nil && resp.GetError() != nil {
+	var resp *messages.VarReadResponse
+	var err error
+	if ids := h.a.spec.Identities; token != "" && ids != nil {
+		resp, err = ids.ReadVarsAs(ctx, token, req)
+	} else {
+		resp, err = h.a.spec.Vars.ReadVars(ctx, req)
+	}
+	var coded interface{ ErrorCode() messages.ErrorCode }
+	switch {
+	case errors.As(err, &coded) && coded.ErrorCode() == messages.CodePermissionDenied:
+		err = fmt.Errorf("%w: %w", errVarDenied, err) // a remote server's refusal
+	case err != nil:
+	case resp.GetError().ErrorCode() == messages.CodePermissionDenied:
+		err = fmt.Errorf("%w: %s", errVarDenied, resp.GetError().GetMessage())
+	case resp.GetError() != nil:
 		err = errors.New(resp.GetError().GetMessage())
 	}
 	if err != nil {
@@ -300,11 +330,15 @@ func (h *templateHook) read(ctx context.Context, req *messages.VarReadRequest) (
 	return resp, nil
 }
 
-// varSource is runtime/template's Source over the servers.
-type varSource struct{ h *templateHook }
+// varSource is runtime/template's Source over the servers, read with a
+// task's workload identity (token).
+type varSource struct {
+	h     *templateHook
+	token string
+}
 
 func (s *varSource) Get(ctx context.Context, ns, path string) (*rtemplate.Var, error) {
-	resp, err := s.h.read(ctx, &messages.VarReadRequest{Namespace: ns, Path: path})
+	resp, err := s.h.readAs(ctx, s.token, &messages.VarReadRequest{Namespace: ns, Path: path})
 	if err != nil || len(resp.GetVars()) == 0 {
 		return nil, err
 	}
@@ -313,7 +347,7 @@ func (s *varSource) Get(ctx context.Context, ns, path string) (*rtemplate.Var, e
 }
 
 func (s *varSource) List(ctx context.Context, ns, prefix string) ([]*rtemplate.Var, error) {
-	resp, err := s.h.read(ctx, &messages.VarReadRequest{Namespace: ns, Path: prefix, List: true})
+	resp, err := s.h.readAs(ctx, s.token, &messages.VarReadRequest{Namespace: ns, Path: prefix, List: true})
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +361,7 @@ func (s *varSource) List(ctx context.Context, ns, prefix string) ([]*rtemplate.V
 // Services implements runtime/template's ServiceSource: a service's
 // registrations, as a server has them.
 func (s *varSource) Services(ctx context.Context, ns, name string) ([]*rtemplate.Service, error) {
-	resp, err := s.h.read(ctx, &messages.VarReadRequest{Namespace: ns, Service: name})
+	resp, err := s.h.readAs(ctx, s.token, &messages.VarReadRequest{Namespace: ns, Service: name})
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +370,7 @@ func (s *varSource) Services(ctx context.Context, ns, name string) ([]*rtemplate
 
 // AllServices: every registration of the namespace.
 func (s *varSource) AllServices(ctx context.Context, ns string) ([]*rtemplate.Service, error) {
-	resp, err := s.h.read(ctx, &messages.VarReadRequest{Namespace: ns, ListServices: true})
+	resp, err := s.h.readAs(ctx, s.token, &messages.VarReadRequest{Namespace: ns, ListServices: true})
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,8 @@ func (r *taskRendered) envOf() map[string]string {
 
 // renderFunc renders a task's templates for one start (first: the first
 // start of the task actor, which renders the once templates too).
-type renderFunc func(ctx context.Context, first bool) (*taskRendered, error)
+// blocked tells the task actor that the render waits on a refused read.
+type renderFunc func(ctx context.Context, first bool, blocked func(error)) (*taskRendered, error)
 
 // renderStep is the template step of task t's starts; nil when the task
 // has no template.
@@ -63,8 +64,8 @@ func (h *templateHook) renderStep(t *messages.Task) renderFunc {
 	}
 	al := proto.Clone(h.a.alloc).(*messages.Allocation)
 	t = proto.Clone(t).(*messages.Task)
-	return func(ctx context.Context, first bool) (*taskRendered, error) {
-		w := &templateHook{a: h.a, env: map[string]map[string]string{}, sums: map[tmplKey][32]byte{}}
+	return func(ctx context.Context, first bool, blocked func(error)) (*taskRendered, error) {
+		w := &templateHook{a: h.a, env: map[string]map[string]string{}, sums: map[tmplKey][32]byte{}, blocked: blocked}
 		index, err := w.currentIndex(ctx, al)
 		if err != nil {
 			return nil, err
@@ -99,6 +100,23 @@ func withTemplateEnv(cfg *driver.TaskConfig, kept, rendered map[string]string) *
 	maps.Copy(c.Env, kept)
 	maps.Copy(c.Env, rendered)
 	return &c
+}
+
+// templateBlocked: a start's render waits on a read refused to the
+// task's workload identity (the task stays pending).
+type templateBlocked struct{ err error }
+
+// templateBlockedFunc is what a start's render calls when a read is
+// refused: a message to this task actor, from the render's worker.
+func (a *taskActor) templateBlockedFunc(ctx actor.Context) func(error) {
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	return func(err error) { root.Send(self, &templateBlocked{err: err}) }
+}
+
+// onTemplateBlocked records the event of a render that waits.
+func (a *taskActor) onTemplateBlocked(ctx actor.Context, m *templateBlocked) {
+	appendEvent(a.state, newEvent(eventHookMessage, "Template blocked: "+m.err.Error(), a.spec.Clock.Now()))
+	a.report(ctx)
 }
 
 // onRendered keeps what a start's template step rendered and tells the

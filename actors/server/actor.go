@@ -83,6 +83,10 @@ func (s *Actor) Receive(ctx actor.Context) {
 		s.onVarRead(ctx, m)
 	case *messages.ResolveACLTokenRequest:
 		s.onResolveACLToken(ctx, m)
+	case *messages.SignIdentitiesRequest:
+		s.onSignIdentities(ctx, m)
+	case *messages.IdentityVarReadRequest:
+		s.onIdentityVarRead(ctx, m)
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	default:
 		s.log.Warn("server actor: unexpected message", "type", fmt.Sprintf("%T", m))

@@ -83,6 +83,11 @@ type Spec struct {
 	// SchedulerStats is kept up to date by the leader's scheduler (nil:
 	// not kept); the agent's metrics read it.
 	SchedulerStats *scheduler.Stats
+	// Identities signs the workload identities of a client's allocation,
+	// and WorkloadVars answers a template's read made with one
+	// (identity.go); nil: refused.
+	Identities   IdentitySigner
+	WorkloadVars WorkloadVarReader
 }
 
 // withDefaults returns a copy of the spec with its zero fields filled.

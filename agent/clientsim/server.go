@@ -106,7 +106,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 func serverFlags(cfg ServerConfig, s *Server, ports []int) []string {
 	args := []string{"-server", "-bind", "127.0.0.1", "-bootstrap-expect", "1", "-data-dir", s.dataDir,
 		"-rpc-port", strconv.Itoa(ports[0]), "-gossip-port", strconv.Itoa(ports[1]),
-		"-raft-port", strconv.Itoa(ports[2]), "-http-addr", s.HTTPAddr, "-log-level", "warn"}
+		"-raft-port", strconv.Itoa(ports[2]), "-wan-port", "0", "-http-addr", s.HTTPAddr, "-log-level", "warn"}
 	if cfg.MinTTL > 0 {
 		args = append(args, "-heartbeat-ttl", cfg.MinTTL.String())
 	}

@@ -32,6 +32,12 @@ type Config struct {
 
 	Meta Meta
 
+	// WAN makes this member part of the servers' WAN pool, which joins
+	// the servers of every region (federation): memberlist's WAN timing,
+	// peers of any region admitted, clients refused. The LAN pool (false)
+	// is one region's servers and clients.
+	WAN bool
+
 	// SecretKey, when set (16, 24 or 32 bytes), encrypts gossip.
 	SecretKey []byte
 	// Keys are more keys of the keyring beside SecretKey (the primary):
@@ -77,6 +83,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	if err := cfg.Meta.Validate(); err != nil {
 		return cfg, err
 	}
+	if cfg.WAN && cfg.Meta.Role != RoleServer {
+		return cfg, fmt.Errorf("%w: only servers join the WAN pool", ErrInvalidConfig)
+	}
 	setDefault(&cfg.BroadcastTimeout, DefaultBroadcastTimeout)
 	setDefault(&cfg.EventBuffer, DefaultEventBuffer)
 	setDefault(&cfg.ReapAfter, DefaultReapAfter)
@@ -93,6 +102,9 @@ func (cfg Config) withDefaults() (Config, error) {
 // set by the caller.
 func (cfg Config) memberlistConfig() *memberlist.Config {
 	mc := memberlist.DefaultLANConfig()
+	if cfg.WAN {
+		mc = memberlist.DefaultWANConfig()
+	}
 	mc.Name = cfg.Name
 	mc.BindAddr = orDefault(cfg.BindAddr, mc.BindAddr)
 	mc.BindPort = cfg.BindPort

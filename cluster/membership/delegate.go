@@ -58,14 +58,18 @@ func (d *delegate) NotifyMerge(peers []*memberlist.Node) error {
 	return nil
 }
 
-// admit checks a peer's metadata: readable, valid, same region and, when
+// admit checks a peer's metadata: readable, valid, same region (in the
+// WAN pool: a server of any region) and, when
 // the peer is live, no clash of name or node ID with a live member.
 func (d *delegate) admit(n *memberlist.Node, live bool) error {
 	meta, _, err := decodeMeta(n.Meta)
 	if err != nil {
 		return fmt.Errorf("node %s has unreadable metadata: %w", n.Name, err)
 	}
-	if meta.Region != d.region {
+	if d.cfg.WAN && meta.Role != RoleServer {
+		return fmt.Errorf("%w: node %s is a %s, the WAN pool is servers only", ErrNotServer, n.Name, meta.Role)
+	}
+	if !d.cfg.WAN && meta.Region != d.region {
 		return fmt.Errorf("%w: node %s is in region %s, this cluster is %s", ErrWrongRegion, n.Name, meta.Region, d.region)
 	}
 	if err := meta.Validate(); err != nil {

@@ -21,6 +21,11 @@
 //	m.Leave(5 * time.Second)                    // then
 //	m.Shutdown()
 //
+// With Config.WAN the member joins the servers' WAN pool instead, which
+// federates regions: servers only (a client is refused with
+// ErrNotServer), of any region, on memberlist's WAN timing; Meta.Leader
+// tells the other regions which server leads its own.
+//
 // Members are refused, and the cluster stays unchanged, when they are in
 // another region, when a live member already holds their node name with
 // another node ID (or their node ID under another name), or when their

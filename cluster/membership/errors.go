@@ -14,6 +14,8 @@ var (
 	ErrMetaTooLarge = errors.New("membership: metadata too large")
 	// ErrWrongRegion is the reason a peer from another region is refused.
 	ErrWrongRegion = errors.New("membership: wrong region")
+	// ErrNotServer is the reason a client is refused by the WAN pool.
+	ErrNotServer = errors.New("membership: not a server")
 	// ErrDuplicateName is the reason a peer is refused when a live member
 	// already holds its node name with a different node ID.
 	ErrDuplicateName = errors.New("membership: duplicate node name")
@@ -40,7 +42,7 @@ var (
 // refusals are the reasons this package refuses a peer. They are permanent:
 // retrying a join that failed with one of them cannot succeed until the
 // operator fixes the configuration.
-var refusals = []error{ErrWrongRegion, ErrDuplicateName, ErrDuplicateID, ErrInvalidMeta}
+var refusals = []error{ErrWrongRegion, ErrNotServer, ErrDuplicateName, ErrDuplicateID, ErrInvalidMeta}
 
 // IsRefused reports whether err (typically from Join) says that a peer was
 // refused for a configuration problem rather than being unreachable.

@@ -37,6 +37,9 @@ type Meta struct {
 	// BootstrapExpect is the number of servers this server waits for before
 	// bootstrapping raft; 0 when it does not bootstrap.
 	BootstrapExpect int
+	// Leader marks the server that leads its region's raft (gossiped in
+	// the WAN pool, where the servers of other regions look for it).
+	Leader bool
 }
 
 // wireMeta is Meta as encoded on the wire: short keys, empty fields left out.
@@ -54,6 +57,7 @@ type wireMeta struct {
 	Voter      bool   `json:"vt,omitempty"`
 	Expect     int    `json:"be,omitempty"`
 	Leaving    bool   `json:"lv,omitempty"`
+	Leader     bool   `json:"ld,omitempty"`
 }
 
 // Validate checks that the metadata names a member fully and consistently.
@@ -123,7 +127,7 @@ func encodeMeta(m Meta, leaving bool) ([]byte, error) {
 	buf, err := json.Marshal(wireMeta{
 		V: metaVersion, Role: m.Role, Region: m.Region, Datacenter: m.Datacenter,
 		NodeID: m.NodeID, NodeName: m.NodeName, RPCAddr: m.RPCAddr, RaftAddr: m.RaftAddr, HTTPAddr: m.HTTPAddr,
-		Build: m.Build, Voter: m.Voter, Expect: m.BootstrapExpect, Leaving: leaving,
+		Build: m.Build, Voter: m.Voter, Expect: m.BootstrapExpect, Leaving: leaving, Leader: m.Leader,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidMeta, err)
@@ -158,7 +162,7 @@ func decodeMeta(buf []byte) (Meta, bool, error) {
 	m := Meta{
 		Role: w.Role, Region: w.Region, Datacenter: w.Datacenter, NodeID: w.NodeID,
 		NodeName: w.NodeName, RPCAddr: w.RPCAddr, RaftAddr: w.RaftAddr, HTTPAddr: w.HTTPAddr, Build: w.Build,
-		Voter: w.Voter, BootstrapExpect: w.Expect,
+		Voter: w.Voter, BootstrapExpect: w.Expect, Leader: w.Leader,
 	}
 	return m, w.Leaving, nil
 }

@@ -4,11 +4,17 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"path"
 )
 
 // RoleName is the DNS name a certificate of role in region carries
 // ("server.global.nomad"), the name verify_server_hostname checks.
 func RoleName(role, region string) string { return role + "." + region + ".nomad" }
+
+// AnyRegion, as PeerNames' region, accepts the role in every region
+// ("server.*.nomad"): the servers of other regions reach this one's RPC
+// when regions federate.
+const AnyRegion = "*"
 
 // PeerNames are the names a peer's certificate must carry one of, given
 // the roles it may have: none (any certificate the CA signed) unless
@@ -76,10 +82,21 @@ func (l *Loader) verifyPeer(names []string) func(tls.ConnectionState) error {
 			return nil
 		}
 		for _, n := range names {
-			if leaf.VerifyHostname(n) == nil {
+			if leaf.VerifyHostname(n) == nil || namesPattern(leaf, n) {
 				return nil
 			}
 		}
 		return fmt.Errorf("%w: it names %v, want one of %v", ErrPeerName, leaf.DNSNames, names)
 	}
+}
+
+// namesPattern says whether pattern, a name with a wildcard region
+// (AnyRegion), matches one of the certificate's DNS names.
+func namesPattern(leaf *x509.Certificate, pattern string) bool {
+	for _, dns := range leaf.DNSNames {
+		if ok, _ := path.Match(pattern, dns); ok && pattern != dns {
+			return true
+		}
+	}
+	return false
 }

@@ -45,6 +45,9 @@ func parseAgentArgs(args []string, stderr io.Writer) (*agent.Config, *agentRun, 
 	fs.SetOutput(stderr)
 	fs.BoolVar(&cfg.ACLEnabled, "acl-enabled", cfg.ACLEnabled, "require ACL tokens on every API request (bootstrap: POST /v1/acl/bootstrap)")
 	fs.DurationVar(&cfg.ACLTokenTTL, "acl-token-ttl", cfg.ACLTokenTTL, "how long a client keeps a token it resolved through the servers (0: 30s)")
+	fs.StringVar(&cfg.AuthoritativeRegion, "authoritative-region", cfg.AuthoritativeRegion, "the region whose ACL policies and global tokens this region's servers replicate (Nomad's server { authoritative_region }; default: this region)")
+	fs.StringVar(&cfg.ReplicationToken, "acl-replication-token", cfg.ReplicationToken, "a management token's secret of the authoritative region, which ACL replication presents (Nomad's acl { replication_token })")
+	fs.DurationVar(&cfg.ACLReplicationInterval, "acl-replication-interval", agent.DefaultACLReplicationInterval, "how often the leader pulls the authoritative region's ACLs")
 	fs.BoolVar(&cfg.Dev, "dev", false, "run a server and a client in one process with state in a temporary directory")
 	server := fs.Bool("server", false, "run a server")
 	client := fs.Bool("client", false, "run a client")
@@ -57,8 +60,10 @@ func parseAgentArgs(args []string, stderr io.Writer) (*agent.Config, *agentRun, 
 	fs.StringVar(&cfg.NodePool, "node-pool", "default", "node pool of the client (created when it does not exist)")
 	fs.StringVar(&cfg.BindAddr, "bind", cfg.BindAddr, "address the RPC (4647), gossip (4648) and raft (4649) listeners bind; enables cluster mode")
 	fs.IntVar(&cfg.BootstrapExpect, "bootstrap-expect", cfg.BootstrapExpect, "servers to wait for before bootstrapping raft")
-	var join, servers listFlag
+	var join, servers, retryJoin listFlag
 	fs.Var(&join, "join", "gossip address of an agent to join (repeatable, or comma-separated)")
+	fs.Var(&retryJoin, "retry-join", "WAN address (host or host:port) of a server, of this region or another, whose WAN pool this server joins, retrying until it answers (repeatable, or comma-separated)")
+	fs.IntVar(&cfg.WANPort, "wan-port", cfg.WANPort, "the servers' WAN pool port, which joins the regions (federation; 0: any free port)")
 	fs.Var(&servers, "servers", "RPC addresses of the servers, comma-separated (clients)")
 	fs.IntVar(&cfg.RPCPort, "rpc-port", cfg.RPCPort, "RPC (gRPC actor transport) port")
 	fs.IntVar(&cfg.GossipPort, "gossip-port", cfg.GossipPort, "gossip (memberlist) port")
@@ -111,6 +116,9 @@ func parseAgentArgs(args []string, stderr io.Writer) (*agent.Config, *agentRun, 
 		cfg.Server, cfg.Client = *server, *client
 	}
 	cfg.Join = join
+	if len(retryJoin) > 0 {
+		cfg.RetryJoin = retryJoin
+	}
 	if len(servers) > 0 {
 		cfg.Servers = servers
 	}

@@ -35,6 +35,10 @@ type serverBlock struct {
 	Enabled         *bool   `hcl:"enabled"`
 	BootstrapExpect *int    `hcl:"bootstrap_expect"`
 	Encrypt         *string `hcl:"encrypt"`
+	// RetryJoin are WAN addresses of servers to join (federation).
+	RetryJoin *[]string `hcl:"retry_join"`
+	// AuthoritativeRegion is the region ACLs replicate from.
+	AuthoritativeRegion *string `hcl:"authoritative_region"`
 }
 
 // clientBlock is Nomad's client { }.
@@ -83,6 +87,8 @@ func (b *serverBlock) apply(cfg *agent.Config) {
 	}
 	set(&cfg.BootstrapExpect, b.BootstrapExpect)
 	set(&cfg.GossipKey, b.Encrypt)
+	set(&cfg.RetryJoin, b.RetryJoin)
+	set(&cfg.AuthoritativeRegion, b.AuthoritativeRegion)
 }
 
 func (b *clientBlock) enabled() bool { return b != nil && b.Enabled != nil && *b.Enabled }

@@ -9,8 +9,9 @@ import (
 
 // aclBlock is Nomad's acl { }.
 type aclBlock struct {
-	Enabled  *bool   `hcl:"enabled"`
-	TokenTTL *string `hcl:"token_ttl"`
+	Enabled          *bool   `hcl:"enabled"`
+	TokenTTL         *string `hcl:"token_ttl"`
+	ReplicationToken *string `hcl:"replication_token"`
 }
 
 func (b *aclBlock) apply(cfg *agent.Config) error {
@@ -18,6 +19,7 @@ func (b *aclBlock) apply(cfg *agent.Config) error {
 		return nil
 	}
 	set(&cfg.ACLEnabled, b.Enabled)
+	set(&cfg.ReplicationToken, b.ReplicationToken)
 	if b.TokenTTL != nil {
 		d, err := time.ParseDuration(*b.TokenTTL)
 		if err != nil || d <= 0 {

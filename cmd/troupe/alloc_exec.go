@@ -82,6 +82,9 @@ func allocExec(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	if err != nil {
 		return m.fail("building the exec URL", err)
 	}
+	if region := m.regionOf(); region != "" { // the agent forwards the session to that region
+		target += "&region=" + url.QueryEscape(region)
+	}
 	_, tlsConf, err := m.httpClient()
 	if err != nil {
 		return m.fail("reading the TLS settings", err)

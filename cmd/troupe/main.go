@@ -106,6 +106,7 @@ func commandTree() *cmdNode {
 		}},
 		"server": {synopsis: "Inspect servers", subs: map[string]*cmdNode{
 			"members": {synopsis: "List the server members", run: serverMembersCommand},
+			"join":    {synopsis: "Join the servers of other regions (WAN pool)", run: serverJoinCommand},
 		}},
 		"operator": {synopsis: "Cluster operator commands", subs: map[string]*cmdNode{
 			"raft": {synopsis: "Raft commands", subs: map[string]*cmdNode{

@@ -20,6 +20,10 @@ const (
 	// does not.
 	tokenEnv      = "TROUPE_TOKEN"
 	nomadTokenEnv = "NOMAD_TOKEN"
+	// regionEnv and nomadRegionEnv name the region the requests are for
+	// (the agent forwards them there) when -region does not.
+	regionEnv      = "TROUPE_REGION"
+	nomadRegionEnv = "NOMAD_REGION"
 )
 
 // meta holds what every command shares: its streams, its flag set with the
@@ -30,6 +34,7 @@ type meta struct {
 	address        string
 	namespace      string
 	token          string
+	region         string
 	json           bool
 	// interspersed lets flags follow the positional arguments.
 	interspersed bool
@@ -45,6 +50,7 @@ func newMeta(name string, stdout, stderr io.Writer, withJSON bool) *meta {
 	m.fs.StringVar(&m.namespace, "namespace", "", `namespace of the jobs, allocations, evaluations, volumes and variables named `+
 		`(default $TROUPE_NAMESPACE, else $NOMAD_NAMESPACE, else "default"; "*" lists every namespace)`)
 	m.fs.StringVar(&m.token, "token", "", "the ACL token's secret (default $TROUPE_TOKEN, else $NOMAD_TOKEN)")
+	m.fs.StringVar(&m.region, "region", "", "the region the requests are for, forwarded there by the agent (default $TROUPE_REGION, else $NOMAD_REGION, else the agent's)")
 	if withJSON {
 		m.fs.BoolVar(&m.json, "json", false, "print the API object as JSON")
 	}
@@ -99,7 +105,24 @@ func (m *meta) client() (*api.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return api.NewClient(&api.Config{Address: addr, Namespace: m.nsOf(), HTTPClient: hc, Token: m.tokenOf()})
+	return api.NewClient(&api.Config{Address: addr, Namespace: m.nsOf(), HTTPClient: hc, Token: m.tokenOf(),
+		Region: m.regionOf()})
+}
+
+// regionOf is the region the command's requests are for: -region, else
+// $TROUPE_REGION, else $NOMAD_REGION, else none (the agent's).
+func (m *meta) regionOf() string {
+	return firstSet(m.region, getenv(regionEnv), getenv(nomadRegionEnv))
+}
+
+// firstSet is the first of vals that is not "".
+func firstSet(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // tokenOf is the ACL token the command sends: -token, else $TROUPE_TOKEN,

@@ -13,13 +13,19 @@ import (
 // namespacesSent are the ?namespace= values of the recorded calls of
 // method and path ("-" for none).
 func namespacesSent(f *fakeAPI, method, path string) []string {
+	return paramSent(f, method, path, "namespace")
+}
+
+// paramSent lists the query parameter key of each call to method path
+// ("-": none).
+func paramSent(f *fakeAPI, method, path, key string) []string {
 	var out []string
 	for _, c := range f.callsTo(method, path) {
-		ns, ok := c.Query["namespace"]
+		v, ok := c.Query[key]
 		if !ok {
-			ns = "-"
+			v = "-"
 		}
-		out = append(out, ns)
+		out = append(out, v)
 	}
 	return out
 }

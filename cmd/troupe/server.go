@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"sort"
@@ -34,10 +35,44 @@ func serverMembersCommand(args []string, stdout, stderr io.Writer) int {
 	rows := make([][]string, 0, len(members.Members))
 	for _, mem := range members.Members {
 		rows = append(rows, []string{mem.Name, mem.Addr, strconv.Itoa(int(mem.Port)), mem.Status,
-			strconv.FormatBool(isLeader(mem, leader)), orNone(mem.Tags["voter"]), orNone(mem.Tags["raft_vsn"]),
+			strconv.FormatBool(memberLeads(mem, members.ServerRegion, leader)), orNone(mem.Tags["voter"]), orNone(mem.Tags["raft_vsn"]),
 			orNone(mem.Tags["build"]), orNone(mem.Tags["dc"]), orNone(mem.Tags["region"])})
 	}
 	writeTable(m.stdout, []string{"Name", "Address", "Port", "Status", "Leader", "Voter", "Raft Version", "Build", "Datacenter", "Region"}, rows)
+	return exitOK
+}
+
+// memberLeads says whether mem leads its region: for a server of the
+// agent's region, by the leader's address (isLeader); for another
+// region's, by the "leader" tag that region gossips over the WAN pool.
+func memberLeads(mem *api.AgentMember, region, leader string) bool {
+	if r := mem.Tags["region"]; region != "" && r != "" && r != region {
+		return mem.Tags["leader"] == "true"
+	}
+	return isLeader(mem, leader)
+}
+
+// serverJoinCommand is `troupe server join ADDR...`: the agent, a server,
+// joins the WAN pool of every region's servers through those servers'
+// WAN addresses (host, or host:port; the WAN port is 4650 by default).
+func serverJoinCommand(args []string, stdout, stderr io.Writer) int {
+	m := newMeta("server join", stdout, stderr, false)
+	rest, code, ok := m.parse(args)
+	if !ok {
+		return code
+	}
+	if len(rest) == 0 {
+		return m.usageError("ADDR [ADDR...]")
+	}
+	c, err := m.client()
+	if err != nil {
+		return m.fail("building the client", err)
+	}
+	n, err := c.Agent().Join(rest...)
+	if err != nil {
+		return m.fail("joining", err)
+	}
+	fmt.Fprintf(stdout, "Joined %d servers successfully\n", n)
 	return exitOK
 }
 

@@ -34,6 +34,25 @@ func TestServerMembers(t *testing.T) {
 	require.Len(t, got.Members, 2)
 }
 
+// TestServerMembersOtherRegion: another region's server leads by the
+// "leader" tag its region gossips, this region's by /v1/status/leader.
+func TestServerMembersOtherRegion(t *testing.T) {
+	f := newFakeAPI(t)
+	f.members = &api.ServerMembers{ServerName: "s1.global", ServerRegion: "global", Members: []*api.AgentMember{
+		{Name: "s1.global", Addr: "10.0.0.1", Port: 4648, Status: "alive", Tags: map[string]string{"region": "global", "port": "4649"}},
+		{Name: "e1.eu", Addr: "10.1.0.1", Port: 4650, Status: "alive", Tags: map[string]string{"region": "eu", "leader": "true"}},
+		{Name: "e2.eu", Addr: "10.1.0.2", Port: 4650, Status: "alive", Tags: map[string]string{"region": "eu", "leader": "false"}},
+	}}
+	f.leader = "10.0.0.1:4649"
+	code, out, errOut := f.runCLI("server", "members")
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 4)
+	require.Regexp(t, `^e1\.eu\s+10\.1\.0\.1\s+4650\s+alive\s+true\s`, lines[1])
+	require.Regexp(t, `^e2\.eu\s+10\.1\.0\.2\s+4650\s+alive\s+false\s`, lines[2])
+	require.Regexp(t, `^s1\.global\s+10\.0\.0\.1\s+4648\s+alive\s+true\s`, lines[3])
+}
+
 func TestRaftListPeers(t *testing.T) {
 	f := newFakeAPI(t)
 	f.raft = &api.RaftConfiguration{Servers: []*api.RaftServer{

@@ -196,7 +196,7 @@ func (tc *testCluster) formed(clients int) (bool, string) {
 	}
 	alive := 0
 	for _, m := range members.Members {
-		if m.Status == "alive" {
+		if m.Status == "alive" && (m.Tags["region"] == "" || m.Tags["region"] == members.ServerRegion) { // not other regions' (WAN)
 			alive++
 		}
 	}

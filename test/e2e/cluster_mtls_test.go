@@ -34,7 +34,8 @@ func spinNomadJob(id string, count int) *nomad.Job {
 // stranger: a plain TCP connection and a TLS one without a certificate to
 // HTTP, RPC and raft are closed without an answer; a client certificate
 // is refused as a raft peer and as a server dialing a client's RPC; a
-// server certificate of another region is refused on RPC; an unencrypted
+// server certificate of another region is refused as a raft peer but
+// accepted on a server's RPC (federation forwards there); an unencrypted
 // gossip join is ignored (the member list is unchanged). The cluster
 // works on after all of it.
 func TestClusterMutualTLS(t *testing.T) {
@@ -75,7 +76,6 @@ func TestClusterMutualTLS(t *testing.T) {
 	}{
 		{"client certificate as a raft peer", server.AddrPort(raftPort), clientCert},
 		{"client certificate as a server dialing a client", client.AddrPort(rpcPort), clientCert},
-		{"server of another region on rpc", server.AddrPort(rpcPort), euServer},
 		{"server of another region as a raft peer", server.AddrPort(raftPort), euServer},
 	} {
 		t.Run(bad.name, func(t *testing.T) {
@@ -86,6 +86,22 @@ func TestClusterMutualTLS(t *testing.T) {
 			require.ErrorContains(t, err, "tls: bad certificate")
 		})
 	}
+
+	t.Run("server of another region on rpc", func(t *testing.T) {
+		pair, err := tls.LoadX509KeyPair(euServer.CertFile, euServer.KeyFile)
+		require.NoError(t, err)
+		c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", server.AddrPort(rpcPort),
+			&tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2"}, //nolint:gosec // the test trusts anyone
+				Certificates: []tls.Certificate{pair}})
+		require.NoError(t, err)
+		defer c.Close()
+		require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+		_, err = c.Write([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")) // gRPC answers with its SETTINGS
+		require.NoError(t, err)
+		n, err := c.Read(make([]byte, 64))
+		require.NoError(t, err, "federation: another region's server reaches this one's RPC")
+		require.Positive(t, n)
+	})
 
 	t.Run("gossip ignores unencrypted packets", func(t *testing.T) {
 		before, err := memberStates(tc.servers[0])

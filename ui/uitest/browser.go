@@ -143,6 +143,13 @@ func (b *Browser) WaitReady(t testing.TB, timeout time.Duration) {
 	b.WaitFor(t, `document.body.dataset.ready === '1'`, timeout)
 }
 
+// WaitComplete waits until the page has drawn all of its data (the
+// router's complete mark: also the long lists it drew a part of first).
+func (b *Browser) WaitComplete(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	b.WaitFor(t, `document.body.dataset.complete === '1'`, timeout)
+}
+
 // Eval evaluates expr in the page.
 func Eval[T any](t testing.TB, b *Browser, expr string) T {
 	t.Helper()
@@ -172,15 +179,16 @@ func (b *Browser) Text(t testing.TB) string {
 // Timings break a page load down, in milliseconds from the start of
 // navigation (the Performance API): the document parsed
 // (DOMContentLoaded, after its modules ran), the last /v1/ answer fully
-// read, and the page's data drawn (ready; -1 when not yet). Requests
+// read, the page's data drawn (ready: the rows in view of a long list)
+// and all of it drawn (complete; each -1 when not yet). Requests
 // counts the requests that went to the network, the document's
 // included (what the browser's cache answered is not counted), and
 // TransferKB what they carried; Assets and AssetKB are those for the
 // UI's own files (not /v1/).
 type Timings struct {
-	DOMContentLoaded, LastAPIResponse, Ready float64
-	Requests, Assets                         int
-	TransferKB, AssetKB                      float64
+	DOMContentLoaded, LastAPIResponse, Ready, Complete float64
+	Requests, Assets                                   int
+	TransferKB, AssetKB                                float64
 }
 
 // PageTimings reads the Timings of the page now shown.
@@ -191,6 +199,7 @@ func (b *Browser) PageTimings(t testing.TB) Timings {
   LastAPIResponse: Math.max(-1, ...performance.getEntriesByType('resource')
     .filter((e) => new URL(e.name).pathname.startsWith('/v1/')).map((e) => e.responseEnd)),
   Ready: performance.getEntriesByName('troupe:ready').at(-1)?.startTime ?? -1,
+  Complete: performance.getEntriesByName('troupe:complete').at(-1)?.startTime ?? -1,
   ...(() => {
     const nav = performance.getEntriesByType('navigation')[0];
     const res = performance.getEntriesByType('resource').filter((e) => e.transferSize > 0);
@@ -239,4 +248,35 @@ func ArtifactDir(t testing.TB) string {
 	dirs[t] = d
 	t.Logf("uitest: artifacts in %s", d)
 	return d
+}
+
+// Read is how one /v1 read of a page went, in milliseconds from the
+// start of navigation (the Performance API): the request sent, its first
+// byte and its last byte arrived, its JSON parsed (the UI's mark
+// "troupe:parsed <path>") and its section drawn ("troupe:drawn <path>");
+// -1 for a step not reached. KB is what it carried.
+type Read struct {
+	Path                                     string
+	Sent, FirstByte, LastByte, Parsed, Drawn float64
+	KB                                       float64
+}
+
+// Breakdown reads the first read of each /v1 path of the page now shown
+// (not the event stream, which stays open), in the order they were sent.
+func (b *Browser) Breakdown(t testing.TB) []Read {
+	t.Helper()
+	return Eval[[]Read](t, b, `(() => {
+  const mark = (kind, path) => performance.getEntriesByName('troupe:' + kind + ' ' + path)[0]?.startTime ?? -1;
+  const seen = new Set();
+  return performance.getEntriesByType('resource').filter((e) => {
+    const u = new URL(e.name);
+    if (!u.pathname.startsWith('/v1/') || u.pathname === '/v1/event/stream' || seen.has(u.pathname)) return false;
+    seen.add(u.pathname);
+    return true;
+  }).map((e) => {
+    const path = new URL(e.name).pathname;
+    return { Path: path, Sent: e.requestStart || e.startTime, FirstByte: e.responseStart, LastByte: e.responseEnd,
+      Parsed: mark('parsed', path), Drawn: mark('drawn', path), KB: e.transferSize / 1024 };
+  });
+})()`)
 }

@@ -19,7 +19,8 @@ import (
 // when the namespace does. The root is a small tmpfs holding the
 // chroot_env read-only bind mounts (symlinks copied as symlinks), /alloc,
 // /local and /tmp (bind mounts of the allocation's and the task's dirs),
-// /secrets (a tmpfs only the task's user reads), a minimal /dev, a
+// /secrets (a tmpfs only the task's user reads, seeded with what the
+// client wrote in the task's secrets dir), a minimal /dev, a
 // fresh /proc and the task's volumes; it is made read-only at the end.
 func buildRoot(spec *executorSpec, root string, cred *syscall.Credential) error {
 	iso := spec.Isolation
@@ -50,6 +51,9 @@ func buildRoot(spec *executorSpec, root string, cred *syscall.Credential) error 
 	uid, gid := credIDs(cred)
 	secrets := fmt.Sprintf("mode=0700,uid=%d,gid=%d,size=1m", uid, gid)
 	if err := mountIn(root, driver.TaskSecretsDir, "tmpfs", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, secrets); err != nil {
+		return err
+	}
+	if err := seedSecrets(dirs[secretsDirName], filepath.Join(root, driver.TaskSecretsDir), uid, gid); err != nil {
 		return err
 	}
 	if err := buildDev(filepath.Join(root, "dev")); err != nil {

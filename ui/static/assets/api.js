@@ -40,7 +40,9 @@ export async function get(path, params, signal) {
   const resp = await fetch(url(path, params), { headers: headers(), signal });
   const index = Number(resp.headers.get('X-Nomad-Index') || 0);
   if (!resp.ok) throw new APIError(resp.status, await resp.text(), path, index);
-  return { data: await resp.json(), index };
+  const data = await resp.json();
+  performance.mark(`troupe:parsed ${path}`); // read and parsed (uitest.Breakdown)
+  return { data, index, next: resp.headers.get('X-Nomad-NextToken') || '' };
 }
 
 // watch calls onData(data) with path's answer now and again each time it

@@ -41,22 +41,6 @@ export function table(heads, rows, empty = 'None.') {
 <tbody>${rows.map((r) => html`<tr>${r.map((c) => html`<td>${c}</td>`)}</tr>`)}</tbody></table>`;
 }
 
-// Pager shows one page of a long list at a time, so a page with thousands
-// of rows draws only the rows in view.
-export const PAGE = 50;
-export function pageOf(list, page) {
-  const pages = Math.max(1, Math.ceil(list.length / PAGE));
-  const p = Math.min(Math.max(0, page), pages - 1);
-  return { rows: list.slice(p * PAGE, (p + 1) * PAGE), page: p, pages };
-}
-export function pager(name, pg, total) {
-  if (pg.pages <= 1) return html``;
-  return html`<div class="pager" data-pager="${name}">
-<button data-page="${pg.page - 1}" ${raw(pg.page === 0 ? 'disabled' : '')}>‹ Prev</button>
-<span>Page ${pg.page + 1} of ${pg.pages} (${total})</span>
-<button data-page="${pg.page + 1}" ${raw(pg.page + 1 >= pg.pages ? 'disabled' : '')}>Next ›</button></div>`;
-}
-
 // section is a region of a page that is redrawn on its own.
 export function section(root, id) {
   let el = root.querySelector(`[data-section="${id}"]`);
@@ -70,22 +54,73 @@ export function section(root, id) {
 
 export function errorText(e) { return html`<p class="error">${e.message || e}</p>`; }
 
-// ListView draws a list as a paged table in el: set(list) redraws the
-// current page; Prev and Next move through the pages.
-export class ListView {
-  constructor(el, heads, row, empty) {
-    Object.assign(this, { el, heads, row, empty, list: [], page: 0 });
-    el.addEventListener('click', (ev) => {
-      const b = ev.target.closest('button[data-page]');
-      if (!b) return;
-      this.page = Number(b.dataset.page);
-      this.draw();
+// Windowed draws a long list of rows of one height in a scrolled box:
+// only the rows in view and OVERSCAN around each edge of it, again as it
+// scrolls (at most once a frame); up to WHOLE rows are drawn whole.
+// paint(start, end) draws rows [start, end) of n; the list scrolls as
+// though all were there (paint pads above and below them by rowHeight
+// a row).
+const WHOLE = 300;
+const OVERSCAN = 10;
+
+export class Windowed {
+  constructor(box, rowHeight, paint) {
+    Object.assign(this, { box, rowHeight, paint, n: 0, frame: 0 });
+    box.addEventListener('scroll', () => {
+      if (this.n > WHOLE && !this.frame) {
+        this.frame = requestAnimationFrame(() => { this.frame = 0; this.draw(); });
+      }
     });
   }
-  set(list) { this.list = list; this.draw(); }
-  draw() {
-    const pg = pageOf(this.list, this.page);
-    this.page = pg.page;
-    this.el.innerHTML = html`${table(this.heads, pg.rows.map(this.row), this.empty)}${pager('p', pg, this.list.length)}`;
+
+  // draw paints the rows in view of n (the list's length now).
+  draw(n = this.n) {
+    this.n = n;
+    let start = 0;
+    let end = n;
+    if (n > WHOLE) {
+      // A first draw reads no layout (which would lay the page out once
+      // more before its rows are in): the box is at its top, and, empty,
+      // no higher than its header.
+      const first = !this.drawn;
+      this.drawn = true;
+      const top = first ? 0 : this.box.scrollTop;
+      const height = first ? innerHeight : Math.max(this.box.clientHeight, innerHeight);
+      start = Math.min(n, Math.max(0, Math.floor(top / this.rowHeight) - OVERSCAN));
+      end = Math.min(n, Math.ceil((top + height) / this.rowHeight) + OVERSCAN);
+    }
+    this.paint(start, end);
+  }
+}
+
+// ListView draws a list as a table under heads in el, its rows (of one
+// line each) windowed (Windowed) in a scrolled box that keeps its place
+// across updates: set(list) draws it again. row(item) is its cells.
+const TABLE_ROW = 29; // px: table.rows td in style.css (one line)
+
+export class ListView {
+  constructor(el, heads, row, empty) {
+    Object.assign(this, { el, heads, row, empty, list: [] });
+    el.innerHTML = html`<p class="muted" data-count></p><div class="rows-scroll" hidden><table class="rows">
+<thead><tr>${heads.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody></tbody></table></div>`.toString();
+    this.count = el.querySelector('[data-count]');
+    this.box = el.querySelector('.rows-scroll');
+    this.body = el.querySelector('tbody');
+    this.rows = new Windowed(this.box, TABLE_ROW, (start, end) => this.paint(start, end));
+  }
+
+  // set draws list; note, when given, is said above it instead of its
+  // length (a part of a list still on its way).
+  set(list, note) {
+    this.list = list;
+    this.box.hidden = !list.length;
+    this.count.textContent = list.length ? note || `${list.length} in all` : this.empty;
+    this.rows.draw(list.length);
+  }
+
+  paint(start, end) {
+    const pad = (rows) => (rows ? `<tr class="pad" style="height:${rows * TABLE_ROW}px"><td colspan="${this.heads.length}"></td></tr>` : '');
+    const cells = (item, i) => html`<tr data-row="${start + i}">${this.row(item).map((c) => html`<td>${c}</td>`)}</tr>`;
+    this.body.innerHTML = pad(start) + this.list.slice(start, end).map(cells).join('') + pad(this.list.length - end);
   }
 }

@@ -62,12 +62,20 @@ export function draw() {
     root.innerHTML = '<h1>Not found</h1><p class="muted">No page at this address.</p>';
     return;
   }
-  // The page is ready when every section it follows has drawn once.
+  // The page is ready when every section it follows has drawn once, and
+  // complete when each has drawn all of its data (a long list may draw
+  // the rows in view first: pages/common.js liveList).
   let pending = 1;
+  let whole = 1;
   const done = () => {
     if (--pending !== 0 || ctx.signal.aborted) return;
     performance.mark('troupe:ready');
     document.body.dataset.ready = '1';
+  };
+  const complete = () => {
+    if (--whole !== 0 || ctx.signal.aborted) return;
+    performance.mark('troupe:complete');
+    document.body.dataset.complete = '1';
   };
   const ctx = {
     signal: current.signal,
@@ -75,15 +83,23 @@ export function draw() {
     events: new EventFeed(current.signal),
     query: new URLSearchParams(location.search),
     // track says one more section is to draw; call what it returns once
-    // that section has drawn its data (or its error).
+    // that section has drawn its data (or its error), and its part()
+    // once it has drawn the part in view of a long list, if it draws
+    // that first.
     track() {
       pending++;
-      let called = false;
-      return () => { if (!called) { called = true; done(); } };
+      whole++;
+      const once = (f) => { let called = false; return () => { if (!called) { called = true; f(); } }; };
+      const part = once(done);
+      const drawn = once(() => { part(); complete(); });
+      drawn.part = part;
+      return drawn;
     },
   };
+  document.body.dataset.complete = '';
   m.page.render(root, m.params, ctx);
   done(); // the sections it started are counted now
+  complete();
 }
 
 export function start() {

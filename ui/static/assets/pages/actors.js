@@ -4,7 +4,7 @@
 // actors above them).
 
 import { get } from '../api.js';
-import { html, section, ago } from '../dom.js';
+import { html, section, ago, Windowed } from '../dom.js';
 import { live } from './common.js';
 
 // The tree's counters (mailbox, messages) move without a state change:
@@ -35,12 +35,10 @@ ${alloc ? html`<span class="muted">showing allocation ${alloc} — <a href="/ui/
 }
 
 // The tree is drawn as rows of one fixed height, each indented by its
-// depth, so that a tree of tens of thousands of actors draws only the
-// rows in view (and a few around them) as it scrolls; a small tree is
-// drawn whole.
+// depth, windowed (dom.js Windowed), so that a tree of tens of thousands
+// of actors draws only the rows in view (and a few around them) as it
+// scrolls; a small tree is drawn whole.
 const ROW = 24; // px: ul.tree-rows li in style.css
-const WHOLE = 300; // rows drawn whole up to this many
-const OVERSCAN = 10; // rows drawn beyond each edge of the view
 
 // treeRows is the tree depth first, each actor with its depth: only the
 // allocation's actors (and the actors above them) when alloc is set.
@@ -84,34 +82,19 @@ class TreeView {
   constructor(el) {
     el.innerHTML = '<p class="muted" data-count></p><div class="tree-scroll"><ul class="tree-rows"></ul></div>';
     this.count = el.querySelector('[data-count]');
-    this.box = el.querySelector('.tree-scroll');
     this.list = el.querySelector('ul');
     this.rows = [];
-    this.frame = 0;
-    this.box.addEventListener('scroll', () => {
-      if (this.rows.length > WHOLE && !this.frame) {
-        this.frame = requestAnimationFrame(() => { this.frame = 0; this.draw(); });
-      }
-    });
+    this.window = new Windowed(el.querySelector('.tree-scroll'), ROW, (start, end) => this.paint(start, end));
   }
 
   set(rows, count) {
     this.rows = rows;
     this.count.textContent = count;
-    this.draw();
+    this.window.draw(rows.length);
   }
 
-  draw() {
-    const n = this.rows.length;
-    let start = 0;
-    let end = n;
-    if (n > WHOLE) {
-      const top = this.box.scrollTop;
-      const height = this.box.clientHeight || innerHeight;
-      start = Math.max(0, Math.floor(top / ROW) - OVERSCAN);
-      end = Math.min(n, Math.ceil((top + height) / ROW) + OVERSCAN);
-    }
-    this.list.style.height = `${n * ROW}px`;
+  paint(start, end) {
+    this.list.style.height = `${this.rows.length * ROW}px`;
     this.list.style.paddingTop = `${start * ROW}px`;
     this.list.dataset.rows = `${start}-${end}`;
     this.list.innerHTML = this.rows.slice(start, end).map(drawRow).join('');

@@ -2,7 +2,7 @@
 // allocations.
 
 import { html, badge, section, table, ListView } from '../dom.js';
-import { live, allocHeads, allocRow, byNewest } from './common.js';
+import { live, liveList, allocsFirst, allocHeads, allocRow, byNewest } from './common.js';
 
 function drain(n) {
   const d = n.DrainStrategy;
@@ -32,6 +32,6 @@ export function render(root, { id }, ctx) {
   root.insertAdjacentHTML('beforeend', '<h2>Allocations</h2>');
   const allocs = section(root, 'allocations');
   const view = new ListView(allocs, allocHeads, allocRow, 'No allocations.');
-  live(ctx, allocs, `${base}/allocations`, {}, (list) => view.set((list || []).sort(byNewest)),
+  liveList(ctx, view, `${base}/allocations`, {}, byNewest, allocsFirst('*', `NodeID == ${JSON.stringify(id)}`),
     { topics: ['Allocation'], match: (ev) => ev.Payload?.Allocation?.NodeID === id });
 }

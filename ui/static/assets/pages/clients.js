@@ -1,4 +1,4 @@
-// /ui/clients: the nodes, a page at a time.
+// /ui/clients: the nodes, in a windowed table.
 
 import { html, badge, section, ListView } from '../dom.js';
 import { live, nodeHref } from './common.js';

@@ -5,24 +5,32 @@ import { errorText, html, shortID, badge } from '../dom.js';
 
 // live follows path and calls draw(data) on each change (draw may be
 // async); a failed read shows its error in el. The page counts the
-// section as drawn after its first answer. With opts.topics ('Job',
+// section as drawn after its first answer (opts.drawn: the ctx.track()
+// to call then, when the caller made it). With opts.topics ('Job',
 // 'Allocation:<job id>', ...) it follows the page's event stream: an
 // event of those topics (for which opts.match(ev) holds, when given)
 // reads path again; a stream the agent refuses (a token that may not
 // read those topics) falls back to blocking queries. Without, it follows
-// path with blocking queries (opts.wait bounds one).
+// path with blocking queries (opts.wait bounds one). opts.have, when
+// set, is path's answer ({data, index}) already drawn: it is not read
+// again until it changes.
 export function live(ctx, el, path, params, draw, opts = {}) {
-  const drawn = ctx.track();
-  const onData = async (data) => { await draw(data); drawn(); };
+  const drawn = opts.drawn || ctx.track(); // the caller's, when it tracks the section itself
+  const onData = async (data) => {
+    await draw(data);
+    performance.mark(`troupe:drawn ${path}`); // uitest.Breakdown
+    drawn();
+  };
   const onError = (e) => { el.innerHTML = errorText(e); drawn(); };
+  if (opts.have) drawn();
   if (!opts.topics) {
-    watch(path, params, onData, onError, ctx.signal, opts.wait);
+    watch(path, params, onData, onError, ctx.signal, opts.wait, opts.have?.index);
     return;
   }
   followEvents(ctx, path, params, opts, onData, onError);
 }
 
-async function followEvents(ctx, path, params, { topics, match }, onData, onError) {
+async function followEvents(ctx, path, params, { topics, match, have }, onData, onError) {
   // Subscribed before the first read, so that the page's sections open
   // one stream between them.
   const sub = ctx.events.subscribe(topics, {
@@ -33,17 +41,21 @@ async function followEvents(ctx, path, params, { topics, match }, onData, onErro
   // Blocking queries, from the index of what was drawn (0: read first).
   let drawnAt = 0;
   const blocking = () => watch(path, params, onData, onError, ctx.signal, undefined, drawnAt);
-  let first;
-  try {
-    first = await get(path, params, ctx.signal);
-    await onData(first.data);
-    drawnAt = first.index;
-  } catch (e) {
-    if (ctx.signal.aborted) return;
-    onError(e);
-    // Not there yet (a job about to be registered): its events bring it.
-    if (e.status !== 404 || !e.index) { sub.cancel(); blocking(); return; }
-    first = { index: e.index };
+  let first = have;
+  if (have) {
+    drawnAt = have.index;
+  } else {
+    try {
+      first = await get(path, params, ctx.signal);
+      await onData(first.data);
+      drawnAt = first.index;
+    } catch (e) {
+      if (ctx.signal.aborted) return;
+      onError(e);
+      // Not there yet (a job about to be registered): its events bring it.
+      if (e.status !== 404 || !e.index) { sub.cancel(); blocking(); return; }
+      first = { index: e.index };
+    }
   }
   // Events that come while a read is on its way read once more after it.
   let reading = false;
@@ -84,5 +96,45 @@ export function allocRow(a) {
   ];
 }
 
-// byNewest orders allocations newest first.
-export const byNewest = (a, b) => (b.CreateIndex || 0) - (a.CreateIndex || 0);
+// byNewest orders allocations newest first: by create index, then ID,
+// reversed (Nomad's paging order of /v1/allocations, with ?reverse=true).
+export const byNewest = (a, b) => (b.CreateIndex || 0) - (a.CreateIndex || 0) || cmp(b.ID, a.ID);
+export const cmp = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+
+// The rows of a long list drawn before the whole list is in: a
+// window's rows and more (dom.js Windowed draws ~40 at first).
+const FIRST = 60;
+
+// liveList follows the list at path into view (a ListView), in the
+// order sort gives. Its first FIRST rows are read and drawn first, as
+// one page of a list that Nomad pages in that order (first: its path and
+// params; ?per_page= is added), and the whole list after them, so that
+// the rows in view do not wait for thousands that are not (read at once,
+// a long list's transfer holds up the page's other reads too): the page
+// is ready once those rows are drawn (troupe:ready), complete once the
+// whole list is (a list of no more than FIRST rows is not read again).
+// A first read that fails just reads the whole list.
+export function liveList(ctx, view, path, params, sort, first, follow) {
+  const drawn = ctx.track();
+  const firstRows = async () => {
+    try {
+      const r = await get(first.path, { ...first.params, per_page: FIRST }, ctx.signal);
+      if (!Array.isArray(r.data)) return undefined;
+      view.set(r.data.sort(sort), r.next ? `the first ${r.data.length}; reading the others…` : undefined);
+      performance.mark(`troupe:drawn ${first.path}`); // uitest.Breakdown
+      drawn.part();
+      return r.next ? undefined : r; // all of it
+    } catch {
+      return undefined; // the whole list's read shows what went wrong
+    }
+  };
+  firstRows().then((have) => {
+    if (ctx.signal.aborted) return;
+    live(ctx, view.el, path, params, (list) => view.set((list || []).sort(sort)), { ...follow, drawn, have });
+  });
+}
+
+// allocsFirst is the first page of liveList of allocations newest first
+// (byNewest): /v1/allocations by create index, reversed, of those filter
+// (a job's, a node's) keeps.
+export const allocsFirst = (namespace, filter) => ({ path: '/v1/allocations', params: { namespace, filter, reverse: true } });

@@ -1,8 +1,8 @@
-// /ui/jobs/<id>@<namespace>: a job's groups, versions, deployments and
-// allocations, each followed on its own.
+// /ui/jobs/<id>@<namespace>: a job's groups, versions, deployments,
+// allocation counts and allocations, each followed on its own.
 
 import { html, badge, section, table, shortID, ago, ListView } from '../dom.js';
-import { live, allocHeads, allocRow, byNewest } from './common.js';
+import { live, liveList, allocsFirst, allocHeads, allocRow, byNewest } from './common.js';
 
 export function render(root, { id, namespace = 'default' }, ctx) {
   const base = `/v1/job/${encodeURIComponent(id)}`;
@@ -41,7 +41,15 @@ export function render(root, { id, namespace = 'default' }, ctx) {
     ]), 'No deployments.');
   }, follow('Deployment'));
   root.insertAdjacentHTML('beforeend', '<h2>Allocations</h2>');
+  // The counts by status come before the list (of thousands, maybe).
+  const sum = section(root, 'summary');
+  const states = ['Queued', 'Starting', 'Running', 'Complete', 'Failed', 'Lost', 'Unknown'];
+  live(ctx, sum, `${base}/summary`, q, (s) => {
+    sum.innerHTML = table(['Task group', ...states], Object.entries(s.Summary || {})
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([g, c]) => [g, ...states.map((k) => c[k] || 0)]), 'No task groups.');
+  }, follow('Allocation'));
   const allocs = section(root, 'allocations');
   const view = new ListView(allocs, allocHeads, allocRow, 'No allocations.');
-  live(ctx, allocs, `${base}/allocations`, q, (list) => view.set((list || []).sort(byNewest)), follow('Allocation'));
+  liveList(ctx, view, `${base}/allocations`, q, byNewest, allocsFirst(namespace, `JobID == ${JSON.stringify(id)}`), follow('Allocation'));
 }

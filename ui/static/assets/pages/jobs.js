@@ -1,4 +1,4 @@
-// /ui/jobs: every job of every namespace, a page at a time.
+// /ui/jobs: every job of every namespace, in a windowed table.
 
 import { html, badge, section, ListView } from '../dom.js';
 import { live, jobHref } from './common.js';
