@@ -5,7 +5,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -21,19 +20,13 @@ type WorkloadVarReader func(ctx context.Context, req *messages.IdentityVarReadRe
 // onSignIdentities signs in a worker: it may first commit the keyring's
 // first root key.
 func (s *Actor) onSignIdentities(ctx actor.Context, m *messages.SignIdentitiesRequest) {
-	if s.spec.Identities == nil {
-		ctx.Respond(&messages.SignIdentitiesResponse{Error: messages.NewError(messages.CodeInternal, "this server signs no identities")})
-		return
-	}
-	actors.Reply(ctx, func(c context.Context) any { return s.spec.Identities(c, m) })
+	replyInWorker(ctx, m, s.spec.Identities,
+		&messages.SignIdentitiesResponse{Error: messages.NewError(messages.CodeInternal, "this server signs no identities")})
 }
 
 // onIdentityVarRead answers in a worker, as onVarRead: a blocking read
 // may wait minutes.
 func (s *Actor) onIdentityVarRead(ctx actor.Context, m *messages.IdentityVarReadRequest) {
-	if s.spec.WorkloadVars == nil {
-		ctx.Respond(&messages.VarReadResponse{Error: messages.NewError(messages.CodeInternal, "this server reads no variables")})
-		return
-	}
-	actors.Reply(ctx, func(c context.Context) any { return s.spec.WorkloadVars(c, m) })
+	replyInWorker(ctx, m, s.spec.WorkloadVars,
+		&messages.VarReadResponse{Error: messages.NewError(messages.CodeInternal, "this server reads no variables")})
 }
