@@ -186,6 +186,7 @@ func (c *serverConn) UpdateAllocs(ctx context.Context, allocs []*messages.Alloca
 
 // UpsertPlugins implements node.ServerConn.
 func (c *serverConn) UpsertPlugins(ctx context.Context, up *messages.UpsertPluginInstances) error {
+	up.NodeSecretID = c.a.nodeSecret
 	_, err := c.call(ctx, up)
 	return err
 }

@@ -162,3 +162,32 @@ func TestUpdateAllocsNeedsNodeSecret(t *testing.T) {
 	require.Nil(t, resp.GetError())
 	require.Equal(t, "running", h.store.Snapshot().AllocByID("a1").GetClientStatus())
 }
+
+// TestVolumeAndPluginRequestsNeedNodeSecret: a client's volume claim
+// (whose answer carries the volume's secrets), its "node detached" and
+// its CSI plugin instances are refused without its node's secret and
+// commit nothing; with it the plugin instances are committed, without
+// the secret in the raft entry.
+func TestVolumeAndPluginRequestsNeedNodeSecret(t *testing.T) {
+	h := newSecretHarness(t)
+	before := len(h.raft.log())
+	claim := h.request(&messages.VolumeClaimRequest{VolumeID: "v1", NodeSecretID: "s2",
+		Claim: &messages.CSIVolumeClaim{NodeID: "n1", AllocationID: "a1"}}).(*messages.VolumeClaimResponse)
+	require.Equal(t, messages.CodePermissionDenied, claim.GetError().ErrorCode())
+	require.Nil(t, claim.GetVolume())
+	detached := h.request(&messages.VolumeNodeDetachedRequest{VolumeID: "v1", AllocationID: "a1", NodeID: "n1"}).(*messages.VolumeOpResponse)
+	require.Equal(t, messages.CodePermissionDenied, detached.GetError().ErrorCode())
+	plugins := &messages.UpsertPluginInstances{NodeID: "n1", NodeSecretID: "s2",
+		Nodes: []*messages.CSIInfo{{PluginID: "hostpath", Healthy: true}}}
+	resp := h.request(plugins).(*messages.UpsertPluginInstancesResponse)
+	require.Equal(t, messages.CodePermissionDenied, resp.GetError().ErrorCode())
+	require.Len(t, h.raft.log(), before, "refused requests commit nothing")
+
+	plugins.NodeSecretID = "s1"
+	resp = h.request(plugins).(*messages.UpsertPluginInstancesResponse)
+	require.Nil(t, resp.GetError())
+	log := h.raft.log()
+	require.Len(t, log, before+1)
+	require.Equal(t, "n1", log[before].GetUpsertPluginInstances().GetNodeID())
+	require.Empty(t, log[before].GetUpsertPluginInstances().GetNodeSecretID(), "no raft entry holds the secret")
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/actors/node"
@@ -159,8 +160,14 @@ func (s *Actor) onUpsertPlugins(ctx actor.Context, m *messages.UpsertPluginInsta
 		ctx.Respond(&messages.UpsertPluginInstancesResponse{Error: s.notLeader()})
 		return
 	}
+	if e := nodeSecretDenied(s.spec.State(), m.GetNodeID(), m.GetNodeSecretID()); e != nil {
+		ctx.Respond(&messages.UpsertPluginInstancesResponse{Error: e})
+		return
+	}
+	up := proto.Clone(m).(*messages.UpsertPluginInstances)
+	up.NodeSecretID = "" // no raft entry holds a secret
 	cmd := &messages.Command{Time: s.spec.Clock.Now().UnixNano(),
-		Cmd: &messages.Command_UpsertPluginInstances{UpsertPluginInstances: m}}
+		Cmd: &messages.Command_UpsertPluginInstances{UpsertPluginInstances: up}}
 	actors.Reply(ctx, func(wctx context.Context) any {
 		_, index, err := s.commit(wctx, cmd)
 		if err != nil {
@@ -170,11 +177,30 @@ func (s *Actor) onUpsertPlugins(ctx actor.Context, m *messages.UpsertPluginInsta
 	})
 }
 
-// onVolumeClaim names the claim's node as the volume's plugin knows it,
-// then hands the claim to the volume manager.
+// onVolumeClaim checks the claiming node's secret (the answer carries the
+// volume's secrets), names the claim's node as the volume's plugin knows
+// it, then hands the claim to the volume manager.
 func (s *Actor) onVolumeClaim(ctx actor.Context, m *messages.VolumeClaimRequest) {
 	if s.spec.Raft.IsLeader() && s.volumes != nil {
-		fillExternalNodeID(s.spec.State(), m)
+		view := s.spec.State()
+		if e := nodeSecretDenied(view, m.GetClaim().GetNodeID(), m.GetNodeSecretID()); e != nil {
+			ctx.Respond(&messages.VolumeClaimResponse{Error: e})
+			return
+		}
+		fillExternalNodeID(view, m)
+	}
+	s.onVolumeRequest(ctx)
+}
+
+// onVolumeNodeDetached hands a client's "node detached" to the volume
+// manager when it carries the node's secret: a forged one would let the
+// controller detach a volume the node still has mounted.
+func (s *Actor) onVolumeNodeDetached(ctx actor.Context, m *messages.VolumeNodeDetachedRequest) {
+	if s.spec.Raft.IsLeader() && s.volumes != nil {
+		if e := nodeSecretDenied(s.spec.State(), m.GetNodeID(), m.GetNodeSecretID()); e != nil {
+			ctx.Respond(&messages.VolumeOpResponse{Error: e})
+			return
+		}
 	}
 	s.onVolumeRequest(ctx)
 }
