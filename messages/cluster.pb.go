@@ -209,7 +209,8 @@ func (x *RegisterNodeResponse) GetError() *Error {
 	return nil
 }
 
-// NodeHeartbeat keeps a node alive. AllocsIndex is the index of the
+// NodeHeartbeat keeps a node alive; it carries the node's secret, as
+// every request a client makes for its node. AllocsIndex is the index of the
 // newest allocation set the client received; the leader pushes the set
 // again when it has sent a newer one (a push may be lost on the wire).
 type NodeHeartbeat struct {

@@ -26,7 +26,8 @@ const (
 // SignIdentitiesRequest asks a server for the identities of the tasks of
 // allocation AllocID, which runs on node NodeID: every task's default
 // identity and its named ones. A server signs only for an allocation
-// placed on NodeID that is not terminal.
+// placed on NodeID that is not terminal, for a request that carries
+// NodeID's secret (its client's node SecretID).
 type SignIdentitiesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AllocID       string                 `protobuf:"bytes,1,opt,name=AllocID,proto3" json:"AllocID,omitempty"`
