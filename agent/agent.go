@@ -61,8 +61,12 @@ type Agent struct {
 	clientPID *actor.PID
 	// local is this agent's own client as the server's actors see it,
 	// fixed before they start (identifyClient); empty without a client.
-	local     server.Clients
-	transport *remote.Transport
+	local server.Clients
+	// nodeSecret is the client's node SecretID, kept beside the node ID
+	// in the data dir (identifyClient): the client shows it with every
+	// call it makes for its node, and never to anyone else.
+	nodeSecret string
+	transport  *remote.Transport
 	// conn reaches the servers (the leader follows redirects): the
 	// client's calls and volume requests use it.
 	conn    *serverConn

@@ -38,7 +38,7 @@ func (a *Agent) startClient() error {
 		name, _ = os.Hostname()
 	}
 	a.node = &messages.Node{
-		ID: id, Name: name, Datacenter: a.cfg.Datacenter, Region: a.cfg.Region,
+		ID: id, SecretID: a.nodeSecret, Name: name, Datacenter: a.cfg.Datacenter, Region: a.cfg.Region,
 		NodeClass: a.cfg.NodeClass, NodePool: state.PoolOrDefault(a.cfg.NodePool), Meta: a.cfg.Meta,
 		HTTPAddr: a.cfg.HTTPAddr, Status: "initializing",
 		Version: node.Version, HostVolumes: a.cfg.HostVolumes,

@@ -115,15 +115,21 @@ func (a *Agent) signingKeys(ctx context.Context, snap *state.Snap) ([]*messages.
 // With ACLs on the identity must verify (keyring, times, a live
 // allocation) and may read only what Nomad's implicit workload rules
 // allow: its job's variables (a list keeps those) and its namespace's
-// services. With ACLs off it is a plain read.
+// services; its allocation must be on the node that asks (whose secret
+// the server actor checked). With ACLs off it is a plain read.
 func (a *Agent) readVarsAs(ctx context.Context, req *messages.IdentityVarReadRequest) *messages.VarReadResponse {
 	read := req.GetRead()
 	if !a.cfg.ACLEnabled {
 		return a.readVars(ctx, read)
 	}
-	wacl, _, err := httpapi.WorkloadACL(a.store.Snapshot(), req.GetToken(), a.clock.Now())
+	snap := a.store.Snapshot()
+	wacl, claims, err := httpapi.WorkloadACL(snap, req.GetToken(), a.clock.Now())
 	if err != nil {
 		return &messages.VarReadResponse{Error: messages.NewError(messages.CodePermissionDenied, err.Error())}
+	}
+	if al := snap.AllocByID(claims.AllocationID); al.GetNodeID() != req.GetNodeID() {
+		return &messages.VarReadResponse{Error: messages.Errorf(messages.CodePermissionDenied,
+			"Permission denied: the workload identity's allocation is not placed on node %q", req.GetNodeID())}
 	}
 	if denied := workloadDenies(wacl, read); denied != "" {
 		return &messages.VarReadResponse{Error: messages.NewError(messages.CodePermissionDenied, "Permission denied: "+denied)}
@@ -165,7 +171,7 @@ func workloadDenies(wacl *acl.ACL, read *messages.VarReadRequest) string {
 // SignIdentities implements alloc.IdentitySource: the identities of an
 // allocation of this client, signed by any server.
 func (c *serverConn) SignIdentities(ctx context.Context, allocID string) ([]*messages.SignedIdentity, error) {
-	resp, err := c.call(ctx, &messages.SignIdentitiesRequest{AllocID: allocID, NodeID: c.a.node.GetID()})
+	resp, err := c.call(ctx, &messages.SignIdentitiesRequest{AllocID: allocID, NodeID: c.a.node.GetID(), NodeSecretID: c.a.nodeSecret})
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +188,8 @@ func (c *serverConn) SignIdentities(ctx context.Context, allocID string) ([]*mes
 // ReadVarsAs implements alloc.IdentitySource: a template's read made with
 // its task's identity.
 func (c *serverConn) ReadVarsAs(ctx context.Context, token string, req *messages.VarReadRequest) (*messages.VarReadResponse, error) {
-	return varReadReply(c.call(ctx, &messages.IdentityVarReadRequest{Token: token, Read: req}))
+	return varReadReply(c.call(ctx, &messages.IdentityVarReadRequest{Token: token, Read: req,
+		NodeID: c.a.local.LocalNodeID, NodeSecretID: c.a.nodeSecret}))
 }
 
 // readVarsPlain answers a template's read made without an identity: with

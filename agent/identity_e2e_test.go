@@ -104,16 +104,19 @@ exec sleep 300`
 	// A template's reads with it: a list keeps its own job's variables;
 	// its namespace's services, not another's.
 	jwt0 := signed.GetIdentities()[0].GetJWT()
-	list := a.readVarsAs(ctx, &messages.IdentityVarReadRequest{Token: jwt0, Read: &messages.VarReadRequest{Namespace: "default", Path: "nomad/jobs", List: true}})
+	list := a.readVarsAs(ctx, &messages.IdentityVarReadRequest{Token: jwt0, NodeID: a.Node().GetID(), Read: &messages.VarReadRequest{Namespace: "default", Path: "nomad/jobs", List: true}})
 	require.Nil(t, list.GetError())
 	require.Len(t, list.GetVars(), 1)
 	require.Equal(t, "nomad/jobs/wi", list.GetVars()[0].GetPath())
-	require.Nil(t, a.readVarsAs(ctx, &messages.IdentityVarReadRequest{Token: jwt0, Read: &messages.VarReadRequest{Namespace: "default", ListServices: true}}).GetError())
-	other := a.readVarsAs(ctx, &messages.IdentityVarReadRequest{Token: jwt0, Read: &messages.VarReadRequest{Namespace: "prod", Service: "db"}})
+	require.Nil(t, a.readVarsAs(ctx, &messages.IdentityVarReadRequest{Token: jwt0, NodeID: a.Node().GetID(), Read: &messages.VarReadRequest{Namespace: "default", ListServices: true}}).GetError())
+	other := a.readVarsAs(ctx, &messages.IdentityVarReadRequest{Token: jwt0, NodeID: a.Node().GetID(), Read: &messages.VarReadRequest{Namespace: "prod", Service: "db"}})
 	require.Equal(t, messages.CodePermissionDenied, other.GetError().ErrorCode())
-	forged := a.readVarsAs(ctx, &messages.IdentityVarReadRequest{Token: jwt0 + "x", Read: &messages.VarReadRequest{Namespace: "default", Path: "nomad/jobs/wi"}})
+	forged := a.readVarsAs(ctx, &messages.IdentityVarReadRequest{Token: jwt0 + "x", NodeID: a.Node().GetID(), Read: &messages.VarReadRequest{Namespace: "default", Path: "nomad/jobs/wi"}})
 	require.Equal(t, messages.CodePermissionDenied, forged.GetError().ErrorCode())
 	require.Empty(t, forged.GetVars())
+	elsewhere := a.readVarsAs(ctx, &messages.IdentityVarReadRequest{Token: jwt0, NodeID: "another-node", Read: &messages.VarReadRequest{Namespace: "default", Path: "nomad/jobs/wi"}})
+	require.Equal(t, messages.CodePermissionDenied, elsewhere.GetError().ErrorCode(), "an identity is read only by the client of its allocation's node")
+	require.Empty(t, elsewhere.GetVars())
 
 	plain := a.readVarsPlain(ctx, &messages.VarReadRequest{Path: "nomad/jobs/wi"})
 	require.Equal(t, messages.CodePermissionDenied, plain.GetError().ErrorCode())

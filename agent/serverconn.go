@@ -166,7 +166,7 @@ func (c *serverConn) RegisterNode(ctx context.Context, n *messages.Node) (time.D
 
 // Heartbeat implements node.ServerConn.
 func (c *serverConn) Heartbeat(ctx context.Context, nodeID string, allocsIndex uint64) (node.HeartbeatReply, error) {
-	resp, err := c.call(ctx, &messages.NodeHeartbeat{NodeID: nodeID, AllocsIndex: allocsIndex})
+	resp, err := c.call(ctx, &messages.NodeHeartbeat{NodeID: nodeID, AllocsIndex: allocsIndex, NodeSecretID: c.a.nodeSecret})
 	if err != nil {
 		return node.HeartbeatReply{}, err
 	}
@@ -180,12 +180,13 @@ func (c *serverConn) Heartbeat(ctx context.Context, nodeID string, allocsIndex u
 
 // UpdateAllocs implements node.ServerConn.
 func (c *serverConn) UpdateAllocs(ctx context.Context, allocs []*messages.Allocation) error {
-	_, err := c.call(ctx, &messages.UpdateAllocsRequest{Allocs: allocs})
+	_, err := c.call(ctx, &messages.UpdateAllocsRequest{NodeID: c.a.local.LocalNodeID, Allocs: allocs, NodeSecretID: c.a.nodeSecret})
 	return err
 }
 
 // UpsertPlugins implements node.ServerConn.
 func (c *serverConn) UpsertPlugins(ctx context.Context, up *messages.UpsertPluginInstances) error {
+	up.NodeSecretID = c.a.nodeSecret
 	_, err := c.call(ctx, up)
 	return err
 }

@@ -34,8 +34,9 @@ func (a *Agent) VolumeOp(ctx context.Context, req *messages.VolumeOpRequest) (*m
 	return r, nil
 }
 
-// Claim implements alloc.VolumeClaimer.
+// Claim implements alloc.VolumeClaimer, with the node's secret.
 func (c *serverConn) Claim(ctx context.Context, req *messages.VolumeClaimRequest) (*messages.VolumeClaimResponse, error) {
+	req.NodeSecretID = c.a.nodeSecret
 	resp, err := c.call(ctx, req)
 	if err != nil {
 		return nil, err
@@ -47,8 +48,9 @@ func (c *serverConn) Claim(ctx context.Context, req *messages.VolumeClaimRequest
 	return r, nil
 }
 
-// NodeDetached implements alloc.VolumeClaimer.
+// NodeDetached implements alloc.VolumeClaimer, with the node's secret.
 func (c *serverConn) NodeDetached(ctx context.Context, req *messages.VolumeNodeDetachedRequest) error {
+	req.NodeSecretID = c.a.nodeSecret
 	_, err := c.call(ctx, req)
 	return err
 }

@@ -36,9 +36,12 @@ type nodeJSON struct {
 
 // newNodeJSON is a copy of n with NodeResources and ReservedResources (and
 // their Cpu, Memory and Disk) present, and Nomad's older Resources and
-// Reserved derived from them.
+// Reserved derived from them, and without its SecretID (as Nomad's
+// Node.Sanitize): every API output of a node (GET /v1/node/:id, the event
+// stream) goes through here, and only the node's client knows its secret.
 func newNodeJSON(n *messages.Node) *nodeJSON {
 	out := proto.Clone(n).(*messages.Node)
+	out.SecretID = ""
 	out.NodeResources = fullNodeResources(out.NodeResources)
 	out.ReservedResources = fullReservedResources(out.ReservedResources)
 	r, res := out.NodeResources, out.ReservedResources

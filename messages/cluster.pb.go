@@ -209,13 +209,15 @@ func (x *RegisterNodeResponse) GetError() *Error {
 	return nil
 }
 
-// NodeHeartbeat keeps a node alive. AllocsIndex is the index of the
+// NodeHeartbeat keeps a node alive; it carries the node's secret, as
+// every request a client makes for its node. AllocsIndex is the index of the
 // newest allocation set the client received; the leader pushes the set
 // again when it has sent a newer one (a push may be lost on the wire).
 type NodeHeartbeat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	NodeID        string                 `protobuf:"bytes,1,opt,name=NodeID,proto3" json:"NodeID,omitempty"`
 	AllocsIndex   uint64                 `protobuf:"varint,2,opt,name=AllocsIndex,proto3" json:"AllocsIndex,omitempty"`
+	NodeSecretID  string                 `protobuf:"bytes,3,opt,name=NodeSecretID,proto3" json:"NodeSecretID,omitempty"` // node secret
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -262,6 +264,13 @@ func (x *NodeHeartbeat) GetAllocsIndex() uint64 {
 		return x.AllocsIndex
 	}
 	return 0
+}
+
+func (x *NodeHeartbeat) GetNodeSecretID() string {
+	if x != nil {
+		return x.NodeSecretID
+	}
+	return ""
 }
 
 type NodeHeartbeatResponse struct {
@@ -355,6 +364,7 @@ type UpdateAllocsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	NodeID        string                 `protobuf:"bytes,1,opt,name=NodeID,proto3" json:"NodeID,omitempty"`
 	Allocs        []*Allocation          `protobuf:"bytes,2,rep,name=Allocs,proto3" json:"Allocs,omitempty"`
+	NodeSecretID  string                 `protobuf:"bytes,3,opt,name=NodeSecretID,proto3" json:"NodeSecretID,omitempty"` // node secret
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -401,6 +411,13 @@ func (x *UpdateAllocsRequest) GetAllocs() []*Allocation {
 		return x.Allocs
 	}
 	return nil
+}
+
+func (x *UpdateAllocsRequest) GetNodeSecretID() string {
+	if x != nil {
+		return x.NodeSecretID
+	}
+	return ""
 }
 
 type UpdateAllocsResponse struct {
@@ -854,20 +871,22 @@ const file_cluster_proto_rawDesc = "" +
 	"\fHeartbeatTTL\x18\x02 \x01(\x03R\fHeartbeatTTL\x12\x18\n" +
 	"\aServers\x18\x03 \x03(\tR\aServers\x12$\n" +
 	"\rLeaderRPCAddr\x18\x04 \x01(\tR\rLeaderRPCAddr\x12#\n" +
-	"\x05Error\x18\x05 \x01(\v2\r.troupe.ErrorR\x05Error\"I\n" +
+	"\x05Error\x18\x05 \x01(\v2\r.troupe.ErrorR\x05Error\"m\n" +
 	"\rNodeHeartbeat\x12\x16\n" +
 	"\x06NodeID\x18\x01 \x01(\tR\x06NodeID\x12 \n" +
-	"\vAllocsIndex\x18\x02 \x01(\x04R\vAllocsIndex\"\xda\x01\n" +
+	"\vAllocsIndex\x18\x02 \x01(\x04R\vAllocsIndex\x12\"\n" +
+	"\fNodeSecretID\x18\x03 \x01(\tR\fNodeSecretID\"\xda\x01\n" +
 	"\x15NodeHeartbeatResponse\x12\"\n" +
 	"\fHeartbeatTTL\x18\x01 \x01(\x03R\fHeartbeatTTL\x12\x14\n" +
 	"\x05Index\x18\x02 \x01(\x04R\x05Index\x12\x18\n" +
 	"\aServers\x18\x03 \x03(\tR\aServers\x12$\n" +
 	"\rLeaderRPCAddr\x18\x04 \x01(\tR\rLeaderRPCAddr\x12#\n" +
 	"\x05Error\x18\x05 \x01(\v2\r.troupe.ErrorR\x05Error\x12\"\n" +
-	"\fResendAllocs\x18\x06 \x01(\bR\fResendAllocs\"Y\n" +
+	"\fResendAllocs\x18\x06 \x01(\bR\fResendAllocs\"}\n" +
 	"\x13UpdateAllocsRequest\x12\x16\n" +
 	"\x06NodeID\x18\x01 \x01(\tR\x06NodeID\x12*\n" +
-	"\x06Allocs\x18\x02 \x03(\v2\x12.troupe.AllocationR\x06Allocs\"Q\n" +
+	"\x06Allocs\x18\x02 \x03(\v2\x12.troupe.AllocationR\x06Allocs\x12\"\n" +
+	"\fNodeSecretID\x18\x03 \x01(\tR\fNodeSecretID\"Q\n" +
 	"\x14UpdateAllocsResponse\x12\x14\n" +
 	"\x05Index\x18\x01 \x01(\x04R\x05Index\x12#\n" +
 	"\x05Error\x18\x02 \x01(\v2\r.troupe.ErrorR\x05Error\"\x0e\n" +

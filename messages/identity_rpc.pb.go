@@ -26,11 +26,13 @@ const (
 // SignIdentitiesRequest asks a server for the identities of the tasks of
 // allocation AllocID, which runs on node NodeID: every task's default
 // identity and its named ones. A server signs only for an allocation
-// placed on NodeID that is not terminal.
+// placed on NodeID that is not terminal, for a request that carries
+// NodeID's secret (its client's node SecretID).
 type SignIdentitiesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AllocID       string                 `protobuf:"bytes,1,opt,name=AllocID,proto3" json:"AllocID,omitempty"`
 	NodeID        string                 `protobuf:"bytes,2,opt,name=NodeID,proto3" json:"NodeID,omitempty"`
+	NodeSecretID  string                 `protobuf:"bytes,3,opt,name=NodeSecretID,proto3" json:"NodeSecretID,omitempty"` // node secret
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -75,6 +77,13 @@ func (x *SignIdentitiesRequest) GetAllocID() string {
 func (x *SignIdentitiesRequest) GetNodeID() string {
 	if x != nil {
 		return x.NodeID
+	}
+	return ""
+}
+
+func (x *SignIdentitiesRequest) GetNodeSecretID() string {
+	if x != nil {
+		return x.NodeSecretID
 	}
 	return ""
 }
@@ -196,9 +205,13 @@ func (x *SignIdentitiesResponse) GetError() *Error {
 // default identity (Token, a JWT): the server answers Read only when the
 // identity may read what it asks (Nomad's implicit workload rules).
 type IdentityVarReadRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Token         string                 `protobuf:"bytes,1,opt,name=Token,proto3" json:"Token,omitempty"`
-	Read          *VarReadRequest        `protobuf:"bytes,2,opt,name=Read,proto3" json:"Read,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Token string                 `protobuf:"bytes,1,opt,name=Token,proto3" json:"Token,omitempty"`
+	Read  *VarReadRequest        `protobuf:"bytes,2,opt,name=Read,proto3" json:"Read,omitempty"`
+	// NodeID and NodeSecretID name the client that asks for its task: the
+	// token's allocation must be placed on that node.
+	NodeID        string `protobuf:"bytes,3,opt,name=NodeID,proto3" json:"NodeID,omitempty"`             // node secret
+	NodeSecretID  string `protobuf:"bytes,4,opt,name=NodeSecretID,proto3" json:"NodeSecretID,omitempty"` // node secret
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -247,14 +260,29 @@ func (x *IdentityVarReadRequest) GetRead() *VarReadRequest {
 	return nil
 }
 
+func (x *IdentityVarReadRequest) GetNodeID() string {
+	if x != nil {
+		return x.NodeID
+	}
+	return ""
+}
+
+func (x *IdentityVarReadRequest) GetNodeSecretID() string {
+	if x != nil {
+		return x.NodeSecretID
+	}
+	return ""
+}
+
 var File_identity_rpc_proto protoreflect.FileDescriptor
 
 const file_identity_rpc_proto_rawDesc = "" +
 	"\n" +
-	"\x12identity_rpc.proto\x12\x06troupe\x1a\rcluster.proto\x1a\x12template_rpc.proto\"I\n" +
+	"\x12identity_rpc.proto\x12\x06troupe\x1a\rcluster.proto\x1a\x12template_rpc.proto\"m\n" +
 	"\x15SignIdentitiesRequest\x12\x18\n" +
 	"\aAllocID\x18\x01 \x01(\tR\aAllocID\x12\x16\n" +
-	"\x06NodeID\x18\x02 \x01(\tR\x06NodeID\"J\n" +
+	"\x06NodeID\x18\x02 \x01(\tR\x06NodeID\x12\"\n" +
+	"\fNodeSecretID\x18\x03 \x01(\tR\fNodeSecretID\"J\n" +
 	"\x0eSignedIdentity\x12\x12\n" +
 	"\x04Task\x18\x01 \x01(\tR\x04Task\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x10\n" +
@@ -263,10 +291,12 @@ const file_identity_rpc_proto_rawDesc = "" +
 	"\n" +
 	"Identities\x18\x01 \x03(\v2\x16.troupe.SignedIdentityR\n" +
 	"Identities\x12#\n" +
-	"\x05Error\x18\x02 \x01(\v2\r.troupe.ErrorR\x05Error\"Z\n" +
+	"\x05Error\x18\x02 \x01(\v2\r.troupe.ErrorR\x05Error\"\x96\x01\n" +
 	"\x16IdentityVarReadRequest\x12\x14\n" +
 	"\x05Token\x18\x01 \x01(\tR\x05Token\x12*\n" +
-	"\x04Read\x18\x02 \x01(\v2\x16.troupe.VarReadRequestR\x04ReadB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x04Read\x18\x02 \x01(\v2\x16.troupe.VarReadRequestR\x04Read\x12\x16\n" +
+	"\x06NodeID\x18\x03 \x01(\tR\x06NodeID\x12\"\n" +
+	"\fNodeSecretID\x18\x04 \x01(\tR\fNodeSecretIDB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_identity_rpc_proto_rawDescOnce sync.Once

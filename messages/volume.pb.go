@@ -1714,10 +1714,13 @@ func (x *UpdateClaimState) GetNodeAbandoned() bool {
 // given ones (a client's full fingerprint). A plugin left with no instance
 // is deleted.
 type UpsertPluginInstances struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	NodeID        string                 `protobuf:"bytes,1,opt,name=NodeID,proto3" json:"NodeID,omitempty"`
-	Controllers   []*CSIInfo             `protobuf:"bytes,2,rep,name=Controllers,proto3" json:"Controllers,omitempty"`
-	Nodes         []*CSIInfo             `protobuf:"bytes,3,rep,name=Nodes,proto3" json:"Nodes,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	NodeID      string                 `protobuf:"bytes,1,opt,name=NodeID,proto3" json:"NodeID,omitempty"`
+	Controllers []*CSIInfo             `protobuf:"bytes,2,rep,name=Controllers,proto3" json:"Controllers,omitempty"`
+	Nodes       []*CSIInfo             `protobuf:"bytes,3,rep,name=Nodes,proto3" json:"Nodes,omitempty"`
+	// NodeSecretID is checked by the server and cleared before the message
+	// is committed: no raft entry holds it.
+	NodeSecretID  string `protobuf:"bytes,4,opt,name=NodeSecretID,proto3" json:"NodeSecretID,omitempty"` // node secret
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1771,6 +1774,13 @@ func (x *UpsertPluginInstances) GetNodes() []*CSIInfo {
 		return x.Nodes
 	}
 	return nil
+}
+
+func (x *UpsertPluginInstances) GetNodeSecretID() string {
+	if x != nil {
+		return x.NodeSecretID
+	}
+	return ""
 }
 
 // ControllerOp is one destructive controller RPC, queued by a volume actor
@@ -2119,11 +2129,12 @@ const file_volume_proto_rawDesc = "" +
 	"\rNodeAbandoned\x18\x06 \x01(\bR\rNodeAbandoned\x1aA\n" +
 	"\x13PublishContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x89\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xad\x01\n" +
 	"\x15UpsertPluginInstances\x12\x16\n" +
 	"\x06NodeID\x18\x01 \x01(\tR\x06NodeID\x121\n" +
 	"\vControllers\x18\x02 \x03(\v2\x0f.troupe.CSIInfoR\vControllers\x12%\n" +
-	"\x05Nodes\x18\x03 \x03(\v2\x0f.troupe.CSIInfoR\x05Nodes\"\xce\x02\n" +
+	"\x05Nodes\x18\x03 \x03(\v2\x0f.troupe.CSIInfoR\x05Nodes\x12\"\n" +
+	"\fNodeSecretID\x18\x04 \x01(\tR\fNodeSecretID\"\xce\x02\n" +
 	"\fControllerOp\x12\x12\n" +
 	"\x04Kind\x18\x01 \x01(\tR\x04Kind\x12\x1a\n" +
 	"\bPluginID\x18\x02 \x01(\tR\bPluginID\x12\x1a\n" +

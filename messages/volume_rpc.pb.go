@@ -34,6 +34,7 @@ type VolumeClaimRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	VolumeID      string                 `protobuf:"bytes,1,opt,name=VolumeID,proto3" json:"VolumeID,omitempty"`
 	Claim         *CSIVolumeClaim        `protobuf:"bytes,2,opt,name=Claim,proto3" json:"Claim,omitempty"`
+	NodeSecretID  string                 `protobuf:"bytes,3,opt,name=NodeSecretID,proto3" json:"NodeSecretID,omitempty"` // node secret (of Claim.NodeID)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -80,6 +81,13 @@ func (x *VolumeClaimRequest) GetClaim() *CSIVolumeClaim {
 		return x.Claim
 	}
 	return nil
+}
+
+func (x *VolumeClaimRequest) GetNodeSecretID() string {
+	if x != nil {
+		return x.NodeSecretID
+	}
+	return ""
 }
 
 // VolumeClaimResponse carries the usable claim (with the controller's
@@ -152,6 +160,7 @@ type VolumeNodeDetachedRequest struct {
 	VolumeID      string                 `protobuf:"bytes,1,opt,name=VolumeID,proto3" json:"VolumeID,omitempty"`
 	AllocationID  string                 `protobuf:"bytes,2,opt,name=AllocationID,proto3" json:"AllocationID,omitempty"`
 	NodeID        string                 `protobuf:"bytes,3,opt,name=NodeID,proto3" json:"NodeID,omitempty"`
+	NodeSecretID  string                 `protobuf:"bytes,4,opt,name=NodeSecretID,proto3" json:"NodeSecretID,omitempty"` // node secret
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -203,6 +212,13 @@ func (x *VolumeNodeDetachedRequest) GetAllocationID() string {
 func (x *VolumeNodeDetachedRequest) GetNodeID() string {
 	if x != nil {
 		return x.NodeID
+	}
+	return ""
+}
+
+func (x *VolumeNodeDetachedRequest) GetNodeSecretID() string {
+	if x != nil {
+		return x.NodeSecretID
 	}
 	return ""
 }
@@ -504,18 +520,20 @@ var File_volume_rpc_proto protoreflect.FileDescriptor
 
 const file_volume_rpc_proto_rawDesc = "" +
 	"\n" +
-	"\x10volume_rpc.proto\x12\x06troupe\x1a\rcluster.proto\x1a\fvolume.proto\"^\n" +
+	"\x10volume_rpc.proto\x12\x06troupe\x1a\rcluster.proto\x1a\fvolume.proto\"\x82\x01\n" +
 	"\x12VolumeClaimRequest\x12\x1a\n" +
 	"\bVolumeID\x18\x01 \x01(\tR\bVolumeID\x12,\n" +
-	"\x05Claim\x18\x02 \x01(\v2\x16.troupe.CSIVolumeClaimR\x05Claim\"\x93\x01\n" +
+	"\x05Claim\x18\x02 \x01(\v2\x16.troupe.CSIVolumeClaimR\x05Claim\x12\"\n" +
+	"\fNodeSecretID\x18\x03 \x01(\tR\fNodeSecretID\"\x93\x01\n" +
 	"\x13VolumeClaimResponse\x12,\n" +
 	"\x05Claim\x18\x01 \x01(\v2\x16.troupe.CSIVolumeClaimR\x05Claim\x12)\n" +
 	"\x06Volume\x18\x02 \x01(\v2\x11.troupe.CSIVolumeR\x06Volume\x12#\n" +
-	"\x05Error\x18\x03 \x01(\v2\r.troupe.ErrorR\x05Error\"s\n" +
+	"\x05Error\x18\x03 \x01(\v2\r.troupe.ErrorR\x05Error\"\x97\x01\n" +
 	"\x19VolumeNodeDetachedRequest\x12\x1a\n" +
 	"\bVolumeID\x18\x01 \x01(\tR\bVolumeID\x12\"\n" +
 	"\fAllocationID\x18\x02 \x01(\tR\fAllocationID\x12\x16\n" +
-	"\x06NodeID\x18\x03 \x01(\tR\x06NodeID\"\x92\x02\n" +
+	"\x06NodeID\x18\x03 \x01(\tR\x06NodeID\x12\"\n" +
+	"\fNodeSecretID\x18\x04 \x01(\tR\fNodeSecretID\"\x92\x02\n" +
 	"\x0fVolumeOpRequest\x12\x0e\n" +
 	"\x02Op\x18\x01 \x01(\tR\x02Op\x12\x1a\n" +
 	"\bVolumeID\x18\x02 \x01(\tR\bVolumeID\x12)\n" +

@@ -77,7 +77,9 @@ func (s *Actor) Receive(ctx actor.Context) {
 		s.onUpsertPlugins(ctx, m)
 	case *messages.VolumeClaimRequest:
 		s.onVolumeClaim(ctx, m)
-	case *messages.VolumeNodeDetachedRequest, *messages.VolumeOpRequest:
+	case *messages.VolumeNodeDetachedRequest:
+		s.onVolumeNodeDetached(ctx, m)
+	case *messages.VolumeOpRequest:
 		s.onVolumeRequest(ctx)
 	case *messages.VarReadRequest:
 		s.onVarRead(ctx, m)

@@ -68,6 +68,8 @@ func toError(err error) *messages.Error {
 		return &messages.Error{Code: re.Code, Message: re.Message, LeaderRPCAddr: re.LeaderRPCAddr}
 	case errors.Is(err, state.ErrJobNotFound), errors.Is(err, state.ErrNodeNotFound), errors.Is(err, state.ErrAllocNotFound):
 		return messages.NewError(messages.CodeNotFound, err.Error())
+	case errors.Is(err, state.ErrNodeSecretMismatch):
+		return messages.NewError(messages.CodePermissionDenied, err.Error())
 	case errors.Is(err, state.ErrJobModifyIndex):
 		return messages.NewError(messages.CodeConflict, err.Error())
 	case errors.Is(err, state.ErrNamespaceNotFound):

@@ -65,7 +65,7 @@ type harness struct {
 	reg   *actors.Registry
 }
 
-func newHarness(t *testing.T, clients ClientLocator) *harness {
+func newHarness(t *testing.T, clients ClientLocator, opts ...func(*Spec)) *harness {
 	t.Helper()
 	store := state.NewStore()
 	h := &harness{t: t, sys: actor.NewActorSystem(), store: store, clock: actors.NewFakeClock(time.Unix(1700000000, 0)),
@@ -81,6 +81,9 @@ func newHarness(t *testing.T, clients ClientLocator) *harness {
 	spec := &Spec{Raft: h.raft, Proposer: h.raft, State: func() StateView { return store.Snapshot() },
 		Clients: clients, Clock: h.clock, Registry: h.reg, Heartbeat: node.DefaultHeartbeatConfig(),
 		Leader: func() string { return "10.0.0.1:4647" }, Servers: func() []string { return []string{"10.0.0.1:4647"} }}
+	for _, o := range opts {
+		o(spec)
+	}
 	pid, err := h.sys.Root.SpawnNamed(actor.PropsFromProducer(New(spec)), "server")
 	require.NoError(t, err)
 	h.pid = pid

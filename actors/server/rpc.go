@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/actors/node"
@@ -63,14 +64,20 @@ func (s *Actor) onApply(ctx actor.Context, m *messages.ApplyRequest) {
 
 // onRegisterNode commits a client's node with the evaluations its
 // registration creates, in one raft entry, then lets the node's actor
-// answer with the heartbeat TTL.
+// answer with the heartbeat TTL. A node registered with another secret is
+// refused: nobody takes a node over by registering it again.
 func (s *Actor) onRegisterNode(ctx actor.Context, m *messages.RegisterNodeRequest) {
 	if !s.spec.Raft.IsLeader() {
 		ctx.Respond(&messages.RegisterNodeResponse{Error: s.notLeader()})
 		return
 	}
+	view := s.spec.State()
+	if e := registerDenied(view, m.GetNode()); e != nil {
+		ctx.Respond(&messages.RegisterNodeResponse{Error: e})
+		return
+	}
 	sender, id := ctx.Sender(), m.GetNode().GetID()
-	cmd := registerNode(s.spec.State(), m.GetNode(), s.spec.Clock.Now())
+	cmd := registerNode(view, m.GetNode(), s.spec.Clock.Now())
 	actors.Go(ctx, func(wctx context.Context) any {
 		_, index, err := s.commit(wctx, cmd)
 		return &nodeRegistered{sender: sender, nodeID: id, index: index, err: err}
@@ -90,30 +97,42 @@ func (s *Actor) onNodeRegistered(ctx actor.Context, m *nodeRegistered) {
 	ctx.RequestWithCustomSender(pid, &node.RegisterDone{Index: m.index}, m.sender)
 }
 
-// onHeartbeat hands a heartbeat to the node's actor, which answers.
+// onHeartbeat hands a heartbeat to the node's actor, which answers,
+// when it carries the node's secret.
 func (s *Actor) onHeartbeat(ctx actor.Context, m *messages.NodeHeartbeat) {
 	if !s.spec.Raft.IsLeader() {
 		ctx.Respond(&messages.NodeHeartbeatResponse{Error: s.notLeader()})
 		return
 	}
 	pid, ok := s.nodes[m.GetNodeID()]
-	if !ok || s.spec.State().NodeByID(m.GetNodeID()) == nil {
+	n := s.spec.State().NodeByID(m.GetNodeID())
+	if !ok || n == nil {
 		ctx.Respond(&messages.NodeHeartbeatResponse{Error: &messages.Error{Code: string(messages.CodeNotFound),
 			Message: "node " + m.GetNodeID() + " is not registered"}})
+		return
+	}
+	if n.GetSecretID() != m.GetNodeSecretID() {
+		ctx.Respond(&messages.NodeHeartbeatResponse{Error: errSecretMismatch(m.GetNodeID())})
 		return
 	}
 	ctx.Forward(pid)
 }
 
 // onUpdateAllocs commits a client's batched allocation updates with the
-// evaluations they create.
+// evaluations they create, when the node's secret matches and the
+// allocations are the node's.
 func (s *Actor) onUpdateAllocs(ctx actor.Context, m *messages.UpdateAllocsRequest) {
 	if !s.spec.Raft.IsLeader() {
 		ctx.Respond(&messages.UpdateAllocsResponse{Error: s.notLeader()})
 		return
 	}
+	view := s.spec.State()
+	if e := allocUpdatesDenied(view, m); e != nil {
+		ctx.Respond(&messages.UpdateAllocsResponse{Error: e})
+		return
+	}
 	sender := ctx.Sender()
-	cmd, freed := updateAllocs(s.spec.State(), m.GetAllocs(), s.spec.Clock.Now())
+	cmd, freed := updateAllocs(view, m.GetAllocs(), s.spec.Clock.Now())
 	actors.Go(ctx, func(wctx context.Context) any {
 		_, index, err := s.commit(wctx, cmd)
 		if err != nil {
@@ -141,8 +160,14 @@ func (s *Actor) onUpsertPlugins(ctx actor.Context, m *messages.UpsertPluginInsta
 		ctx.Respond(&messages.UpsertPluginInstancesResponse{Error: s.notLeader()})
 		return
 	}
+	if e := nodeSecretDenied(s.spec.State(), m.GetNodeID(), m.GetNodeSecretID()); e != nil {
+		ctx.Respond(&messages.UpsertPluginInstancesResponse{Error: e})
+		return
+	}
+	up := proto.Clone(m).(*messages.UpsertPluginInstances)
+	up.NodeSecretID = "" // no raft entry holds a secret
 	cmd := &messages.Command{Time: s.spec.Clock.Now().UnixNano(),
-		Cmd: &messages.Command_UpsertPluginInstances{UpsertPluginInstances: m}}
+		Cmd: &messages.Command_UpsertPluginInstances{UpsertPluginInstances: up}}
 	actors.Reply(ctx, func(wctx context.Context) any {
 		_, index, err := s.commit(wctx, cmd)
 		if err != nil {
@@ -152,11 +177,30 @@ func (s *Actor) onUpsertPlugins(ctx actor.Context, m *messages.UpsertPluginInsta
 	})
 }
 
-// onVolumeClaim names the claim's node as the volume's plugin knows it,
-// then hands the claim to the volume manager.
+// onVolumeClaim checks the claiming node's secret (the answer carries the
+// volume's secrets), names the claim's node as the volume's plugin knows
+// it, then hands the claim to the volume manager.
 func (s *Actor) onVolumeClaim(ctx actor.Context, m *messages.VolumeClaimRequest) {
 	if s.spec.Raft.IsLeader() && s.volumes != nil {
-		fillExternalNodeID(s.spec.State(), m)
+		view := s.spec.State()
+		if e := nodeSecretDenied(view, m.GetClaim().GetNodeID(), m.GetNodeSecretID()); e != nil {
+			ctx.Respond(&messages.VolumeClaimResponse{Error: e})
+			return
+		}
+		fillExternalNodeID(view, m)
+	}
+	s.onVolumeRequest(ctx)
+}
+
+// onVolumeNodeDetached hands a client's "node detached" to the volume
+// manager when it carries the node's secret: a forged one would let the
+// controller detach a volume the node still has mounted.
+func (s *Actor) onVolumeNodeDetached(ctx actor.Context, m *messages.VolumeNodeDetachedRequest) {
+	if s.spec.Raft.IsLeader() && s.volumes != nil {
+		if e := nodeSecretDenied(s.spec.State(), m.GetNodeID(), m.GetNodeSecretID()); e != nil {
+			ctx.Respond(&messages.VolumeOpResponse{Error: e})
+			return
+		}
 	}
 	s.onVolumeRequest(ctx)
 }

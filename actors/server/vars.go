@@ -18,17 +18,9 @@ type VarReader func(ctx context.Context, req *messages.VarReadRequest) *messages
 // onVarRead answers a template's variable read in a worker: a blocking
 // read may wait minutes and must not hold the server actor.
 func (s *Actor) onVarRead(ctx actor.Context, m *messages.VarReadRequest) {
-	replyInWorker(ctx, m, s.spec.Vars,
-		&messages.VarReadResponse{Error: messages.NewError(messages.CodeInternal, "this server reads no variables")})
-}
-
-// replyInWorker answers m with handle's answer, computed in a worker (the
-// server actor goes on meanwhile), or with missing when this server has
-// no handler.
-func replyInWorker[M, R any](ctx actor.Context, m M, handle func(context.Context, M) R, missing R) {
-	if handle == nil {
-		ctx.Respond(missing)
+	if s.spec.Vars == nil {
+		ctx.Respond(&messages.VarReadResponse{Error: messages.NewError(messages.CodeInternal, "this server reads no variables")})
 		return
 	}
-	actors.Reply(ctx, func(c context.Context) any { return handle(c, m) })
+	actors.Reply(ctx, func(c context.Context) any { return s.spec.Vars(c, m) })
 }

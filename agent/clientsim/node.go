@@ -132,7 +132,7 @@ func (n *simNode) beat() {
 	defer n.sim.calls.Done()
 	start := time.Now()
 	resp, err := request[*messages.NodeHeartbeatResponse](n.sim.ctx, n.sim,
-		&messages.NodeHeartbeat{NodeID: n.msg.GetID(), AllocsIndex: n.allocsIndex.Load()})
+		&messages.NodeHeartbeat{NodeID: n.msg.GetID(), AllocsIndex: n.allocsIndex.Load(), NodeSecretID: n.msg.GetSecretID()})
 	switch {
 	case err == nil:
 		n.sim.rtts.add(time.Since(start))

@@ -62,7 +62,7 @@ func (s *Sim) report(n *simNode, up []*messages.Allocation) {
 			return
 		}
 		defer func() { <-s.reportSlots }()
-		_, err := request[*messages.UpdateAllocsResponse](s.ctx, s, &messages.UpdateAllocsRequest{NodeID: n.msg.GetID(), Allocs: up})
+		_, err := request[*messages.UpdateAllocsResponse](s.ctx, s, &messages.UpdateAllocsRequest{NodeID: n.msg.GetID(), Allocs: up, NodeSecretID: n.msg.GetSecretID()})
 		if err != nil {
 			s.cfg.Logger.Warn("simulated node: reporting allocations failed", "node", n.msg.GetName(), "error", err)
 			return

@@ -9,7 +9,9 @@ import (
 // applyRegisterNode upserts a node and stores the evaluations it came
 // with (Eval as well: entries written by an older version). Re-registering keeps the CreateIndex,
 // and the drain and eligibility the operator set unless the node sends
-// its own.
+// its own. A node registered with a secret is re-registered only with
+// that secret (the leader refuses others before proposing; this keeps a
+// race of two registrations from swapping it).
 func applyRegisterNode(w *writeTxn, c *messages.RegisterNode) any {
 	n := c.GetNode()
 	if n == nil || n.ID == "" {
@@ -19,6 +21,9 @@ func applyRegisterNode(w *writeTxn, c *messages.RegisterNode) any {
 		return err
 	}
 	old := w.read().NodeByID(n.ID)
+	if old != nil && old.SecretID != "" && old.SecretID != n.SecretID {
+		return fmt.Errorf("%w: node %q", ErrNodeSecretMismatch, n.ID)
+	}
 	n.CreateIndex = w.index
 	if old != nil {
 		n.CreateIndex = old.CreateIndex

@@ -16,6 +16,9 @@ var (
 	// ErrAllocNotFound is the Apply response to a StopAlloc of an unknown
 	// allocation.
 	ErrAllocNotFound = errors.New("state: allocation not found")
+	// ErrNodeSecretMismatch is the Apply response to a RegisterNode whose
+	// SecretID is not the one the node is registered with.
+	ErrNodeSecretMismatch = errors.New("state: node secret ID does not match")
 	// ErrBadCommand is the Apply response to a log entry that does not
 	// decode or carries no known command.
 	ErrBadCommand = errors.New("state: bad command")
