@@ -17,6 +17,7 @@ import (
 // tokens; a global token works against eu's API; a change and a deletion
 // at global follow; eu's own local token stays.
 func TestACLReplication(t *testing.T) {
+	skipTwoAgentsUnderRace(t)
 	acls := func(c *Config) { c.ACLEnabled = true }
 	global := startRegionServer(t, "global", acls)
 	nc := func(a *Agent, token string) *nomad.Client {
