@@ -48,6 +48,12 @@ func (a *Agent) startMembership() error {
 		if meta.NodeName == "" {
 			meta.NodeName = a.nodeName()
 		}
+		// The WAN member first: the LAN pool tells this region's other
+		// servers where it is (wan.go's flood join).
+		if err := a.startWAN(); err != nil { // wan.go
+			return err
+		}
+		meta.WANAddr = a.wan.GossipAddr()
 	}
 	m, err := a.newGossipPool(membership.Config{Name: meta.NodeName, BindAddr: a.cfg.BindAddr, BindPort: a.cfg.GossipPort,
 		Meta: meta, Logger: a.log})
@@ -66,7 +72,8 @@ func (a *Agent) startMembership() error {
 	a.wg.Add(1)
 	go a.watchMembers()
 	if a.cfg.Server {
-		return a.startWAN() // wan.go
+		a.wg.Add(1)
+		go a.everyUntilStop(wanFloodInterval, a.floodWAN) // wan.go
 	}
 	return nil
 }

@@ -69,6 +69,43 @@ func (a *Agent) reconnectWAN() {
 	}
 }
 
+// wanFloodInterval is how often a server looks for peers of its region in
+// the WAN pool that it is not in (floodWAN).
+const wanFloodInterval = time.Second
+
+// floodWAN joins, through their WAN addresses, this region's servers
+// (seen in the LAN pool) that are not alive in this server's WAN pool, as
+// Nomad's servers flood-join: one server of a region joined to another
+// region brings in every server of both, so that any server answers for
+// any region. Run by everyUntilStop; it does nothing once all are in.
+func (a *Agent) floodWAN() {
+	if a.wan == nil || a.members == nil {
+		return
+	}
+	in := map[string]bool{}
+	for _, m := range a.wan.Members() {
+		if m.Status == membership.StatusAlive {
+			in[m.GossipAddr()] = true
+		}
+	}
+	self := a.wan.GossipAddr()
+	var join []string
+	for _, m := range a.members.Servers() {
+		if w := m.Meta.WANAddr; w != "" && w != self && m.Status == membership.StatusAlive &&
+			m.Meta.Region == a.cfg.Region && !in[w] {
+			join = append(join, w)
+		}
+	}
+	if len(join) == 0 {
+		return
+	}
+	if n, err := a.wan.Join(join); n > 0 {
+		a.log.Info("joined this region's servers in the WAN pool", "contacted", n)
+	} else {
+		a.log.Debug("this region's servers not reachable in the WAN pool", "servers", join, "error", err)
+	}
+}
+
 // everyUntilStop runs fn every interval until the agent stops (the
 // caller did a.wg.Add(1)).
 func (a *Agent) everyUntilStop(interval time.Duration, fn func()) {

@@ -40,6 +40,10 @@ type Meta struct {
 	// Leader marks the server that leads its region's raft (gossiped in
 	// the WAN pool, where the servers of other regions look for it).
 	Leader bool
+	// WANAddr is a server's WAN pool address (host:port), gossiped in
+	// its region's LAN pool: a server that sees a peer in the WAN pool
+	// it is not in itself joins through it (federation's flood join).
+	WANAddr string
 }
 
 // wireMeta is Meta as encoded on the wire: short keys, empty fields left out.
@@ -58,6 +62,7 @@ type wireMeta struct {
 	Expect     int    `json:"be,omitempty"`
 	Leaving    bool   `json:"lv,omitempty"`
 	Leader     bool   `json:"ld,omitempty"`
+	WANAddr    string `json:"wan,omitempty"`
 }
 
 // Validate checks that the metadata names a member fully and consistently.
@@ -127,7 +132,7 @@ func encodeMeta(m Meta, leaving bool) ([]byte, error) {
 	buf, err := json.Marshal(wireMeta{
 		V: metaVersion, Role: m.Role, Region: m.Region, Datacenter: m.Datacenter,
 		NodeID: m.NodeID, NodeName: m.NodeName, RPCAddr: m.RPCAddr, RaftAddr: m.RaftAddr, HTTPAddr: m.HTTPAddr,
-		Build: m.Build, Voter: m.Voter, Expect: m.BootstrapExpect, Leaving: leaving, Leader: m.Leader,
+		Build: m.Build, Voter: m.Voter, Expect: m.BootstrapExpect, Leaving: leaving, Leader: m.Leader, WANAddr: m.WANAddr,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidMeta, err)
@@ -162,7 +167,7 @@ func decodeMeta(buf []byte) (Meta, bool, error) {
 	m := Meta{
 		Role: w.Role, Region: w.Region, Datacenter: w.Datacenter, NodeID: w.NodeID,
 		NodeName: w.NodeName, RPCAddr: w.RPCAddr, RaftAddr: w.RaftAddr, HTTPAddr: w.HTTPAddr, Build: w.Build,
-		Voter: w.Voter, BootstrapExpect: w.Expect, Leader: w.Leader,
+		Voter: w.Voter, BootstrapExpect: w.Expect, Leader: w.Leader, WANAddr: w.WANAddr,
 	}
 	return m, w.Leaving, nil
 }

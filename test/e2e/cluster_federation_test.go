@@ -114,18 +114,21 @@ func isNoRegionPath(err error, region string) bool {
 // times through east (?region=west) and directly from west.
 func TestClusterFederation(t *testing.T) {
 	f := startFederation(t)
-	eastS, westS := f.east.server(), f.west.server()
-	f.east.eventually(t, formTimeout, "both regions known", func() (bool, string) {
+	eastS := f.east.server()
+	// Every server knows both regions, not only east's first server, which
+	// west's servers joined: the others flood-join it in the WAN pool.
+	f.east.eventually(t, formTimeout, "both regions known to every server", func() (bool, string) {
 		var got [][]string
-		for _, s := range []*agentProc{eastS, westS} {
+		ok := true
+		for _, s := range append(slices.Clone(f.east.servers), f.west.servers...) {
 			regions, err := s.API.Regions().List()
 			if err != nil {
 				return false, err.Error()
 			}
 			got = append(got, regions)
+			ok = ok && slices.Equal(regions, []string{"east", "west"})
 		}
-		want := []string{"east", "west"}
-		return slices.Equal(got[0], want) && slices.Equal(got[1], want), fmt.Sprint(got)
+		return ok, fmt.Sprint(got)
 	})
 	f.east.eventually(t, formTimeout, "server members of both regions with their leaders", func() (bool, string) {
 		out, code := f.east.cli(t, eastS, "server members")
