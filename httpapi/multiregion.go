@@ -1,0 +1,115 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/jobspec"
+	"github.com/troupe-dev/troupe/messages"
+)
+
+// multiregionCopyHeader marks the registration of one region's copy of a
+// multiregion job, sent by the region that fans it out: the receiving
+// region registers it as it is, without fanning out again.
+const multiregionCopyHeader = "X-Troupe-Multiregion-Copy"
+
+// registerMultiregion registers a multiregion job in every region it
+// names, in the block's order: each region gets its own copy
+// (jobspec.ForRegion), this one through raft here, the others through
+// forwarding, with the request's token. The answer is this region's
+// registration when it is one of them, else the first region's. Every
+// region must be known before anything is registered; a region that
+// refuses its copy stops the fan-out with its error (the regions before
+// it keep theirs).
+func (s *Server) registerMultiregion(w http.ResponseWriter, r *http.Request, job *messages.Job, sub *messages.JobSubmission) (*api.JobRegisterResponse, error) {
+	regions := jobspec.MultiregionRegions(job)
+	known := s.knownRegions()
+	for _, name := range regions {
+		if !slices.Contains(known, name) {
+			return nil, codeErr(http.StatusBadRequest, "multiregion: region %q does not exist: known regions are %s", name, strings.Join(known, ", "))
+		}
+	}
+	if err := s.registrationAllowed(); err != nil {
+		return nil, err
+	}
+	var out *api.JobRegisterResponse
+	for _, name := range regions {
+		cp, _ := jobspec.ForRegion(job, name)
+		var resp *api.JobRegisterResponse
+		var err error
+		if name == s.opts.Region {
+			resp, err = s.registerLocalCopy(w, r, cp, sub)
+		} else {
+			resp, err = s.registerRemoteCopy(r, cp, sub)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("multiregion: region %q: %w", name, err)
+		}
+		if out == nil || name == s.opts.Region {
+			out = resp
+		}
+	}
+	return out, nil
+}
+
+// knownRegions lists the regions this server can reach, itself included.
+func (s *Server) knownRegions() []string {
+	if s.opts.Federation == nil {
+		return []string{s.opts.Region}
+	}
+	return s.opts.Federation.Regions()
+}
+
+func (s *Server) registerLocalCopy(w http.ResponseWriter, r *http.Request, job *messages.Job, sub *messages.JobSubmission) (*api.JobRegisterResponse, error) {
+	if err := s.validateJob(job); err != nil {
+		return nil, err
+	}
+	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.registerEval(job), Submission: sub})
+}
+
+// registerRemoteCopy sends PUT /v1/jobs with job to a server of its
+// region and reads the answer; a refusal there keeps its status code.
+func (s *Server) registerRemoteCopy(r *http.Request, job *messages.Job, sub *messages.JobSubmission) (*api.JobRegisterResponse, error) {
+	h, err := s.opts.Federation.RegionHandler(job.GetRegion())
+	if err != nil {
+		return nil, codeErr(http.StatusInternalServerError, "%v", err)
+	}
+	body, err := (&api.JobRegisterRequest{Job: job, Submission: sub}).MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodPut, "/v1/jobs?namespace="+job.GetNamespace(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header = r.Header.Clone() // the caller's token travels
+	req.Header.Set(multiregionCopyHeader, s.opts.Region)
+	req.Host = r.Host
+	rec := &bufferedResponse{header: http.Header{}, code: http.StatusOK}
+	h.ServeHTTP(rec, req)
+	if rec.code != http.StatusOK {
+		return nil, codeErr(rec.code, "%s", strings.TrimSpace(rec.body.String()))
+	}
+	var out api.JobRegisterResponse
+	if err := json.Unmarshal(rec.body.Bytes(), &out); err != nil {
+		return nil, fmt.Errorf("reading the registration's answer: %w", err)
+	}
+	return &out, nil
+}
+
+// bufferedResponse keeps a forwarded request's answer in memory (a
+// registration's answer is small).
+type bufferedResponse struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header         { return b.header }
+func (b *bufferedResponse) WriteHeader(code int)        { b.code = code }
+func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
