@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/api"
 )
 
 // twoRegions is a federation of real API servers over in-memory stores,
@@ -106,4 +109,21 @@ func TestMultiregionRemoteRefusalKeepsItsCode(t *testing.T) {
 	require.Contains(t, rec.Body.String(), `multiregion: region "west"`)
 	require.Contains(t, rec.Body.String(), `nope`)
 	require.Nil(t, tr.backends["west"].Store().Snapshot().JobByID("default", "web"))
+}
+
+// TestMultiregionPlanIsThisRegionsCopy: planning a multiregion job plans
+// this region's copy (east's count 3, not the group's 2), and registers nothing anywhere.
+func TestMultiregionPlanIsThisRegionsCopy(t *testing.T) {
+	tr := newTwoRegions()
+	rec := httptest.NewRecorder()
+	tr.servers["east"].ServeHTTP(rec, httptest.NewRequest("POST", "/v1/job/web/plan",
+		strings.NewReader(multiregionJobJSON("60", eastWest))))
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	var out api.JobPlanResponse
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+	// No node here: all 3 placements fail, the first and 2 coalesced.
+	require.Equal(t, 2, out.FailedTGAllocs["g"].CoalescedFailures, rec.Body.String())
+	for _, region := range []string{"east", "west"} {
+		require.Nil(t, tr.backends[region].Store().Snapshot().JobByID("default", "web"), region)
+	}
 }
