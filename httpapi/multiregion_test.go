@@ -122,7 +122,7 @@ func TestMultiregionPlanIsThisRegionsCopy(t *testing.T) {
 	var out api.JobPlanResponse
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
 	// No node here: all 3 placements fail, the first and 2 coalesced.
-	require.Equal(t, 2, out.FailedTGAllocs["g"].CoalescedFailures, rec.Body.String())
+	require.Equal(t, int32(2), out.FailedTGAllocs["g"].CoalescedFailures, rec.Body.String())
 	for _, region := range []string{"east", "west"} {
 		require.Nil(t, tr.backends[region].Store().Snapshot().JobByID("default", "web"), region)
 	}
