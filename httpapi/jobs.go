@@ -204,6 +204,11 @@ func (s *Server) jobDeregister(w http.ResponseWriter, r *http.Request) (any, err
 		}
 		return nil, err
 	}
+	if boolParam(r, "global") {
+		if err := s.deregisterOtherRegions(r, j); err != nil {
+			return nil, err
+		}
+	}
 	out := &api.JobDeregisterResponse{EvalID: eval.ID, EvalCreateIndex: index, JobModifyIndex: index, Index: index}
 	if res, ok := resp.(*state.DeregisterJobResult); ok {
 		out.JobModifyIndex = res.JobModifyIndex

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -113,3 +114,35 @@ type bufferedResponse struct {
 func (b *bufferedResponse) Header() http.Header         { return b.header }
 func (b *bufferedResponse) WriteHeader(code int)        { b.code = code }
 func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
+
+// deregisterOtherRegions stops (or purges, as asked) a multiregion job in
+// the other regions of its block (Nomad's ?global=true, `job stop
+// -global`), once this region's is stopped; a region where the job is
+// already gone counts as done. A single-region job has nothing to do.
+func (s *Server) deregisterOtherRegions(r *http.Request, job *messages.Job) error {
+	for _, name := range jobspec.MultiregionRegions(job) {
+		if name == s.opts.Region {
+			continue
+		}
+		if s.opts.Federation == nil {
+			return codeErr(http.StatusInternalServerError, "multiregion: region %q: %v %q", name, ErrNoRegionPath, name)
+		}
+		h, err := s.opts.Federation.RegionHandler(name)
+		if err != nil {
+			return codeErr(http.StatusInternalServerError, "multiregion: region %q: %v", name, err)
+		}
+		q := url.Values{"namespace": {job.GetNamespace()}, "purge": {r.URL.Query().Get("purge")}}
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodDelete, "/v1/job/"+url.PathEscape(job.GetID())+"?"+q.Encode(), nil)
+		if err != nil {
+			return err
+		}
+		req.Header = r.Header.Clone()
+		req.Host = r.Host
+		rec := &bufferedResponse{header: http.Header{}, code: http.StatusOK}
+		h.ServeHTTP(rec, req)
+		if rec.code != http.StatusOK && rec.code != http.StatusNotFound {
+			return codeErr(rec.code, "multiregion: region %q: %s", name, strings.TrimSpace(rec.body.String()))
+		}
+	}
+	return nil
+}

@@ -127,3 +127,25 @@ func TestMultiregionPlanIsThisRegionsCopy(t *testing.T) {
 		require.Nil(t, tr.backends[region].Store().Snapshot().JobByID("default", "web"), region)
 	}
 }
+
+// TestMultiregionGlobalStop: DELETE ?global=true stops the job in every
+// region of its block; without it, only in the region asked.
+func TestMultiregionGlobalStop(t *testing.T) {
+	tr := newTwoRegions()
+	require.Equal(t, 200, tr.put(t, "east", multiregionJobJSON("60", eastWest)).Code)
+	stopped := func(region string) bool {
+		return tr.backends[region].Store().Snapshot().JobByID("default", "web").GetStop()
+	}
+	rec := httptest.NewRecorder()
+	tr.servers["east"].ServeHTTP(rec, httptest.NewRequest("DELETE", "/v1/job/web", nil))
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	require.True(t, stopped("east"))
+	require.False(t, stopped("west"), "a plain stop reached west")
+
+	rec = httptest.NewRecorder()
+	tr.servers["east"].ServeHTTP(rec, httptest.NewRequest("DELETE", "/v1/job/web?global=true&purge=true", nil))
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	for _, region := range []string{"east", "west"} {
+		require.Nil(t, tr.backends[region].Store().Snapshot().JobByID("default", "web"), "region %s kept the job", region)
+	}
+}
