@@ -33,7 +33,8 @@ func multiregionHCL(id string) string {
 // through east is registered in both regions, each with its region's
 // count (east 1, west 2) running on its own client, at the same version;
 // a second version lands in both at version 1. A job naming a region
-// that does not exist is refused with a 400 naming it.
+// that does not exist is refused with a 400 naming it. Last, `job stop
+// -global` removes it from both.
 func TestClusterMultiregionRegistersInBothRegions(t *testing.T) {
 	f := startFederation(t)
 	eastS, westS := f.east.server(), f.west.server()
@@ -78,4 +79,16 @@ func TestClusterMultiregionRegistersInBothRegions(t *testing.T) {
 	require.Error(t, err, "a refused multiregion job reached west")
 	_, _, err = eastS.API.Jobs().Info("bad", nil)
 	require.Error(t, err, "a refused multiregion job reached east")
+
+	// Stopped with -global from east: gone from both regions.
+	out, code = f.east.cli(t, eastS, "job stop", "-global", "-purge", "-detach", "mr")
+	require.Equal(t, 0, code, out)
+	for region, a := range map[string]*agentProc{"east": eastS, "west": westS} {
+		_, _, err := a.API.Jobs().Info("mr", nil)
+		require.Error(t, err, "region %s kept the job after a global stop", region)
+	}
+	f.west.eventually(t, settleTimeout, "west's allocations stop", func() (bool, string) {
+		allocs, err := f.west.jobAllocs("mr")
+		return err == nil && len(running(allocs)) == 0, fmt.Sprint(len(running(allocs)), err)
+	})
 }
