@@ -187,6 +187,9 @@ func (s *Server) jobGet(w http.ResponseWriter, r *http.Request) (any, error) {
 }
 
 func (s *Server) jobDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.deregisterGlobal(r); err != nil {
+		return nil, err
+	}
 	if s.writeToLeader(w, r) {
 		return nil, errProxied
 	}
@@ -203,11 +206,6 @@ func (s *Server) jobDeregister(w http.ResponseWriter, r *http.Request) (any, err
 			return nil, codeErr(http.StatusNotFound, "job not found: %q", id)
 		}
 		return nil, err
-	}
-	if boolParam(r, "global") {
-		if err := s.deregisterOtherRegions(r, j); err != nil {
-			return nil, err
-		}
 	}
 	out := &api.JobDeregisterResponse{EvalID: eval.ID, EvalCreateIndex: index, JobModifyIndex: index, Index: index}
 	if res, ok := resp.(*state.DeregisterJobResult); ok {

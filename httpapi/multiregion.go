@@ -115,10 +115,27 @@ func (b *bufferedResponse) Header() http.Header         { return b.header }
 func (b *bufferedResponse) WriteHeader(code int)        { b.code = code }
 func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
 
-// deregisterOtherRegions stops (or purges, as asked) a multiregion job in
-// the other regions of its block (Nomad's ?global=true, `job stop
-// -global`), once this region's is stopped; a region where the job is
-// already gone counts as done. A single-region job has nothing to do.
+// deregisterGlobal, for a stop with ?global=true (Nomad's `job stop
+// -global`) of a multiregion job, first stops (or purges, as asked) it in
+// the other regions of its block, from the server that was asked (which
+// knows them), and marks r so that this region's leader, which the stop
+// goes to next, does not do it again. A region where the job is already
+// gone counts as done; a single-region job has nothing to do.
+func (s *Server) deregisterGlobal(r *http.Request) error {
+	if !boolParam(r, "global") || r.Header.Get(multiregionCopyHeader) != "" {
+		return nil
+	}
+	job := s.b.Store().Snapshot().JobByID(namespace(r), r.PathValue("id"))
+	if job.GetMultiregion() == nil {
+		return nil
+	}
+	if err := s.deregisterOtherRegions(r, job); err != nil {
+		return err
+	}
+	r.Header.Set(multiregionCopyHeader, s.opts.Region)
+	return nil
+}
+
 func (s *Server) deregisterOtherRegions(r *http.Request, job *messages.Job) error {
 	for _, name := range jobspec.MultiregionRegions(job) {
 		if name == s.opts.Region {

@@ -38,9 +38,16 @@ func multiregionHCL(id string) string {
 func TestClusterMultiregionRegistersInBothRegions(t *testing.T) {
 	f := startFederation(t)
 	eastS, westS := f.east.server(), f.west.server()
+	// The servers asked here know both regions (west's joined east's
+	// first server, the only one of east's in the WAN pool).
 	f.east.eventually(t, formTimeout, "both regions known", func() (bool, string) {
-		regions, err := eastS.API.Regions().List()
-		return err == nil && slices.Equal(regions, []string{"east", "west"}), fmt.Sprint(regions, err)
+		for _, s := range []*agentProc{eastS, westS} {
+			regions, err := s.API.Regions().List()
+			if err != nil || !slices.Equal(regions, []string{"east", "west"}) {
+				return false, fmt.Sprint(s.Name, regions, err)
+			}
+		}
+		return true, ""
 	})
 
 	path := filepath.Join(t.TempDir(), "mr.hcl")
