@@ -76,23 +76,15 @@ func (s *Server) registerLocalCopy(w http.ResponseWriter, r *http.Request, job *
 // registerRemoteCopy sends PUT /v1/jobs with job to a server of its
 // region and reads the answer; a refusal there keeps its status code.
 func (s *Server) registerRemoteCopy(r *http.Request, job *messages.Job, sub *messages.JobSubmission) (*api.JobRegisterResponse, error) {
-	h, err := s.opts.Federation.RegionHandler(job.GetRegion())
-	if err != nil {
-		return nil, codeErr(http.StatusInternalServerError, "%v", err)
-	}
 	body, err := (&api.JobRegisterRequest{Job: job, Submission: sub}).MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodPut, "/v1/jobs?namespace="+job.GetNamespace(), bytes.NewReader(body))
+	q := url.Values{"namespace": {job.GetNamespace()}}
+	rec, err := s.askRegion(r, job.GetRegion(), http.MethodPut, "/v1/jobs?"+q.Encode(), body)
 	if err != nil {
 		return nil, err
 	}
-	req.Header = r.Header.Clone() // the caller's token travels
-	req.Header.Set(multiregionCopyHeader, s.opts.Region)
-	req.Host = r.Host
-	rec := &bufferedResponse{header: http.Header{}, code: http.StatusOK}
-	h.ServeHTTP(rec, req)
 	if rec.code != http.StatusOK {
 		return nil, codeErr(rec.code, "%s", strings.TrimSpace(rec.body.String()))
 	}
@@ -101,6 +93,29 @@ func (s *Server) registerRemoteCopy(r *http.Request, job *messages.Job, sub *mes
 		return nil, fmt.Errorf("reading the registration's answer: %w", err)
 	}
 	return &out, nil
+}
+
+// askRegion sends one request, on behalf of r (its token travels), to a
+// server of region and keeps the answer; the request is marked as a
+// multiregion copy, which the other region does not fan out again.
+func (s *Server) askRegion(r *http.Request, region, method, target string, body []byte) (*bufferedResponse, error) {
+	if s.opts.Federation == nil {
+		return nil, codeErr(http.StatusInternalServerError, "%v %q: this agent knows no other region", ErrNoRegionPath, region)
+	}
+	h, err := s.opts.Federation.RegionHandler(region)
+	if err != nil {
+		return nil, codeErr(http.StatusInternalServerError, "%v", err)
+	}
+	req, err := http.NewRequestWithContext(r.Context(), method, target, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header = r.Header.Clone()
+	req.Header.Set(multiregionCopyHeader, s.opts.Region)
+	req.Host = r.Host
+	rec := &bufferedResponse{header: http.Header{}, code: http.StatusOK}
+	h.ServeHTTP(rec, req)
+	return rec, nil
 }
 
 // bufferedResponse keeps a forwarded request's answer in memory (a
@@ -141,22 +156,11 @@ func (s *Server) deregisterOtherRegions(r *http.Request, job *messages.Job) erro
 		if name == s.opts.Region {
 			continue
 		}
-		if s.opts.Federation == nil {
-			return codeErr(http.StatusInternalServerError, "multiregion: region %q: %v %q", name, ErrNoRegionPath, name)
-		}
-		h, err := s.opts.Federation.RegionHandler(name)
-		if err != nil {
-			return codeErr(http.StatusInternalServerError, "multiregion: region %q: %v", name, err)
-		}
 		q := url.Values{"namespace": {job.GetNamespace()}, "purge": {r.URL.Query().Get("purge")}}
-		req, err := http.NewRequestWithContext(r.Context(), http.MethodDelete, "/v1/job/"+url.PathEscape(job.GetID())+"?"+q.Encode(), nil)
+		rec, err := s.askRegion(r, name, http.MethodDelete, "/v1/job/"+url.PathEscape(job.GetID())+"?"+q.Encode(), nil)
 		if err != nil {
-			return err
+			return fmt.Errorf("multiregion: region %q: %w", name, err)
 		}
-		req.Header = r.Header.Clone()
-		req.Host = r.Host
-		rec := &bufferedResponse{header: http.Header{}, code: http.StatusOK}
-		h.ServeHTTP(rec, req)
 		if rec.code != http.StatusOK && rec.code != http.StatusNotFound {
 			return codeErr(rec.code, "multiregion: region %q: %s", name, strings.TrimSpace(rec.body.String()))
 		}
