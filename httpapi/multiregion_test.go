@@ -149,3 +149,16 @@ func TestMultiregionGlobalStop(t *testing.T) {
 		require.Nil(t, tr.backends[region].Store().Snapshot().JobByID("default", "web"), "region %s kept the job", region)
 	}
 }
+
+// TestMultiregionRefusesEnforceIndex: a check-index registration of a
+// multiregion job is refused (the index is one region's), changing nothing.
+func TestMultiregionRefusesEnforceIndex(t *testing.T) {
+	tr := newTwoRegions()
+	body := strings.Replace(multiregionJobJSON("60", eastWest), `{"Job":`, `{"EnforceIndex":true,"JobModifyIndex":0,"Job":`, 1)
+	rec := tr.put(t, "east", body)
+	require.Equal(t, 400, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "EnforceIndex is not supported for a multiregion job yet")
+	for _, region := range []string{"east", "west"} {
+		require.Nil(t, tr.backends[region].Store().Snapshot().JobByID("default", "web"), region)
+	}
+}
