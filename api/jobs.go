@@ -62,9 +62,24 @@ func (j *Jobs) Info(id string, q *QueryOptions) (*messages.Job, *QueryMeta, erro
 
 // Deregister stops a job (DELETE /v1/job/:id), purging it when purge.
 func (j *Jobs) Deregister(id string, purge bool, w *WriteOptions) (*JobDeregisterResponse, *WriteMeta, error) {
-	var params url.Values
-	if purge {
-		params = url.Values{"purge": {"true"}}
+	return j.DeregisterOpts(id, DeregisterOptions{Purge: purge}, w)
+}
+
+// DeregisterOptions are the options of a job stop: Purge removes the job
+// from the state; Global stops a multiregion job in all its regions.
+type DeregisterOptions struct {
+	Purge, Global bool
+}
+
+// DeregisterOpts stops (or purges) a job, in every region of a
+// multiregion job with Global (DELETE /v1/job/:id?global=true).
+func (j *Jobs) DeregisterOpts(id string, o DeregisterOptions, w *WriteOptions) (*JobDeregisterResponse, *WriteMeta, error) {
+	params := url.Values{}
+	if o.Purge {
+		params.Set("purge", "true")
+	}
+	if o.Global {
+		params.Set("global", "true")
 	}
 	var out JobDeregisterResponse
 	wm, err := j.c.writeParams(http.MethodDelete, "/v1/job/"+escape(id), params, nil, &out, w)

@@ -10,6 +10,7 @@ import (
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/jobdiff"
+	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -25,6 +26,9 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	job, err := s.readJob(r, &req)
 	if err != nil {
 		return nil, err
+	}
+	if cp, ok := jobspec.ForRegion(job, s.opts.Region); ok {
+		job = cp // a multiregion job plans this region's copy
 	}
 	snap := s.b.Store().Snapshot()
 	old := snap.JobByID(job.GetNamespace(), job.GetID())

@@ -34,6 +34,12 @@ func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
+	if job.GetMultiregion() != nil && r.Header.Get(multiregionCopyHeader) == "" {
+		if extra.EnforceIndex {
+			return nil, codeErr(http.StatusBadRequest, "EnforceIndex is not supported for a multiregion job yet")
+		}
+		return s.registerMultiregion(w, r, job, extra.Submission)
+	}
 	return s.register(w, r, &messages.RegisterJob{Job: job, Eval: s.registerEval(job),
 		EnforceIndex: extra.EnforceIndex, JobModifyIndex: extra.JobModifyIndex, Submission: extra.Submission})
 }
@@ -181,6 +187,9 @@ func (s *Server) jobGet(w http.ResponseWriter, r *http.Request) (any, error) {
 }
 
 func (s *Server) jobDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.deregisterGlobal(r); err != nil {
+		return nil, err
+	}
 	if s.writeToLeader(w, r) {
 		return nil, errProxied
 	}

@@ -103,6 +103,9 @@ func Canonicalize(job *messages.Job) {
 	canonSpreads(job.Spreads)
 	canonPeriodic(job.Periodic)
 	canonParameterized(job.ParameterizedJob)
+	if len(job.GetMultiregion().GetRegions()) == 0 {
+		job.Multiregion = nil // Nomad's client sends an empty block
+	}
 	canonUpdate(job.Update)
 	for _, g := range job.TaskGroups {
 		if g != nil {

@@ -78,8 +78,8 @@
 // Zero values, which Nomad's client sends for unset fields, pass, and so
 // do the defaults api.Job.Canonicalize fills in (update strategy,
 // ephemeral disk). In HCL, the blocks and arguments of hclRefused
-// (update, multiregion, service, vault, consul,
-// lifecycle, ...) are errors naming them at their line.
+// (reschedule, vault, consul, ui, ...) are errors naming them at their
+// line.
 //
 // A periodic block (periodic.go) is parsed and validated here: cron
 // expressions with hashicorp/cronexpr, in the block's time zone;
@@ -88,6 +88,15 @@
 // default, required or forbidden; meta_required, meta_optional; batch
 // jobs only) and a task's dispatch_payload { file }, a path that must
 // stay inside the task's local/ directory.
+//
+// A multiregion block (multiregion.go, Nomad Enterprise's) is parsed in
+// HCL and JSON and validated: regions named once, counts not negative,
+// on_failure "", "fail_all" or "fail_local". ForRegion builds the copy a
+// region registers (its count over every group's, its datacenters, node
+// pool and meta over the job's). The registering server sends every
+// region its copy at once; a staged strategy (max_parallel below the
+// number of regions) and on_failure "fail_all"/"fail_local" are refused
+// as not supported yet.
 //
 // Service and check blocks (service.go, validate_service.go), group and
 // task level, provider "nomad" (unset means it; "consul" is refused):

@@ -29,7 +29,7 @@ var (
 	fileSchema = schemaOf(nil, blockSpec{"job", []string{"name"}}, blockSpec{"variable", []string{"name"}})
 	jobSchema  = schemaOf(jobAttrs, blockSpec{name: "meta"}, blockSpec{name: "constraint"},
 		blockSpec{name: "affinity"}, blockSpec{name: "spread"}, blockSpec{"group", []string{"name"}},
-		blockSpec{name: "periodic"}, blockSpec{name: "parameterized"}, blockSpec{name: "update"})
+		blockSpec{name: "periodic"}, blockSpec{name: "parameterized"}, blockSpec{name: "update"}, blockSpec{name: "multiregion"})
 	groupSchema = schemaOf(groupAttrs,
 		blockSpec{name: "constraint"}, blockSpec{name: "affinity"}, blockSpec{name: "spread"},
 		blockSpec{name: "restart"}, blockSpec{name: "reschedule"},
@@ -112,6 +112,7 @@ func (d *hclDecoder) job(b *hcl.Block) (*messages.Job, []groupPresence, fieldSet
 	job.Spreads = d.spreads(c.Blocks.OfType("spread"))
 	job.Periodic = d.periodic(d.single(c, "periodic"))
 	job.ParameterizedJob = d.parameterized(d.single(c, "parameterized"))
+	job.Multiregion = d.multiregion(d.single(c, "multiregion"))
 	var jobUpdate fieldSet
 	job.Update, jobUpdate = d.update(d.single(c, "update"))
 	var pres []groupPresence

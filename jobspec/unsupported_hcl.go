@@ -13,7 +13,7 @@ import (
 // line, instead of hcl's generic "Unsupported block type". Names that are
 // in no list and not in the body's schema are still errors, from hcl.
 var hclRefused = map[*hcl.BodySchema][]string{
-	jobSchema: {"multiregion", "reschedule", "migrate",
+	jobSchema: {"reschedule", "migrate",
 		"vault", "consul", "ui", "all_at_once", "consul_namespace", "vault_namespace",
 		"vault_token", "consul_token"},
 	groupSchema: {"ephemeral_disk", "scaling", "consul", "shutdown_delay",

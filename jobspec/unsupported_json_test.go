@@ -58,7 +58,6 @@ func TestParseJSONAcceptsNomadClientZeroes(t *testing.T) {
 // does not implement is refused with every one of them named by its path.
 func TestParseJSONRefusalsNameTheirPath(t *testing.T) {
 	job := userJob("service")
-	job.Multiregion = &nomad.Multiregion{Regions: []*nomad.MultiregionRegion{{Name: "east"}}}
 	job.TaskGroups[0].EphemeralDisk = &nomad.EphemeralDisk{SizeMB: new(1000)}
 	job.TaskGroups[0].Networks[0].DNS = &nomad.DNSConfig{Servers: []string{"1.1.1.1"}}
 	task := job.TaskGroups[0].Tasks[0]
@@ -71,7 +70,6 @@ func TestParseJSONRefusalsNameTheirPath(t *testing.T) {
 	var ue *UnsupportedError
 	require.ErrorAs(t, err, &ue)
 	require.Equal(t, []string{
-		`job "web": multiregion jobs are not supported yet`,
 		`job "web": group "g": EphemeralDisk.SizeMB is not supported yet`,
 		`job "web": group "g": Networks[0].DNS is not supported yet`,
 		`job "web": group "g": task "t": Resources.SecretsMB is not supported yet`,

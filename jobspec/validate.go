@@ -84,6 +84,7 @@ func validateJob(c checker, job *messages.Job) {
 	validateSpreads(c, job.Spreads)
 	validatePeriodic(c, job)
 	validateParameterized(c, job)
+	validateMultiregion(c, job)
 	validateDispatchPayloads(c, job)
 	validateUpdate(c.at("update"), job.Type, job.Update, false)
 	if len(job.TaskGroups) == 0 {

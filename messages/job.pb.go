@@ -66,7 +66,11 @@ type Job struct {
 	DispatchIdempotencyToken string                  `protobuf:"bytes,32,opt,name=DispatchIdempotencyToken,proto3" json:"DispatchIdempotencyToken,omitempty"`
 	// Update is the job-level update block (Nomad's); each group's Update
 	// is this merged under the group's own block.
-	Update        *UpdateStrategy `protobuf:"bytes,27,opt,name=Update,proto3" json:"Update,omitempty"`
+	Update *UpdateStrategy `protobuf:"bytes,27,opt,name=Update,proto3" json:"Update,omitempty"`
+	// Multiregion (Nomad Enterprise's multiregion block) registers the job
+	// in every region it names, each with that region's count,
+	// datacenters and meta over the groups'.
+	Multiregion   *Multiregion `protobuf:"bytes,36,opt,name=Multiregion,proto3" json:"Multiregion,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -304,6 +308,201 @@ func (x *Job) GetUpdate() *UpdateStrategy {
 	return nil
 }
 
+func (x *Job) GetMultiregion() *Multiregion {
+	if x != nil {
+		return x.Multiregion
+	}
+	return nil
+}
+
+// Multiregion is a job's multiregion block: the rollout strategy and
+// the regions, in rollout order.
+type Multiregion struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Strategy      *MultiregionStrategy   `protobuf:"bytes,1,opt,name=Strategy,proto3" json:"Strategy,omitempty"`
+	Regions       []*MultiregionRegion   `protobuf:"bytes,2,rep,name=Regions,proto3" json:"Regions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Multiregion) Reset() {
+	*x = Multiregion{}
+	mi := &file_job_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Multiregion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Multiregion) ProtoMessage() {}
+
+func (x *Multiregion) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Multiregion.ProtoReflect.Descriptor instead.
+func (*Multiregion) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Multiregion) GetStrategy() *MultiregionStrategy {
+	if x != nil {
+		return x.Strategy
+	}
+	return nil
+}
+
+func (x *Multiregion) GetRegions() []*MultiregionRegion {
+	if x != nil {
+		return x.Regions
+	}
+	return nil
+}
+
+// MultiregionStrategy: how many regions deploy at once (0: all) and what
+// a failed region's deployment does to the others ("", fail_all,
+// fail_local).
+type MultiregionStrategy struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MaxParallel   int32                  `protobuf:"varint,1,opt,name=MaxParallel,proto3" json:"MaxParallel,omitempty"`
+	OnFailure     string                 `protobuf:"bytes,2,opt,name=OnFailure,proto3" json:"OnFailure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MultiregionStrategy) Reset() {
+	*x = MultiregionStrategy{}
+	mi := &file_job_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MultiregionStrategy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MultiregionStrategy) ProtoMessage() {}
+
+func (x *MultiregionStrategy) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MultiregionStrategy.ProtoReflect.Descriptor instead.
+func (*MultiregionStrategy) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *MultiregionStrategy) GetMaxParallel() int32 {
+	if x != nil {
+		return x.MaxParallel
+	}
+	return 0
+}
+
+func (x *MultiregionStrategy) GetOnFailure() string {
+	if x != nil {
+		return x.OnFailure
+	}
+	return ""
+}
+
+// MultiregionRegion is one region block: Count (0: keep each group's
+// count), Datacenters (empty: keep the job's), NodePool (empty: keep the
+// job's) and Meta merged over the job's.
+type MultiregionRegion struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=Name,proto3" json:"Name,omitempty"`
+	Count         int32                  `protobuf:"varint,2,opt,name=Count,proto3" json:"Count,omitempty"`
+	Datacenters   []string               `protobuf:"bytes,3,rep,name=Datacenters,proto3" json:"Datacenters,omitempty"`
+	NodePool      string                 `protobuf:"bytes,4,opt,name=NodePool,proto3" json:"NodePool,omitempty"`
+	Meta          map[string]string      `protobuf:"bytes,5,rep,name=Meta,proto3" json:"Meta,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MultiregionRegion) Reset() {
+	*x = MultiregionRegion{}
+	mi := &file_job_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MultiregionRegion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MultiregionRegion) ProtoMessage() {}
+
+func (x *MultiregionRegion) ProtoReflect() protoreflect.Message {
+	mi := &file_job_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MultiregionRegion.ProtoReflect.Descriptor instead.
+func (*MultiregionRegion) Descriptor() ([]byte, []int) {
+	return file_job_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *MultiregionRegion) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MultiregionRegion) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *MultiregionRegion) GetDatacenters() []string {
+	if x != nil {
+		return x.Datacenters
+	}
+	return nil
+}
+
+func (x *MultiregionRegion) GetNodePool() string {
+	if x != nil {
+		return x.NodePool
+	}
+	return ""
+}
+
+func (x *MultiregionRegion) GetMeta() map[string]string {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
 // ParameterizedJobConfig is Nomad's parameterized block: whether a
 // dispatch's payload is "optional", "required" or "forbidden", and the
 // meta keys a dispatch must or may set.
@@ -318,7 +517,7 @@ type ParameterizedJobConfig struct {
 
 func (x *ParameterizedJobConfig) Reset() {
 	*x = ParameterizedJobConfig{}
-	mi := &file_job_proto_msgTypes[1]
+	mi := &file_job_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -330,7 +529,7 @@ func (x *ParameterizedJobConfig) String() string {
 func (*ParameterizedJobConfig) ProtoMessage() {}
 
 func (x *ParameterizedJobConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[1]
+	mi := &file_job_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -343,7 +542,7 @@ func (x *ParameterizedJobConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParameterizedJobConfig.ProtoReflect.Descriptor instead.
 func (*ParameterizedJobConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{1}
+	return file_job_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ParameterizedJobConfig) GetPayload() string {
@@ -378,7 +577,7 @@ type DispatchPayloadConfig struct {
 
 func (x *DispatchPayloadConfig) Reset() {
 	*x = DispatchPayloadConfig{}
-	mi := &file_job_proto_msgTypes[2]
+	mi := &file_job_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -390,7 +589,7 @@ func (x *DispatchPayloadConfig) String() string {
 func (*DispatchPayloadConfig) ProtoMessage() {}
 
 func (x *DispatchPayloadConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[2]
+	mi := &file_job_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -403,7 +602,7 @@ func (x *DispatchPayloadConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DispatchPayloadConfig.ProtoReflect.Descriptor instead.
 func (*DispatchPayloadConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{2}
+	return file_job_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *DispatchPayloadConfig) GetFile() string {
@@ -434,7 +633,7 @@ type UpdateStrategy struct {
 
 func (x *UpdateStrategy) Reset() {
 	*x = UpdateStrategy{}
-	mi := &file_job_proto_msgTypes[3]
+	mi := &file_job_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -446,7 +645,7 @@ func (x *UpdateStrategy) String() string {
 func (*UpdateStrategy) ProtoMessage() {}
 
 func (x *UpdateStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[3]
+	mi := &file_job_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -459,7 +658,7 @@ func (x *UpdateStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateStrategy.ProtoReflect.Descriptor instead.
 func (*UpdateStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{3}
+	return file_job_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *UpdateStrategy) GetStagger() int64 {
@@ -542,7 +741,7 @@ type PeriodicConfig struct {
 
 func (x *PeriodicConfig) Reset() {
 	*x = PeriodicConfig{}
-	mi := &file_job_proto_msgTypes[4]
+	mi := &file_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -554,7 +753,7 @@ func (x *PeriodicConfig) String() string {
 func (*PeriodicConfig) ProtoMessage() {}
 
 func (x *PeriodicConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[4]
+	mi := &file_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -567,7 +766,7 @@ func (x *PeriodicConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PeriodicConfig.ProtoReflect.Descriptor instead.
 func (*PeriodicConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{4}
+	return file_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PeriodicConfig) GetEnabled() bool {
@@ -627,7 +826,7 @@ type PeriodicLaunch struct {
 
 func (x *PeriodicLaunch) Reset() {
 	*x = PeriodicLaunch{}
-	mi := &file_job_proto_msgTypes[5]
+	mi := &file_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -639,7 +838,7 @@ func (x *PeriodicLaunch) String() string {
 func (*PeriodicLaunch) ProtoMessage() {}
 
 func (x *PeriodicLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[5]
+	mi := &file_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -652,7 +851,7 @@ func (x *PeriodicLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PeriodicLaunch.ProtoReflect.Descriptor instead.
 func (*PeriodicLaunch) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{5}
+	return file_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PeriodicLaunch) GetNamespace() string {
@@ -701,7 +900,7 @@ type Constraint struct {
 
 func (x *Constraint) Reset() {
 	*x = Constraint{}
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -713,7 +912,7 @@ func (x *Constraint) String() string {
 func (*Constraint) ProtoMessage() {}
 
 func (x *Constraint) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[6]
+	mi := &file_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -726,7 +925,7 @@ func (x *Constraint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Constraint.ProtoReflect.Descriptor instead.
 func (*Constraint) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{6}
+	return file_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Constraint) GetLTarget() string {
@@ -774,7 +973,7 @@ type TaskGroup struct {
 
 func (x *TaskGroup) Reset() {
 	*x = TaskGroup{}
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +985,7 @@ func (x *TaskGroup) String() string {
 func (*TaskGroup) ProtoMessage() {}
 
 func (x *TaskGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[7]
+	mi := &file_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +998,7 @@ func (x *TaskGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskGroup.ProtoReflect.Descriptor instead.
 func (*TaskGroup) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{7}
+	return file_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TaskGroup) GetName() string {
@@ -953,7 +1152,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -965,7 +1164,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[8]
+	mi := &file_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -978,7 +1177,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{8}
+	return file_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Task) GetName() string {
@@ -1156,7 +1355,7 @@ type TaskLifecycle struct {
 
 func (x *TaskLifecycle) Reset() {
 	*x = TaskLifecycle{}
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1168,7 +1367,7 @@ func (x *TaskLifecycle) String() string {
 func (*TaskLifecycle) ProtoMessage() {}
 
 func (x *TaskLifecycle) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[9]
+	mi := &file_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1181,7 +1380,7 @@ func (x *TaskLifecycle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskLifecycle.ProtoReflect.Descriptor instead.
 func (*TaskLifecycle) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{9}
+	return file_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TaskLifecycle) GetHook() string {
@@ -1218,7 +1417,7 @@ type TaskArtifact struct {
 
 func (x *TaskArtifact) Reset() {
 	*x = TaskArtifact{}
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1230,7 +1429,7 @@ func (x *TaskArtifact) String() string {
 func (*TaskArtifact) ProtoMessage() {}
 
 func (x *TaskArtifact) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[10]
+	mi := &file_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1243,7 +1442,7 @@ func (x *TaskArtifact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskArtifact.ProtoReflect.Descriptor instead.
 func (*TaskArtifact) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{10}
+	return file_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TaskArtifact) GetGetterSource() string {
@@ -1302,7 +1501,7 @@ type CSIPluginConfig struct {
 
 func (x *CSIPluginConfig) Reset() {
 	*x = CSIPluginConfig{}
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1314,7 +1513,7 @@ func (x *CSIPluginConfig) String() string {
 func (*CSIPluginConfig) ProtoMessage() {}
 
 func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[11]
+	mi := &file_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1327,7 +1526,7 @@ func (x *CSIPluginConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIPluginConfig.ProtoReflect.Descriptor instead.
 func (*CSIPluginConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{11}
+	return file_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CSIPluginConfig) GetID() string {
@@ -1382,7 +1581,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1593,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[12]
+	mi := &file_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1606,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{12}
+	return file_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Resources) GetCPU() int32 {
@@ -1471,7 +1670,7 @@ type RequestedDevice struct {
 
 func (x *RequestedDevice) Reset() {
 	*x = RequestedDevice{}
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1483,7 +1682,7 @@ func (x *RequestedDevice) String() string {
 func (*RequestedDevice) ProtoMessage() {}
 
 func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[13]
+	mi := &file_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1496,7 +1695,7 @@ func (x *RequestedDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestedDevice.ProtoReflect.Descriptor instead.
 func (*RequestedDevice) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{13}
+	return file_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RequestedDevice) GetName() string {
@@ -1539,7 +1738,7 @@ type Affinity struct {
 
 func (x *Affinity) Reset() {
 	*x = Affinity{}
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1551,7 +1750,7 @@ func (x *Affinity) String() string {
 func (*Affinity) ProtoMessage() {}
 
 func (x *Affinity) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[14]
+	mi := &file_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1564,7 +1763,7 @@ func (x *Affinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Affinity.ProtoReflect.Descriptor instead.
 func (*Affinity) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{14}
+	return file_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Affinity) GetLTarget() string {
@@ -1609,7 +1808,7 @@ type Spread struct {
 
 func (x *Spread) Reset() {
 	*x = Spread{}
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1621,7 +1820,7 @@ func (x *Spread) String() string {
 func (*Spread) ProtoMessage() {}
 
 func (x *Spread) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[15]
+	mi := &file_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1634,7 +1833,7 @@ func (x *Spread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spread.ProtoReflect.Descriptor instead.
 func (*Spread) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{15}
+	return file_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Spread) GetAttribute() string {
@@ -1668,7 +1867,7 @@ type SpreadTarget struct {
 
 func (x *SpreadTarget) Reset() {
 	*x = SpreadTarget{}
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1680,7 +1879,7 @@ func (x *SpreadTarget) String() string {
 func (*SpreadTarget) ProtoMessage() {}
 
 func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[16]
+	mi := &file_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1693,7 +1892,7 @@ func (x *SpreadTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpreadTarget.ProtoReflect.Descriptor instead.
 func (*SpreadTarget) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{16}
+	return file_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SpreadTarget) GetValue() string {
@@ -1723,7 +1922,7 @@ type NetworkResource struct {
 
 func (x *NetworkResource) Reset() {
 	*x = NetworkResource{}
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1735,7 +1934,7 @@ func (x *NetworkResource) String() string {
 func (*NetworkResource) ProtoMessage() {}
 
 func (x *NetworkResource) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[17]
+	mi := &file_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1748,7 +1947,7 @@ func (x *NetworkResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkResource.ProtoReflect.Descriptor instead.
 func (*NetworkResource) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{17}
+	return file_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *NetworkResource) GetMode() string {
@@ -1798,7 +1997,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1810,7 +2009,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[18]
+	mi := &file_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1823,7 +2022,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{18}
+	return file_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Port) GetLabel() string {
@@ -1866,7 +2065,7 @@ type RestartPolicy struct {
 
 func (x *RestartPolicy) Reset() {
 	*x = RestartPolicy{}
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1878,7 +2077,7 @@ func (x *RestartPolicy) String() string {
 func (*RestartPolicy) ProtoMessage() {}
 
 func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[19]
+	mi := &file_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1891,7 +2090,7 @@ func (x *RestartPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartPolicy.ProtoReflect.Descriptor instead.
 func (*RestartPolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{19}
+	return file_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RestartPolicy) GetAttempts() int32 {
@@ -1936,7 +2135,7 @@ type ReschedulePolicy struct {
 
 func (x *ReschedulePolicy) Reset() {
 	*x = ReschedulePolicy{}
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +2147,7 @@ func (x *ReschedulePolicy) String() string {
 func (*ReschedulePolicy) ProtoMessage() {}
 
 func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[20]
+	mi := &file_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2160,7 @@ func (x *ReschedulePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReschedulePolicy.ProtoReflect.Descriptor instead.
 func (*ReschedulePolicy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{20}
+	return file_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReschedulePolicy) GetAttempts() int32 {
@@ -2018,7 +2217,7 @@ type MigrateStrategy struct {
 
 func (x *MigrateStrategy) Reset() {
 	*x = MigrateStrategy{}
-	mi := &file_job_proto_msgTypes[21]
+	mi := &file_job_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2030,7 +2229,7 @@ func (x *MigrateStrategy) String() string {
 func (*MigrateStrategy) ProtoMessage() {}
 
 func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[21]
+	mi := &file_job_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2043,7 +2242,7 @@ func (x *MigrateStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateStrategy.ProtoReflect.Descriptor instead.
 func (*MigrateStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{21}
+	return file_job_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *MigrateStrategy) GetMaxParallel() int32 {
@@ -2086,7 +2285,7 @@ type DisconnectStrategy struct {
 
 func (x *DisconnectStrategy) Reset() {
 	*x = DisconnectStrategy{}
-	mi := &file_job_proto_msgTypes[22]
+	mi := &file_job_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2098,7 +2297,7 @@ func (x *DisconnectStrategy) String() string {
 func (*DisconnectStrategy) ProtoMessage() {}
 
 func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[22]
+	mi := &file_job_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2111,7 +2310,7 @@ func (x *DisconnectStrategy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectStrategy.ProtoReflect.Descriptor instead.
 func (*DisconnectStrategy) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{22}
+	return file_job_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DisconnectStrategy) GetLostAfter() int64 {
@@ -2157,7 +2356,7 @@ type VolumeRequest struct {
 
 func (x *VolumeRequest) Reset() {
 	*x = VolumeRequest{}
-	mi := &file_job_proto_msgTypes[23]
+	mi := &file_job_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2169,7 +2368,7 @@ func (x *VolumeRequest) String() string {
 func (*VolumeRequest) ProtoMessage() {}
 
 func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[23]
+	mi := &file_job_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2182,7 +2381,7 @@ func (x *VolumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeRequest.ProtoReflect.Descriptor instead.
 func (*VolumeRequest) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{23}
+	return file_job_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *VolumeRequest) GetName() string {
@@ -2245,7 +2444,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_job_proto_msgTypes[24]
+	mi := &file_job_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2257,7 +2456,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[24]
+	mi := &file_job_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2270,7 +2469,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{24}
+	return file_job_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *VolumeMount) GetVolume() string {
@@ -2304,7 +2503,7 @@ type LogConfig struct {
 
 func (x *LogConfig) Reset() {
 	*x = LogConfig{}
-	mi := &file_job_proto_msgTypes[25]
+	mi := &file_job_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2316,7 +2515,7 @@ func (x *LogConfig) String() string {
 func (*LogConfig) ProtoMessage() {}
 
 func (x *LogConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_job_proto_msgTypes[25]
+	mi := &file_job_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2329,7 +2528,7 @@ func (x *LogConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogConfig.ProtoReflect.Descriptor instead.
 func (*LogConfig) Descriptor() ([]byte, []int) {
-	return file_job_proto_rawDescGZIP(), []int{25}
+	return file_job_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *LogConfig) GetMaxFiles() int32 {
@@ -2350,7 +2549,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\x1a\rservice.proto\x1a\x0eidentity.proto\"\xd0\b\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\x1a\rservice.proto\x1a\x0eidentity.proto\"\x87\t\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -2389,7 +2588,23 @@ const file_job_proto_rawDesc = "" +
 	"Dispatched\x18\x1f \x01(\bR\n" +
 	"Dispatched\x12:\n" +
 	"\x18DispatchIdempotencyToken\x18  \x01(\tR\x18DispatchIdempotencyToken\x12.\n" +
-	"\x06Update\x18\x1b \x01(\v2\x16.troupe.UpdateStrategyR\x06Update\x1a7\n" +
+	"\x06Update\x18\x1b \x01(\v2\x16.troupe.UpdateStrategyR\x06Update\x125\n" +
+	"\vMultiregion\x18$ \x01(\v2\x13.troupe.MultiregionR\vMultiregion\x1a7\n" +
+	"\tMetaEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"{\n" +
+	"\vMultiregion\x127\n" +
+	"\bStrategy\x18\x01 \x01(\v2\x1b.troupe.MultiregionStrategyR\bStrategy\x123\n" +
+	"\aRegions\x18\x02 \x03(\v2\x19.troupe.MultiregionRegionR\aRegions\"U\n" +
+	"\x13MultiregionStrategy\x12 \n" +
+	"\vMaxParallel\x18\x01 \x01(\x05R\vMaxParallel\x12\x1c\n" +
+	"\tOnFailure\x18\x02 \x01(\tR\tOnFailure\"\xed\x01\n" +
+	"\x11MultiregionRegion\x12\x12\n" +
+	"\x04Name\x18\x01 \x01(\tR\x04Name\x12\x14\n" +
+	"\x05Count\x18\x02 \x01(\x05R\x05Count\x12 \n" +
+	"\vDatacenters\x18\x03 \x03(\tR\vDatacenters\x12\x1a\n" +
+	"\bNodePool\x18\x04 \x01(\tR\bNodePool\x127\n" +
+	"\x04Meta\x18\x05 \x03(\v2#.troupe.MultiregionRegion.MetaEntryR\x04Meta\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"z\n" +
@@ -2608,100 +2823,108 @@ func file_job_proto_rawDescGZIP() []byte {
 	return file_job_proto_rawDescData
 }
 
-var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_job_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_job_proto_goTypes = []any{
 	(*Job)(nil),                    // 0: troupe.Job
-	(*ParameterizedJobConfig)(nil), // 1: troupe.ParameterizedJobConfig
-	(*DispatchPayloadConfig)(nil),  // 2: troupe.DispatchPayloadConfig
-	(*UpdateStrategy)(nil),         // 3: troupe.UpdateStrategy
-	(*PeriodicConfig)(nil),         // 4: troupe.PeriodicConfig
-	(*PeriodicLaunch)(nil),         // 5: troupe.PeriodicLaunch
-	(*Constraint)(nil),             // 6: troupe.Constraint
-	(*TaskGroup)(nil),              // 7: troupe.TaskGroup
-	(*Task)(nil),                   // 8: troupe.Task
-	(*TaskLifecycle)(nil),          // 9: troupe.TaskLifecycle
-	(*TaskArtifact)(nil),           // 10: troupe.TaskArtifact
-	(*CSIPluginConfig)(nil),        // 11: troupe.CSIPluginConfig
-	(*Resources)(nil),              // 12: troupe.Resources
-	(*RequestedDevice)(nil),        // 13: troupe.RequestedDevice
-	(*Affinity)(nil),               // 14: troupe.Affinity
-	(*Spread)(nil),                 // 15: troupe.Spread
-	(*SpreadTarget)(nil),           // 16: troupe.SpreadTarget
-	(*NetworkResource)(nil),        // 17: troupe.NetworkResource
-	(*Port)(nil),                   // 18: troupe.Port
-	(*RestartPolicy)(nil),          // 19: troupe.RestartPolicy
-	(*ReschedulePolicy)(nil),       // 20: troupe.ReschedulePolicy
-	(*MigrateStrategy)(nil),        // 21: troupe.MigrateStrategy
-	(*DisconnectStrategy)(nil),     // 22: troupe.DisconnectStrategy
-	(*VolumeRequest)(nil),          // 23: troupe.VolumeRequest
-	(*VolumeMount)(nil),            // 24: troupe.VolumeMount
-	(*LogConfig)(nil),              // 25: troupe.LogConfig
-	nil,                            // 26: troupe.Job.MetaEntry
-	nil,                            // 27: troupe.TaskGroup.MetaEntry
-	nil,                            // 28: troupe.TaskGroup.VolumesEntry
-	nil,                            // 29: troupe.Task.EnvEntry
-	nil,                            // 30: troupe.Task.MetaEntry
-	nil,                            // 31: troupe.TaskArtifact.GetterOptionsEntry
-	nil,                            // 32: troupe.TaskArtifact.GetterHeadersEntry
-	(*Service)(nil),                // 33: troupe.Service
-	(*structpb.Struct)(nil),        // 34: google.protobuf.Struct
-	(*TaskTemplate)(nil),           // 35: troupe.TaskTemplate
-	(*TaskIdentity)(nil),           // 36: troupe.TaskIdentity
+	(*Multiregion)(nil),            // 1: troupe.Multiregion
+	(*MultiregionStrategy)(nil),    // 2: troupe.MultiregionStrategy
+	(*MultiregionRegion)(nil),      // 3: troupe.MultiregionRegion
+	(*ParameterizedJobConfig)(nil), // 4: troupe.ParameterizedJobConfig
+	(*DispatchPayloadConfig)(nil),  // 5: troupe.DispatchPayloadConfig
+	(*UpdateStrategy)(nil),         // 6: troupe.UpdateStrategy
+	(*PeriodicConfig)(nil),         // 7: troupe.PeriodicConfig
+	(*PeriodicLaunch)(nil),         // 8: troupe.PeriodicLaunch
+	(*Constraint)(nil),             // 9: troupe.Constraint
+	(*TaskGroup)(nil),              // 10: troupe.TaskGroup
+	(*Task)(nil),                   // 11: troupe.Task
+	(*TaskLifecycle)(nil),          // 12: troupe.TaskLifecycle
+	(*TaskArtifact)(nil),           // 13: troupe.TaskArtifact
+	(*CSIPluginConfig)(nil),        // 14: troupe.CSIPluginConfig
+	(*Resources)(nil),              // 15: troupe.Resources
+	(*RequestedDevice)(nil),        // 16: troupe.RequestedDevice
+	(*Affinity)(nil),               // 17: troupe.Affinity
+	(*Spread)(nil),                 // 18: troupe.Spread
+	(*SpreadTarget)(nil),           // 19: troupe.SpreadTarget
+	(*NetworkResource)(nil),        // 20: troupe.NetworkResource
+	(*Port)(nil),                   // 21: troupe.Port
+	(*RestartPolicy)(nil),          // 22: troupe.RestartPolicy
+	(*ReschedulePolicy)(nil),       // 23: troupe.ReschedulePolicy
+	(*MigrateStrategy)(nil),        // 24: troupe.MigrateStrategy
+	(*DisconnectStrategy)(nil),     // 25: troupe.DisconnectStrategy
+	(*VolumeRequest)(nil),          // 26: troupe.VolumeRequest
+	(*VolumeMount)(nil),            // 27: troupe.VolumeMount
+	(*LogConfig)(nil),              // 28: troupe.LogConfig
+	nil,                            // 29: troupe.Job.MetaEntry
+	nil,                            // 30: troupe.MultiregionRegion.MetaEntry
+	nil,                            // 31: troupe.TaskGroup.MetaEntry
+	nil,                            // 32: troupe.TaskGroup.VolumesEntry
+	nil,                            // 33: troupe.Task.EnvEntry
+	nil,                            // 34: troupe.Task.MetaEntry
+	nil,                            // 35: troupe.TaskArtifact.GetterOptionsEntry
+	nil,                            // 36: troupe.TaskArtifact.GetterHeadersEntry
+	(*Service)(nil),                // 37: troupe.Service
+	(*structpb.Struct)(nil),        // 38: google.protobuf.Struct
+	(*TaskTemplate)(nil),           // 39: troupe.TaskTemplate
+	(*TaskIdentity)(nil),           // 40: troupe.TaskIdentity
 }
 var file_job_proto_depIdxs = []int32{
-	6,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
-	7,  // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
-	26, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
-	14, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
-	15, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
-	4,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
-	1,  // 6: troupe.Job.ParameterizedJob:type_name -> troupe.ParameterizedJobConfig
-	3,  // 7: troupe.Job.Update:type_name -> troupe.UpdateStrategy
-	6,  // 8: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
-	8,  // 9: troupe.TaskGroup.Tasks:type_name -> troupe.Task
-	19, // 10: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
-	20, // 11: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
-	27, // 12: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
-	21, // 13: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
-	22, // 14: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
-	17, // 15: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
-	28, // 16: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
-	14, // 17: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
-	15, // 18: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
-	3,  // 19: troupe.TaskGroup.Update:type_name -> troupe.UpdateStrategy
-	33, // 20: troupe.TaskGroup.Services:type_name -> troupe.Service
-	34, // 21: troupe.Task.Config:type_name -> google.protobuf.Struct
-	29, // 22: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
-	12, // 23: troupe.Task.Resources:type_name -> troupe.Resources
-	19, // 24: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
-	30, // 25: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
-	6,  // 26: troupe.Task.Constraints:type_name -> troupe.Constraint
-	24, // 27: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
-	25, // 28: troupe.Task.LogConfig:type_name -> troupe.LogConfig
-	11, // 29: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
-	14, // 30: troupe.Task.Affinities:type_name -> troupe.Affinity
-	33, // 31: troupe.Task.Services:type_name -> troupe.Service
-	35, // 32: troupe.Task.Templates:type_name -> troupe.TaskTemplate
-	2,  // 33: troupe.Task.DispatchPayload:type_name -> troupe.DispatchPayloadConfig
-	10, // 34: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
-	9,  // 35: troupe.Task.Lifecycle:type_name -> troupe.TaskLifecycle
-	36, // 36: troupe.Task.Identity:type_name -> troupe.TaskIdentity
-	36, // 37: troupe.Task.Identities:type_name -> troupe.TaskIdentity
-	31, // 38: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
-	32, // 39: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
-	17, // 40: troupe.Resources.Networks:type_name -> troupe.NetworkResource
-	13, // 41: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
-	6,  // 42: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
-	14, // 43: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
-	16, // 44: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
-	18, // 45: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
-	18, // 46: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
-	23, // 47: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
-	48, // [48:48] is the sub-list for method output_type
-	48, // [48:48] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	9,  // 0: troupe.Job.Constraints:type_name -> troupe.Constraint
+	10, // 1: troupe.Job.TaskGroups:type_name -> troupe.TaskGroup
+	29, // 2: troupe.Job.Meta:type_name -> troupe.Job.MetaEntry
+	17, // 3: troupe.Job.Affinities:type_name -> troupe.Affinity
+	18, // 4: troupe.Job.Spreads:type_name -> troupe.Spread
+	7,  // 5: troupe.Job.Periodic:type_name -> troupe.PeriodicConfig
+	4,  // 6: troupe.Job.ParameterizedJob:type_name -> troupe.ParameterizedJobConfig
+	6,  // 7: troupe.Job.Update:type_name -> troupe.UpdateStrategy
+	1,  // 8: troupe.Job.Multiregion:type_name -> troupe.Multiregion
+	2,  // 9: troupe.Multiregion.Strategy:type_name -> troupe.MultiregionStrategy
+	3,  // 10: troupe.Multiregion.Regions:type_name -> troupe.MultiregionRegion
+	30, // 11: troupe.MultiregionRegion.Meta:type_name -> troupe.MultiregionRegion.MetaEntry
+	9,  // 12: troupe.TaskGroup.Constraints:type_name -> troupe.Constraint
+	11, // 13: troupe.TaskGroup.Tasks:type_name -> troupe.Task
+	22, // 14: troupe.TaskGroup.RestartPolicy:type_name -> troupe.RestartPolicy
+	23, // 15: troupe.TaskGroup.ReschedulePolicy:type_name -> troupe.ReschedulePolicy
+	31, // 16: troupe.TaskGroup.Meta:type_name -> troupe.TaskGroup.MetaEntry
+	24, // 17: troupe.TaskGroup.Migrate:type_name -> troupe.MigrateStrategy
+	25, // 18: troupe.TaskGroup.Disconnect:type_name -> troupe.DisconnectStrategy
+	20, // 19: troupe.TaskGroup.Networks:type_name -> troupe.NetworkResource
+	32, // 20: troupe.TaskGroup.Volumes:type_name -> troupe.TaskGroup.VolumesEntry
+	17, // 21: troupe.TaskGroup.Affinities:type_name -> troupe.Affinity
+	18, // 22: troupe.TaskGroup.Spreads:type_name -> troupe.Spread
+	6,  // 23: troupe.TaskGroup.Update:type_name -> troupe.UpdateStrategy
+	37, // 24: troupe.TaskGroup.Services:type_name -> troupe.Service
+	38, // 25: troupe.Task.Config:type_name -> google.protobuf.Struct
+	33, // 26: troupe.Task.Env:type_name -> troupe.Task.EnvEntry
+	15, // 27: troupe.Task.Resources:type_name -> troupe.Resources
+	22, // 28: troupe.Task.RestartPolicy:type_name -> troupe.RestartPolicy
+	34, // 29: troupe.Task.Meta:type_name -> troupe.Task.MetaEntry
+	9,  // 30: troupe.Task.Constraints:type_name -> troupe.Constraint
+	27, // 31: troupe.Task.VolumeMounts:type_name -> troupe.VolumeMount
+	28, // 32: troupe.Task.LogConfig:type_name -> troupe.LogConfig
+	14, // 33: troupe.Task.CSIPluginConfig:type_name -> troupe.CSIPluginConfig
+	17, // 34: troupe.Task.Affinities:type_name -> troupe.Affinity
+	37, // 35: troupe.Task.Services:type_name -> troupe.Service
+	39, // 36: troupe.Task.Templates:type_name -> troupe.TaskTemplate
+	5,  // 37: troupe.Task.DispatchPayload:type_name -> troupe.DispatchPayloadConfig
+	13, // 38: troupe.Task.Artifacts:type_name -> troupe.TaskArtifact
+	12, // 39: troupe.Task.Lifecycle:type_name -> troupe.TaskLifecycle
+	40, // 40: troupe.Task.Identity:type_name -> troupe.TaskIdentity
+	40, // 41: troupe.Task.Identities:type_name -> troupe.TaskIdentity
+	35, // 42: troupe.TaskArtifact.GetterOptions:type_name -> troupe.TaskArtifact.GetterOptionsEntry
+	36, // 43: troupe.TaskArtifact.GetterHeaders:type_name -> troupe.TaskArtifact.GetterHeadersEntry
+	20, // 44: troupe.Resources.Networks:type_name -> troupe.NetworkResource
+	16, // 45: troupe.Resources.Devices:type_name -> troupe.RequestedDevice
+	9,  // 46: troupe.RequestedDevice.Constraints:type_name -> troupe.Constraint
+	17, // 47: troupe.RequestedDevice.Affinities:type_name -> troupe.Affinity
+	19, // 48: troupe.Spread.SpreadTarget:type_name -> troupe.SpreadTarget
+	21, // 49: troupe.NetworkResource.ReservedPorts:type_name -> troupe.Port
+	21, // 50: troupe.NetworkResource.DynamicPorts:type_name -> troupe.Port
+	26, // 51: troupe.TaskGroup.VolumesEntry.value:type_name -> troupe.VolumeRequest
+	52, // [52:52] is the sub-list for method output_type
+	52, // [52:52] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_job_proto_init() }
@@ -2718,7 +2941,7 @@ func file_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_job_proto_rawDesc), len(file_job_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   33,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -102,10 +102,11 @@ func readJobFile(c *api.Client, path string, asJSON bool, vars *jobVars) (*messa
 	return job, sub, nil
 }
 
-// jobStopCommand is `troupe job stop [-purge] [-detach] ID`.
+// jobStopCommand is `troupe job stop [-purge] [-global] [-detach] ID`.
 func jobStopCommand(args []string, stdout, stderr io.Writer) int {
 	m := newMeta("job stop", stdout, stderr, false)
 	purge := m.fs.Bool("purge", false, "remove the job from the state, not just stop it")
+	global := m.fs.Bool("global", false, "stop a multiregion job in all its regions")
 	detach := m.fs.Bool("detach", false, "print the evaluation ID and exit without monitoring")
 	timeout := m.fs.Duration("timeout", defaultMonitorTimeout, "give up monitoring after this long")
 	id, c, code, ok := m.parseOne(args, "ID")
@@ -116,7 +117,7 @@ func jobStopCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return m.fail("looking up job", err)
 	}
-	resp, _, err := c.Jobs().Deregister(job.ID, *purge, nil)
+	resp, _, err := c.Jobs().DeregisterOpts(job.ID, api.DeregisterOptions{Purge: *purge, Global: *global}, nil)
 	if err != nil {
 		return m.fail("deregistering job", err)
 	}

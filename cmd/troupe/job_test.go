@@ -249,6 +249,11 @@ func TestJobStop(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "Evaluation ID: "+evalID)
 	require.Empty(t, f.callsTo("DELETE", "/v1/job/web")[1].Query["purge"])
+	require.Empty(t, f.callsTo("DELETE", "/v1/job/web")[1].Query["global"])
+
+	code, _, errOut = f.runCLI("job", "stop", "-global", "-detach", "web")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "true", f.callsTo("DELETE", "/v1/job/web")[2].Query["global"])
 }
 
 func sampleJob() *messages.Job {
