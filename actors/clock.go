@@ -74,6 +74,20 @@ func (c *FakeClock) Pending() int {
 	return n
 }
 
+// TimerAt reports whether a timer waits to fire at exactly at: a test
+// that must not advance the clock before an actor armed its timer waits
+// for it.
+func (c *FakeClock) TimerAt(at time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range c.timers {
+		if !t.stopped && t.at.Equal(at) {
+			return true
+		}
+	}
+	return false
+}
+
 // Advance moves time forward by d and fires every timer now due, in order.
 func (c *FakeClock) Advance(d time.Duration) {
 	c.mu.Lock()

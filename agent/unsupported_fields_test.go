@@ -37,8 +37,9 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 			j.TaskGroups[0].Tasks[0].Identity = &nomad.WorkloadIdentity{Env: true, ChangeMode: "restart"}
 		}, `ChangeMode is not supported yet`},
 		{"multiregion", func(j *nomad.Job) {
-			j.Multiregion = &nomad.Multiregion{Regions: []*nomad.MultiregionRegion{{Name: "global"}}}
-		}, `job "odd": multiregion jobs are not supported yet`},
+			j.Multiregion = &nomad.Multiregion{Strategy: &nomad.MultiregionStrategy{OnFailure: ptr("fail_all")},
+				Regions: []*nomad.MultiregionRegion{{Name: "global"}}}
+		}, `on_failure "fail_all" is not supported yet`},
 		{"consul services", func(j *nomad.Job) {
 			j.TaskGroups[0].Services = []*nomad.Service{{Name: "web", Provider: "consul"}}
 		}, `service provider "consul" is not supported`},
@@ -58,9 +59,10 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 			require.Equal(t, http.StatusNotFound, ue.StatusCode())
 		})
 	}
-	_, err = c.Jobs().ParseHCL("job \"odd\" {\n  multiregion {\n    region \"east\" {}\n  }\n}\n", false)
-	requireRefused(t, err, `"multiregion" block is not supported yet`)
-	require.Contains(t, err.Error(), ":2:3")
+	// A multiregion block parses (registration checks what is not built).
+	parsed, err := c.Jobs().ParseHCL("job \"odd\" {\n  multiregion {\n    region \"east\" {}\n    region \"west\" {}\n  }\n}\n", false)
+	require.NoError(t, err)
+	require.Len(t, parsed.Multiregion.Regions, 2)
 
 	canonical := plain()
 	canonical.Canonicalize()
