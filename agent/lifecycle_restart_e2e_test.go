@@ -32,8 +32,13 @@ func TestRestartAllTasksRerunsPrestart(t *testing.T) {
 	content := func() string { b, _ := os.ReadFile(order); return string(b) }
 	count := func(what string) int { return strings.Count(content(), what) }
 	require.Eventually(t, func() bool { return count("after end") == 1 }, 20*time.Second, 20*time.Millisecond)
-	alloc, _, err := c.Allocations().Info(stub.ID, nil)
-	require.NoError(t, err)
+	// The poststart task wrote its end; wait until the agent saw it exit
+	// too, or a restart of the running tasks would still restart it.
+	var alloc *nomad.Allocation
+	require.Eventually(t, func() bool {
+		alloc, _, err = c.Allocations().Info(stub.ID, nil)
+		return err == nil && alloc.TaskStates["after"] != nil && alloc.TaskStates["after"].State == "dead"
+	}, 20*time.Second, 20*time.Millisecond, "the poststart task is dead")
 
 	require.NoError(t, c.Allocations().Restart(alloc, "", nil))
 	require.Eventually(t, func() bool { return count("main start") == 2 }, 20*time.Second, 20*time.Millisecond)
