@@ -74,6 +74,8 @@ type Agent struct {
 	// wan is a server's member of the WAN pool of every region's servers
 	// (wan.go); nil on clients and unclustered servers.
 	wan *membership.Membership
+	// wanAddr is this server's WAN pool address, read once at start (floodWAN).
+	wanAddr string
 
 	db      *clientstate.DB
 	plugins *node.PluginTable

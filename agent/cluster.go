@@ -53,7 +53,8 @@ func (a *Agent) startMembership() error {
 		if err := a.startWAN(); err != nil { // wan.go
 			return err
 		}
-		meta.WANAddr = a.wan.GossipAddr()
+		a.wanAddr = a.wan.GossipAddr()
+		meta.WANAddr = a.wanAddr
 	}
 	m, err := a.newGossipPool(membership.Config{Name: meta.NodeName, BindAddr: a.cfg.BindAddr, BindPort: a.cfg.GossipPort,
 		Meta: meta, Logger: a.log})

@@ -88,7 +88,7 @@ func (a *Agent) floodWAN() {
 			in[m.GossipAddr()] = true
 		}
 	}
-	self := a.wan.GossipAddr()
+	self := a.wanAddr // read once at start: memberlist's local node changes under Leave
 	var join []string
 	for _, m := range a.members.Servers() {
 		if w := m.Meta.WANAddr; w != "" && w != self && m.Status == membership.StatusAlive &&
