@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -56,8 +57,19 @@ type Server struct {
 }
 
 // StartServer starts `troupe agent -server` on loopback with free ports
-// and waits until it leads.
+// and waits until it leads. A port found free can be taken by another
+// process before the agent binds it: an agent that exits on "address
+// already in use" is started again on new ports, three tries in all.
 func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	for try := 1; ; try++ {
+		s, err := startServer(ctx, cfg)
+		if err == nil || try == 3 || !strings.Contains(err.Error(), "address already in use") {
+			return s, err
+		}
+	}
+}
+
+func startServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.Exe == "" {
 		return nil, fmt.Errorf("%w: no agent binary", ErrConfig)
 	}

@@ -109,12 +109,20 @@ func TestClusterTemplateChangedWhileClientDown(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, allocs, 1, "the same allocation, not a replacement")
 	require.Equal(t, allocID, allocs[0].ID)
-	full, _, err := c.Allocations().Info(allocID, nil)
-	require.NoError(t, err)
-	require.Equal(t, "running", full.ClientStatus)
-	var types []string
-	for _, ev := range full.TaskStates["t"].Events {
-		types = append(types, ev.Type)
-	}
-	require.Contains(t, types, "Restart Signaled", "change_mode restart applied on restore: %v", types)
+	// The log file is read from the client, the status from the server:
+	// the restarted task's "running" reaches the server a moment later.
+	tc.eventually(t, settleTimeout, "the server sees the restored allocation running", func() (bool, string) {
+		full, _, err := c.Allocations().Info(allocID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		var types []string
+		if ts := full.TaskStates["t"]; ts != nil {
+			for _, ev := range ts.Events {
+				types = append(types, ev.Type)
+			}
+		}
+		ok := full.ClientStatus == "running" && strings.Contains(strings.Join(types, ","), "Restart Signaled")
+		return ok, fmt.Sprintf("client status %s, events %v (change_mode restart applied on restore)", full.ClientStatus, types)
+	})
 }
