@@ -40,6 +40,7 @@ var (
 	keyBrokerReady   = []string{"nomad", "broker", "total_ready"}
 	keyBrokerPending = []string{"nomad", "broker", "total_pending"}
 	keyBrokerUnacked = []string{"nomad", "broker", "total_unacked"}
+	keyBrokerWaiting = []string{"nomad", "broker", "total_waiting"}
 	keyPlanQueue     = []string{"nomad", "plan", "queue_depth"}
 	keyBlocked       = []string{"nomad", "blocked_evals", "total_blocked"}
 )
@@ -52,6 +53,7 @@ func (a *Agent) collectScheduler(m *metrics.Metrics) {
 	m.SetGauge(keyBrokerReady, float32(b.Ready))
 	m.SetGauge(keyBrokerPending, float32(b.Pending))
 	m.SetGauge(keyBrokerUnacked, float32(b.Unacked))
+	m.SetGauge(keyBrokerWaiting, float32(b.Waiting))
 	m.SetGauge(keyPlanQueue, float32(b.Unacked))
 	blocked := 0
 	if a.leads() {

@@ -25,7 +25,8 @@ func sampleCount(t *testing.T, c *nomad.Client, name string) int {
 
 // TestMetricsSchedulerBrokerAndPlans: with the scheduler paused by its
 // configuration, two registered jobs wait: nomad.nomad.broker.total_ready
-// says 2 and nothing is unacked. Resumed, the queue drains to 0, and each
+// says 2 and nothing is unacked or waiting (total_waiting is published;
+// TestBrokerWaiting counts it). Resumed, the queue drains to 0, and each
 // plan is timed where its work happens: the scheduler's run
 // (nomad.nomad.worker.invoke_scheduler.service), its submission
 // (nomad.nomad.worker.submit_plan, nomad.nomad.plan.submit) and the
@@ -41,6 +42,7 @@ func TestMetricsSchedulerBrokerAndPlans(t *testing.T) {
 		}, 30*time.Second, 50*time.Millisecond, "%s never %v", name, want)
 	}
 	gaugeIs("nomad.nomad.broker.total_ready", 0)
+	gaugeIs("nomad.nomad.broker.total_waiting", 0)
 	gaugeIs("nomad.nomad.plan.queue_depth", 0)
 
 	_, _, err := c.Operator().SchedulerSetConfiguration(&nomad.SchedulerConfiguration{PauseEvalBroker: true, SchedulerAlgorithm: "binpack"}, nil)
@@ -52,6 +54,7 @@ func TestMetricsSchedulerBrokerAndPlans(t *testing.T) {
 	gaugeIs("nomad.nomad.broker.total_ready", 2)
 	gaugeIs("nomad.nomad.broker.total_unacked", 0)
 	gaugeIs("nomad.nomad.broker.total_pending", 0)
+	gaugeIs("nomad.nomad.broker.total_waiting", 0)
 
 	_, _, err = c.Operator().SchedulerSetConfiguration(&nomad.SchedulerConfiguration{PauseEvalBroker: false, SchedulerAlgorithm: "binpack"}, nil)
 	require.NoError(t, err)

@@ -78,7 +78,8 @@ type Actor struct {
 	queued          map[string]string // queued evaluation -> its job (evalJob)
 	perJob          map[string]int    // job -> evaluations queued (metrics.go)
 	flight          inFlight
-	timers          map[string]actors.Timer
+	timers          map[string]waiting // waiting.go
+	waitSeq         uint64
 	retries         map[string]int
 	// refused counts, per job ("namespace/id"), the plans refused in a row.
 	refused map[string]int
@@ -98,7 +99,7 @@ type Actor struct {
 // New returns a producer for the scheduler actor.
 func New(spec *Spec) actor.Producer {
 	return func() actor.Actor {
-		return &Actor{spec: spec, queued: map[string]string{}, perJob: map[string]int{}, timers: map[string]actors.Timer{}, retries: map[string]int{}, refused: map[string]int{},
+		return &Actor{spec: spec, queued: map[string]string{}, perJob: map[string]int{}, timers: map[string]waiting{}, retries: map[string]int{}, refused: map[string]int{},
 			hold: map[string]time.Time{}, nodes: newNodeCache(), rand: rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15)), log: spec.Logger}
 	}
 }
@@ -121,6 +122,10 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.onStarted(ctx)
 	case *messages.EvalReady:
 		a.enqueue(ctx, m.GetEvalID())
+	case *waitOver:
+		a.onWaitOver(ctx, m)
+	case *EvalsEnded:
+		a.onEvalsEnded(m)
 	case *planApplied:
 		a.onPlanApplied(ctx, m)
 	case *CapacityChanged:
@@ -130,9 +135,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 	case *ConfigChanged:
 		a.next(ctx)
 	case *actor.Stopping:
-		for _, t := range a.timers {
-			t.Stop()
-		}
+		a.stopWaits()
 		a.spec.Stats.store(BrokerStats{})
 		return
 	case *actor.Stopped, *actor.Restarting, *actor.Terminated:
@@ -235,17 +238,9 @@ func (a *Actor) plan(ctx actor.Context, id string) {
 	})
 }
 
-func (a *Actor) delay(ctx actor.Context, id string, wait time.Duration) {
-	if _, ok := a.timers[id]; ok {
-		return
-	}
-	self, root := ctx.Self(), ctx.ActorSystem().Root
-	a.timers[id] = a.spec.Clock.AfterFunc(wait, func() { root.Send(self, &messages.EvalReady{EvalID: id}) })
-}
-
 func (a *Actor) onPlanApplied(ctx actor.Context, m *planApplied) {
 	a.flight.done(m.eval, m.plan)
-	delete(a.timers, m.eval.GetID())
+	a.unwait(m.eval.GetID())
 	switch {
 	case m.err != nil:
 		// Try again later: the evaluation stays pending until a plan lands.

@@ -42,7 +42,7 @@ func measureInvoke(typ string, start time.Time) {
 // broker terms; safe to read from any goroutine. The agent keeps one
 // across leaderships: a scheduler that stops zeroes it.
 type Stats struct {
-	ready, pending, unacked atomic.Int64
+	ready, pending, unacked, waiting atomic.Int64
 }
 
 // BrokerStats is one reading of Stats.
@@ -57,6 +57,10 @@ type BrokerStats struct {
 	// (nomad.nomad.broker.total_unacked; also the plan queue's depth,
 	// nomad.nomad.plan.queue_depth).
 	Unacked int64
+	// Waiting is evaluations delayed in the broker: until their
+	// WaitUntil, a refused plan's backoff or a failed commit's retry
+	// (nomad.nomad.broker.total_waiting; waiting.go).
+	Waiting int64
 }
 
 // Load reads s (nil: zeroes).
@@ -64,7 +68,7 @@ func (s *Stats) Load() BrokerStats {
 	if s == nil {
 		return BrokerStats{}
 	}
-	return BrokerStats{Ready: s.ready.Load(), Pending: s.pending.Load(), Unacked: s.unacked.Load()}
+	return BrokerStats{Ready: s.ready.Load(), Pending: s.pending.Load(), Unacked: s.unacked.Load(), Waiting: s.waiting.Load()}
 }
 
 func (s *Stats) store(b BrokerStats) {
@@ -72,6 +76,7 @@ func (s *Stats) store(b BrokerStats) {
 		s.ready.Store(b.Ready)
 		s.pending.Store(b.Pending)
 		s.unacked.Store(b.Unacked)
+		s.waiting.Store(b.Waiting)
 	}
 }
 
@@ -83,7 +88,8 @@ func (a *Actor) brokerStats() BrokerStats {
 	for job := range a.flight.jobs {
 		pending += int64(a.perJob[job])
 	}
-	return BrokerStats{Ready: int64(len(a.queue)) - pending, Pending: pending, Unacked: int64(len(a.flight.jobs))}
+	return BrokerStats{Ready: int64(len(a.queue)) - pending, Pending: pending, Unacked: int64(len(a.flight.jobs)),
+		Waiting: int64(len(a.timers))}
 }
 
 // queueAdd and queueDrop keep the per-job count of queued evaluations

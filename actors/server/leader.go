@@ -181,6 +181,9 @@ func (s *Actor) toScheduler(ctx actor.Context, ev *state.Event) {
 	for _, e := range ev.DelayedEvals {
 		ctx.Send(s.sched, &messages.EvalReady{EvalID: e.GetID()})
 	}
+	if len(ev.EvalsEnded) > 0 {
+		ctx.Send(s.sched, &scheduler.EvalsEnded{IDs: ev.EvalsEnded})
+	}
 	if len(ev.NodeUpdated) > 0 {
 		ctx.Send(s.sched, &scheduler.CapacityChanged{})
 	}

@@ -17,6 +17,9 @@ type Event struct {
 	EvalsReady []string
 	// DelayedEvals are pending evaluations whose WaitUntil is in the future.
 	DelayedEvals []*messages.Evaluation
+	// EvalsEnded are IDs of evaluations stored with a terminal status
+	// (complete, failed, canceled): the scheduler stops waiting for them.
+	EvalsEnded []string
 	// NodesChanged are IDs of nodes whose allocations changed on the
 	// desired side (placed, stopped).
 	NodesChanged []string
@@ -48,7 +51,7 @@ type Event struct {
 
 // Empty reports whether the event says nothing changed.
 func (e *Event) Empty() bool {
-	return len(e.EvalsReady)+len(e.DelayedEvals)+len(e.NodesChanged)+len(e.NodeUpdated)+len(e.NodesDeleted)+len(e.JobsChanged)+
+	return len(e.EvalsReady)+len(e.DelayedEvals)+len(e.EvalsEnded)+len(e.NodesChanged)+len(e.NodeUpdated)+len(e.NodesDeleted)+len(e.JobsChanged)+
 		len(e.VolumesChanged)+len(e.PluginsChanged)+len(e.AllocsStopped)+len(e.DeploymentsChanged) == 0 && !e.SchedulerConfigChanged
 }
 
@@ -56,6 +59,7 @@ type eventBuilder struct {
 	index   uint64
 	ready   map[string]bool
 	delayed map[string]*messages.Evaluation
+	ended   map[string]bool
 	nodes   map[string]bool
 	updated map[string]bool
 	deleted map[string]bool
@@ -69,18 +73,26 @@ type eventBuilder struct {
 
 func newEventBuilder(index uint64) *eventBuilder {
 	return &eventBuilder{
-		index: index, ready: map[string]bool{}, delayed: map[string]*messages.Evaluation{},
+		index: index, ready: map[string]bool{}, delayed: map[string]*messages.Evaluation{}, ended: map[string]bool{},
 		nodes: map[string]bool{}, updated: map[string]bool{}, deleted: map[string]bool{}, jobs: map[string]bool{},
 		volumes: map[string]bool{}, plugins: map[string]bool{}, stopped: map[string]bool{},
 		deploys: map[string]bool{},
 	}
 }
 
-// eval records a pending evaluation as ready or delayed relative to now.
+// eval records a pending evaluation as ready or delayed relative to now,
+// and a terminal one as ended.
 func (b *eventBuilder) eval(e *messages.Evaluation, now int64) {
+	if e.TerminalStatus() {
+		b.ended[e.ID] = true
+		delete(b.ready, e.ID)
+		delete(b.delayed, e.ID)
+		return
+	}
 	if e.Status != messages.EvalStatusPending {
 		return
 	}
+	delete(b.ended, e.ID)
 	if e.WaitUntil == 0 || e.WaitUntil <= now {
 		b.ready[e.ID] = true
 		delete(b.delayed, e.ID)
@@ -120,6 +132,7 @@ func (b *eventBuilder) build() Event {
 	ev := Event{
 		Index:        b.index,
 		EvalsReady:   sortedKeys(b.ready),
+		EvalsEnded:   sortedKeys(b.ended),
 		NodesChanged: sortedKeys(b.nodes),
 		NodeUpdated:  sortedKeys(b.updated),
 		NodesDeleted: sortedKeys(b.deleted),

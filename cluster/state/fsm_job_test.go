@@ -186,14 +186,22 @@ func TestUpsertEvalsKeepsCreateIndex(t *testing.T) {
 	require.Equal(t, []string{"e1"}, ev.EvalsReady)
 	require.Len(t, ev.DelayedEvals, 1)
 	require.Equal(t, "e2", ev.DelayedEvals[0].ID)
+	require.Empty(t, ev.EvalsEnded)
+
+	// Ended evaluations are reported, so that the scheduler stops
+	// waiting for a delayed one.
+	h.apply(upsert(testEval("e2", "web", messages.EvalStatusCanceled), testEval("e3", "web", messages.EvalStatusFailed)))
+	require.Equal(t, []string{"e2", "e3"}, h.lastEvent().EvalsEnded)
+	require.Empty(t, h.lastEvent().DelayedEvals)
 
 	h.apply(&messages.Command{Time: testNow + 10, Cmd: upsert(testEval("e1", "web", "complete")).Cmd})
 	e := h.snap().EvalByID("e1")
 	require.Equal(t, uint64(1), e.CreateIndex)
-	require.Equal(t, uint64(2), e.ModifyIndex)
+	require.Equal(t, uint64(3), e.ModifyIndex)
 	require.Equal(t, testNow, e.CreateTime)
 	require.Equal(t, testNow+10, e.ModifyTime)
 	require.Empty(t, h.lastEvent().EvalsReady)
+	require.Equal(t, []string{"e1"}, h.lastEvent().EvalsEnded)
 }
 
 func TestBadCommands(t *testing.T) {
