@@ -118,9 +118,45 @@ export class ListView {
     this.rows.draw(list.length);
   }
 
+  // put draws item, a list item as it is now, in the place of the one of
+  // the same key(item) if it sorts there still (only its row is drawn
+  // again, if in view), else where sort puts it (the rows in view are
+  // drawn again). The list must be in sort's order.
+  put(item, key, sort) {
+    const list = this.list;
+    const k = key(item);
+    const at = lowerBound(list, item, sort);
+    const i = at < list.length && key(list[at]) === k ? at : list.findIndex((x) => key(x) === k);
+    if (i >= 0 && sort(list[i], item) === 0) {
+      list[i] = { ...list[i], ...item };
+      const tr = this.body.querySelector(`tr[data-row="${i}"]`);
+      if (tr) tr.outerHTML = this.rowHTML(list[i], i);
+      return;
+    }
+    if (i >= 0) list.splice(i, 1);
+    list.splice(lowerBound(list, item, sort), 0, item);
+    this.set(list);
+  }
+
+  rowHTML(item, i) {
+    return html`<tr data-row="${i}">${this.row(item).map((c) => html`<td>${c}</td>`)}</tr>`.toString();
+  }
+
   paint(start, end) {
     const pad = (rows) => (rows ? `<tr class="pad" style="height:${rows * TABLE_ROW}px"><td colspan="${this.heads.length}"></td></tr>` : '');
-    const cells = (item, i) => html`<tr data-row="${start + i}">${this.row(item).map((c) => html`<td>${c}</td>`)}</tr>`;
-    this.body.innerHTML = pad(start) + this.list.slice(start, end).map(cells).join('') + pad(this.list.length - end);
+    const rows = this.list.slice(start, end).map((item, i) => this.rowHTML(item, start + i));
+    this.body.innerHTML = pad(start) + rows.join('') + pad(this.list.length - end);
   }
+}
+
+// lowerBound is the first index of list (in sort's order) whose item
+// does not sort before item.
+function lowerBound(list, item, sort) {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sort(list[mid], item) < 0) lo = mid + 1; else hi = mid;
+  }
+  return lo;
 }

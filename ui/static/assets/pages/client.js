@@ -2,7 +2,7 @@
 // allocations.
 
 import { html, badge, section, table, ListView } from '../dom.js';
-import { live, liveList, allocsFirst, allocHeads, allocRow, byNewest } from './common.js';
+import { live, liveList, allocsFirst, allocHeads, allocRow, applyAlloc, byNewest } from './common.js';
 
 function drain(n) {
   const d = n.DrainStrategy;
@@ -33,5 +33,5 @@ export function render(root, { id }, ctx) {
   const allocs = section(root, 'allocations');
   const view = new ListView(allocs, allocHeads, allocRow, 'No allocations.');
   liveList(ctx, view, `${base}/allocations`, {}, byNewest, allocsFirst('*', `NodeID == ${JSON.stringify(id)}`),
-    { topics: ['Allocation'], match: (ev) => ev.Payload?.Allocation?.NodeID === id });
+    { topics: ['Allocation'], match: (ev) => ev.Payload?.Allocation?.NodeID === id, apply: applyAlloc(view, () => true) });
 }

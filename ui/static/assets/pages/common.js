@@ -13,7 +13,10 @@ import { errorText, html, shortID, badge } from '../dom.js';
 // read those topics) falls back to blocking queries. Without, it follows
 // path with blocking queries (opts.wait bounds one). opts.have, when
 // set, is path's answer ({data, index}) already drawn: it is not read
-// again until it changes.
+// again until it changes. opts.apply(ev), when given, applies an event
+// to what is drawn in place: one it answers true for is not read again
+// (a stream that lost events, or an event that comes while a read is on
+// its way, still reads path again).
 export function live(ctx, el, path, params, draw, opts = {}) {
   const drawn = opts.drawn || ctx.track(); // the caller's, when it tracks the section itself
   const onData = async (data) => {
@@ -30,11 +33,15 @@ export function live(ctx, el, path, params, draw, opts = {}) {
   followEvents(ctx, path, params, opts, onData, onError);
 }
 
-async function followEvents(ctx, path, params, { topics, match, have }, onData, onError) {
+async function followEvents(ctx, path, params, { topics, match, have, apply }, onData, onError) {
   // Subscribed before the first read, so that the page's sections open
   // one stream between them.
   const sub = ctx.events.subscribe(topics, {
-    onEvent: (ev) => { if (!match || match(ev)) reread(); },
+    onEvent: (ev) => {
+      if (match && !match(ev)) return;
+      if (apply && !reading && apply(ev)) return;
+      reread();
+    },
     onLost: () => reread(),
     onRefused: () => blocking(),
   });
@@ -133,6 +140,17 @@ export function liveList(ctx, view, path, params, sort, first, follow) {
     live(ctx, view.el, path, params, (list) => view.set((list || []).sort(sort)), { ...follow, drawn, have });
   });
 }
+
+// applyAlloc is liveList's follow.apply for a list of allocations (those
+// keep(alloc) holds) in byNewest order: an Allocation event's payload is
+// the allocation as it is now, put in place of its row (or inserted where
+// it sorts), so that thousands are not read again for one that changed.
+export const applyAlloc = (view, keep) => (ev) => {
+  const a = ev.Payload?.Allocation;
+  if (!a?.ID) return false; // not one it can apply: read the list again
+  if (keep(a)) view.put(a, (x) => x.ID, byNewest);
+  return true;
+};
 
 // allocsFirst is the first page of liveList of allocations newest first
 // (byNewest): /v1/allocations by create index, reversed, of those filter

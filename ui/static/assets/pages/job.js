@@ -2,7 +2,7 @@
 // allocation counts and allocations, each followed on its own.
 
 import { html, badge, section, table, shortID, ago, ListView } from '../dom.js';
-import { live, liveList, allocsFirst, allocHeads, allocRow, byNewest } from './common.js';
+import { live, liveList, allocsFirst, allocHeads, allocRow, applyAlloc, byNewest } from './common.js';
 
 export function render(root, { id, namespace = 'default' }, ctx) {
   const base = `/v1/job/${encodeURIComponent(id)}`;
@@ -51,5 +51,7 @@ export function render(root, { id, namespace = 'default' }, ctx) {
   }, follow('Allocation'));
   const allocs = section(root, 'allocations');
   const view = new ListView(allocs, allocHeads, allocRow, 'No allocations.');
-  liveList(ctx, view, `${base}/allocations`, q, byNewest, allocsFirst(namespace, `JobID == ${JSON.stringify(id)}`), follow('Allocation'));
+  const ours = (a) => a.JobID === id && (a.Namespace || 'default') === namespace;
+  liveList(ctx, view, `${base}/allocations`, q, byNewest, allocsFirst(namespace, `JobID == ${JSON.stringify(id)}`),
+    { ...follow('Allocation'), apply: applyAlloc(view, ours) });
 }
