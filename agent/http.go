@@ -57,7 +57,7 @@ func (a *Agent) startHTTP() error {
 	if a.httpsOn() {
 		h = httpapi.WithProxyTransport(h, "https", a.proxyTransport())
 	}
-	a.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	a.http = &http.Server{Handler: httpapi.Compress(h), ReadHeaderTimeout: 10 * time.Second}
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()

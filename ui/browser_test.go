@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/troupe-dev/troupe/httpapi"
 	"github.com/troupe-dev/troupe/ui"
 	"github.com/troupe-dev/troupe/ui/uitest"
 )
@@ -129,7 +130,8 @@ func TestPagesLoadFastWithManyJobsAndAllocs(t *testing.T) {
 			"JobSummary": map[string]any{"Summary": map[string]any{"g": map[string]any{"Running": 10}}}}
 	}
 	allocs := manyAllocs(10000, "job-0000", "n1")
-	srv := httptest.NewServer(fakeAPI(t, map[string]any{
+	// Compressed as the agent's API and UI are (httpapi.Compress).
+	srv := httptest.NewServer(httpapi.Compress(fakeAPI(t, map[string]any{
 		"/v1/jobs":                     jobs,
 		"/v1/job/job-0000":             map[string]any{"ID": "job-0000", "Type": "service", "Status": "running", "TaskGroups": []any{map[string]any{"Name": "g", "Count": 10000}}},
 		"/v1/job/job-0000/versions":    map[string]any{"Versions": []any{map[string]any{"Version": 0, "Stable": true}}},
@@ -139,7 +141,7 @@ func TestPagesLoadFastWithManyJobsAndAllocs(t *testing.T) {
 		"/v1/node/n1":                  map[string]any{"ID": "n1", "Name": "n1", "Status": "ready"},
 		"/v1/node/n1/allocations":      allocs,
 		"/v1/allocations":              pages(t, allocs, allocKey),
-	}))
+	})))
 	t.Cleanup(srv.Close) // after the browser's cleanup, which ends its blocking reads
 	b := uitest.Start(t)
 	for _, page := range []struct{ name, path, sel string }{
