@@ -11,7 +11,9 @@
 // deployments, CSI volumes and plugins) they follow on the event stream:
 // one /v1/event/stream per page, shared by its sections
 // (static/assets/events.js), a section reading again when an event of its
-// topics comes, and falling back to blocking queries (?index= and
+// topics comes (a list of allocations instead puts the event's allocation
+// in place, redrawing its row, and reads again only after the stream lost
+// events), and falling back to blocking queries (?index= and
 // X-Nomad-Index) when the agent refuses the stream; what does not (the
 // actor tree, the servers) they follow with blocking queries. A token the
 // user enters is kept in localStorage and sent as X-Nomad-Token.

@@ -114,7 +114,10 @@
 // blocks; a failed commit is tried again 1 s later, 1 s more each time up
 // to 30 s: commitRetry, an actors.Retry), retries a plan the FSM partly
 // refused (refusedBackoff), holds delayed
-// evaluations on timers of an injected clock, and re-queues blocked
+// evaluations on timers of an injected clock (waiting.go: each timer
+// lives as long as its wait, until it fires, its plan is answered or the
+// FSM reports the evaluation ended, EvalsEnded; Stats counts them as
+// Nomad's total_waiting), and re-queues blocked
 // evaluations when capacity changes (CapacityChanged: all of them) or when
 // a CSI volume or plugin that a failed group uses changes so that it may
 // now take the claim (CSIChanged, csiUnblocked: only those). On start it picks up every pending
