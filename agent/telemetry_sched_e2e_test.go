@@ -71,3 +71,27 @@ func TestMetricsSchedulerBrokerAndPlans(t *testing.T) {
 	require.NoError(t, err)
 	gaugeIs("nomad.nomad.blocked_evals.total_blocked", 1)
 }
+
+// TestMetricsBrokerWaitingOnRescheduleDelay: a batch job whose task fails
+// is rescheduled after its reschedule delay (an hour): the follow-up
+// evaluation waits in the broker, and nomad.nomad.broker.total_waiting
+// says 1 while nothing is ready.
+func TestMetricsBrokerWaitingOnRescheduleDelay(t *testing.T) {
+	_, c := telemetryAgent(t)
+	job := nomad.NewBatchJob("fails", "fails", "global", 50)
+	tg := nomad.NewTaskGroup("g", 1)
+	tg.RestartPolicy = &nomad.RestartPolicy{Attempts: ptr(0), Mode: ptr("fail"), Interval: ptr(time.Minute), Delay: ptr(time.Second)}
+	tg.ReschedulePolicy = &nomad.ReschedulePolicy{Attempts: ptr(1), Interval: ptr(24 * time.Hour), Delay: ptr(time.Hour),
+		DelayFunction: ptr("constant"), Unlimited: ptr(false)}
+	tg.AddTask(nomad.NewTask("t", "raw_exec").SetConfig("command", "/bin/sh").SetConfig("args", []string{"-c", "exit 1"}).
+		Require(&nomad.Resources{CPU: ptr(100), MemoryMB: ptr(32)}))
+	job.AddTaskGroup(tg)
+	_, _, err := c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		v, ok := gauge(t, c, "nomad.nomad.broker.total_waiting")
+		return ok && v == 1
+	}, 60*time.Second, 50*time.Millisecond, "the rescheduling evaluation never counted waiting")
+	v, _ := gauge(t, c, "nomad.nomad.broker.total_ready")
+	require.Zero(t, v)
+}
