@@ -66,39 +66,67 @@ func (a *Agent) multiregionRolloutTick() {
 	}
 }
 
-// stepMultiregion reads d's peers, decides, and commits d's change.
+// stepMultiregion commits d's next step in its rollout, if it has one.
 func (a *Agent) stepMultiregion(ctx context.Context, snap *state.Snap, d *messages.Deployment) error {
-	job := snap.JobVersion(d.Namespace, d.JobID, d.JobVersion)
+	cmd, err := multiregionCommand(ctx, snap, peerReaderFunc(a.peerDeployment), a.cfg.Region, d, a.clock.Now())
+	if err != nil || cmd == nil {
+		return err
+	}
+	u := cmd.GetUpdateDeploymentStatus()
+	a.log.Info("multiregion rollout", "deployment", d.ID, "job", d.JobID, "from", d.Status, "to", u.Status)
+	_, _, err = a.Apply(ctx, cmd)
+	return err
+}
+
+// peerReader reads another region's deployment of d's rollout (nil: none
+// yet).
+type peerReader interface {
+	peer(ctx context.Context, region string, d *messages.Deployment) (*messages.Deployment, error)
+}
+
+type peerReaderFunc func(ctx context.Context, region string, d *messages.Deployment) (*messages.Deployment, error)
+
+func (f peerReaderFunc) peer(ctx context.Context, region string, d *messages.Deployment) (*messages.Deployment, error) {
+	return f(ctx, region, d)
+}
+
+// jobVersions is the state multiregionCommand reads (*state.Snap).
+type jobVersions interface {
+	JobVersion(ns, id string, v uint64) *messages.Job
+}
+
+// multiregionCommand reads d's peers in the regions of its job version's
+// block and returns the raft command of d's next step (nil: none now; an
+// error when a region did not answer). A deployment that starts comes
+// with the evaluation that places it.
+func multiregionCommand(ctx context.Context, jobs jobVersions, peers peerReader, region string, d *messages.Deployment, now time.Time) (*messages.Command, error) {
+	job := jobs.JobVersion(d.Namespace, d.JobID, d.JobVersion)
 	m := job.GetMultiregion()
 	if m == nil {
-		return nil
+		return nil, nil
 	}
-	peers := map[string]*messages.Deployment{}
+	seen := map[string]*messages.Deployment{}
 	for _, r := range m.GetRegions() {
-		if r.GetName() == a.cfg.Region {
+		if r.GetName() == region {
 			continue
 		}
-		p, err := a.peerDeployment(ctx, r.GetName(), d)
+		p, err := peers.peer(ctx, r.GetName(), d)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		peers[r.GetName()] = p
+		seen[r.GetName()] = p
 	}
 	status, desc := deployment.MultiregionStep(deployment.MultiregionInput{Deployment: d, Multiregion: m,
-		Region: a.cfg.Region, Peers: peers})
+		Region: region, Peers: seen})
 	if status == "" {
-		return nil
+		return nil, nil
 	}
-	now := a.clock.Now()
 	u := &messages.UpdateDeploymentStatus{DeploymentID: d.ID, Status: status, StatusDescription: desc}
 	if status == messages.DeploymentStatusRunning {
 		u.Eval = evals.ForJob(job, evals.DeploymentWatcher, now) // its turn: the scheduler places it
 		u.Eval.DeploymentID = d.ID
 	}
-	a.log.Info("multiregion rollout", "deployment", d.ID, "job", d.JobID, "from", d.Status, "to", status)
-	_, _, err := a.Apply(ctx, &messages.Command{Time: now.UnixNano(),
-		Cmd: &messages.Command_UpdateDeploymentStatus{UpdateDeploymentStatus: u}})
-	return err
+	return &messages.Command{Time: now.UnixNano(), Cmd: &messages.Command_UpdateDeploymentStatus{UpdateDeploymentStatus: u}}, nil
 }
 
 // peerDeployment is region's deployment of d's rollout (nil: none yet),
