@@ -50,15 +50,8 @@ func (a *Agent) multiregionRolloutTick() {
 	if len(mine) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), a.multiregionRolloutInterval()+regionOpenTimeout)
+	ctx, cancel := a.tickContext(a.multiregionRolloutInterval() + regionOpenTimeout)
 	defer cancel()
-	go func() { // the agent's stop ends the tick
-		select {
-		case <-a.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	for _, d := range mine {
 		if err := a.stepMultiregion(ctx, snap, d); err != nil {
 			a.log.Warn("multiregion rollout: not stepped; trying again", "deployment", d.ID, "job", d.JobID, "error", err)

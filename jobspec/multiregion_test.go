@@ -6,6 +6,8 @@ import (
 
 	nomad "github.com/hashicorp/nomad/api"
 	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/messages"
 )
 
 const multiregionHCL = `
@@ -96,9 +98,21 @@ func TestMultiregionValidation(t *testing.T) {
 		{"empty datacenter", `region "a" { datacenters = [""] }`, `datacenters[0] must not be empty`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := `job "web" {
+			job := multiregionJob(t, tc.block)
+			err := Validate(job)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// multiregionJob parses and canonicalizes a one-task job whose
+// multiregion block holds block.
+func multiregionJob(t *testing.T, block string) *messages.Job {
+	t.Helper()
+	src := `job "web" {
   multiregion {
-    ` + tc.block + `
+    ` + block + `
   }
   group "g" {
     task "t" {
@@ -107,14 +121,10 @@ func TestMultiregionValidation(t *testing.T) {
     }
   }
 }`
-			job, err := Parse("web.hcl", []byte(src))
-			require.NoError(t, err)
-			Canonicalize(job)
-			err = Validate(job)
-			require.Error(t, err)
-			require.Contains(t, err.Error(), tc.want)
-		})
-	}
+	job, err := Parse("web.hcl", []byte(src))
+	require.NoError(t, err)
+	Canonicalize(job)
+	return job
 }
 
 // TestMultiregionRolloutStrategiesValidate: a region-by-region rollout
@@ -123,25 +133,12 @@ func TestMultiregionValidation(t *testing.T) {
 func TestMultiregionRolloutStrategiesValidate(t *testing.T) {
 	for _, onFailure := range []string{"", MultiregionFailAll, MultiregionFailLocal} {
 		t.Run("on_failure="+onFailure, func(t *testing.T) {
-			src := `job "web" {
-  multiregion {
-    strategy {
+			job := multiregionJob(t, `strategy {
       max_parallel = 1
-      on_failure   = "` + onFailure + `"
+      on_failure   = "`+onFailure+`"
     }
     region "a" {}
-    region "b" {}
-  }
-  group "g" {
-    task "t" {
-      driver = "exec"
-      config { command = "/bin/true" }
-    }
-  }
-}`
-			job, err := Parse("web.hcl", []byte(src))
-			require.NoError(t, err)
-			Canonicalize(job)
+    region "b" {}`)
 			require.NoError(t, Validate(job))
 			require.EqualValues(t, 1, job.Multiregion.Strategy.MaxParallel)
 			require.Equal(t, onFailure, job.Multiregion.Strategy.OnFailure)
