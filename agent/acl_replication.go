@@ -44,18 +44,25 @@ func (a *Agent) replicateACLsTick() {
 	if !a.raft.IsLeader() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), a.aclReplicationInterval()+regionOpenTimeout)
+	ctx, cancel := a.tickContext(a.aclReplicationInterval() + regionOpenTimeout)
 	defer cancel()
-	go func() { // the agent's stop ends the pull
+	if err := a.replicateACLsOnce(ctx); err != nil {
+		a.log.Warn("ACL replication from the authoritative region failed; retrying", "region", a.cfg.AuthoritativeRegion, "error", err)
+	}
+}
+
+// tickContext bounds one periodic tick's work by d and by the agent's
+// stop.
+func (a *Agent) tickContext(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	go func() {
 		select {
 		case <-a.stop:
 			cancel()
 		case <-ctx.Done():
 		}
 	}()
-	if err := a.replicateACLsOnce(ctx); err != nil {
-		a.log.Warn("ACL replication from the authoritative region failed; retrying", "region", a.cfg.AuthoritativeRegion, "error", err)
-	}
+	return ctx, cancel
 }
 
 // replicateACLsOnce pulls once and commits the differences.

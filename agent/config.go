@@ -40,6 +40,10 @@ type Config struct {
 	AuthoritativeRegion    string
 	ReplicationToken       string
 	ACLReplicationInterval time.Duration
+	// MultiregionRolloutInterval is how often the leader moves its
+	// region's multiregion deployments along their rollout (0:
+	// DefaultMultiregionRolloutInterval).
+	MultiregionRolloutInterval time.Duration
 	// StopTasksOnShutdown stops every task and removes every bridge
 	// network on Shutdown, as -dev does (whose state dies with it).
 	// Otherwise tasks outlive the agent, which re-attaches on start.

@@ -37,6 +37,8 @@ func (a *Agent) startFederation() error {
 	if _, err := a.sys.Root.SpawnNamed(props, federationActorName); err != nil {
 		return fmt.Errorf("agent: spawn federation actor: %w", err)
 	}
+	a.wg.Add(1)
+	go a.everyUntilStop(a.multiregionRolloutInterval(), a.multiregionRolloutTick) // multiregion_rollout.go
 	if a.replicatesACLs() {
 		a.wg.Add(1)
 		go a.everyUntilStop(a.aclReplicationInterval(), a.replicateACLsTick) // acl_replication.go

@@ -77,6 +77,8 @@ func (g *agentActor) Receive(ctx actor.Context) {
 		ctx.Respond(g.a.actorTreeMessage())
 	case *messages.ReplicateACLs:
 		ctx.Respond(g.a.answerReplicateACLs(m)) // acl_replication.go
+	case *messages.MultiregionDeploymentQuery:
+		ctx.Respond(g.a.answerMultiregionDeployment(m)) // multiregion_rollout.go
 	}
 }
 

@@ -37,9 +37,9 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 			j.TaskGroups[0].Tasks[0].Identity = &nomad.WorkloadIdentity{Env: true, ChangeMode: "restart"}
 		}, `ChangeMode is not supported yet`},
 		{"multiregion", func(j *nomad.Job) {
-			j.Multiregion = &nomad.Multiregion{Strategy: &nomad.MultiregionStrategy{OnFailure: ptr("fail_all")},
+			j.Multiregion = &nomad.Multiregion{Strategy: &nomad.MultiregionStrategy{OnFailure: ptr("fail_some")},
 				Regions: []*nomad.MultiregionRegion{{Name: "global"}}}
-		}, `on_failure "fail_all" is not supported yet`},
+		}, `on_failure "fail_some" must be "fail_all", "fail_local" or unset`},
 		{"consul services", func(j *nomad.Job) {
 			j.TaskGroups[0].Services = []*nomad.Service{{Name: "web", Provider: "consul"}}
 		}, `service provider "consul" is not supported`},
@@ -59,7 +59,7 @@ func TestNomadClientFieldsNotSupportedAreRefused(t *testing.T) {
 			require.Equal(t, http.StatusNotFound, ue.StatusCode())
 		})
 	}
-	// A multiregion block parses (registration checks what is not built).
+	// A multiregion block parses.
 	parsed, err := c.Jobs().ParseHCL("job \"odd\" {\n  multiregion {\n    region \"east\" {}\n    region \"west\" {}\n  }\n}\n", false)
 	require.NoError(t, err)
 	require.Len(t, parsed.Multiregion.Regions, 2)

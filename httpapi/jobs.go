@@ -34,6 +34,9 @@ func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
+	if job.GetMultiregion() != nil && r.Header.Get(multiregionCopyHeader) != "" {
+		job.MultiregionRollout = r.Header.Get(multiregionRolloutHeader) // the fanning-out region's
+	}
 	if job.GetMultiregion() != nil && r.Header.Get(multiregionCopyHeader) == "" {
 		if extra.EnforceIndex {
 			return nil, codeErr(http.StatusBadRequest, "EnforceIndex is not supported for a multiregion job yet")

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	uuid "github.com/hashicorp/go-uuid"
+
 	"github.com/troupe-dev/troupe/api"
 	"github.com/troupe-dev/troupe/jobspec"
 	"github.com/troupe-dev/troupe/messages"
@@ -18,6 +20,11 @@ import (
 // multiregion job, sent by the region that fans it out: the receiving
 // region registers it as it is, without fanning out again.
 const multiregionCopyHeader = "X-Troupe-Multiregion-Copy"
+
+// multiregionRolloutHeader carries, with a region's copy, the rollout ID
+// the fanning-out region gave the registration (Job.MultiregionRollout):
+// the regions' deployments of one registration share it.
+const multiregionRolloutHeader = "X-Troupe-Multiregion-Rollout"
 
 // registerMultiregion registers a multiregion job in every region it
 // names, in the block's order: each region gets its own copy
@@ -38,9 +45,14 @@ func (s *Server) registerMultiregion(w http.ResponseWriter, r *http.Request, job
 	if err := s.registrationAllowed(); err != nil {
 		return nil, err
 	}
+	rollout, err := uuid.GenerateUUID()
+	if err != nil {
+		return nil, err
+	}
 	var out *api.JobRegisterResponse
 	for _, name := range regions {
 		cp, _ := jobspec.ForRegion(job, name)
+		cp.MultiregionRollout = rollout
 		var resp *api.JobRegisterResponse
 		var err error
 		if name == s.opts.Region {
@@ -81,6 +93,9 @@ func (s *Server) registerRemoteCopy(r *http.Request, job *messages.Job, sub *mes
 		return nil, err
 	}
 	q := url.Values{"namespace": {job.GetNamespace()}}
+	r = r.Clone(r.Context())
+	r.Header = r.Header.Clone()
+	r.Header.Set(multiregionRolloutHeader, job.GetMultiregionRollout())
 	rec, err := s.askRegion(r, job.GetRegion(), http.MethodPut, "/v1/jobs?"+q.Encode(), body)
 	if err != nil {
 		return nil, err

@@ -162,3 +162,28 @@ func TestMultiregionRefusesEnforceIndex(t *testing.T) {
 		require.Nil(t, tr.backends[region].Store().Snapshot().JobByID("default", "web"), region)
 	}
 }
+
+// TestMultiregionCopiesShareARolloutID: every region's copy of one
+// registration carries the same rollout ID, a new registration another;
+// a rollout ID in the submitted JSON is not taken.
+func TestMultiregionCopiesShareARolloutID(t *testing.T) {
+	tr := newTwoRegions()
+	rollout := func() (string, string) {
+		e := tr.backends["east"].Store().Snapshot().JobByID("default", "web").GetMultiregionRollout()
+		w := tr.backends["west"].Store().Snapshot().JobByID("default", "web").GetMultiregionRollout()
+		return e, w
+	}
+	body := strings.Replace(multiregionJobJSON("60", eastWest), `"ID":"web"`, `"ID":"web","MultiregionRollout":"mine"`, 1)
+	rec := tr.put(t, "west", body)
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	e1, w1 := rollout()
+	require.NotEmpty(t, e1)
+	require.NotEqual(t, "mine", e1, "the submitter's rollout ID is not taken")
+	require.Equal(t, e1, w1, "both regions' copies are one rollout")
+
+	rec = tr.put(t, "east", multiregionJobJSON("61", eastWest))
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	e2, w2 := rollout()
+	require.Equal(t, e2, w2)
+	require.NotEqual(t, e1, e2, "a new registration is a new rollout")
+}

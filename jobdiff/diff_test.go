@@ -67,6 +67,7 @@ func TestDiff(t *testing.T) {
 		{name: "server-managed fields only", old: true, change: func(j *messages.Job) {
 			j.Version, j.Status, j.StatusDescription, j.Stable = 0, "", "", false
 			j.CreateIndex, j.ModifyIndex, j.JobModifyIndex, j.SubmitTime = 0, 0, 0, 0
+			j.MultiregionRollout = "another registration"
 		}, want: unchanged},
 		{name: "task image in config", old: true, change: func(j *messages.Job) {
 			j.TaskGroups[0].Tasks[0].Config.Fields["image"] = structString("redis:4.0")

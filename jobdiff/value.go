@@ -30,7 +30,7 @@ var (
 // groups and tasks in TaskGroups and Tasks).
 var skipped = union(
 	fieldSet(jobDesc, "Version", "Status", "StatusDescription", "Stable",
-		"CreateIndex", "ModifyIndex", "JobModifyIndex", "SubmitTime"),
+		"CreateIndex", "ModifyIndex", "JobModifyIndex", "SubmitTime", "MultiregionRollout"),
 	fieldSet(jobDesc, "ID", "TaskGroups"),
 	fieldSet(groupDesc, "Name", "Tasks"),
 	fieldSet(taskDesc, "Name"),

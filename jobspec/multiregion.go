@@ -75,13 +75,6 @@ func validateMultiregion(c checker, job *messages.Job) {
 		default:
 			mc.addf("strategy: on_failure %q must be %q, %q or unset", s.OnFailure, MultiregionFailAll, MultiregionFailLocal)
 		}
-		// Regions deploy at once for now: a staged rollout is refused.
-		if s.MaxParallel > 0 && int(s.MaxParallel) < len(m.GetRegions()) {
-			mc.addf("strategy: max_parallel %d (a region-by-region rollout) is not supported yet: every region deploys at once (leave max_parallel unset)", s.MaxParallel)
-		}
-		if s.OnFailure == MultiregionFailAll || s.OnFailure == MultiregionFailLocal {
-			mc.addf("strategy: on_failure %q is not supported yet: a failed region's deployment fails only that region", s.OnFailure)
-		}
 	}
 	seen := map[string]bool{}
 	for i, r := range m.GetRegions() {

@@ -6,6 +6,8 @@ import (
 
 	nomad "github.com/hashicorp/nomad/api"
 	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-dev/troupe/messages"
 )
 
 const multiregionHCL = `
@@ -91,17 +93,26 @@ func TestMultiregionValidation(t *testing.T) {
 		{"negative count", `region "a" { count = -1 }`, `multiregion: region "a": count -1 must not be negative`},
 		{"bad on_failure", `strategy { on_failure = "explode" }
 		 region "a" {}`, `on_failure "explode" must be "fail_all", "fail_local" or unset`},
-		{"staged rollout not yet", `strategy { max_parallel = 1 }
-		 region "a" {}
-		 region "b" {}`, `max_parallel 1 (a region-by-region rollout) is not supported yet`},
-		{"fail_all not yet", `strategy { on_failure = "fail_all" }
-		 region "a" {}`, `on_failure "fail_all" is not supported yet`},
+		{"negative max_parallel", `strategy { max_parallel = -1 }
+		 region "a" {}`, `strategy: max_parallel -1 must not be negative`},
 		{"empty datacenter", `region "a" { datacenters = [""] }`, `datacenters[0] must not be empty`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := `job "web" {
+			job := multiregionJob(t, tc.block)
+			err := Validate(job)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// multiregionJob parses and canonicalizes a one-task job whose
+// multiregion block holds block.
+func multiregionJob(t *testing.T, block string) *messages.Job {
+	t.Helper()
+	src := `job "web" {
   multiregion {
-    ` + tc.block + `
+    ` + block + `
   }
   group "g" {
     task "t" {
@@ -110,12 +121,36 @@ func TestMultiregionValidation(t *testing.T) {
     }
   }
 }`
-			job, err := Parse("web.hcl", []byte(src))
-			require.NoError(t, err)
-			Canonicalize(job)
-			err = Validate(job)
-			require.Error(t, err)
-			require.Contains(t, err.Error(), tc.want)
+	job, err := Parse("web.hcl", []byte(src))
+	require.NoError(t, err)
+	Canonicalize(job)
+	return job
+}
+
+// TestMultiregionRolloutStrategiesValidate: a region-by-region rollout
+// (max_parallel below the number of regions) and every on_failure are
+// accepted.
+func TestMultiregionRolloutStrategiesValidate(t *testing.T) {
+	for _, onFailure := range []string{"", MultiregionFailAll, MultiregionFailLocal} {
+		t.Run("on_failure="+onFailure, func(t *testing.T) {
+			job := multiregionJob(t, `strategy {
+      max_parallel = 1
+      on_failure   = "`+onFailure+`"
+    }
+    region "a" {}
+    region "b" {}`)
+			require.NoError(t, Validate(job))
+			require.EqualValues(t, 1, job.Multiregion.Strategy.MaxParallel)
+			require.Equal(t, onFailure, job.Multiregion.Strategy.OnFailure)
 		})
 	}
+}
+
+// TestMultiregionRolloutIsServerSet: a job's JSON that carries a rollout
+// ID (as GET /v1/job writes it back) parses, without it.
+func TestMultiregionRolloutIsServerSet(t *testing.T) {
+	job, err := ParseJSON([]byte(`{"Job": {"ID": "web", "MultiregionRollout": "r-1",
+	  "Multiregion": {"Regions": [{"Name": "a"}]}}}`))
+	require.NoError(t, err)
+	require.Empty(t, job.MultiregionRollout)
 }

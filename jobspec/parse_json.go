@@ -48,12 +48,14 @@ func ParseJSON(src []byte) (*messages.Job, error) {
 	if err := checkNomadNumbers(jobObj); err != nil {
 		return nil, err
 	}
+	dropServerSet(jobObj)
 	if err := checkUnsupported(jobObj); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(src, target); err != nil {
 		return nil, jsonError(src, err)
 	}
+	body.Job.MultiregionRollout = "" // the server's, never the submitter's
 	for _, f := range []string{"Type", "Name"} {
 		if v, set := lookup(jobObj, f); set && v == "" {
 			return nil, &ParseError{Detail: emptyField(f)}
@@ -71,6 +73,16 @@ func ParseJSON(src []byte) (*messages.Job, error) {
 	}
 	dropZeroLifecycles(body.Job)
 	return body.Job, nil
+}
+
+// dropServerSet forgets the troupe fields that no Nomad job has and that
+// the server sets (a job read back from GET /v1/job carries them).
+func dropServerSet(job map[string]any) {
+	for k := range job {
+		if strings.EqualFold(k, "MultiregionRollout") {
+			delete(job, k)
+		}
+	}
 }
 
 // dropZeroLifecycles makes a task's all-zero Lifecycle (what a client

@@ -44,6 +44,10 @@ type Deployment struct {
 	IsMultiregion      bool                        `protobuf:"varint,13,opt,name=IsMultiregion,proto3" json:"IsMultiregion,omitempty"`
 	CreateTime         int64                       `protobuf:"varint,14,opt,name=CreateTime,proto3" json:"CreateTime,omitempty"` // unix nanos
 	ModifyTime         int64                       `protobuf:"varint,15,opt,name=ModifyTime,proto3" json:"ModifyTime,omitempty"` // unix nanos
+	// MultiregionRollout is the job version's Job.MultiregionRollout (set
+	// when IsMultiregion): the regions' deployments with the same one are
+	// one multiregion rollout.
+	MultiregionRollout string `protobuf:"bytes,16,opt,name=MultiregionRollout,proto3" json:"MultiregionRollout,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
@@ -181,6 +185,13 @@ func (x *Deployment) GetModifyTime() int64 {
 		return x.ModifyTime
 	}
 	return 0
+}
+
+func (x *Deployment) GetMultiregionRollout() string {
+	if x != nil {
+		return x.MultiregionRollout
+	}
+	return ""
 }
 
 // DeploymentState is one group's progress in a deployment.
@@ -665,7 +676,7 @@ var File_deployment_proto protoreflect.FileDescriptor
 const file_deployment_proto_rawDesc = "" +
 	"\n" +
 	"\x10deployment.proto\x12\x06troupe\x1a\tjob.proto\x1a\n" +
-	"eval.proto\"\xfc\x04\n" +
+	"eval.proto\"\xac\x05\n" +
 	"\n" +
 	"Deployment\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x1c\n" +
@@ -691,7 +702,8 @@ const file_deployment_proto_rawDesc = "" +
 	"CreateTime\x12\x1e\n" +
 	"\n" +
 	"ModifyTime\x18\x0f \x01(\x03R\n" +
-	"ModifyTime\x1aV\n" +
+	"ModifyTime\x12.\n" +
+	"\x12MultiregionRollout\x18\x10 \x01(\tR\x12MultiregionRollout\x1aV\n" +
 	"\x0fTaskGroupsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12-\n" +
 	"\x05value\x18\x02 \x01(\v2\x17.troupe.DeploymentStateR\x05value:\x028\x01\"\xb3\x03\n" +

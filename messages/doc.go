@@ -28,4 +28,4 @@
 // scripts/setup.sh -proto installs them).
 package messages
 
-//go:generate protoc -I . --go_out=. --go_opt=paths=source_relative job.proto eval.proto node.proto alloc.proto raft.proto actors.proto cluster.proto volume.proto volume_rpc.proto operator.proto probe.proto gc.proto variables.proto namespace.proto submission.proto template.proto template_rpc.proto service.proto dispatch.proto deployment.proto acl.proto acl_rpc.proto federation.proto identity.proto identity_rpc.proto
+//go:generate protoc -I . --go_out=. --go_opt=paths=source_relative job.proto eval.proto node.proto alloc.proto raft.proto actors.proto cluster.proto volume.proto volume_rpc.proto operator.proto probe.proto gc.proto variables.proto namespace.proto submission.proto template.proto template_rpc.proto service.proto dispatch.proto deployment.proto acl.proto acl_rpc.proto federation.proto identity.proto identity_rpc.proto multiregion_rpc.proto

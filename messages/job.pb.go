@@ -70,9 +70,15 @@ type Job struct {
 	// Multiregion (Nomad Enterprise's multiregion block) registers the job
 	// in every region it names, each with that region's count,
 	// datacenters and meta over the groups'.
-	Multiregion   *Multiregion `protobuf:"bytes,36,opt,name=Multiregion,proto3" json:"Multiregion,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Multiregion *Multiregion `protobuf:"bytes,36,opt,name=Multiregion,proto3" json:"Multiregion,omitempty"`
+	// MultiregionRollout names the registration of a multiregion job that
+	// made this version: the region that fans the job out sets one ID on
+	// every region's copy, and each region's deployment of it carries it,
+	// so that the regions' deployments of one rollout find each other.
+	// Server-set: a job's JSON may carry it back, and it is dropped there.
+	MultiregionRollout string `protobuf:"bytes,37,opt,name=MultiregionRollout,proto3" json:"MultiregionRollout,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -313,6 +319,13 @@ func (x *Job) GetMultiregion() *Multiregion {
 		return x.Multiregion
 	}
 	return nil
+}
+
+func (x *Job) GetMultiregionRollout() string {
+	if x != nil {
+		return x.MultiregionRollout
+	}
+	return ""
 }
 
 // Multiregion is a job's multiregion block: the rollout strategy and
@@ -2549,7 +2562,7 @@ var File_job_proto protoreflect.FileDescriptor
 
 const file_job_proto_rawDesc = "" +
 	"\n" +
-	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\x1a\rservice.proto\x1a\x0eidentity.proto\"\x87\t\n" +
+	"\tjob.proto\x12\x06troupe\x1a\x1cgoogle/protobuf/struct.proto\x1a\x0etemplate.proto\x1a\rservice.proto\x1a\x0eidentity.proto\"\xb7\t\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02ID\x18\x01 \x01(\tR\x02ID\x12\x12\n" +
 	"\x04Name\x18\x02 \x01(\tR\x04Name\x12\x1c\n" +
@@ -2589,7 +2602,8 @@ const file_job_proto_rawDesc = "" +
 	"Dispatched\x12:\n" +
 	"\x18DispatchIdempotencyToken\x18  \x01(\tR\x18DispatchIdempotencyToken\x12.\n" +
 	"\x06Update\x18\x1b \x01(\v2\x16.troupe.UpdateStrategyR\x06Update\x125\n" +
-	"\vMultiregion\x18$ \x01(\v2\x13.troupe.MultiregionR\vMultiregion\x1a7\n" +
+	"\vMultiregion\x18$ \x01(\v2\x13.troupe.MultiregionR\vMultiregion\x12.\n" +
+	"\x12MultiregionRollout\x18% \x01(\tR\x12MultiregionRollout\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"{\n" +

@@ -6,6 +6,7 @@ package messages
 func ClearServerFields(j *Job) {
 	j.Version, j.CreateIndex, j.ModifyIndex, j.JobModifyIndex, j.SubmitTime = 0, 0, 0, 0, 0
 	j.Status, j.StatusDescription, j.Stable = "", "", false
+	j.MultiregionRollout = ""
 }
 
 // IsParameterized reports whether j is a parameterized job that

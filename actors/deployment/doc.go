@@ -15,7 +15,13 @@
 //     auto_promote and all its canaries are healthy;
 //   - the deployment's success once every group has its desired healthy
 //     allocations (and its canaries promoted), which makes the job version
-//     stable.
+//     stable; a multiregion deployment is blocked instead, waiting for its
+//     peer regions.
+//
+// MultiregionStep (multiregion.go) decides a multiregion deployment's
+// part in its rollout across regions (pending, running, blocked,
+// successful, failed by a peer) from the other regions' deployments; the
+// agent's leader reads those and commits the step.
 //
 // The progress deadline is a timer on the injected clock, a message to
 // self. A paused deployment does nothing until resumed.

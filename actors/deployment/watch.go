@@ -82,6 +82,10 @@ func Step(in Input) Effects {
 		}
 	}
 	switch {
+	case allDone && d.IsMultiregion:
+		// A region of a multiregion rollout waits for its peers
+		// (multiregion.go); the evaluation stops the old allocations.
+		return Effects{Status: messages.DeploymentStatusBlocked, Description: messages.DeploymentDescBlocked, Eval: true}
 	case allDone:
 		// The evaluation stops the old allocations of the last batch.
 		return Effects{Status: messages.DeploymentStatusSuccessful, Description: messages.DeploymentDescSuccessful, Eval: true}

@@ -61,6 +61,15 @@ func TestStep(t *testing.T) {
 				s.PlacedAllocs, s.HealthyAllocs = 4, 4
 			})}), Now: t0},
 			Effects{Status: messages.DeploymentStatusSuccessful, Description: messages.DeploymentDescSuccessful, Eval: true}},
+		{"multiregion: all healthy blocks, waiting for the peer regions",
+			Input{Deployment: func() *messages.Deployment {
+				d := running(map[string]*messages.DeploymentState{"g": group(func(s *messages.DeploymentState) {
+					s.PlacedAllocs, s.HealthyAllocs = 4, 4
+				})})
+				d.IsMultiregion = true
+				return d
+			}(), Now: t0},
+			Effects{Status: messages.DeploymentStatusBlocked, Description: messages.DeploymentDescBlocked, Eval: true}},
 		{"canary: healthy canary waits for manual promotion",
 			Input{Deployment: running(map[string]*messages.DeploymentState{"g": group(func(s *messages.DeploymentState) {
 				s.DesiredCanaries, s.PlacedCanaries, s.HealthyAllocs = 1, []string{"c"}, 1

@@ -108,6 +108,9 @@ func (p *planner) reconcile(tg *messages.TaskGroup, allocs []*messages.Allocatio
 		}
 	}
 	missing := int(tg.Count) - len(slots)
+	if roll != nil && p.waitsTurn() {
+		missing = 0
+	}
 	for i := uint32(0); missing > 0; i++ {
 		if !used[i] {
 			gp.places = append(gp.places, placeReq{name: allocName(p.job.ID, tg.Name, i), index: i})

@@ -56,6 +56,12 @@ func (p *planner) ensureDeployment() *messages.Deployment {
 		JobCreateIndex: p.job.CreateIndex, Status: messages.DeploymentStatusRunning,
 		StatusDescription: messages.DeploymentDescRunning, TaskGroups: map[string]*messages.DeploymentState{},
 		CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}
+	if p.job.GetMultiregion() != nil {
+		// Each region waits for its turn in the rollout (actors/deployment
+		// multiregion.go): it places nothing until then.
+		d.Status, d.StatusDescription = messages.DeploymentStatusPending, messages.DeploymentDescPending
+		d.IsMultiregion, d.MultiregionRollout = true, p.job.GetMultiregionRollout()
+	}
 	for _, tg := range p.job.TaskGroups {
 		u := tg.GetUpdate()
 		if !u.Rolling() {
@@ -73,6 +79,12 @@ func (p *planner) ensureDeployment() *messages.Deployment {
 	}
 	p.deploy, p.deployNew = d, d
 	return d
+}
+
+// waitsTurn reports whether the job version's deployment is a multiregion
+// region's that waits for its turn (pending): nothing of it is placed.
+func (p *planner) waitsTurn() bool {
+	return p.deployment().GetStatus() == messages.DeploymentStatusPending
 }
 
 // hasOutdated reports whether tg runs allocations of an older version
@@ -118,7 +130,10 @@ type roller struct {
 // intermediate version's that a newer version or a revert left behind).
 func (p *planner) roll(tg *messages.TaskGroup, slots []slot) ([]slot, *roller) {
 	d := p.deployment()
-	active := d == nil || d.Active() && d.Status != messages.DeploymentStatusPaused
+	if p.job.GetMultiregion() != nil {
+		d = p.ensureDeployment() // made now, pending, even with nothing to place yet
+	}
+	active := d == nil || d.Active() && d.Status != messages.DeploymentStatusPaused && !p.waitsTurn()
 	r := &roller{budget: int(tg.Update.MaxParallel)}
 	byIndex := map[uint32][]int{}
 	var order []uint32

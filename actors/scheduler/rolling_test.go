@@ -182,3 +182,27 @@ func TestCanaryThenPromote(t *testing.T) {
 	require.Len(t, plan.Place, 1, "and the rollout goes on, max_parallel at a time")
 	require.False(t, plan.Place[0].DeploymentStatus.IsCanary())
 }
+
+// TestMultiregionDeploymentWaitsItsTurn: a multiregion job's first plan
+// makes its deployment pending (carrying the rollout) and places nothing;
+// once the rollout starts it (running), the next plan places the group.
+func TestMultiregionDeploymentWaitsItsTurn(t *testing.T) {
+	job := rollingJob(2, 1)
+	job.Multiregion = &messages.Multiregion{Regions: []*messages.MultiregionRegion{{Name: "a"}, {Name: "b"}}}
+	job.MultiregionRollout = "r1"
+	s := &deploySnap{MemSnapshot: newMemSnapshot(testNodes(2), job)}
+
+	plan := rollStep(t, s, job, 1)
+	require.Len(t, s.deploys, 1, "the deployment is made while nothing is placed")
+	d := s.deploys[0]
+	require.Equal(t, messages.DeploymentStatusPending, d.Status)
+	require.True(t, d.IsMultiregion)
+	require.Equal(t, "r1", d.MultiregionRollout)
+	require.Empty(t, plan.Place, "a pending multiregion deployment places nothing")
+
+	d.Status = messages.DeploymentStatusRunning
+	plan = rollStep(t, s, job, 2)
+	require.Len(t, s.deploys, 1, "the same deployment")
+	require.Len(t, plan.Place, 2, "its turn: the group is placed")
+	require.Equal(t, d.ID, plan.Place[0].DeploymentID)
+}

@@ -124,9 +124,12 @@ func applyUpdateDeploymentStatus(w *writeTxn, c *messages.UpdateDeploymentStatus
 	}
 	switch c.GetStatus() {
 	case messages.DeploymentStatusFailed, messages.DeploymentStatusPaused, messages.DeploymentStatusRunning,
-		messages.DeploymentStatusSuccessful, messages.DeploymentStatusCancelled:
+		messages.DeploymentStatusSuccessful, messages.DeploymentStatusCancelled, messages.DeploymentStatusBlocked:
 	default:
 		return fmt.Errorf("%w: deployment status %q", ErrBadCommand, c.GetStatus())
+	}
+	if d.Status == messages.DeploymentStatusPending && c.GetStatus() == messages.DeploymentStatusRunning {
+		startProgressDeadlines(d, w.now) // its turn in a multiregion rollout begins now
 	}
 	w.setDeploymentStatus(d, c.GetStatus(), c.GetStatusDescription())
 	if j := c.GetJob(); j != nil {
@@ -139,6 +142,16 @@ func applyUpdateDeploymentStatus(w *writeTxn, c *messages.UpdateDeploymentStatus
 	}
 	w.putEval(c.GetEval())
 	return nil
+}
+
+// startProgressDeadlines counts each group's progress deadline from now
+// (unix nanos): a multiregion deployment waited pending since it was made.
+func startProgressDeadlines(d *messages.Deployment, now int64) {
+	for _, s := range d.TaskGroups {
+		if s.ProgressDeadline > 0 {
+			s.RequireProgressBy = now + s.ProgressDeadline
+		}
+	}
 }
 
 // applySetJobStable marks a stored job version stable or not.

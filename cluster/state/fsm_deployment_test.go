@@ -171,3 +171,36 @@ func TestStoppingJobCancelsDeployment(t *testing.T) {
 	require.Equal(t, messages.DeploymentStatusCancelled, d.Status)
 	require.Equal(t, messages.DeploymentDescStoppedJob, d.StatusDescription)
 }
+
+// TestMultiregionDeploymentTurns: a pending multiregion deployment that
+// starts counts its progress deadline from then (it may have waited
+// longer than the deadline); a blocked one is active and not yet stable,
+// and its unblock (successful) makes the version stable.
+func TestMultiregionDeploymentTurns(t *testing.T) {
+	h := newHarness(t)
+	_, ok := h.apply(registerJob(testJob("web", 10, 10), testEval("e1", "web", messages.EvalStatusPending))).(*RegisterJobResult)
+	require.True(t, ok)
+	d := testDeployment("d1", h.snap().JobByID("default", "web"), 0)
+	d.Status, d.StatusDescription, d.IsMultiregion = messages.DeploymentStatusPending, messages.DeploymentDescPending, true
+	d.TaskGroups["web"].RequireProgressBy = testNow + 600e9
+	require.Nil(t, h.apply(deployCmd(&messages.UpsertDeployment{Deployment: d})))
+
+	later := testNow + 3600e9
+	start := deployCmd(&messages.UpdateDeploymentStatus{DeploymentID: "d1", Status: messages.DeploymentStatusRunning,
+		StatusDescription: messages.DeploymentDescRunning})
+	start.Time = later
+	require.Nil(t, h.apply(start))
+	got := h.snap().DeploymentByID("d1")
+	require.Equal(t, messages.DeploymentStatusRunning, got.Status)
+	require.Equal(t, later+600e9, got.TaskGroups["web"].RequireProgressBy, "the deadline counts from the start")
+
+	require.Nil(t, h.apply(deployCmd(&messages.UpdateDeploymentStatus{DeploymentID: "d1", Status: messages.DeploymentStatusBlocked,
+		StatusDescription: messages.DeploymentDescBlocked})))
+	got = h.snap().DeploymentByID("d1")
+	require.Equal(t, messages.DeploymentStatusBlocked, got.Status)
+	require.True(t, got.Active())
+	require.False(t, h.snap().JobByID("default", "web").Stable, "blocked is not done yet")
+	require.Nil(t, h.apply(deployCmd(&messages.UpdateDeploymentStatus{DeploymentID: "d1", Status: messages.DeploymentStatusSuccessful,
+		StatusDescription: messages.DeploymentDescSuccessful})))
+	require.True(t, h.snap().JobByID("default", "web").Stable)
+}
