@@ -32,7 +32,6 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-
 // A forwarded stream that the tunnel cuts short ends, for troupe's api
 // client (TE: trailers), with ErrStreamBroken naming the region and why;
 // a client that did not ask for trailers sees the answer aborted, never a
