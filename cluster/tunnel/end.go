@@ -55,7 +55,7 @@ func (e *end) Receive(ctx actor.Context) {
 		e.onTick(ctx)
 	case *actor.Terminated:
 		if e.peer != nil && m.GetWho().Equal(e.peer) {
-			e.fail(ErrBroken)
+			e.fail(fmt.Errorf("%w: %s", ErrBroken, e.name))
 		}
 	case *actor.Stopping:
 		if e.timer != nil {
@@ -119,7 +119,7 @@ func (e *end) onData(m *messages.TunnelData) {
 
 func (e *end) onClosed(m *messages.TunnelClosed) {
 	if m.GetError() != "" {
-		e.fail(fmt.Errorf("%w: %s", ErrBroken, m.GetError()))
+		e.fail(fmt.Errorf("%w: %s: %s", ErrBroken, e.name, m.GetError()))
 		return
 	}
 	e.in.close(nil) // io.EOF; the peer still reads what this end writes
