@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
+	"github.com/troupe-dev/troupe/acl"
 	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/httpapi"
@@ -44,7 +46,10 @@ func (a *Agent) resolveACLToken(req *messages.ResolveACLTokenRequest) *messages.
 // (httpapi.TokenSource).
 type serverTokens struct{ a *Agent }
 
-var _ httpapi.TokenSource = serverTokens{}
+var (
+	_ httpapi.TokenSource    = serverTokens{}
+	_ httpapi.WorkloadSource = serverTokens{}
+)
 
 func (s serverTokens) ResolveToken(ctx context.Context, hash []byte) (*messages.ACLToken, []*messages.ACLPolicy, error) {
 	if s.a.conn == nil {
@@ -63,4 +68,36 @@ func (s serverTokens) ResolveToken(ctx context.Context, hash []byte) (*messages.
 		return nil, nil, fmt.Errorf("agent: resolve ACL token: unexpected reply %T", resp)
 	}
 	return r.GetToken(), r.GetPolicies(), nil
+}
+
+// resolveWorkloadIdentity answers a client-only agent's check of a
+// workload identity JWT with this server's keyring and allocations, as
+// the HTTP API checks one here.
+func (a *Agent) resolveWorkloadIdentity(req *messages.ResolveWorkloadIdentityRequest) *messages.ResolveWorkloadIdentityResponse {
+	_, c, err := httpapi.WorkloadACL(a.store.Snapshot(), req.GetJWT(), a.clock.Now())
+	if err != nil {
+		return &messages.ResolveWorkloadIdentityResponse{Error: messages.NewError(messages.CodePermissionDenied, err.Error())}
+	}
+	return &messages.ResolveWorkloadIdentityResponse{Namespace: c.Namespace, JobID: c.JobID, Group: c.Group, Task: c.TaskName}
+}
+
+// ResolveWorkload checks a workload identity through the servers; their
+// refusal is the HTTP API's 403 with their reason.
+func (s serverTokens) ResolveWorkload(ctx context.Context, jwt string) (acl.Workload, error) {
+	if s.a.conn == nil {
+		return acl.Workload{}, errors.New("agent: no server connection")
+	}
+	resp, err := s.a.conn.call(ctx, &messages.ResolveWorkloadIdentityRequest{JWT: jwt})
+	var re *remote.RemoteError
+	if errors.As(err, &re) && re.ErrorCode() == messages.CodePermissionDenied {
+		return acl.Workload{}, &httpapi.HTTPError{Code: http.StatusForbidden, Msg: re.Message}
+	}
+	if err != nil {
+		return acl.Workload{}, err
+	}
+	r, ok := resp.(*messages.ResolveWorkloadIdentityResponse)
+	if !ok {
+		return acl.Workload{}, fmt.Errorf("agent: resolve workload identity: unexpected reply %T", resp)
+	}
+	return acl.Workload{Namespace: r.GetNamespace(), Job: r.GetJobID(), Group: r.GetGroup(), Task: r.GetTask()}, nil
 }

@@ -75,7 +75,7 @@ func (a *Agent) RegionHandler(region string) (http.Handler, error) {
 	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return a.dialRegion(ctx, region, servers)
 	}}
-	return &httputil.ReverseProxy{
+	return regionProxy(region, &httputil.ReverseProxy{ // federation_stream.go
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", region+".region"
 			pr.Out.Host = pr.In.Host
@@ -85,7 +85,7 @@ func (a *Agent) RegionHandler(region string) (http.Handler, error) {
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			httpapi.WriteRegionError(w, region, err)
 		},
-	}, nil
+	}), nil
 }
 
 // dialRegion opens a tunnel to the first of servers (all tried at once)

@@ -29,14 +29,15 @@ import (
 
 // clientRPCs are the messages a client sends a server's "server" actor.
 var clientRPCs = map[string]bool{
-	"troupe.RegisterNodeRequest":       true,
-	"troupe.NodeHeartbeat":             true,
-	"troupe.UpdateAllocsRequest":       true,
-	"troupe.UpsertPluginInstances":     true,
-	"troupe.VolumeClaimRequest":        true,
-	"troupe.VolumeNodeDetachedRequest": true,
-	"troupe.VarReadRequest":            true,
-	"troupe.ResolveACLTokenRequest":    true,
+	"troupe.RegisterNodeRequest":            true,
+	"troupe.NodeHeartbeat":                  true,
+	"troupe.UpdateAllocsRequest":            true,
+	"troupe.UpsertPluginInstances":          true,
+	"troupe.VolumeClaimRequest":             true,
+	"troupe.VolumeNodeDetachedRequest":      true,
+	"troupe.VarReadRequest":                 true,
+	"troupe.ResolveACLTokenRequest":         true,
+	"troupe.ResolveWorkloadIdentityRequest": true,
 }
 
 // watchMessages are protoactor's own, which any peer may send.

@@ -34,6 +34,7 @@ func TestRPCGuardTable(t *testing.T) {
 		{"a server pushes allocations", remote.Inbound{Role: "server", Target: "client", Type: "troupe.SetClientAllocs"}, true, true, false},
 		{"a client heartbeats", remote.Inbound{Role: "client", Target: "server", Type: "troupe.NodeHeartbeat"}, true, true, false},
 		{"a client resolves a token", remote.Inbound{Role: "client", Target: "server", Type: "troupe.ResolveACLTokenRequest"}, true, true, false},
+		{"a client checks a workload identity", remote.Inbound{Role: "client", Target: "server", Type: "troupe.ResolveWorkloadIdentityRequest"}, true, true, false},
 		{"a client answers a request", remote.Inbound{Role: "client", Target: "future$1f", Type: "troupe.ControllerResponse"}, true, true, false},
 		{"a client watches", remote.Inbound{Role: "client", Target: "nodes/n1", Type: "actor.Watch"}, true, true, false},
 		{"a client forges a raft write", remote.Inbound{Role: "client", Target: "server", Type: "troupe.ApplyRequest"}, false, false, true},

@@ -86,12 +86,13 @@ func (a *Agent) serverSpec() *server.Spec {
 		Servers:       a.serverRPCAddrs,
 		Leader:        a.leaderRPCAddr,
 		// Clients gossip reported failed under the old leader.
-		GainedLeadership: a.suspectFailedClients,
-		Vars:             a.readVarsPlain,
-		ACLTokens:        a.resolveACLToken,
-		SchedulerStats:   &a.schedStats,
-		Identities:       a.signIdentities, // identity.go
-		WorkloadVars:     a.readVarsAs,
+		GainedLeadership:   a.suspectFailedClients,
+		Vars:               a.readVarsPlain,
+		ACLTokens:          a.resolveACLToken,
+		WorkloadIdentities: a.resolveWorkloadIdentity, // acl_tokens.go
+		SchedulerStats:     &a.schedStats,
+		Identities:         a.signIdentities, // identity.go
+		WorkloadVars:       a.readVarsAs,
 	}
 }
 

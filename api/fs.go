@@ -27,8 +27,9 @@ func (c *Client) AllocFS() *AllocFS { return &AllocFS{c: c} }
 // It asks for plain text; should the server answer with JSON frames
 // instead, they are decoded, so the reader always yields the log bytes.
 // origin is "start" or "end" ("" means start) and offset counts bytes from
-// it. With follow the stream lasts until ctx is done or the server ends it.
-// The caller closes the reader.
+// it. With follow the stream lasts until ctx is done or the server ends it
+// (one the server cut short ends with ErrStreamBroken). The caller closes
+// the reader.
 func (a *AllocFS) Logs(ctx context.Context, allocID, task, logType string, follow bool, origin string, offset int64) (io.ReadCloser, error) {
 	if origin == "" {
 		origin = OriginStart
@@ -41,14 +42,16 @@ func (a *AllocFS) Logs(ctx context.Context, allocID, task, logType string, follo
 	r.params.Set("plain", "true")
 	r.params.Set("origin", origin)
 	r.params.Set("offset", strconv.FormatInt(offset, 10))
+	r.askTrailers()
 	resp, err := a.c.do(r)
 	if err != nil {
 		return nil, err
 	}
+	body := trailerBody{resp}
 	if !isJSON(resp.Header.Get("Content-Type")) {
-		return resp.Body, nil
+		return body, nil
 	}
-	return &frameReader{dec: json.NewDecoder(resp.Body), body: resp.Body}, nil
+	return &frameReader{dec: json.NewDecoder(body), body: body}, nil
 }
 
 func isJSON(contentType string) bool {
@@ -67,8 +70,8 @@ func (f *frameReader) Read(p []byte) (int, error) {
 	for len(f.buf) == 0 {
 		var fr StreamFrame
 		if err := f.dec.Decode(&fr); err != nil {
-			if errors.Is(err, io.EOF) {
-				return 0, io.EOF
+			if errors.Is(err, io.EOF) || errors.Is(err, ErrStreamBroken) {
+				return 0, err
 			}
 			return 0, fmt.Errorf("%w: log frame: %v", ErrDecode, err)
 		}

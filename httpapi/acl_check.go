@@ -50,25 +50,32 @@ type aclResolver struct {
 	index  uint64
 	cache  map[string]*resolved // by secret hash
 	remote *remoteTokens
+	// workloads checks workload identities where there is no keyring
+	// (a client-only agent); nil elsewhere.
+	workloads WorkloadSource
 }
 
 func newACLResolver(opts Options) *aclResolver {
 	a := &aclResolver{cache: map[string]*resolved{}}
 	if opts.Tokens != nil {
 		a.remote = newRemoteTokens(opts.Tokens, opts.TokenTTL)
+		a.workloads, _ = opts.Tokens.(WorkloadSource)
 	}
 	return a
 }
 
 // resolve finds the token whose secret is secret ("": anonymous) and
 // compiles its policies, from snap or through the servers (a workload
-// identity: its implicit rules); an expired token is refused at now.
+// identity: its implicit rules, checked against snap's keyring or, with
+// no snap, by the servers); an expired token is refused at now.
 func (a *aclResolver) resolve(ctx context.Context, snap *state.Snap, secret string, now time.Time) (*resolved, error) {
 	var res *resolved
 	var err error
 	switch {
 	case identity.LooksLikeJWT(secret) && snap != nil:
 		return resolveWorkload(snap, secret, now) // acl_identity.go
+	case identity.LooksLikeJWT(secret) && a.workloads != nil:
+		return resolveRemoteWorkload(ctx, a.workloads, secret) // acl_identity.go
 	case a.remote != nil:
 		res, err = a.remote.resolve(ctx, secret, now)
 	default:

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
@@ -20,6 +22,32 @@ var (
 	errBadIdentity   = &HTTPError{Code: http.StatusForbidden, Msg: "Permission denied: invalid workload identity"}
 	errAllocNotAlive = &HTTPError{Code: http.StatusForbidden, Msg: "Permission denied: the workload identity's allocation is not running"}
 )
+
+// WorkloadSource checks workload identities for an agent without a
+// keyring (a client-only agent) through the servers; Options.Tokens may
+// implement it. ResolveWorkload answers the task a valid identity names;
+// a server's refusal is a 403 *HTTPError (its reason), any other error
+// means no server answered.
+type WorkloadSource interface {
+	ResolveWorkload(ctx context.Context, jwt string) (acl.Workload, error)
+}
+
+// resolveRemoteWorkload resolves a workload identity JWT through the
+// servers, at every request as resolveWorkload does locally (the
+// allocation may stop at any time).
+func resolveRemoteWorkload(ctx context.Context, src WorkloadSource, jwt string) (*resolved, error) {
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	w, err := src.ResolveWorkload(ctx, jwt)
+	var he *HTTPError
+	switch {
+	case errors.As(err, &he):
+		return nil, he
+	case err != nil:
+		return nil, errNoTokenSource
+	}
+	return &resolved{acl: acl.ForWorkload(w)}, nil
+}
 
 // resolveWorkload resolves a workload identity JWT to its ACL.
 func resolveWorkload(snap *state.Snap, jwt string, now time.Time) (*resolved, error) {

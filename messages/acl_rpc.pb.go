@@ -136,6 +136,133 @@ func (x *ResolveACLTokenResponse) GetError() *Error {
 	return nil
 }
 
+// ResolveWorkloadIdentityRequest is a client-only agent's question to any
+// server about a request's token shaped as a JWT (the client has no
+// keyring to verify it): is JWT a workload identity the keyring signed,
+// unexpired, of an allocation that is not terminal, and whose?
+type ResolveWorkloadIdentityRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JWT           string                 `protobuf:"bytes,1,opt,name=JWT,proto3" json:"JWT,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolveWorkloadIdentityRequest) Reset() {
+	*x = ResolveWorkloadIdentityRequest{}
+	mi := &file_acl_rpc_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveWorkloadIdentityRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveWorkloadIdentityRequest) ProtoMessage() {}
+
+func (x *ResolveWorkloadIdentityRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_acl_rpc_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveWorkloadIdentityRequest.ProtoReflect.Descriptor instead.
+func (*ResolveWorkloadIdentityRequest) Descriptor() ([]byte, []int) {
+	return file_acl_rpc_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ResolveWorkloadIdentityRequest) GetJWT() string {
+	if x != nil {
+		return x.JWT
+	}
+	return ""
+}
+
+// ResolveWorkloadIdentityResponse names the identity's task (its ACL is
+// Nomad's implicit workload rules); Error is permission_denied, with the
+// HTTP API's reason, for an identity the server does not accept.
+type ResolveWorkloadIdentityResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Namespace     string                 `protobuf:"bytes,1,opt,name=Namespace,proto3" json:"Namespace,omitempty"`
+	JobID         string                 `protobuf:"bytes,2,opt,name=JobID,proto3" json:"JobID,omitempty"`
+	Group         string                 `protobuf:"bytes,3,opt,name=Group,proto3" json:"Group,omitempty"`
+	Task          string                 `protobuf:"bytes,4,opt,name=Task,proto3" json:"Task,omitempty"`
+	Error         *Error                 `protobuf:"bytes,5,opt,name=Error,proto3" json:"Error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolveWorkloadIdentityResponse) Reset() {
+	*x = ResolveWorkloadIdentityResponse{}
+	mi := &file_acl_rpc_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveWorkloadIdentityResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveWorkloadIdentityResponse) ProtoMessage() {}
+
+func (x *ResolveWorkloadIdentityResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_acl_rpc_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveWorkloadIdentityResponse.ProtoReflect.Descriptor instead.
+func (*ResolveWorkloadIdentityResponse) Descriptor() ([]byte, []int) {
+	return file_acl_rpc_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ResolveWorkloadIdentityResponse) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *ResolveWorkloadIdentityResponse) GetJobID() string {
+	if x != nil {
+		return x.JobID
+	}
+	return ""
+}
+
+func (x *ResolveWorkloadIdentityResponse) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *ResolveWorkloadIdentityResponse) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *ResolveWorkloadIdentityResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_acl_rpc_proto protoreflect.FileDescriptor
 
 const file_acl_rpc_proto_rawDesc = "" +
@@ -148,7 +275,15 @@ const file_acl_rpc_proto_rawDesc = "" +
 	"\x17ResolveACLTokenResponse\x12&\n" +
 	"\x05Token\x18\x01 \x01(\v2\x10.troupe.ACLTokenR\x05Token\x12-\n" +
 	"\bPolicies\x18\x02 \x03(\v2\x11.troupe.ACLPolicyR\bPolicies\x12#\n" +
-	"\x05Error\x18\x03 \x01(\v2\r.troupe.ErrorR\x05ErrorB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
+	"\x05Error\x18\x03 \x01(\v2\r.troupe.ErrorR\x05Error\"2\n" +
+	"\x1eResolveWorkloadIdentityRequest\x12\x10\n" +
+	"\x03JWT\x18\x01 \x01(\tR\x03JWT\"\xa4\x01\n" +
+	"\x1fResolveWorkloadIdentityResponse\x12\x1c\n" +
+	"\tNamespace\x18\x01 \x01(\tR\tNamespace\x12\x14\n" +
+	"\x05JobID\x18\x02 \x01(\tR\x05JobID\x12\x14\n" +
+	"\x05Group\x18\x03 \x01(\tR\x05Group\x12\x12\n" +
+	"\x04Task\x18\x04 \x01(\tR\x04Task\x12#\n" +
+	"\x05Error\x18\x05 \x01(\v2\r.troupe.ErrorR\x05ErrorB'Z%github.com/troupe-dev/troupe/messagesb\x06proto3"
 
 var (
 	file_acl_rpc_proto_rawDescOnce sync.Once
@@ -162,23 +297,26 @@ func file_acl_rpc_proto_rawDescGZIP() []byte {
 	return file_acl_rpc_proto_rawDescData
 }
 
-var file_acl_rpc_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_acl_rpc_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_acl_rpc_proto_goTypes = []any{
-	(*ResolveACLTokenRequest)(nil),  // 0: troupe.ResolveACLTokenRequest
-	(*ResolveACLTokenResponse)(nil), // 1: troupe.ResolveACLTokenResponse
-	(*ACLToken)(nil),                // 2: troupe.ACLToken
-	(*ACLPolicy)(nil),               // 3: troupe.ACLPolicy
-	(*Error)(nil),                   // 4: troupe.Error
+	(*ResolveACLTokenRequest)(nil),          // 0: troupe.ResolveACLTokenRequest
+	(*ResolveACLTokenResponse)(nil),         // 1: troupe.ResolveACLTokenResponse
+	(*ResolveWorkloadIdentityRequest)(nil),  // 2: troupe.ResolveWorkloadIdentityRequest
+	(*ResolveWorkloadIdentityResponse)(nil), // 3: troupe.ResolveWorkloadIdentityResponse
+	(*ACLToken)(nil),                        // 4: troupe.ACLToken
+	(*ACLPolicy)(nil),                       // 5: troupe.ACLPolicy
+	(*Error)(nil),                           // 6: troupe.Error
 }
 var file_acl_rpc_proto_depIdxs = []int32{
-	2, // 0: troupe.ResolveACLTokenResponse.Token:type_name -> troupe.ACLToken
-	3, // 1: troupe.ResolveACLTokenResponse.Policies:type_name -> troupe.ACLPolicy
-	4, // 2: troupe.ResolveACLTokenResponse.Error:type_name -> troupe.Error
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	4, // 0: troupe.ResolveACLTokenResponse.Token:type_name -> troupe.ACLToken
+	5, // 1: troupe.ResolveACLTokenResponse.Policies:type_name -> troupe.ACLPolicy
+	6, // 2: troupe.ResolveACLTokenResponse.Error:type_name -> troupe.Error
+	6, // 3: troupe.ResolveWorkloadIdentityResponse.Error:type_name -> troupe.Error
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_acl_rpc_proto_init() }
@@ -194,7 +332,7 @@ func file_acl_rpc_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_acl_rpc_proto_rawDesc), len(file_acl_rpc_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -254,6 +254,92 @@ func (x *TunnelClosed) GetError() string {
 	return ""
 }
 
+// TunnelCredit is flow control: the receiving end grants its peer Bytes
+// more to send, as its reader drains what came. An end may have at most
+// the window (its initial credit) sent and not yet read at the other.
+type TunnelCredit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Bytes         uint64                 `protobuf:"varint,1,opt,name=Bytes,proto3" json:"Bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TunnelCredit) Reset() {
+	*x = TunnelCredit{}
+	mi := &file_federation_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TunnelCredit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TunnelCredit) ProtoMessage() {}
+
+func (x *TunnelCredit) ProtoReflect() protoreflect.Message {
+	mi := &file_federation_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TunnelCredit.ProtoReflect.Descriptor instead.
+func (*TunnelCredit) Descriptor() ([]byte, []int) {
+	return file_federation_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *TunnelCredit) GetBytes() uint64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+// TunnelPing is a keepalive each end sends its peer every interval: an end
+// that hears nothing from its peer for the keepalive timeout breaks the
+// tunnel (a peer cut off or killed sends no Terminated).
+type TunnelPing struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TunnelPing) Reset() {
+	*x = TunnelPing{}
+	mi := &file_federation_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TunnelPing) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TunnelPing) ProtoMessage() {}
+
+func (x *TunnelPing) ProtoReflect() protoreflect.Message {
+	mi := &file_federation_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TunnelPing.ProtoReflect.Descriptor instead.
+func (*TunnelPing) Descriptor() ([]byte, []int) {
+	return file_federation_proto_rawDescGZIP(), []int{5}
+}
+
 // ReplicateACLs asks a server of the authoritative region for its ACL
 // policies and global tokens (the leader of every other region pulls
 // them). ReplicationToken is a management token's secret of the
@@ -267,7 +353,7 @@ type ReplicateACLs struct {
 
 func (x *ReplicateACLs) Reset() {
 	*x = ReplicateACLs{}
-	mi := &file_federation_proto_msgTypes[4]
+	mi := &file_federation_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -279,7 +365,7 @@ func (x *ReplicateACLs) String() string {
 func (*ReplicateACLs) ProtoMessage() {}
 
 func (x *ReplicateACLs) ProtoReflect() protoreflect.Message {
-	mi := &file_federation_proto_msgTypes[4]
+	mi := &file_federation_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -292,7 +378,7 @@ func (x *ReplicateACLs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicateACLs.ProtoReflect.Descriptor instead.
 func (*ReplicateACLs) Descriptor() ([]byte, []int) {
-	return file_federation_proto_rawDescGZIP(), []int{4}
+	return file_federation_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ReplicateACLs) GetReplicationToken() string {
@@ -316,7 +402,7 @@ type ReplicateACLsResponse struct {
 
 func (x *ReplicateACLsResponse) Reset() {
 	*x = ReplicateACLsResponse{}
-	mi := &file_federation_proto_msgTypes[5]
+	mi := &file_federation_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -328,7 +414,7 @@ func (x *ReplicateACLsResponse) String() string {
 func (*ReplicateACLsResponse) ProtoMessage() {}
 
 func (x *ReplicateACLsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_federation_proto_msgTypes[5]
+	mi := &file_federation_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -341,7 +427,7 @@ func (x *ReplicateACLsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicateACLsResponse.ProtoReflect.Descriptor instead.
 func (*ReplicateACLsResponse) Descriptor() ([]byte, []int) {
-	return file_federation_proto_rawDescGZIP(), []int{5}
+	return file_federation_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ReplicateACLsResponse) GetPolicies() []*ACLPolicy {
@@ -391,7 +477,11 @@ const file_federation_proto_rawDesc = "" +
 	"\x03Seq\x18\x01 \x01(\x04R\x03Seq\x12\x12\n" +
 	"\x04Data\x18\x02 \x01(\fR\x04Data\"$\n" +
 	"\fTunnelClosed\x12\x14\n" +
-	"\x05Error\x18\x01 \x01(\tR\x05Error\";\n" +
+	"\x05Error\x18\x01 \x01(\tR\x05Error\"$\n" +
+	"\fTunnelCredit\x12\x14\n" +
+	"\x05Bytes\x18\x01 \x01(\x04R\x05Bytes\"\f\n" +
+	"\n" +
+	"TunnelPing\";\n" +
 	"\rReplicateACLs\x12*\n" +
 	"\x10ReplicationToken\x18\x01 \x01(\tR\x10ReplicationToken\"\xab\x01\n" +
 	"\x15ReplicateACLsResponse\x12-\n" +
@@ -412,28 +502,30 @@ func file_federation_proto_rawDescGZIP() []byte {
 	return file_federation_proto_rawDescData
 }
 
-var file_federation_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_federation_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_federation_proto_goTypes = []any{
 	(*OpenTunnel)(nil),            // 0: troupe.OpenTunnel
 	(*OpenTunnelResponse)(nil),    // 1: troupe.OpenTunnelResponse
 	(*TunnelData)(nil),            // 2: troupe.TunnelData
 	(*TunnelClosed)(nil),          // 3: troupe.TunnelClosed
-	(*ReplicateACLs)(nil),         // 4: troupe.ReplicateACLs
-	(*ReplicateACLsResponse)(nil), // 5: troupe.ReplicateACLsResponse
-	(*Error)(nil),                 // 6: troupe.Error
-	(*ACLPolicy)(nil),             // 7: troupe.ACLPolicy
-	(*ACLToken)(nil),              // 8: troupe.ACLToken
+	(*TunnelCredit)(nil),          // 4: troupe.TunnelCredit
+	(*TunnelPing)(nil),            // 5: troupe.TunnelPing
+	(*ReplicateACLs)(nil),         // 6: troupe.ReplicateACLs
+	(*ReplicateACLsResponse)(nil), // 7: troupe.ReplicateACLsResponse
+	(*Error)(nil),                 // 8: troupe.Error
+	(*ACLPolicy)(nil),             // 9: troupe.ACLPolicy
+	(*ACLToken)(nil),              // 10: troupe.ACLToken
 }
 var file_federation_proto_depIdxs = []int32{
-	6, // 0: troupe.OpenTunnelResponse.Error:type_name -> troupe.Error
-	7, // 1: troupe.ReplicateACLsResponse.Policies:type_name -> troupe.ACLPolicy
-	8, // 2: troupe.ReplicateACLsResponse.Tokens:type_name -> troupe.ACLToken
-	6, // 3: troupe.ReplicateACLsResponse.Error:type_name -> troupe.Error
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	8,  // 0: troupe.OpenTunnelResponse.Error:type_name -> troupe.Error
+	9,  // 1: troupe.ReplicateACLsResponse.Policies:type_name -> troupe.ACLPolicy
+	10, // 2: troupe.ReplicateACLsResponse.Tokens:type_name -> troupe.ACLToken
+	8,  // 3: troupe.ReplicateACLsResponse.Error:type_name -> troupe.Error
+	4,  // [4:4] is the sub-list for method output_type
+	4,  // [4:4] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_federation_proto_init() }
@@ -449,7 +541,7 @@ func file_federation_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_federation_proto_rawDesc), len(file_federation_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -18,3 +18,16 @@ func (s *Actor) onResolveACLToken(ctx actor.Context, m *messages.ResolveACLToken
 	}
 	ctx.Respond(s.spec.ACLTokens(m))
 }
+
+// WorkloadIdentityResolver answers a client-only agent's check of a
+// workload identity JWT from this server's keyring and allocations. It
+// only reads the state store: the actor answers it inline.
+type WorkloadIdentityResolver func(req *messages.ResolveWorkloadIdentityRequest) *messages.ResolveWorkloadIdentityResponse
+
+func (s *Actor) onResolveWorkloadIdentity(ctx actor.Context, m *messages.ResolveWorkloadIdentityRequest) {
+	if s.spec.WorkloadIdentities == nil {
+		ctx.Respond(&messages.ResolveWorkloadIdentityResponse{Error: messages.NewError(messages.CodeInternal, "this server checks no workload identities")})
+		return
+	}
+	ctx.Respond(s.spec.WorkloadIdentities(m))
+}

@@ -85,6 +85,8 @@ func (s *Actor) Receive(ctx actor.Context) {
 		s.onVarRead(ctx, m)
 	case *messages.ResolveACLTokenRequest:
 		s.onResolveACLToken(ctx, m)
+	case *messages.ResolveWorkloadIdentityRequest:
+		s.onResolveWorkloadIdentity(ctx, m)
 	case *messages.SignIdentitiesRequest:
 		s.onSignIdentities(ctx, m)
 	case *messages.IdentityVarReadRequest:

@@ -80,6 +80,9 @@ type Spec struct {
 	// ACLTokens answers client-only agents' token resolutions; nil:
 	// refused.
 	ACLTokens ACLTokenResolver
+	// WorkloadIdentities answers client-only agents' checks of workload
+	// identity JWTs; nil: refused.
+	WorkloadIdentities WorkloadIdentityResolver
 	// SchedulerStats is kept up to date by the leader's scheduler (nil:
 	// not kept); the agent's metrics read it.
 	SchedulerStats *scheduler.Stats

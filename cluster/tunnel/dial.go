@@ -15,10 +15,13 @@ import (
 // RPC address is addr, which must be in region ("" skips the check). It
 // waits at most until ctx's deadline (else the transport's request
 // timeout) for the listener's answer. A refusal wraps ErrRefused.
-func Dial(ctx context.Context, root *actor.RootContext, addr, name, region string) (*Conn, error) {
-	in := newPipe()
-	c := newConn(root, in)
-	c.self = root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &end{in: in} }))
+func Dial(ctx context.Context, root *actor.RootContext, addr, name, region string, opts ...Option) (*Conn, error) {
+	c := newConn(root, newSettings(opts))
+	peerName := "the server at " + addr
+	if region != "" {
+		peerName = fmt.Sprintf("region %q (server %s)", region, addr)
+	}
+	c.self = root.Spawn(c.props(peerName, nil))
 	resp, err := remote.Request[*messages.OpenTunnelResponse](ctx, root, addr, name,
 		&messages.OpenTunnel{ReplyAddress: c.self.GetAddress(), ReplyID: c.self.GetId(), Region: region})
 	if err != nil {
@@ -31,5 +34,6 @@ func Dial(ctx context.Context, root *actor.RootContext, addr, name, region strin
 	}
 	c.peer = actor.NewPID(resp.GetAddress(), resp.GetID())
 	root.Send(c.self, &watchPeer{pid: c.peer})
+	c.open()
 	return c, nil
 }

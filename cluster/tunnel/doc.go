@@ -19,7 +19,19 @@
 // instead of leaving it hanging. Dial fails at ctx's deadline when no
 // listener answers, so an unreachable region fails fast.
 //
-// There is no flow control: bytes queue in the receiving end's memory
-// until they are read. The answers carried (API responses, log and event
-// streams) are read as they come.
+// Flow control bounds what a tunnel holds: each end grants its peer a
+// window of credit (WithWindow, 1 MiB by default) when the tunnel opens,
+// and more as its reader drains what came (TunnelCredit); a writer without
+// credit waits. A slow reader (a follower of a forwarded log stream that
+// reads slowly) therefore holds at most the window queued at its end,
+// and the far writer waits, which pushes back on whatever it copies
+// from.
+//
+// Keepalive: each end pings its peer every interval and breaks the tunnel
+// when it heard nothing from it (data, credit, ping) for the timeout
+// (WithKeepalive, 5 s and 15 s by default), on the clock WithClock gives
+// (tests drive a fake one). Reads and writes then fail with ErrNoAnswer
+// naming the peer (its region on the dialing end): a peer cut off or
+// killed, which the transport may never report, ends the stream in
+// bounded time.
 package tunnel

@@ -18,8 +18,12 @@ type DialFunc func(ctx context.Context) (net.Conn, error)
 
 // Listener returns the props of the actor that accepts tunnels for
 // region, connecting each to what dial returns.
-func Listener(region string, dial DialFunc, log *slog.Logger) *actor.Props {
-	return actor.PropsFromProducer(func() actor.Actor { return &listener{region: region, dial: dial, log: log} })
+func Listener(region string, dial DialFunc, log *slog.Logger, opts ...Option) *actor.Props {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	set := newSettings(opts)
+	return actor.PropsFromProducer(func() actor.Actor { return &listener{region: region, dial: dial, log: log, set: set} })
 }
 
 // listener answers OpenTunnel; it owns the goroutines that copy between
@@ -28,6 +32,7 @@ type listener struct {
 	region string
 	dial   DialFunc
 	log    *slog.Logger
+	set    settings
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -52,12 +57,12 @@ func (l *listener) onOpen(ctx actor.Context, m *messages.OpenTunnel) {
 			Message: "this server is in region " + l.region + ", not " + m.GetRegion()}})
 		return
 	}
-	in := newPipe()
 	peer := actor.NewPID(m.GetReplyAddress(), m.GetReplyID())
-	c := newConn(ctx.ActorSystem().Root, in)
+	c := newConn(ctx.ActorSystem().Root, l.set)
 	c.peer = peer
-	c.self = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return &end{in: in, peer: peer} }))
+	c.self = ctx.Spawn(c.props("the peer at "+peer.GetAddress(), peer))
 	ctx.Respond(&messages.OpenTunnelResponse{Address: c.self.GetAddress(), ID: c.self.GetId()})
+	c.open()
 	l.wg.Add(1)
 	go l.serve(c)
 }

@@ -212,12 +212,12 @@ func TestClusterFederation(t *testing.T) {
 		return err == nil, fmt.Sprint(err)
 	})
 
-	measureForwarding(t, eastS, f.west.server())
+	measureForwarding(t, eastS, f.west.server(), "fedjob")
 }
 
-// measureForwarding logs the latency of 200 reads of the job through
+// measureForwarding logs the latency of 200 reads of job jobID through
 // east for west against 200 direct reads from west (figures only).
-func measureForwarding(t *testing.T, east, west *agentProc) {
+func measureForwarding(t *testing.T, east, west *agentProc, jobID string) {
 	t.Helper()
 	hc := &http.Client{Timeout: 2 * requestTimeout}
 	read := func(url string) []time.Duration {
@@ -233,12 +233,12 @@ func measureForwarding(t *testing.T, east, west *agentProc) {
 		slices.Sort(ds)
 		return ds
 	}
-	direct := read(west.HTTPAddr() + "/v1/job/fedjob")
-	forwarded := read(east.HTTPAddr() + "/v1/job/fedjob?region=west")
+	direct := read(west.HTTPAddr() + "/v1/job/" + jobID)
+	forwarded := read(east.HTTPAddr() + "/v1/job/" + jobID + "?region=west")
 	pct := func(ds []time.Duration, p int) string {
 		return strconv.FormatFloat(float64(ds[len(ds)*p/100].Microseconds())/1000, 'f', 2, 64) + "ms"
 	}
-	t.Logf("forwarding overhead, GET /v1/job/fedjob x200: direct from west p50 %s p90 %s; through east ?region=west p50 %s p90 %s",
+	t.Logf("forwarding overhead, GET /v1/job/%s x200: direct from west p50 %s p90 %s; through east ?region=west p50 %s p90 %s", jobID,
 		pct(direct, 50), pct(direct, 90), pct(forwarded, 50), pct(forwarded, 90))
 }
 
