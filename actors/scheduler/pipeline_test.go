@@ -98,10 +98,16 @@ func evalOf(id string, job *messages.Job) *messages.Evaluation {
 
 func startHeld(t *testing.T, st *heldState) *actors.System {
 	t.Helper()
+	return startHeldDepth(t, st, 2) // the pipeline tests below count on two plans in flight at most
+}
+
+func startHeldDepth(t *testing.T, st *heldState, depth int) *actors.System {
+	t.Helper()
 	sys := actors.NewSystem(slog.New(slog.DiscardHandler))
 	t.Cleanup(sys.Shutdown)
 	pid, err := sys.Root.SpawnNamed(sys.Props("scheduler", New(&Spec{State: func() StateView { return st },
-		Proposer: st, Clock: actors.NewFakeClock(testNow), Logger: slog.New(slog.DiscardHandler), Seed: 1})), "scheduler")
+		Proposer: st, Clock: actors.NewFakeClock(testNow), Logger: slog.New(slog.DiscardHandler), Seed: 1,
+		PipelineDepth: depth})), "scheduler")
 	require.NoError(t, err)
 	st.pid = pid
 	return sys
@@ -139,6 +145,33 @@ func TestPipelinePlansAnotherJobWhileAPlanIsInFlight(t *testing.T) {
 	require.Equal(t, "a2", st.next(t).EvalID, "a's second evaluation once a's first plan is committed")
 	st.release("a2")
 	st.release("c1")
+}
+
+// TestPipelineDefaultKeepsFourPlansInFlight: by default four plans, of
+// four jobs, are on their way through raft at once; a fifth job's waits
+// until one of them is committed.
+func TestPipelineDefaultKeepsFourPlansInFlight(t *testing.T) {
+	var jobs []*messages.Job
+	var nodes []*messages.Node
+	var evals []*messages.Evaluation
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		j := testJob(id, jobTypeService, 1)
+		jobs = append(jobs, j)
+		nodes = append(nodes, testNode("n-"+id, 500, 256))
+		evals = append(evals, evalOf(id+"1", j))
+	}
+	st := newHeldState(newMemSnapshot(nodes, jobs...), evals...)
+	startHeldDepth(t, st, 0)
+	got := map[string]bool{}
+	for range 4 {
+		got[st.next(t).EvalID] = true
+	}
+	require.Equal(t, map[string]bool{"a1": true, "b1": true, "c1": true, "d1": true}, got, "four plans in flight, none committed")
+	st.release("a1")
+	require.Equal(t, "e1", st.next(t).EvalID, "the fifth once one is committed")
+	for _, id := range []string{"b1", "c1", "d1", "e1"} {
+		st.release(id)
+	}
 }
 
 // TestPipelineReplansAloneWhatFailedOverPendingPlacements: b cannot be

@@ -35,6 +35,11 @@ type allocTable struct {
 	// liveNodes counts the nodes that are not down (live_nodes.go); it
 	// rides here so that a Snap sees it at the same moment as the rest.
 	liveNodes int
+	// pending and worker write fresh placements into the nested indexes
+	// off the FSM's goroutine (nested_worker.go); both are nil in a
+	// published table.
+	pending []*messages.Allocation
+	worker  *nestedWorker
 }
 
 func newAllocTable() *allocTable {
@@ -84,34 +89,35 @@ func (t *allocTable) allocJobKey(a *messages.Allocation) string {
 func allocID(a *messages.Allocation) string { return a.ID }
 
 // put stores a, replacing old (the stored allocation with that ID, or
-// nil) in every index. t must be owned by the caller's transaction.
+// nil) in every index. t must be owned by the caller's transaction. A
+// fresh placement reaches the nested indexes a moment later
+// (putNestedLater); every read of them waits for it (sync).
 func (t *allocTable) put(old, a *messages.Allocation) {
-	if old != nil {
-		if old.Namespace != a.Namespace || old.JobID != a.JobID {
-			nestedDelete(t.byJob, allocJobKey(old.Namespace, old.JobID), old.ID)
-			t.jobCur = nestedCursor[*messages.Allocation]{}
-		}
-		if old.NodeID != a.NodeID && old.NodeID != "" {
-			nestedDelete(t.byNode, old.NodeID, old.ID)
-		}
-		if old.EvalID != a.EvalID && old.EvalID != "" {
-			nestedDelete(t.byEval, old.EvalID, old.ID)
-			t.evalCur = nestedCursor[*messages.Allocation]{}
-		}
+	if old == nil {
+		t.byID.Set(a)
+		t.putNestedLater(a)
+		return
+	}
+	t.sync()
+	if old.Namespace != a.Namespace || old.JobID != a.JobID {
+		nestedDelete(t.byJob, allocJobKey(old.Namespace, old.JobID), old.ID)
+		t.jobCur = nestedCursor[*messages.Allocation]{}
+	}
+	if old.NodeID != a.NodeID && old.NodeID != "" {
+		nestedDelete(t.byNode, old.NodeID, old.ID)
+	}
+	if old.EvalID != a.EvalID && old.EvalID != "" {
+		nestedDelete(t.byEval, old.EvalID, old.ID)
+		t.evalCur = nestedCursor[*messages.Allocation]{}
 	}
 	t.byID.Set(a)
-	t.jobCur.set(t.byJob, t.allocJobKey(a), a, allocID)
-	if a.NodeID != "" {
-		nestedSet(t.byNode, a.NodeID, a, allocID)
-	}
-	if a.EvalID != "" {
-		t.evalCur.set(t.byEval, a.EvalID, a, allocID)
-	}
+	t.putNested(a)
 }
 
 // remove deletes a (the stored allocation) from every index. t must be
 // owned by the caller's transaction.
 func (t *allocTable) remove(a *messages.Allocation) {
+	t.sync()
 	t.byID.Delete(a.ID)
 	nestedDelete(t.byJob, allocJobKey(a.Namespace, a.JobID), a.ID)
 	t.jobCur = nestedCursor[*messages.Allocation]{}

@@ -156,6 +156,7 @@ func (w *writeTxn) dropVersionWindows(v *messages.Job) {
 		return
 	}
 	at := w.allocTable(true)
+	at.sync()
 	for _, a := range nestedValues(at.byJob, allocJobKey(v.Namespace, v.ID)) {
 		if a.JobVersion != v.Version {
 			continue

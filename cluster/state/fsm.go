@@ -179,7 +179,7 @@ func (f *FSM) run(index uint64, now int64, h func(w *writeTxn) any) any {
 	w := newWriteTxn(f.store, index, now, f.logger)
 	resp := h(w)
 	if err, ok := resp.(error); ok {
-		w.txn.Abort()
+		w.abort()
 		return err
 	}
 	f.publish(w.commit())

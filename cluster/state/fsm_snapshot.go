@@ -175,7 +175,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 			break
 		}
 		if err != nil {
-			w.txn.Abort()
+			w.abort()
 			return fmt.Errorf("%w: %w", ErrBadSnapshot, err)
 		}
 		w.restoreRecord(rec)

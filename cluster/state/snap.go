@@ -123,16 +123,19 @@ func (s *Snap) AllocCount() int { return s.allocs.byID.Len() }
 
 // AllocsByJob returns a job's allocations (of every version).
 func (s *Snap) AllocsByJob(ns, jobID string) []*messages.Allocation {
+	s.allocs.sync()
 	return nestedValues(s.allocs.byJob, allocJobKey(ns, jobID))
 }
 
 // AllocsByNode returns the allocations placed on a node.
 func (s *Snap) AllocsByNode(nodeID string) []*messages.Allocation {
+	s.allocs.sync()
 	return nestedValues(s.allocs.byNode, nodeID)
 }
 
 // AllocsByEval returns the allocations an evaluation placed or updated.
 func (s *Snap) AllocsByEval(evalID string) []*messages.Allocation {
+	s.allocs.sync()
 	return nestedValues(s.allocs.byEval, evalID)
 }
 

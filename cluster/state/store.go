@@ -99,6 +99,7 @@ func (s *Store) begin() (*memdb.Txn, *allocTable, uint64) {
 // commit publishes a write transaction: the memdb commit and the new
 // allocation table become visible to Snapshot together.
 func (s *Store) commit(txn *memdb.Txn, allocs *allocTable, changed map[string]bool, index uint64) {
+	allocs.sync()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	txn.Commit()
@@ -118,6 +119,7 @@ func (s *Store) commit(txn *memdb.Txn, allocs *allocTable, changed map[string]bo
 // replace swaps in a freshly built state (Restore) and wakes every waiter
 // of the old one.
 func (s *Store) replace(db *memdb.MemDB, allocs *allocTable, tables map[string]uint64) {
+	allocs.sync()
 	s.mu.Lock()
 	old := s.reset
 	s.db, s.allocs, s.reset, s.tables = db, allocs, make(chan struct{}), tables

@@ -209,6 +209,15 @@ func (w *writeTxn) putNode(n *messages.Node) {
 	w.ev.nodeUpdated(n.ID)
 }
 
+// abort drops the transaction, first ending the nested-index worker of
+// its allocation table (nested_worker.go), if one runs.
+func (w *writeTxn) abort() {
+	if w.at != nil {
+		w.at.sync()
+	}
+	w.txn.Abort()
+}
+
 // commit settles job statuses, flushes the derived tables and the table
 // indexes, commits, and returns the event to publish.
 func (w *writeTxn) commit() Event {
