@@ -62,10 +62,13 @@ func (t *allocTable) putNested(a *messages.Allocation) {
 	}
 }
 
-// sync waits until every queued placement is in the nested indexes. It
-// is called on the FSM's goroutine only; on a published table (nothing
-// queued, no worker) it is two nil checks.
+// sync waits until every queued placement is in the nested indexes. On
+// a published table (nothing queued, no worker) it only reads two fields
+// and writes nothing: readers on any goroutine call it.
 func (t *allocTable) sync() {
+	if t.worker == nil && len(t.pending) == 0 {
+		return
+	}
 	if t.worker != nil {
 		w := t.worker
 		t.worker = nil

@@ -72,3 +72,31 @@ func TestNestedIndexesOfBigPlans(t *testing.T) {
 	w.abort()
 	require.Empty(t, h.snap().AllocsByJob("default", "m"))
 }
+
+// TestPublishedTableReadsWriteNothing: Snaps of one published table are
+// read on many goroutines at once (the scheduler, the HTTP API, the node
+// actors) while the FSM commits; their nested reads must not write to it
+// (-race catches one that does).
+func TestPublishedTableReadsWriteNothing(t *testing.T) {
+	h := newHarness(t)
+	h.apply(registerNode(testNode("n0", 1<<40, 1<<40)))
+	h.apply(registerJob(testJob("j", 10, 10), testEval("e1", "j", "complete")))
+	h.apply(plan(&messages.ApplyPlan{EvalID: "e1", Place: []*messages.Allocation{testAlloc("a1", "j", "n0", "e1", 1, 1)}}))
+	s := h.snap()
+	done := make(chan int)
+	for range 4 {
+		go func() {
+			n := 0
+			for range 100 {
+				n += len(s.AllocsByJob("default", "j")) + len(s.AllocsByNode("n0")) + len(s.AllocsByEval("e1"))
+			}
+			done <- n
+		}()
+	}
+	for i := range 20 {
+		h.apply(plan(&messages.ApplyPlan{EvalID: "e1", Place: []*messages.Allocation{testAlloc(fmt.Sprintf("b%d", i), "j", "n0", "e1", 1, 1)}}))
+	}
+	for range 4 {
+		require.Equal(t, 300, <-done, "the snapshot keeps what it saw")
+	}
+}
