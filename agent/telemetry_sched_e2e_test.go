@@ -1,6 +1,10 @@
 package agent
 
 import (
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -8,16 +12,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sampleCount is how many times the sample name was recorded in the
-// metrics' latest intervals (0: absent).
+// sampleCount is how many times the sample name was recorded since the
+// agent started (0: absent).
 func sampleCount(t *testing.T, c *nomad.Client, name string) int {
 	t.Helper()
-	m, _, err := c.Operator().MetricsSummary(nil)
+	// The Prometheus text's _count is cumulative; the JSON summary holds
+	// the current interval only (100 ms here), and two plans a moment apart
+	// fell into two intervals.
+	resp, err := http.Get(c.Address() + "/v1/metrics?format=prometheus")
 	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	prefix := strings.ReplaceAll(name, ".", "_") + "_count"
 	n := 0
-	for _, s := range m.Samples {
-		if s.Name == name && s.AggregateSample != nil {
-			n += s.Count
+	for _, line := range strings.Split(string(body), "\n") {
+		rest, ok := strings.CutPrefix(line, prefix)
+		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '{') {
+			continue
+		}
+		fields := strings.Fields(rest[strings.LastIndexByte(rest, '}')+1:])
+		if len(fields) > 0 {
+			v, err := strconv.ParseFloat(fields[0], 64)
+			require.NoError(t, err, line)
+			n += int(v)
 		}
 	}
 	return n
