@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,7 +85,7 @@ func TestClusterFederationLogsFollow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, troupeBin, "alloc", "logs", "-address", east.HTTPAddr(), "-region", "west", "-tail", "-n", "1", "-f", allocs[0].ID)
-	var stderr bytes.Buffer
+	var stderr lockedBuffer // written by exec's copier while the test reads it
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -138,4 +139,23 @@ func TestClusterFederationLogsFollow(t *testing.T) {
 	case <-time.After(keepaliveBound):
 		t.Fatalf("the follow still runs %s after the WAN cut: %s", keepaliveBound, stderr.String())
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to write on one goroutine and read
+// on another.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
