@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/internal/syncbuf"
 	"github.com/troupe-dev/troupe/messages"
 	"github.com/troupe-dev/troupe/runtime/device"
 	"github.com/troupe-dev/troupe/runtime/device/nvidia"
@@ -130,31 +130,13 @@ func TestGPUsFingerprintedPlacedAndGiven(t *testing.T) {
 	require.Contains(t, strings.Join(reasons, ";"), "devices")
 }
 
-// lockedBuffer is a log sink safe for the agent's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestAgentWithoutNVML: on a host without the NVIDIA library (this one,
 // and CI) the agent starts, its node has no devices, and it says why once.
 func TestAgentWithoutNVML(t *testing.T) {
 	if _, err := os.Stat("/dev/nvidiactl"); err == nil {
 		t.Skip("this host has an NVIDIA driver")
 	}
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	cfg := testConfig(t, t.TempDir())
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	a := startAgent(t, cfg)

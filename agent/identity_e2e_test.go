@@ -17,13 +17,14 @@ import (
 	nomad "github.com/hashicorp/nomad/api"
 	"github.com/stretchr/testify/require"
 
+	"github.com/troupe-dev/troupe/internal/syncbuf"
 	"github.com/troupe-dev/troupe/messages"
 )
 
 // aclRawExecAgent is a dev agent with ACLs on and raw_exec enabled,
 // bootstrapped: Nomad's client carries the management token. It logs at
 // debug level into logs.
-func aclRawExecAgent(t *testing.T, logs *lockedBuffer) (*Agent, *nomad.Client) {
+func aclRawExecAgent(t *testing.T, logs *syncbuf.Buffer) (*Agent, *nomad.Client) {
 	t.Helper()
 	cfg := testConfig(t, t.TempDir())
 	cfg.RawExecEnabled, cfg.ACLEnabled = true, true
@@ -58,7 +59,7 @@ func waitFile(t *testing.T, path string) string {
 // another job's variable holds its task pending with an event that says
 // why. The JWT is in no log line of the agent (at debug level).
 func TestWorkloadIdentityE2E(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	a, c := aclRawExecAgent(t, &logs)
 	for path, secret := range map[string]string{"nomad/jobs/wi": "mine", "nomad/jobs/other": "theirs"} {
 		_, _, err := c.Variables().Update(&nomad.Variable{Path: path, Items: map[string]string{"secret": secret}}, nil)

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,26 +18,9 @@ import (
 
 	"github.com/troupe-dev/troupe/agent"
 	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/internal/syncbuf"
 	"github.com/troupe-dev/troupe/runtime/cgroups"
 )
-
-// lockedBuffer is a bytes.Buffer the agent's goroutines write to.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // startACLDevAgent starts a real server and client agent with ACLs on
 // whose exec tasks run this test binary as their executor, logging to log.
@@ -124,7 +106,7 @@ func cli(t *testing.T, addr, secret string, args ...string) string {
 // greps the agent's debug log, its monitor stream, /v1/actors and its
 // data dir: no secret appears in any of them.
 func TestSecretsNeverLogged(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	a := startACLDevAgent(t, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	addr := "http://" + a.HTTPAddr()
 
@@ -134,7 +116,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	nc, err := nomad.NewClient(&nomad.Config{Address: addr, SecretID: mgmt})
 	require.NoError(t, err)
 	stop := make(chan struct{})
-	var monitored lockedBuffer
+	var monitored syncbuf.Buffer
 	frames, _ := nc.Agent().Monitor(stop, &nomad.QueryOptions{Params: map[string]string{"log_level": "trace"}})
 	monitorDone := make(chan struct{})
 	go func() {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,13 +9,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/cluster/clustertest"
+	"github.com/troupe-dev/troupe/internal/syncbuf"
 )
 
 // tickJob is a job for region west whose task writes "tick N" every
@@ -85,7 +84,7 @@ func TestClusterFederationLogsFollow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, troupeBin, "alloc", "logs", "-address", east.HTTPAddr(), "-region", "west", "-tail", "-n", "1", "-f", allocs[0].ID)
-	var stderr lockedBuffer // written by exec's copier while the test reads it
+	var stderr syncbuf.Buffer // written by exec's copier while the test reads it
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -139,23 +138,4 @@ func TestClusterFederationLogsFollow(t *testing.T) {
 	case <-time.After(keepaliveBound):
 		t.Fatalf("the follow still runs %s after the WAN cut: %s", keepaliveBound, stderr.String())
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe to write on one goroutine and read
-// on another.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

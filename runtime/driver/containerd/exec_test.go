@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/troupe-dev/troupe/internal/syncbuf"
 	"github.com/troupe-dev/troupe/runtime/driver"
 )
 
@@ -116,32 +117,13 @@ func TestExecTaskPiped(t *testing.T) {
 	require.Equal(t, client.Running, e.taskStatus(t, cfg.ID).Status)
 }
 
-// lockedBuffer is a bytes.Buffer that a pty's copier writes while the
-// test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestExecTaskTTY(t *testing.T) {
 	e := setupEnv(t)
 	d := e.newDriver(t)
 	cfg, _ := e.startIdle(t, d)
 	stdinR, stdinW := io.Pipe()
 	defer stdinW.Close()
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	sizes := make(chan driver.TerminalSize, 1)
 	sizes <- driver.TerminalSize{Height: 30, Width: 100}
 	type execResult struct {
