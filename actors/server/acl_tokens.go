@@ -1,8 +1,11 @@
 package server
 
 import (
+	"context"
+
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/troupe-dev/troupe/actors"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -20,8 +23,9 @@ func (s *Actor) onResolveACLToken(ctx actor.Context, m *messages.ResolveACLToken
 }
 
 // WorkloadIdentityResolver answers a client-only agent's check of a
-// workload identity JWT from this server's keyring and allocations. It
-// only reads the state store: the actor answers it inline.
+// workload identity JWT from this server's keyring and allocations. The
+// signature check is CPU work on every request a client serves: it runs
+// in a worker, as signing does (onSignIdentities), not in the actor.
 type WorkloadIdentityResolver func(req *messages.ResolveWorkloadIdentityRequest) *messages.ResolveWorkloadIdentityResponse
 
 func (s *Actor) onResolveWorkloadIdentity(ctx actor.Context, m *messages.ResolveWorkloadIdentityRequest) {
@@ -29,5 +33,5 @@ func (s *Actor) onResolveWorkloadIdentity(ctx actor.Context, m *messages.Resolve
 		ctx.Respond(&messages.ResolveWorkloadIdentityResponse{Error: messages.NewError(messages.CodeInternal, "this server checks no workload identities")})
 		return
 	}
-	ctx.Respond(s.spec.WorkloadIdentities(m))
+	actors.Reply(ctx, func(context.Context) any { return s.spec.WorkloadIdentities(m) })
 }
