@@ -97,32 +97,33 @@ func (g *groupV1) Path() string { return g.path }
 
 func (g *groupV1) AddProc(pid int) error { return g.cg.AddProc(uint64(pid)) }
 
+// Procs lists the processes in the group in any of its hierarchies: a
+// process is moved into them (and out) one at a time, so one being moved
+// at that moment (an executor entering to start its task, or leaving)
+// may be in the memory group and not yet in the freezer's; a listing of
+// one hierarchy would miss it and leave a group that cannot be removed.
 func (g *groupV1) Procs() ([]int, error) {
-	ps, err := g.cg.Processes(g.listing(), true)
-	if errors.Is(err, cgroup1.ErrCgroupDeleted) {
+	var out []int
+	subs, gone := g.cg.Subsystems(), 0
+	for _, s := range subs {
+		ps, err := g.cg.Processes(s.Name(), true)
+		if errors.Is(err, cgroup1.ErrCgroupDeleted) || errors.Is(err, os.ErrNotExist) {
+			gone++ // removed in this hierarchy already
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			if !slices.Contains(out, p.Pid) {
+				out = append(out, p.Pid)
+			}
+		}
+	}
+	if gone == len(subs) {
 		return nil, fmt.Errorf("cgroups: %s: %w", g.path, os.ErrNotExist)
 	}
-	if err != nil {
-		return nil, err
-	}
-	out := make([]int, 0, len(ps))
-	for _, p := range ps {
-		if !slices.Contains(out, p.Pid) {
-			out = append(out, p.Pid)
-		}
-	}
 	return out, nil
-}
-
-// listing is the controller whose procs the group lists: the freezer,
-// which Kill freezes.
-func (g *groupV1) listing() cgroup1.Name {
-	for _, s := range g.cg.Subsystems() {
-		if s.Name() == cgroup1.Freezer {
-			return cgroup1.Freezer
-		}
-	}
-	return g.cg.Subsystems()[0].Name()
 }
 
 // Kill freezes the group, so that nothing in it forks while it is

@@ -196,3 +196,30 @@ func TestV1GroupsAndRemoveParent(t *testing.T) {
 	}
 	require.NoError(t, m.RemoveParent(), "a parent already gone")
 }
+
+// TestV1RemoveParentFindsAProcessInOneHierarchy: a process that is in a
+// group's memory hierarchy only (as an executor is for a moment while it
+// enters the group, one hierarchy after another) is found, killed, and
+// the group removed; the listing of one hierarchy missed it and the
+// memory group's removal failed with EBUSY.
+func TestV1RemoveParentFindsAProcessInOneHierarchy(t *testing.T) {
+	m := realManager(t)
+	requireV1(t, m)
+	_, err := m.Create("a7.web", Resources{})
+	require.NoError(t, err)
+	cmd := exec.Command("/bin/sleep", "1004")
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	procs := filepath.Join("/sys/fs/cgroup/memory", m.parent, "a7.web", "cgroup.procs")
+	require.NoError(t, os.WriteFile(procs, []byte(fmt.Sprint(cmd.Process.Pid)), 0o644))
+	g, err := m.Load(m.PathOf("a7.web"))
+	require.NoError(t, err)
+	got, err := g.Procs()
+	require.NoError(t, err)
+	require.Equal(t, []int{cmd.Process.Pid}, got)
+	require.NoError(t, m.RemoveParent())
+	require.Error(t, cmd.Wait(), "killed")
+	for _, c := range v1Controllers {
+		require.NoDirExists(t, filepath.Join("/sys/fs/cgroup", string(c), m.parent))
+	}
+}
