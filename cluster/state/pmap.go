@@ -159,6 +159,12 @@ func search(firsts []uint64, firstKey func(int) string, key string) int {
 	p := keyPrefix(key)
 	// lo..hi: the runs whose first key has the same prefix as key.
 	lo, _ := slices.BinarySearch(firsts, p)
+	if lo == len(firsts) || firsts[lo] != p {
+		// No run's first key shares key's prefix (the common case): key
+		// goes in the run before lo, and no first key is read (each one
+		// read is a value's key: two or three cache misses).
+		return max(lo-1, 0)
+	}
 	hi := len(firsts)
 	if p < math.MaxUint64 {
 		hi, _ = slices.BinarySearch(firsts[lo:], p+1)
