@@ -158,6 +158,11 @@ func (a *Agent) Start() error {
 // boot creates the actor system and the agent actor.
 func (a *Agent) boot() error {
 	a.started = time.Now()
+	if a.cfg.ACLEnabled && a.cfg.Clustered() && !a.cfg.TLS.RPC {
+		// As in Nomad: ACL tokens guard the API and users' RPC messages,
+		// but only certificates tell a server from a stranger.
+		a.log.Warn("ACLs are on but the RPC and raft links are plain: any host that reaches them is trusted as a server; set tls { rpc = true } (with verify_server_hostname) to close them")
+	}
 	a.conn = newServerConn(a)
 	a.sys = actors.NewSystem(remote.QuietLogger(a.log))
 	if _, err := a.sys.Root.SpawnNamed(a.sys.Props("agent", func() actor.Actor { return &agentActor{a: a} }), "agent"); err != nil {

@@ -14,7 +14,13 @@ import (
 // (remote.Guard), by the sender's role, which its TLS certificate names,
 // and by the ACL token a user's message carries:
 //
-//   - a server may send anything (servers trust each other);
+//   - a server of this region may send anything (servers trust each
+//     other); with verify_server_hostname, a server of another region
+//     (its certificate names server.<other>.nomad) may only send what
+//     federation needs (federationMessages: tunnels for forwarded
+//     requests, the ACL replication pull, the multiregion rollout's
+//     query) and answer this agent's requests: no raft write, no client
+//     RPC, no alloc push;
 //   - a client may answer this agent's requests, send the client RPCs to
 //     the "server" actor and protoactor's watch messages; anything else
 //     is a user message, checked by its token;
@@ -40,6 +46,20 @@ var clientRPCs = map[string]bool{
 	"troupe.ResolveWorkloadIdentityRequest": true,
 }
 
+// federationMessages are what a server of another region sends this
+// agent's actors: a forwarded HTTP request's tunnel, which carries its ACL
+// token to this region's API, the ACL replication pull (checked by its
+// replication token) and the multiregion rollout's deployment query.
+var federationMessages = map[string]bool{
+	"troupe.OpenTunnel":                 true,
+	"troupe.TunnelData":                 true,
+	"troupe.TunnelClosed":               true,
+	"troupe.TunnelCredit":               true,
+	"troupe.TunnelPing":                 true,
+	"troupe.ReplicateACLs":              true,
+	"troupe.MultiregionDeploymentQuery": true,
+}
+
 // watchMessages are protoactor's own, which any peer may send.
 var watchMessages = map[string]bool{"actor.Watch": true, "actor.Unwatch": true, "actor.Terminated": true}
 
@@ -49,15 +69,21 @@ var userMessageNeeds = map[string]func(*acl.ACL) bool{
 	"troupe.GetActorTree": (*acl.ACL).AllowAgentRead,
 }
 
-// rpcGuard decides; resolve is nil when ACLs are off.
+// rpcGuard decides; resolve is nil when ACLs are off. region is this
+// agent's region where server certificates name their region
+// (verify_server_hostname), "" where they need not.
 type rpcGuard struct {
 	resolve func(ctx context.Context, secret string) (*acl.ACL, error)
+	region  string
 }
 
 func (g rpcGuard) check(ctx context.Context, in remote.Inbound) error {
 	switch in.Role {
 	case tlsutil.RoleServer:
-		return nil
+		if g.region == "" || in.Region == g.region || in.IsReply() || watchMessages[in.Type] || federationMessages[in.Type] {
+			return nil
+		}
+		return fmt.Errorf("%w: a server of region %q may not send %s to %q in region %q", ErrRoleDenied, in.Region, in.Type, in.Target, g.region)
 	case "":
 		if in.Token == "" {
 			return nil
@@ -104,6 +130,9 @@ func (g rpcGuard) checkUser(ctx context.Context, in remote.Inbound) error {
 // guardRPC is the transport's remote.Guard.
 func (a *Agent) guardRPC(ctx context.Context, in remote.Inbound) error {
 	g := rpcGuard{}
+	if a.cfg.TLS.RPC && a.cfg.TLS.VerifyServerHostname {
+		g.region = a.cfg.Region
+	}
 	if a.cfg.ACLEnabled {
 		g.resolve = a.resolveRPCToken
 	}

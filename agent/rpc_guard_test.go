@@ -74,3 +74,43 @@ func TestRPCGuardTable(t *testing.T) {
 		})
 	}
 }
+
+// TestRPCGuardOtherRegionServer: with verify_server_hostname (the guard
+// knows its region), a server of another region may open tunnels, pull
+// ACLs, query a multiregion deployment and answer requests, and nothing
+// else; without it (region ""), server certificates are not told apart.
+func TestRPCGuardOtherRegionServer(t *testing.T) {
+	eu := rpcGuard{region: "eu"}
+	all := rpcGuard{}
+	tests := []struct {
+		name string
+		in   remote.Inbound
+		want bool // allowed by eu
+	}{
+		{"this region's server forwards a write", remote.Inbound{Role: "server", Region: "eu", Target: "server", Type: "troupe.ApplyRequest"}, true},
+		{"this region's server pushes allocations", remote.Inbound{Role: "server", Region: "eu", Target: "client", Type: "troupe.SetClientAllocs"}, true},
+		{"another region's server opens a tunnel", remote.Inbound{Role: "server", Region: "us", Target: "federation", Type: "troupe.OpenTunnel"}, true},
+		{"another region's server sends a tunnel's bytes", remote.Inbound{Role: "server", Region: "us", Target: "federation/$4", Type: "troupe.TunnelData"}, true},
+		{"another region's server pulls ACLs", remote.Inbound{Role: "server", Region: "us", Target: "agent", Type: "troupe.ReplicateACLs"}, true},
+		{"another region's server asks a deployment", remote.Inbound{Role: "server", Region: "us", Target: "agent", Type: "troupe.MultiregionDeploymentQuery"}, true},
+		{"another region's server answers", remote.Inbound{Role: "server", Region: "us", Target: "future$2a", Type: "troupe.OpenTunnelResponse"}, true},
+		{"another region's server watches", remote.Inbound{Role: "server", Region: "us", Target: "federation/$4", Type: "actor.Watch"}, true},
+		{"another region's server forges a raft write", remote.Inbound{Role: "server", Region: "us", Target: "server", Type: "troupe.ApplyRequest"}, false},
+		{"another region's server pushes allocations", remote.Inbound{Role: "server", Region: "us", Target: "client", Type: "troupe.SetClientAllocs"}, false},
+		{"another region's server heartbeats", remote.Inbound{Role: "server", Region: "us", Target: "server", Type: "troupe.NodeHeartbeat"}, false},
+		{"another region's server stops an actor", remote.Inbound{Role: "server", Region: "us", Target: "scheduler", Type: "actor.PoisonPill"}, false},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.NoError(t, all.check(ctx, tt.in), "without verify_server_hostname every server is trusted")
+			err := eu.check(ctx, tt.in)
+			if tt.want {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrRoleDenied)
+			require.ErrorContains(t, err, `region "us"`)
+		})
+	}
+}

@@ -25,6 +25,9 @@ type Inbound struct {
 	// "client", "cli"); "" on a plain transport, or for a certificate
 	// that names none, where peers are not identified.
 	Role string
+	// Region is the region the sender's certificate names with its role
+	// ("eu" of "server.eu.nomad"); "" when Role is.
+	Region string
 	// Target is the name of the local actor the message goes to (replies
 	// go to futures, "future$...").
 	Target string
@@ -48,15 +51,17 @@ type Guard func(ctx context.Context, in Inbound) error
 // in, before protoactor's endpoint reader delivers it.
 func (t *Transport) guardInterceptor(g Guard) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		return handler(srv, &guardedStream{ServerStream: ss, t: t, g: g, role: peerRole(ss.Context())})
+		role, region := peerRole(ss.Context())
+		return handler(srv, &guardedStream{ServerStream: ss, t: t, g: g, role: role, region: region})
 	}
 }
 
 type guardedStream struct {
 	grpc.ServerStream
-	t    *Transport
-	g    Guard
-	role string
+	t      *Transport
+	g      Guard
+	role   string
+	region string
 }
 
 func (s *guardedStream) RecvMsg(m any) error {
@@ -75,7 +80,7 @@ func (s *guardedStream) RecvMsg(m any) error {
 func (s *guardedStream) filter(b *paremote.MessageBatch) {
 	kept := b.Envelopes[:0]
 	for _, env := range b.Envelopes {
-		in := Inbound{Role: s.role}
+		in := Inbound{Role: s.role, Region: s.region}
 		if int(env.TypeId) < len(b.TypeNames) {
 			in.Type = b.TypeNames[env.TypeId]
 		}
@@ -90,7 +95,7 @@ func (s *guardedStream) filter(b *paremote.MessageBatch) {
 			kept = append(kept, env)
 			continue
 		}
-		s.t.log.Warn("remote: message refused", "type", in.Type, "target", in.Target, "role", in.Role, "error", err)
+		s.t.log.Warn("remote: message refused", "type", in.Type, "target", in.Target, "role", in.Role, "region", in.Region, "error", err)
 		if sender := senderOf(env, b.Senders); sender != nil {
 			s.t.sys.Root.Send(sender, messages.NewError(messages.CodePermissionDenied, err.Error()))
 		}
@@ -106,36 +111,37 @@ func senderOf(env *paremote.MessageEnvelope, senders []*actor.PID) *actor.PID {
 	return &actor.PID{Address: senders[i].GetAddress(), Id: senders[i].GetId(), RequestId: env.SenderRequestId}
 }
 
-// peerRole is the role the peer's TLS certificate names: the first label
-// of a "<role>.<region>.nomad" name ("server" wins when several); "" for
-// a plain connection.
-func peerRole(ctx context.Context) string {
+// peerRole is the role and region the peer's TLS certificate names: the
+// first two labels of a "<role>.<region>.nomad" name ("server" wins when
+// several); "" for a plain connection.
+func peerRole(ctx context.Context) (role, region string) {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
-		return ""
+		return "", ""
 	}
 	info, ok := p.AuthInfo.(credentials.TLSInfo)
 	if !ok || len(info.State.PeerCertificates) == 0 {
-		return ""
+		return "", ""
 	}
 	return certRole(info.State.PeerCertificates[0])
 }
 
-func certRole(c *x509.Certificate) string {
-	role := "" // a certificate that names no role leaves the peer unidentified
-	for _, n := range c.DNSNames {
+func certRole(c *x509.Certificate) (role, region string) {
+	for _, n := range c.DNSNames { // a certificate that names no role leaves the peer unidentified
 		parts := strings.Split(n, ".")
 		if len(parts) < 3 {
 			continue
 		}
 		switch parts[0] {
 		case "server":
-			return "server"
+			return "server", parts[1]
 		case "client", "cli":
-			role = parts[0]
+			if role == "" {
+				role, region = parts[0], parts[1]
+			}
 		}
 	}
-	return role
+	return role, region
 }
 
 type tokenKey struct{}

@@ -7,20 +7,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCertRole: the role is the first label of a "<role>.<region>.nomad"
-// name; a server name wins; a certificate without one names no role.
+// TestCertRole: the role and region are the first labels of a
+// "<role>.<region>.nomad" name; a server name wins, then the first other;
+// a certificate without one names no role.
 func TestCertRole(t *testing.T) {
 	for _, tc := range []struct {
-		names []string
-		want  string
+		names        []string
+		role, region string
 	}{
-		{[]string{"server.global.nomad", "localhost"}, "server"},
-		{[]string{"localhost", "client.eu.nomad"}, "client"},
-		{[]string{"cli.global.nomad"}, "cli"},
-		{[]string{"client.global.nomad", "server.global.nomad"}, "server"},
-		{[]string{"localhost", "node1.example.com"}, ""},
-		{nil, ""},
+		{[]string{"server.global.nomad", "localhost"}, "server", "global"},
+		{[]string{"localhost", "client.eu.nomad"}, "client", "eu"},
+		{[]string{"cli.global.nomad"}, "cli", "global"},
+		{[]string{"client.global.nomad", "server.us.nomad"}, "server", "us"},
+		{[]string{"client.eu.nomad", "cli.us.nomad"}, "client", "eu"},
+		{[]string{"localhost", "node1.example.com"}, "", ""},
+		{nil, "", ""},
 	} {
-		require.Equal(t, tc.want, certRole(&x509.Certificate{DNSNames: tc.names}), "%v", tc.names)
+		role, region := certRole(&x509.Certificate{DNSNames: tc.names})
+		require.Equal(t, tc.role, role, "%v", tc.names)
+		require.Equal(t, tc.region, region, "%v", tc.names)
 	}
 }

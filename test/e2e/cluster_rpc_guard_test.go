@@ -22,7 +22,8 @@ import (
 // token) is refused with permission_denied and nothing changes; a user's
 // message over RPC is checked by its ACL token, with the HTTP API's
 // policies: refused without a token or with a denied one, answered with
-// one that allows it.
+// one that allows it. A server certificate of another region may pull
+// ACLs but not write raft.
 func TestClusterRPCGuard(t *testing.T) {
 	dataRoot := t.TempDir()
 	ca, err := tlsutil.NewCA(tlsutil.CAOptions{})
@@ -84,6 +85,17 @@ func TestClusterRPCGuard(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, after, len(before), "the forged write changed nothing")
 
+	// A server certificate of another region (which federation lets reach
+	// this server's RPC) may open tunnels and pull ACLs, not write raft.
+	foreign := otherRegionServer(t, tc, c)
+	_, err = remote.Request[*messages.ApplyResponse](ctx, foreign.Root(), rpc, "server", mint)
+	requireDenied(t, err, "another region's server certificate forging a raft write")
+	after, err = acls.Tokens()
+	require.NoError(t, err)
+	require.Len(t, after, len(before), "the other region's forged write changed nothing")
+	_, err = remote.Request[*messages.ReplicateACLsResponse](ctx, foreign.Root(), rpc, "agent", &messages.ReplicateACLs{ReplicationToken: boot.SecretID})
+	require.NoError(t, err, "another region's server pulls ACLs with a replication token")
+
 	_, err = remote.Request[*messages.ActorTreeResponse](ctx, forger.Root(), rpc, "agent", &messages.GetActorTree{})
 	requireDenied(t, err, "a user message without a token")
 	_, err = remote.Request[*messages.ActorTreeResponse](remote.WithToken(ctx, denied.SecretID), forger.Root(), rpc, "agent", &messages.GetActorTree{})
@@ -98,6 +110,21 @@ func TestClusterRPCGuard(t *testing.T) {
 	n := tc.nodeStub(t, "client0")
 	require.Equal(t, "ready", n.Status)
 	requireNoSecrets(t, []*agentProc{srv, cli}, boot.SecretID, reader.SecretID, denied.SecretID)
+}
+
+// otherRegionServer is this test process holding a server certificate of
+// region "elsewhere", listening where the server can dial its replies.
+func otherRegionServer(t *testing.T, tc *tlsCluster, c *clustertest.Cluster) *remote.Client {
+	t.Helper()
+	b := tc.bundle(t, "elsewhere", tlsutil.RoleServer, "elsewhere")
+	loader, err := tlsutil.NewLoader(b.Config(true))
+	require.NoError(t, err)
+	names := loader.PeerNames(tlsutil.AnyRegion, tlsutil.RoleServer)
+	tr, err := remote.NewClientConfig(remote.Config{BindAddr: c.Gateway() + ":0",
+		ListenTLS: loader.PeerListenConfig(names), DialTLS: loader.PeerDialConfig(names)})
+	require.NoError(t, err)
+	t.Cleanup(tr.Close)
+	return tr
 }
 
 func requireDenied(t *testing.T, err error, what string) {
