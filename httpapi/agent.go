@@ -61,9 +61,14 @@ func (s *Server) clientStats(w http.ResponseWriter, r *http.Request) (any, error
 func (s *Server) actors(w http.ResponseWriter, r *http.Request) (any, error) {
 	if store := s.b.Store(); store != nil { // a client-only agent keeps no state
 		if opts := optsOf(r); opts.index > 0 {
-			ctx, cancel := context.WithTimeout(r.Context(), opts.wait)
+			watch, stop := s.aclWatch(r) // ends when the token goes
+			ctx, cancel := context.WithTimeout(watch, opts.wait)
 			store.Wait(ctx, opts.index)
 			cancel()
+			stop()
+			if err := s.aclRecheck(r); err != nil {
+				return nil, err
+			}
 		}
 		setIndex(w, max(store.Snapshot().Index(), 1))
 	} else {
@@ -73,6 +78,7 @@ func (s *Server) actors(w http.ResponseWriter, r *http.Request) (any, error) {
 	if errors.Is(err, ErrUnknownNode) {
 		return nil, codeErr(http.StatusNotFound, "%v", err)
 	}
+	s.filterActorTree(r, tree) // actors_acl.go
 	return tree, err
 }
 
