@@ -107,3 +107,63 @@ func TestDispatchJSONShapes(t *testing.T) {
 	require.Equal(t, messages.JobStatusPending, child.GetStatus())
 	require.Nil(t, child.GetParameterizedJob())
 }
+
+// TestDispatchParentWithoutMeta: a parameterized block that names no meta
+// and no payload rule (payload optional, Nomad's default) dispatches a
+// child with no meta and no payload; a request with meta is a 400 that
+// names the key and creates nothing.
+func TestDispatchParentWithoutMeta(t *testing.T) {
+	b := newFSMBackend()
+	c := nomadAgainst(t, b)
+	job := nomad.NewBatchJob("bare", "bare", "global", 50)
+	job.Datacenters = []string{"dc1"}
+	job.ParameterizedJob = &nomad.ParameterizedJobConfig{}
+	tg := nomad.NewTaskGroup("g", 1)
+	tg.AddTask(nomad.NewTask("t", "exec").SetConfig("command", "/bin/true").Require(&nomad.Resources{CPU: new(20), MemoryMB: new(16)}))
+	job.AddTaskGroup(tg)
+	_, _, err := c.Jobs().Register(job, nil)
+	require.NoError(t, err)
+	parent := b.Store().Snapshot().JobByID("default", "bare")
+	require.Equal(t, "optional", parent.GetParameterizedJob().GetPayload(), "Nomad's default")
+	require.Empty(t, parent.GetParameterizedJob().GetMetaRequired())
+	require.Empty(t, parent.GetParameterizedJob().GetMetaOptional())
+
+	index := b.index
+	_, _, err = c.Jobs().Dispatch("bare", map[string]string{"k": "v"}, nil, "", nil)
+	var ue nomad.UnexpectedResponseError
+	require.ErrorAs(t, err, &ue)
+	require.Equal(t, http.StatusBadRequest, ue.StatusCode(), ue.Body())
+	require.Contains(t, ue.Body(), "unpermitted metadata keys: [k]")
+	require.Equal(t, index, b.index, "nothing was proposed")
+	require.Empty(t, b.Store().Snapshot().ChildJobs("default", "bare"))
+
+	resp, _, err := c.Jobs().Dispatch("bare", nil, nil, "", nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, resp.EvalID)
+	snap := b.Store().Snapshot()
+	children := snap.ChildJobs("default", "bare")
+	require.Len(t, children, 1)
+	child := children[0]
+	require.Equal(t, resp.DispatchedJobID, child.GetID())
+	require.True(t, strings.HasPrefix(child.GetID(), "bare/dispatch-"), child.GetID())
+	require.Equal(t, "bare", child.GetParentID())
+	require.True(t, child.GetDispatched())
+	require.Empty(t, child.GetMeta(), "no meta from the request or the parent")
+	require.Empty(t, child.GetPayload())
+	require.Nil(t, child.GetParameterizedJob())
+	require.Len(t, snap.EvalsByJob("default", child.GetID()), 1)
+
+	got, _, err := c.Jobs().Info(child.GetID(), nil)
+	require.NoError(t, err)
+	require.Empty(t, got.Meta)
+	require.Empty(t, got.Payload)
+	require.Equal(t, "bare", *got.ParentID)
+
+	// A body with no Meta and no Payload at all, by raw HTTP.
+	raw, err := http.Post(c.Address()+"/v1/job/bare/dispatch", "application/json", strings.NewReader(`{"JobID":"bare"}`))
+	require.NoError(t, err)
+	body, _ := io.ReadAll(raw.Body)
+	raw.Body.Close()
+	require.Equal(t, http.StatusOK, raw.StatusCode, string(body))
+	require.Len(t, b.Store().Snapshot().ChildJobs("default", "bare"), 2)
+}

@@ -26,6 +26,8 @@ func TestCheck(t *testing.T) {
 	stopped.Stop = true
 	child := parent("optional")
 	child.Dispatched = true
+	bare := parent("optional")
+	bare.Meta, bare.ParameterizedJob = nil, &messages.ParameterizedJobConfig{Payload: "optional"}
 	for _, tc := range []struct {
 		name string
 		job  *messages.Job
@@ -50,6 +52,8 @@ func TestCheck(t *testing.T) {
 		{"stopped", stopped, Request{Meta: scene}, `job "render" is stopped`},
 		{"priority", parent("optional"), Request{Meta: scene, Priority: 80}, ""},
 		{"priority out of range", parent("optional"), Request{Meta: scene, Priority: 101}, "priority 101 must be between 1 and 100"},
+		{"no meta at all", bare, Request{}, ""},
+		{"meta to a parent with none", bare, Request{Meta: map[string]string{"k": "v"}}, "unpermitted metadata keys: [k]"},
 		{"template with a space", parent("optional"), Request{Meta: scene, IDPrefixTemplate: "a b"}, "must not contain spaces"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
