@@ -19,11 +19,12 @@ import (
 // (X-Nomad-Token or Authorization: Bearer; none is the anonymous token,
 // whose ACL is the "anonymous" policy's) and checks the route's need
 // (acl_need.go) before any handler runs: a refusal is a 403 "Permission
-// denied" that changes nothing. The checked request carries its ACL in
-// its context, so lists and blocking queries keep only what the token may
-// read (aclAllowsNs), and blocking queries and streams end when the token
-// is deleted or expires. With ACLs off none of this runs: the only cost is
-// a nil check.
+// denied" that changes nothing (a job's registration is checked further
+// for the volumes it mounts, acl_volumes.go). The checked request carries
+// its ACL in its context, so lists and blocking queries keep only what
+// the token may read (aclAllowsNs), and blocking queries and streams end
+// when the token is deleted or expires. With ACLs off none of this runs:
+// the only cost is a nil check.
 
 var (
 	errPermissionDenied = &HTTPError{Code: http.StatusForbidden, Msg: "Permission denied"}

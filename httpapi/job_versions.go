@@ -69,6 +69,9 @@ func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request) (any, error) 
 			id, req.JobVersion, versionList(snap.JobVersions(ns, id)))
 	}
 	job := proto.Clone(target).(*messages.Job)
+	if err := aclCheckJobMounts(r, job); err != nil {
+		return nil, err // the reverting token mounts the version's volumes
+	}
 	var sub *messages.JobSubmission // the new version keeps the source of the one it reverts to
 	if old := snap.JobSubmission(ns, id, req.JobVersion); old != nil {
 		sub = proto.Clone(old).(*messages.JobSubmission)

@@ -34,6 +34,9 @@ func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
+	if err := aclCheckJobMounts(r, job); err != nil {
+		return nil, err
+	}
 	if job.GetMultiregion() != nil && r.Header.Get(multiregionCopyHeader) != "" {
 		job.MultiregionRollout = r.Header.Get(multiregionRolloutHeader) // the fanning-out region's
 	}
