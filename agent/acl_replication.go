@@ -19,7 +19,10 @@ import (
 // through one of its servers (the "agent" actor answers ReplicateACLs)
 // every ACLReplicationInterval, and commits through raft what differs;
 // local tokens stay in their region. A region cut off keeps what it had
-// and catches up at the first pull after the link returns.
+// and catches up at the first pull after the link returns. The writes the
+// pull would undo (policies, the bootstrap, global tokens) are passed on
+// to the authoritative region by the API of any other region's server
+// (httpapi/acl_authority.go; Options.AuthoritativeRegion, set in http.go).
 
 // DefaultACLReplicationInterval is Config.ACLReplicationInterval's default.
 const DefaultACLReplicationInterval = 5 * time.Second

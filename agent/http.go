@@ -45,7 +45,9 @@ func (a *Agent) startHTTP() error {
 	opts := httpapi.Options{Region: a.cfg.Region, Federation: fed, Limits: a.cfg.JobLimits,
 		Metrics: a.tele, Logs: a.logs,
 		ACLEnabled: a.cfg.ACLEnabled, ACLResetFile: filepath.Join(a.dataDir, "server", ACLResetFileName)}
-	if !a.cfg.Server {
+	if a.cfg.Server {
+		opts.AuthoritativeRegion = a.cfg.AuthoritativeRegion // acl_replication.go
+	} else {
 		opts.Tokens, opts.TokenTTL = serverTokens{a}, a.cfg.ACLTokenTTL
 	}
 	srv := httpapi.New(a, a.log, opts)

@@ -41,6 +41,14 @@ func aclServer(t *testing.T, resetFile string) (*Server, *aclBackend, string) {
 
 func aclDo(t *testing.T, s *Server, method, path, token string, body any) *httptest.ResponseRecorder {
 	t.Helper()
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, aclRequest(t, method, path, token, body))
+	return rec
+}
+
+// aclRequest is a request with body as JSON and token, when not "".
+func aclRequest(t *testing.T, method, path, token string, body any) *http.Request {
+	t.Helper()
 	var buf bytes.Buffer
 	if body != nil {
 		require.NoError(t, json.NewEncoder(&buf).Encode(body))
@@ -49,9 +57,7 @@ func aclDo(t *testing.T, s *Server, method, path, token string, body any) *httpt
 	if token != "" {
 		r.Header.Set("X-Nomad-Token", token)
 	}
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, r)
-	return rec
+	return r
 }
 
 // clientToken makes a client token with one new policy of rules and

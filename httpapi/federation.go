@@ -62,7 +62,8 @@ func (s *Server) agentJoin(w http.ResponseWriter, r *http.Request) (any, error) 
 
 // forwardRegion answers r from a server of the region it is for, when
 // that is not this one: the region of the job a register or plan request
-// carries, else ?region=. It reports whether it answered.
+// carries, else ?region=; an ACL write that the authoritative region
+// makes goes there (acl_authority.go). It reports whether it answered.
 func (s *Server) forwardRegion(w http.ResponseWriter, r *http.Request) bool {
 	region := r.URL.Query().Get("region")
 	jobRegion, err := jobRegionOf(r)
@@ -73,7 +74,17 @@ func (s *Server) forwardRegion(w http.ResponseWriter, r *http.Request) bool {
 		region = jobRegion // the job's region wins over ?region=, as Nomad's
 	}
 	if region == "" || region == s.opts.Region {
-		return false
+		auth := s.aclAuthority(r) // acl_authority.go
+		if auth == "" {
+			return false
+		}
+		if from := r.Header.Get(ACLAuthorityHeader); from != "" {
+			s.writeError(w, r, codeErr(http.StatusInternalServerError,
+				"ACL write passed on by region %q: region %q is not authoritative either (it names %q); every region's servers must name the same authoritative_region",
+				from, s.opts.Region, auth))
+			return true
+		}
+		region, r = auth, s.forAuthority(r, auth)
 	}
 	if s.opts.Federation == nil {
 		WriteRegionError(w, region, fmt.Errorf("%w %q: this agent knows no other region", ErrNoRegionPath, region))
@@ -110,8 +121,7 @@ func jobRegionOf(r *http.Request) (string, error) {
 	if (r.Method != http.MethodPut && r.Method != http.MethodPost) || r.Body == nil || !isJobWrite(r.URL.Path) {
 		return "", nil
 	}
-	buf, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
-	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(buf), r.Body))
+	buf, err := peekBody(r)
 	if err != nil {
 		return "", err
 	}
@@ -120,6 +130,17 @@ func jobRegionOf(r *http.Request) (string, error) {
 		return "", err
 	}
 	return body.Job.Region, nil
+}
+
+// peekBody reads r's body (up to one byte over MaxBodyBytes, so that the
+// handler still sees it too large) and leaves it for the handler to read.
+func peekBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	buf, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(buf), r.Body))
+	return buf, err
 }
 
 // isJobWrite says whether path registers or plans a job.

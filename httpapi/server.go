@@ -90,6 +90,10 @@ type Options struct {
 	Logs            *logfan.Hub   // GET /v1/agent/monitor (nil: 404)
 	// ACLEnabled turns on token checks on every route (acl_check.go).
 	ACLEnabled bool
+	// AuthoritativeRegion is the region whose ACL policies and global
+	// tokens this one replicates ("" or Region: this one). ACL writes it
+	// owns are passed on to it through Federation (acl_authority.go).
+	AuthoritativeRegion string
 	// ACLResetFile is the server's acl-bootstrap-reset file: the index it
 	// holds lets one more bootstrap through.
 	ACLResetFile string

@@ -45,7 +45,7 @@ func parseAgentArgs(args []string, stderr io.Writer) (*agent.Config, *agentRun, 
 	fs.SetOutput(stderr)
 	fs.BoolVar(&cfg.ACLEnabled, "acl-enabled", cfg.ACLEnabled, "require ACL tokens on every API request (bootstrap: POST /v1/acl/bootstrap)")
 	fs.DurationVar(&cfg.ACLTokenTTL, "acl-token-ttl", cfg.ACLTokenTTL, "how long a client keeps a token it resolved through the servers (0: 30s)")
-	fs.StringVar(&cfg.AuthoritativeRegion, "authoritative-region", cfg.AuthoritativeRegion, "the region whose ACL policies and global tokens this region's servers replicate (Nomad's server { authoritative_region }; default: this region)")
+	fs.StringVar(&cfg.AuthoritativeRegion, "authoritative-region", cfg.AuthoritativeRegion, "the region whose ACL policies and global tokens this region's servers replicate, and to which they pass on ACL policy, bootstrap and global token writes (Nomad's server { authoritative_region }; default: this region)")
 	fs.StringVar(&cfg.ReplicationToken, "acl-replication-token", cfg.ReplicationToken, "a management token's secret of the authoritative region, which ACL replication presents (Nomad's acl { replication_token })")
 	fs.DurationVar(&cfg.ACLReplicationInterval, "acl-replication-interval", agent.DefaultACLReplicationInterval, "how often the leader pulls the authoritative region's ACLs")
 	fs.BoolVar(&cfg.Dev, "dev", false, "run a server and a client in one process with state in a temporary directory")

@@ -292,7 +292,8 @@ func (f *federation) checkStreamsThroughEast(t *testing.T, east *agentProc, hcl,
 // TestClusterACLReplicationAcrossCut: east is authoritative, west
 // replicates its ACLs (one server each). A policy and a global token made
 // in east while the WAN link is cut reach west once it heals; a local
-// token never does.
+// token never does. West passes its policy and global token writes on to
+// east (and fails them, naming east, while cut off).
 func TestClusterACLReplicationAcrossCut(t *testing.T) {
 	dataRoot := t.TempDir()
 	c := clustertest.New(t, 8, logDirOption(t)...) // hosts 0 (east) and 4 (west), as cutWAN splits them
@@ -338,6 +339,10 @@ func TestClusterACLReplicationAcrossCut(t *testing.T) {
 	require.NoError(t, err, "west works alone")
 	_, _, err = wc.ACLPolicies().Info("during-cut", nil)
 	require.Error(t, err, "west cannot have it while cut off")
+	_, err = wc.ACLPolicies().Upsert(&nomad.ACLPolicy{Name: "west-during-cut", Rules: `namespace "default" { policy = "read" }`}, nil)
+	require.ErrorContains(t, err, `No path to region "east"`, "west passes a policy write on to east, which it cannot reach")
+	_, _, err = wc.ACLPolicies().Info("west-during-cut", nil)
+	require.Error(t, err, "and commits nothing itself")
 
 	f.cutWAN(t, true)
 	f.west.eventually(t, formTimeout, "west catches up after the heal", func() (bool, string) {
@@ -350,4 +355,31 @@ func TestClusterACLReplicationAcrossCut(t *testing.T) {
 	})
 	_, _, err = wc.ACLTokens().Info(local.AccessorID, nil)
 	require.Error(t, err, "a local token stays in east")
+
+	// Writes through west are east's: committed there at once, and back in
+	// west at its next pull; a local token made through west stays there.
+	f.west.eventually(t, formTimeout, "a policy applied through west", func() (bool, string) {
+		_, err := wc.ACLPolicies().Upsert(&nomad.ACLPolicy{Name: "via-west", Rules: `namespace "default" { policy = "read" }`}, nil)
+		return err == nil, fmt.Sprint(err)
+	})
+	_, _, err = ec.ACLPolicies().Info("via-west", nil)
+	require.NoError(t, err, "a policy applied through west is committed in east")
+	viaWest, _, err := wc.ACLTokens().Create(&nomad.ACLToken{Name: "gw", Type: "client", Policies: []string{"via-west"}, Global: true}, nil)
+	require.NoError(t, err)
+	_, _, err = ec.ACLTokens().Info(viaWest.AccessorID, nil)
+	require.NoError(t, err, "a global token made through west is committed in east")
+	f.west.eventually(t, formTimeout, "west's pull brings them back", func() (bool, string) {
+		_, _, err := wc.ACLPolicies().Info("via-west", nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		_, _, err = wc.ACLTokens().Info(viaWest.AccessorID, nil)
+		return err == nil, fmt.Sprint(err)
+	})
+	localWest, _, err := wc.ACLTokens().Create(&nomad.ACLToken{Name: "lw", Type: "client", Policies: []string{"via-west"}}, nil)
+	require.NoError(t, err)
+	_, _, err = wc.ACLTokens().Info(localWest.AccessorID, nil)
+	require.NoError(t, err, "a local token made through west is committed there")
+	_, _, err = ec.ACLTokens().Info(localWest.AccessorID, nil)
+	require.Error(t, err, "and never reaches east")
 }
