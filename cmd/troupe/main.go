@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	_ "time/tzdata" // periodic jobs' time_zone on hosts without zone files (minimal images)
 )
 
 // version is the build's version; set with -ldflags "-X main.version=...".
