@@ -96,10 +96,14 @@ func parseAgentArgs(args []string, stderr io.Writer) (*agent.Config, *agentRun, 
 	fs.DurationVar(&cfg.GC.Interval, "job-gc-interval", 5*time.Minute, "how often the leader collects garbage (Nomad's job_gc_interval)")
 	var qemuImages listFlag
 	fs.Var(&qemuImages, "qemu-image-path", "host directory where a qemu task's absolute image_path may be besides its allocation dir (repeatable, or comma-separated; Nomad's image_paths)")
-	denylist := fs.String("user-denylist", strings.Join(exec.DefaultUserDenylist, ","),
+	deny := exec.DefaultUserDenylist
+	if cfg.UserDenylist != nil { // from a config file
+		deny = cfg.UserDenylist
+	}
+	denylist := fs.String("user-denylist", strings.Join(deny, ","),
 		"comma-separated users exec tasks may not run as (Nomad's user.denylist; \"\" for none)")
 	fs.Func("host-volume", "a host directory groups may mount: name=/path, or name=/path:ro read-only (repeatable; Nomad's client host_volume)", cfg.AddHostVolume)
-	fs.BoolVar(&cfg.RawExecEnabled, "raw-exec", false, "enable the raw_exec driver: its tasks run unisolated, as the agent's user (on in -dev)")
+	fs.BoolVar(&cfg.RawExecEnabled, "raw-exec", cfg.RawExecEnabled, "enable the raw_exec driver: its tasks run unisolated, as the agent's user (on in -dev)")
 	fs.StringVar(&cfg.CgroupParent, "cgroup-parent", "", "cgroup below which exec, raw_exec, java and qemu tasks get theirs (Nomad's cgroup_parent; default /troupe, /troupe.slice on cgroup v2); the client owns it: give each client on a host its own")
 	fs.StringVar(&cfg.JavaHome, "java-home", "", "the java driver's JVM home (its bin/java runs the tasks; default: java on PATH)")
 	cniPath := fs.String("cni-path", "", "colon-separated directories of CNI plugins (default /usr/lib/cni)")

@@ -28,6 +28,7 @@ type agentFile struct {
 	TLS       *tlsBlock       `hcl:"tls,block"`
 	ACL       *aclBlock       `hcl:"acl,block"`
 	Telemetry *telemetryBlock `hcl:"telemetry,block"`
+	Plugins   []pluginBlock   `hcl:"plugin,block"`
 }
 
 // serverBlock is Nomad's server { }.
@@ -45,6 +46,10 @@ type serverBlock struct {
 type clientBlock struct {
 	Enabled *bool     `hcl:"enabled"`
 	Servers *[]string `hcl:"servers"`
+	// ChrootEnv is Nomad's chroot_env, host path = path in the task; HCL2
+	// writes it as an object (chroot_env = { "/usr" = "/usr" }).
+	ChrootEnv *map[string]string `hcl:"chroot_env"`
+	User      *userBlock         `hcl:"user,block"`
 }
 
 // tlsBlock is Nomad's tls { }.
@@ -98,6 +103,37 @@ func (b *clientBlock) apply(cfg *agent.Config) {
 		return
 	}
 	set(&cfg.Servers, b.Servers)
+	set(&cfg.ChrootEnv, b.ChrootEnv)
+	if b.User != nil {
+		set(&cfg.UserDenylist, b.User.Denylist)
+	}
+}
+
+// userBlock is Nomad's client { user { denylist } }.
+type userBlock struct {
+	Denylist *[]string `hcl:"denylist"`
+}
+
+// pluginBlock is Nomad's plugin "NAME" { config { } }: only raw_exec's
+// enabled is taken; another plugin, or another setting, is an error
+// naming it.
+type pluginBlock struct {
+	Name   string        `hcl:"name,label"`
+	Config *pluginConfig `hcl:"config,block"`
+}
+
+type pluginConfig struct {
+	Enabled *bool `hcl:"enabled"`
+}
+
+func (b pluginBlock) apply(cfg *agent.Config) error {
+	if b.Name != "raw_exec" {
+		return fmt.Errorf("plugin %q: not supported (only plugin \"raw_exec\" { config { enabled } } is)", b.Name)
+	}
+	if b.Config != nil {
+		set(&cfg.RawExecEnabled, b.Config.Enabled)
+	}
+	return nil
 }
 
 func (b *tlsBlock) apply(cfg *agent.Config) {
@@ -128,7 +164,11 @@ func loadAgentFiles(cfg *agent.Config, paths []string) error {
 			return fmt.Errorf("config file %s: %w", path, hcl.Diagnostics(diags))
 		}
 		af.apply(cfg)
-		for _, b := range []interface{ apply(*agent.Config) error }{af.ACL, af.Telemetry} {
+		blocks := []interface{ apply(*agent.Config) error }{af.ACL, af.Telemetry}
+		for _, p := range af.Plugins {
+			blocks = append(blocks, p)
+		}
+		for _, b := range blocks {
 			if err := b.apply(cfg); err != nil {
 				return fmt.Errorf("config file %s: %w", path, err)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-dev/troupe/cluster/tlsutil"
+	"github.com/troupe-dev/troupe/runtime/driver/exec"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -111,4 +112,51 @@ func TestAgentConfigFileRefusesUnknown(t *testing.T) {
 	_, _, err := parseAgentArgs([]string{"-config", filepath.Join(t.TempDir(), "missing.hcl")}, &stderr)
 	require.Error(t, err)
 	require.Contains(t, stderr.String(), "missing.hcl")
+}
+
+// TestAgentConfigFileClientIsolation: the client's chroot_env and user
+// denylist and plugin "raw_exec" come from the file; the flags still
+// override them; another plugin is refused by name.
+func TestAgentConfigFileClientIsolation(t *testing.T) {
+	var stderr bytes.Buffer
+	body := `client {
+  enabled = true
+  chroot_env = {
+    "/usr"       = "/usr"
+    "/etc/ssl"   = "/etc/ssl"
+    "/opt/tools" = "/tools"
+  }
+  user {
+    denylist = ["root", "admin"]
+  }
+}
+plugin "raw_exec" {
+  config {
+    enabled = true
+  }
+}
+`
+	file := writeConfig(t, body)
+	cfg, _, err := parseAgentArgs([]string{"-config", file}, &stderr)
+	require.NoError(t, err, stderr.String())
+	require.Equal(t, map[string]string{"/usr": "/usr", "/etc/ssl": "/etc/ssl", "/opt/tools": "/tools"}, cfg.ChrootEnv)
+	require.Equal(t, []string{"root", "admin"}, cfg.UserDenylist)
+	require.True(t, cfg.RawExecEnabled)
+
+	cfg, _, err = parseAgentArgs([]string{"-config", file, "-user-denylist", "", "-raw-exec=false"}, &stderr)
+	require.NoError(t, err, stderr.String())
+	require.Empty(t, cfg.UserDenylist, "the flag overrides the file")
+	require.NotNil(t, cfg.UserDenylist, "an empty denylist is none, not the default")
+	require.False(t, cfg.RawExecEnabled)
+
+	cfg, _, err = parseAgentArgs(nil, &stderr)
+	require.NoError(t, err)
+	require.Nil(t, cfg.ChrootEnv, "no file: the exec driver's default chroot")
+	require.Equal(t, exec.DefaultUserDenylist, cfg.UserDenylist)
+	require.False(t, cfg.RawExecEnabled)
+
+	_, _, err = parseAgentArgs([]string{"-config", writeConfig(t, "plugin \"docker\" {\n  config {\n    enabled = true\n  }\n}\n")}, &stderr)
+	require.ErrorContains(t, err, `plugin "docker"`)
+	_, _, err = parseAgentArgs([]string{"-config", writeConfig(t, "plugin \"raw_exec\" {\n  config {\n    no_cgroups = true\n  }\n}\n")}, &stderr)
+	require.ErrorContains(t, err, "no_cgroups")
 }
