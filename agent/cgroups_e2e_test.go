@@ -82,6 +82,12 @@ func TestExecOOMKilledAsNomadReportsIt(t *testing.T) {
 	require.Equal(t, 9, term.Signal)
 	require.Equal(t, "true", term.Details["oom_killed"])
 	require.Equal(t, "OOM Killed", term.DisplayMessage)
+	var raw struct {
+		TaskStates map[string]struct{ OOMKilled bool }
+	}
+	_, err = c.Raw().Query("/v1/allocation/"+alloc.ID, &raw, nil)
+	require.NoError(t, err)
+	require.True(t, raw.TaskStates["t"].OOMKilled, "the task state says the OOM killer ended it")
 }
 
 // TestExecStatsThroughNomadClient: a task holding 40 MiB shows RSS of at
