@@ -83,8 +83,10 @@ type Agent struct {
 	network *cni.Network
 	devices *device.Manager
 	csi     *alloc.CSIConfig
-	drivers map[string]driver.Driver
-	node    *messages.Node
+	// secretsTmpfs: each task's secrets dir is a tmpfs (root on Linux).
+	secretsTmpfs bool
+	drivers      map[string]driver.Driver
+	node         *messages.Node
 
 	ln   net.Listener
 	http *http.Server

@@ -150,7 +150,8 @@ func needsIdentity(al *messages.Allocation) bool {
 	return false
 }
 
-// writeIdentityFiles writes the identities of t with file = true.
+// writeIdentityFiles writes the identities of t with file = true, owned
+// by the secrets dir's owner (secretsOwner).
 func writeIdentityFiles(taskDir string, t *messages.Task, tokens map[string]string) error {
 	for _, id := range identitiesOf(t) {
 		if !id.GetFile() {
@@ -162,7 +163,8 @@ func writeIdentityFiles(taskDir string, t *messages.Task, tokens map[string]stri
 			return fmt.Errorf("no signed identity %q", name)
 		}
 		dest := filepath.Join(taskDir, secretsDirName, file)
-		if err := safepath.WriteFileAtomic(taskDir, dest, []byte(jwt), identityFilePerm); err != nil {
+		uid, gid := secretsOwner(taskDir, filepath.Join(secretsDirName, file))
+		if err := safepath.WriteFileAtomicAs(taskDir, dest, []byte(jwt), identityFilePerm, uid, gid); err != nil {
 			return fmt.Errorf("identity %q: %w", name, err)
 		}
 	}

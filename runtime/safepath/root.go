@@ -75,6 +75,13 @@ func OpenFile(base, path string, flag int, perm os.FileMode) (*os.File, error) {
 // the whole new one. The rename replaces a symlink at path, never its
 // target.
 func WriteFileAtomic(base, path string, data []byte, perm os.FileMode) error {
+	return WriteFileAtomicAs(base, path, data, perm, -1, -1)
+}
+
+// WriteFileAtomicAs is WriteFileAtomic with the file given to uid and gid
+// before the rename (-1 leaves either as it is), so a reader of another
+// user never meets the new file not yet its own.
+func WriteFileAtomicAs(base, path string, data []byte, perm os.FileMode, uid, gid int) error {
 	return inRoot(base, path, func(r *os.Root, rel string) error {
 		tmp := rel + ".tmp" + randomSuffix()
 		f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
@@ -82,7 +89,12 @@ func WriteFileAtomic(base, path string, data []byte, perm os.FileMode) error {
 			return err
 		}
 		defer r.Remove(tmp) // a no-op once renamed
-		_, err = f.Write(data)
+		if uid != -1 || gid != -1 {
+			err = f.Chown(uid, gid)
+		}
+		if err == nil {
+			_, err = f.Write(data)
+		}
 		if err == nil {
 			err = f.Sync()
 		}
