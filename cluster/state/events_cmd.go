@@ -130,7 +130,8 @@ func (c *EventCollector) nodeCommand(cmd *messages.Command) bool {
 		c.typ, nodeID = "NodeRegistration", m.RegisterNode.GetNode().GetID()
 		evals = append(m.RegisterNode.Evals, m.RegisterNode.GetEval())
 	case *messages.Command_UpdateNodeStatus:
-		c.typ, nodeID, evals = "NodeEvent", m.UpdateNodeStatus.NodeID, m.UpdateNodeStatus.Evals
+		// Nomad's TypeNodeEvent is "NodeStreamEvent".
+		c.typ, nodeID, evals = "NodeStreamEvent", m.UpdateNodeStatus.NodeID, m.UpdateNodeStatus.Evals
 	case *messages.Command_UpdateNodeDrain:
 		c.typ, nodeID, evals = "NodeDrain", m.UpdateNodeDrain.NodeID, m.UpdateNodeDrain.Evals
 	case *messages.Command_UpdateNodeEligibility:
@@ -171,10 +172,10 @@ func (c *EventCollector) otherCommand(cmd *messages.Command) bool {
 		c.typ = "CSIVolumeClaim"
 		c.volume(m.UpdateClaimState.VolumeID)
 	case *messages.Command_UpsertPluginInstances:
-		c.typ = "CSIPluginUpdated"
-		for _, in := range append(m.UpsertPluginInstances.Controllers, m.UpsertPluginInstances.Nodes...) {
-			c.plugin(in.GetPluginID())
-		}
+		// Nomad has no event type of a plugin's own: its instances come
+		// with the node's fingerprint, a node registration.
+		c.typ = "NodeRegistration"
+		c.nodePlugins(m.UpsertPluginInstances)
 	case *messages.Command_GarbageCollect:
 		c.gc(m.GarbageCollect)
 	case *messages.Command_UpsertServiceRegistrations:
@@ -201,10 +202,16 @@ func (c *EventCollector) deploymentCommand(cmd *messages.Command) bool {
 	var eval *messages.Evaluation
 	switch m := cmd.Cmd.(type) {
 	case *messages.Command_UpsertDeployment:
-		c.typ, id, eval = "DeploymentStatusUpdate", m.UpsertDeployment.GetDeployment().GetID(), m.UpsertDeployment.GetEval()
+		d := m.UpsertDeployment.GetDeployment()
+		c.typ, id, eval = "DeploymentStatusUpdate", d.GetID(), m.UpsertDeployment.GetEval()
+		c.deployment(id)
+		c.jobDeployments(d.GetNamespace(), d.GetJobID()) // the older ones it cancelled
 	case *messages.Command_UpdateDeploymentStatus:
 		c.typ, id, eval = "DeploymentStatusUpdate", m.UpdateDeploymentStatus.DeploymentID, m.UpdateDeploymentStatus.GetEval()
 		c.job(m.UpdateDeploymentStatus.GetJob().GetNamespace(), m.UpdateDeploymentStatus.GetJob().GetID())
+		if d := c.snap.DeploymentByID(id); d != nil {
+			c.jobIfChanged(d.Namespace, d.JobID) // a success marks its version stable
+		}
 	case *messages.Command_PromoteDeployment:
 		c.typ, id, eval = "DeploymentPromotion", m.PromoteDeployment.DeploymentID, m.PromoteDeployment.GetEval()
 	case *messages.Command_SetAllocHealth:

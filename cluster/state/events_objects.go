@@ -1,6 +1,9 @@
 package state
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -120,8 +123,53 @@ func (c *EventCollector) volume(id string) {
 }
 
 func (c *EventCollector) plugin(id string) {
-	if p := c.snap.CSIPluginByID(id); p != nil {
+	p := c.snap.CSIPluginByID(id)
+	if p == nil && c.prev != nil {
+		p = c.prev.CSIPluginByID(id) // its last instance went
+	}
+	if p != nil {
 		c.Add(TopicCSIPlugin, p.ID, "", nil, p, false)
+	}
+}
+
+// nodePlugins adds the plugins a node's fingerprint changed (created,
+// changed or deleted with their last instance; one the node no longer
+// runs included) and their volumes whose health it changed.
+func (c *EventCollector) nodePlugins(u *messages.UpsertPluginInstances) {
+	if c.prev == nil {
+		return // what changed is known only from the state before
+	}
+	ids := map[string]bool{}
+	for _, in := range append(slices.Clone(u.Controllers), u.Nodes...) {
+		ids[in.GetPluginID()] = true
+	}
+	for _, p := range c.prev.CSIPlugins() {
+		if p.Controllers[u.NodeID] != nil || p.Nodes[u.NodeID] != nil {
+			ids[p.ID] = true
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(ids)) {
+		if c.snap.CSIPluginByID(id) == c.prev.CSIPluginByID(id) {
+			continue // unchanged
+		}
+		c.plugin(id)
+		for _, v := range c.snap.CSIVolumesByPlugin(id) {
+			if c.prev.CSIVolumeByID(v.Namespace, v.ID) != v {
+				c.volume(v.ID)
+			}
+		}
+	}
+}
+
+// jobDeployments adds the job's deployments the command changed.
+func (c *EventCollector) jobDeployments(ns, jobID string) {
+	if c.prev == nil {
+		return
+	}
+	for _, d := range c.snap.DeploymentsByJob(ns, jobID) {
+		if c.prev.DeploymentByID(d.ID) != d {
+			c.deployment(d.ID)
+		}
 	}
 }
 

@@ -164,3 +164,51 @@ func TestEventsNoneWhereNomadHasNone(t *testing.T) {
 	}
 	require.Equal(t, []uint64{1, 4}, indexes)
 }
+
+// TestEventsLiveReaderFallsBehind: a reader that is streaming stalls
+// between two reads while the FSM applies more than the buffer holds;
+// every apply returns without waiting for it, and its next read is the
+// error naming the first index it lost (then the stream is over for it).
+func TestEventsLiveReaderFallsBehind(t *testing.T) {
+	h := newHarness(t)
+	h.fsm.store.SetEventBufferSize(4)
+	sub := h.fsm.store.SubscribeEvents(0, nil)
+	read := make(chan []EventBatch)
+	resume := make(chan struct{})
+	failed := make(chan error, 1)
+	go func() { // the live reader: one read, a stall, then reads again
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		b, err := sub.Next(ctx)
+		if err != nil {
+			failed <- err
+			return
+		}
+		read <- b
+		<-resume
+		_, err = sub.Next(ctx)
+		failed <- err
+	}()
+	h.apply(registerJob(testJob("j0", 10, 10), nil))
+	select {
+	case b := <-read:
+		require.Equal(t, uint64(1), b[0].Index, "the reader streams what is applied")
+	case err := <-failed:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the reader got nothing")
+	}
+	// The reader stalls: ten applies overwrite what it has not read.
+	for i := range 10 {
+		h.apply(registerJob(testJob(fmt.Sprintf("j%d", i+1), 10, 10), nil))
+	}
+	require.Equal(t, uint64(8), h.fsm.store.events.oldestIndex())
+	close(resume)
+	select {
+	case err := <-failed:
+		require.ErrorIs(t, err, ErrEventsLost)
+		require.EqualError(t, err, "state: events lost: events from index 2 are no longer held (oldest held: 8)")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stalled reader was never told it fell behind")
+	}
+}
