@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/actors/deployment"
-	"github.com/troupe-dev/troupe/actors/server/evals"
 	"github.com/troupe-dev/troupe/cluster/remote"
 	"github.com/troupe-dev/troupe/cluster/state"
 	"github.com/troupe-dev/troupe/messages"
@@ -66,7 +65,8 @@ func (a *Agent) stepMultiregion(ctx context.Context, snap *state.Snap, d *messag
 		return err
 	}
 	u := cmd.GetUpdateDeploymentStatus()
-	a.log.Info("multiregion rollout", "deployment", d.ID, "job", d.JobID, "from", d.Status, "to", u.Status)
+	a.log.Info("multiregion rollout", "deployment", d.ID, "job", d.JobID, "from", d.Status, "to", u.Status,
+		"description", u.StatusDescription)
 	_, _, err = a.Apply(ctx, cmd)
 	return err
 }
@@ -86,12 +86,15 @@ func (f peerReaderFunc) peer(ctx context.Context, region string, d *messages.Dep
 // jobVersions is the state multiregionCommand reads (*state.Snap).
 type jobVersions interface {
 	JobVersion(ns, id string, v uint64) *messages.Job
+	LatestStableVersion(ns, id string, before uint64) *messages.Job
 }
 
 // multiregionCommand reads d's peers in the regions of its job version's
 // block and returns the raft command of d's next step (nil: none now; an
-// error when a region did not answer). A deployment that starts comes
-// with the evaluation that places it.
+// error when a region did not answer): a deployment that starts comes
+// with the evaluation that places it, one failed because of a peer with
+// the revert to its latest stable version when its groups auto-revert
+// (deployment.Command, as the deployment actor's own failures).
 func multiregionCommand(ctx context.Context, jobs jobVersions, peers peerReader, region string, d *messages.Deployment, now time.Time) (*messages.Command, error) {
 	job := jobs.JobVersion(d.Namespace, d.JobID, d.JobVersion)
 	m := job.GetMultiregion()
@@ -109,17 +112,12 @@ func multiregionCommand(ctx context.Context, jobs jobVersions, peers peerReader,
 		}
 		seen[r.GetName()] = p
 	}
-	status, desc := deployment.MultiregionStep(deployment.MultiregionInput{Deployment: d, Multiregion: m,
-		Region: region, Peers: seen})
-	if status == "" {
+	eff := deployment.MultiregionStep(deployment.MultiregionInput{Deployment: d, Multiregion: m,
+		Region: region, Peers: seen, Job: job, Stable: jobs.LatestStableVersion(d.Namespace, d.JobID, d.JobVersion)})
+	if eff.Status == "" {
 		return nil, nil
 	}
-	u := &messages.UpdateDeploymentStatus{DeploymentID: d.ID, Status: status, StatusDescription: desc}
-	if status == messages.DeploymentStatusRunning {
-		u.Eval = evals.ForJob(job, evals.DeploymentWatcher, now) // its turn: the scheduler places it
-		u.Eval.DeploymentID = d.ID
-	}
-	return &messages.Command{Time: now.UnixNano(), Cmd: &messages.Command_UpdateDeploymentStatus{UpdateDeploymentStatus: u}}, nil
+	return deployment.Command(d, job, eff, now), nil
 }
 
 // peerDeployment is region's deployment of d's rollout (nil: none yet),

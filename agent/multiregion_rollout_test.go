@@ -31,6 +31,16 @@ type fakeJobs map[uint64]*messages.Job
 
 func (f fakeJobs) JobVersion(_, _ string, v uint64) *messages.Job { return f[v] }
 
+func (f fakeJobs) LatestStableVersion(_, _ string, before uint64) *messages.Job {
+	var out *messages.Job
+	for v, j := range f {
+		if v < before && j.Stable && (out == nil || v > out.Version) {
+			out = j
+		}
+	}
+	return out
+}
+
 // TestMultiregionCommand: west's pending deployment starts (with the
 // evaluation that places it) once east's is blocked, not while east
 // runs; a region that does not answer holds the step; a job version
@@ -70,4 +80,43 @@ func TestMultiregionCommand(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, cmd)
 	require.Empty(t, peers.asked)
+}
+
+// TestMultiregionCommandRevertsWithPeer: with fail_all, east's blocked
+// deployment fails once west's has, and (its group auto-reverting)
+// registers the stable version 2's spec with the failure, evaluated as the
+// job's; without auto_revert it only fails.
+func TestMultiregionCommandRevertsWithPeer(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	block := &messages.Multiregion{Strategy: &messages.MultiregionStrategy{MaxParallel: 1, OnFailure: "fail_all"},
+		Regions: []*messages.MultiregionRegion{{Name: "east"}, {Name: "west"}}}
+	version := func(v uint64, stable bool, meta string) *messages.Job {
+		return &messages.Job{ID: "web", Namespace: "default", Version: v, Stable: stable, Multiregion: block,
+			Meta: map[string]string{"v": meta}, MultiregionRollout: "r" + meta}
+	}
+	jobs := fakeJobs{1: version(1, true, "1"), 2: version(2, true, "2"), 3: version(3, false, "3")}
+	peers := &fakePeers{deployments: map[string]*messages.Deployment{"west": {ID: "d-west", Status: messages.DeploymentStatusFailed}}}
+	mine := func(autoRevert bool) *messages.Deployment {
+		return &messages.Deployment{ID: "d-east", Namespace: "default", JobID: "web", JobVersion: 3,
+			Status: messages.DeploymentStatusBlocked, IsMultiregion: true, MultiregionRollout: "r3",
+			TaskGroups: map[string]*messages.DeploymentState{"g": {AutoRevert: autoRevert}}}
+	}
+
+	cmd, err := multiregionCommand(context.Background(), jobs, peers, "east", mine(true), now)
+	require.NoError(t, err)
+	u := cmd.GetUpdateDeploymentStatus()
+	require.Equal(t, messages.DeploymentStatusFailed, u.GetStatus())
+	require.Equal(t, "Failed because of an error in peer region - rolling back to job version 2", u.GetStatusDescription())
+	require.Equal(t, "2", u.GetJob().GetMeta()["v"], "version 2's spec")
+	require.Zero(t, u.GetJob().GetVersion(), "registered as a new version")
+	require.Empty(t, u.GetJob().GetMultiregionRollout())
+	require.Equal(t, "web", u.GetEval().GetJobID())
+	require.Empty(t, u.GetEval().GetDeploymentID())
+
+	cmd, err = multiregionCommand(context.Background(), jobs, peers, "east", mine(false), now)
+	require.NoError(t, err)
+	u = cmd.GetUpdateDeploymentStatus()
+	require.Equal(t, "Failed because of an error in peer region", u.GetStatusDescription())
+	require.Nil(t, u.GetJob())
+	require.Nil(t, u.GetEval())
 }

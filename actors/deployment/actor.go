@@ -9,7 +9,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-dev/troupe/actors"
-	"github.com/troupe-dev/troupe/actors/server/evals"
 	"github.com/troupe-dev/troupe/messages"
 )
 
@@ -132,40 +131,15 @@ func (a *Actor) step(ctx actor.Context) {
 	a.prev = a.next
 }
 
-// command is the raft command for eff, or nil.
+// command is the raft command for eff (Command), or nil, logged.
 func (a *Actor) command(d *messages.Deployment, job *messages.Job, eff Effects, now time.Time) *messages.Command {
-	eval := func(j *messages.Job) *messages.Evaluation {
-		if j == nil {
-			j = &messages.Job{ID: d.JobID, Namespace: d.Namespace}
-		}
-		e := evals.ForJob(j, evals.DeploymentWatcher, now)
-		e.DeploymentID = d.ID
-		return e
-	}
-	cmd := &messages.Command{Time: now.UnixNano()}
 	switch {
 	case eff.Status != "":
-		u := &messages.UpdateDeploymentStatus{DeploymentID: d.ID, Status: eff.Status,
-			StatusDescription: eff.Description, Job: eff.Revert}
-		switch {
-		case eff.Revert != nil:
-			u.Eval = eval(eff.Revert)
-			u.Eval.DeploymentID = ""
-		case eff.Eval:
-			u.Eval = eval(job)
-		}
 		a.log.Info("deployment status", "status", eff.Status, "description", eff.Description)
-		cmd.Cmd = &messages.Command_UpdateDeploymentStatus{UpdateDeploymentStatus: u}
 	case eff.Promote:
 		a.log.Info("deployment: auto-promoting canaries")
-		cmd.Cmd = &messages.Command_PromoteDeployment{PromoteDeployment: &messages.PromoteDeployment{
-			DeploymentID: d.ID, All: true, Eval: eval(job)}}
-	case eff.Eval:
-		cmd.Cmd = &messages.Command_UpsertEvals{UpsertEvals: &messages.UpsertEvals{Evals: []*messages.Evaluation{eval(job)}}}
-	default:
-		return nil
 	}
-	return cmd
+	return Command(d, job, eff, now)
 }
 
 func (a *Actor) propose(ctx actor.Context, cmd *messages.Command) {

@@ -24,6 +24,12 @@ import (
 //     (the ones before it stay as they are, blocked ones for an operator's
 //     `deployment unblock`); "fail_local" fails none but stops the rollout
 //     (later regions stay pending, earlier ones blocked).
+//
+// A region failed because of a peer reverts as a deployment that failed
+// itself does (Step's fail): when any of its groups has auto_revert, to
+// its job's latest stable version older than the deployment's (Nomad:
+// "each region follows the auto_revert strategy of its own update
+// block"); the revert registers that version's spec as a new one.
 
 // DeploymentDescFailedByPeer is Nomad's description of a deployment
 // failed because another region's failed.
@@ -32,27 +38,32 @@ const DeploymentDescFailedByPeer = "Failed because of an error in peer region"
 // MultiregionInput is what MultiregionStep decides from: this region's
 // deployment, its job version's multiregion block, this region's name and
 // every other region's deployment of the same rollout (a region with none
-// yet is absent or nil: it has not started).
+// yet is absent or nil: it has not started). Job is the deployment's job
+// version and Stable the latest stable one before it (nil: none), for a
+// revert.
 type MultiregionInput struct {
 	Deployment  *messages.Deployment
 	Multiregion *messages.Multiregion
 	Region      string
 	Peers       map[string]*messages.Deployment
+	Job         *messages.Job
+	Stable      *messages.Job
 }
 
-// MultiregionStep is the status (and description) this region's
-// deployment moves to now; "" leaves it as it is.
-func MultiregionStep(in MultiregionInput) (string, string) {
+// MultiregionStep is what this region's deployment does now: its new
+// status and description (Status "": none), with the evaluation that
+// places it when its turn comes, or the revert of a failure.
+func MultiregionStep(in MultiregionInput) Effects {
 	d := in.Deployment
 	switch d.GetStatus() {
 	case messages.DeploymentStatusPending, messages.DeploymentStatusRunning, messages.DeploymentStatusBlocked:
 	default:
-		return "", ""
+		return Effects{}
 	}
 	order := regionOrder(in.Multiregion)
 	self := slices.Index(order, in.Region)
 	if self < 0 {
-		return "", ""
+		return Effects{}
 	}
 	status := func(i int) string {
 		if i == self {
@@ -61,34 +72,48 @@ func MultiregionStep(in MultiregionInput) (string, string) {
 		return in.Peers[order[i]].GetStatus()
 	}
 	if firstFailed := firstWith(len(order), status, messages.DeploymentStatusFailed); firstFailed >= 0 {
-		return onPeerFailure(in.Multiregion.GetStrategy().GetOnFailure(), self, firstFailed)
+		if failsWithPeer(in.Multiregion.GetStrategy().GetOnFailure(), self, firstFailed) {
+			return fail(Input{Job: in.Job, Stable: in.Stable}, DeploymentDescFailedByPeer, autoReverts(d))
+		}
+		return Effects{}
 	}
 	switch d.GetStatus() {
 	case messages.DeploymentStatusPending:
 		if myTurn(self, int(in.Multiregion.GetStrategy().GetMaxParallel()), status) {
-			return messages.DeploymentStatusRunning, messages.DeploymentDescRunning
+			return Effects{Status: messages.DeploymentStatusRunning, Description: messages.DeploymentDescRunning, Eval: true}
 		}
 	case messages.DeploymentStatusBlocked:
 		for i := range order {
 			if !regionDone(status(i)) {
-				return "", ""
+				return Effects{}
 			}
 		}
-		return messages.DeploymentStatusSuccessful, messages.DeploymentDescSuccessful
+		return Effects{Status: messages.DeploymentStatusSuccessful, Description: messages.DeploymentDescSuccessful}
 	}
-	return "", ""
+	return Effects{}
 }
 
-// onPeerFailure is what a failure of the region at position failed does
-// to this region's (at self), which has not failed.
-func onPeerFailure(onFailure string, self, failed int) (string, string) {
+// failsWithPeer reports whether a failure of the region at position
+// failed fails this region's deployment (at self), which has not failed.
+func failsWithPeer(onFailure string, self, failed int) bool {
 	switch {
 	case onFailure == "fail_local":
-		return "", ""
+		return false
 	case onFailure == "fail_all" || self > failed:
-		return messages.DeploymentStatusFailed, DeploymentDescFailedByPeer
+		return true
 	}
-	return "", ""
+	return false
+}
+
+// autoReverts reports whether any of d's groups has auto_revert (as
+// Nomad's failing of a deployment from outside its watcher decides).
+func autoReverts(d *messages.Deployment) bool {
+	for _, s := range d.GetTaskGroups() {
+		if s.GetAutoRevert() {
+			return true
+		}
+	}
+	return false
 }
 
 // myTurn reports whether the region at self may start: fewer than

@@ -70,10 +70,67 @@ func TestMultiregionStep(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &messages.Deployment{ID: "self", Status: tc.self, IsMultiregion: true}
-			got, desc := MultiregionStep(MultiregionInput{Deployment: d, Multiregion: mrBlock(tc.max, tc.onFailure),
+			got := MultiregionStep(MultiregionInput{Deployment: d, Multiregion: mrBlock(tc.max, tc.onFailure),
 				Region: tc.region, Peers: peers(tc.peers)})
-			require.Equal(t, tc.want, got)
-			require.Equal(t, tc.wantDesc, desc)
+			require.Equal(t, tc.want, got.Status)
+			require.Equal(t, tc.wantDesc, got.Description)
+			require.Equal(t, tc.want == run, got.Eval, "a region that starts asks for the evaluation that places it")
+			require.Nil(t, got.Revert, "no group auto-reverts")
+		})
+	}
+}
+
+// TestMultiregionStepRevert: a region failed because of a peer reverts
+// as one that failed itself does: to the latest stable version before
+// its own when any of its groups has auto_revert (none, or the same spec:
+// it says so and reverts nothing); regions the failure leaves alone
+// revert nothing either.
+func TestMultiregionStepRevert(t *testing.T) {
+	const (
+		pend, blk, fail = messages.DeploymentStatusPending, messages.DeploymentStatusBlocked, messages.DeploymentStatusFailed
+	)
+	v0, v1 := job(0, 4), job(1, 4)
+	v0.Meta, v1.Meta = map[string]string{"v": "0"}, map[string]string{"v": "1"}
+	v0.Stable = true
+	byPeer := DeploymentDescFailedByPeer
+	for _, tc := range []struct {
+		name       string
+		region     string
+		self       string
+		onFailure  string
+		peers      map[string]string
+		autoRevert bool
+		stable     *messages.Job
+		wantStatus string
+		wantDesc   string
+		wantRevert *messages.Job
+	}{
+		{"fail_all: a blocked region reverts to the stable version", "a", blk, "fail_all", map[string]string{"b": fail, "c": pend},
+			true, v0, fail, messages.DeploymentDescRollback(byPeer, 0), RevertJob(v0)},
+		{"fail_all: a pending region reverts too", "c", pend, "fail_all", map[string]string{"a": blk, "b": fail},
+			true, v0, fail, messages.DeploymentDescRollback(byPeer, 0), RevertJob(v0)},
+		{"fail_all without auto_revert fails only", "a", blk, "fail_all", map[string]string{"b": fail},
+			false, v0, fail, byPeer, nil},
+		{"fail_all: no stable version to revert to", "a", blk, "fail_all", map[string]string{"b": fail},
+			true, nil, fail, messages.DeploymentDescNoRollbackTarget(byPeer), nil},
+		{"fail_all: the stable version has the same spec", "a", blk, "fail_all", map[string]string{"b": fail},
+			true, func() *messages.Job { j := job(0, 4); j.Meta, j.Stable = map[string]string{"v": "1"}, true; return j }(),
+			fail, messages.DeploymentDescRollbackNoop(byPeer, 0), nil},
+		{"default: a region after the failed one reverts", "c", pend, "", map[string]string{"a": blk, "b": fail},
+			true, v0, fail, messages.DeploymentDescRollback(byPeer, 0), RevertJob(v0)},
+		{"default: a region before it stays blocked", "a", blk, "", map[string]string{"b": fail, "c": pend},
+			true, v0, "", "", nil},
+		{"fail_local: no other region fails or reverts", "a", blk, "fail_local", map[string]string{"b": fail},
+			true, v0, "", "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &messages.Deployment{ID: "self", JobID: "web", JobVersion: 1, Status: tc.self, IsMultiregion: true,
+				TaskGroups: map[string]*messages.DeploymentState{"g": {AutoRevert: tc.autoRevert}, "h": {}}}
+			got := MultiregionStep(MultiregionInput{Deployment: d, Multiregion: mrBlock(1, tc.onFailure),
+				Region: tc.region, Peers: peers(tc.peers), Job: v1, Stable: tc.stable})
+			require.Equal(t, tc.wantStatus, got.Status)
+			require.Equal(t, tc.wantDesc, got.Description)
+			require.Equal(t, tc.wantRevert, got.Revert)
 		})
 	}
 }
