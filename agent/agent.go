@@ -83,10 +83,8 @@ type Agent struct {
 	network *cni.Network
 	devices *device.Manager
 	csi     *alloc.CSIConfig
-	// secretsTmpfs: each task's secrets dir is a tmpfs (root on Linux).
-	secretsTmpfs bool
-	drivers      map[string]driver.Driver
-	node         *messages.Node
+	drivers map[string]driver.Driver
+	node    *messages.Node
 
 	ln   net.Listener
 	http *http.Server

@@ -57,10 +57,6 @@ func (a *Agent) startClient() error {
 		return fmt.Errorf("agent: read the client state: %w", err)
 	}
 	a.plugins = node.NewPluginTable()
-	var why string
-	if a.secretsTmpfs, why = alloc.SecretsTmpfs(); !a.secretsTmpfs {
-		a.log.Warn("no tmpfs for the tasks' secrets dirs", "why", why)
-	}
 	// One usage actor owns the host's staged-volume users (rebuilt from
 	// the state file) and serialises the node-side work on each.
 	usage, err := a.sys.Root.SpawnNamed(a.sys.Props("csi-usage",
@@ -124,7 +120,7 @@ func (a *Agent) knownAlloc(id string) bool {
 func (a *Agent) allocProps(al *messages.Allocation, n *messages.Node) *actor.Props {
 	spec := &alloc.Spec{
 		Alloc: al, Drivers: a.drivers, DB: a.db, Clock: a.clock, AllocRoot: a.AllocDir(),
-		SecretsTmpfs: a.secretsTmpfs, Registry: a.sys.Registry, Logger: a.log.With("actor", "alloc"), CSI: a.csi, Node: n,
+		Registry: a.sys.Registry, Logger: a.log.With("actor", "alloc"), CSI: a.csi, Node: n,
 		Artifacts: &artifact.Fetcher{Limits: a.cfg.Artifacts},
 		Vars:      a.conn,
 		// Workload identities, signed by the servers (identity.go).
@@ -189,15 +185,10 @@ func (a *Agent) stopAllTasks() {
 		return
 	}
 	var wg sync.WaitGroup
-	// The allocations' postrun never runs: once their tasks are dead,
-	// unmount the tasks' secrets tmpfs and remove the socket stand-in dirs
-	// of their CSI plugin tasks here.
-	defer func() {
-		for _, sa := range all {
-			_ = (&alloc.AllocDirHook{Root: a.AllocDir()}).Postrun(context.Background(), sa.Alloc)
-		}
-	}()
 	for _, sa := range all {
+		// The allocations' postrun never runs: remove the socket stand-in
+		// dirs of their CSI plugin tasks here.
+		_ = (&alloc.AllocDirHook{Root: a.AllocDir()}).Postrun(context.Background(), sa.Alloc)
 		for _, raw := range sa.Handles {
 			h := &driver.TaskHandle{}
 			if json.Unmarshal(raw, h) != nil {

@@ -26,9 +26,6 @@ type Spec struct {
 	DB        *clientstate.DB
 	Clock     actors.Clock
 	AllocRoot string
-	// SecretsTmpfs gives each task's secrets dir a tmpfs of its own
-	// (SecretsTmpfs() says whether the agent can); false: plain dirs.
-	SecretsTmpfs bool
 	// Hooks run after the alloc dir and devices hooks and before the csi
 	// volumes are mounted, in order (their postrun in reverse).
 	Hooks    []Hook

@@ -7,26 +7,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 
 	"github.com/troupe-dev/troupe/messages"
-	"github.com/troupe-dev/troupe/runtime/clientstate"
 	"github.com/troupe-dev/troupe/runtime/safepath"
 )
 
 // AllocDirHook creates the allocation's directory tree in Nomad's layout
 // (layout.go): <root>/<alloc-id>/alloc (shared: logs, data, tmp) and
-// <root>/<alloc-id>/<task> (local, secrets, tmp) per task. With
-// SecretsTmpfs each task's secrets dir is a tmpfs of its own (Nomad's, 1
-// MiB), mounted before anything is written there and unmounted at its
-// postrun, so a secret never reaches the disk (secrets_linux.go).
+// <root>/<alloc-id>/<task> (local, secrets, tmp) per task.
 type AllocDirHook struct {
-	Root         string
-	SecretsTmpfs bool
-
-	// mounted: a secrets tmpfs may be mounted (set by Prerun, in a
-	// worker, and by Restore; read by holding, on the actor).
-	mounted atomic.Bool
+	Root string
 }
 
 // Name implements Hook.
@@ -61,14 +51,6 @@ func (h *AllocDirHook) Prerun(_ context.Context, a *messages.Allocation) error {
 	for _, d := range dirs {
 		if err := makeDir(allocDir, d); err != nil {
 			return fmt.Errorf("alloc dir: %w", err)
-		}
-	}
-	if h.SecretsTmpfs {
-		h.mounted.Store(true) // from the first try: a failure tears down
-		for _, d := range h.secretsDirs(a) {
-			if err := mountSecrets(d); err != nil {
-				return fmt.Errorf("alloc dir: secrets: %w", err)
-			}
 		}
 	}
 	for _, d := range outside {
@@ -117,43 +99,15 @@ func socketStandIn(dir string) error {
 	return nil
 }
 
-// secretsDirs are the allocation's tasks' secrets dirs (the names must
-// have passed checkNames).
-func (h *AllocDirHook) secretsDirs(a *messages.Allocation) []string {
-	var out []string
-	for _, t := range groupOf(a).GetTasks() {
-		out = append(out, filepath.Join(TaskDir(h.Root, a.GetID(), t.GetName()), secretsDirName))
-	}
-	return out
-}
-
-// Restore implements restoreHook: after an agent restart, a secrets
-// tmpfs still mounted is held (a stopped allocation's is then torn down).
-func (h *AllocDirHook) Restore(stored *clientstate.StoredAlloc) {
-	if h.SecretsTmpfs && checkNames(stored.Alloc) == nil && secretsMounted(h.secretsDirs(stored.Alloc)) {
-		h.mounted.Store(true)
-	}
-}
-
-// holding implements holder: a secrets tmpfs may be mounted.
-func (h *AllocDirHook) holding() bool { return h.mounted.Load() }
-
-// Postrun implements postrunHook: it unmounts the tasks' secrets tmpfs
-// (what they held is gone; the empty dirs stay) and removes the short
-// socket directories that stood in for CSI plugin mount dirs too deep for
-// a unix socket path (the alloc dir itself stays, with the logs). An
-// allocation with an unsafe name made none.
+// Postrun implements postrunHook: it removes the short socket directories
+// that stood in for CSI plugin mount dirs too deep for a unix socket path
+// (the alloc dir itself stays, with the logs). An allocation with an
+// unsafe name made none.
 func (h *AllocDirHook) Postrun(_ context.Context, a *messages.Allocation) error {
 	if checkNames(a) != nil {
 		return nil
 	}
 	var errs []error
-	for _, d := range h.secretsDirs(a) {
-		errs = append(errs, unmountSecrets(d))
-	}
-	if errors.Join(errs...) == nil {
-		h.mounted.Store(false)
-	}
 	for _, t := range groupOf(a).GetTasks() {
 		cfg := t.GetCSIPluginConfig()
 		if cfg == nil {

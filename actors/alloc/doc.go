@@ -17,8 +17,7 @@
 // The hooks are one ordered list (hookList in hooks.go), one file each:
 //
 //	network_hook.go   bridge network namespace (first up, last down)
-//	allocdir_hook.go  the allocation's directories (each task's secrets
-//	                  a tmpfs of its own on a root agent: secrets_linux.go)
+//	allocdir_hook.go  the allocation's directories
 //	identity_hook.go  the tasks' workload identities, signed by a server:
 //	                  NOMAD_TOKEN, secrets/nomad_token, and the token
 //	                  their templates read variables with

@@ -79,7 +79,7 @@ type actorHook interface {
 // on; the others render at their start), and the csi volumes last (they
 // bind into the task dirs).
 func (a *Actor) hookList() []Hook {
-	hooks := []Hook{a.network, &AllocDirHook{Root: a.spec.AllocRoot, SecretsTmpfs: a.spec.SecretsTmpfs}, a.idents, &dispatchPayloadHook{root: a.spec.AllocRoot},
+	hooks := []Hook{a.network, &AllocDirHook{Root: a.spec.AllocRoot}, a.idents, &dispatchPayloadHook{root: a.spec.AllocRoot},
 		&deviceHook{plugin: a.spec.Devices}}
 	hooks = append(hooks, a.spec.Hooks...)
 	return append(hooks, a.templates, a.csi)

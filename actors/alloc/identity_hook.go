@@ -150,8 +150,7 @@ func needsIdentity(al *messages.Allocation) bool {
 	return false
 }
 
-// writeIdentityFiles writes the identities of t with file = true, owned
-// by the secrets dir's owner (secretsOwner).
+// writeIdentityFiles writes the identities of t with file = true.
 func writeIdentityFiles(taskDir string, t *messages.Task, tokens map[string]string) error {
 	for _, id := range identitiesOf(t) {
 		if !id.GetFile() {
@@ -163,8 +162,7 @@ func writeIdentityFiles(taskDir string, t *messages.Task, tokens map[string]stri
 			return fmt.Errorf("no signed identity %q", name)
 		}
 		dest := filepath.Join(taskDir, secretsDirName, file)
-		uid, gid := secretsOwner(taskDir, filepath.Join(secretsDirName, file))
-		if err := safepath.WriteFileAtomicAs(taskDir, dest, []byte(jwt), identityFilePerm, uid, gid); err != nil {
+		if err := safepath.WriteFileAtomic(taskDir, dest, []byte(jwt), identityFilePerm); err != nil {
 			return fmt.Errorf("identity %q: %w", name, err)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 //	<alloc>/alloc/logs/<task>.stdout.N  (and .stderr.N; exec rotates them)
 //	<alloc>/alloc/data, <alloc>/alloc/tmp  (shared by the tasks: /alloc)
 //	<alloc>/<task>/local                   (the task's /local)
-//	<alloc>/<task>/secrets                 (/secrets: a tmpfs on a root agent)
+//	<alloc>/<task>/secrets                 (/secrets: a tmpfs in an isolated task)
 //	<alloc>/<task>/tmp                     (/tmp)
 const (
 	sharedDirName  = "alloc"

@@ -252,7 +252,7 @@ func (h *templateHook) apply(al *messages.Allocation, t *messages.Task, i int, o
 
 // writeTemplate writes out at the template's destination in the task
 // directory (never outside it, whatever links the task made), with its
-// mode and owner (in the secrets dir, by default the dir's: secretsOwner).
+// mode and owner.
 func writeTemplate(taskDir string, tt *messages.TaskTemplate, out []byte) error {
 	rel, err := safepath.CleanRel(tt.GetDestPath())
 	if err != nil {
@@ -266,14 +266,7 @@ func writeTemplate(taskDir string, tt *messages.TaskTemplate, out []byte) error 
 	if err != nil || tt.GetPerms() == "" {
 		perm = 0o644
 	}
-	uid, gid := secretsOwner(taskDir, rel)
-	if tt.Uid != nil {
-		uid = int(tt.GetUid())
-	}
-	if tt.Gid != nil {
-		gid = int(tt.GetGid())
-	}
-	if err := safepath.WriteFileAtomicAs(taskDir, dest, out, os.FileMode(perm), uid, gid); err != nil {
+	if err := safepath.WriteFileAtomic(taskDir, dest, out, os.FileMode(perm)); err != nil {
 		return err
 	}
 	r, err := os.OpenRoot(taskDir)
@@ -281,7 +274,22 @@ func writeTemplate(taskDir string, tt *messages.TaskTemplate, out []byte) error 
 		return err
 	}
 	defer r.Close()
-	return r.Chmod(rel, os.FileMode(perm))
+	if err := r.Chmod(rel, os.FileMode(perm)); err != nil {
+		return err
+	}
+	if tt.Uid != nil || tt.Gid != nil {
+		uid, gid := -1, -1
+		if tt.Uid != nil {
+			uid = int(tt.GetUid())
+		}
+		if tt.Gid != nil {
+			gid = int(tt.GetGid())
+		}
+		if err := r.Lchown(rel, uid, gid); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (h *templateHook) read(ctx context.Context, req *messages.VarReadRequest) (*messages.VarReadResponse, error) {

@@ -75,13 +75,6 @@ func OpenFile(base, path string, flag int, perm os.FileMode) (*os.File, error) {
 // the whole new one. The rename replaces a symlink at path, never its
 // target.
 func WriteFileAtomic(base, path string, data []byte, perm os.FileMode) error {
-	return WriteFileAtomicAs(base, path, data, perm, -1, -1)
-}
-
-// WriteFileAtomicAs is WriteFileAtomic with the file given to uid and gid
-// before the rename (-1 leaves either as it is), so a reader of another
-// user never meets the new file not yet its own.
-func WriteFileAtomicAs(base, path string, data []byte, perm os.FileMode, uid, gid int) error {
 	return inRoot(base, path, func(r *os.Root, rel string) error {
 		tmp := rel + ".tmp" + randomSuffix()
 		f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
@@ -89,12 +82,7 @@ func WriteFileAtomicAs(base, path string, data []byte, perm os.FileMode, uid, gi
 			return err
 		}
 		defer r.Remove(tmp) // a no-op once renamed
-		if uid != -1 || gid != -1 {
-			err = f.Chown(uid, gid)
-		}
-		if err == nil {
-			_, err = f.Write(data)
-		}
+		_, err = f.Write(data)
 		if err == nil {
 			err = f.Sync()
 		}

@@ -31,12 +31,9 @@
 // init makes every mount private, builds the root on a small tmpfs at
 // <TaskDir>/.executor/root (rootfs_linux.go): Config.ChrootEnv (Nomad's
 // default chroot_env: /bin /etc /lib /lib32 /lib64 /run/resolvconf /sbin
-// /usr, those that exist) bound read-only, /alloc, /local, /secrets and
-// /tmp bound from the allocation's shared dir and the task dir's local,
-// secrets and tmp (the secrets dir, the client's tmpfs on a root agent,
-// given to the task's user with mode 0700: what the client writes there
-// while the task runs, a renewed identity, a re-rendered template, shows
-// at once; secrets_linux.go), a minimal /dev
+// /usr, those that exist) bound read-only, /alloc, /local and /tmp bound
+// from the allocation's shared dir and the task dir's local and tmp,
+// /secrets a tmpfs of mode 0700 owned by the task's user, a minimal /dev
 // (null zero full random urandom tty, a private devpts with ptmx, shm)
 // and a fresh /proc, and the Isolation.Mounts (volumes) at their
 // destinations; it makes the tmpfs read-only, pivot_roots into it, drops

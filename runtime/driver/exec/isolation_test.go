@@ -74,7 +74,6 @@ echo "pwd=$(pwd) task_dir=$NOMAD_TASK_DIR"
 stat -c 'secrets=%a %u' /secrets; grep ' /secrets ' /proc/self/mountinfo | grep -c ' - tmpfs ' 
 ls /dev | tr '\n' ' '; echo
 grep CapBnd /proc/self/status`)
-	clientSecrets(t, cfg.TaskDir)
 	out, _ := runIsolated(t, newDriver(t), cfg)
 	lines := strings.Split(out, "\n")
 	require.Equal(t, "65534", lines[0], "runs as nobody\n%s", out)

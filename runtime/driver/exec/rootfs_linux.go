@@ -18,11 +18,10 @@ import (
 // private first, so nothing made here reaches the host and all of it goes
 // when the namespace does. The root is a small tmpfs holding the
 // chroot_env read-only bind mounts (symlinks copied as symlinks), /alloc,
-// /local, /secrets and /tmp (bind mounts of the allocation's and the
-// task's dirs: the secrets dir, on a root agent the tmpfs the client
-// mounted on it, is given to the task's user, who alone reads it, and
-// what the client writes there later shows in the task), a minimal /dev,
-// a fresh /proc and the task's volumes; it is made read-only at the end.
+// /local and /tmp (bind mounts of the allocation's and the task's dirs),
+// /secrets (a tmpfs only the task's user reads, seeded with what the
+// client wrote in the task's secrets dir), a minimal /dev, a
+// fresh /proc and the task's volumes; it is made read-only at the end.
 func buildRoot(spec *executorSpec, root string, cred *syscall.Credential) error {
 	iso := spec.Isolation
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
@@ -41,18 +40,21 @@ func buildRoot(spec *executorSpec, root string, cred *syscall.Credential) error 
 	if err := chrootEnv(root, iso.ChrootEnv); err != nil {
 		return err
 	}
-	uid, gid := credIDs(cred)
-	if err := ownSecrets(dirs[secretsDirName], uid, gid); err != nil {
-		return err
-	}
 	binds := []driver.Mount{{Source: iso.AllocDir, Destination: driver.TaskAllocDir},
 		{Source: dirs[localDirName], Destination: driver.TaskLocalDir},
-		{Source: dirs[secretsDirName], Destination: driver.TaskSecretsDir},
 		{Source: dirs[tmpDirName], Destination: driver.TaskTmpDir}}
 	for _, m := range binds {
 		if err := bindInto(root, m); err != nil {
 			return err
 		}
+	}
+	uid, gid := credIDs(cred)
+	secrets := fmt.Sprintf("mode=0700,uid=%d,gid=%d,size=1m", uid, gid)
+	if err := mountIn(root, driver.TaskSecretsDir, "tmpfs", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, secrets); err != nil {
+		return err
+	}
+	if err := seedSecrets(dirs[secretsDirName], filepath.Join(root, driver.TaskSecretsDir), uid, gid); err != nil {
+		return err
 	}
 	if err := buildDev(filepath.Join(root, "dev")); err != nil {
 		return err
