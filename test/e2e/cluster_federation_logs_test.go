@@ -51,7 +51,9 @@ const keepaliveBound = 40 * time.Second
 // against east's server follows a task of west's client, the lines it
 // writes after the follow started showing as it writes them; when the WAN link is cut the follow ends
 // with an error naming west within the tunnel's keepalive bound (not
-// hung). Also measures the forwarding overhead of a read. One server per
+// hung). Also measures the forwarding overhead of a read, and reads the
+// allocation's files and the actor trees through east
+// (checkFSAndActorsThroughEast). One server per
 // region and west's client: hosts 0 (east) and 4, 5 (west), as cutWAN
 // splits them.
 func TestClusterFederationLogsFollow(t *testing.T) {
@@ -80,6 +82,7 @@ func TestClusterFederationLogsFollow(t *testing.T) {
 	allocs := f.west.waitRunning(t, "ticker", 1, settleTimeout, onEachNode(f.west.nodeIDs(t)["west-client0"]))
 
 	measureForwarding(t, east, west, "ticker")
+	checkFSAndActorsThroughEast(t, east, west, allocs[0].ID, allocs[0].NodeID, "tick")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
