@@ -17,8 +17,8 @@ export function render(root, params, ctx) {
       el.innerHTML = html`<dl class="kv"><dt>Leader</dt><dd data-leader>${leader.data}</dd></dl>
 <h2>Members</h2>${table(['Name', 'Address', 'Port', 'Status', 'Region', 'Datacenter'], (members.data.Members || []).map((m) => [
         m.Name, m.Addr, m.Port, badge(m.Status), m.Tags?.region || '', m.Tags?.dc || '']))}
-<h2>Raft peers</h2>${table(['Node', 'ID', 'Address', 'Leader', 'Voter'], (raft.data.Servers || []).map((s) => [
-        s.Node, s.ID, s.Address, s.Leader ? 'yes' : 'no', s.Voter ? 'yes' : 'no']))}`;
+<h2>Raft peers</h2><div data-peers>${table(['Node', 'ID', 'Address', 'Leader', 'Voter'], (raft.data.Servers || []).map((s) => [
+        s.Node, s.ID, s.Address, s.Leader ? 'yes' : 'no', s.Voter ? 'yes' : 'no']))}</div>`;
     } catch (e) {
       if (!ctx.signal.aborted) el.innerHTML = errorText(e);
     }
