@@ -103,6 +103,9 @@ func TestUIPagesShowAgentData(t *testing.T) {
 			p.ID, p.Address), 10*time.Second)
 	}
 	b.WaitFor(t, `[...document.querySelectorAll('[data-section=servers] [data-peers] tbody tr')].filter((tr) => tr.cells[3].textContent === 'yes').length === 1`, 10*time.Second)
+	// It follows them with blocking reads (bounded: members and peers
+	// change without the store).
+	b.WaitFor(t, `performance.getEntriesByType('resource').some((e) => e.name.includes('/v1/operator/raft/configuration?') && e.name.includes('index='))`, 10*time.Second)
 	b.Screenshot(t, "servers")
 
 	for _, p := range []string{"csi/volumes", "csi/plugins"} {
