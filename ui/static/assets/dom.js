@@ -65,7 +65,15 @@ export function section(root, id) {
   return el;
 }
 
-export function errorText(e) { return html`<p class="error">${e.message || e}</p>`; }
+// errorText shows what went wrong with a read; a 403 (ACLs on) says
+// what to do about it: set a token, or one that may read this.
+export function errorText(e) {
+  const text = html`<p class="error">${e.message || e}</p>`;
+  if (e.status !== 403) return text;
+  return html`${text}<p class="denied" data-denied>${e.withToken
+    ? 'The token set above may not read this: set one whose policies allow it.'
+    : 'ACLs are on and this read needs a token: enter a token\'s secret ID in the field above and press Set token.'}</p>`;
+}
 
 // Windowed draws a long list of rows of one height in a scrolled box:
 // only the rows in view and OVERSCAN around each edge of it, again as it
