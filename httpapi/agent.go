@@ -12,7 +12,14 @@ func (s *Server) agentSelf(w http.ResponseWriter, r *http.Request) (any, error) 
 	return s.b.Self(), nil
 }
 
+// agentMembers answers /v1/agent/members. Gossip is no raft state, but
+// a blocking read (?index=) waits on the store as storeBlock says, so
+// that a page that follows the servers reads them again when the store
+// moves or ?wait= passes.
 func (s *Server) agentMembers(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.storeBlock(w, r); err != nil {
+		return nil, err
+	}
 	return s.b.Members(), nil
 }
 
@@ -29,8 +36,41 @@ func (s *Server) statusPeers(w http.ResponseWriter, r *http.Request) (any, error
 	return s.b.Peers()
 }
 
+// raftConfig answers /v1/operator/raft/configuration; a blocking read
+// (?index=) waits on the store as storeBlock says (a peer added or
+// removed moves raft's configuration, not the store: a client that
+// follows the peers bounds its wait and compares what it read).
 func (s *Server) raftConfig(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.storeBlock(w, r); err != nil {
+		return nil, err
+	}
 	return s.b.RaftConfiguration()
+}
+
+// storeBlock is the blocking read of an answer that is no raft state
+// but changes as the state does (the actor tree, the servers): with
+// ?index= it waits until any table of the store passes index, ?wait=
+// passes, or the request's token goes (then it answers 403), and it
+// sets X-Nomad-Index to the store's index. An agent without a store (a
+// client only) answers at once, with index 1.
+func (s *Server) storeBlock(w http.ResponseWriter, r *http.Request) error {
+	store := s.b.Store()
+	if store == nil {
+		setIndex(w, 1)
+		return nil
+	}
+	if opts := optsOf(r); opts.index > 0 {
+		watch, stop := s.aclWatch(r) // ends when the token goes
+		ctx, cancel := context.WithTimeout(watch, opts.wait)
+		store.Wait(ctx, opts.index)
+		cancel()
+		stop()
+		if err := s.aclRecheck(r); err != nil {
+			return err
+		}
+	}
+	setIndex(w, max(store.Snapshot().Index(), 1))
+	return nil
 }
 
 // clientStats handles GET /v1/client/stats[?node_id=]: a client's host
@@ -59,20 +99,8 @@ func (s *Server) clientStats(w http.ResponseWriter, r *http.Request) (any, error
 // with the store's index in X-Nomad-Index. Counters (mailbox, messages)
 // move between changes: a client that wants them fresh sets a short wait.
 func (s *Server) actors(w http.ResponseWriter, r *http.Request) (any, error) {
-	if store := s.b.Store(); store != nil { // a client-only agent keeps no state
-		if opts := optsOf(r); opts.index > 0 {
-			watch, stop := s.aclWatch(r) // ends when the token goes
-			ctx, cancel := context.WithTimeout(watch, opts.wait)
-			store.Wait(ctx, opts.index)
-			cancel()
-			stop()
-			if err := s.aclRecheck(r); err != nil {
-				return nil, err
-			}
-		}
-		setIndex(w, max(store.Snapshot().Index(), 1))
-	} else {
-		setIndex(w, 1)
+	if err := s.storeBlock(w, r); err != nil {
+		return nil, err
 	}
 	tree, err := s.b.ActorTree(r.Context(), r.URL.Query().Get("node"))
 	if errors.Is(err, ErrUnknownNode) {

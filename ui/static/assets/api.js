@@ -18,12 +18,14 @@ function headers() {
   return h;
 }
 
-// APIError is a refused read; index is its X-Nomad-Index (0: none).
+// APIError is a refused read; index is its X-Nomad-Index (0: none);
+// withToken says whether the read carried a token.
 export class APIError extends Error {
   constructor(status, text, path, index = 0) {
     super(`${path}: ${status} ${text.trim()}`);
     this.status = status;
     this.index = index;
+    this.withToken = !!token();
   }
 }
 

@@ -34,6 +34,19 @@ export function ago(nanos) {
   return new Date(nanos / 1e6).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 }
 
+// duration is nanoseconds as Go's time.Duration prints them (1h0m0s,
+// 1m30s, 500ms, 0s).
+export function duration(nanos) {
+  let ns = Number(nanos) || 0;
+  if (ns < 0) return `-${duration(-ns)}`;
+  if (ns < 1e9) return ns >= 1e6 ? `${ns / 1e6}ms` : `${ns}ns`;
+  const h = Math.floor(ns / 3.6e12);
+  ns -= h * 3.6e12;
+  const m = Math.floor(ns / 6e10);
+  const s = (ns - m * 6e10) / 1e9;
+  return h ? `${h}h${m}m${s}s` : m ? `${m}m${s}s` : `${s}s`;
+}
+
 // table draws rows (already paged) under heads.
 export function table(heads, rows, empty = 'None.') {
   if (!rows.length) return html`<p class="muted">${empty}</p>`;
@@ -52,7 +65,15 @@ export function section(root, id) {
   return el;
 }
 
-export function errorText(e) { return html`<p class="error">${e.message || e}</p>`; }
+// errorText shows what went wrong with a read; a 403 (ACLs on) says
+// what to do about it: set a token, or one that may read this.
+export function errorText(e) {
+  const text = html`<p class="error">${e.message || e}</p>`;
+  if (e.status !== 403) return text;
+  return html`${text}<p class="denied" data-denied>${e.withToken
+    ? 'The token set above may not read this: set one whose policies allow it.'
+    : 'ACLs are on and this read needs a token: enter a token\'s secret ID in the field above and press Set token.'}</p>`;
+}
 
 // Windowed draws a long list of rows of one height in a scrolled box:
 // only the rows in view and OVERSCAN around each edge of it, again as it

@@ -1,6 +1,6 @@
 // What the pages share: following a resource into a section of the page.
 
-import { get, watch } from '../api.js';
+import { get, watch, token } from '../api.js';
 import { errorText, html, shortID, badge } from '../dom.js';
 
 // live follows path and calls draw(data) on each change (draw may be
@@ -156,3 +156,22 @@ export const applyAlloc = (view, keep) => (ev) => {
 // (byNewest): /v1/allocations by create index, reversed, of those filter
 // (a job's, a node's) keeps.
 export const allocsFirst = (namespace, filter) => ({ path: '/v1/allocations', params: { namespace, filter, reverse: true } });
+
+// explainEmpty says why a list across namespaces came back empty when it
+// was read without a token from an agent with ACLs on: such a list
+// leaves out what the token may not read (for no token, everything)
+// rather than refusing, as Nomad's do. The agent's 403 to
+// /v1/acl/token/self tells ACLs are on (it answers 400 when they are
+// off). Anything else clears el.
+export async function explainEmpty(ctx, el, empty) {
+  el.innerHTML = '';
+  if (!empty || token()) return;
+  try {
+    await get('/v1/acl/token/self', {}, ctx.signal);
+  } catch (e) {
+    if (e.status === 403 && !ctx.signal.aborted) {
+      el.innerHTML = html`<p class="error" data-denied>Permission denied (403): ACLs are on and no token is set, so this list shows nothing.
+Enter a token's secret ID in the field above and press Set token.</p>`;
+    }
+  }
+}

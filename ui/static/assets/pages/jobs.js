@@ -1,7 +1,7 @@
 // /ui/jobs: every job of every namespace, in a windowed table.
 
 import { html, badge, section, ListView } from '../dom.js';
-import { live, jobHref } from './common.js';
+import { live, jobHref, explainEmpty } from './common.js';
 
 function summary(j) {
   const out = { running: 0, pending: 0, failed: 0, complete: 0 };
@@ -14,6 +14,7 @@ function summary(j) {
 
 export function render(root, params, ctx) {
   root.innerHTML = html`<h1>Jobs</h1>`;
+  const notice = section(root, 'notice');
   const el = section(root, 'jobs');
   const view = new ListView(el, ['ID', 'Namespace', 'Type', 'Priority', 'Status', 'Allocations'], (j) => [
     html`<a href="${jobHref(j.ID, j.Namespace)}">${j.Name || j.ID}</a>`,
@@ -22,5 +23,6 @@ export function render(root, params, ctx) {
   live(ctx, el, '/v1/jobs', { namespace: '*' }, (jobs) => {
     jobs.sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
     view.set(jobs);
+    explainEmpty(ctx, notice, !jobs.length);
   }, { topics: ['Job'] });
 }
