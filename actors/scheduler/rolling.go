@@ -56,9 +56,12 @@ func (p *planner) ensureDeployment() *messages.Deployment {
 		JobCreateIndex: p.job.CreateIndex, Status: messages.DeploymentStatusRunning,
 		StatusDescription: messages.DeploymentDescRunning, TaskGroups: map[string]*messages.DeploymentState{},
 		CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}
-	if p.job.GetMultiregion() != nil {
+	if p.job.GetMultiregion() != nil && p.job.GetMultiregionRollout() != "" {
 		// Each region waits for its turn in the rollout (actors/deployment
-		// multiregion.go): it places nothing until then.
+		// multiregion.go): it places nothing until then. A version without
+		// a rollout (a revert, which registers a stable version's spec in
+		// one region) has no peers to wait for: it deploys in its region
+		// alone.
 		d.Status, d.StatusDescription = messages.DeploymentStatusPending, messages.DeploymentDescPending
 		d.IsMultiregion, d.MultiregionRollout = true, p.job.GetMultiregionRollout()
 	}

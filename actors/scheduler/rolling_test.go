@@ -206,3 +206,19 @@ func TestMultiregionDeploymentWaitsItsTurn(t *testing.T) {
 	require.Len(t, plan.Place, 2, "its turn: the group is placed")
 	require.Equal(t, d.ID, plan.Place[0].DeploymentID)
 }
+
+// TestMultiregionRevertDeploysAlone: a multiregion job version without a
+// rollout (a revert registered in one region) gets a running deployment of
+// its region alone, and places at once.
+func TestMultiregionRevertDeploysAlone(t *testing.T) {
+	job := rollingJob(2, 1)
+	job.Multiregion = &messages.Multiregion{Regions: []*messages.MultiregionRegion{{Name: "a"}, {Name: "b"}}}
+	s := &deploySnap{MemSnapshot: newMemSnapshot(testNodes(2), job)}
+
+	plan := rollStep(t, s, job, 1)
+	require.Len(t, s.deploys, 1)
+	d := s.deploys[0]
+	require.Equal(t, messages.DeploymentStatusRunning, d.Status)
+	require.False(t, d.IsMultiregion, "no rollout to coordinate with peers")
+	require.NotEmpty(t, plan.Place, "a revert does not wait for a turn")
+}
