@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 # go-nvml's cgo code calls NVML functions NVIDIA marked deprecated: without
 # this, a fresh build prints ~150 lines of C compiler warnings.
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g -Wno-deprecated-declarations}"
+# The browser tests' screenshots (ui/uitest ArtifactDir) are kept here.
+export TROUPE_TEST_ARTIFACTS="${TROUPE_TEST_ARTIFACTS:-$PWD/test-artifacts}"
 scripts/setup.sh
 go vet ./...
 go test -race -count=1 -timeout 25m ./...
