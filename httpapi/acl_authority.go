@@ -76,8 +76,8 @@ func (s *Server) ownedByAuthority(r *http.Request) bool {
 
 // globalToken says whether this region's copy of the token is global.
 func (s *Server) globalToken(accessor string) bool {
-	st := s.b.Store()
-	return st != nil && st.Snapshot().ACLTokenByAccessor(accessor).GetGlobal()
+	snap := s.snapshot()
+	return snap != nil && snap.ACLTokenByAccessor(accessor).GetGlobal()
 }
 
 // forAuthority is r as passed on to region auth: ?region= names it (the

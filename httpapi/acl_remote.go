@@ -162,10 +162,7 @@ func (s *Server) localObjectNs(n need) func(*state.Snap, *http.Request) string {
 		if !n.alloc {
 			return ""
 		}
-		if a, _, _, err := s.b.AllocForLogs(allocIDOf(r)); err == nil && a != nil {
-			return a.GetNamespace()
-		}
-		return ""
+		return s.allocNamespace(nil, allocIDOf(r)) // actors_acl.go
 	}
 }
 

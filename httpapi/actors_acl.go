@@ -6,6 +6,7 @@ import (
 
 	"github.com/troupe-dev/troupe/acl"
 	"github.com/troupe-dev/troupe/api"
+	"github.com/troupe-dev/troupe/cluster/state"
 )
 
 // filterActorTree keeps the actors r's token may see: the tree needs
@@ -19,10 +20,10 @@ func (s *Server) filterActorTree(r *http.Request, tree *api.ActorTree) {
 	if q == nil || tree == nil || q.res.acl.IsManagement() {
 		return
 	}
-	a := q.res.acl
+	a, snap := q.res.acl, s.snapshot()
 	seen := map[string]bool{} // object key -> visible
 	visible := func(path string) bool {
-		key, ns, ok := s.actorObject(path)
+		key, ns, ok := s.actorObject(snap, path)
 		if !ok {
 			return true
 		}
@@ -51,7 +52,7 @@ func (s *Server) filterActorTree(r *http.Request, tree *api.ActorTree) {
 	for _, in := range kept {
 		children := in.Children[:0:0]
 		for _, c := range in.Children {
-			if !hidden[c] && (c == "" || visible(c)) {
+			if !hidden[c] && visible(c) {
 				children = append(children, c)
 			}
 		}
@@ -62,22 +63,20 @@ func (s *Server) filterActorTree(r *http.Request, tree *api.ActorTree) {
 
 // actorObject names the object an actor's path belongs to ("allocs/<id>",
 // "deployments/<id>", "nodes/<id>") and that object's namespace; ok is
-// false for an actor of no such object.
-func (s *Server) actorObject(path string) (key, ns string, ok bool) {
+// false for an actor of no such object. snap is nil on a client-only
+// agent.
+func (s *Server) actorObject(snap *state.Snap, path string) (key, ns string, ok bool) {
 	parts := strings.Split(path, "/")
 	for i := 0; i+1 < len(parts); i++ {
 		id := parts[i+1]
 		switch parts[i] {
 		case "allocs":
-			return "allocs/" + id, s.allocNamespace(id), true
+			return "allocs/" + id, s.allocNamespace(snap, id), true
 		case "deployments":
-			ns := ""
-			if snap := s.snapshot(); snap != nil {
-				if d := snap.DeploymentByID(id); d != nil {
-					ns = d.GetNamespace()
-				}
+			if snap == nil {
+				return "deployments/" + id, "", true
 			}
-			return "deployments/" + id, ns, true
+			return "deployments/" + id, snap.DeploymentByID(id).GetNamespace(), true
 		case "nodes":
 			return "nodes/" + id, "", true
 		}
@@ -85,15 +84,12 @@ func (s *Server) actorObject(path string) (key, ns string, ok bool) {
 	return "", "", false
 }
 
-// allocNamespace is the namespace of allocation id, from the state on a
-// server, from what this client runs on a client-only agent; "" when
-// neither knows it.
-func (s *Server) allocNamespace(id string) string {
-	if snap := s.snapshot(); snap != nil {
-		if a := snap.AllocByID(id); a != nil {
-			return a.GetNamespace()
-		}
-		return ""
+// allocNamespace is the namespace of allocation id, from the state snap
+// on a server, from what this client runs on a client-only agent (snap
+// nil); "" when neither knows it.
+func (s *Server) allocNamespace(snap *state.Snap, id string) string {
+	if snap != nil {
+		return snap.AllocByID(id).GetNamespace()
 	}
 	if a, _, _, err := s.b.AllocForLogs(id); err == nil && a != nil {
 		return a.GetNamespace()
